@@ -1,0 +1,150 @@
+//! The one error type of this crate. Every message is lowercase, names the object it is about
+//! and, where the user can do something, ends with "; hint: ...".
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Who holds the repository lock, as far as the lock file tells.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LockHolder {
+    pub pid: Option<u32>,
+    pub command: Option<String>,
+    /// RFC 3339 time at which the holder took the lock.
+    pub since: Option<String>,
+}
+
+impl fmt::Display for LockHolder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The holder writes its details just after taking the lock, so a refusal that races
+        // with it can find the file still empty.
+        f.write_str(self.command.as_deref().unwrap_or("another recman command"))?;
+        if let Some(pid) = self.pid {
+            write!(f, " (pid {pid})")?;
+        }
+        if let Some(since) = &self.since {
+            write!(f, " since {since}")?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error(
+        "repository {} does not exist; hint: create it with `recman create catalog --repo {}`",
+        path.display(), path.display()
+    )]
+    NotFound { path: PathBuf },
+
+    #[error(
+        "{} is not a recman repository; hint: create it with `recman create catalog --repo {}`",
+        path.display(), path.display()
+    )]
+    NotARepository { path: PathBuf },
+
+    #[error(
+        "repository {} already exists; hint: use it as it is, or choose another directory",
+        path.display()
+    )]
+    AlreadyExists { path: PathBuf },
+
+    #[error(
+        "{} is not empty and is not a recman repository; hint: choose a new or empty directory",
+        path.display()
+    )]
+    NotEmpty { path: PathBuf },
+
+    #[error(
+        "{} is not a directory; hint: give the repository's directory with --repo",
+        path.display()
+    )]
+    NotADirectory { path: PathBuf },
+
+    #[error(
+        "repository marker {} is damaged: {detail}; hint: it must hold {{\"format\":\"recman-repository\",\"version\":1,...}}",
+        path.display()
+    )]
+    BadMarker { path: PathBuf, detail: String },
+
+    #[error(
+        "repository {} has format version {found}, this recman supports version {supported}; hint: upgrade recman",
+        path.display()
+    )]
+    UnsupportedRepositoryVersion {
+        path: PathBuf,
+        found: u64,
+        supported: u32,
+    },
+
+    #[error(
+        "catalog {} is missing from the repository; hint: restore catalog.db from a copy of the repository",
+        path.display()
+    )]
+    CatalogMissing { path: PathBuf },
+
+    #[error("catalog schema {found} is newer than this recman supports ({supported}); hint: upgrade recman")]
+    SchemaTooNew { found: u32, supported: u32 },
+
+    #[error(
+        "repository {} is busy: {holder}; hint: wait for it to finish, or check that process",
+        path.display()
+    )]
+    Busy { path: PathBuf, holder: LockHolder },
+
+    #[error(
+        "path {rel:?} is not inside the repository; hint: use a relative path without `..`"
+    )]
+    BadPath { rel: String },
+
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error(
+        "catalog {}: {context}: {source}; hint: check that the file is readable, writable and intact (`sqlite3 {} 'pragma integrity_check'`)",
+        path.display(), path.display()
+    )]
+    Sqlite {
+        path: PathBuf,
+        context: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    #[error(
+        "database name {name:?} is already registered for system identifier {registered_sysid}, not {sysid}; hint: register this cluster under another name"
+    )]
+    NameTaken {
+        name: String,
+        registered_sysid: u64,
+        sysid: u64,
+    },
+
+    #[error(
+        "database {name:?} (system identifier {sysid}) is already registered; hint: nothing to do, it can be backed up"
+    )]
+    AlreadyRegistered { name: String, sysid: u64 },
+
+    #[error("backup {id} is not in the catalog; hint: list the backups with `recman list backup`")]
+    BackupNotFound { id: String },
+
+    #[error("{what} {value} does not fit the catalog's 63-bit integers; hint: this is a bug, please report it")]
+    OutOfRange { what: &'static str, value: u64 },
+
+    #[error("catalog {}: {detail}; hint: the catalog is damaged, restore catalog.db from a copy of the repository", path.display())]
+    Corrupt { path: PathBuf, detail: String },
+}
+
+impl CatalogError {
+    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        CatalogError::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+}

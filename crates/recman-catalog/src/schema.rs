@@ -1,0 +1,216 @@
+//! The catalog's schema as numbered migrations.
+//!
+//! Migration N (1-based) brings a catalog from schema N-1 to N. Migrations are append-only:
+//! a released one is never edited, a change is a new one. All pending migrations run in one
+//! IMMEDIATE transaction, so two processes opening an old catalog at once cannot both migrate,
+//! and a crash mid-way leaves the old schema intact.
+//!
+//! The schema keeps everything needed to cross-check it against the repository's manifests
+//! (piece paths and checksums, WAL paths and checksums), so the catalog can be rebuilt from them.
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+
+const MIGRATIONS: &[&str] = &[
+    // 1: the first schema.
+    r#"
+    CREATE TABLE config (
+        name  TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+
+    CREATE TABLE database (
+        id                INTEGER PRIMARY KEY AUTOINCREMENT,
+        name              TEXT NOT NULL UNIQUE,
+        -- decimal text: a u64 that may not fit SQLite's signed integers
+        system_identifier TEXT NOT NULL,
+        pg_version        INTEGER NOT NULL,
+        pgdata            TEXT NOT NULL,
+        registered_at     INTEGER NOT NULL
+    );
+    CREATE INDEX database_sysid ON database (system_identifier);
+
+    CREATE TABLE backup (
+        id            TEXT PRIMARY KEY,
+        db_id         INTEGER NOT NULL REFERENCES database (id),
+        tag           TEXT NOT NULL,
+        backup_type   TEXT NOT NULL,
+        status        TEXT NOT NULL
+                      CHECK (status IN ('RUNNING', 'AVAILABLE', 'FAILED', 'EXPIRED')),
+        start_lsn     INTEGER NOT NULL,
+        stop_lsn      INTEGER,
+        timeline      INTEGER NOT NULL,
+        start_wal     TEXT NOT NULL,
+        stop_wal      TEXT,
+        start_time    INTEGER NOT NULL,
+        stop_time     INTEGER,
+        stop_next_xid INTEGER,
+        db_bytes      INTEGER NOT NULL,
+        written_bytes INTEGER NOT NULL,
+        file_count    INTEGER NOT NULL,
+        channels      INTEGER NOT NULL,
+        compression   TEXT NOT NULL,
+        filesperset   INTEGER NOT NULL,
+        maxopenfiles  INTEGER NOT NULL,
+        pid           INTEGER NOT NULL,
+        host          TEXT NOT NULL,
+        error         TEXT
+    );
+    CREATE INDEX backup_db_start ON backup (db_id, start_time);
+    CREATE INDEX backup_db_tag ON backup (db_id, tag);
+    CREATE INDEX backup_status ON backup (db_id, status);
+
+    CREATE TABLE piece (
+        backup_id  TEXT NOT NULL REFERENCES backup (id) ON DELETE CASCADE,
+        set_no     INTEGER NOT NULL,
+        piece_no   INTEGER NOT NULL,
+        channel    INTEGER NOT NULL,
+        path       TEXT NOT NULL,
+        size       INTEGER NOT NULL,
+        crc32c     INTEGER NOT NULL,
+        file_count INTEGER NOT NULL,
+        raw_bytes  INTEGER NOT NULL,
+        PRIMARY KEY (backup_id, set_no, piece_no)
+    );
+
+    CREATE TABLE corrupt_block (
+        id        INTEGER PRIMARY KEY,
+        backup_id TEXT NOT NULL REFERENCES backup (id) ON DELETE CASCADE,
+        path      TEXT NOT NULL,
+        block     INTEGER NOT NULL,
+        kind      TEXT NOT NULL,
+        relation  TEXT,
+        detail    TEXT NOT NULL
+    );
+    CREATE INDEX corrupt_block_backup ON corrupt_block (backup_id, path, block);
+
+    CREATE TABLE wal (
+        db_id       INTEGER NOT NULL REFERENCES database (id),
+        name        TEXT NOT NULL,
+        timeline    INTEGER NOT NULL,
+        path        TEXT NOT NULL,
+        size        INTEGER NOT NULL,
+        stored_size INTEGER NOT NULL,
+        crc32c      INTEGER NOT NULL,
+        archived_at INTEGER NOT NULL,
+        PRIMARY KEY (db_id, name)
+    );
+    "#,
+];
+
+/// The schema version this build writes and understands.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// Outcome of a failed migration, before the caller adds the catalog's path.
+pub(crate) enum MigrateError {
+    Sql(&'static str, rusqlite::Error),
+    TooNew(u32),
+}
+
+impl From<(&'static str, rusqlite::Error)> for MigrateError {
+    fn from((ctx, e): (&'static str, rusqlite::Error)) -> Self {
+        MigrateError::Sql(ctx, e)
+    }
+}
+
+/// Reads the applied version; 0 for a catalog without the version table.
+pub(crate) fn current_version(conn: &Connection) -> rusqlite::Result<u32> {
+    let has_table: Option<i64> = conn
+        .query_row(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if has_table.is_none() {
+        return Ok(0);
+    }
+    conn.query_row("SELECT COALESCE(MAX(version), 0) FROM schema_version", [], |r| {
+        r.get(0)
+    })
+}
+
+/// Brings the catalog to [`SCHEMA_VERSION`], or refuses a newer one untouched.
+pub(crate) fn migrate(conn: &mut Connection, now_micros: i64) -> Result<(), MigrateError> {
+    migrate_to(conn, MIGRATIONS, now_micros)
+}
+
+fn migrate_to(conn: &mut Connection, migrations: &[&str], now: i64) -> Result<(), MigrateError> {
+    let latest = migrations.len() as u32;
+    // Cheap check without a write lock: the common case is an up-to-date catalog, and a
+    // read-only open must not need to write.
+    let found = current_version(conn).map_err(|e| ("reading the schema version", e))?;
+    if found > latest {
+        return Err(MigrateError::TooNew(found));
+    }
+    if found == latest {
+        return Ok(());
+    }
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| ("starting the schema migration", e))?;
+    tx.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_version (
+             version    INTEGER PRIMARY KEY,
+             applied_at INTEGER NOT NULL
+         )",
+    )
+    .map_err(|e| ("creating the schema_version table", e))?;
+    // Read again under the write lock: another process may have migrated meanwhile.
+    let found = current_version(&tx).map_err(|e| ("reading the schema version", e))?;
+    if found > latest {
+        return Err(MigrateError::TooNew(found));
+    }
+    for (i, sql) in migrations.iter().enumerate().skip(found as usize) {
+        tx.execute_batch(sql)
+            .map_err(|e| ("applying a schema migration", e))?;
+        tx.execute(
+            "INSERT INTO schema_version (version, applied_at) VALUES (?1, ?2)",
+            (i as i64 + 1, now),
+        )
+        .map_err(|e| ("recording the schema version", e))?;
+    }
+    tx.commit()
+        .map_err(|e| ("committing the schema migration", e))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrates_step_by_step_and_refuses_newer() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        let v1 = &MIGRATIONS[..1];
+        migrate_to(&mut conn, v1, 1).ok().unwrap();
+        assert_eq!(current_version(&conn).unwrap(), 1);
+
+        let v2 = [MIGRATIONS[0], "CREATE TABLE extra (x INTEGER);"];
+        migrate_to(&mut conn, &v2, 2).ok().unwrap();
+        assert_eq!(current_version(&conn).unwrap(), 2);
+        conn.execute("INSERT INTO extra (x) VALUES (1)", []).unwrap();
+
+        // A build that only knows schema 1 must refuse the catalog, not touch it.
+        match migrate_to(&mut conn, v1, 3) {
+            Err(MigrateError::TooNew(2)) => {}
+            _ => panic!("expected a refusal of schema 2"),
+        }
+        assert_eq!(current_version(&conn).unwrap(), 2);
+    }
+
+    #[test]
+    fn failed_migration_leaves_old_schema() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_to(&mut conn, &MIGRATIONS[..1], 1).ok().unwrap();
+        let bad = [MIGRATIONS[0], "CREATE TABLE ok2 (x); THIS IS NOT SQL;"];
+        assert!(migrate_to(&mut conn, &bad, 2).is_err());
+        assert_eq!(current_version(&conn).unwrap(), 1);
+        let ok2: Option<i64> = conn
+            .query_row("SELECT 1 FROM sqlite_master WHERE name = 'ok2'", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .unwrap();
+        assert_eq!(ok2, None);
+    }
+}

@@ -1,0 +1,107 @@
+//! The repository lock against a second opener in this process and in another process.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use recman_catalog::{CatalogError, Repository};
+
+const CHILD_ENV: &str = "RECMAN_CATALOG_TEST_LOCK_CHILD";
+
+#[test]
+fn second_open_in_same_process_is_refused_until_drop() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = Repository::create(tmp.path()).unwrap();
+    let other = Repository::open(tmp.path()).unwrap();
+
+    let guard = repo.lock("backup database").unwrap();
+    let err = other.lock("delete obsolete").unwrap_err();
+    let CatalogError::Busy { holder, .. } = &err else {
+        panic!("expected busy, got {err}");
+    };
+    assert_eq!(holder.pid, Some(std::process::id()));
+    assert_eq!(holder.command.as_deref(), Some("backup database"));
+    assert!(holder.since.is_some());
+    let msg = err.to_string();
+    let prefix = format!(
+        "repository {} is busy: backup database (pid {}) since ",
+        repo.root().display(),
+        std::process::id()
+    );
+    assert!(msg.starts_with(&prefix), "{msg}");
+    assert!(
+        msg.ends_with("; hint: wait for it to finish, or check that process"),
+        "{msg}"
+    );
+    // Even the same Repository cannot take it twice: the lock guards commands, not handles.
+    assert!(matches!(
+        repo.lock("again"),
+        Err(CatalogError::Busy { .. })
+    ));
+
+    drop(guard);
+    let g2 = other.lock("delete obsolete").unwrap();
+    let content = std::fs::read_to_string(repo.path("lock")).unwrap();
+    assert!(content.contains("command=delete obsolete"), "{content}");
+    drop(g2);
+    assert_eq!(std::fs::read_to_string(repo.path("lock")).unwrap(), "");
+}
+
+#[test]
+fn lock_survives_a_deleted_lock_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = Repository::create(tmp.path()).unwrap();
+    std::fs::remove_file(repo.path("lock")).unwrap();
+    let g = repo.lock("x").unwrap();
+    assert!(repo.path("lock").exists());
+    drop(g);
+}
+
+/// Not a test of its own: run by `lock_held_by_another_process_and_freed_by_its_death` in a
+/// child process. Takes the lock, says so, and waits until killed.
+#[test]
+fn lock_child_helper() {
+    let Some(root) = std::env::var_os(CHILD_ENV) else {
+        return;
+    };
+    let repo = Repository::open(Path::new(&root)).unwrap();
+    let _guard = repo.lock("backup database").unwrap();
+    println!("LOCKED");
+    // Block until the parent kills us; stdin stays open as long as the parent holds it.
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line);
+}
+
+#[test]
+fn lock_held_by_another_process_and_freed_by_its_death() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = Repository::create(tmp.path()).unwrap();
+
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "lock_child_helper", "--nocapture", "--test-threads=1"])
+        .env(CHILD_ENV, tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let locked = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .any(|l| l.trim() == "LOCKED");
+    assert!(locked, "the child never took the lock");
+
+    let err = repo.lock("backup database").unwrap_err();
+    let CatalogError::Busy { holder, .. } = &err else {
+        panic!("expected busy, got {err}");
+    };
+    assert_eq!(holder.pid, Some(child.id()));
+    assert!(err.to_string().contains(&format!("(pid {})", child.id())), "{err}");
+
+    // SIGKILL: no destructor runs, the kernel alone must release the lock.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let g = repo.lock("backup database").unwrap();
+    drop(g);
+}

@@ -1,0 +1,229 @@
+//! Creating and opening repositories, and atomic writes.
+
+use std::fs;
+use std::io::Write;
+
+use recman_catalog::{CatalogError, Repository, SCHEMA_VERSION};
+
+#[test]
+fn create_makes_missing_dirs_and_open_finds_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("a/b/repo");
+    let repo = Repository::create(&root).unwrap();
+    assert!(root.join("recman.repo").is_file());
+    assert!(root.join("catalog.db").is_file());
+    assert!(root.join("lock").is_file());
+    let marker: serde_json::Value =
+        serde_json::from_slice(&fs::read(root.join("recman.repo")).unwrap()).unwrap();
+    assert_eq!(marker["format"], "recman-repository");
+    assert_eq!(marker["version"], 1);
+    assert!(marker["created"].as_str().unwrap().contains('T'));
+    assert_eq!(repo.catalog().schema_version().unwrap(), SCHEMA_VERSION);
+    assert_eq!(repo.path("x/y"), repo.root().join("x/y"));
+    drop(repo);
+
+    let repo = Repository::open(&root).unwrap();
+    assert!(repo.root().is_absolute());
+    assert_eq!(repo.catalog().schema_version().unwrap(), SCHEMA_VERSION);
+    let mode: String = {
+        let c = rusqlite_journal_mode(&root.join("catalog.db"));
+        c.to_lowercase()
+    };
+    assert_eq!(mode, "wal");
+}
+
+fn rusqlite_journal_mode(db: &std::path::Path) -> String {
+    // The journal mode is persistent in the file; a fresh connection reports it.
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn create_accepts_empty_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    Repository::create(tmp.path()).unwrap();
+    Repository::open(tmp.path()).unwrap();
+}
+
+#[test]
+fn create_refuses_existing_repository() {
+    let tmp = tempfile::tempdir().unwrap();
+    Repository::create(tmp.path()).unwrap();
+    let err = Repository::create(tmp.path()).unwrap_err();
+    assert!(matches!(err, CatalogError::AlreadyExists { .. }), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("already exists") && msg.contains("hint:"), "{msg}");
+}
+
+#[test]
+fn create_refuses_non_empty_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(tmp.path().join("precious.txt"), b"keep me").unwrap();
+    let err = Repository::create(tmp.path()).unwrap_err();
+    assert!(matches!(err, CatalogError::NotEmpty { .. }), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("not empty") && msg.contains("hint:"), "{msg}");
+    assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn open_missing_dir_says_so_with_hint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("nope");
+    let err = Repository::open(&root).unwrap_err();
+    assert!(matches!(err, CatalogError::NotFound { .. }));
+    let r = root.display();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "repository {r} does not exist; hint: create it with `recman create catalog --repo {r}`"
+        )
+    );
+    assert!(!root.exists(), "open must not create anything");
+}
+
+#[test]
+fn open_dir_without_marker_is_not_a_repository() {
+    let tmp = tempfile::tempdir().unwrap();
+    let err = Repository::open(tmp.path()).unwrap_err();
+    assert!(matches!(err, CatalogError::NotARepository { .. }));
+    let r = tmp.path().display();
+    assert_eq!(
+        err.to_string(),
+        format!("{r} is not a recman repository; hint: create it with `recman create catalog --repo {r}`")
+    );
+}
+
+#[test]
+fn open_refuses_unknown_marker_version_and_garbage() {
+    let tmp = tempfile::tempdir().unwrap();
+    Repository::create(tmp.path()).unwrap();
+    let marker = tmp.path().join("recman.repo");
+
+    fs::write(
+        &marker,
+        br#"{"format":"recman-repository","version":7,"created":"2030-01-01T00:00:00Z"}"#,
+    )
+    .unwrap();
+    let err = Repository::open(tmp.path()).unwrap_err();
+    assert!(
+        matches!(err, CatalogError::UnsupportedRepositoryVersion { found: 7, supported: 1, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("format version 7"), "{err}");
+    assert!(err.to_string().contains("hint: upgrade recman"), "{err}");
+
+    fs::write(&marker, b"not json").unwrap();
+    let err = Repository::open(tmp.path()).unwrap_err();
+    assert!(matches!(err, CatalogError::BadMarker { .. }), "{err}");
+
+    fs::write(&marker, br#"{"format":"other","version":1,"created":"x"}"#).unwrap();
+    let err = Repository::open(tmp.path()).unwrap_err();
+    assert!(err.to_string().contains("\"other\""), "{err}");
+}
+
+#[test]
+fn open_refuses_newer_catalog_schema() {
+    let tmp = tempfile::tempdir().unwrap();
+    Repository::create(tmp.path()).unwrap();
+    let newer = SCHEMA_VERSION + 1;
+    {
+        let conn = rusqlite::Connection::open(tmp.path().join("catalog.db")).unwrap();
+        conn.execute(
+            "INSERT INTO schema_version (version, applied_at) VALUES (?1, 0)",
+            [newer],
+        )
+        .unwrap();
+    }
+    let err = Repository::open(tmp.path()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "catalog schema {newer} is newer than this recman supports ({SCHEMA_VERSION}); hint: upgrade recman"
+        )
+    );
+}
+
+#[test]
+fn open_migrates_a_catalog_without_schema() {
+    // A catalog.db with no tables (schema 0) is brought up to date on open.
+    let tmp = tempfile::tempdir().unwrap();
+    Repository::create(tmp.path()).unwrap();
+    let db = tmp.path().join("catalog.db");
+    fs::remove_file(&db).unwrap();
+    rusqlite::Connection::open(&db).unwrap();
+    let repo = Repository::open(tmp.path()).unwrap();
+    assert_eq!(repo.catalog().schema_version().unwrap(), SCHEMA_VERSION);
+    assert!(repo.catalog().databases().unwrap().is_empty());
+}
+
+#[test]
+fn open_without_catalog_file_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    Repository::create(tmp.path()).unwrap();
+    fs::remove_file(tmp.path().join("catalog.db")).unwrap();
+    let err = Repository::open(tmp.path()).unwrap_err();
+    assert!(matches!(err, CatalogError::CatalogMissing { .. }), "{err}");
+}
+
+#[test]
+fn atomic_file_appears_only_on_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = Repository::create(tmp.path()).unwrap();
+    let rel = "db1/backup/B1/manifest.json";
+    let mut f = repo.create_atomic(rel).unwrap();
+    assert_eq!(f.path(), repo.path(rel));
+    f.write_all(b"hello ").unwrap();
+    f.write_all(&vec![b'x'; 1 << 20]).unwrap();
+    assert!(!repo.path(rel).exists(), "no final file before commit");
+    let tmp_name = format!("manifest.json.tmp-{}", std::process::id());
+    assert!(repo.path("db1/backup/B1").join(&tmp_name).exists());
+    f.commit().unwrap();
+    let data = fs::read(repo.path(rel)).unwrap();
+    assert_eq!(data.len(), 6 + (1 << 20));
+    assert!(data.starts_with(b"hello x"));
+    let names: Vec<_> = fs::read_dir(repo.path("db1/backup/B1"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec!["manifest.json"]);
+}
+
+#[test]
+fn atomic_file_dropped_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = Repository::create(tmp.path()).unwrap();
+    let mut f = repo.create_atomic("db1/wal/x").unwrap();
+    f.write_all(b"partial").unwrap();
+    drop(f);
+    assert_eq!(fs::read_dir(repo.path("db1/wal")).unwrap().count(), 0);
+}
+
+#[test]
+fn write_atomic_replaces_whole_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = Repository::create(tmp.path()).unwrap();
+    repo.write_atomic("f", b"first version, long").unwrap();
+    repo.write_atomic("f", b"second").unwrap();
+    assert_eq!(fs::read(repo.path("f")).unwrap(), b"second");
+}
+
+#[test]
+fn atomic_paths_must_stay_inside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = Repository::create(tmp.path()).unwrap();
+    for rel in ["../escape", "/abs/path", "", "a/../../b", "./x"] {
+        let err = repo.create_atomic(rel).unwrap_err();
+        assert!(matches!(err, CatalogError::BadPath { .. }), "{rel}: {err}");
+    }
+}
+
+#[test]
+fn layout_helpers() {
+    assert_eq!(Repository::backup_dir("prod", "B1"), "prod/backup/B1");
+    assert_eq!(
+        Repository::wal_dir("prod", "000000010000000A00000003"),
+        "prod/wal/000000010000000A"
+    );
+}

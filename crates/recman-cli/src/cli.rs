@@ -1,0 +1,179 @@
+//! The command-line surface. Names follow RMAN's verbs and objects (`backup database`,
+//! `list backup`); later the RMAN-style language produces the same option values.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(name = "recman", version, about = "A recovery manager for PostgreSQL in the spirit of Oracle RMAN")]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct Global {
+    /// Repository directory (RECMAN_REPO).
+    #[arg(long, global = true, env = "RECMAN_REPO")]
+    pub repo: Option<PathBuf>,
+    /// The cluster's data directory (RECMAN_PGDATA).
+    #[arg(long, global = true, env = "RECMAN_PGDATA")]
+    pub pgdata: Option<PathBuf>,
+    /// libpq connection string of the target server; PGHOST, PGPORT, PGUSER, PGDATABASE apply when absent.
+    #[arg(long, global = true)]
+    pub target: Option<String>,
+    /// TOML file with the same settings (repo, pgdata, target, db) (RECMAN_CONFIG).
+    #[arg(long, global = true, env = "RECMAN_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Name of the registered database, when the repository holds several.
+    #[arg(long, global = true)]
+    pub db: Option<String>,
+    /// Print only errors.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    /// Print the plan and each step.
+    #[arg(long, short, global = true)]
+    pub verbose: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Create a repository and its catalog (RMAN's CREATE CATALOG).
+    Create {
+        #[command(subcommand)]
+        what: CreateWhat,
+    },
+    /// Record the target cluster in the catalog.
+    Register {
+        #[command(subcommand)]
+        what: RegisterWhat,
+    },
+    /// Back up the running cluster.
+    Backup {
+        #[command(subcommand)]
+        what: BackupWhat,
+    },
+    /// Restore a backup into a new directory, set up to recover to a target.
+    Restore {
+        #[command(subcommand)]
+        what: RestoreWhat,
+    },
+    /// Check pages of the cluster, or every piece of a backup, writing nothing.
+    Validate {
+        #[command(subcommand)]
+        what: ValidateWhat,
+    },
+    /// List what the catalog knows.
+    List {
+        #[command(subcommand)]
+        what: ListWhat,
+    },
+    /// Archive one WAL file (for archive_command = 'recman --repo R archive-push %p').
+    ArchivePush {
+        path: PathBuf,
+        /// Compression of archived WAL.
+        #[arg(long, default_value = "lz4")]
+        compress: String,
+    },
+    /// Fetch one archived WAL file (for restore_command).
+    ArchiveGet { name: String, dest: PathBuf },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CreateWhat {
+    /// The repository at --repo.
+    Catalog,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RegisterWhat {
+    /// The cluster at --pgdata / --target.
+    Database {
+        /// Name for the cluster in this repository (clones share a system identifier).
+        #[arg(long, default_value = "main")]
+        name: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BackupWhat {
+    Database(BackupArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BackupArgs {
+    /// Parallel streams, each writing its own backup sets.
+    #[arg(long, default_value_t = 1)]
+    pub channels: u32,
+    /// Most files in one backup set.
+    #[arg(long, default_value_t = 64)]
+    pub filesperset: u32,
+    /// Files read at once and interleaved into one piece.
+    #[arg(long, default_value_t = 8)]
+    pub maxopenfiles: u32,
+    /// none, lz4, zstd or zstd:LEVEL.
+    #[arg(long, default_value = "none")]
+    pub compress: String,
+    #[arg(long)]
+    pub tag: Option<String>,
+    /// Corrupt blocks tolerated per file.
+    #[arg(long, default_value_t = 0)]
+    pub maxcorrupt: u32,
+    /// Seconds to wait for the backup's WAL to be archived.
+    #[arg(long, default_value_t = 120)]
+    pub archive_timeout: u64,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RestoreWhat {
+    Database(RestoreArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RestoreArgs {
+    /// New (or empty) data directory.
+    #[arg(long)]
+    pub to: PathBuf,
+    /// Recover to this time (local time unless a zone is given).
+    #[arg(long, group = "until")]
+    pub until_time: Option<String>,
+    /// Recover to this LSN.
+    #[arg(long, group = "until")]
+    pub until_lsn: Option<String>,
+    /// Recover to the commit of this transaction.
+    #[arg(long, group = "until")]
+    pub until_xid: Option<String>,
+    /// Restore from the newest backup with this tag.
+    #[arg(long)]
+    pub from_tag: Option<String>,
+    #[arg(long, default_value_t = 1)]
+    pub channels: u32,
+    /// OLD=NEW: restore the tablespace at location (or name, or oid) OLD to NEW.
+    #[arg(long, value_name = "OLD=NEW")]
+    pub tablespace_map: Vec<String>,
+    /// Archiving in the restored cluster: off (default; a copy must not archive into the
+    /// source's WAL archive) or preserve (keep the source's settings, e.g. after losing it).
+    #[arg(long, default_value = "off", value_parser = ["off", "preserve"])]
+    pub archive_mode: String,
+    /// recovery_target_timeline (default: PostgreSQL's, latest).
+    #[arg(long)]
+    pub timeline: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ValidateWhat {
+    /// Every page of the data directory at --pgdata.
+    Database,
+    /// Every piece of a backup (default: the newest).
+    Backup { which: Option<String> },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ListWhat {
+    Backup {
+        #[arg(long)]
+        json: bool,
+    },
+}

@@ -1,0 +1,188 @@
+//! Runs one parsed command against the engine and prints its outcome.
+
+use crate::cli::*;
+use crate::progress::Bar;
+use anyhow::{Result, anyhow, bail};
+use recman_catalog::Repository;
+use recman_engine::{Context, RecoveryTarget};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    let g = crate::config::merge(cli.global)?;
+    let bar = Bar::new(g.quiet, g.verbose);
+    let say = |s: &str| {
+        if !g.quiet {
+            println!("{s}");
+        }
+    };
+    match cli.command {
+        Command::Create { what: CreateWhat::Catalog } => {
+            let repo = repo_path(&g)?;
+            let r = Repository::create(&repo)?;
+            say(&format!("created repository and catalog at {}", r.root().display()));
+        }
+        Command::Register { what: RegisterWhat::Database { name } } => {
+            let repo = open_repo(&g)?;
+            let pgdata = g.pgdata.clone();
+            let target = recman_pg::resolve_conninfo(g.target.as_deref())?;
+            let mut session = recman_pg::Session::connect(&target)?;
+            if let Some(p) = &pgdata {
+                let facts = recman_pg::read_data_dir_facts(p)?;
+                if facts.system_identifier != session.system_identifier {
+                    bail!(
+                        "data directory {} (system identifier {}) does not belong to the server at {} (system identifier {}); hint: point --pgdata and --target at the same cluster",
+                        p.display(), facts.system_identifier, session.target(), session.system_identifier
+                    );
+                }
+            }
+            let dir = pgdata.map(|p| p.display().to_string()).unwrap_or_else(|| session.data_directory.clone());
+            let _ = session.simple_query("select 1")?;
+            let db = repo.catalog().register_database(&name, session.system_identifier, session.version_num, &dir)?;
+            say(&format!(
+                "registered database {} (system identifier {}, PostgreSQL {}, data directory {}) in repository {}",
+                db.name, db.system_identifier, db.pg_version, db.pgdata, repo.root().display()
+            ));
+        }
+        Command::Backup { what: BackupWhat::Database(a) } => {
+            let ctx = context(&g)?;
+            let opts = recman_engine::BackupOptions {
+                channels: a.channels,
+                filesperset: a.filesperset,
+                maxopenfiles: a.maxopenfiles,
+                compression: a.compress.parse().map_err(|e| anyhow!("--compress: {e}"))?,
+                tag: a.tag,
+                maxcorrupt: a.maxcorrupt,
+                archive_timeout: Duration::from_secs(a.archive_timeout),
+            };
+            let r = recman_engine::backup_database(&ctx, &opts, &bar)?;
+            for c in &r.corrupt {
+                eprintln!(
+                    "recman: warning: corrupt block accepted (--maxcorrupt {}): file {} block {}{}: {}",
+                    opts.maxcorrupt, c.path, c.block, c.relation.as_ref().map(|r| format!(" (relation {r})")).unwrap_or_default(), c.detail
+                );
+            }
+            let b = &r.record;
+            say(&format!(
+                "backup {} tag {} completed: {} files, {} sets, {} read, {} written, {:.1}s, status {}",
+                b.id, b.tag, b.file_count, r.sets, crate::list::size(b.db_bytes), crate::list::size(b.written_bytes),
+                r.elapsed.as_secs_f64(), b.status.as_str()
+            ));
+        }
+        Command::Restore { what: RestoreWhat::Database(a) } => {
+            let ctx = context(&g)?;
+            let target = if let Some(t) = &a.until_time {
+                RecoveryTarget::parse_time(t)?
+            } else if let Some(l) = &a.until_lsn {
+                RecoveryTarget::parse_lsn(l)?
+            } else if let Some(x) = &a.until_xid {
+                RecoveryTarget::parse_xid(x)?
+            } else {
+                RecoveryTarget::Latest
+            };
+            let mut map = Vec::new();
+            for m in &a.tablespace_map {
+                let (old, new) = m.split_once('=').ok_or_else(|| anyhow!("--tablespace-map {m:?} is not OLD=NEW; hint: e.g. --tablespace-map /data/ts1=/restore/ts1"))?;
+                map.push((old.to_string(), PathBuf::from(new)));
+            }
+            let to = absolute(&a.to)?;
+            let opts = recman_engine::RestoreOptions {
+                to,
+                target,
+                from_tag: a.from_tag,
+                channels: a.channels,
+                tablespace_map: map,
+                timeline: a.timeline,
+                preserve_archive_mode: a.archive_mode == "preserve",
+                recman_exe: std::env::current_exe()?,
+            };
+            let r = recman_engine::restore_database(&ctx, &opts, &bar)?;
+            say(&format!(
+                "restored backup {} (tag {}) to {}: {} files, {} in {:.1}s",
+                r.backup_id, r.tag, r.to.display(), r.files, crate::list::size(r.bytes), r.elapsed.as_secs_f64()
+            ));
+            say(&format!("recovery target: {}; settings written to postgresql.auto.conf:", opts.target));
+            for s in &r.recovery_settings {
+                say(&format!("  {s}"));
+            }
+            say("start PostgreSQL on it to recover and open it (pg_ctl -D DIR start)");
+        }
+        Command::Validate { what: ValidateWhat::Database } => {
+            let pgdata = g.pgdata.clone().ok_or_else(|| anyhow!("validate database needs --pgdata DIR (or RECMAN_PGDATA)"))?;
+            let conninfo = g.target.clone().or_else(|| std::env::var("PGHOST").ok().map(|_| String::new()));
+            let r = recman_engine::validate_database(&pgdata, conninfo.as_deref(), &bar)?;
+            say(&format!(
+                "validated {}: {} files ({} relation files, {} pages, {}), data checksums {}",
+                pgdata.display(), r.files, r.relation_files, r.pages, crate::list::size(r.bytes), if r.checksums_enabled { "on" } else { "off" }
+            ));
+            if !r.corrupt.blocks.is_empty() {
+                for l in r.corrupt.lines() {
+                    eprintln!("recman: corrupt block: {l}");
+                }
+                bail!("{} corrupt block(s) found in {}; hint: the files listed above need repair (restore, or REINDEX for an index)", r.corrupt.blocks.len(), pgdata.display());
+            }
+            say("no corrupt blocks found");
+        }
+        Command::Validate { what: ValidateWhat::Backup { which } } => {
+            let ctx = context(&g)?;
+            let r = recman_engine::validate_backup(&ctx, which.as_deref(), &bar)?;
+            say(&format!(
+                "validated backup {} (tag {}): {} pieces, {} files, {} pages, {}, {} wal segments",
+                r.backup_id, r.tag, r.pieces, r.files, r.pages, crate::list::size(r.bytes), r.wal_segments
+            ));
+            if !r.corrupt.blocks.is_empty() {
+                for l in r.corrupt.lines() {
+                    eprintln!("recman: corrupt block: {l}");
+                }
+                bail!("{} corrupt block(s) in backup {}", r.corrupt.blocks.len(), r.backup_id);
+            }
+            say("backup is intact");
+        }
+        Command::List { what: ListWhat::Backup { json } } => {
+            let ctx = context(&g)?;
+            crate::list::list_backup(&ctx, json)?;
+        }
+        Command::ArchivePush { path, compress } => {
+            let repo = open_repo(&g)?;
+            let pgdata = g.pgdata.clone().or_else(|| std::env::current_dir().ok());
+            let db = recman_engine::resolve_database(&repo, g.db.as_deref(), pgdata.as_deref())?;
+            let compression = compress.parse().map_err(|e| anyhow!("--compress: {e}"))?;
+            let out = recman_engine::archive_push(&repo, &db, &path, compression)?;
+            if g.verbose {
+                eprintln!("{out:?}");
+            }
+        }
+        Command::ArchiveGet { name, dest } => {
+            let repo = open_repo(&g)?;
+            let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
+            match recman_engine::archive_get(&repo, &db, &name, &dest)? {
+                recman_engine::ArchiveGetOutcome::Restored { .. } => {}
+                recman_engine::ArchiveGetOutcome::NotFound { name } => {
+                    eprintln!("recman: {name} is not in repository {}", repo.root().display());
+                    return Ok(ExitCode::FAILURE);
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn repo_path(g: &Global) -> Result<PathBuf> {
+    let p = g.repo.clone().ok_or_else(|| anyhow!("no repository given; hint: pass --repo PATH, set RECMAN_REPO, or name it in the --config file"))?;
+    absolute(&p)
+}
+
+fn absolute(p: &Path) -> Result<PathBuf> {
+    Ok(if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir()?.join(p) })
+}
+
+fn open_repo(g: &Global) -> Result<Repository> {
+    Ok(Repository::open(&repo_path(g)?)?)
+}
+
+fn context(g: &Global) -> Result<Context> {
+    let repo = open_repo(g)?;
+    let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
+    Ok(Context { repo, db, pgdata: g.pgdata.clone(), conninfo: g.target.clone() })
+}

@@ -1,0 +1,51 @@
+use indicatif::{ProgressBar, ProgressStyle};
+use recman_engine::Progress;
+use std::io::IsTerminal;
+use std::sync::Mutex;
+
+/// A progress bar on a terminal, plain lines with --verbose, silence otherwise.
+pub struct Bar {
+    bar: Mutex<Option<ProgressBar>>,
+    enabled: bool,
+    verbose: bool,
+}
+
+impl Bar {
+    pub fn new(quiet: bool, verbose: bool) -> Bar {
+        Bar { bar: Mutex::new(None), enabled: !quiet && std::io::stderr().is_terminal(), verbose: verbose && !quiet }
+    }
+}
+
+impl Progress for Bar {
+    fn start(&self, what: &str, total: u64) {
+        if !self.enabled {
+            return;
+        }
+        let b = ProgressBar::new(total);
+        b.set_style(
+            ProgressStyle::with_template("{msg:>8} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
+                .expect("static template")
+                .progress_chars("=> "),
+        );
+        b.set_message(what.to_string());
+        *self.bar.lock().expect("progress lock") = Some(b);
+    }
+    fn advance(&self, bytes: u64) {
+        if let Some(b) = self.bar.lock().expect("progress lock").as_ref() {
+            b.inc(bytes);
+        }
+    }
+    fn message(&self, line: &str) {
+        if self.verbose {
+            match self.bar.lock().expect("progress lock").as_ref() {
+                Some(b) => b.println(line),
+                None => eprintln!("{line}"),
+            }
+        }
+    }
+    fn finish(&self) {
+        if let Some(b) = self.bar.lock().expect("progress lock").take() {
+            b.finish_and_clear();
+        }
+    }
+}

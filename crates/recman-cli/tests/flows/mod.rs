@@ -1,0 +1,87 @@
+//! recman flows shared by the acceptance tests: a registered, archiving cluster; a restore
+//! that is started and compared with its source.
+#![allow(dead_code)]
+
+use crate::common::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tempfile::TempDir;
+
+pub struct Setup {
+    pub repo_dir: TempDir,
+    pub repo: PathBuf,
+    pub cluster: Cluster,
+}
+
+impl Setup {
+    /// A repository, a cluster archiving into it, and the cluster registered as "main".
+    pub fn new() -> Setup {
+        Setup::with(ClusterOpts::default())
+    }
+
+    pub fn with(opts: ClusterOpts) -> Setup {
+        let (repo_dir, repo) = new_repo();
+        recman_ok(["--repo", path_str(&repo), "create", "catalog"]);
+        let cluster = Cluster::init_with(ClusterOpts { archive_repo: Some(repo.clone()), ..opts });
+        let s = Setup { repo_dir, repo, cluster };
+        s.ok(&["register", "database", "--name", "main"]);
+        s
+    }
+
+    /// Global options for this repository and cluster, then `args`.
+    pub fn args(&self, args: &[&str]) -> Vec<String> {
+        let mut v: Vec<String> = vec![
+            "--repo".into(),
+            path_str(&self.repo).into(),
+            "--pgdata".into(),
+            path_str(&self.cluster.pgdata).into(),
+            "--target".into(),
+            self.cluster.conninfo(),
+        ];
+        v.extend(args.iter().map(|s| s.to_string()));
+        v
+    }
+
+    pub fn ok(&self, args: &[&str]) -> String {
+        recman_ok(self.args(args))
+    }
+
+    pub fn err(&self, args: &[&str]) -> String {
+        recman_err(self.args(args))
+    }
+
+    /// Runs a backup and returns its id, read back from `list backup --json`.
+    pub fn backup(&self, extra: &[&str]) -> String {
+        let mut a = vec!["backup", "database"];
+        a.extend_from_slice(extra);
+        self.ok(&a);
+        self.backups().last().expect("a backup was listed")["id"].as_str().unwrap().to_string()
+    }
+
+    pub fn backups(&self) -> Vec<serde_json::Value> {
+        let out = self.ok(&["list", "backup", "--json"]);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("list backup --json is not JSON ({e}):\n{out}"))
+    }
+
+    /// Restores into a new directory and returns it (kept alive by the TempDir).
+    pub fn restore(&self, extra: &[&str]) -> (TempDir, PathBuf) {
+        let (tmp, dir) = new_scratch_dir();
+        let to = dir.join("restored");
+        let mut a = vec!["restore", "database", "--to", path_str(&to)];
+        a.extend_from_slice(extra);
+        self.ok(&a);
+        (tmp, to)
+    }
+}
+
+/// Starts PostgreSQL on a restored directory, waits for recovery to end, and checks it:
+/// amcheck everywhere, and table checksums equal `expected`.
+pub fn start_and_compare(pgdata: &Path, expected: &BTreeMap<String, BTreeMap<String, String>>) -> Cluster {
+    let c = Cluster::from_restored(pgdata.to_path_buf());
+    c.wait_recovery_done(Duration::from_secs(180));
+    c.amcheck_all();
+    let got = c.all_table_checksums();
+    assert_eq!(&got, expected, "restored data differs from the source at the recovery point");
+    c
+}

@@ -1,0 +1,382 @@
+//! BACKUP DATABASE: an online full backup of a running cluster through N channels.
+
+use crate::channel::{ChannelShared, SetOutcome, run_channel};
+use crate::plan::{PlanSettings, plan};
+use crate::util::{backup_dir, hostname, now_micros, rfc3339};
+use crate::{Context, EngineError, Progress, scan_data_dir};
+use recman_catalog::{BackupRecord, BackupStatus, CorruptBlock, PieceRecord};
+use recman_format::manifest::*;
+use recman_format::{Compression, PieceHeader};
+use recman_pg::{Lsn, Session, WalName, resolve_conninfo, wal_segments_between};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Debug)]
+pub struct BackupOptions {
+    pub channels: u32,
+    pub filesperset: u32,
+    pub maxopenfiles: u32,
+    pub compression: Compression,
+    pub tag: Option<String>,
+    /// Corrupt blocks tolerated per file (RMAN's MAXCORRUPT); more fails the backup.
+    pub maxcorrupt: u32,
+    /// How long to wait for the WAL the backup needs to reach the repository.
+    pub archive_timeout: Duration,
+}
+
+impl Default for BackupOptions {
+    fn default() -> Self {
+        BackupOptions {
+            channels: 1,
+            filesperset: 64,
+            maxopenfiles: 8,
+            compression: Compression::None,
+            tag: None,
+            maxcorrupt: 0,
+            archive_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct BackupReport {
+    pub record: BackupRecord,
+    pub sets: usize,
+    pub corrupt: Vec<CorruptBlock>,
+    pub elapsed: Duration,
+}
+
+pub fn backup_database(ctx: &Context, opts: &BackupOptions, progress: &dyn Progress) -> Result<BackupReport, EngineError> {
+    let t0 = Instant::now();
+    let pgdata = ctx.pgdata.as_deref().ok_or_else(|| {
+        EngineError::Invalid("backup needs the cluster's data directory; hint: pass --pgdata DIR or set RECMAN_PGDATA".into())
+    })?;
+    if opts.channels == 0 || opts.filesperset == 0 || opts.maxopenfiles == 0 {
+        return Err(EngineError::Invalid("--channels, --filesperset and --maxopenfiles must be at least 1".into()));
+    }
+    let facts = recman_pg::read_data_dir_facts(pgdata)?;
+    let target = resolve_conninfo(ctx.conninfo.as_deref())?;
+    let mut session = Session::connect(&target)?;
+    check_target(ctx, pgdata, &facts, &session)?;
+    let _lock = ctx.repo.lock("backup database")?;
+    let cat = ctx.repo.catalog();
+    // Under the lock no other backup can be running: a RUNNING one was interrupted.
+    for id in cat.fail_running_backups(ctx.db.id, "interrupted: the process running it ended before it completed")? {
+        let _ = std::fs::remove_dir_all(ctx.repo.path(&backup_dir(&ctx.db.name, &id)));
+        progress.message(&format!("marked interrupted backup {id} FAILED and removed its pieces"));
+    }
+
+    let started = chrono::Utc::now();
+    let stamp = started.format("%Y%m%dT%H%M%S").to_string();
+    let id = format!("B{stamp}{:03}", started.timestamp_subsec_millis());
+    let tag = opts.tag.clone().map(|t| t.to_uppercase()).unwrap_or_else(|| format!("TAG{stamp}"));
+    let start = session.backup_start(&format!("recman {id}"))?;
+    let seg = session.wal_segment_size;
+    let mut rec = BackupRecord {
+        id: id.clone(),
+        db_id: ctx.db.id,
+        tag: tag.clone(),
+        backup_type: "FULL".into(),
+        status: BackupStatus::Running,
+        start_lsn: start.lsn.0,
+        stop_lsn: None,
+        timeline: start.timeline,
+        start_wal: WalName::containing(start.timeline, start.lsn, seg).to_string(),
+        stop_wal: None,
+        start_time: started.timestamp_micros(),
+        stop_time: None,
+        stop_next_xid: None,
+        db_bytes: 0,
+        written_bytes: 0,
+        file_count: 0,
+        channels: opts.channels,
+        compression: opts.compression.to_string(),
+        filesperset: opts.filesperset,
+        maxopenfiles: opts.maxopenfiles,
+        pid: std::process::id(),
+        host: hostname(),
+        error: None,
+    };
+    cat.insert_backup(&rec)?;
+    let dir = backup_dir(&ctx.db.name, &id);
+    let result = run(ctx, opts, progress, &mut session, &mut rec, pgdata, &dir);
+    match result {
+        Ok((sets, corrupt)) => Ok(BackupReport { record: rec, sets, corrupt, elapsed: t0.elapsed() }),
+        Err(e) => {
+            rec.status = BackupStatus::Failed;
+            rec.error = Some(e.to_string());
+            rec.stop_time = Some(now_micros());
+            let _ = cat.update_backup(&rec);
+            // Nothing of a failed backup may be mistaken for a usable one later.
+            let _ = std::fs::remove_dir_all(ctx.repo.path(&dir));
+            Err(e)
+        }
+    }
+}
+
+fn check_target(ctx: &Context, pgdata: &Path, facts: &recman_pg::DataDirFacts, s: &Session) -> Result<(), EngineError> {
+    if facts.system_identifier != s.system_identifier {
+        return Err(EngineError::Invalid(format!(
+            "data directory {} (system identifier {}) does not belong to the server at {} (system identifier {}); hint: point --pgdata and --target at the same cluster",
+            pgdata.display(), facts.system_identifier, s.target(), s.system_identifier
+        )));
+    }
+    if let (Ok(a), Ok(b)) = (std::fs::canonicalize(pgdata), std::fs::canonicalize(&s.data_directory))
+        && a != b
+    {
+        return Err(EngineError::Invalid(format!(
+            "--pgdata {} is not the data directory of the server at {} ({}); hint: a copy of the cluster shares its identifier, point --pgdata at {}",
+            pgdata.display(), s.target(), s.data_directory, s.data_directory
+        )));
+    }
+    if s.system_identifier != ctx.db.system_identifier {
+        return Err(EngineError::Invalid(format!(
+            "the server at {} (system identifier {}) is not database {:?} registered in this repository (system identifier {}); hint: register it under another name with `recman register database --name NAME`",
+            s.target(), s.system_identifier, ctx.db.name, ctx.db.system_identifier
+        )));
+    }
+    if s.in_recovery {
+        return Err(EngineError::Invalid(format!(
+            "the server at {} is a standby; hint: back up the primary (backups from a standby come with channels connected to it)",
+            s.target()
+        )));
+    }
+    if s.archive_mode == "off" || s.wal_level == "minimal" {
+        return Err(EngineError::Invalid(format!(
+            "cannot back up the server at {}: archive_mode is {} and wal_level is {}; an online backup needs its WAL archived; hint: set wal_level = replica, archive_mode = on and archive_command = 'recman --repo {} archive-push %p', then restart PostgreSQL",
+            s.target(), s.archive_mode, s.wal_level, ctx.repo.root().display()
+        )));
+    }
+    Ok(())
+}
+
+type RunResult = Result<(usize, Vec<CorruptBlock>), EngineError>;
+
+fn run(ctx: &Context, opts: &BackupOptions, progress: &dyn Progress, session: &mut Session, rec: &mut BackupRecord, pgdata: &Path, dir: &str) -> RunResult {
+    let scan = scan_data_dir(pgdata)?;
+    let tablespaces = session.tablespaces()?;
+    let sizes: Vec<u64> = scan.files.iter().map(|f| f.size).collect();
+    let settings = PlanSettings { channels: opts.channels, filesperset: opts.filesperset, maxopenfiles: opts.maxopenfiles };
+    let the_plan = plan(&sizes, settings);
+    progress.message(&format!(
+        "backup {} of database {}: {} files, {} bytes, {} sets over {} channel(s), {} files per set",
+        rec.id, ctx.db.name, scan.files.len(), scan.total_bytes(), the_plan.sets.len(), opts.channels, the_plan.files_per_set
+    ));
+    progress.start("backup", scan.total_bytes());
+    let cancel = AtomicBool::new(false);
+    let shared = ChannelShared {
+        repo_root: ctx.repo.root(),
+        files: &scan.files,
+        header: PieceHeader {
+            backup_id: rec.id.clone(),
+            db_name: ctx.db.name.clone(),
+            system_identifier: ctx.db.system_identifier,
+            set_no: 0,
+            piece_no: 0,
+            compression: opts.compression,
+            created_unix: rec.start_time / 1_000_000,
+            files: Vec::new(),
+        },
+        backup_dir: dir.to_string(),
+        checksums: session.checksums_enabled,
+        start_lsn: rec.start_lsn,
+        progress,
+        cancel: &cancel,
+    };
+    let outcomes: Vec<Result<Vec<SetOutcome>, EngineError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (1..=opts.channels)
+            .map(|c| {
+                let sets: Vec<_> = the_plan.sets_of(c).collect();
+                let shared = &shared;
+                let cancel = &cancel;
+                s.spawn(move || {
+                    let r = run_channel(shared, c, &sets);
+                    if r.is_err() {
+                        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    r
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(EngineError::Invalid("a channel thread panicked".into())))).collect()
+    });
+    progress.finish();
+    let mut sets = Vec::new();
+    let mut first_err = None;
+    for o in outcomes {
+        match o {
+            Ok(v) => sets.extend(v),
+            // The cancellation notice of the other channels is not the cause.
+            Err(e) if first_err.is_none() || matches!(first_err, Some(EngineError::Invalid(ref m)) if m.contains("cancelled")) => first_err = Some(e),
+            Err(_) => {}
+        }
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    let stop = session.backup_stop()?;
+    rec.stop_lsn = Some(stop.lsn.0);
+    rec.timeline = stop.timeline;
+    rec.stop_next_xid = Some(stop.next_xid);
+    let seg = session.wal_segment_size;
+    let needed = wal_segments_between(stop.timeline, Lsn(rec.start_lsn), stop.lsn, seg);
+    rec.stop_wal = needed.last().map(|w| w.to_string());
+
+    // Corruption: resolve names, then apply MAXCORRUPT per file.
+    let mut corrupt = Vec::new();
+    let mut over_limit = Vec::new();
+    for so in &sets {
+        for fo in &so.files {
+            if fo.verdicts.corrupt.is_empty() {
+                continue;
+            }
+            let f = &scan.files[fo.index];
+            let relation = f.relfile.as_ref().and_then(|r| session.relation_name(r.db_oid, r.tablespace_oid, r.relfilenode));
+            if fo.verdicts.corrupt.len() as u32 > opts.maxcorrupt {
+                over_limit.push(format!("{} ({} corrupt)", f.rel, fo.verdicts.corrupt.len()));
+            }
+            for (block, fault) in &fo.verdicts.corrupt {
+                corrupt.push(CorruptBlock {
+                    backup_id: rec.id.clone(),
+                    path: f.rel.clone(),
+                    block: *block,
+                    kind: fault.kind().to_string(),
+                    relation: relation.clone(),
+                    detail: fault.to_string(),
+                });
+            }
+        }
+    }
+    if !over_limit.is_empty() {
+        let list: Vec<String> = corrupt.iter().map(describe_corrupt).collect();
+        return Err(EngineError::Corrupt(format!(
+            "backup {} failed: exceeded the limit of {} corrupt block(s) per file in {}; corrupt blocks: {}; hint: repair the relation, or accept the blocks with --maxcorrupt N",
+            rec.id, opts.maxcorrupt, over_limit.join(", "), list.join("; ")
+        )));
+    }
+    wait_for_wal(ctx, session, &needed, opts.archive_timeout)?;
+
+    // Manifest last: its presence marks a complete backup in the repository.
+    let mut entries = scan.entries.clone();
+    let mut pieces = Vec::new();
+    let mut msets = Vec::new();
+    let mut by_index = vec![None; scan.files.len()];
+    for so in &sets {
+        for fo in &so.files {
+            by_index[fo.index] = Some(fo);
+        }
+        pieces.push(PieceRecord {
+            backup_id: rec.id.clone(),
+            set_no: so.set_no,
+            piece_no: 1,
+            channel: so.channel,
+            path: so.piece_path.clone(),
+            size: so.size,
+            crc32c: so.crc32c,
+            file_count: so.files.len() as u32,
+            raw_bytes: so.raw_bytes,
+        });
+        msets.push(ManifestSet {
+            set_no: so.set_no,
+            channel: so.channel,
+            pieces: vec![ManifestPiece { piece_no: 1, path: so.piece_path.clone(), size: so.size, crc32c: so.crc32c }],
+        });
+    }
+    msets.sort_by_key(|s| s.set_no);
+    let mut db_bytes = 0;
+    for (i, f) in scan.files.iter().enumerate() {
+        let Some(fo) = by_index[i] else { continue };
+        db_bytes += fo.size;
+        entries.push(ManifestEntry {
+            path: f.rel.clone(),
+            kind: EntryKind::File,
+            mode: f.mode,
+            uid: f.uid,
+            gid: f.gid,
+            mtime: f.mtime,
+            size: Some(fo.size),
+            crc32c: Some(fo.crc32c),
+            set_no: Some(fo.set_no),
+            link_target: None,
+            volatile_blocks: fo.verdicts.volatile.clone(),
+        });
+    }
+    rec.db_bytes = db_bytes;
+    rec.written_bytes = pieces.iter().map(|p| p.size).sum();
+    rec.file_count = scan.files.len() as u64;
+    rec.stop_time = Some(now_micros());
+    let manifest = BackupManifest {
+        format: MANIFEST_FORMAT.into(),
+        version: MANIFEST_VERSION,
+        backup_id: rec.id.clone(),
+        db_name: ctx.db.name.clone(),
+        system_identifier: ctx.db.system_identifier,
+        pg_version: session.version_num,
+        tag: rec.tag.clone(),
+        backup_type: rec.backup_type.clone(),
+        start_lsn: Lsn(rec.start_lsn).to_string(),
+        stop_lsn: stop.lsn.to_string(),
+        timeline: rec.timeline,
+        start_wal: rec.start_wal.clone(),
+        stop_wal: rec.stop_wal.clone().unwrap_or_default(),
+        start_time: rfc3339(rec.start_time),
+        stop_time: rfc3339(rec.stop_time.unwrap_or_default()),
+        stop_next_xid: stop.next_xid,
+        wal_segment_size: seg,
+        compression: rec.compression.clone(),
+        channels: rec.channels,
+        filesperset: rec.filesperset,
+        maxopenfiles: rec.maxopenfiles,
+        checksums_enabled: session.checksums_enabled,
+        backup_label: stop.backup_label.clone(),
+        tablespace_map: stop.tablespace_map.clone(),
+        tablespaces: tablespaces.iter().map(|t| ManifestTablespace { oid: t.oid, name: t.name.clone(), location: t.location.clone() }).collect(),
+        entries,
+        sets: msets,
+        corrupt_blocks: corrupt
+            .iter()
+            .map(|c| ManifestCorruptBlock { path: c.path.clone(), block: c.block, kind: c.kind.clone(), relation: c.relation.clone(), detail: c.detail.clone() })
+            .collect(),
+    };
+    let json = serde_json::to_vec_pretty(&manifest).map_err(|e| EngineError::Invalid(format!("cannot encode manifest: {e}")))?;
+    ctx.repo.write_atomic(&format!("{dir}/manifest.json"), &json)?;
+    rec.status = BackupStatus::Available;
+    ctx.repo.catalog().complete_backup(rec, &pieces, &corrupt)?;
+    Ok((sets.len(), corrupt))
+}
+
+pub(crate) fn describe_corrupt(c: &CorruptBlock) -> String {
+    match &c.relation {
+        Some(r) => format!("file {} block {} (relation {}): {}", c.path, c.block, r, c.detail),
+        None => format!("file {} block {}: {}", c.path, c.block, c.detail),
+    }
+}
+
+/// Waits until every WAL segment from the backup's start to its stop is in the repository:
+/// only then can the backup be restored to a consistent state.
+fn wait_for_wal(ctx: &Context, session: &mut Session, needed: &[WalName], timeout: Duration) -> Result<(), EngineError> {
+    let deadline = Instant::now() + timeout;
+    let cat = ctx.repo.catalog();
+    for w in needed {
+        let name = w.to_string();
+        loop {
+            if cat.wal(ctx.db.id, &name)?.is_some() {
+                break;
+            }
+            if Instant::now() >= deadline {
+                let (_, failed) = session.archiver_status().unwrap_or((None, None));
+                let why = match failed {
+                    Some(f) => format!("the server's archiver reports a failure for {f}"),
+                    None => "the server's archiver reports no failure".to_string(),
+                };
+                return Err(EngineError::Wal(format!(
+                    "wal segment {name} needed by the backup did not reach repository {} within {}s ({why}); hint: check archive_command on the server (currently {:?}) and the server log",
+                    ctx.repo.root().display(), timeout.as_secs(), session.archive_command
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    Ok(())
+}

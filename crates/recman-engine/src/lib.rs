@@ -1,0 +1,29 @@
+//! recman's engine: plans and runs backups through channels, restores and validates them,
+//! and moves WAL in and out of the repository. The CLI and the command language both call in
+//! here with plain option values; nothing in this crate prints.
+
+mod archive;
+mod backup;
+mod channel;
+mod context;
+mod error;
+mod pagecheck;
+pub mod plan;
+mod progress;
+mod restore;
+mod scan;
+mod select;
+mod util;
+mod validate;
+
+pub use archive::{ArchiveGetOutcome, ArchivePushOutcome, archive_get, archive_push};
+pub use backup::{BackupOptions, BackupReport, backup_database};
+pub use context::{Context, open_repository, resolve_database};
+pub use error::EngineError;
+pub use progress::{NoProgress, Progress};
+pub use restore::{RecoveryTarget, RestoreOptions, RestoreReport, restore_database};
+pub use scan::{Scan, ScannedFile, scan_data_dir};
+pub use select::select_backup;
+pub use validate::{
+    CorruptReport, ValidateBackupReport, ValidateDatabaseReport, validate_backup, validate_database,
+};

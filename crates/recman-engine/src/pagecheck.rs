@@ -1,0 +1,93 @@
+//! Page validation on the read path: every page of a relation file is checked as it passes
+//! through a channel. A page that fails is read again, because PostgreSQL may be writing it
+//! at that very moment; only a page that still fails, and that is older than the backup
+//! start, counts as corrupt.
+
+use recman_page::{BLCKSZ, PageFault, RelFile};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+
+const REREADS: usize = 3;
+
+#[derive(Debug, Default, Clone)]
+pub struct PageVerdicts {
+    /// Pages that failed while being written by the server; WAL replay repairs them.
+    pub volatile: Vec<u32>,
+    pub corrupt: Vec<(u32, PageFault)>,
+}
+
+/// Checks the whole pages of `buf`, which holds the file's bytes at `file_offset`
+/// (a multiple of BLCKSZ). With `file`, failing pages are re-read and a passing re-read
+/// replaces the page in `buf`; without it (a backup being validated) no re-read is possible.
+pub fn check_chunk(
+    file: Option<&File>,
+    relfile: &RelFile,
+    file_offset: u64,
+    buf: &mut [u8],
+    checksums: bool,
+    start_lsn: Option<u64>,
+    skip: &[u32],
+    out: &mut PageVerdicts,
+) -> std::io::Result<()> {
+    let first = relfile.first_block() as u64 + file_offset / BLCKSZ as u64;
+    for (i, page) in buf.chunks_exact_mut(BLCKSZ).enumerate() {
+        let blkno = (first + i as u64) as u32;
+        let Err(fault) = recman_page::verify_page(page, blkno, checksums) else { continue };
+        if skip.contains(&blkno) {
+            continue;
+        }
+        let newer = |p: &[u8]| start_lsn.is_some_and(|s| recman_page::page_lsn(p) >= s);
+        let mut is_volatile = newer(page);
+        let mut last_fault = fault;
+        let mut passed = false;
+        if let Some(f) = file {
+            let mut again = vec![0u8; BLCKSZ];
+            let at = file_offset + (i * BLCKSZ) as u64;
+            for _ in 0..REREADS {
+                let n = read_full_at(f, &mut again, at)?;
+                if n < BLCKSZ {
+                    // Truncated meanwhile (VACUUM): replay restores the right length.
+                    is_volatile = true;
+                    break;
+                }
+                match recman_page::verify_page(&again, blkno, checksums) {
+                    Ok(()) => {
+                        page.copy_from_slice(&again);
+                        passed = true;
+                        break;
+                    }
+                    Err(f2) => {
+                        is_volatile |= newer(&again) || again != *page;
+                        last_fault = f2;
+                    }
+                }
+            }
+        }
+        if passed {
+            continue;
+        }
+        if is_volatile && start_lsn.is_some() {
+            out.volatile.push(blkno);
+        } else {
+            out.corrupt.push((blkno, last_fault));
+        }
+    }
+    Ok(())
+}
+
+/// pread until the buffer is full or end of file; returns the bytes read.
+pub fn read_full_at(f: &File, buf: &mut [u8], mut at: u64) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match f.read_at(&mut buf[done..], at) {
+            Ok(0) => break,
+            Ok(n) => {
+                done += n;
+                at += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}

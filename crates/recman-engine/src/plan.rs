@@ -1,0 +1,123 @@
+//! The backup planner: files and settings in, backup sets assigned to channels out. A pure
+//! value, so that it can be printed and tested without I/O.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlanSettings {
+    pub channels: u32,
+    pub filesperset: u32,
+    pub maxopenfiles: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedSet {
+    pub set_no: u32,
+    pub channel: u32,
+    /// Indices into the input file list, largest first.
+    pub files: Vec<usize>,
+    pub bytes: u64,
+    /// Files read at once and interleaved into the piece: min(MAXOPENFILES, files in set).
+    pub mux: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub sets: Vec<PlannedSet>,
+    pub files_per_set: u32,
+}
+
+impl Plan {
+    pub fn sets_of(&self, channel: u32) -> impl Iterator<Item = &PlannedSet> {
+        self.sets.iter().filter(move |s| s.channel == channel)
+    }
+}
+
+/// RMAN's rules, balanced by bytes: files per set = min(FILESPERSET, ceil(files / channels));
+/// files go, largest first, into the lightest set that still has room; sets go, heaviest
+/// first, to the lightest channel.
+pub fn plan(sizes: &[u64], s: PlanSettings) -> Plan {
+    let channels = s.channels.max(1) as usize;
+    let n = sizes.len();
+    if n == 0 {
+        return Plan { sets: Vec::new(), files_per_set: 0 };
+    }
+    let per_channel = n.div_ceil(channels);
+    let per_set = (s.filesperset.max(1) as usize).min(per_channel).max(1);
+    let n_sets = n.div_ceil(per_set);
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| (Reverse(sizes[i]), i));
+    let mut sets: Vec<(Vec<usize>, u64)> = vec![(Vec::new(), 0); n_sets];
+    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = (0..n_sets).map(|i| Reverse((0, i))).collect();
+    for i in order {
+        let Reverse((bytes, k)) = heap.pop().expect("a set with room exists while files remain");
+        sets[k].0.push(i);
+        sets[k].1 = bytes + sizes[i];
+        if sets[k].0.len() < per_set {
+            heap.push(Reverse((sets[k].1, k)));
+        }
+    }
+    sets.retain(|s| !s.0.is_empty());
+    sets.sort_by_key(|s| Reverse(s.1));
+    let mut load: BinaryHeap<Reverse<(u64, usize)>> = (0..channels).map(|c| Reverse((0, c))).collect();
+    let mut out = Vec::with_capacity(sets.len());
+    for (k, (files, bytes)) in sets.into_iter().enumerate() {
+        let Reverse((l, c)) = load.pop().expect("channels > 0");
+        load.push(Reverse((l + bytes, c)));
+        let mux = (s.maxopenfiles.max(1) as usize).min(files.len()) as u32;
+        out.push(PlannedSet { set_no: k as u32 + 1, channel: c as u32 + 1, files, bytes, mux });
+    }
+    Plan { sets: out, files_per_set: per_set as u32 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn st(channels: u32, filesperset: u32, maxopenfiles: u32) -> PlanSettings {
+        PlanSettings { channels, filesperset, maxopenfiles }
+    }
+
+    #[test]
+    fn rman_documented_examples() {
+        // 12 files, 1 channel, FILESPERSET 4: level 4.
+        let p = plan(&[10; 12], st(1, 4, 8));
+        assert_eq!(p.sets.len(), 3);
+        assert!(p.sets.iter().all(|s| s.mux == 4 && s.files.len() == 4));
+        // 50 files, 1 channel, defaults: one set of 50, level 8.
+        let p = plan(&[10; 50], st(1, 64, 8));
+        assert_eq!(p.sets.len(), 1);
+        assert_eq!(p.sets[0].mux, 8);
+        // 2 files, FILESPERSET 3, MAXOPENFILES 8: 2 per set, level 2.
+        let p = plan(&[10; 2], st(1, 3, 8));
+        assert_eq!((p.sets.len(), p.sets[0].mux), (1, 2));
+        // 20 files, FILESPERSET 8, 4 channels: files/channel = 5, so 4 sets of 5.
+        let p = plan(&[10; 20], st(4, 8, 8));
+        assert_eq!(p.files_per_set, 5);
+        assert_eq!(p.sets.len(), 4);
+    }
+
+    #[test]
+    fn every_file_exactly_once_and_bytes_balanced() {
+        let sizes: Vec<u64> = (0..997).map(|i| ((i * 7919) % 1000) as u64 * 8192 + 1).collect();
+        let p = plan(&sizes, st(3, 64, 8));
+        let mut seen: Vec<usize> = p.sets.iter().flat_map(|s| s.files.clone()).collect();
+        seen.sort();
+        assert_eq!(seen, (0..997).collect::<Vec<_>>());
+        let loads: Vec<u64> = (1..=3).map(|c| p.sets_of(c).map(|s| s.bytes).sum()).collect();
+        let (mx, mn) = (*loads.iter().max().unwrap(), *loads.iter().min().unwrap());
+        assert!(mx - mn <= mx / 20, "channel loads {loads:?}");
+        assert!(p.sets.iter().all(|s| s.files.len() <= 64));
+    }
+
+    #[test]
+    fn one_huge_file_gets_its_own_channel() {
+        let mut sizes = vec![1u64 << 30];
+        sizes.extend(std::iter::repeat_n(1 << 20, 100));
+        let p = plan(&sizes, st(2, 1, 8));
+        let big = p.sets.iter().find(|s| s.files == vec![0]).unwrap();
+        let other: u64 = p.sets.iter().filter(|s| s.channel != big.channel).map(|s| s.bytes).sum();
+        assert_eq!(other, 100 << 20);
+    }
+}

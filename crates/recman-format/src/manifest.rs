@@ -1,0 +1,109 @@
+//! The backup manifest: one JSON document per backup, written last and atomically, that
+//! describes everything a restore needs. The repository's manifests are the truth; the catalog
+//! is an index that can be rebuilt from them.
+
+use serde::{Deserialize, Serialize};
+
+pub const MANIFEST_FORMAT: &str = "recman-backup-manifest";
+pub const MANIFEST_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BackupManifest {
+    pub format: String,
+    pub version: u32,
+    pub backup_id: String,
+    pub db_name: String,
+    pub system_identifier: u64,
+    pub pg_version: u32,
+    pub tag: String,
+    pub backup_type: String,
+    /// LSNs as PostgreSQL prints them (X/Y).
+    pub start_lsn: String,
+    pub stop_lsn: String,
+    pub timeline: u32,
+    pub start_wal: String,
+    pub stop_wal: String,
+    /// RFC 3339 times.
+    pub start_time: String,
+    pub stop_time: String,
+    pub stop_next_xid: u64,
+    pub wal_segment_size: u64,
+    pub compression: String,
+    pub channels: u32,
+    pub filesperset: u32,
+    pub maxopenfiles: u32,
+    pub checksums_enabled: bool,
+    /// Contents PostgreSQL returned from the backup-stop call; restore writes them back.
+    pub backup_label: String,
+    pub tablespace_map: String,
+    pub tablespaces: Vec<ManifestTablespace>,
+    pub entries: Vec<ManifestEntry>,
+    pub sets: Vec<ManifestSet>,
+    pub corrupt_blocks: Vec<ManifestCorruptBlock>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestTablespace {
+    pub oid: u32,
+    pub name: String,
+    pub location: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryKind {
+    File,
+    Dir,
+    Symlink,
+}
+
+/// One path of the data directory (tablespace contents appear under pg_tblspc/<oid>/...).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestEntry {
+    pub path: String,
+    pub kind: EntryKind,
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+    pub mtime: i64,
+    /// Bytes backed up (files only); the size when the file was read, not when it was listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crc32c: Option<u32>,
+    /// Backup set holding the file's contents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_no: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_target: Option<String>,
+    /// Blocks whose checksum failed while PostgreSQL was writing them (torn reads, or pages
+    /// newer than the backup start): WAL replay rewrites them, so validation skips them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub volatile_blocks: Vec<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestSet {
+    pub set_no: u32,
+    pub channel: u32,
+    pub pieces: Vec<ManifestPiece>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestPiece {
+    pub piece_no: u32,
+    /// Relative to the repository root.
+    pub path: String,
+    pub size: u64,
+    pub crc32c: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestCorruptBlock {
+    pub path: String,
+    pub block: u32,
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relation: Option<String>,
+    pub detail: String,
+}

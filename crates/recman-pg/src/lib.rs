@@ -1,0 +1,18 @@
+//! The PostgreSQL side of recman: the libpq-style connection, the backup start/stop protocol,
+//! facts read from the server or from a data directory offline, and WAL naming.
+//!
+//! What differs between PostgreSQL majors lives in [`version`], so that the rest of recman
+//! never compares version numbers itself.
+
+mod conn;
+mod control;
+mod error;
+mod lsn;
+mod session;
+pub mod version;
+
+pub use conn::{ConnTarget, resolve_conninfo};
+pub use control::{DataDirFacts, read_data_dir_facts};
+pub use error::PgError;
+pub use lsn::{Lsn, WalName, wal_segments_between};
+pub use session::{BackupStart, BackupStop, Session, Tablespace};

@@ -1,0 +1,237 @@
+use crate::conn::ConnTarget;
+use crate::version::{self, VersionFacts};
+use crate::{Lsn, PgError};
+use postgres::{Client, NoTls};
+
+/// One connection to the target cluster. A non-exclusive backup belongs to the session that
+/// started it, so the same `Session` must live from `backup_start` to `backup_stop`; if the
+/// process dies in between, the server ends the backup by itself when the connection drops.
+pub struct Session {
+    client: Client,
+    target: ConnTarget,
+    pub version_num: u32,
+    pub version: VersionFacts,
+    pub data_directory: String,
+    pub system_identifier: u64,
+    pub checksums_enabled: bool,
+    pub wal_segment_size: u64,
+    pub archive_mode: String,
+    pub archive_command: String,
+    pub wal_level: String,
+    pub in_recovery: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct BackupStart {
+    pub lsn: Lsn,
+    pub timeline: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct BackupStop {
+    pub lsn: Lsn,
+    pub backup_label: String,
+    pub tablespace_map: String,
+    /// First transaction id not yet started when the backup ended: an xid target at or above
+    /// it is certainly after this backup.
+    pub next_xid: u64,
+    /// Timeline named by the backup label.
+    pub timeline: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tablespace {
+    pub oid: u32,
+    pub name: String,
+    pub location: String,
+}
+
+impl Session {
+    pub fn connect(target: &ConnTarget) -> Result<Session, PgError> {
+        let mut client = target.config.connect(NoTls).map_err(|e| PgError::Connect {
+            target: target.display.clone(),
+            reason: error_text(&e),
+        })?;
+        let t = &target.display;
+        let show = |c: &mut Client, name: &str| -> Result<String, PgError> {
+            let row = c.query_one(&format!("show {name}"), &[]).map_err(|e| PgError::query(t, name, error_text(&e)))?;
+            Ok(row.get::<_, String>(0))
+        };
+        let version_num: u32 = show(&mut client, "server_version_num")?.parse().unwrap_or(0);
+        let version = version::facts(version_num).ok_or_else(|| PgError::Unsupported { version: version_num.to_string() })?;
+        let data_directory = show(&mut client, "data_directory")?;
+        let checksums_enabled = show(&mut client, "data_checksums")? == "on";
+        let wal_segment_size = parse_size(&show(&mut client, "wal_segment_size")?);
+        let archive_mode = show(&mut client, "archive_mode")?;
+        let archive_command = show(&mut client, "archive_command")?;
+        let wal_level = show(&mut client, "wal_level")?;
+        let row = client
+            .query_one("select system_identifier::text, pg_is_in_recovery() from pg_control_system()", &[])
+            .map_err(|e| PgError::query(t, "pg_control_system()", error_text(&e)))?;
+        let system_identifier = row.get::<_, String>(0).parse().unwrap_or(0);
+        let in_recovery = row.get(1);
+        Ok(Session {
+            client,
+            target: target.clone(),
+            version_num,
+            version,
+            data_directory,
+            system_identifier,
+            checksums_enabled,
+            wal_segment_size,
+            archive_mode,
+            archive_command,
+            wal_level,
+            in_recovery,
+        })
+    }
+
+    pub fn target(&self) -> &str {
+        &self.target.display
+    }
+
+    fn err(&self, what: &str, e: postgres::Error) -> PgError {
+        PgError::query(&self.target.display, what, error_text(&e))
+    }
+
+    /// Starts a non-exclusive backup with an immediate checkpoint, so the backup does not wait
+    /// for the next scheduled one.
+    pub fn backup_start(&mut self, label: &str) -> Result<BackupStart, PgError> {
+        let sql = self.version.backup_start_sql;
+        let row = self.client.query_one(sql, &[&label, &true]).map_err(|e| self.err("backup start", e))?;
+        let lsn: Lsn = row.get::<_, String>(0).parse()?;
+        let row = self
+            .client
+            .query_one("select timeline_id from pg_control_checkpoint()", &[])
+            .map_err(|e| self.err("pg_control_checkpoint()", e))?;
+        let timeline = row.get::<_, i32>(0) as u32;
+        Ok(BackupStart { lsn, timeline })
+    }
+
+    pub fn backup_stop(&mut self) -> Result<BackupStop, PgError> {
+        let sql = self.version.backup_stop_sql;
+        let row = self.client.query_one(sql, &[]).map_err(|e| self.err("backup stop", e))?;
+        let lsn: Lsn = row.get::<_, String>(0).parse()?;
+        let backup_label: String = row.get(1);
+        let tablespace_map: Option<String> = row.get(2);
+        let row = self
+            .client
+            .query_one("select pg_snapshot_xmax(pg_current_snapshot())::text", &[])
+            .map_err(|e| self.err("pg_current_snapshot()", e))?;
+        let next_xid = row.get::<_, String>(0).parse().unwrap_or(0);
+        let timeline = backup_label
+            .lines()
+            .find_map(|l| l.strip_prefix("START TIMELINE:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(1);
+        Ok(BackupStop { lsn, backup_label, tablespace_map: tablespace_map.unwrap_or_default(), next_xid, timeline })
+    }
+
+    /// Forces a switch to a new WAL segment so the current one is archived now.
+    pub fn switch_wal(&mut self) -> Result<Lsn, PgError> {
+        let row = self.client.query_one("select pg_switch_wal()::text", &[]).map_err(|e| self.err("pg_switch_wal()", e))?;
+        row.get::<_, String>(0).parse()
+    }
+
+    pub fn tablespaces(&mut self) -> Result<Vec<Tablespace>, PgError> {
+        let rows = self
+            .client
+            .query(
+                "select oid::int8, spcname::text, pg_tablespace_location(oid) from pg_tablespace \
+                 where spcname not in ('pg_default', 'pg_global') order by oid",
+                &[],
+            )
+            .map_err(|e| self.err("pg_tablespace", e))?;
+        Ok(rows
+            .iter()
+            .map(|r| Tablespace { oid: r.get::<_, i64>(0) as u32, name: r.get(1), location: r.get(2) })
+            .collect())
+    }
+
+    /// The archiver's view: the last segment it archived and whether it is failing.
+    pub fn archiver_status(&mut self) -> Result<(Option<String>, Option<String>), PgError> {
+        let row = self
+            .client
+            .query_one("select last_archived_wal, last_failed_wal from pg_stat_archiver", &[])
+            .map_err(|e| self.err("pg_stat_archiver", e))?;
+        Ok((row.get(0), row.get(1)))
+    }
+
+    /// Name of a relation from its file identity, for corruption reports; needs a connection
+    /// to the relation's own database, so it opens one briefly.
+    pub fn relation_name(&mut self, db_oid: Option<u32>, ts_oid: Option<u32>, relfilenode: u32) -> Option<String> {
+        let dbname = match db_oid {
+            Some(oid) => {
+                let row = self
+                    .client
+                    .query_opt("select datname::text from pg_database where oid = $1::int8::oid", &[&(oid as i64)])
+                    .ok()??;
+                row.get::<_, String>(0)
+            }
+            None => self.target.config.get_dbname().unwrap_or("postgres").to_string(),
+        };
+        let mut config = self.target.config.clone();
+        config.dbname(&dbname);
+        let mut c = config.connect(NoTls).ok()?;
+        let row = c
+            .query_opt(
+                "select pg_filenode_relation($1::int8::oid, $2::int8::oid)::regclass::text",
+                &[&(ts_oid.unwrap_or(0) as i64), &(relfilenode as i64)],
+            )
+            .ok()??;
+        let rel: Option<String> = row.get(0);
+        rel.map(|r| format!("{dbname}.{r}"))
+    }
+
+    /// Runs a statement on the target (RMAN's SQL '...'); returns rows as text.
+    pub fn simple_query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, PgError> {
+        let msgs = self.client.simple_query(sql).map_err(|e| self.err("sql", e))?;
+        Ok(msgs
+            .into_iter()
+            .filter_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(r) => {
+                    Some((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
+                }
+                _ => None,
+            })
+            .collect())
+    }
+}
+
+/// The server's own message when there is one: postgres::Error's Display hides it.
+fn error_text(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => db.message().to_string(),
+        None => {
+            let mut s = e.to_string();
+            let mut src = std::error::Error::source(e);
+            while let Some(inner) = src {
+                s = format!("{s}: {inner}");
+                src = inner.source();
+            }
+            s
+        }
+    }
+}
+
+/// Parses PostgreSQL's unit-suffixed sizes such as "16MB".
+fn parse_size(s: &str) -> u64 {
+    let s = s.trim();
+    let digits: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let n: u64 = digits.parse().unwrap_or(16);
+    match s[digits.len()..].trim() {
+        "kB" => n << 10,
+        "MB" => n << 20,
+        "GB" => n << 30,
+        _ => n,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sizes() {
+        assert_eq!(super::parse_size("16MB"), 16 << 20);
+        assert_eq!(super::parse_size("1GB"), 1 << 30);
+    }
+}
