@@ -151,7 +151,9 @@ impl Catalog {
     ) -> Result<Vec<BackupRecord>, CatalogError> {
         let sql = format!("SELECT {BACKUP_COLS} FROM backup {filter} ORDER BY start_time, id");
         let mut stmt = self.conn.prepare_cached(&sql).map_err(self.sql(context))?;
-        let rows = stmt.query_map(params, backup_row).map_err(self.sql(context))?;
+        let rows = stmt
+            .query_map(params, backup_row)
+            .map_err(self.sql(context))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(self.sql(context))
     }
@@ -210,8 +212,15 @@ impl Catalog {
                 let size = to_i64("piece size", p.size)?;
                 let raw = to_i64("piece raw size", p.raw_bytes)?;
                 ins.execute((
-                    &p.backup_id, p.set_no, p.piece_no, p.channel, &p.path, size, p.crc32c,
-                    p.file_count, raw,
+                    &p.backup_id,
+                    p.set_no,
+                    p.piece_no,
+                    p.channel,
+                    &p.path,
+                    size,
+                    p.crc32c,
+                    p.file_count,
+                    raw,
                 ))
                 .map_err(self.sql(format!("recording piece {} of backup {}", p.path, b.id)))?;
             }
@@ -222,11 +231,18 @@ impl Catalog {
                 )
                 .map_err(self.sql(ctx.as_str()))?;
             for c in corrupt {
-                ins.execute((&c.backup_id, &c.path, c.block, &c.kind, &c.relation, &c.detail))
-                    .map_err(self.sql(format!(
-                        "recording corrupt block {} of {} in backup {}",
-                        c.block, c.path, b.id
-                    )))?;
+                ins.execute((
+                    &c.backup_id,
+                    &c.path,
+                    c.block,
+                    &c.kind,
+                    &c.relation,
+                    &c.detail,
+                ))
+                .map_err(self.sql(format!(
+                    "recording corrupt block {} of {} in backup {}",
+                    c.block, c.path, b.id
+                )))?;
             }
         }
         tx.commit().map_err(self.sql(ctx))?;

@@ -92,7 +92,10 @@ impl Catalog {
     }
 
     /// Builds the error for a failed statement, naming what was being done.
-    pub(crate) fn sql(&self, context: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> CatalogError {
+    pub(crate) fn sql(
+        &self,
+        context: impl Into<String>,
+    ) -> impl FnOnce(rusqlite::Error) -> CatalogError {
         let (path, context) = (self.path.clone(), context.into());
         move |source| CatalogError::Sqlite {
             path,
@@ -122,7 +125,9 @@ impl Catalog {
     /// A setting stored in the catalog (RMAN's CONFIGURE), if set.
     pub fn config(&self, name: &str) -> Result<Option<String>, CatalogError> {
         self.conn
-            .query_row("SELECT value FROM config WHERE name = ?1", [name], |r| r.get(0))
+            .query_row("SELECT value FROM config WHERE name = ?1", [name], |r| {
+                r.get(0)
+            })
             .optional()
             .map_err(self.sql(format!("reading setting {name}")))
     }

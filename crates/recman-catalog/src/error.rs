@@ -82,7 +82,9 @@ pub enum CatalogError {
     )]
     CatalogMissing { path: PathBuf },
 
-    #[error("catalog schema {found} is newer than this recman supports ({supported}); hint: upgrade recman")]
+    #[error(
+        "catalog schema {found} is newer than this recman supports ({supported}); hint: upgrade recman"
+    )]
     SchemaTooNew { found: u32, supported: u32 },
 
     #[error(
@@ -91,9 +93,7 @@ pub enum CatalogError {
     )]
     Busy { path: PathBuf, holder: LockHolder },
 
-    #[error(
-        "path {rel:?} is not inside the repository; hint: use a relative path without `..`"
-    )]
+    #[error("path {rel:?} is not inside the repository; hint: use a relative path without `..`")]
     BadPath { rel: String },
 
     #[error("cannot {action} {}: {source}", path.display())]
@@ -132,7 +132,9 @@ pub enum CatalogError {
     #[error("backup {id} is not in the catalog; hint: list the backups with `recman list backup`")]
     BackupNotFound { id: String },
 
-    #[error("{what} {value} does not fit the catalog's 63-bit integers; hint: this is a bug, please report it")]
+    #[error(
+        "{what} {value} does not fit the catalog's 63-bit integers; hint: this is a bug, please report it"
+    )]
     OutOfRange { what: &'static str, value: u64 },
 
     #[error("catalog {}: {detail}; hint: the catalog is damaged, restore catalog.db from a copy of the repository", path.display())]
@@ -140,7 +142,11 @@ pub enum CatalogError {
 }
 
 impl CatalogError {
-    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+        source: std::io::Error,
+    ) -> Self {
         CatalogError::Io {
             action,
             path: path.into(),

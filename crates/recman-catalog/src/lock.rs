@@ -40,7 +40,10 @@ impl RepoLock {
             });
         }
         // One line, so a command name with a newline cannot forge fields.
-        let what: String = what.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+        let what: String = what
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
         let line = format!(
             "pid={} command={} since={}\n",
             std::process::id(),

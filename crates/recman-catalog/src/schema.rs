@@ -124,9 +124,11 @@ pub(crate) fn current_version(conn: &Connection) -> rusqlite::Result<u32> {
     if has_table.is_none() {
         return Ok(0);
     }
-    conn.query_row("SELECT COALESCE(MAX(version), 0) FROM schema_version", [], |r| {
-        r.get(0)
-    })
+    conn.query_row(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+        [],
+        |r| r.get(0),
+    )
 }
 
 /// Brings the catalog to [`SCHEMA_VERSION`], or refuses a newer one untouched.
@@ -188,7 +190,8 @@ mod tests {
         let v2 = [MIGRATIONS[0], "CREATE TABLE extra (x INTEGER);"];
         migrate_to(&mut conn, &v2, 2).ok().unwrap();
         assert_eq!(current_version(&conn).unwrap(), 2);
-        conn.execute("INSERT INTO extra (x) VALUES (1)", []).unwrap();
+        conn.execute("INSERT INTO extra (x) VALUES (1)", [])
+            .unwrap();
 
         // A build that only knows schema 1 must refuse the catalog, not touch it.
         match migrate_to(&mut conn, v1, 3) {

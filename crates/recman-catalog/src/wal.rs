@@ -38,7 +38,14 @@ impl Catalog {
             ))
             .and_then(|mut s| {
                 s.execute((
-                    w.db_id, &w.name, w.timeline, &w.path, size, stored, w.crc32c, w.archived_at,
+                    w.db_id,
+                    &w.name,
+                    w.timeline,
+                    &w.path,
+                    size,
+                    stored,
+                    w.crc32c,
+                    w.archived_at,
                 ))
             })
             .map_err(self.sql(ctx))?;

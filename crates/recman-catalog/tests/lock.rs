@@ -34,10 +34,7 @@ fn second_open_in_same_process_is_refused_until_drop() {
         "{msg}"
     );
     // Even the same Repository cannot take it twice: the lock guards commands, not handles.
-    assert!(matches!(
-        repo.lock("again"),
-        Err(CatalogError::Busy { .. })
-    ));
+    assert!(matches!(repo.lock("again"), Err(CatalogError::Busy { .. })));
 
     drop(guard);
     let g2 = other.lock("delete obsolete").unwrap();
@@ -78,7 +75,12 @@ fn lock_held_by_another_process_and_freed_by_its_death() {
     let repo = Repository::create(tmp.path()).unwrap();
 
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "lock_child_helper", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "lock_child_helper",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ENV, tmp.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -97,7 +99,10 @@ fn lock_held_by_another_process_and_freed_by_its_death() {
         panic!("expected busy, got {err}");
     };
     assert_eq!(holder.pid, Some(child.id()));
-    assert!(err.to_string().contains(&format!("(pid {})", child.id())), "{err}");
+    assert!(
+        err.to_string().contains(&format!("(pid {})", child.id())),
+        "{err}"
+    );
 
     // SIGKILL: no destructor runs, the kernel alone must release the lock.
     child.kill().unwrap();

@@ -53,7 +53,10 @@ fn create_refuses_existing_repository() {
     let err = Repository::create(tmp.path()).unwrap_err();
     assert!(matches!(err, CatalogError::AlreadyExists { .. }), "{err}");
     let msg = err.to_string();
-    assert!(msg.contains("already exists") && msg.contains("hint:"), "{msg}");
+    assert!(
+        msg.contains("already exists") && msg.contains("hint:"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -91,7 +94,9 @@ fn open_dir_without_marker_is_not_a_repository() {
     let r = tmp.path().display();
     assert_eq!(
         err.to_string(),
-        format!("{r} is not a recman repository; hint: create it with `recman create catalog --repo {r}`")
+        format!(
+            "{r} is not a recman repository; hint: create it with `recman create catalog --repo {r}`"
+        )
     );
 }
 
@@ -108,7 +113,14 @@ fn open_refuses_unknown_marker_version_and_garbage() {
     .unwrap();
     let err = Repository::open(tmp.path()).unwrap_err();
     assert!(
-        matches!(err, CatalogError::UnsupportedRepositoryVersion { found: 7, supported: 1, .. }),
+        matches!(
+            err,
+            CatalogError::UnsupportedRepositoryVersion {
+                found: 7,
+                supported: 1,
+                ..
+            }
+        ),
         "{err}"
     );
     assert!(err.to_string().contains("format version 7"), "{err}");

@@ -5,7 +5,11 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
-#[command(name = "recman", version, about = "A recovery manager for PostgreSQL in the spirit of Oracle RMAN")]
+#[command(
+    name = "recman",
+    version,
+    about = "A recovery manager for PostgreSQL in the spirit of Oracle RMAN"
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,

@@ -18,12 +18,19 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
     };
     match cli.command {
-        Command::Create { what: CreateWhat::Catalog } => {
+        Command::Create {
+            what: CreateWhat::Catalog,
+        } => {
             let repo = repo_path(&g)?;
             let r = Repository::create(&repo)?;
-            say(&format!("created repository and catalog at {}", r.root().display()));
+            say(&format!(
+                "created repository and catalog at {}",
+                r.root().display()
+            ));
         }
-        Command::Register { what: RegisterWhat::Database { name } } => {
+        Command::Register {
+            what: RegisterWhat::Database { name },
+        } => {
             let repo = open_repo(&g)?;
             let pgdata = g.pgdata.clone();
             let target = recman_pg::resolve_conninfo(g.target.as_deref())?;
@@ -33,19 +40,35 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 if facts.system_identifier != session.system_identifier {
                     bail!(
                         "data directory {} (system identifier {}) does not belong to the server at {} (system identifier {}); hint: point --pgdata and --target at the same cluster",
-                        p.display(), facts.system_identifier, session.target(), session.system_identifier
+                        p.display(),
+                        facts.system_identifier,
+                        session.target(),
+                        session.system_identifier
                     );
                 }
             }
-            let dir = pgdata.map(|p| p.display().to_string()).unwrap_or_else(|| session.data_directory.clone());
+            let dir = pgdata
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| session.data_directory.clone());
             let _ = session.simple_query("select 1")?;
-            let db = repo.catalog().register_database(&name, session.system_identifier, session.version_num, &dir)?;
+            let db = repo.catalog().register_database(
+                &name,
+                session.system_identifier,
+                session.version_num,
+                &dir,
+            )?;
             say(&format!(
                 "registered database {} (system identifier {}, PostgreSQL {}, data directory {}) in repository {}",
-                db.name, db.system_identifier, db.pg_version, db.pgdata, repo.root().display()
+                db.name,
+                db.system_identifier,
+                db.pg_version,
+                db.pgdata,
+                repo.root().display()
             ));
         }
-        Command::Backup { what: BackupWhat::Database(a) } => {
+        Command::Backup {
+            what: BackupWhat::Database(a),
+        } => {
             let ctx = context(&g)?;
             let opts = recman_engine::BackupOptions {
                 channels: a.channels,
@@ -60,17 +83,32 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             for c in &r.corrupt {
                 eprintln!(
                     "recman: warning: corrupt block accepted (--maxcorrupt {}): file {} block {}{}: {}",
-                    opts.maxcorrupt, c.path, c.block, c.relation.as_ref().map(|r| format!(" (relation {r})")).unwrap_or_default(), c.detail
+                    opts.maxcorrupt,
+                    c.path,
+                    c.block,
+                    c.relation
+                        .as_ref()
+                        .map(|r| format!(" (relation {r})"))
+                        .unwrap_or_default(),
+                    c.detail
                 );
             }
             let b = &r.record;
             say(&format!(
                 "backup {} tag {} completed: {} files, {} sets, {} read, {} written, {:.1}s, status {}",
-                b.id, b.tag, b.file_count, r.sets, crate::list::size(b.db_bytes), crate::list::size(b.written_bytes),
-                r.elapsed.as_secs_f64(), b.status.as_str()
+                b.id,
+                b.tag,
+                b.file_count,
+                r.sets,
+                crate::list::size(b.db_bytes),
+                crate::list::size(b.written_bytes),
+                r.elapsed.as_secs_f64(),
+                b.status.as_str()
             ));
         }
-        Command::Restore { what: RestoreWhat::Database(a) } => {
+        Command::Restore {
+            what: RestoreWhat::Database(a),
+        } => {
             let ctx = context(&g)?;
             let target = if let Some(t) = &a.until_time {
                 RecoveryTarget::parse_time(t)?
@@ -100,46 +138,84 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let r = recman_engine::restore_database(&ctx, &opts, &bar)?;
             say(&format!(
                 "restored backup {} (tag {}) to {}: {} files, {} in {:.1}s",
-                r.backup_id, r.tag, r.to.display(), r.files, crate::list::size(r.bytes), r.elapsed.as_secs_f64()
+                r.backup_id,
+                r.tag,
+                r.to.display(),
+                r.files,
+                crate::list::size(r.bytes),
+                r.elapsed.as_secs_f64()
             ));
-            say(&format!("recovery target: {}; settings written to postgresql.auto.conf:", opts.target));
+            say(&format!(
+                "recovery target: {}; settings written to postgresql.auto.conf:",
+                opts.target
+            ));
             for s in &r.recovery_settings {
                 say(&format!("  {s}"));
             }
             say("start PostgreSQL on it to recover and open it (pg_ctl -D DIR start)");
         }
-        Command::Validate { what: ValidateWhat::Database } => {
-            let pgdata = g.pgdata.clone().ok_or_else(|| anyhow!("validate database needs --pgdata DIR (or RECMAN_PGDATA)"))?;
-            let conninfo = g.target.clone().or_else(|| std::env::var("PGHOST").ok().map(|_| String::new()));
+        Command::Validate {
+            what: ValidateWhat::Database,
+        } => {
+            let pgdata = g.pgdata.clone().ok_or_else(|| {
+                anyhow!("validate database needs --pgdata DIR (or RECMAN_PGDATA)")
+            })?;
+            let conninfo = g
+                .target
+                .clone()
+                .or_else(|| std::env::var("PGHOST").ok().map(|_| String::new()));
             let r = recman_engine::validate_database(&pgdata, conninfo.as_deref(), &bar)?;
             say(&format!(
                 "validated {}: {} files ({} relation files, {} pages, {}), data checksums {}",
-                pgdata.display(), r.files, r.relation_files, r.pages, crate::list::size(r.bytes), if r.checksums_enabled { "on" } else { "off" }
+                pgdata.display(),
+                r.files,
+                r.relation_files,
+                r.pages,
+                crate::list::size(r.bytes),
+                if r.checksums_enabled { "on" } else { "off" }
             ));
             if !r.corrupt.blocks.is_empty() {
                 for l in r.corrupt.lines() {
                     eprintln!("recman: corrupt block: {l}");
                 }
-                bail!("{} corrupt block(s) found in {}; hint: the files listed above need repair (restore, or REINDEX for an index)", r.corrupt.blocks.len(), pgdata.display());
+                bail!(
+                    "{} corrupt block(s) found in {}; hint: the files listed above need repair (restore, or REINDEX for an index)",
+                    r.corrupt.blocks.len(),
+                    pgdata.display()
+                );
             }
             say("no corrupt blocks found");
         }
-        Command::Validate { what: ValidateWhat::Backup { which } } => {
+        Command::Validate {
+            what: ValidateWhat::Backup { which },
+        } => {
             let ctx = context(&g)?;
             let r = recman_engine::validate_backup(&ctx, which.as_deref(), &bar)?;
             say(&format!(
                 "validated backup {} (tag {}): {} pieces, {} files, {} pages, {}, {} wal segments",
-                r.backup_id, r.tag, r.pieces, r.files, r.pages, crate::list::size(r.bytes), r.wal_segments
+                r.backup_id,
+                r.tag,
+                r.pieces,
+                r.files,
+                r.pages,
+                crate::list::size(r.bytes),
+                r.wal_segments
             ));
             if !r.corrupt.blocks.is_empty() {
                 for l in r.corrupt.lines() {
                     eprintln!("recman: corrupt block: {l}");
                 }
-                bail!("{} corrupt block(s) in backup {}", r.corrupt.blocks.len(), r.backup_id);
+                bail!(
+                    "{} corrupt block(s) in backup {}",
+                    r.corrupt.blocks.len(),
+                    r.backup_id
+                );
             }
             say("backup is intact");
         }
-        Command::List { what: ListWhat::Backup { json } } => {
+        Command::List {
+            what: ListWhat::Backup { json },
+        } => {
             let ctx = context(&g)?;
             crate::list::list_backup(&ctx, json)?;
         }
@@ -159,7 +235,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             match recman_engine::archive_get(&repo, &db, &name, &dest)? {
                 recman_engine::ArchiveGetOutcome::Restored { .. } => {}
                 recman_engine::ArchiveGetOutcome::NotFound { name } => {
-                    eprintln!("recman: {name} is not in repository {}", repo.root().display());
+                    eprintln!(
+                        "recman: {name} is not in repository {}",
+                        repo.root().display()
+                    );
                     return Ok(ExitCode::FAILURE);
                 }
             }
@@ -174,7 +253,11 @@ fn repo_path(g: &Global) -> Result<PathBuf> {
 }
 
 fn absolute(p: &Path) -> Result<PathBuf> {
-    Ok(if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir()?.join(p) })
+    Ok(if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(p)
+    })
 }
 
 fn open_repo(g: &Global) -> Result<Repository> {
@@ -184,5 +267,10 @@ fn open_repo(g: &Global) -> Result<Repository> {
 fn context(g: &Global) -> Result<Context> {
     let repo = open_repo(g)?;
     let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
-    Ok(Context { repo, db, pgdata: g.pgdata.clone(), conninfo: g.target.clone() })
+    Ok(Context {
+        repo,
+        db,
+        pgdata: g.pgdata.clone(),
+        conninfo: g.target.clone(),
+    })
 }

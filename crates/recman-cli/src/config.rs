@@ -16,11 +16,22 @@ pub struct FileConfig {
 
 /// Fills what flags and environment left unset from the config file, if any.
 pub fn merge(mut g: Global) -> Result<Global> {
-    let Some(path) = g.config.clone() else { return Ok(g) };
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("cannot read config file {}; hint: check --config / RECMAN_CONFIG", path.display()))?;
-    let fc: FileConfig = toml::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db", path.display(), e.message()))?;
+    let Some(path) = g.config.clone() else {
+        return Ok(g);
+    };
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "cannot read config file {}; hint: check --config / RECMAN_CONFIG",
+            path.display()
+        )
+    })?;
+    let fc: FileConfig = toml::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db",
+            path.display(),
+            e.message()
+        )
+    })?;
     g.repo = g.repo.or(fc.repo);
     g.pgdata = g.pgdata.or(fc.pgdata);
     g.target = g.target.or(fc.target);

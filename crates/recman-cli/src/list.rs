@@ -13,13 +13,21 @@ pub fn size(b: u64) -> String {
         v /= 1024.0;
         i += 1;
     }
-    if i == 0 { format!("{b} B") } else { format!("{v:.1} {}", U[i]) }
+    if i == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", U[i])
+    }
 }
 
 fn time(micros: Option<i64>) -> String {
     micros
         .and_then(chrono::DateTime::from_timestamp_micros)
-        .map(|t| t.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M:%S").to_string())
+        .map(|t| {
+            t.with_timezone(&chrono::Local)
+                .format("%Y-%m-%d %H:%M:%S")
+                .to_string()
+        })
         .unwrap_or_default()
 }
 
@@ -70,7 +78,20 @@ pub fn list_backup(ctx: &Context, json: bool) -> Result<()> {
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(["ID", "Tag", "Type", "Status", "Start LSN", "Stop LSN", "Start time", "Duration", "DB size", "Written", "Ch", "Compression"]);
+    t.set_header([
+        "ID",
+        "Tag",
+        "Type",
+        "Status",
+        "Start LSN",
+        "Stop LSN",
+        "Start time",
+        "Duration",
+        "DB size",
+        "Written",
+        "Ch",
+        "Compression",
+    ]);
     for b in &backups {
         t.add_row([
             b.id.clone(),
@@ -80,7 +101,9 @@ pub fn list_backup(ctx: &Context, json: bool) -> Result<()> {
             Lsn(b.start_lsn).to_string(),
             b.stop_lsn.map(|l| Lsn(l).to_string()).unwrap_or_default(),
             time(Some(b.start_time)),
-            b.stop_time.map(|s| format!("{:.1}s", (s - b.start_time) as f64 / 1e6)).unwrap_or_default(),
+            b.stop_time
+                .map(|s| format!("{:.1}s", (s - b.start_time) as f64 / 1e6))
+                .unwrap_or_default(),
             size(b.db_bytes),
             size(b.written_bytes),
             b.channels.to_string(),

@@ -12,7 +12,11 @@ pub struct Bar {
 
 impl Bar {
     pub fn new(quiet: bool, verbose: bool) -> Bar {
-        Bar { bar: Mutex::new(None), enabled: !quiet && std::io::stderr().is_terminal(), verbose: verbose && !quiet }
+        Bar {
+            bar: Mutex::new(None),
+            enabled: !quiet && std::io::stderr().is_terminal(),
+            verbose: verbose && !quiet,
+        }
     }
 }
 
@@ -23,9 +27,11 @@ impl Progress for Bar {
         }
         let b = ProgressBar::new(total);
         b.set_style(
-            ProgressStyle::with_template("{msg:>8} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
-                .expect("static template")
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{msg:>8} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+            )
+            .expect("static template")
+            .progress_chars("=> "),
         );
         b.set_message(what.to_string());
         *self.bar.lock().expect("progress lock") = Some(b);

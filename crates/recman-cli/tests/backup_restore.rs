@@ -29,10 +29,58 @@ fn matrix_of_channels_filesperset_maxopenfiles_and_compression() {
     let setup = Setup::new();
     setup.cluster.pgbench_init(3);
     let configs: [(&[&str], &[&str]); 4] = [
-        (&["--channels", "1", "--filesperset", "64", "--maxopenfiles", "8", "--compress", "none"], &[]),
-        (&["--channels", "3", "--filesperset", "4", "--maxopenfiles", "1", "--compress", "lz4"], &["--channels", "3"]),
-        (&["--channels", "3", "--filesperset", "1", "--maxopenfiles", "8", "--compress", "zstd"], &["--channels", "2"]),
-        (&["--channels", "1", "--filesperset", "4", "--maxopenfiles", "1", "--compress", "zstd:1"], &[]),
+        (
+            &[
+                "--channels",
+                "1",
+                "--filesperset",
+                "64",
+                "--maxopenfiles",
+                "8",
+                "--compress",
+                "none",
+            ],
+            &[],
+        ),
+        (
+            &[
+                "--channels",
+                "3",
+                "--filesperset",
+                "4",
+                "--maxopenfiles",
+                "1",
+                "--compress",
+                "lz4",
+            ],
+            &["--channels", "3"],
+        ),
+        (
+            &[
+                "--channels",
+                "3",
+                "--filesperset",
+                "1",
+                "--maxopenfiles",
+                "8",
+                "--compress",
+                "zstd",
+            ],
+            &["--channels", "2"],
+        ),
+        (
+            &[
+                "--channels",
+                "1",
+                "--filesperset",
+                "4",
+                "--maxopenfiles",
+                "1",
+                "--compress",
+                "zstd:1",
+            ],
+            &[],
+        ),
     ];
     for (b, r) in configs {
         backup_while_writing_then_restore(&setup, b, r);
@@ -64,19 +112,40 @@ fn tablespace_outside_the_data_directory_restored_in_place_and_elsewhere() {
     // To a new location while the original is still in use.
     let (_new_tmp, new_root) = new_scratch_dir();
     let new_ts = new_root.join("ts1-restored");
-    let (_keep, to) = setup.restore(&["--tablespace-map", &format!("{}={}", ts.display(), new_ts.display())]);
-    let link = std::fs::read_link(to.join("pg_tblspc").read_dir().unwrap().next().unwrap().unwrap().path()).unwrap();
+    let (_keep, to) = setup.restore(&[
+        "--tablespace-map",
+        &format!("{}={}", ts.display(), new_ts.display()),
+    ]);
+    let link = std::fs::read_link(
+        to.join("pg_tblspc")
+            .read_dir()
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path(),
+    )
+    .unwrap();
     assert_eq!(link, new_ts);
     let r = start_and_compare(&to, &expected);
     assert_eq!(r.psql("select count(*) from in_ts"), "20100");
-    assert!(r.psql("select pg_tablespace_location(oid) from pg_tablespace where spcname = 'ts1'").contains("ts1-restored"));
+    assert!(
+        r.psql("select pg_tablespace_location(oid) from pg_tablespace where spcname = 'ts1'")
+            .contains("ts1-restored")
+    );
     drop(r);
 
     // In place: refused while the location holds files, then done after it is cleared.
     let (_t2, d2) = new_scratch_dir();
     let err = recman_err(setup.args(&["restore", "database", "--to", path_str(&d2.join("again"))]));
-    assert!(err.contains("tablespace location") && err.contains("not empty"), "{err}");
-    assert!(!d2.join("again").exists(), "a refused restore created its directory");
+    assert!(
+        err.contains("tablespace location") && err.contains("not empty"),
+        "{err}"
+    );
+    assert!(
+        !d2.join("again").exists(),
+        "a refused restore created its directory"
+    );
     c.stop();
     std::fs::remove_dir_all(&ts).unwrap();
     let (_keep2, to2) = setup.restore(&[]);

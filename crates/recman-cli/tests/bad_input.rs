@@ -33,7 +33,11 @@ fn unknown_options_and_missing_repositories() {
     assert_clear(&out, &["not a recman repository", "create catalog"]);
     let out = recman(["--repo", path_str(&dir), "create", "catalog"]);
     assert_clear(&out, &["not empty"]);
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "create catalog wrote into a non-empty directory");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        1,
+        "create catalog wrote into a non-empty directory"
+    );
 
     let out = recman(["list", "backup"]);
     assert_clear(&out, &["no repository", "--repo"]);
@@ -45,18 +49,54 @@ fn unreachable_server_unregistered_cluster_and_wrong_data_directory() {
     // Unregistered: a fresh repository.
     let (_t, other_repo) = new_repo();
     recman_ok(["--repo", path_str(&other_repo), "create", "catalog"]);
-    let out = recman(["--repo", path_str(&other_repo), "--pgdata", path_str(&setup.cluster.pgdata), "--target", &setup.cluster.conninfo(), "backup", "database"]);
+    let out = recman([
+        "--repo",
+        path_str(&other_repo),
+        "--pgdata",
+        path_str(&setup.cluster.pgdata),
+        "--target",
+        &setup.cluster.conninfo(),
+        "backup",
+        "database",
+    ]);
     assert_clear(&out, &["no database is registered", "register database"]);
 
-    let out = recman(["--repo", path_str(&setup.repo), "--pgdata", path_str(&setup.cluster.pgdata), "--target", "host=/nonexistent-socket-dir port=1 user=postgres", "backup", "database"]);
+    let out = recman([
+        "--repo",
+        path_str(&setup.repo),
+        "--pgdata",
+        path_str(&setup.cluster.pgdata),
+        "--target",
+        "host=/nonexistent-socket-dir port=1 user=postgres",
+        "backup",
+        "database",
+    ]);
     assert_clear(&out, &["cannot connect", "hint"]);
 
     // Another cluster's data directory with this server.
-    let other = Cluster::init_with(ClusterOpts { start: false, ..Default::default() });
-    let out = recman(["--repo", path_str(&setup.repo), "--pgdata", path_str(&other.pgdata), "--target", &setup.cluster.conninfo(), "backup", "database"]);
+    let other = Cluster::init_with(ClusterOpts {
+        start: false,
+        ..Default::default()
+    });
+    let out = recman([
+        "--repo",
+        path_str(&setup.repo),
+        "--pgdata",
+        path_str(&other.pgdata),
+        "--target",
+        &setup.cluster.conninfo(),
+        "backup",
+        "database",
+    ]);
     assert_clear(&out, &["does not belong", "hint"]);
     assert!(setup.backups().is_empty(), "a refused backup was recorded");
-    assert!(!setup.repo.join("main/backup").exists() || std::fs::read_dir(setup.repo.join("main/backup")).unwrap().count() == 0);
+    assert!(
+        !setup.repo.join("main/backup").exists()
+            || std::fs::read_dir(setup.repo.join("main/backup"))
+                .unwrap()
+                .count()
+                == 0
+    );
 }
 
 #[test]
@@ -67,11 +107,21 @@ fn restore_into_non_empty_directory_is_refused() {
     std::fs::write(dir.join("precious"), b"keep me").unwrap();
     let out = recman(setup.args(&["restore", "database", "--to", path_str(&dir)]));
     assert_clear(&out, &["not empty", "nothing was written", "hint"]);
-    let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(names, ["precious"]);
     assert_eq!(std::fs::read(dir.join("precious")).unwrap(), b"keep me");
 
-    let out = recman(setup.args(&["restore", "database", "--to", path_str(&dir.join("x")), "--until-lsn", "not-an-lsn"]));
+    let out = recman(setup.args(&[
+        "restore",
+        "database",
+        "--to",
+        path_str(&dir.join("x")),
+        "--until-lsn",
+        "not-an-lsn",
+    ]));
     assert_clear(&out, &["invalid LSN", "hint"]);
     let out = recman(setup.args(&["backup", "database", "--compress", "gzip"]));
     assert_clear(&out, &["--compress", "gzip"]);

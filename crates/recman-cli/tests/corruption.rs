@@ -10,7 +10,11 @@ use flows::*;
 use std::os::unix::fs::FileExt;
 
 fn flip(path: &std::path::Path, offset: u64) {
-    let f = std::fs::OpenOptions::new().read(true).write(true).open(path).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
     let mut b = [0u8; 1];
     f.read_at(&mut b, offset).unwrap();
     b[0] ^= 0xff;
@@ -36,15 +40,32 @@ fn corrupt_page_reported_by_validate_and_backup() {
 
     c.start();
     let err = setup.err(&["backup", "database", "--tag", "STRICT"]);
-    assert!(err.contains(&rel) && err.contains("block 2") && err.contains("maxcorrupt"), "{err}");
+    assert!(
+        err.contains(&rel) && err.contains("block 2") && err.contains("maxcorrupt"),
+        "{err}"
+    );
     assert!(err.contains("victim"), "relation name missing: {err}");
     let list = setup.backups();
     assert_eq!(list.last().unwrap()["status"], "FAILED");
 
-    let out = recman(setup.args(&["backup", "database", "--maxcorrupt", "1", "--tag", "TOLERANT"]));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = recman(setup.args(&[
+        "backup",
+        "database",
+        "--maxcorrupt",
+        "1",
+        "--tag",
+        "TOLERANT",
+    ]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(&format!("file {rel} block 2")), "the accepted block must be listed: {err}");
+    assert!(
+        err.contains(&format!("file {rel} block 2")),
+        "the accepted block must be listed: {err}"
+    );
     assert_eq!(setup.backups().last().unwrap()["status"], "AVAILABLE");
     // The known corrupt block does not make the backup itself fail validation.
     setup.ok(&["validate", "backup", "TOLERANT"]);
@@ -74,6 +95,11 @@ fn damaged_piece_caught_by_validate_and_restore() {
     let to = scratch.join("r");
     let err = recman_err(setup.args(&["restore", "database", "--to", path_str(&to)]));
     assert!(err.contains(&name), "{err}");
-    let leftover: Vec<_> = std::fs::read_dir(&to).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
-    assert!(leftover.is_empty(), "restore left files behind: {leftover:?}");
+    let leftover: Vec<_> = std::fs::read_dir(&to)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(
+        leftover.is_empty(),
+        "restore left files behind: {leftover:?}"
+    );
 }

@@ -35,7 +35,10 @@ fn recovery_to_time_lsn_and_xid() {
     std::thread::sleep(Duration::from_millis(1200));
     c.psql("insert into markers(id) values (3)");
     c.switch_wal_and_wait_archived();
-    assert_eq!(c.psql("select string_agg(id::text, ',' order by id) from markers"), "1,2,3");
+    assert_eq!(
+        c.psql("select string_agg(id::text, ',' order by id) from markers"),
+        "1,2,3"
+    );
 
     assert_eq!(restored_markers(&setup, &["--until-time", &time_1_2]), "1");
     assert_eq!(restored_markers(&setup, &["--until-lsn", &lsn_2_3]), "1,2");
@@ -45,7 +48,17 @@ fn recovery_to_time_lsn_and_xid() {
     // A target before every backup is refused before anything is written.
     let (_t, dir) = new_scratch_dir();
     let to = dir.join("too-early");
-    let err = recman_err(setup.args(&["restore", "database", "--to", path_str(&to), "--until-time", "2001-01-01 00:00:00+00"]));
-    assert!(err.contains("no backup is consistent before") && err.contains("hint"), "{err}");
+    let err = recman_err(setup.args(&[
+        "restore",
+        "database",
+        "--to",
+        path_str(&to),
+        "--until-time",
+        "2001-01-01 00:00:00+00",
+    ]));
+    assert!(
+        err.contains("no backup is consistent before") && err.contains("hint"),
+        "{err}"
+    );
     assert!(!to.exists());
 }

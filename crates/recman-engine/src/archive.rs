@@ -1,8 +1,8 @@
 //! WAL in and out of the repository, for archive_command and restore_command. Each WAL file is
 //! stored as a one-file piece: the same chunk checksums and compression as backups.
 
-use crate::util::{now_micros, wal_path};
 use crate::EngineError;
+use crate::util::{now_micros, wal_path};
 use recman_catalog::{DbRecord, Repository, WalRecord};
 use recman_format::{Compression, PieceHeader, PieceReader, PieceWriter, Record, SetFile};
 use std::io::{BufReader, Write};
@@ -12,28 +12,47 @@ const WAL_CHUNK: usize = 1 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArchivePushOutcome {
-    Archived { name: String, stored_size: u64 },
+    Archived {
+        name: String,
+        stored_size: u64,
+    },
     /// The same content was archived before (PostgreSQL retries after a crash).
-    AlreadyArchived { name: String },
+    AlreadyArchived {
+        name: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArchiveGetOutcome {
-    Restored { name: String, size: u64 },
+    Restored {
+        name: String,
+        size: u64,
+    },
     /// Not in the repository: PostgreSQL asks for files that may not exist (the end of WAL,
     /// history files), and treats this answer as "none".
-    NotFound { name: String },
+    NotFound {
+        name: String,
+    },
 }
 
 fn timeline_of(name: &str) -> u32 {
-    name.get(..8).and_then(|t| u32::from_str_radix(t, 16).ok()).unwrap_or(0)
+    name.get(..8)
+        .and_then(|t| u32::from_str_radix(t, 16).ok())
+        .unwrap_or(0)
 }
 
-pub fn archive_push(repo: &Repository, db: &DbRecord, path: &Path, compression: Compression) -> Result<ArchivePushOutcome, EngineError> {
+pub fn archive_push(
+    repo: &Repository,
+    db: &DbRecord,
+    path: &Path,
+    compression: Compression,
+) -> Result<ArchivePushOutcome, EngineError> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .ok_or_else(|| EngineError::Invalid(format!("{} is not a WAL file path", path.display())))?;
+        .ok_or_else(|| {
+            EngineError::Invalid(format!("{} is not a WAL file path", path.display()))
+        })?;
     let data = std::fs::read(path).map_err(|e| EngineError::io("read WAL file", path, e))?;
     let crc = crc32c::crc32c(&data);
     let cat = repo.catalog();
@@ -45,7 +64,12 @@ pub fn archive_push(repo: &Repository, db: &DbRecord, path: &Path, compression: 
         }
         return Err(EngineError::Wal(format!(
             "wal file {name} is already archived in repository {} with different content (size {} crc {:08x}, now size {} crc {:08x}); refusing to overwrite it; hint: two clusters may be archiving into database {:?}: give each its own registration, or remove the wrong one",
-            repo.root().display(), prev.size, prev.crc32c, data.len(), crc, db.name
+            repo.root().display(),
+            prev.size,
+            prev.crc32c,
+            data.len(),
+            crc,
+            db.name
         )));
     }
     let rel = wal_path(&db.name, &name);
@@ -57,16 +81,22 @@ pub fn archive_push(repo: &Repository, db: &DbRecord, path: &Path, compression: 
         piece_no: 0,
         compression,
         created_unix: now_micros() / 1_000_000,
-        files: vec![SetFile { index: 0, path: name.clone() }],
+        files: vec![SetFile {
+            index: 0,
+            path: name.clone(),
+        }],
     };
     let sink = repo.create_atomic(&rel)?;
     let mut w = PieceWriter::new(sink, &header).map_err(|e| EngineError::piece(&rel, e))?;
     for (i, chunk) in data.chunks(WAL_CHUNK).enumerate() {
-        w.write_chunk(0, (i * WAL_CHUNK) as u64, chunk).map_err(|e| EngineError::piece(&rel, e))?;
+        w.write_chunk(0, (i * WAL_CHUNK) as u64, chunk)
+            .map_err(|e| EngineError::piece(&rel, e))?;
     }
-    w.end_file(0, data.len() as u64, crc).map_err(|e| EngineError::piece(&rel, e))?;
+    w.end_file(0, data.len() as u64, crc)
+        .map_err(|e| EngineError::piece(&rel, e))?;
     let (mut sink, summary) = w.finish().map_err(|e| EngineError::piece(&rel, e))?;
-    sink.flush().map_err(|e| EngineError::io("write", repo.path(&rel), e))?;
+    sink.flush()
+        .map_err(|e| EngineError::io("write", repo.path(&rel), e))?;
     sink.commit()?;
     cat.add_wal(&WalRecord {
         db_id: db.id,
@@ -78,11 +108,18 @@ pub fn archive_push(repo: &Repository, db: &DbRecord, path: &Path, compression: 
         crc32c: crc,
         archived_at: now_micros(),
     })?;
-    Ok(ArchivePushOutcome::Archived { name, stored_size: summary.size })
+    Ok(ArchivePushOutcome::Archived {
+        name,
+        stored_size: summary.size,
+    })
 }
 
 /// Reads one archived WAL file and returns its verified content.
-pub(crate) fn read_wal(repo: &Repository, db: &DbRecord, name: &str) -> Result<Option<Vec<u8>>, EngineError> {
+pub(crate) fn read_wal(
+    repo: &Repository,
+    db: &DbRecord,
+    name: &str,
+) -> Result<Option<Vec<u8>>, EngineError> {
     let rel = wal_path(&db.name, name);
     let path = repo.path(&rel);
     let f = match std::fs::File::open(&path) {
@@ -95,9 +132,14 @@ pub(crate) fn read_wal(repo: &Repository, db: &DbRecord, name: &str) -> Result<O
     let mut end = None;
     while let Some(rec) = r.next().map_err(|e| EngineError::piece(&rel, e))? {
         match rec {
-            Record::Chunk { file_offset, data, .. } => {
+            Record::Chunk {
+                file_offset, data, ..
+            } => {
                 if file_offset != out.len() as u64 {
-                    return Err(EngineError::Wal(format!("archived wal file {} has a gap at offset {file_offset}; hint: the file is damaged, archive it again from the server if it still has it", path.display())));
+                    return Err(EngineError::Wal(format!(
+                        "archived wal file {} has a gap at offset {file_offset}; hint: the file is damaged, archive it again from the server if it still has it",
+                        path.display()
+                    )));
                 }
                 out.extend_from_slice(&data);
             }
@@ -106,7 +148,9 @@ pub(crate) fn read_wal(repo: &Repository, db: &DbRecord, name: &str) -> Result<O
     }
     r.finish().map_err(|e| EngineError::piece(&rel, e))?;
     match end {
-        Some((size, crc)) if size == out.len() as u64 && crc == crc32c::crc32c(&out) => Ok(Some(out)),
+        Some((size, crc)) if size == out.len() as u64 && crc == crc32c::crc32c(&out) => {
+            Ok(Some(out))
+        }
         _ => Err(EngineError::Wal(format!(
             "archived wal file {} does not match its recorded size and checksum; hint: the file is damaged, archive it again from the server if it still has it",
             path.display()
@@ -114,9 +158,16 @@ pub(crate) fn read_wal(repo: &Repository, db: &DbRecord, name: &str) -> Result<O
     }
 }
 
-pub fn archive_get(repo: &Repository, db: &DbRecord, name: &str, dest: &Path) -> Result<ArchiveGetOutcome, EngineError> {
+pub fn archive_get(
+    repo: &Repository,
+    db: &DbRecord,
+    name: &str,
+    dest: &Path,
+) -> Result<ArchiveGetOutcome, EngineError> {
     let Some(data) = read_wal(repo, db, name)? else {
-        return Ok(ArchiveGetOutcome::NotFound { name: name.to_string() });
+        return Ok(ArchiveGetOutcome::NotFound {
+            name: name.to_string(),
+        });
     };
     // PostgreSQL may read the destination as soon as it exists: write aside, then rename.
     let tmp = dest.with_extension("recman-tmp");
@@ -130,5 +181,8 @@ pub fn archive_get(repo: &Repository, db: &DbRecord, name: &str, dest: &Path) ->
         let _ = std::fs::remove_file(&tmp);
         EngineError::io("write", dest, e)
     })?;
-    Ok(ArchiveGetOutcome::Restored { name: name.to_string(), size: data.len() as u64 })
+    Ok(ArchiveGetOutcome::Restored {
+        name: name.to_string(),
+        size: data.len() as u64,
+    })
 }

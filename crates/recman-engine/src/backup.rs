@@ -47,13 +47,19 @@ pub struct BackupReport {
     pub elapsed: Duration,
 }
 
-pub fn backup_database(ctx: &Context, opts: &BackupOptions, progress: &dyn Progress) -> Result<BackupReport, EngineError> {
+pub fn backup_database(
+    ctx: &Context,
+    opts: &BackupOptions,
+    progress: &dyn Progress,
+) -> Result<BackupReport, EngineError> {
     let t0 = Instant::now();
     let pgdata = ctx.pgdata.as_deref().ok_or_else(|| {
         EngineError::Invalid("backup needs the cluster's data directory; hint: pass --pgdata DIR or set RECMAN_PGDATA".into())
     })?;
     if opts.channels == 0 || opts.filesperset == 0 || opts.maxopenfiles == 0 {
-        return Err(EngineError::Invalid("--channels, --filesperset and --maxopenfiles must be at least 1".into()));
+        return Err(EngineError::Invalid(
+            "--channels, --filesperset and --maxopenfiles must be at least 1".into(),
+        ));
     }
     let facts = recman_pg::read_data_dir_facts(pgdata)?;
     let target = resolve_conninfo(ctx.conninfo.as_deref())?;
@@ -62,15 +68,24 @@ pub fn backup_database(ctx: &Context, opts: &BackupOptions, progress: &dyn Progr
     let _lock = ctx.repo.lock("backup database")?;
     let cat = ctx.repo.catalog();
     // Under the lock no other backup can be running: a RUNNING one was interrupted.
-    for id in cat.fail_running_backups(ctx.db.id, "interrupted: the process running it ended before it completed")? {
+    for id in cat.fail_running_backups(
+        ctx.db.id,
+        "interrupted: the process running it ended before it completed",
+    )? {
         let _ = std::fs::remove_dir_all(ctx.repo.path(&backup_dir(&ctx.db.name, &id)));
-        progress.message(&format!("marked interrupted backup {id} FAILED and removed its pieces"));
+        progress.message(&format!(
+            "marked interrupted backup {id} FAILED and removed its pieces"
+        ));
     }
 
     let started = chrono::Utc::now();
     let stamp = started.format("%Y%m%dT%H%M%S").to_string();
     let id = format!("B{stamp}{:03}", started.timestamp_subsec_millis());
-    let tag = opts.tag.clone().map(|t| t.to_uppercase()).unwrap_or_else(|| format!("TAG{stamp}"));
+    let tag = opts
+        .tag
+        .clone()
+        .map(|t| t.to_uppercase())
+        .unwrap_or_else(|| format!("TAG{stamp}"));
     let start = session.backup_start(&format!("recman {id}"))?;
     let seg = session.wal_segment_size;
     let mut rec = BackupRecord {
@@ -102,7 +117,12 @@ pub fn backup_database(ctx: &Context, opts: &BackupOptions, progress: &dyn Progr
     let dir = backup_dir(&ctx.db.name, &id);
     let result = run(ctx, opts, progress, &mut session, &mut rec, pgdata, &dir);
     match result {
-        Ok((sets, corrupt)) => Ok(BackupReport { record: rec, sets, corrupt, elapsed: t0.elapsed() }),
+        Ok((sets, corrupt)) => Ok(BackupReport {
+            record: rec,
+            sets,
+            corrupt,
+            elapsed: t0.elapsed(),
+        }),
         Err(e) => {
             rec.status = BackupStatus::Failed;
             rec.error = Some(e.to_string());
@@ -115,25 +135,41 @@ pub fn backup_database(ctx: &Context, opts: &BackupOptions, progress: &dyn Progr
     }
 }
 
-fn check_target(ctx: &Context, pgdata: &Path, facts: &recman_pg::DataDirFacts, s: &Session) -> Result<(), EngineError> {
+fn check_target(
+    ctx: &Context,
+    pgdata: &Path,
+    facts: &recman_pg::DataDirFacts,
+    s: &Session,
+) -> Result<(), EngineError> {
     if facts.system_identifier != s.system_identifier {
         return Err(EngineError::Invalid(format!(
             "data directory {} (system identifier {}) does not belong to the server at {} (system identifier {}); hint: point --pgdata and --target at the same cluster",
-            pgdata.display(), facts.system_identifier, s.target(), s.system_identifier
+            pgdata.display(),
+            facts.system_identifier,
+            s.target(),
+            s.system_identifier
         )));
     }
-    if let (Ok(a), Ok(b)) = (std::fs::canonicalize(pgdata), std::fs::canonicalize(&s.data_directory))
-        && a != b
+    if let (Ok(a), Ok(b)) = (
+        std::fs::canonicalize(pgdata),
+        std::fs::canonicalize(&s.data_directory),
+    ) && a != b
     {
         return Err(EngineError::Invalid(format!(
             "--pgdata {} is not the data directory of the server at {} ({}); hint: a copy of the cluster shares its identifier, point --pgdata at {}",
-            pgdata.display(), s.target(), s.data_directory, s.data_directory
+            pgdata.display(),
+            s.target(),
+            s.data_directory,
+            s.data_directory
         )));
     }
     if s.system_identifier != ctx.db.system_identifier {
         return Err(EngineError::Invalid(format!(
             "the server at {} (system identifier {}) is not database {:?} registered in this repository (system identifier {}); hint: register it under another name with `recman register database --name NAME`",
-            s.target(), s.system_identifier, ctx.db.name, ctx.db.system_identifier
+            s.target(),
+            s.system_identifier,
+            ctx.db.name,
+            ctx.db.system_identifier
         )));
     }
     if s.in_recovery {
@@ -145,7 +181,10 @@ fn check_target(ctx: &Context, pgdata: &Path, facts: &recman_pg::DataDirFacts, s
     if s.archive_mode == "off" || s.wal_level == "minimal" {
         return Err(EngineError::Invalid(format!(
             "cannot back up the server at {}: archive_mode is {} and wal_level is {}; an online backup needs its WAL archived; hint: set wal_level = replica, archive_mode = on and archive_command = 'recman --repo {} archive-push %p', then restart PostgreSQL",
-            s.target(), s.archive_mode, s.wal_level, ctx.repo.root().display()
+            s.target(),
+            s.archive_mode,
+            s.wal_level,
+            ctx.repo.root().display()
         )));
     }
     Ok(())
@@ -153,11 +192,23 @@ fn check_target(ctx: &Context, pgdata: &Path, facts: &recman_pg::DataDirFacts, s
 
 type RunResult = Result<(usize, Vec<CorruptBlock>), EngineError>;
 
-fn run(ctx: &Context, opts: &BackupOptions, progress: &dyn Progress, session: &mut Session, rec: &mut BackupRecord, pgdata: &Path, dir: &str) -> RunResult {
+fn run(
+    ctx: &Context,
+    opts: &BackupOptions,
+    progress: &dyn Progress,
+    session: &mut Session,
+    rec: &mut BackupRecord,
+    pgdata: &Path,
+    dir: &str,
+) -> RunResult {
     let scan = scan_data_dir(pgdata)?;
     let tablespaces = session.tablespaces()?;
     let sizes: Vec<u64> = scan.files.iter().map(|f| f.size).collect();
-    let settings = PlanSettings { channels: opts.channels, filesperset: opts.filesperset, maxopenfiles: opts.maxopenfiles };
+    let settings = PlanSettings {
+        channels: opts.channels,
+        filesperset: opts.filesperset,
+        maxopenfiles: opts.maxopenfiles,
+    };
     let the_plan = plan(&sizes, settings);
     progress.message(&format!(
         "backup {} of database {}: {} files, {} bytes, {} sets over {} channel(s), {} files per set",
@@ -199,7 +250,14 @@ fn run(ctx: &Context, opts: &BackupOptions, progress: &dyn Progress, session: &m
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(EngineError::Invalid("a channel thread panicked".into())))).collect()
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(EngineError::Invalid("a channel thread panicked".into()))
+                })
+            })
+            .collect()
     });
     progress.finish();
     let mut sets = Vec::new();
@@ -208,7 +266,12 @@ fn run(ctx: &Context, opts: &BackupOptions, progress: &dyn Progress, session: &m
         match o {
             Ok(v) => sets.extend(v),
             // The cancellation notice of the other channels is not the cause.
-            Err(e) if first_err.is_none() || matches!(first_err, Some(EngineError::Invalid(ref m)) if m.contains("cancelled")) => first_err = Some(e),
+            Err(e)
+                if first_err.is_none()
+                    || matches!(first_err, Some(EngineError::Invalid(ref m)) if m.contains("cancelled")) =>
+            {
+                first_err = Some(e)
+            }
             Err(_) => {}
         }
     }
@@ -232,7 +295,10 @@ fn run(ctx: &Context, opts: &BackupOptions, progress: &dyn Progress, session: &m
                 continue;
             }
             let f = &scan.files[fo.index];
-            let relation = f.relfile.as_ref().and_then(|r| session.relation_name(r.db_oid, r.tablespace_oid, r.relfilenode));
+            let relation = f
+                .relfile
+                .as_ref()
+                .and_then(|r| session.relation_name(r.db_oid, r.tablespace_oid, r.relfilenode));
             if fo.verdicts.corrupt.len() as u32 > opts.maxcorrupt {
                 over_limit.push(format!("{} ({} corrupt)", f.rel, fo.verdicts.corrupt.len()));
             }
@@ -252,7 +318,10 @@ fn run(ctx: &Context, opts: &BackupOptions, progress: &dyn Progress, session: &m
         let list: Vec<String> = corrupt.iter().map(describe_corrupt).collect();
         return Err(EngineError::Corrupt(format!(
             "backup {} failed: exceeded the limit of {} corrupt block(s) per file in {}; corrupt blocks: {}; hint: repair the relation, or accept the blocks with --maxcorrupt N",
-            rec.id, opts.maxcorrupt, over_limit.join(", "), list.join("; ")
+            rec.id,
+            opts.maxcorrupt,
+            over_limit.join(", "),
+            list.join("; ")
         )));
     }
     wait_for_wal(ctx, session, &needed, opts.archive_timeout)?;
@@ -280,7 +349,12 @@ fn run(ctx: &Context, opts: &BackupOptions, progress: &dyn Progress, session: &m
         msets.push(ManifestSet {
             set_no: so.set_no,
             channel: so.channel,
-            pieces: vec![ManifestPiece { piece_no: 1, path: so.piece_path.clone(), size: so.size, crc32c: so.crc32c }],
+            pieces: vec![ManifestPiece {
+                piece_no: 1,
+                path: so.piece_path.clone(),
+                size: so.size,
+                crc32c: so.crc32c,
+            }],
         });
     }
     msets.sort_by_key(|s| s.set_no);
@@ -331,16 +405,31 @@ fn run(ctx: &Context, opts: &BackupOptions, progress: &dyn Progress, session: &m
         checksums_enabled: session.checksums_enabled,
         backup_label: stop.backup_label.clone(),
         tablespace_map: stop.tablespace_map.clone(),
-        tablespaces: tablespaces.iter().map(|t| ManifestTablespace { oid: t.oid, name: t.name.clone(), location: t.location.clone() }).collect(),
+        tablespaces: tablespaces
+            .iter()
+            .map(|t| ManifestTablespace {
+                oid: t.oid,
+                name: t.name.clone(),
+                location: t.location.clone(),
+            })
+            .collect(),
         entries,
         sets: msets,
         corrupt_blocks: corrupt
             .iter()
-            .map(|c| ManifestCorruptBlock { path: c.path.clone(), block: c.block, kind: c.kind.clone(), relation: c.relation.clone(), detail: c.detail.clone() })
+            .map(|c| ManifestCorruptBlock {
+                path: c.path.clone(),
+                block: c.block,
+                kind: c.kind.clone(),
+                relation: c.relation.clone(),
+                detail: c.detail.clone(),
+            })
             .collect(),
     };
-    let json = serde_json::to_vec_pretty(&manifest).map_err(|e| EngineError::Invalid(format!("cannot encode manifest: {e}")))?;
-    ctx.repo.write_atomic(&format!("{dir}/manifest.json"), &json)?;
+    let json = serde_json::to_vec_pretty(&manifest)
+        .map_err(|e| EngineError::Invalid(format!("cannot encode manifest: {e}")))?;
+    ctx.repo
+        .write_atomic(&format!("{dir}/manifest.json"), &json)?;
     rec.status = BackupStatus::Available;
     ctx.repo.catalog().complete_backup(rec, &pieces, &corrupt)?;
     Ok((sets.len(), corrupt))
@@ -348,14 +437,22 @@ fn run(ctx: &Context, opts: &BackupOptions, progress: &dyn Progress, session: &m
 
 pub(crate) fn describe_corrupt(c: &CorruptBlock) -> String {
     match &c.relation {
-        Some(r) => format!("file {} block {} (relation {}): {}", c.path, c.block, r, c.detail),
+        Some(r) => format!(
+            "file {} block {} (relation {}): {}",
+            c.path, c.block, r, c.detail
+        ),
         None => format!("file {} block {}: {}", c.path, c.block, c.detail),
     }
 }
 
 /// Waits until every WAL segment from the backup's start to its stop is in the repository:
 /// only then can the backup be restored to a consistent state.
-fn wait_for_wal(ctx: &Context, session: &mut Session, needed: &[WalName], timeout: Duration) -> Result<(), EngineError> {
+fn wait_for_wal(
+    ctx: &Context,
+    session: &mut Session,
+    needed: &[WalName],
+    timeout: Duration,
+) -> Result<(), EngineError> {
     let deadline = Instant::now() + timeout;
     let cat = ctx.repo.catalog();
     for w in needed {
@@ -372,7 +469,9 @@ fn wait_for_wal(ctx: &Context, session: &mut Session, needed: &[WalName], timeou
                 };
                 return Err(EngineError::Wal(format!(
                     "wal segment {name} needed by the backup did not reach repository {} within {}s ({why}); hint: check archive_command on the server (currently {:?}) and the server log",
-                    ctx.repo.root().display(), timeout.as_secs(), session.archive_command
+                    ctx.repo.root().display(),
+                    timeout.as_secs(),
+                    session.archive_command
                 )));
             }
             std::thread::sleep(Duration::from_millis(100));

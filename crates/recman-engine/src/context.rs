@@ -17,7 +17,11 @@ pub fn open_repository(path: &Path) -> Result<Repository, EngineError> {
 
 /// Finds the registered database a command means: by name when given, else the only one in
 /// the repository, else the one whose system identifier matches `pgdata`.
-pub fn resolve_database(repo: &Repository, name: Option<&str>, pgdata: Option<&Path>) -> Result<DbRecord, EngineError> {
+pub fn resolve_database(
+    repo: &Repository,
+    name: Option<&str>,
+    pgdata: Option<&Path>,
+) -> Result<DbRecord, EngineError> {
     let root = repo.root().display().to_string();
     if let Some(name) = name {
         return repo.catalog().database(name)?.ok_or_else(|| {
@@ -36,7 +40,11 @@ pub fn resolve_database(repo: &Repository, name: Option<&str>, pgdata: Option<&P
             if let Some(pgdata) = pgdata
                 && let Ok(facts) = recman_pg::read_data_dir_facts(pgdata)
             {
-                let mut m: Vec<_> = all.iter().filter(|d| d.system_identifier == facts.system_identifier).cloned().collect();
+                let mut m: Vec<_> = all
+                    .iter()
+                    .filter(|d| d.system_identifier == facts.system_identifier)
+                    .cloned()
+                    .collect();
                 if m.len() == 1 {
                     return Ok(m.remove(0));
                 }

@@ -11,10 +11,16 @@ pub enum EngineError {
     Catalog(#[from] CatalogError),
     #[error(transparent)]
     Pg(#[from] PgError),
-    #[error("backup piece {piece} is damaged: {source}; hint: run `recman validate backup` to check the other backups and restore from an intact one with --from-tag")]
+    #[error(
+        "backup piece {piece} is damaged: {source}; hint: run `recman validate backup` to check the other backups and restore from an intact one with --from-tag"
+    )]
     Piece { piece: String, source: FormatError },
     #[error("cannot {op} {path}: {source}")]
-    Io { op: &'static str, path: PathBuf, source: std::io::Error },
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// A refused request; the text carries its own hint.
     #[error("{0}")]
     Invalid(String),
@@ -26,9 +32,16 @@ pub enum EngineError {
 
 impl EngineError {
     pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        EngineError::Io { op, path: path.into(), source }
+        EngineError::Io {
+            op,
+            path: path.into(),
+            source,
+        }
     }
     pub(crate) fn piece(piece: impl Into<String>, source: FormatError) -> Self {
-        EngineError::Piece { piece: piece.into(), source }
+        EngineError::Piece {
+            piece: piece.into(),
+            source,
+        }
     }
 }

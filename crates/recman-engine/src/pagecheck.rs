@@ -16,23 +16,39 @@ pub struct PageVerdicts {
     pub corrupt: Vec<(u32, PageFault)>,
 }
 
+/// How to judge the pages of one relation file.
+#[derive(Clone, Copy)]
+pub struct PageRules<'a> {
+    pub relfile: &'a RelFile,
+    pub checksums: bool,
+    /// Pages at or past this LSN are being rewritten by WAL replay anyway.
+    pub start_lsn: Option<u64>,
+    /// Blocks already known to be volatile or corrupt.
+    pub skip: &'a [u32],
+}
+
 /// Checks the whole pages of `buf`, which holds the file's bytes at `file_offset`
 /// (a multiple of BLCKSZ). With `file`, failing pages are re-read and a passing re-read
 /// replaces the page in `buf`; without it (a backup being validated) no re-read is possible.
 pub fn check_chunk(
     file: Option<&File>,
-    relfile: &RelFile,
+    rules: &PageRules,
     file_offset: u64,
     buf: &mut [u8],
-    checksums: bool,
-    start_lsn: Option<u64>,
-    skip: &[u32],
     out: &mut PageVerdicts,
 ) -> std::io::Result<()> {
+    let PageRules {
+        relfile,
+        checksums,
+        start_lsn,
+        skip,
+    } = *rules;
     let first = relfile.first_block() as u64 + file_offset / BLCKSZ as u64;
     for (i, page) in buf.chunks_exact_mut(BLCKSZ).enumerate() {
         let blkno = (first + i as u64) as u32;
-        let Err(fault) = recman_page::verify_page(page, blkno, checksums) else { continue };
+        let Err(fault) = recman_page::verify_page(page, blkno, checksums) else {
+            continue;
+        };
         if skip.contains(&blkno) {
             continue;
         }

@@ -41,7 +41,10 @@ pub fn plan(sizes: &[u64], s: PlanSettings) -> Plan {
     let channels = s.channels.max(1) as usize;
     let n = sizes.len();
     if n == 0 {
-        return Plan { sets: Vec::new(), files_per_set: 0 };
+        return Plan {
+            sets: Vec::new(),
+            files_per_set: 0,
+        };
     }
     let per_channel = n.div_ceil(channels);
     let per_set = (s.filesperset.max(1) as usize).min(per_channel).max(1);
@@ -49,9 +52,12 @@ pub fn plan(sizes: &[u64], s: PlanSettings) -> Plan {
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&i| (Reverse(sizes[i]), i));
     let mut sets: Vec<(Vec<usize>, u64)> = vec![(Vec::new(), 0); n_sets];
-    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = (0..n_sets).map(|i| Reverse((0, i))).collect();
+    let mut heap: BinaryHeap<Reverse<(u64, usize)>> =
+        (0..n_sets).map(|i| Reverse((0, i))).collect();
     for i in order {
-        let Reverse((bytes, k)) = heap.pop().expect("a set with room exists while files remain");
+        let Reverse((bytes, k)) = heap
+            .pop()
+            .expect("a set with room exists while files remain");
         sets[k].0.push(i);
         sets[k].1 = bytes + sizes[i];
         if sets[k].0.len() < per_set {
@@ -60,15 +66,25 @@ pub fn plan(sizes: &[u64], s: PlanSettings) -> Plan {
     }
     sets.retain(|s| !s.0.is_empty());
     sets.sort_by_key(|s| Reverse(s.1));
-    let mut load: BinaryHeap<Reverse<(u64, usize)>> = (0..channels).map(|c| Reverse((0, c))).collect();
+    let mut load: BinaryHeap<Reverse<(u64, usize)>> =
+        (0..channels).map(|c| Reverse((0, c))).collect();
     let mut out = Vec::with_capacity(sets.len());
     for (k, (files, bytes)) in sets.into_iter().enumerate() {
         let Reverse((l, c)) = load.pop().expect("channels > 0");
         load.push(Reverse((l + bytes, c)));
         let mux = (s.maxopenfiles.max(1) as usize).min(files.len()) as u32;
-        out.push(PlannedSet { set_no: k as u32 + 1, channel: c as u32 + 1, files, bytes, mux });
+        out.push(PlannedSet {
+            set_no: k as u32 + 1,
+            channel: c as u32 + 1,
+            files,
+            bytes,
+            mux,
+        });
     }
-    Plan { sets: out, files_per_set: per_set as u32 }
+    Plan {
+        sets: out,
+        files_per_set: per_set as u32,
+    }
 }
 
 #[cfg(test)]
@@ -76,7 +92,11 @@ mod tests {
     use super::*;
 
     fn st(channels: u32, filesperset: u32, maxopenfiles: u32) -> PlanSettings {
-        PlanSettings { channels, filesperset, maxopenfiles }
+        PlanSettings {
+            channels,
+            filesperset,
+            maxopenfiles,
+        }
     }
 
     #[test]
@@ -100,12 +120,16 @@ mod tests {
 
     #[test]
     fn every_file_exactly_once_and_bytes_balanced() {
-        let sizes: Vec<u64> = (0..997).map(|i| ((i * 7919) % 1000) as u64 * 8192 + 1).collect();
+        let sizes: Vec<u64> = (0..997)
+            .map(|i| ((i * 7919) % 1000) as u64 * 8192 + 1)
+            .collect();
         let p = plan(&sizes, st(3, 64, 8));
         let mut seen: Vec<usize> = p.sets.iter().flat_map(|s| s.files.clone()).collect();
         seen.sort();
         assert_eq!(seen, (0..997).collect::<Vec<_>>());
-        let loads: Vec<u64> = (1..=3).map(|c| p.sets_of(c).map(|s| s.bytes).sum()).collect();
+        let loads: Vec<u64> = (1..=3)
+            .map(|c| p.sets_of(c).map(|s| s.bytes).sum())
+            .collect();
         let (mx, mn) = (*loads.iter().max().unwrap(), *loads.iter().min().unwrap());
         assert!(mx - mn <= mx / 20, "channel loads {loads:?}");
         assert!(p.sets.iter().all(|s| s.files.len() <= 64));
@@ -117,7 +141,12 @@ mod tests {
         sizes.extend(std::iter::repeat_n(1 << 20, 100));
         let p = plan(&sizes, st(2, 1, 8));
         let big = p.sets.iter().find(|s| s.files == vec![0]).unwrap();
-        let other: u64 = p.sets.iter().filter(|s| s.channel != big.channel).map(|s| s.bytes).sum();
+        let other: u64 = p
+            .sets
+            .iter()
+            .filter(|s| s.channel != big.channel)
+            .map(|s| s.bytes)
+            .sum();
         assert_eq!(other, 100 << 20);
     }
 }

@@ -42,28 +42,46 @@ pub struct RestoreReport {
 }
 
 pub(crate) fn load_manifest(ctx: &Context, backup_id: &str) -> Result<BackupManifest, EngineError> {
-    let rel = format!("{}/manifest.json", crate::util::backup_dir(&ctx.db.name, backup_id));
+    let rel = format!(
+        "{}/manifest.json",
+        crate::util::backup_dir(&ctx.db.name, backup_id)
+    );
     let path = ctx.repo.path(&rel);
-    let bytes = std::fs::read(&path).map_err(|e| EngineError::io("read backup manifest", &path, e))?;
+    let bytes =
+        std::fs::read(&path).map_err(|e| EngineError::io("read backup manifest", &path, e))?;
     let m: BackupManifest = serde_json::from_slice(&bytes).map_err(|e| {
-        EngineError::Invalid(format!("backup manifest {} is damaged: {e}; hint: restore from another backup with --from-tag", path.display()))
+        EngineError::Invalid(format!(
+            "backup manifest {} is damaged: {e}; hint: restore from another backup with --from-tag",
+            path.display()
+        ))
     })?;
     if m.version > recman_format::manifest::MANIFEST_VERSION {
         return Err(EngineError::Invalid(format!(
-            "backup manifest {} has version {}, newer than this recman understands; hint: upgrade recman", path.display(), m.version
+            "backup manifest {} has version {}, newer than this recman understands; hint: upgrade recman",
+            path.display(),
+            m.version
         )));
     }
     Ok(m)
 }
 
-pub fn restore_database(ctx: &Context, opts: &RestoreOptions, progress: &dyn Progress) -> Result<RestoreReport, EngineError> {
+pub fn restore_database(
+    ctx: &Context,
+    opts: &RestoreOptions,
+    progress: &dyn Progress,
+) -> Result<RestoreReport, EngineError> {
     let t0 = Instant::now();
     let backups = ctx.repo.catalog().backups(ctx.db.id)?;
     let chosen = select_backup(&backups, &opts.target, opts.from_tag.as_deref())?;
     let manifest = load_manifest(ctx, &chosen.id)?;
     let layout = files::Layout::new(&opts.to, &manifest, &opts.tablespace_map)?;
     layout.check_empty()?;
-    progress.message(&format!("restoring backup {} (tag {}) to {}", manifest.backup_id, manifest.tag, opts.to.display()));
+    progress.message(&format!(
+        "restoring backup {} (tag {}) to {}",
+        manifest.backup_id,
+        manifest.tag,
+        opts.to.display()
+    ));
     let created = layout.prepare()?;
     let result = files::restore_files(ctx, &manifest, &layout, opts.channels.max(1), progress)
         .and_then(|(n, bytes)| {
@@ -89,5 +107,7 @@ pub fn restore_database(ctx: &Context, opts: &RestoreOptions, progress: &dyn Pro
 }
 
 pub(crate) fn is_empty_dir(p: &Path) -> bool {
-    std::fs::read_dir(p).map(|mut d| d.next().is_none()).unwrap_or(false)
+    std::fs::read_dir(p)
+        .map(|mut d| d.next().is_none())
+        .unwrap_or(false)
 }

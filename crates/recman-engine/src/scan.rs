@@ -42,7 +42,11 @@ pub fn scan_data_dir(pgdata: &Path) -> Result<Scan, EngineError> {
 }
 
 fn join(rel: &str, name: &str) -> String {
-    if rel.is_empty() { name.to_string() } else { format!("{rel}/{name}") }
+    if rel.is_empty() {
+        name.to_string()
+    } else {
+        format!("{rel}/{name}")
+    }
 }
 
 fn entry(rel: String, kind: EntryKind, md: &std::fs::Metadata) -> ManifestEntry {
@@ -85,10 +89,13 @@ fn walk(dir: &Path, rel: &str, scan: &mut Scan) -> Result<(), EngineError> {
         };
         let ft = md.file_type();
         if ft.is_symlink() {
-            let target = std::fs::read_link(&path).map_err(|e| EngineError::io("read link", &path, e))?;
-            let tmd = std::fs::metadata(&path).map_err(|e| EngineError::io("follow link", &path, e))?;
+            let target =
+                std::fs::read_link(&path).map_err(|e| EngineError::io("read link", &path, e))?;
+            let tmd =
+                std::fs::metadata(&path).map_err(|e| EngineError::io("follow link", &path, e))?;
             // pg_wal moved elsewhere (initdb -X) is kept as a plain empty directory.
-            if tmd.is_dir() && recman_page::exclusion(&child, true) == Some(Exclusion::KeepDirEmpty) {
+            if tmd.is_dir() && recman_page::exclusion(&child, true) == Some(Exclusion::KeepDirEmpty)
+            {
                 scan.entries.push(entry(child, EntryKind::Dir, &tmd));
                 continue;
             }

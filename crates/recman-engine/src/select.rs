@@ -1,12 +1,16 @@
 //! Which backup a restore starts from: the newest AVAILABLE one that is consistent before the
 //! recovery target (RMAN's "least media recovery" rule).
 
-use crate::{EngineError, RecoveryTarget};
 use crate::util::rfc3339;
+use crate::{EngineError, RecoveryTarget};
 use recman_catalog::{BackupRecord, BackupStatus};
 use recman_pg::Lsn;
 
-pub fn select_backup<'a>(backups: &'a [BackupRecord], target: &RecoveryTarget, from_tag: Option<&str>) -> Result<&'a BackupRecord, EngineError> {
+pub fn select_backup<'a>(
+    backups: &'a [BackupRecord],
+    target: &RecoveryTarget,
+    from_tag: Option<&str>,
+) -> Result<&'a BackupRecord, EngineError> {
     let tag = from_tag.map(str::to_uppercase);
     let usable: Vec<&BackupRecord> = backups
         .iter()
@@ -15,8 +19,13 @@ pub fn select_backup<'a>(backups: &'a [BackupRecord], target: &RecoveryTarget, f
         .collect();
     if usable.is_empty() {
         return Err(EngineError::Invalid(match &tag {
-            Some(t) => format!("no available backup has tag {t}; hint: `recman list backup` shows the tags"),
-            None => "no available backup to restore from; hint: take one with `recman backup database`".into(),
+            Some(t) => format!(
+                "no available backup has tag {t}; hint: `recman list backup` shows the tags"
+            ),
+            None => {
+                "no available backup to restore from; hint: take one with `recman backup database`"
+                    .into()
+            }
         }));
     }
     let fits = |b: &BackupRecord| match target {
@@ -25,7 +34,10 @@ pub fn select_backup<'a>(backups: &'a [BackupRecord], target: &RecoveryTarget, f
         RecoveryTarget::Lsn(l) => b.stop_lsn.is_some_and(|s| s <= l.0),
         RecoveryTarget::Xid(x) => b.stop_next_xid.is_some_and(|n| n <= *x),
     };
-    let best = usable.iter().filter(|b| fits(b)).max_by_key(|b| (b.stop_time, b.stop_lsn));
+    let best = usable
+        .iter()
+        .filter(|b| fits(b))
+        .max_by_key(|b| (b.stop_time, b.stop_lsn));
     best.copied().ok_or_else(|| {
         let oldest = usable.iter().min_by_key(|b| b.stop_time).expect("non-empty");
         EngineError::Invalid(format!(

@@ -11,7 +11,9 @@ pub fn rfc3339(micros: i64) -> String {
 }
 
 pub fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_default()
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
 }
 
 /// Relative path of a backup's directory inside the repository.
@@ -22,6 +24,10 @@ pub fn backup_dir(db: &str, backup_id: &str) -> String {
 /// Where an archived WAL file lives: grouped by the first 16 characters (timeline and log)
 /// so that no directory grows past a few hundred entries.
 pub fn wal_path(db: &str, name: &str) -> String {
-    let group = if name.len() >= 16 && name.chars().take(16).all(|c| c.is_ascii_hexdigit()) { &name[..16] } else { "misc" };
+    let group = if name.len() >= 16 && name.chars().take(16).all(|c| c.is_ascii_hexdigit()) {
+        &name[..16]
+    } else {
+        "misc"
+    };
     format!("{db}/wal/{group}/{name}.rmw")
 }

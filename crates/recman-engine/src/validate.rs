@@ -4,7 +4,7 @@
 //! writing anything.
 
 use crate::backup::describe_corrupt;
-use crate::pagecheck::{PageVerdicts, check_chunk, read_full_at};
+use crate::pagecheck::{PageRules, PageVerdicts, check_chunk, read_full_at};
 use crate::restore::load_manifest;
 use crate::{Context, EngineError, Progress, scan_data_dir};
 use recman_catalog::{BackupStatus, CorruptBlock};
@@ -50,7 +50,11 @@ pub struct ValidateBackupReport {
 }
 
 /// Reads every file of `pgdata`; `conninfo`, when the server answers there, names relations.
-pub fn validate_database(pgdata: &Path, conninfo: Option<&str>, progress: &dyn Progress) -> Result<ValidateDatabaseReport, EngineError> {
+pub fn validate_database(
+    pgdata: &Path,
+    conninfo: Option<&str>,
+    progress: &dyn Progress,
+) -> Result<ValidateDatabaseReport, EngineError> {
     let facts = recman_pg::read_data_dir_facts(pgdata)?;
     let mut session = conninfo
         .and_then(|c| recman_pg::resolve_conninfo(Some(c)).ok())
@@ -65,7 +69,10 @@ pub fn validate_database(pgdata: &Path, conninfo: Option<&str>, progress: &dyn P
         }
     };
     let scan = scan_data_dir(pgdata)?;
-    let mut report = ValidateDatabaseReport { checksums_enabled: checksums, ..Default::default() };
+    let mut report = ValidateDatabaseReport {
+        checksums_enabled: checksums,
+        ..Default::default()
+    };
     progress.start("validate", scan.total_bytes());
     let mut buf = vec![0u8; 1 << 20];
     for f in &scan.files {
@@ -79,7 +86,8 @@ pub fn validate_database(pgdata: &Path, conninfo: Option<&str>, progress: &dyn P
             };
             let mut off = 0;
             loop {
-                let n = read_full_at(&file, &mut buf, off).map_err(|e| EngineError::io("read", &f.abs, e))?;
+                let n = read_full_at(&file, &mut buf, off)
+                    .map_err(|e| EngineError::io("read", &f.abs, e))?;
                 off += n as u64;
                 progress.advance(n as u64);
                 if n < buf.len() {
@@ -98,8 +106,21 @@ pub fn validate_database(pgdata: &Path, conninfo: Option<&str>, progress: &dyn P
         let mut verdicts = PageVerdicts::default();
         let mut off = 0u64;
         loop {
-            let n = read_full_at(&file, &mut buf, off).map_err(|e| EngineError::io("read", &f.abs, e))?;
-            check_chunk(Some(&file), rf, off, &mut buf[..n], checksums, None, &[], &mut verdicts).map_err(|e| EngineError::io("re-read", &f.abs, e))?;
+            let n = read_full_at(&file, &mut buf, off)
+                .map_err(|e| EngineError::io("read", &f.abs, e))?;
+            check_chunk(
+                Some(&file),
+                &PageRules {
+                    relfile: rf,
+                    checksums,
+                    start_lsn: None,
+                    skip: &[],
+                },
+                off,
+                &mut buf[..n],
+                &mut verdicts,
+            )
+            .map_err(|e| EngineError::io("re-read", &f.abs, e))?;
             report.pages += (n / recman_page::BLCKSZ) as u64;
             off += n as u64;
             progress.advance(n as u64);
@@ -109,7 +130,9 @@ pub fn validate_database(pgdata: &Path, conninfo: Option<&str>, progress: &dyn P
         }
         report.bytes += off;
         if !verdicts.corrupt.is_empty() {
-            let relation = session.as_mut().and_then(|s| s.relation_name(rf.db_oid, rf.tablespace_oid, rf.relfilenode));
+            let relation = session
+                .as_mut()
+                .and_then(|s| s.relation_name(rf.db_oid, rf.tablespace_oid, rf.relfilenode));
             for (block, fault) in verdicts.corrupt {
                 report.corrupt.blocks.push(CorruptBlock {
                     backup_id: String::new(),
@@ -127,11 +150,20 @@ pub fn validate_database(pgdata: &Path, conninfo: Option<&str>, progress: &dyn P
 }
 
 /// Picks a backup by id or tag (newest with that tag); the newest available when None.
-pub(crate) fn find_backup(ctx: &Context, which: Option<&str>) -> Result<recman_catalog::BackupRecord, EngineError> {
+pub(crate) fn find_backup(
+    ctx: &Context,
+    which: Option<&str>,
+) -> Result<recman_catalog::BackupRecord, EngineError> {
     let all = ctx.repo.catalog().backups(ctx.db.id)?;
     let found = match which {
-        Some(w) => all.iter().rev().find(|b| b.id == w || b.tag.eq_ignore_ascii_case(w)),
-        None => all.iter().rev().find(|b| b.status == BackupStatus::Available),
+        Some(w) => all
+            .iter()
+            .rev()
+            .find(|b| b.id == w || b.tag.eq_ignore_ascii_case(w)),
+        None => all
+            .iter()
+            .rev()
+            .find(|b| b.status == BackupStatus::Available),
     };
     found.cloned().ok_or_else(|| {
         EngineError::Invalid(match which {
@@ -141,63 +173,125 @@ pub(crate) fn find_backup(ctx: &Context, which: Option<&str>) -> Result<recman_c
     })
 }
 
-pub fn validate_backup(ctx: &Context, which: Option<&str>, progress: &dyn Progress) -> Result<ValidateBackupReport, EngineError> {
+pub fn validate_backup(
+    ctx: &Context,
+    which: Option<&str>,
+    progress: &dyn Progress,
+) -> Result<ValidateBackupReport, EngineError> {
     let b = find_backup(ctx, which)?;
     if b.status != BackupStatus::Available {
-        return Err(EngineError::Invalid(format!("backup {} is {}, not AVAILABLE; nothing to validate; hint: `recman list backup` shows its error", b.id, b.status.as_str())));
+        return Err(EngineError::Invalid(format!(
+            "backup {} is {}, not AVAILABLE; nothing to validate; hint: `recman list backup` shows its error",
+            b.id,
+            b.status.as_str()
+        )));
     }
     let m = load_manifest(ctx, &b.id)?;
-    let entries: HashMap<&str, _> = m.entries.iter().filter(|e| e.kind == EntryKind::File).map(|e| (e.path.as_str(), e)).collect();
-    let mut report = ValidateBackupReport { backup_id: b.id.clone(), tag: b.tag.clone(), ..Default::default() };
+    let entries: HashMap<&str, _> = m
+        .entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::File)
+        .map(|e| (e.path.as_str(), e))
+        .collect();
+    let mut report = ValidateBackupReport {
+        backup_id: b.id.clone(),
+        tag: b.tag.clone(),
+        ..Default::default()
+    };
     let start_lsn: Lsn = m.start_lsn.parse()?;
     progress.start("validate", entries.values().filter_map(|e| e.size).sum());
     for set in &m.sets {
         for p in &set.pieces {
             let path = ctx.repo.path(&p.path);
-            let f = File::open(&path).map_err(|e| EngineError::io("open backup piece", &path, e))?;
-            let mut r = PieceReader::open(BufReader::with_capacity(1 << 20, f)).map_err(|e| EngineError::piece(&p.path, e))?;
+            let f =
+                File::open(&path).map_err(|e| EngineError::io("open backup piece", &path, e))?;
+            let mut r = PieceReader::open(BufReader::with_capacity(1 << 20, f))
+                .map_err(|e| EngineError::piece(&p.path, e))?;
             let names: Vec<String> = r.header().files.iter().map(|f| f.path.clone()).collect();
             let mut crcs: HashMap<u32, u32> = HashMap::new();
             let mut verdicts: HashMap<u32, PageVerdicts> = HashMap::new();
             while let Some(rec) = r.next().map_err(|e| EngineError::piece(&p.path, e))? {
                 match rec {
-                    Record::Chunk { file_index, file_offset, mut data } => {
-                        let name = names.get(file_index as usize).map(String::as_str).unwrap_or("");
+                    Record::Chunk {
+                        file_index,
+                        file_offset,
+                        mut data,
+                    } => {
+                        let name = names
+                            .get(file_index as usize)
+                            .map(String::as_str)
+                            .unwrap_or("");
                         let c = crcs.entry(file_index).or_insert(0);
                         *c = crc32c::crc32c_append(*c, &data);
                         if let Some(rf) = recman_page::classify(name) {
-                            let skip = entries.get(name).map(|e| e.volatile_blocks.as_slice()).unwrap_or(&[]);
+                            let skip = entries
+                                .get(name)
+                                .map(|e| e.volatile_blocks.as_slice())
+                                .unwrap_or(&[]);
                             let v = verdicts.entry(file_index).or_default();
-                            check_chunk(None, &rf, file_offset, &mut data, m.checksums_enabled, Some(start_lsn.0), skip, v)
-                                .map_err(|e| EngineError::io("check", &path, e))?;
+                            check_chunk(
+                                None,
+                                &PageRules {
+                                    relfile: &rf,
+                                    checksums: m.checksums_enabled,
+                                    start_lsn: Some(start_lsn.0),
+                                    skip,
+                                },
+                                file_offset,
+                                &mut data,
+                                v,
+                            )
+                            .map_err(|e| EngineError::io("check", &path, e))?;
                             report.pages += (data.len() / recman_page::BLCKSZ) as u64;
                         }
                         report.bytes += data.len() as u64;
                         progress.advance(data.len() as u64);
                     }
-                    Record::FileEnd { file_index, size, crc32c } => {
+                    Record::FileEnd {
+                        file_index,
+                        size,
+                        crc32c,
+                    } => {
                         let name = names.get(file_index as usize).cloned().unwrap_or_default();
                         let running = crcs.remove(&file_index).unwrap_or(0);
                         let e = entries.get(name.as_str());
-                        if running != crc32c || e.is_some_and(|e| e.crc32c != Some(crc32c) || e.size != Some(size)) {
+                        if running != crc32c
+                            || e.is_some_and(|e| e.crc32c != Some(crc32c) || e.size != Some(size))
+                        {
                             return Err(EngineError::Corrupt(format!(
-                                "file {name} in backup piece {} does not match its recorded checksum; hint: the backup is damaged, take a new one and keep this one out of restores", p.path
+                                "file {name} in backup piece {} does not match its recorded checksum; hint: the backup is damaged, take a new one and keep this one out of restores",
+                                p.path
                             )));
                         }
                         report.files += 1;
-                        for (block, fault) in verdicts.remove(&file_index).unwrap_or_default().corrupt {
+                        for (block, fault) in
+                            verdicts.remove(&file_index).unwrap_or_default().corrupt
+                        {
                             // Blocks the backup recorded as corrupt (accepted with MAXCORRUPT) are known, not new.
-                            if m.corrupt_blocks.iter().any(|c| c.path == name && c.block == block) {
+                            if m.corrupt_blocks
+                                .iter()
+                                .any(|c| c.path == name && c.block == block)
+                            {
                                 continue;
                             }
-                            report.corrupt.blocks.push(CorruptBlock { backup_id: b.id.clone(), path: name.clone(), block, kind: fault.kind().into(), relation: None, detail: format!("{fault} (in backup piece {})", p.path) });
+                            report.corrupt.blocks.push(CorruptBlock {
+                                backup_id: b.id.clone(),
+                                path: name.clone(),
+                                block,
+                                kind: fault.kind().into(),
+                                relation: None,
+                                detail: format!("{fault} (in backup piece {})", p.path),
+                            });
                         }
                     }
                 }
             }
             let s = r.finish().map_err(|e| EngineError::piece(&p.path, e))?;
             if s.size != p.size || s.crc32c != p.crc32c {
-                return Err(EngineError::Corrupt(format!("backup piece {} does not match the manifest (size {} crc {:08x}, expected {} {:08x}); hint: the backup is damaged", p.path, s.size, s.crc32c, p.size, p.crc32c)));
+                return Err(EngineError::Corrupt(format!(
+                    "backup piece {} does not match the manifest (size {} crc {:08x}, expected {} {:08x}); hint: the backup is damaged",
+                    p.path, s.size, s.crc32c, p.size, p.crc32c
+                )));
             }
             report.pieces += 1;
         }
@@ -211,7 +305,8 @@ pub fn validate_backup(ctx: &Context, which: Option<&str>, progress: &dyn Progre
             Some(_) => report.wal_segments += 1,
             None => {
                 return Err(EngineError::Wal(format!(
-                    "wal segment {name} needed to make backup {} consistent is missing from the repository; hint: the backup cannot be restored without it", b.id
+                    "wal segment {name} needed to make backup {} consistent is missing from the repository; hint: the backup cannot be restored without it",
+                    b.id
                 )));
             }
         }

@@ -80,8 +80,12 @@ mod tests {
 
     #[test]
     fn combine_matches_direct() {
-        let data: Vec<u8> = (0..70_000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
-        for &split in &[0usize, 1, 2, 3, 7, 8, 31, 32, 1000, 4096, 65_535, 69_999, 70_000] {
+        let data: Vec<u8> = (0..70_000u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
+        for &split in &[
+            0usize, 1, 2, 3, 7, 8, 31, 32, 1000, 4096, 65_535, 69_999, 70_000,
+        ] {
             let (a, b) = data.split_at(split);
             let want = crc32c(&data);
             let got = crc32c_combine(crc32c(a), crc32c(b), b.len() as u64);

@@ -81,11 +81,18 @@ pub enum FormatError {
     #[error("I/O error: {0}")]
     Io(#[from] io::Error),
     #[error("not a recman backup piece: bad {what} magic at offset {piece_offset}")]
-    BadMagic { what: &'static str, piece_offset: u64 },
+    BadMagic {
+        what: &'static str,
+        piece_offset: u64,
+    },
     #[error(
         "unsupported piece format version {major}.{minor} at offset {piece_offset}: this recman reads version {FORMAT_VERSION}.x only (a newer recman wrote this piece?)"
     )]
-    UnsupportedVersion { major: u16, minor: u16, piece_offset: u64 },
+    UnsupportedVersion {
+        major: u16,
+        minor: u16,
+        piece_offset: u64,
+    },
     #[error("piece header at offset 0: {reason}")]
     BadHeader { reason: String },
     #[error("piece header CRC-32C mismatch (stored {stored:#010x}, computed {computed:#010x})")]
@@ -99,14 +106,20 @@ pub enum FormatError {
     #[error("piece truncated at offset {piece_offset}")]
     Truncated { piece_offset: u64 },
     #[error("chunk #{chunk_no} at offset {piece_offset}: decompression failed: {reason}")]
-    Decompress { chunk_no: u64, piece_offset: u64, reason: String },
+    Decompress {
+        chunk_no: u64,
+        piece_offset: u64,
+        reason: String,
+    },
     #[error("index at offset {piece_offset}: {reason}")]
     BadIndex { piece_offset: u64, reason: String },
     #[error("index at offset {piece_offset}: CRC-32C mismatch")]
     IndexChecksum { piece_offset: u64 },
     #[error("footer at offset {piece_offset}: {reason}")]
     BadFooter { piece_offset: u64, reason: String },
-    #[error("whole-piece CRC-32C mismatch: footer says {stored:#010x}, data gives {computed:#010x}")]
+    #[error(
+        "whole-piece CRC-32C mismatch: footer says {stored:#010x}, data gives {computed:#010x}"
+    )]
     PieceChecksum { stored: u32, computed: u32 },
     #[error("unexpected data after the footer at offset {piece_offset}")]
     TrailingData { piece_offset: u64 },
@@ -120,7 +133,9 @@ pub enum FormatError {
     FileAlreadyEnded { file_index: u32 },
     #[error("compressor: {0}")]
     Compressor(String),
-    #[error("invalid compression '{input}': expected none, lz4, zstd (level 3) or zstd:N with N in 1..=19")]
+    #[error(
+        "invalid compression '{input}': expected none, lz4, zstd (level 3) or zstd:N with N in 1..=19"
+    )]
     InvalidCompression { input: String },
 }
 
@@ -151,12 +166,16 @@ impl FromStr for Compression {
     /// Accepts `none`, `lz4`, `zstd` (level 3) and `zstd:N` with `N` in
     /// `1..=19` (ASCII case-insensitive).
     fn from_str(s: &str) -> Result<Self> {
-        let bad = || FormatError::InvalidCompression { input: s.to_string() };
+        let bad = || FormatError::InvalidCompression {
+            input: s.to_string(),
+        };
         let lower = s.to_ascii_lowercase();
         match lower.as_str() {
             "none" => Ok(Compression::None),
             "lz4" => Ok(Compression::Lz4),
-            "zstd" => Ok(Compression::Zstd { level: Self::ZSTD_DEFAULT_LEVEL }),
+            "zstd" => Ok(Compression::Zstd {
+                level: Self::ZSTD_DEFAULT_LEVEL,
+            }),
             other => {
                 let level = other.strip_prefix("zstd:").ok_or_else(bad)?;
                 if level.is_empty() || !level.bytes().all(|b| b.is_ascii_digit()) {
@@ -226,29 +245,57 @@ pub struct PieceSummary {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Record {
     /// Raw (decompressed, verified) bytes of `file_index` at `file_offset`.
-    Chunk { file_index: u32, file_offset: u64, data: Vec<u8> },
+    Chunk {
+        file_index: u32,
+        file_offset: u64,
+        data: Vec<u8>,
+    },
     /// The file is complete in this piece: its final size and the CRC-32C of
     /// its whole content.
-    FileEnd { file_index: u32, size: u64, crc32c: u32 },
+    FileEnd {
+        file_index: u32,
+        size: u64,
+        crc32c: u32,
+    },
 }
 
 /// Like [`Record`], borrowing the chunk data from the reader's buffer
 /// ([`PieceReader::next_ref`]).
 #[derive(Debug, PartialEq)]
 pub enum RecordRef<'a> {
-    Chunk { file_index: u32, file_offset: u64, data: &'a [u8] },
-    FileEnd { file_index: u32, size: u64, crc32c: u32 },
+    Chunk {
+        file_index: u32,
+        file_offset: u64,
+        data: &'a [u8],
+    },
+    FileEnd {
+        file_index: u32,
+        size: u64,
+        crc32c: u32,
+    },
 }
 
 impl RecordRef<'_> {
     pub fn to_owned(&self) -> Record {
         match *self {
-            RecordRef::Chunk { file_index, file_offset, data } => {
-                Record::Chunk { file_index, file_offset, data: data.to_vec() }
-            }
-            RecordRef::FileEnd { file_index, size, crc32c } => {
-                Record::FileEnd { file_index, size, crc32c }
-            }
+            RecordRef::Chunk {
+                file_index,
+                file_offset,
+                data,
+            } => Record::Chunk {
+                file_index,
+                file_offset,
+                data: data.to_vec(),
+            },
+            RecordRef::FileEnd {
+                file_index,
+                size,
+                crc32c,
+            } => Record::FileEnd {
+                file_index,
+                size,
+                crc32c,
+            },
         }
     }
 }
@@ -335,9 +382,13 @@ fn record_crc(hdr: &[u8; RECORD_HEADER_LEN], payload_crc: u32, payload_len: usiz
 }
 
 fn encode_header(header: &PieceHeader) -> Result<Vec<u8>> {
-    let json = serde_json::to_vec(header).map_err(|e| FormatError::BadHeader { reason: e.to_string() })?;
+    let json = serde_json::to_vec(header).map_err(|e| FormatError::BadHeader {
+        reason: e.to_string(),
+    })?;
     if json.len() > MAX_HEADER_JSON as usize {
-        return Err(FormatError::BadHeader { reason: format!("header JSON of {} bytes is too large", json.len()) });
+        return Err(FormatError::BadHeader {
+            reason: format!("header JSON of {} bytes is too large", json.len()),
+        });
     }
     let mut out = vec![0u8; HEADER_FIXED_LEN + json.len()];
     out[..8].copy_from_slice(&PIECE_MAGIC);
@@ -353,7 +404,11 @@ fn encode_header(header: &PieceHeader) -> Result<Vec<u8>> {
 
 fn check_version(major: u16, minor: u16, piece_offset: u64) -> Result<()> {
     if major != FORMAT_VERSION {
-        return Err(FormatError::UnsupportedVersion { major, minor, piece_offset });
+        return Err(FormatError::UnsupportedVersion {
+            major,
+            minor,
+            piece_offset,
+        });
     }
     Ok(())
 }
@@ -361,12 +416,17 @@ fn check_version(major: u16, minor: u16, piece_offset: u64) -> Result<()> {
 /// Checks the fixed header part; returns the JSON length.
 fn parse_header_fixed(fixed: &[u8; HEADER_FIXED_LEN]) -> Result<u32> {
     if fixed[..8] != PIECE_MAGIC {
-        return Err(FormatError::BadMagic { what: "piece header", piece_offset: 0 });
+        return Err(FormatError::BadMagic {
+            what: "piece header",
+            piece_offset: 0,
+        });
     }
     check_version(get_u16(fixed, 8), get_u16(fixed, 10), 8)?;
     let json_len = get_u32(fixed, 12);
     if json_len > MAX_HEADER_JSON {
-        return Err(FormatError::BadHeader { reason: format!("header length {json_len} is implausible") });
+        return Err(FormatError::BadHeader {
+            reason: format!("header length {json_len} is implausible"),
+        });
     }
     Ok(json_len)
 }
@@ -377,8 +437,9 @@ fn parse_header_json(fixed: &[u8; HEADER_FIXED_LEN], json: &[u8]) -> Result<Piec
     if stored != computed {
         return Err(FormatError::HeaderChecksum { stored, computed });
     }
-    let header: PieceHeader =
-        serde_json::from_slice(json).map_err(|e| FormatError::BadHeader { reason: format!("invalid JSON: {e}") })?;
+    let header: PieceHeader = serde_json::from_slice(json).map_err(|e| FormatError::BadHeader {
+        reason: format!("invalid JSON: {e}"),
+    })?;
     check_unique_files(&header)?;
     Ok(header)
 }
@@ -388,7 +449,9 @@ fn check_unique_files(header: &PieceHeader) -> Result<HashMap<u32, usize>> {
     let mut slots = HashMap::with_capacity(header.files.len());
     for (i, f) in header.files.iter().enumerate() {
         if slots.insert(f.index, i).is_some() {
-            return Err(FormatError::DuplicateFile { file_index: f.index });
+            return Err(FormatError::DuplicateFile {
+                file_index: f.index,
+            });
         }
     }
     Ok(slots)
@@ -410,6 +473,9 @@ struct WriterFile {
 /// and payload assembled in the writer's buffer) or two for a raw one; wrap
 /// unbuffered sinks that need fixed-size writes (tape) in a suitable
 /// buffered writer.
+///
+/// After an error from `write_chunk`, `end_file` or `finish`, the piece is
+/// incomplete: discard it.
 pub struct PieceWriter<W: Write> {
     w: W,
     offset: u64,
@@ -437,12 +503,22 @@ impl<W: Write> PieceWriter<W> {
         };
         let cbuf_len = match header.compression {
             Compression::None => 0,
-            Compression::Lz4 => RECORD_HEADER_LEN + lz4_flex::block::get_maximum_output_size(MAX_CHUNK),
+            Compression::Lz4 => {
+                RECORD_HEADER_LEN + lz4_flex::block::get_maximum_output_size(MAX_CHUNK)
+            }
             Compression::Zstd { .. } => RECORD_HEADER_LEN + MAX_CHUNK,
         };
         let bytes = encode_header(header)?;
         w.write_all(&bytes)?;
-        let files = header.files.iter().map(|f| WriterFile { index: f.index, end: None, chunks: Vec::new() }).collect();
+        let files = header
+            .files
+            .iter()
+            .map(|f| WriterFile {
+                index: f.index,
+                end: None,
+                chunks: Vec::new(),
+            })
+            .collect();
         Ok(PieceWriter {
             w,
             offset: bytes.len() as u64,
@@ -458,7 +534,10 @@ impl<W: Write> PieceWriter<W> {
     }
 
     fn slot(&self, file_index: u32) -> Result<usize> {
-        let slot = *self.slots.get(&file_index).ok_or(FormatError::UnknownFile { file_index })?;
+        let slot = *self
+            .slots
+            .get(&file_index)
+            .ok_or(FormatError::UnknownFile { file_index })?;
         if self.files[slot].end.is_some() {
             return Err(FormatError::FileAlreadyEnded { file_index });
         }
@@ -480,7 +559,10 @@ impl<W: Write> PieceWriter<W> {
                 // Room for one byte less than the input: zstd gives up early
                 // when the result would not be smaller.
                 let out = &mut out[..data.len() - 1];
-                (CODEC_ZSTD, self.zstd.as_mut()?.compress_to_buffer(data, out).ok()?)
+                (
+                    CODEC_ZSTD,
+                    self.zstd.as_mut()?.compress_to_buffer(data, out).ok()?,
+                )
             }
         };
         (n < data.len()).then_some((codec, n))
@@ -516,12 +598,17 @@ impl<W: Write> PieceWriter<W> {
 
         if compressed.is_some() {
             self.cbuf[..RECORD_HEADER_LEN].copy_from_slice(&hdr);
-            self.w.write_all(&self.cbuf[..RECORD_HEADER_LEN + stored_len])?;
+            self.w
+                .write_all(&self.cbuf[..RECORD_HEADER_LEN + stored_len])?;
         } else {
             self.w.write_all(&hdr)?;
             self.w.write_all(data)?;
         }
-        self.piece_crc = crc32c_combine(crc32c_append(self.piece_crc, &hdr), payload_crc, stored_len as u64);
+        self.piece_crc = crc32c_combine(
+            crc32c_append(self.piece_crc, &hdr),
+            payload_crc,
+            stored_len as u64,
+        );
 
         self.files[slot].chunks.push(ChunkLoc {
             piece_offset: self.offset,
@@ -638,19 +725,37 @@ impl Decoder {
     }
 
     /// Decompresses `stored` into `out` (exactly the raw length).
-    fn decode(&mut self, codec: u8, stored: &[u8], out: &mut [u8], chunk_no: u64, piece_offset: u64) -> Result<()> {
-        let err = |reason: String| FormatError::Decompress { chunk_no, piece_offset, reason };
+    fn decode(
+        &mut self,
+        codec: u8,
+        stored: &[u8],
+        out: &mut [u8],
+        chunk_no: u64,
+        piece_offset: u64,
+    ) -> Result<()> {
+        let err = |reason: String| FormatError::Decompress {
+            chunk_no,
+            piece_offset,
+            reason,
+        };
         let n = match codec {
             CODEC_NONE => {
                 out.copy_from_slice(stored);
                 out.len()
             }
-            CODEC_LZ4 => lz4_flex::block::decompress_into(stored, out).map_err(|e| err(e.to_string()))?,
+            CODEC_LZ4 => {
+                lz4_flex::block::decompress_into(stored, out).map_err(|e| err(e.to_string()))?
+            }
             CODEC_ZSTD => {
                 if self.zstd.is_none() {
-                    self.zstd = Some(zstd::bulk::Decompressor::new().map_err(|e| err(e.to_string()))?);
+                    self.zstd =
+                        Some(zstd::bulk::Decompressor::new().map_err(|e| err(e.to_string()))?);
                 }
-                self.zstd.as_mut().unwrap().decompress_to_buffer(stored, out).map_err(|e| err(e.to_string()))?
+                self.zstd
+                    .as_mut()
+                    .unwrap()
+                    .decompress_to_buffer(stored, out)
+                    .map_err(|e| err(e.to_string()))?
             }
             _ => unreachable!("codec checked when the record header was parsed"),
         };
@@ -672,7 +777,10 @@ struct ChunkHeader {
 }
 
 fn parse_chunk_header(hdr: &[u8; RECORD_HEADER_LEN], piece_offset: u64) -> Result<ChunkHeader> {
-    let bad = |reason: String| FormatError::BadRecord { piece_offset, reason };
+    let bad = |reason: String| FormatError::BadRecord {
+        piece_offset,
+        reason,
+    };
     let h = ChunkHeader {
         codec: hdr[4],
         file_index: get_u32(hdr, 8),
@@ -699,16 +807,35 @@ fn parse_chunk_header(hdr: &[u8; RECORD_HEADER_LEN], piece_offset: u64) -> Resul
 }
 
 fn magic_name(m: &[u8]) -> String {
-    m.iter().map(|&b| if b.is_ascii_graphic() { (b as char).to_string() } else { format!("\\x{b:02x}") }).collect()
+    m.iter()
+        .map(|&b| {
+            if b.is_ascii_graphic() {
+                (b as char).to_string()
+            } else {
+                format!("\\x{b:02x}")
+            }
+        })
+        .collect()
 }
 
 /// Parses the index body (after its 32-byte header, CRC already checked).
-fn parse_index(header: &PieceHeader, rec_hdr: &[u8; RECORD_HEADER_LEN], body: &[u8], piece_offset: u64) -> Result<PieceIndex> {
-    let bad = |reason: String| FormatError::BadIndex { piece_offset, reason };
+fn parse_index(
+    header: &PieceHeader,
+    rec_hdr: &[u8; RECORD_HEADER_LEN],
+    body: &[u8],
+    piece_offset: u64,
+) -> Result<PieceIndex> {
+    let bad = |reason: String| FormatError::BadIndex {
+        piece_offset,
+        reason,
+    };
     let file_count = get_u32(rec_hdr, 4) as usize;
     let chunk_count = get_u64(rec_hdr, 8);
     if file_count != header.files.len() {
-        return Err(bad(format!("{file_count} files, the header lists {}", header.files.len())));
+        return Err(bad(format!(
+            "{file_count} files, the header lists {}",
+            header.files.len()
+        )));
     }
     let mut files = Vec::with_capacity(file_count);
     let mut p = 0usize;
@@ -719,7 +846,10 @@ fn parse_index(header: &PieceHeader, rec_hdr: &[u8; RECORD_HEADER_LEN], body: &[
         }
         let index = get_u32(body, p);
         if index != sf.index {
-            return Err(bad(format!("file entry {index} where the header has {}", sf.index)));
+            return Err(bad(format!(
+                "file entry {index} where the header has {}",
+                sf.index
+            )));
         }
         let ended = get_u32(body, p + 4) & 1 != 0;
         let size = get_u64(body, p + 8);
@@ -727,7 +857,9 @@ fn parse_index(header: &PieceHeader, rec_hdr: &[u8; RECORD_HEADER_LEN], body: &[
         let n = get_u64(body, p + 24);
         p += INDEX_FILE_LEN;
         if n > ((body.len() - p) / INDEX_CHUNK_LEN) as u64 {
-            return Err(bad(format!("file {index}: {n} chunks do not fit in the index")));
+            return Err(bad(format!(
+                "file {index}: {n} chunks do not fit in the index"
+            )));
         }
         let mut chunks = Vec::with_capacity(n as usize);
         for _ in 0..n {
@@ -750,10 +882,15 @@ fn parse_index(header: &PieceHeader, rec_hdr: &[u8; RECORD_HEADER_LEN], body: &[
         });
     }
     if p != body.len() {
-        return Err(bad(format!("{} unexpected bytes at the end", body.len() - p)));
+        return Err(bad(format!(
+            "{} unexpected bytes at the end",
+            body.len() - p
+        )));
     }
     if total != chunk_count {
-        return Err(bad(format!("{total} chunk entries, the index header says {chunk_count}")));
+        return Err(bad(format!(
+            "{total} chunk entries, the index header says {chunk_count}"
+        )));
     }
     Ok(PieceIndex { files })
 }
@@ -767,14 +904,24 @@ struct Footer {
 
 fn parse_footer(f: &[u8; FOOTER_LEN], piece_offset: u64) -> Result<Footer> {
     if f[32..] != FOOTER_MAGIC {
-        return Err(FormatError::BadMagic { what: "footer", piece_offset: piece_offset + 32 });
+        return Err(FormatError::BadMagic {
+            what: "footer",
+            piece_offset: piece_offset + 32,
+        });
     }
     let stored = get_u32(f, 28);
     if crc32c(&f[..28]) != stored {
-        return Err(FormatError::BadFooter { piece_offset, reason: "CRC-32C mismatch".into() });
+        return Err(FormatError::BadFooter {
+            piece_offset,
+            reason: "CRC-32C mismatch".into(),
+        });
     }
     check_version(get_u16(f, 20), get_u16(f, 22), piece_offset + 20)?;
-    Ok(Footer { index_offset: get_u64(f, 0), index_len: get_u64(f, 8), piece_crc: get_u32(f, 16) })
+    Ok(Footer {
+        index_offset: get_u64(f, 0),
+        index_len: get_u64(f, 8),
+        piece_crc: get_u32(f, 16),
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -784,7 +931,10 @@ fn parse_footer(f: &[u8; FOOTER_LEN], piece_offset: u64) -> Result<Footer> {
 enum ReadState {
     Records,
     /// The index was read; `next` returns `None`.
-    AtIndex { index_offset: u64, index_len: u64 },
+    AtIndex {
+        index_offset: u64,
+        index_len: u64,
+    },
 }
 
 /// Reads a piece front to back (tape-friendly: no seeking), verifying every
@@ -793,6 +943,8 @@ pub struct PieceReader<R: Read> {
     r: R,
     header: PieceHeader,
     slots: HashMap<u32, usize>,
+    /// Per header file: its file-end record was seen.
+    ended: Vec<bool>,
     offset: u64,
     piece_crc: u32,
     chunks: u64,
@@ -812,7 +964,11 @@ fn read_full<R: Read + ?Sized>(r: &mut R, buf: &mut [u8], start_offset: u64) -> 
     let mut got = 0;
     while got < buf.len() {
         match r.read(&mut buf[got..]) {
-            Ok(0) => return Err(FormatError::Truncated { piece_offset: start_offset + got as u64 }),
+            Ok(0) => {
+                return Err(FormatError::Truncated {
+                    piece_offset: start_offset + got as u64,
+                });
+            }
             Ok(n) => got += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e.into()),
@@ -821,29 +977,59 @@ fn read_full<R: Read + ?Sized>(r: &mut R, buf: &mut [u8], start_offset: u64) -> 
     Ok(())
 }
 
+/// Reads the fixed part of the piece header. A short input whose bytes do
+/// not start like a piece is reported as `BadMagic`, not as truncated.
+fn read_header_fixed<R: Read + ?Sized>(r: &mut R) -> Result<[u8; HEADER_FIXED_LEN]> {
+    let mut fixed = [0u8; HEADER_FIXED_LEN];
+    match read_full(r, &mut fixed, 0) {
+        Ok(()) => Ok(fixed),
+        Err(FormatError::Truncated { piece_offset }) => {
+            let n = (piece_offset as usize).min(PIECE_MAGIC.len());
+            if fixed[..n] != PIECE_MAGIC[..n] {
+                Err(FormatError::BadMagic {
+                    what: "piece header",
+                    piece_offset: 0,
+                })
+            } else {
+                Err(FormatError::Truncated { piece_offset })
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// Reads `len` bytes into a new vector that grows as data arrives (a
 /// corrupt length cannot make it allocate more than the data present).
 fn read_vec<R: Read + ?Sized>(r: &mut R, len: u64, start_offset: u64) -> Result<Vec<u8>> {
     let mut v = Vec::with_capacity(len.min(1 << 20) as usize);
     let n = r.take(len).read_to_end(&mut v)?;
     if (n as u64) < len {
-        return Err(FormatError::Truncated { piece_offset: start_offset + n as u64 });
+        return Err(FormatError::Truncated {
+            piece_offset: start_offset + n as u64,
+        });
     }
     Ok(v)
 }
 
 /// What `next_ref` found, before the borrow of the reader's buffer.
 enum Next {
-    Chunk { file_index: u32, file_offset: u64, raw_len: usize },
-    FileEnd { file_index: u32, size: u64, crc32c: u32 },
+    Chunk {
+        file_index: u32,
+        file_offset: u64,
+        raw_len: usize,
+    },
+    FileEnd {
+        file_index: u32,
+        size: u64,
+        crc32c: u32,
+    },
     End,
 }
 
 impl<R: Read> PieceReader<R> {
     /// Reads and checks the piece header.
     pub fn open(mut r: R) -> Result<Self> {
-        let mut fixed = [0u8; HEADER_FIXED_LEN];
-        read_full(&mut r, &mut fixed, 0)?;
+        let fixed = read_header_fixed(&mut r)?;
         let json_len = parse_header_fixed(&fixed)?;
         let json = read_vec(&mut r, json_len as u64, HEADER_FIXED_LEN as u64)?;
         let header = parse_header_json(&fixed, &json)?;
@@ -852,6 +1038,7 @@ impl<R: Read> PieceReader<R> {
         Ok(PieceReader {
             r,
             header,
+            ended: vec![false; slots.len()],
             slots,
             offset: (HEADER_FIXED_LEN + json.len()) as u64,
             piece_crc,
@@ -898,11 +1085,26 @@ impl<R: Read> PieceReader<R> {
         match magic {
             CHUNK_MAGIC => {
                 let h = parse_chunk_header(&hdr, rec_offset)?;
-                if !self.slots.contains_key(&h.file_index) {
-                    return Err(FormatError::BadRecord {
-                        piece_offset: rec_offset,
-                        reason: format!("chunk of file index {} not listed in the header", h.file_index),
-                    });
+                match self.slots.get(&h.file_index) {
+                    None => {
+                        return Err(FormatError::BadRecord {
+                            piece_offset: rec_offset,
+                            reason: format!(
+                                "chunk of file index {} not listed in the header",
+                                h.file_index
+                            ),
+                        });
+                    }
+                    Some(&slot) if self.ended[slot] => {
+                        return Err(FormatError::BadRecord {
+                            piece_offset: rec_offset,
+                            reason: format!(
+                                "chunk of file index {} after its file-end record",
+                                h.file_index
+                            ),
+                        });
+                    }
+                    Some(_) => {}
                 }
                 let chunk_no = self.chunks;
                 let stored_len = h.stored_len as usize;
@@ -927,10 +1129,16 @@ impl<R: Read> PieceReader<R> {
                 self.offset += stored_len as u64;
                 let payload_crc = crc32c(payload);
                 if record_crc(&hdr, payload_crc, stored_len) != h.crc {
-                    return Err(FormatError::ChunkChecksum { chunk_no, piece_offset: rec_offset });
+                    return Err(FormatError::ChunkChecksum {
+                        chunk_no,
+                        piece_offset: rec_offset,
+                    });
                 }
-                self.piece_crc =
-                    crc32c_combine(crc32c_append(self.piece_crc, &hdr), payload_crc, stored_len as u64);
+                self.piece_crc = crc32c_combine(
+                    crc32c_append(self.piece_crc, &hdr),
+                    payload_crc,
+                    stored_len as u64,
+                );
                 if !raw_direct {
                     let out = match into_vec {
                         Some(v) => v,
@@ -938,43 +1146,72 @@ impl<R: Read> PieceReader<R> {
                     };
                     // No zeroing of reused bytes: they are all overwritten.
                     out.resize(raw_len, 0);
-                    self.decoder.decode(h.codec, &self.sbuf, out, chunk_no, rec_offset)?;
+                    self.decoder
+                        .decode(h.codec, &self.sbuf, out, chunk_no, rec_offset)?;
                 }
                 self.chunks += 1;
                 self.raw_bytes += raw_len as u64;
-                Ok(Next::Chunk { file_index: h.file_index, file_offset: h.file_offset, raw_len })
+                Ok(Next::Chunk {
+                    file_index: h.file_index,
+                    file_offset: h.file_offset,
+                    raw_len,
+                })
             }
             FILE_END_MAGIC => {
                 if crc32c(&hdr[..28]) != get_u32(&hdr, 28) {
-                    return Err(FormatError::RecordChecksum { piece_offset: rec_offset });
-                }
-                let file_index = get_u32(&hdr, 8);
-                if !self.slots.contains_key(&file_index) {
-                    return Err(FormatError::BadRecord {
+                    return Err(FormatError::RecordChecksum {
                         piece_offset: rec_offset,
-                        reason: format!("file end of file index {file_index} not listed in the header"),
                     });
                 }
+                let file_index = get_u32(&hdr, 8);
+                let Some(&slot) = self.slots.get(&file_index) else {
+                    return Err(FormatError::BadRecord {
+                        piece_offset: rec_offset,
+                        reason: format!(
+                            "file end of file index {file_index} not listed in the header"
+                        ),
+                    });
+                };
+                if self.ended[slot] {
+                    return Err(FormatError::BadRecord {
+                        piece_offset: rec_offset,
+                        reason: format!("second file-end record of file index {file_index}"),
+                    });
+                }
+                self.ended[slot] = true;
                 self.piece_crc = crc32c_append(self.piece_crc, &hdr);
-                Ok(Next::FileEnd { file_index, size: get_u64(&hdr, 16), crc32c: get_u32(&hdr, 12) })
+                Ok(Next::FileEnd {
+                    file_index,
+                    size: get_u64(&hdr, 16),
+                    crc32c: get_u32(&hdr, 12),
+                })
             }
             INDEX_MAGIC => {
                 let body_len = get_u64(&hdr, 16);
                 let body = read_vec(&mut self.r, body_len, self.offset)?;
                 self.offset += body_len;
                 if crc32c_append(crc32c(&hdr[..28]), &body) != get_u32(&hdr, 28) {
-                    return Err(FormatError::IndexChecksum { piece_offset: rec_offset });
+                    return Err(FormatError::IndexChecksum {
+                        piece_offset: rec_offset,
+                    });
                 }
                 let index = parse_index(&self.header, &hdr, &body, rec_offset)?;
                 if get_u64(&hdr, 8) != self.chunks {
                     return Err(FormatError::BadIndex {
                         piece_offset: rec_offset,
-                        reason: format!("index lists {} chunks, the piece holds {}", get_u64(&hdr, 8), self.chunks),
+                        reason: format!(
+                            "index lists {} chunks, the piece holds {}",
+                            get_u64(&hdr, 8),
+                            self.chunks
+                        ),
                     });
                 }
                 self.piece_crc = crc32c_append(crc32c_append(self.piece_crc, &hdr), &body);
                 self.index = Some(index);
-                self.state = ReadState::AtIndex { index_offset: rec_offset, index_len: self.offset - rec_offset };
+                self.state = ReadState::AtIndex {
+                    index_offset: rec_offset,
+                    index_len: self.offset - rec_offset,
+                };
                 Ok(Next::End)
             }
             other => Err(FormatError::BadRecord {
@@ -990,8 +1227,24 @@ impl<R: Read> PieceReader<R> {
     pub fn next(&mut self) -> Result<Option<Record>> {
         let mut data = Vec::new();
         Ok(match self.advance(Some(&mut data))? {
-            Next::Chunk { file_index, file_offset, .. } => Some(Record::Chunk { file_index, file_offset, data }),
-            Next::FileEnd { file_index, size, crc32c } => Some(Record::FileEnd { file_index, size, crc32c }),
+            Next::Chunk {
+                file_index,
+                file_offset,
+                ..
+            } => Some(Record::Chunk {
+                file_index,
+                file_offset,
+                data,
+            }),
+            Next::FileEnd {
+                file_index,
+                size,
+                crc32c,
+            } => Some(Record::FileEnd {
+                file_index,
+                size,
+                crc32c,
+            }),
             Next::End => None,
         })
     }
@@ -1000,10 +1253,24 @@ impl<R: Read> PieceReader<R> {
     /// reader reuses (no allocation per chunk).
     pub fn next_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
         Ok(match self.advance(None)? {
-            Next::Chunk { file_index, file_offset, raw_len } => {
-                Some(RecordRef::Chunk { file_index, file_offset, data: &self.rbuf[..raw_len] })
-            }
-            Next::FileEnd { file_index, size, crc32c } => Some(RecordRef::FileEnd { file_index, size, crc32c }),
+            Next::Chunk {
+                file_index,
+                file_offset,
+                raw_len,
+            } => Some(RecordRef::Chunk {
+                file_index,
+                file_offset,
+                data: &self.rbuf[..raw_len],
+            }),
+            Next::FileEnd {
+                file_index,
+                size,
+                crc32c,
+            } => Some(RecordRef::FileEnd {
+                file_index,
+                size,
+                crc32c,
+            }),
             Next::End => None,
         })
     }
@@ -1013,7 +1280,13 @@ impl<R: Read> PieceReader<R> {
     /// nothing follows the footer.
     pub fn finish(mut self) -> Result<PieceSummary> {
         while !matches!(self.advance(None)?, Next::End) {}
-        let ReadState::AtIndex { index_offset, index_len } = self.state else { unreachable!() };
+        let ReadState::AtIndex {
+            index_offset,
+            index_len,
+        } = self.state
+        else {
+            unreachable!()
+        };
         let footer_offset = self.offset;
         let mut f = [0u8; FOOTER_LEN];
         self.read_exact_tracked(&mut f)?;
@@ -1028,13 +1301,20 @@ impl<R: Read> PieceReader<R> {
             });
         }
         if footer.piece_crc != self.piece_crc {
-            return Err(FormatError::PieceChecksum { stored: footer.piece_crc, computed: self.piece_crc });
+            return Err(FormatError::PieceChecksum {
+                stored: footer.piece_crc,
+                computed: self.piece_crc,
+            });
         }
         let mut probe = [0u8; 1];
         loop {
             match self.r.read(&mut probe) {
                 Ok(0) => break,
-                Ok(_) => return Err(FormatError::TrailingData { piece_offset: self.offset }),
+                Ok(_) => {
+                    return Err(FormatError::TrailingData {
+                        piece_offset: self.offset,
+                    });
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e.into()),
             }
@@ -1058,8 +1338,7 @@ impl<R: Read> PieceReader<R> {
 pub fn read_index<R: Read + Seek>(r: &mut R) -> Result<(PieceHeader, PieceIndex)> {
     let len = r.seek(SeekFrom::End(0))?;
     r.seek(SeekFrom::Start(0))?;
-    let mut fixed = [0u8; HEADER_FIXED_LEN];
-    read_full(r, &mut fixed, 0)?;
+    let fixed = read_header_fixed(r)?;
     let json_len = parse_header_fixed(&fixed)?;
     let json = read_vec(r, json_len as u64, HEADER_FIXED_LEN as u64)?;
     let header = parse_header_json(&fixed, &json)?;
@@ -1075,7 +1354,9 @@ pub fn read_index<R: Read + Seek>(r: &mut R) -> Result<(PieceHeader, PieceIndex)
     let footer = match parse_footer(&f, footer_offset) {
         Ok(footer) => footer,
         // No footer magic at the end: most likely a piece cut short.
-        Err(FormatError::BadMagic { .. }) => return Err(FormatError::Truncated { piece_offset: len }),
+        Err(FormatError::BadMagic { .. }) => {
+            return Err(FormatError::Truncated { piece_offset: len });
+        }
         Err(e) => return Err(e),
     };
     if footer.index_offset < header_end
@@ -1094,7 +1375,10 @@ pub fn read_index<R: Read + Seek>(r: &mut R) -> Result<(PieceHeader, PieceIndex)
     let mut hdr = [0u8; RECORD_HEADER_LEN];
     read_full(r, &mut hdr, footer.index_offset)?;
     if hdr[..4] != INDEX_MAGIC {
-        return Err(FormatError::BadMagic { what: "index", piece_offset: footer.index_offset });
+        return Err(FormatError::BadMagic {
+            what: "index",
+            piece_offset: footer.index_offset,
+        });
     }
     let body_len = get_u64(&hdr, 16);
     if body_len != footer.index_len - RECORD_HEADER_LEN as u64 {
@@ -1105,7 +1389,9 @@ pub fn read_index<R: Read + Seek>(r: &mut R) -> Result<(PieceHeader, PieceIndex)
     }
     let body = read_vec(r, body_len, footer.index_offset + RECORD_HEADER_LEN as u64)?;
     if crc32c_append(crc32c(&hdr[..28]), &body) != get_u32(&hdr, 28) {
-        return Err(FormatError::IndexChecksum { piece_offset: footer.index_offset });
+        return Err(FormatError::IndexChecksum {
+            piece_offset: footer.index_offset,
+        });
     }
     let index = parse_index(&header, &hdr, &body, footer.index_offset)?;
     Ok((header, index))
@@ -1121,7 +1407,11 @@ pub fn read_chunk_at<R: Read + Seek>(r: &mut R, loc: &ChunkLoc) -> Result<Vec<u8
 
 /// Like [`read_chunk_at`], reusing `out` (cleared, then filled with the raw
 /// bytes).
-pub fn read_chunk_at_into<R: Read + Seek>(r: &mut R, loc: &ChunkLoc, out: &mut Vec<u8>) -> Result<()> {
+pub fn read_chunk_at_into<R: Read + Seek>(
+    r: &mut R,
+    loc: &ChunkLoc,
+    out: &mut Vec<u8>,
+) -> Result<()> {
     read_chunk_impl(r, loc, out, &mut Vec::new(), &mut Decoder::new())
 }
 
@@ -1136,10 +1426,16 @@ fn read_chunk_impl<R: Read + Seek>(
     let mut hdr = [0u8; RECORD_HEADER_LEN];
     read_full(r, &mut hdr, loc.piece_offset)?;
     if hdr[..4] != CHUNK_MAGIC {
-        return Err(FormatError::BadMagic { what: "chunk", piece_offset: loc.piece_offset });
+        return Err(FormatError::BadMagic {
+            what: "chunk",
+            piece_offset: loc.piece_offset,
+        });
     }
     let h = parse_chunk_header(&hdr, loc.piece_offset)?;
-    if h.file_offset != loc.file_offset || h.raw_len != loc.raw_len || h.stored_len != loc.stored_len {
+    if h.file_offset != loc.file_offset
+        || h.raw_len != loc.raw_len
+        || h.stored_len != loc.stored_len
+    {
         return Err(FormatError::BadRecord {
             piece_offset: loc.piece_offset,
             reason: format!(
@@ -1155,7 +1451,10 @@ fn read_chunk_impl<R: Read + Seek>(
     payload.resize(h.stored_len as usize, 0);
     read_full(r, payload, payload_offset)?;
     if record_crc(&hdr, crc32c(payload), payload.len()) != h.crc {
-        return Err(FormatError::ChunkChecksum { chunk_no: loc.chunk_no, piece_offset: loc.piece_offset });
+        return Err(FormatError::ChunkChecksum {
+            chunk_no: loc.chunk_no,
+            piece_offset: loc.piece_offset,
+        });
     }
     if !raw {
         // No zeroing of reused bytes: they are all overwritten.
@@ -1179,7 +1478,13 @@ impl<R: Read + Seek> IndexedPiece<R> {
     /// Reads the header, footer and index ([`read_index`]).
     pub fn open(mut r: R) -> Result<Self> {
         let (header, index) = read_index(&mut r)?;
-        Ok(IndexedPiece { r, header, index, decoder: Decoder::new(), sbuf: Vec::new() })
+        Ok(IndexedPiece {
+            r,
+            header,
+            index,
+            decoder: Decoder::new(),
+            sbuf: Vec::new(),
+        })
     }
 
     pub fn header(&self) -> &PieceHeader {

@@ -5,8 +5,12 @@ use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
 use recman_format::*;
 
-const ALL: [Compression; 4] =
-    [Compression::None, Compression::Lz4, Compression::Zstd { level: 3 }, Compression::Zstd { level: 19 }];
+const ALL: [Compression; 4] = [
+    Compression::None,
+    Compression::Lz4,
+    Compression::Zstd { level: 3 },
+    Compression::Zstd { level: 19 },
+];
 
 fn header(compression: Compression, nfiles: u32) -> PieceHeader {
     PieceHeader {
@@ -17,13 +21,25 @@ fn header(compression: Compression, nfiles: u32) -> PieceHeader {
         piece_no: 1,
         compression,
         created_unix: 1_704_164_645,
-        files: (0..nfiles).map(|i| SetFile { index: 10 + i, path: format!("base/5/{}", 16384 + i) }).collect(),
+        files: (0..nfiles)
+            .map(|i| SetFile {
+                index: 10 + i,
+                path: format!("base/5/{}", 16384 + i),
+            })
+            .collect(),
     }
 }
 
 /// Compressible but not trivial content: text-like bytes with runs.
 fn compressible(rng: &mut StdRng, len: usize) -> Vec<u8> {
-    let words: [&[u8]; 6] = [b"relation ", b"tuple ", b"xmin ", b"\0\0\0\0\0\0\0\0", b"page ", b"lsn "];
+    let words: [&[u8]; 6] = [
+        b"relation ",
+        b"tuple ",
+        b"xmin ",
+        b"\0\0\0\0\0\0\0\0",
+        b"page ",
+        b"lsn ",
+    ];
     let mut v = Vec::with_capacity(len + 16);
     while v.len() < len {
         v.extend_from_slice(words[rng.gen_range(0..words.len())]);
@@ -102,10 +118,18 @@ fn read_back(buf: &[u8], use_ref: bool) -> (PieceHeader, BTreeMap<u32, Vec<u8>>,
     let mut out: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
     let mut ends: BTreeMap<u32, (u64, u32)> = BTreeMap::new();
     loop {
-        let rec = if use_ref { r.next_ref().unwrap().map(|x| x.to_owned()) } else { r.next().unwrap() };
+        let rec = if use_ref {
+            r.next_ref().unwrap().map(|x| x.to_owned())
+        } else {
+            r.next().unwrap()
+        };
         match rec {
             None => break,
-            Some(Record::Chunk { file_index, file_offset, data }) => {
+            Some(Record::Chunk {
+                file_index,
+                file_offset,
+                data,
+            }) => {
                 assert!(!ends.contains_key(&file_index), "chunk after file end");
                 let f = out.entry(file_index).or_default();
                 let end = file_offset as usize + data.len();
@@ -114,7 +138,11 @@ fn read_back(buf: &[u8], use_ref: bool) -> (PieceHeader, BTreeMap<u32, Vec<u8>>,
                 }
                 f[file_offset as usize..end].copy_from_slice(&data);
             }
-            Some(Record::FileEnd { file_index, size, crc32c: c }) => {
+            Some(Record::FileEnd {
+                file_index,
+                size,
+                crc32c: c,
+            }) => {
                 ends.insert(file_index, (size, c));
             }
         }
@@ -153,12 +181,19 @@ fn round_trip_every_compression() {
             let (rh, out, rs) = read_back(&buf, use_ref);
             assert_eq!(rh, h);
             for (idx, f) in &p.files {
-                assert_eq!(out.get(idx).map(|v| v.as_slice()).unwrap_or(&[]), f.as_slice(), "{c} file {idx}");
+                assert_eq!(
+                    out.get(idx).map(|v| v.as_slice()).unwrap_or(&[]),
+                    f.as_slice(),
+                    "{c} file {idx}"
+                );
             }
             assert_eq!(rs, ws, "{c}");
         }
         assert_eq!(ws.chunks, p.chunks.len() as u64);
-        assert_eq!(ws.raw_bytes, p.files.values().map(|f| f.len() as u64).sum::<u64>());
+        assert_eq!(
+            ws.raw_bytes,
+            p.files.values().map(|f| f.len() as u64).sum::<u64>()
+        );
         sizes.push((c, buf.len()));
     }
     // Compression actually compresses.
@@ -176,7 +211,12 @@ fn chunks_interleave_in_write_order() {
     let mut r = PieceReader::open(Cursor::new(&buf)).unwrap();
     let mut seen = Vec::new();
     while let Some(rec) = r.next().unwrap() {
-        if let Record::Chunk { file_index, file_offset, data } = rec {
+        if let Record::Chunk {
+            file_index,
+            file_offset,
+            data,
+        } = rec
+        {
             seen.push((file_index, file_offset, data.len()));
         }
     }
@@ -187,7 +227,11 @@ fn chunks_interleave_in_write_order() {
 fn incompressible_chunks_are_stored_raw() {
     let mut rng = StdRng::seed_from_u64(3);
     let data = random_bytes(&mut rng, 1 << 20);
-    for c in [Compression::Lz4, Compression::Zstd { level: 3 }, Compression::Zstd { level: 19 }] {
+    for c in [
+        Compression::Lz4,
+        Compression::Zstd { level: 3 },
+        Compression::Zstd { level: 19 },
+    ] {
         let h = header(c, 1);
         let mut w = PieceWriter::new(Vec::new(), &h).unwrap();
         w.write_chunk(10, 0, &data).unwrap();
@@ -227,7 +271,10 @@ fn max_chunk_limit() {
     let big_random = random_bytes(&mut rng, MAX_CHUNK);
     w.write_chunk(10, MAX_CHUNK as u64, &big_random).unwrap();
     let err = w.write_chunk(10, 0, &vec![0u8; MAX_CHUNK + 1]).unwrap_err();
-    assert!(matches!(err, FormatError::ChunkTooLarge { len } if len == MAX_CHUNK + 1), "{err}");
+    assert!(
+        matches!(err, FormatError::ChunkTooLarge { len } if len == MAX_CHUNK + 1),
+        "{err}"
+    );
     let (buf, s) = w.finish().unwrap();
     assert_eq!(s.chunks, 2);
     let (_, out, _) = read_back(&buf, false);
@@ -249,7 +296,11 @@ fn random_access_with_index() {
         let total: usize = index.files.iter().map(|f| f.chunks.len()).sum();
         assert_eq!(total, p.chunks.len());
         // chunk_no values are 0..n in piece order.
-        let mut all: Vec<ChunkLoc> = index.files.iter().flat_map(|f| f.chunks.iter().copied()).collect();
+        let mut all: Vec<ChunkLoc> = index
+            .files
+            .iter()
+            .flat_map(|f| f.chunks.iter().copied())
+            .collect();
         all.sort_by_key(|c| c.piece_offset);
         for (i, c) in all.iter().enumerate() {
             assert_eq!(c.chunk_no, i as u64);
@@ -269,7 +320,8 @@ fn random_access_with_index() {
                 let loc = &f.chunks[i];
                 let data = read_chunk_at(&mut cur, loc).unwrap();
                 assert_eq!(data.len(), loc.raw_len as usize);
-                rebuilt[loc.file_offset as usize..loc.file_offset as usize + data.len()].copy_from_slice(&data);
+                rebuilt[loc.file_offset as usize..loc.file_offset as usize + data.len()]
+                    .copy_from_slice(&data);
             }
             assert_eq!(&rebuilt, want, "{c} file {}", f.index);
         }
@@ -294,7 +346,8 @@ fn random_access_with_index() {
 fn unfinished_file_has_no_size_in_index() {
     let h = header(Compression::None, 2);
     let mut w = PieceWriter::new(Vec::new(), &h).unwrap();
-    w.write_chunk(10, 4096, b"continues in the next piece").unwrap();
+    w.write_chunk(10, 4096, b"continues in the next piece")
+        .unwrap();
     w.end_file(11, 0, crc32c(b"")).unwrap();
     let (buf, _) = w.finish().unwrap();
     let (_, index) = read_index(&mut Cursor::new(&buf)).unwrap();
@@ -309,18 +362,36 @@ fn unfinished_file_has_no_size_in_index() {
 fn writer_rejects_misuse() {
     let mut h = header(Compression::None, 2);
     let mut w = PieceWriter::new(Vec::new(), &h).unwrap();
-    assert!(matches!(w.write_chunk(99, 0, b"x"), Err(FormatError::UnknownFile { file_index: 99 })));
-    assert!(matches!(w.end_file(99, 0, 0), Err(FormatError::UnknownFile { file_index: 99 })));
+    assert!(matches!(
+        w.write_chunk(99, 0, b"x"),
+        Err(FormatError::UnknownFile { file_index: 99 })
+    ));
+    assert!(matches!(
+        w.end_file(99, 0, 0),
+        Err(FormatError::UnknownFile { file_index: 99 })
+    ));
     w.end_file(10, 0, 0).unwrap();
-    assert!(matches!(w.end_file(10, 0, 0), Err(FormatError::FileAlreadyEnded { file_index: 10 })));
-    assert!(matches!(w.write_chunk(10, 0, b"late"), Err(FormatError::FileAlreadyEnded { .. })));
+    assert!(matches!(
+        w.end_file(10, 0, 0),
+        Err(FormatError::FileAlreadyEnded { file_index: 10 })
+    ));
+    assert!(matches!(
+        w.write_chunk(10, 0, b"late"),
+        Err(FormatError::FileAlreadyEnded { .. })
+    ));
     // Empty chunks are ignored.
     w.write_chunk(11, 0, b"").unwrap();
     let (_, s) = w.finish().unwrap();
     assert_eq!(s.chunks, 0);
 
-    h.files.push(SetFile { index: 10, path: "dup".into() });
-    assert!(matches!(PieceWriter::new(Vec::new(), &h), Err(FormatError::DuplicateFile { file_index: 10 })));
+    h.files.push(SetFile {
+        index: 10,
+        path: "dup".into(),
+    });
+    assert!(matches!(
+        PieceWriter::new(Vec::new(), &h),
+        Err(FormatError::DuplicateFile { file_index: 10 })
+    ));
 }
 
 fn small_piece(c: Compression) -> (Vec<u8>, PieceIndex) {
@@ -342,20 +413,35 @@ fn flipped_byte_in_chunk_is_a_chunk_checksum_error() {
     for c in ALL {
         let (buf, index) = small_piece(c);
         // Third chunk in piece order.
-        let loc = *index.files.iter().flat_map(|f| f.chunks.iter()).find(|l| l.chunk_no == 2).unwrap();
-        for &delta in &[32u64 + 5, 32 + loc.stored_len as u64 - 1, 16 /* file_offset field */] {
+        let loc = *index
+            .files
+            .iter()
+            .flat_map(|f| f.chunks.iter())
+            .find(|l| l.chunk_no == 2)
+            .unwrap();
+        for &delta in &[
+            32u64 + 5,
+            32 + loc.stored_len as u64 - 1,
+            16, /* file_offset field */
+        ] {
             let mut bad = buf.clone();
             bad[(loc.piece_offset + delta) as usize] ^= 0x40;
             let err = stream_all(&bad).unwrap_err();
             match err {
-                FormatError::ChunkChecksum { chunk_no, piece_offset } => {
+                FormatError::ChunkChecksum {
+                    chunk_no,
+                    piece_offset,
+                } => {
                     assert_eq!(chunk_no, 2);
                     assert_eq!(piece_offset, loc.piece_offset);
                 }
                 other => panic!("{c} delta {delta}: {other}"),
             }
             let msg = err_text(&bad);
-            assert!(msg.contains(&format!("offset {}", loc.piece_offset)), "{msg}");
+            assert!(
+                msg.contains(&format!("offset {}", loc.piece_offset)),
+                "{msg}"
+            );
             // Random access reports it too.
             let err = read_chunk_at(&mut Cursor::new(&bad), &loc).unwrap_err();
             if delta == 16 {
@@ -367,7 +453,12 @@ fn flipped_byte_in_chunk_is_a_chunk_checksum_error() {
                 );
             }
             // Other chunks still read fine by random access.
-            let other = index.files.iter().flat_map(|f| f.chunks.iter()).find(|l| l.chunk_no == 3).unwrap();
+            let other = index
+                .files
+                .iter()
+                .flat_map(|f| f.chunks.iter())
+                .find(|l| l.chunk_no == 3)
+                .unwrap();
             read_chunk_at(&mut Cursor::new(&bad), other).unwrap();
         }
     }
@@ -392,7 +483,10 @@ fn flipped_bytes_anywhere_are_detected() {
     for pos in [len - 1, len - 12, len - 30, len - 40, len - 41, len - 100] {
         let mut bad = buf.clone();
         bad[pos] ^= 0x80;
-        assert!(read_index(&mut Cursor::new(&bad)).is_err(), "flip at {pos} (len {len})");
+        assert!(
+            read_index(&mut Cursor::new(&bad)).is_err(),
+            "flip at {pos} (len {len})"
+        );
     }
 }
 
@@ -425,14 +519,14 @@ fn truncation_is_reported() {
     let (buf, index) = small_piece(Compression::Lz4);
     let loc = index.files[1].chunks[0];
     let cuts = [
-        10usize,                                     // inside the fixed header
-        30,                                          // inside the header JSON
-        loc.piece_offset as usize,                   // at a record boundary
-        loc.piece_offset as usize + 20,              // inside a record header
-        loc.piece_offset as usize + 32 + 10,         // inside a payload
-        buf.len() - 41,                              // inside the index
-        buf.len() - 40,                              // before the footer
-        buf.len() - 1,                               // inside the footer
+        10usize,                             // inside the fixed header
+        30,                                  // inside the header JSON
+        loc.piece_offset as usize,           // at a record boundary
+        loc.piece_offset as usize + 20,      // inside a record header
+        loc.piece_offset as usize + 32 + 10, // inside a payload
+        buf.len() - 41,                      // inside the index
+        buf.len() - 40,                      // before the footer
+        buf.len() - 1,                       // inside the footer
     ];
     for cut in cuts {
         let t = &buf[..cut];
@@ -449,18 +543,29 @@ fn truncation_is_reported() {
             }
         }
     }
-    let msg = stream_all(&buf[..loc.piece_offset as usize + 50]).unwrap_err().to_string();
-    assert_eq!(msg, format!("piece truncated at offset {}", loc.piece_offset + 50));
+    let msg = stream_all(&buf[..loc.piece_offset as usize + 50])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        msg,
+        format!("piece truncated at offset {}", loc.piece_offset + 50)
+    );
     // Random access to a chunk past the cut.
     let t = &buf[..loc.piece_offset as usize + 40];
-    assert!(matches!(read_chunk_at(&mut Cursor::new(t), &loc), Err(FormatError::Truncated { .. })));
+    assert!(matches!(
+        read_chunk_at(&mut Cursor::new(t), &loc),
+        Err(FormatError::Truncated { .. })
+    ));
 }
 
 #[test]
 fn trailing_data_is_refused() {
     let (mut buf, _) = small_piece(Compression::None);
     buf.push(0);
-    assert!(matches!(stream_all(&buf), Err(FormatError::TrailingData { .. })));
+    assert!(matches!(
+        stream_all(&buf),
+        Err(FormatError::TrailingData { .. })
+    ));
 }
 
 #[test]
@@ -470,10 +575,15 @@ fn wrong_magic_and_version() {
     bad[0] = b'X';
     let err = PieceReader::open(Cursor::new(&bad)).err().unwrap();
     assert!(matches!(err, FormatError::BadMagic { .. }));
-    assert!(err.to_string().contains("not a recman backup piece"), "{err}");
+    assert!(
+        err.to_string().contains("not a recman backup piece"),
+        "{err}"
+    );
     assert!(read_index(&mut Cursor::new(&bad)).is_err());
 
-    let err = PieceReader::open(Cursor::new(b"hello, world, this is a text file".as_slice())).err().unwrap();
+    let err = PieceReader::open(Cursor::new(b"hello, world, this is a text file".as_slice()))
+        .err()
+        .unwrap();
     assert!(matches!(err, FormatError::BadMagic { .. }), "{err}");
 
     // Major version 2: refused with a clear message (header CRC not even
@@ -481,11 +591,27 @@ fn wrong_magic_and_version() {
     let mut v2 = buf.clone();
     v2[8..10].copy_from_slice(&2u16.to_le_bytes());
     let err = PieceReader::open(Cursor::new(&v2)).err().unwrap();
-    assert!(matches!(err, FormatError::UnsupportedVersion { major: 2, minor: 0, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            FormatError::UnsupportedVersion {
+                major: 2,
+                minor: 0,
+                ..
+            }
+        ),
+        "{err}"
+    );
     let msg = err.to_string();
-    assert!(msg.contains("unsupported piece format version 2.0"), "{msg}");
+    assert!(
+        msg.contains("unsupported piece format version 2.0"),
+        "{msg}"
+    );
     assert!(msg.contains("version 1.x"), "{msg}");
-    assert!(matches!(read_index(&mut Cursor::new(&v2)), Err(FormatError::UnsupportedVersion { major: 2, .. })));
+    assert!(matches!(
+        read_index(&mut Cursor::new(&v2)),
+        Err(FormatError::UnsupportedVersion { major: 2, .. })
+    ));
 
     // A newer minor version of the same major is read (header CRC fixed up).
     let mut minor = buf.clone();
@@ -509,21 +635,42 @@ fn header_json_ignores_unknown_fields() {
     assert_eq!(back, h);
     let s = serde_json::to_string(&Compression::Zstd { level: 5 }).unwrap();
     assert_eq!(s, r#"{"zstd":{"level":5}}"#);
-    assert_eq!(serde_json::to_string(&Compression::Lz4).unwrap(), r#""lz4""#);
-    assert_eq!(serde_json::to_string(&Compression::None).unwrap(), r#""none""#);
+    assert_eq!(
+        serde_json::to_string(&Compression::Lz4).unwrap(),
+        r#""lz4""#
+    );
+    assert_eq!(
+        serde_json::to_string(&Compression::None).unwrap(),
+        r#""none""#
+    );
 }
 
 #[test]
 fn compression_parse_and_display() {
     assert_eq!("none".parse::<Compression>().unwrap(), Compression::None);
     assert_eq!("lz4".parse::<Compression>().unwrap(), Compression::Lz4);
-    assert_eq!("zstd".parse::<Compression>().unwrap(), Compression::Zstd { level: 3 });
-    assert_eq!("ZSTD:19".parse::<Compression>().unwrap(), Compression::Zstd { level: 19 });
-    assert_eq!("zstd:1".parse::<Compression>().unwrap(), Compression::Zstd { level: 1 });
-    for bad in ["", "gzip", "zstd:", "zstd:0", "zstd:20", "zstd:-1", "zstd:+3", "zstd:3x", "lz4:1", "zstd 3"] {
+    assert_eq!(
+        "zstd".parse::<Compression>().unwrap(),
+        Compression::Zstd { level: 3 }
+    );
+    assert_eq!(
+        "ZSTD:19".parse::<Compression>().unwrap(),
+        Compression::Zstd { level: 19 }
+    );
+    assert_eq!(
+        "zstd:1".parse::<Compression>().unwrap(),
+        Compression::Zstd { level: 1 }
+    );
+    for bad in [
+        "", "gzip", "zstd:", "zstd:0", "zstd:20", "zstd:-1", "zstd:+3", "zstd:3x", "lz4:1",
+        "zstd 3",
+    ] {
         let err = bad.parse::<Compression>().unwrap_err();
         let msg = err.to_string();
-        assert!(msg.contains("none, lz4, zstd") && msg.contains("zstd:N"), "{bad}: {msg}");
+        assert!(
+            msg.contains("none, lz4, zstd") && msg.contains("zstd:N"),
+            "{bad}: {msg}"
+        );
     }
     assert_eq!(Compression::None.to_string(), "none");
     assert_eq!(Compression::Lz4.to_string(), "lz4");
@@ -543,7 +690,10 @@ struct Trickle<'a> {
 impl Read for Trickle<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         self.step = self.step % 7 + 1;
-        let n = buf.len().min(self.step * 997).min(self.data.len() - self.pos);
+        let n = buf
+            .len()
+            .min(self.step * 997)
+            .min(self.data.len() - self.pos);
         buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
         self.pos += n;
         Ok(n)
@@ -553,7 +703,12 @@ impl Read for Trickle<'_> {
 #[test]
 fn reads_from_a_non_seekable_trickling_stream() {
     let (buf, _) = small_piece(Compression::Zstd { level: 3 });
-    let mut r = PieceReader::open(Trickle { data: &buf, pos: 0, step: 0 }).unwrap();
+    let mut r = PieceReader::open(Trickle {
+        data: &buf,
+        pos: 0,
+        step: 0,
+    })
+    .unwrap();
     let mut n = 0;
     while let Some(rec) = r.next_ref().unwrap() {
         if let RecordRef::Chunk { .. } = rec {
@@ -582,8 +737,9 @@ fn finish_without_reading_records_still_verifies() {
 #[test]
 fn randomized_round_trips() {
     let mut rng = StdRng::seed_from_u64(0xC0FFEE);
-    for case in 0..60 {
-        let c = ALL[rng.gen_range(0..ALL.len())];
+    for case in 0..50 {
+        // Level 19 is slow; it is covered by the other tests.
+        let c = ALL[rng.gen_range(0..ALL.len() - 1)];
         let nfiles = rng.gen_range(0..8u32);
         let mut files = BTreeMap::new();
         for i in 0..nfiles {
@@ -591,7 +747,7 @@ fn randomized_round_trips() {
                 0 => 0,
                 1 => rng.gen_range(1..100),
                 2 => rng.gen_range(100..20_000),
-                _ => rng.gen_range(20_000..400_000),
+                _ => rng.gen_range(20_000..200_000),
             };
             let data = match rng.gen_range(0..3) {
                 0 => random_bytes(&mut rng, len),
@@ -622,16 +778,122 @@ fn randomized_round_trips() {
         assert_eq!(rh, h, "case {case}");
         assert_eq!(rs, ws, "case {case}");
         for (idx, f) in &p.files {
-            assert_eq!(out.get(idx).map(|v| v.as_slice()).unwrap_or(&[]), f.as_slice(), "case {case} file {idx}");
+            assert_eq!(
+                out.get(idx).map(|v| v.as_slice()).unwrap_or(&[]),
+                f.as_slice(),
+                "case {case} file {idx}"
+            );
         }
         // Random access of a random chunk.
         let (_, index) = read_index(&mut Cursor::new(&buf)).unwrap();
-        let all: Vec<ChunkLoc> = index.files.iter().flat_map(|f| f.chunks.iter().copied()).collect();
+        let all: Vec<ChunkLoc> = index
+            .files
+            .iter()
+            .flat_map(|f| f.chunks.iter().copied())
+            .collect();
         if !all.is_empty() {
             let loc = all[rng.gen_range(0..all.len())];
-            let fi = index.files.iter().find(|f| f.chunks.contains(&loc)).unwrap().index;
-            let want = &p.files[&fi][loc.file_offset as usize..loc.file_offset as usize + loc.raw_len as usize];
+            let fi = index
+                .files
+                .iter()
+                .find(|f| f.chunks.contains(&loc))
+                .unwrap()
+                .index;
+            let want = &p.files[&fi]
+                [loc.file_offset as usize..loc.file_offset as usize + loc.raw_len as usize];
             assert_eq!(read_chunk_at(&mut Cursor::new(&buf), &loc).unwrap(), want);
         }
     }
+}
+
+#[test]
+fn short_inputs() {
+    let err = PieceReader::open(Cursor::new(b"abc".as_slice()))
+        .err()
+        .unwrap();
+    assert!(matches!(err, FormatError::BadMagic { .. }), "{err}");
+    let err = PieceReader::open(Cursor::new(b"".as_slice()))
+        .err()
+        .unwrap();
+    assert!(
+        matches!(err, FormatError::Truncated { piece_offset: 0 }),
+        "{err}"
+    );
+    let err = PieceReader::open(Cursor::new(b"RECMAN".as_slice()))
+        .err()
+        .unwrap();
+    assert!(
+        matches!(err, FormatError::Truncated { piece_offset: 6 }),
+        "{err}"
+    );
+    assert!(matches!(
+        read_index(&mut Cursor::new(b"xy".as_slice())),
+        Err(FormatError::BadMagic { .. })
+    ));
+    // A piece whose writer died before finish(): no index, no footer.
+    let h = header(Compression::Lz4, 1);
+    let mut w = PieceWriter::new(Vec::new(), &h).unwrap();
+    w.write_chunk(10, 0, &[5u8; 5000]).unwrap();
+    let n = w.bytes_written();
+    let mut buf = Vec::new();
+    {
+        // Recreate the same bytes the writer had emitted so far.
+        let mut w2 = PieceWriter::new(&mut buf, &h).unwrap();
+        w2.write_chunk(10, 0, &[5u8; 5000]).unwrap();
+    }
+    assert_eq!(buf.len() as u64, n);
+    assert!(
+        matches!(stream_all(&buf), Err(FormatError::Truncated { piece_offset }) if piece_offset == n)
+    );
+    assert!(matches!(
+        read_index(&mut Cursor::new(&buf)),
+        Err(FormatError::Truncated { .. })
+    ));
+}
+
+#[test]
+fn reader_refuses_chunk_after_file_end_and_double_end() {
+    // Records are position-independent, so they can be spliced between
+    // pieces that share a header.
+    let h = header(Compression::None, 1);
+    let hdr_len = {
+        let w = PieceWriter::new(Vec::new(), &h).unwrap();
+        w.bytes_written() as usize
+    };
+    let mut a = PieceWriter::new(Vec::new(), &h).unwrap();
+    a.write_chunk(10, 0, b"some file data").unwrap();
+    a.end_file(10, 14, crc32c(b"some file data")).unwrap();
+    let (a, _) = a.finish().unwrap();
+    let chunk_rec = &a[hdr_len..hdr_len + 32 + 14];
+    let end_rec = &a[hdr_len + 46..hdr_len + 46 + 32];
+
+    let mut bad = a[..hdr_len].to_vec();
+    bad.extend_from_slice(end_rec);
+    bad.extend_from_slice(chunk_rec);
+    let mut r = PieceReader::open(Cursor::new(&bad)).unwrap();
+    assert!(matches!(
+        r.next().unwrap(),
+        Some(Record::FileEnd {
+            file_index: 10,
+            size: 14,
+            ..
+        })
+    ));
+    match r.next() {
+        Err(FormatError::BadRecord {
+            piece_offset,
+            reason,
+        }) => {
+            assert_eq!(piece_offset, hdr_len as u64 + 32);
+            assert!(reason.contains("after its file-end"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+
+    let mut bad = a[..hdr_len].to_vec();
+    bad.extend_from_slice(end_rec);
+    bad.extend_from_slice(end_rec);
+    let mut r = PieceReader::open(Cursor::new(&bad)).unwrap();
+    r.next().unwrap();
+    assert!(matches!(r.next(), Err(FormatError::BadRecord { .. })));
 }

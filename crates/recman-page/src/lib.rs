@@ -209,7 +209,7 @@ impl PageHeader {
         if self.special as usize > BLCKSZ {
             return Err("pd_special beyond the end of the page");
         }
-        if self.special % MAXALIGN != 0 {
+        if self.special & (MAXALIGN - 1) != 0 {
             return Err("pd_special not MAXALIGNed");
         }
         if self.page_size() != BLCKSZ {
@@ -290,16 +290,25 @@ pub fn is_all_zero(page: &[u8]) -> bool {
 /// the backup's start LSN are restored from WAL anyway.
 pub fn verify_page(page: &[u8], blkno: u32, checksums_enabled: bool) -> Result<(), PageFault> {
     if page.len() != BLCKSZ {
-        return Err(PageFault::Header { reason: "short page (not 8192 bytes)" });
+        return Err(PageFault::Header {
+            reason: "short page (not 8192 bytes)",
+        });
     }
     let hdr = PageHeader::parse(page);
     if hdr.is_new() {
-        return if is_all_zero(page) { Ok(()) } else { Err(PageFault::NotAllZero) };
+        return if is_all_zero(page) {
+            Ok(())
+        } else {
+            Err(PageFault::NotAllZero)
+        };
     }
     if checksums_enabled {
         let computed = checksum_page(page, blkno);
         if computed != hdr.checksum {
-            return Err(PageFault::Checksum { stored: hdr.checksum, computed });
+            return Err(PageFault::Checksum {
+                stored: hdr.checksum,
+                computed,
+            });
         }
     }
     hdr.check().map_err(|reason| PageFault::Header { reason })
@@ -309,7 +318,11 @@ pub fn verify_page(page: &[u8], blkno: u32, checksums_enabled: bool) -> Result<(
 /// being block `first_blkno`. Returns the faulty pages as
 /// `(blkno, fault)`; the vector does not allocate when all pages are good.
 /// A trailing partial page is reported as a `Header` fault.
-pub fn verify_pages(buf: &[u8], first_blkno: u32, checksums_enabled: bool) -> Vec<(u32, PageFault)> {
+pub fn verify_pages(
+    buf: &[u8],
+    first_blkno: u32,
+    checksums_enabled: bool,
+) -> Vec<(u32, PageFault)> {
     let mut faults = Vec::new();
     for (i, page) in buf.chunks(BLCKSZ).enumerate() {
         let blkno = first_blkno.wrapping_add(i as u32);
@@ -417,7 +430,10 @@ fn parse_rel_file_name(name: &str) -> Option<(u32, Fork, u32)> {
 
 /// Path components, ignoring empty and `.` components.
 fn components(rel_path: &str) -> Vec<&str> {
-    rel_path.split('/').filter(|c| !c.is_empty() && *c != ".").collect()
+    rel_path
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect()
 }
 
 /// Classifies a path relative to the data directory (with `/` separators):
@@ -441,14 +457,24 @@ pub fn classify(rel_path: &str) -> Option<RelFile> {
         _ => return None,
     };
     let (relfilenode, fork, segno) = parse_rel_file_name(name)?;
-    Some(RelFile { tablespace_oid, db_oid, relfilenode, fork, segno })
+    Some(RelFile {
+        tablespace_oid,
+        db_oid,
+        relfilenode,
+        fork,
+        segno,
+    })
 }
 
 /// True if `name` is a temporary relation file name:
 /// `t<backend>_<relfilenode>[_fork][.<segno>]` (`looks_like_temp_rel_name`).
 pub fn is_temp_rel_name(name: &str) -> bool {
-    let Some(rest) = name.strip_prefix('t') else { return false };
-    let Some((backend, rel)) = rest.split_once('_') else { return false };
+    let Some(rest) = name.strip_prefix('t') else {
+        return false;
+    };
+    let Some((backend, rel)) = rest.split_once('_') else {
+        return false;
+    };
     !backend.is_empty()
         && backend.bytes().all(|b| b.is_ascii_digit())
         && parse_rel_file_name(rel).is_some()

@@ -6,11 +6,19 @@ use recman_page::*;
 use std::path::Path;
 
 fn walk(root: &Path, rel: &str, out: &mut Vec<String>) {
-    let dir = if rel.is_empty() { root.to_path_buf() } else { root.join(rel) };
+    let dir = if rel.is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(rel)
+    };
     for e in std::fs::read_dir(dir).unwrap() {
         let e = e.unwrap();
         let name = e.file_name().into_string().unwrap();
-        let p = if rel.is_empty() { name } else { format!("{rel}/{name}") };
+        let p = if rel.is_empty() {
+            name
+        } else {
+            format!("{rel}/{name}")
+        };
         let is_dir = e.path().is_dir();
         if exclusion(&p, is_dir).is_some() {
             continue;
@@ -44,6 +52,9 @@ fn whole_cluster_verifies() {
         assert!(faults.is_empty(), "{f}: {faults:?}");
         pages += (data.len() / BLCKSZ) as u64;
     }
-    eprintln!("{rels} relation files, {pages} pages verified in {:?}", t.elapsed());
+    eprintln!(
+        "{rels} relation files, {pages} pages verified in {:?}",
+        t.elapsed()
+    );
     assert!(pages > 0);
 }

@@ -1,7 +1,13 @@
 use recman_page::*;
 
 fn rf(ts: Option<u32>, db: Option<u32>, node: u32, fork: Fork, segno: u32) -> Option<RelFile> {
-    Some(RelFile { tablespace_oid: ts, db_oid: db, relfilenode: node, fork, segno })
+    Some(RelFile {
+        tablespace_oid: ts,
+        db_oid: db,
+        relfilenode: node,
+        fork,
+        segno,
+    })
 }
 
 #[test]
@@ -14,7 +20,10 @@ fn classify_relation_files() {
         ("base/5/16384_vm", rf(None, Some(5), 16384, Fork::Vm, 0)),
         ("base/5/16384_init", rf(None, Some(5), 16384, Fork::Init, 0)),
         ("base/5/16384_fsm.3", rf(None, Some(5), 16384, Fork::Fsm, 3)),
-        ("base/4294967295/4294967295", rf(None, Some(u32::MAX), u32::MAX, Fork::Main, 0)),
+        (
+            "base/4294967295/4294967295",
+            rf(None, Some(u32::MAX), u32::MAX, Fork::Main, 0),
+        ),
         ("global/1262", rf(None, None, 1262, Fork::Main, 0)),
         ("global/1262_vm", rf(None, None, 1262, Fork::Vm, 0)),
         ("global/1213_fsm", rf(None, None, 1213, Fork::Fsm, 0)),
@@ -54,10 +63,16 @@ fn classify_relation_files() {
         ("base", None),
         ("", None),
         ("global/1262/1", None),
-        ("pg_tblspc/16400/PG_15_202209061/16401/pg_filenode.map", None),
+        (
+            "pg_tblspc/16400/PG_15_202209061/16401/pg_filenode.map",
+            None,
+        ),
         ("pg_tblspc/16400/PG_15_202209061/16401", None),
         ("pg_tblspc/16400/XX_15/16401/16402", None),
-        ("pg_tblspc/16400/PG_15_202209061/pgsql_tmp/pgsql_tmp1.1", None),
+        (
+            "pg_tblspc/16400/PG_15_202209061/pgsql_tmp/pgsql_tmp1.1",
+            None,
+        ),
         ("pg_wal/000000010000000000000001", None),
         ("pg_xact/0000", None),
         ("pg_multixact/offsets/0000", None),
@@ -121,7 +136,11 @@ fn exclusions() {
         // Their contents.
         ("pg_wal/000000010000000000000001", false, Some(Skip)),
         ("pg_wal/00000002.history", false, Some(Skip)),
-        ("pg_wal/archive_status/000000010000000000000001.done", false, Some(Skip)),
+        (
+            "pg_wal/archive_status/000000010000000000000001.done",
+            false,
+            Some(Skip),
+        ),
         ("pg_wal/archive_status", false, Some(Skip)),
         ("pg_wal/some_dir", true, Some(Skip)),
         ("pg_wal/some_dir/archive_status", true, Some(Skip)),
@@ -146,20 +165,40 @@ fn exclusions() {
         ("global/pg_internal.init", false, Some(Skip)),
         ("base/5/pg_internal.init", false, Some(Skip)),
         ("base/5/pg_internal.init.12345", false, Some(Skip)),
-        ("pg_tblspc/16400/PG_15_202209061/16401/pg_internal.init", false, Some(Skip)),
+        (
+            "pg_tblspc/16400/PG_15_202209061/16401/pg_internal.init",
+            false,
+            Some(Skip),
+        ),
         // pgsql_tmp, files or dirs, any depth.
         ("base/pgsql_tmp", true, Some(Skip)),
         ("base/pgsql_tmp/pgsql_tmp1234.0", false, Some(Skip)),
-        ("base/pgsql_tmp/pgsql_tmp1234.0.sharedfileset", true, Some(Skip)),
-        ("base/pgsql_tmp/pgsql_tmp1234.0.sharedfileset/0.0", false, Some(Skip)),
-        ("pg_tblspc/16400/PG_15_202209061/pgsql_tmp", true, Some(Skip)),
+        (
+            "base/pgsql_tmp/pgsql_tmp1234.0.sharedfileset",
+            true,
+            Some(Skip),
+        ),
+        (
+            "base/pgsql_tmp/pgsql_tmp1234.0.sharedfileset/0.0",
+            false,
+            Some(Skip),
+        ),
+        (
+            "pg_tblspc/16400/PG_15_202209061/pgsql_tmp",
+            true,
+            Some(Skip),
+        ),
         ("pgsql_tmp", true, Some(Skip)),
         ("pgsql_tmp12", false, Some(Skip)),
         // Temporary relations in database directories.
         ("base/5/t3_16384", false, Some(Skip)),
         ("base/5/t3_16384_fsm", false, Some(Skip)),
         ("base/5/t3_16384.1", false, Some(Skip)),
-        ("pg_tblspc/16400/PG_15_202209061/16401/t7_16402", false, Some(Skip)),
+        (
+            "pg_tblspc/16400/PG_15_202209061/16401/t7_16402",
+            false,
+            Some(Skip),
+        ),
         ("t3_16384", false, None), // not in a database directory
         ("global/t3_16384", false, None),
         // Kept.

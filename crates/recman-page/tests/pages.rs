@@ -1,4 +1,5 @@
 //! Page checks against real PostgreSQL 15 pages (see fixtures/README.md).
+#![allow(clippy::needless_range_loop)]
 
 use recman_page::*;
 
@@ -87,7 +88,10 @@ fn flipped_byte_gives_checksum_fault() {
         p[off] ^= 0x10;
         let err = verify_page(&p, blkno, true).unwrap_err();
         match err {
-            PageFault::Checksum { stored: s, computed } => {
+            PageFault::Checksum {
+                stored: s,
+                computed,
+            } => {
                 assert_eq!(s, stored);
                 assert_ne!(computed, stored);
                 assert_eq!(computed, checksum_page(&p, blkno));
@@ -183,11 +187,17 @@ fn header_faults() {
             assert_eq!(err, PageFault::Header { reason: want }, "{off}:{val:#x}");
         }
         // Also reported with checksums off.
-        assert!(matches!(verify_page(&p, 0, false), Err(PageFault::Header { .. })));
+        assert!(matches!(
+            verify_page(&p, 0, false),
+            Err(PageFault::Header { .. })
+        ));
         // Without re-stamping, the checksum fault wins.
         let mut q = base.clone();
         set_u16(&mut q, off, val);
-        assert!(matches!(verify_page(&q, 0, true), Err(PageFault::Checksum { .. })));
+        assert!(matches!(
+            verify_page(&q, 0, true),
+            Err(PageFault::Checksum { .. })
+        ));
     }
 }
 
@@ -201,7 +211,9 @@ fn special_must_be_maxaligned_and_within_page() {
     p[100] = 1;
     assert_eq!(
         verify_page(&p, 0, false),
-        Err(PageFault::Header { reason: "pd_special not MAXALIGNed" })
+        Err(PageFault::Header {
+            reason: "pd_special not MAXALIGNed"
+        })
     );
     set_u16(&mut p, 16, 8192);
     assert_eq!(verify_page(&p, 0, false), Ok(()));
@@ -218,12 +230,27 @@ fn short_page_is_a_header_fault() {
 
 #[test]
 fn display_texts() {
-    let f = PageFault::Checksum { stored: 0x1a2b, computed: 0x3c4d };
-    assert_eq!(f.to_string(), "checksum mismatch: stored 0x1a2b, computed 0x3c4d");
-    let f = PageFault::Checksum { stored: 0x1, computed: 0xff };
-    assert_eq!(f.to_string(), "checksum mismatch: stored 0x0001, computed 0x00ff");
+    let f = PageFault::Checksum {
+        stored: 0x1a2b,
+        computed: 0x3c4d,
+    };
     assert_eq!(
-        PageFault::Header { reason: "pd_lower > pd_upper" }.to_string(),
+        f.to_string(),
+        "checksum mismatch: stored 0x1a2b, computed 0x3c4d"
+    );
+    let f = PageFault::Checksum {
+        stored: 0x1,
+        computed: 0xff,
+    };
+    assert_eq!(
+        f.to_string(),
+        "checksum mismatch: stored 0x0001, computed 0x00ff"
+    );
+    assert_eq!(
+        PageFault::Header {
+            reason: "pd_lower > pd_upper"
+        }
+        .to_string(),
         "invalid page header: pd_lower > pd_upper"
     );
     assert!(PageFault::NotAllZero.to_string().contains("not all zeros"));

@@ -24,10 +24,11 @@ pub fn resolve_conninfo(conninfo: Option<&str>) -> Result<ConnTarget, PgError> {
     let mut config: postgres::Config = if text.trim().is_empty() {
         postgres::Config::new()
     } else {
-        text.parse().map_err(|e: postgres::Error| PgError::BadConninfo {
-            conninfo: redact(text),
-            reason: e.to_string(),
-        })?
+        text.parse()
+            .map_err(|e: postgres::Error| PgError::BadConninfo {
+                conninfo: redact(text),
+                reason: e.to_string(),
+            })?
     };
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     if config.get_hosts().is_empty() {
@@ -120,15 +121,19 @@ mod tests {
 
     #[test]
     fn explicit_settings_win_and_password_is_hidden() {
-        let t = resolve_conninfo(Some("host=/tmp/x port=6000 user=bob dbname=d password=s3cret"))
-            .unwrap();
+        let t = resolve_conninfo(Some(
+            "host=/tmp/x port=6000 user=bob dbname=d password=s3cret",
+        ))
+        .unwrap();
         assert_eq!(t.display, "host=/tmp/x port=6000 user=bob dbname=d");
         assert!(!format!("{t:?}").contains("s3cret"));
     }
 
     #[test]
     fn bad_conninfo_is_redacted() {
-        let e = resolve_conninfo(Some("host=x password=s3cret bogus")).err().unwrap();
+        let e = resolve_conninfo(Some("host=x password=s3cret bogus"))
+            .err()
+            .unwrap();
         let msg = e.to_string();
         assert!(!msg.contains("s3cret"), "{msg}");
         assert!(msg.contains("hint"), "{msg}");

@@ -20,17 +20,29 @@ pub struct DataDirFacts {
 /// Reads PG_VERSION and pg_control of `pgdata`. The rest of pg_control's layout changes
 /// between majors, so the fields beyond the identifier come from the matching pg_controldata.
 pub fn read_data_dir_facts(pgdata: &Path) -> Result<DataDirFacts, PgError> {
-    let not = |reason: &str| PgError::NotDataDir { path: pgdata.to_path_buf(), reason: reason.into() };
+    let not = |reason: &str| PgError::NotDataDir {
+        path: pgdata.to_path_buf(),
+        reason: reason.into(),
+    };
     if !pgdata.is_dir() {
         return Err(not("no such directory"));
     }
-    let version = std::fs::read_to_string(pgdata.join("PG_VERSION")).map_err(|_| not("PG_VERSION is missing"))?;
-    let major: u32 = version.trim().parse().map_err(|_| not("PG_VERSION is not a version number"))?;
+    let version = std::fs::read_to_string(pgdata.join("PG_VERSION"))
+        .map_err(|_| not("PG_VERSION is missing"))?;
+    let major: u32 = version
+        .trim()
+        .parse()
+        .map_err(|_| not("PG_VERSION is not a version number"))?;
     if major < 13 {
-        return Err(PgError::Unsupported { version: version.trim().to_string() });
+        return Err(PgError::Unsupported {
+            version: version.trim().to_string(),
+        });
     }
     let control_path = pgdata.join("global/pg_control");
-    let control = std::fs::read(&control_path).map_err(|e| PgError::Io { path: control_path.clone(), source: e })?;
+    let control = std::fs::read(&control_path).map_err(|e| PgError::Io {
+        path: control_path.clone(),
+        source: e,
+    })?;
     if control.len() < 16 {
         return Err(not("global/pg_control is truncated"));
     }
@@ -45,10 +57,14 @@ pub fn read_data_dir_facts(pgdata: &Path) -> Result<DataDirFacts, PgError> {
     };
     if let Some(out) = run_controldata(major, pgdata) {
         for line in out.lines() {
-            let Some((k, v)) = line.split_once(':') else { continue };
+            let Some((k, v)) = line.split_once(':') else {
+                continue;
+            };
             let v = v.trim();
             match k.trim() {
-                "Data page checksum version" => facts.checksums_enabled = v.parse::<u32>().ok().map(|n| n != 0),
+                "Data page checksum version" => {
+                    facts.checksums_enabled = v.parse::<u32>().ok().map(|n| n != 0)
+                }
                 "Bytes per WAL segment" => facts.wal_segment_size = v.parse().ok(),
                 "Database cluster state" => facts.state = Some(v.to_string()),
                 _ => {}
@@ -65,7 +81,11 @@ fn run_controldata(major: u32, pgdata: &Path) -> Option<String> {
         PathBuf::from("pg_controldata"),
     ];
     for bin in candidates {
-        let out = Command::new(&bin).arg("-D").arg(pgdata).env("LC_ALL", "C").output();
+        let out = Command::new(&bin)
+            .arg("-D")
+            .arg(pgdata)
+            .env("LC_ALL", "C")
+            .output();
         if let Ok(out) = out
             && out.status.success()
         {

@@ -4,15 +4,28 @@ use std::path::PathBuf;
 /// the path, and say what to check.
 #[derive(Debug, thiserror::Error)]
 pub enum PgError {
-    #[error("invalid connection string {conninfo:?}: {reason}; hint: use key=value pairs such as \"host=/var/run/postgresql port=5432 user=postgres\" or a postgresql:// URL")]
+    #[error(
+        "invalid connection string {conninfo:?}: {reason}; hint: use key=value pairs such as \"host=/var/run/postgresql port=5432 user=postgres\" or a postgresql:// URL"
+    )]
     BadConninfo { conninfo: String, reason: String },
-    #[error("cannot connect to PostgreSQL at {target}: {reason}; hint: check that the server is running and that --target (or PGHOST/PGPORT/PGUSER) points at it")]
+    #[error(
+        "cannot connect to PostgreSQL at {target}: {reason}; hint: check that the server is running and that --target (or PGHOST/PGPORT/PGUSER) points at it"
+    )]
     Connect { target: String, reason: String },
     #[error("query failed on {target} ({what}): {reason}")]
-    Query { target: String, what: String, reason: String },
+    Query {
+        target: String,
+        what: String,
+        reason: String,
+    },
     #[error("cannot read {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
-    #[error("{path} is not a PostgreSQL data directory: {reason}; hint: point --pgdata at the directory holding PG_VERSION and global/pg_control")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} is not a PostgreSQL data directory: {reason}; hint: point --pgdata at the directory holding PG_VERSION and global/pg_control"
+    )]
     NotDataDir { path: PathBuf, reason: String },
     #[error("PostgreSQL {version} is not supported; hint: recman supports PostgreSQL 13 and later")]
     Unsupported { version: String },
@@ -22,6 +35,10 @@ pub enum PgError {
 
 impl PgError {
     pub(crate) fn query(target: &str, what: &str, e: impl std::fmt::Display) -> Self {
-        PgError::Query { target: target.to_string(), what: what.to_string(), reason: e.to_string() }
+        PgError::Query {
+            target: target.to_string(),
+            what: what.to_string(),
+            reason: e.to_string(),
+        }
     }
 }

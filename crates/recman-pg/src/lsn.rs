@@ -15,7 +15,9 @@ impl fmt::Display for Lsn {
 impl FromStr for Lsn {
     type Err = PgError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad = || PgError::BadLsn { text: s.to_string() };
+        let bad = || PgError::BadLsn {
+            text: s.to_string(),
+        };
         let (hi, lo) = s.trim().split_once('/').ok_or_else(bad)?;
         let hi = u32::from_str_radix(hi, 16).map_err(|_| bad())?;
         let lo = u32::from_str_radix(lo, 16).map_err(|_| bad())?;
@@ -33,7 +35,11 @@ pub struct WalName {
 
 impl WalName {
     pub fn containing(timeline: u32, lsn: Lsn, seg_size: u64) -> Self {
-        WalName { timeline, segno: lsn.0 / seg_size, seg_size }
+        WalName {
+            timeline,
+            segno: lsn.0 / seg_size,
+            seg_size,
+        }
     }
     fn segs_per_xlogid(&self) -> u64 {
         0x1_0000_0000 / self.seg_size
@@ -43,7 +49,13 @@ impl WalName {
 impl fmt::Display for WalName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let per = self.segs_per_xlogid();
-        write!(f, "{:08X}{:08X}{:08X}", self.timeline, self.segno / per, self.segno % per)
+        write!(
+            f,
+            "{:08X}{:08X}{:08X}",
+            self.timeline,
+            self.segno / per,
+            self.segno % per
+        )
     }
 }
 
@@ -53,7 +65,13 @@ impl fmt::Display for WalName {
 pub fn wal_segments_between(timeline: u32, start: Lsn, stop: Lsn, seg_size: u64) -> Vec<WalName> {
     let first = start.0 / seg_size;
     let last = stop.0.saturating_sub(1).max(start.0) / seg_size;
-    (first..=last).map(|segno| WalName { timeline, segno, seg_size }).collect()
+    (first..=last)
+        .map(|segno| WalName {
+            timeline,
+            segno,
+            seg_size,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -77,6 +95,9 @@ mod tests {
         assert_eq!(w.to_string(), "0000000200000001000000FF");
         let v = wal_segments_between(1, Lsn(0x2000028), Lsn(0x4000000), seg);
         let names: Vec<_> = v.iter().map(|w| w.to_string()).collect();
-        assert_eq!(names, ["000000010000000000000002", "000000010000000000000003"]);
+        assert_eq!(
+            names,
+            ["000000010000000000000002", "000000010000000000000003"]
+        );
     }
 }

@@ -54,11 +54,17 @@ impl Session {
         })?;
         let t = &target.display;
         let show = |c: &mut Client, name: &str| -> Result<String, PgError> {
-            let row = c.query_one(&format!("show {name}"), &[]).map_err(|e| PgError::query(t, name, error_text(&e)))?;
+            let row = c
+                .query_one(&format!("show {name}"), &[])
+                .map_err(|e| PgError::query(t, name, error_text(&e)))?;
             Ok(row.get::<_, String>(0))
         };
-        let version_num: u32 = show(&mut client, "server_version_num")?.parse().unwrap_or(0);
-        let version = version::facts(version_num).ok_or_else(|| PgError::Unsupported { version: version_num.to_string() })?;
+        let version_num: u32 = show(&mut client, "server_version_num")?
+            .parse()
+            .unwrap_or(0);
+        let version = version::facts(version_num).ok_or_else(|| PgError::Unsupported {
+            version: version_num.to_string(),
+        })?;
         let data_directory = show(&mut client, "data_directory")?;
         let checksums_enabled = show(&mut client, "data_checksums")? == "on";
         let wal_segment_size = parse_size(&show(&mut client, "wal_segment_size")?);
@@ -66,7 +72,10 @@ impl Session {
         let archive_command = show(&mut client, "archive_command")?;
         let wal_level = show(&mut client, "wal_level")?;
         let row = client
-            .query_one("select system_identifier::text, pg_is_in_recovery() from pg_control_system()", &[])
+            .query_one(
+                "select system_identifier::text, pg_is_in_recovery() from pg_control_system()",
+                &[],
+            )
             .map_err(|e| PgError::query(t, "pg_control_system()", error_text(&e)))?;
         let system_identifier = row.get::<_, String>(0).parse().unwrap_or(0);
         let in_recovery = row.get(1);
@@ -98,7 +107,10 @@ impl Session {
     /// for the next scheduled one.
     pub fn backup_start(&mut self, label: &str) -> Result<BackupStart, PgError> {
         let sql = self.version.backup_start_sql;
-        let row = self.client.query_one(sql, &[&label, &true]).map_err(|e| self.err("backup start", e))?;
+        let row = self
+            .client
+            .query_one(sql, &[&label, &true])
+            .map_err(|e| self.err("backup start", e))?;
         let lsn: Lsn = row.get::<_, String>(0).parse()?;
         let row = self
             .client
@@ -110,7 +122,10 @@ impl Session {
 
     pub fn backup_stop(&mut self) -> Result<BackupStop, PgError> {
         let sql = self.version.backup_stop_sql;
-        let row = self.client.query_one(sql, &[]).map_err(|e| self.err("backup stop", e))?;
+        let row = self
+            .client
+            .query_one(sql, &[])
+            .map_err(|e| self.err("backup stop", e))?;
         let lsn: Lsn = row.get::<_, String>(0).parse()?;
         let backup_label: String = row.get(1);
         let tablespace_map: Option<String> = row.get(2);
@@ -124,12 +139,21 @@ impl Session {
             .find_map(|l| l.strip_prefix("START TIMELINE:"))
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(1);
-        Ok(BackupStop { lsn, backup_label, tablespace_map: tablespace_map.unwrap_or_default(), next_xid, timeline })
+        Ok(BackupStop {
+            lsn,
+            backup_label,
+            tablespace_map: tablespace_map.unwrap_or_default(),
+            next_xid,
+            timeline,
+        })
     }
 
     /// Forces a switch to a new WAL segment so the current one is archived now.
     pub fn switch_wal(&mut self) -> Result<Lsn, PgError> {
-        let row = self.client.query_one("select pg_switch_wal()::text", &[]).map_err(|e| self.err("pg_switch_wal()", e))?;
+        let row = self
+            .client
+            .query_one("select pg_switch_wal()::text", &[])
+            .map_err(|e| self.err("pg_switch_wal()", e))?;
         row.get::<_, String>(0).parse()
     }
 
@@ -144,7 +168,11 @@ impl Session {
             .map_err(|e| self.err("pg_tablespace", e))?;
         Ok(rows
             .iter()
-            .map(|r| Tablespace { oid: r.get::<_, i64>(0) as u32, name: r.get(1), location: r.get(2) })
+            .map(|r| Tablespace {
+                oid: r.get::<_, i64>(0) as u32,
+                name: r.get(1),
+                location: r.get(2),
+            })
             .collect())
     }
 
@@ -152,23 +180,39 @@ impl Session {
     pub fn archiver_status(&mut self) -> Result<(Option<String>, Option<String>), PgError> {
         let row = self
             .client
-            .query_one("select last_archived_wal, last_failed_wal from pg_stat_archiver", &[])
+            .query_one(
+                "select last_archived_wal, last_failed_wal from pg_stat_archiver",
+                &[],
+            )
             .map_err(|e| self.err("pg_stat_archiver", e))?;
         Ok((row.get(0), row.get(1)))
     }
 
     /// Name of a relation from its file identity, for corruption reports; needs a connection
     /// to the relation's own database, so it opens one briefly.
-    pub fn relation_name(&mut self, db_oid: Option<u32>, ts_oid: Option<u32>, relfilenode: u32) -> Option<String> {
+    pub fn relation_name(
+        &mut self,
+        db_oid: Option<u32>,
+        ts_oid: Option<u32>,
+        relfilenode: u32,
+    ) -> Option<String> {
         let dbname = match db_oid {
             Some(oid) => {
                 let row = self
                     .client
-                    .query_opt("select datname::text from pg_database where oid = $1::int8::oid", &[&(oid as i64)])
+                    .query_opt(
+                        "select datname::text from pg_database where oid = $1::int8::oid",
+                        &[&(oid as i64)],
+                    )
                     .ok()??;
                 row.get::<_, String>(0)
             }
-            None => self.target.config.get_dbname().unwrap_or("postgres").to_string(),
+            None => self
+                .target
+                .config
+                .get_dbname()
+                .unwrap_or("postgres")
+                .to_string(),
         };
         let mut config = self.target.config.clone();
         config.dbname(&dbname);
@@ -185,7 +229,10 @@ impl Session {
 
     /// Runs a statement on the target (RMAN's SQL '...'); returns rows as text.
     pub fn simple_query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, PgError> {
-        let msgs = self.client.simple_query(sql).map_err(|e| self.err("sql", e))?;
+        let msgs = self
+            .client
+            .simple_query(sql)
+            .map_err(|e| self.err("sql", e))?;
         Ok(msgs
             .into_iter()
             .filter_map(|m| match m {

@@ -38,8 +38,18 @@ mod tests {
     #[test]
     fn picks_function_names_by_major() {
         assert!(super::facts(120_000).is_none());
-        assert!(super::facts(140_005).unwrap().backup_start_sql.contains("pg_start_backup"));
-        assert!(super::facts(150_018).unwrap().backup_start_sql.contains("pg_backup_start"));
+        assert!(
+            super::facts(140_005)
+                .unwrap()
+                .backup_start_sql
+                .contains("pg_start_backup")
+        );
+        assert!(
+            super::facts(150_018)
+                .unwrap()
+                .backup_start_sql
+                .contains("pg_backup_start")
+        );
         assert_eq!(super::facts(170_002).unwrap().major, 17);
     }
 }

@@ -1055,7 +1055,10 @@ impl Cluster {
 
 /// (timeline, segment number) of a 24-hex-digit WAL file name.
 fn parse_wal_name(name: &str) -> Option<(u32, u64)> {
-    if name.len() != 24 || !name.bytes().all(|b| b.is_ascii_hexdigit()) {
+    // The archiver's last file may be a backup history file ("<segment>.<offset>.backup") or a
+    // ".partial" segment: the leading segment name still orders it.
+    let name = name.get(..24)?;
+    if !name.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     let tli = u32::from_str_radix(&name[..8], 16).ok()?;

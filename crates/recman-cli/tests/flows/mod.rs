@@ -23,8 +23,15 @@ impl Setup {
     pub fn with(opts: ClusterOpts) -> Setup {
         let (repo_dir, repo) = new_repo();
         recman_ok(["--repo", path_str(&repo), "create", "catalog"]);
-        let cluster = Cluster::init_with(ClusterOpts { archive_repo: Some(repo.clone()), ..opts });
-        let s = Setup { repo_dir, repo, cluster };
+        let cluster = Cluster::init_with(ClusterOpts {
+            archive_repo: Some(repo.clone()),
+            ..opts
+        });
+        let s = Setup {
+            repo_dir,
+            repo,
+            cluster,
+        };
         s.ok(&["register", "database", "--name", "main"]);
         s
     }
@@ -56,12 +63,16 @@ impl Setup {
         let mut a = vec!["backup", "database"];
         a.extend_from_slice(extra);
         self.ok(&a);
-        self.backups().last().expect("a backup was listed")["id"].as_str().unwrap().to_string()
+        self.backups().last().expect("a backup was listed")["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
     }
 
     pub fn backups(&self) -> Vec<serde_json::Value> {
         let out = self.ok(&["list", "backup", "--json"]);
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("list backup --json is not JSON ({e}):\n{out}"))
+        serde_json::from_str(&out)
+            .unwrap_or_else(|e| panic!("list backup --json is not JSON ({e}):\n{out}"))
     }
 
     /// Restores into a new directory and returns it (kept alive by the TempDir).
@@ -77,11 +88,17 @@ impl Setup {
 
 /// Starts PostgreSQL on a restored directory, waits for recovery to end, and checks it:
 /// amcheck everywhere, and table checksums equal `expected`.
-pub fn start_and_compare(pgdata: &Path, expected: &BTreeMap<String, BTreeMap<String, String>>) -> Cluster {
+pub fn start_and_compare(
+    pgdata: &Path,
+    expected: &BTreeMap<String, BTreeMap<String, String>>,
+) -> Cluster {
     let c = Cluster::from_restored(pgdata.to_path_buf());
     c.wait_recovery_done(Duration::from_secs(180));
     c.amcheck_all();
     let got = c.all_table_checksums();
-    assert_eq!(&got, expected, "restored data differs from the source at the recovery point");
+    assert_eq!(
+        &got, expected,
+        "restored data differs from the source at the recovery point"
+    );
     c
 }

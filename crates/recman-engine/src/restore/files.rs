@@ -30,7 +30,11 @@ impl Created {
                 if let Ok(rd) = std::fs::read_dir(p) {
                     for e in rd.flatten() {
                         let path = e.path();
-                        let _ = if path.is_dir() && !path.is_symlink() { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
+                        let _ = if path.is_dir() && !path.is_symlink() {
+                            std::fs::remove_dir_all(&path)
+                        } else {
+                            std::fs::remove_file(&path)
+                        };
                     }
                 }
             }
@@ -39,16 +43,31 @@ impl Created {
 }
 
 impl Layout {
-    pub fn new(to: &Path, m: &BackupManifest, map: &[(String, PathBuf)]) -> Result<Layout, EngineError> {
+    pub fn new(
+        to: &Path,
+        m: &BackupManifest,
+        map: &[(String, PathBuf)],
+    ) -> Result<Layout, EngineError> {
         let mut tablespaces = Vec::new();
         for (old, _) in map {
-            let known = m.tablespaces.iter().any(|t| &t.location == old || &t.name == old || &t.oid.to_string() == old);
+            let known = m
+                .tablespaces
+                .iter()
+                .any(|t| &t.location == old || &t.name == old || &t.oid.to_string() == old);
             if !known {
-                let names: Vec<String> = m.tablespaces.iter().map(|t| format!("{} ({})", t.location, t.name)).collect();
+                let names: Vec<String> = m
+                    .tablespaces
+                    .iter()
+                    .map(|t| format!("{} ({})", t.location, t.name))
+                    .collect();
                 return Err(EngineError::Invalid(format!(
                     "--tablespace-map names {old:?}, which is not a tablespace of backup {}; hint: its tablespaces are: {}",
                     m.backup_id,
-                    if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
                 )));
             }
         }
@@ -59,11 +78,17 @@ impl Layout {
                 .map(|(_, new)| new.clone())
                 .unwrap_or_else(|| PathBuf::from(&t.location));
             if !new.is_absolute() {
-                return Err(EngineError::Invalid(format!("tablespace location {} must be an absolute path", new.display())));
+                return Err(EngineError::Invalid(format!(
+                    "tablespace location {} must be an absolute path",
+                    new.display()
+                )));
             }
             tablespaces.push((t.oid, new));
         }
-        Ok(Layout { to: to.to_path_buf(), tablespaces })
+        Ok(Layout {
+            to: to.to_path_buf(),
+            tablespaces,
+        })
     }
 
     /// Real path of a path of the backup's namespace.
@@ -81,7 +106,11 @@ impl Layout {
 
     pub fn check_empty(&self) -> Result<(), EngineError> {
         let mut dirs = vec![(self.to.clone(), "restore directory")];
-        dirs.extend(self.tablespaces.iter().map(|(_, p)| (p.clone(), "tablespace location")));
+        dirs.extend(
+            self.tablespaces
+                .iter()
+                .map(|(_, p)| (p.clone(), "tablespace location")),
+        );
         for (d, what) in dirs {
             if d.exists() && !super::is_empty_dir(&d) {
                 let hint = if what == "restore directory" {
@@ -89,7 +118,10 @@ impl Layout {
                 } else {
                     "move it aside, or restore the tablespace elsewhere with --tablespace-map OLD=NEW"
                 };
-                return Err(EngineError::Invalid(format!("{what} {} is not empty; nothing was written; hint: {hint}", d.display())));
+                return Err(EngineError::Invalid(format!(
+                    "{what} {} is not empty; nothing was written; hint: {hint}",
+                    d.display()
+                )));
             }
         }
         Ok(())
@@ -99,7 +131,8 @@ impl Layout {
         let mut made = Vec::new();
         for d in std::iter::once(&self.to).chain(self.tablespaces.iter().map(|(_, p)| p)) {
             std::fs::create_dir_all(d).map_err(|e| EngineError::io("create directory", d, e))?;
-            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700)).map_err(|e| EngineError::io("set mode of", d, e))?;
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| EngineError::io("set mode of", d, e))?;
             made.push(d.clone());
         }
         Ok(Created { made })
@@ -110,13 +143,20 @@ fn make_entries(m: &BackupManifest, layout: &Layout) -> Result<(), EngineError> 
     for e in &m.entries {
         let path = layout.real(&e.path);
         match e.kind {
-            EntryKind::Dir => std::fs::create_dir_all(&path).map_err(|er| EngineError::io("create directory", &path, er))?,
+            EntryKind::Dir => std::fs::create_dir_all(&path)
+                .map_err(|er| EngineError::io("create directory", &path, er))?,
             EntryKind::Symlink => {
-                let target = match e.path.strip_prefix("pg_tblspc/").and_then(|oid| layout.tablespaces.iter().find(|(o, _)| o.to_string() == oid)) {
+                let target = match e.path.strip_prefix("pg_tblspc/").and_then(|oid| {
+                    layout
+                        .tablespaces
+                        .iter()
+                        .find(|(o, _)| o.to_string() == oid)
+                }) {
                     Some((_, loc)) => loc.clone(),
                     None => PathBuf::from(e.link_target.clone().unwrap_or_default()),
                 };
-                std::os::unix::fs::symlink(&target, &path).map_err(|er| EngineError::io("create symlink", &path, er))?;
+                std::os::unix::fs::symlink(&target, &path)
+                    .map_err(|er| EngineError::io("create symlink", &path, er))?;
             }
             EntryKind::File => {}
         }
@@ -127,18 +167,26 @@ fn make_entries(m: &BackupManifest, layout: &Layout) -> Result<(), EngineError> 
 /// Applies modes and, when allowed, owners; directories last so their modes do not stop us.
 fn apply_metadata(m: &BackupManifest, layout: &Layout) -> Result<(), EngineError> {
     let root = unsafe_free_is_root();
-    for e in m.entries.iter().filter(|e| e.kind == EntryKind::File).chain(m.entries.iter().filter(|e| e.kind == EntryKind::Dir)) {
+    for e in m
+        .entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::File)
+        .chain(m.entries.iter().filter(|e| e.kind == EntryKind::Dir))
+    {
         let path = layout.real(&e.path);
         if root {
-            std::os::unix::fs::chown(&path, Some(e.uid), Some(e.gid)).map_err(|er| EngineError::io("set owner of", &path, er))?;
+            std::os::unix::fs::chown(&path, Some(e.uid), Some(e.gid))
+                .map_err(|er| EngineError::io("set owner of", &path, er))?;
         }
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(e.mode)).map_err(|er| EngineError::io("set mode of", &path, er))?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(e.mode))
+            .map_err(|er| EngineError::io("set mode of", &path, er))?;
     }
     if root {
         // The top directories take the owner of the data directory's files.
         if let Some(e) = m.entries.iter().find(|e| e.path == "global") {
             for d in std::iter::once(&layout.to).chain(layout.tablespaces.iter().map(|(_, p)| p)) {
-                std::os::unix::fs::chown(d, Some(e.uid), Some(e.gid)).map_err(|er| EngineError::io("set owner of", d, er))?;
+                std::os::unix::fs::chown(d, Some(e.uid), Some(e.gid))
+                    .map_err(|er| EngineError::io("set owner of", d, er))?;
             }
             for s in m.entries.iter().filter(|s| s.kind == EntryKind::Symlink) {
                 let _ = std::os::unix::fs::lchown(layout.real(&s.path), Some(s.uid), Some(s.gid));
@@ -149,13 +197,26 @@ fn apply_metadata(m: &BackupManifest, layout: &Layout) -> Result<(), EngineError
 }
 
 fn unsafe_free_is_root() -> bool {
-    std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0).unwrap_or(false)
+    std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+        .unwrap_or(false)
 }
 
 /// Restores every file of the backup; returns (files, bytes).
-pub fn restore_files(ctx: &Context, m: &BackupManifest, layout: &Layout, channels: u32, progress: &dyn Progress) -> Result<(u64, u64), EngineError> {
+pub fn restore_files(
+    ctx: &Context,
+    m: &BackupManifest,
+    layout: &Layout,
+    channels: u32,
+    progress: &dyn Progress,
+) -> Result<(u64, u64), EngineError> {
     make_entries(m, layout)?;
-    let files: HashMap<&str, &ManifestEntry> = m.entries.iter().filter(|e| e.kind == EntryKind::File).map(|e| (e.path.as_str(), e)).collect();
+    let files: HashMap<&str, &ManifestEntry> = m
+        .entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::File)
+        .map(|e| (e.path.as_str(), e))
+        .collect();
     let total: u64 = files.values().filter_map(|e| e.size).sum();
     progress.start("restore", total);
     let mut pieces: Vec<_> = m.sets.iter().flat_map(|s| s.pieces.iter()).collect();
@@ -163,7 +224,9 @@ pub fn restore_files(ctx: &Context, m: &BackupManifest, layout: &Layout, channel
     let mut lanes: Vec<Vec<_>> = vec![Vec::new(); channels as usize];
     let mut load = vec![0u64; channels as usize];
     for p in pieces {
-        let k = (0..lanes.len()).min_by_key(|&k| load[k]).expect("channels > 0");
+        let k = (0..lanes.len())
+            .min_by_key(|&k| load[k])
+            .expect("channels > 0");
         load[k] += p.size;
         lanes[k].push(p);
     }
@@ -180,7 +243,9 @@ pub fn restore_files(ctx: &Context, m: &BackupManifest, layout: &Layout, channel
                         if cancel.load(Ordering::Relaxed) {
                             break;
                         }
-                        match restore_piece(root, &p.path, p.size, p.crc32c, files, layout, progress) {
+                        match restore_piece(
+                            root, &p.path, p.size, p.crc32c, files, layout, progress,
+                        ) {
                             Ok(k) => n += k,
                             Err(e) => {
                                 cancel.store(true, Ordering::Relaxed);
@@ -192,7 +257,13 @@ pub fn restore_files(ctx: &Context, m: &BackupManifest, layout: &Layout, channel
                 })
             })
             .collect();
-        hs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(EngineError::Invalid("a restore channel panicked".into())))).collect()
+        hs.into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(EngineError::Invalid("a restore channel panicked".into()))
+                })
+            })
+            .collect()
     });
     progress.finish();
     let mut restored = 0;
@@ -202,7 +273,9 @@ pub fn restore_files(ctx: &Context, m: &BackupManifest, layout: &Layout, channel
     if restored != files.len() as u64 {
         return Err(EngineError::Invalid(format!(
             "backup {} restored {restored} of its {} files; hint: the manifest and pieces disagree, validate the backup with `recman validate backup {}`",
-            m.backup_id, files.len(), m.backup_id
+            m.backup_id,
+            files.len(),
+            m.backup_id
         )));
     }
     apply_metadata(m, layout)?;
@@ -220,30 +293,43 @@ fn restore_piece(
 ) -> Result<u64, EngineError> {
     let path = root.join(rel);
     let f = File::open(&path).map_err(|e| EngineError::io("open backup piece", &path, e))?;
-    let mut r = PieceReader::open(BufReader::with_capacity(1 << 20, f)).map_err(|e| EngineError::piece(rel, e))?;
+    let mut r = PieceReader::open(BufReader::with_capacity(1 << 20, f))
+        .map_err(|e| EngineError::piece(rel, e))?;
     let names: Vec<String> = r.header().files.iter().map(|f| f.path.clone()).collect();
     let mut open: HashMap<u32, (File, u32, PathBuf)> = HashMap::new();
     let mut done = 0;
     while let Some(rec) = r.next().map_err(|e| EngineError::piece(rel, e))? {
         match rec {
-            Record::Chunk { file_index, file_offset, data } => {
+            Record::Chunk {
+                file_index,
+                file_offset,
+                data,
+            } => {
                 let (out, running, p) = get_open(&mut open, file_index, &names, layout, rel)?;
-                out.write_all_at(&data, file_offset).map_err(|e| EngineError::io("write", p.as_path(), e))?;
+                out.write_all_at(&data, file_offset)
+                    .map_err(|e| EngineError::io("write", p.as_path(), e))?;
                 *running = crc32c::crc32c_append(*running, &data);
                 progress.advance(data.len() as u64);
             }
-            Record::FileEnd { file_index, size: fsize, crc32c: fcrc } => {
+            Record::FileEnd {
+                file_index,
+                size: fsize,
+                crc32c: fcrc,
+            } => {
                 let name = names.get(file_index as usize).cloned().unwrap_or_default();
                 let (out, running, p) = get_open(&mut open, file_index, &names, layout, rel)?;
                 let expected = files.get(name.as_str()).copied();
-                let ok = *running == fcrc && expected.is_none_or(|e| e.crc32c == Some(fcrc) && e.size == Some(fsize));
+                let ok = *running == fcrc
+                    && expected.is_none_or(|e| e.crc32c == Some(fcrc) && e.size == Some(fsize));
                 if !ok {
                     return Err(EngineError::Invalid(format!(
                         "file {name} in backup piece {rel} does not match its recorded checksum; hint: the piece is damaged, restore from another backup with --from-tag"
                     )));
                 }
-                out.set_len(fsize).map_err(|e| EngineError::io("set length of", p.as_path(), e))?;
-                out.sync_all().map_err(|e| EngineError::io("sync", p.as_path(), e))?;
+                out.set_len(fsize)
+                    .map_err(|e| EngineError::io("set length of", p.as_path(), e))?;
+                out.sync_all()
+                    .map_err(|e| EngineError::io("sync", p.as_path(), e))?;
                 open.remove(&file_index);
                 done += 1;
             }
@@ -257,7 +343,10 @@ fn restore_piece(
         )));
     }
     if let Some((idx, _)) = open.iter().next() {
-        return Err(EngineError::Invalid(format!("file {} in backup piece {rel} has no end record; hint: the piece is truncated", names.get(*idx as usize).cloned().unwrap_or_default())));
+        return Err(EngineError::Invalid(format!(
+            "file {} in backup piece {rel} has no end record; hint: the piece is truncated",
+            names.get(*idx as usize).cloned().unwrap_or_default()
+        )));
     }
     Ok(done)
 }
@@ -269,13 +358,20 @@ fn get_open<'a>(
     layout: &Layout,
     rel: &str,
 ) -> Result<&'a mut (File, u32, PathBuf), EngineError> {
-    if !open.contains_key(&idx) {
-        let name = names
-            .get(idx as usize)
-            .ok_or_else(|| EngineError::Invalid(format!("backup piece {rel} refers to file #{idx}, which its header does not list; hint: the piece is damaged")))?;
-        let p = layout.real(name);
-        let f = OpenOptions::new().write(true).create_new(true).mode(0o600).open(&p).map_err(|e| EngineError::io("create", &p, e))?;
-        open.insert(idx, (f, 0, p));
+    match open.entry(idx) {
+        std::collections::hash_map::Entry::Occupied(e) => Ok(e.into_mut()),
+        std::collections::hash_map::Entry::Vacant(v) => {
+            let name = names.get(idx as usize).ok_or_else(|| {
+                EngineError::Invalid(format!("backup piece {rel} refers to file #{idx}, which its header does not list; hint: the piece is damaged"))
+            })?;
+            let p = layout.real(name);
+            let f = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&p)
+                .map_err(|e| EngineError::io("create", &p, e))?;
+            Ok(v.insert((f, 0, p)))
+        }
     }
-    Ok(open.get_mut(&idx).expect("inserted above"))
 }

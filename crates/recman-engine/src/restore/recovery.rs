@@ -13,14 +13,32 @@ fn quote_conf(v: &str) -> String {
 }
 
 fn quote_shell(v: &str) -> String {
-    format!("\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\"").replace('$', "\\$").replace('`', "\\`"))
+    format!(
+        "\"{}\"",
+        v.replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('$', "\\$")
+            .replace('`', "\\`")
+    )
 }
 
-pub fn write_recovery(ctx: &Context, m: &BackupManifest, layout: &Layout, opts: &RestoreOptions) -> Result<Vec<String>, EngineError> {
+pub fn write_recovery(
+    ctx: &Context,
+    m: &BackupManifest,
+    layout: &Layout,
+    opts: &RestoreOptions,
+) -> Result<Vec<String>, EngineError> {
     let write = |name: &str, data: &str| -> Result<(), EngineError> {
         let p = layout.to.join(name);
-        let mut f = std::fs::OpenOptions::new().create(true).write(true).truncate(true).open(&p).map_err(|e| EngineError::io("write", &p, e))?;
-        f.write_all(data.as_bytes()).and_then(|_| f.sync_all()).map_err(|e| EngineError::io("write", &p, e))?;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(&p)
+            .map_err(|e| EngineError::io("write", &p, e))?;
+        f.write_all(data.as_bytes())
+            .and_then(|_| f.sync_all())
+            .map_err(|e| EngineError::io("write", &p, e))?;
         // Files we add belong to whoever owns the restored directory (PostgreSQL's user).
         if let Ok(md) = std::fs::metadata(&layout.to) {
             use std::os::unix::fs::MetadataExt;
@@ -33,7 +51,11 @@ pub fn write_recovery(ctx: &Context, m: &BackupManifest, layout: &Layout, opts: 
         let mut map = String::new();
         for line in m.tablespace_map.lines() {
             let oid = line.split(' ').next().unwrap_or("");
-            match layout.tablespaces.iter().find(|(o, _)| o.to_string() == oid) {
+            match layout
+                .tablespaces
+                .iter()
+                .find(|(o, _)| o.to_string() == oid)
+            {
                 Some((_, loc)) => map.push_str(&format!("{oid} {}\n", loc.display())),
                 None => map.push_str(&format!("{line}\n")),
             }
@@ -41,8 +63,15 @@ pub fn write_recovery(ctx: &Context, m: &BackupManifest, layout: &Layout, opts: 
         write("tablespace_map", &map)?;
     }
     write("recovery.signal", "")?;
-    let exe = opts.recman_exe.canonicalize().unwrap_or_else(|_| opts.recman_exe.clone());
-    let repo = ctx.repo.root().canonicalize().unwrap_or_else(|_| ctx.repo.root().to_path_buf());
+    let exe = opts
+        .recman_exe
+        .canonicalize()
+        .unwrap_or_else(|_| opts.recman_exe.clone());
+    let repo = ctx
+        .repo
+        .root()
+        .canonicalize()
+        .unwrap_or_else(|_| ctx.repo.root().to_path_buf());
     let cmd = format!(
         "{} --repo {} --db {} archive-get \"%f\" \"%p\"",
         quote_shell(&exe.display().to_string()),
@@ -52,9 +81,17 @@ pub fn write_recovery(ctx: &Context, m: &BackupManifest, layout: &Layout, opts: 
     let mut settings = vec![format!("restore_command = {}", quote_conf(&cmd))];
     match &opts.target {
         RecoveryTarget::Latest => {}
-        RecoveryTarget::Time { utc, .. } => settings.push(format!("recovery_target_time = {}", quote_conf(utc))),
-        RecoveryTarget::Lsn(l) => settings.push(format!("recovery_target_lsn = {}", quote_conf(&l.to_string()))),
-        RecoveryTarget::Xid(x) => settings.push(format!("recovery_target_xid = {}", quote_conf(&x.to_string()))),
+        RecoveryTarget::Time { utc, .. } => {
+            settings.push(format!("recovery_target_time = {}", quote_conf(utc)))
+        }
+        RecoveryTarget::Lsn(l) => settings.push(format!(
+            "recovery_target_lsn = {}",
+            quote_conf(&l.to_string())
+        )),
+        RecoveryTarget::Xid(x) => settings.push(format!(
+            "recovery_target_xid = {}",
+            quote_conf(&x.to_string())
+        )),
     }
     if opts.target != RecoveryTarget::Latest {
         settings.push("recovery_target_action = 'promote'".into());
@@ -70,7 +107,10 @@ pub fn write_recovery(ctx: &Context, m: &BackupManifest, layout: &Layout, opts: 
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
-    text.push_str(&format!("# recovery settings written by recman restore of backup {}\n", m.backup_id));
+    text.push_str(&format!(
+        "# recovery settings written by recman restore of backup {}\n",
+        m.backup_id
+    ));
     for s in &settings {
         text.push_str(s);
         text.push('\n');

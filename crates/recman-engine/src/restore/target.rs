@@ -9,7 +9,10 @@ use std::fmt;
 pub enum RecoveryTarget {
     /// The end of the archived WAL.
     Latest,
-    Time { micros: i64, utc: String },
+    Time {
+        micros: i64,
+        utc: String,
+    },
     Lsn(Lsn),
     Xid(u64),
 }
@@ -36,22 +39,32 @@ impl RecoveryTarget {
             .or_else(|| DateTime::parse_from_str(t, "%Y-%m-%d %H:%M:%S%#z").ok())
             .map(|d| d.with_timezone(&Utc))
             .or_else(|| {
-                ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M", "%Y-%m-%d"]
-                    .iter()
-                    .find_map(|f| {
-                        NaiveDateTime::parse_from_str(t, f)
+                [
+                    "%Y-%m-%d %H:%M:%S%.f",
+                    "%Y-%m-%dT%H:%M:%S%.f",
+                    "%Y-%m-%d %H:%M",
+                    "%Y-%m-%d",
+                ]
+                .iter()
+                .find_map(|f| {
+                    NaiveDateTime::parse_from_str(t, f).ok().or_else(|| {
+                        chrono::NaiveDate::parse_from_str(t, f)
                             .ok()
-                            .or_else(|| chrono::NaiveDate::parse_from_str(t, f).ok().and_then(|d| d.and_hms_opt(0, 0, 0)))
+                            .and_then(|d| d.and_hms_opt(0, 0, 0))
                     })
-                    .and_then(|n| Local.from_local_datetime(&n).earliest())
-                    .map(|d| d.with_timezone(&Utc))
+                })
+                .and_then(|n| Local.from_local_datetime(&n).earliest())
+                .map(|d| d.with_timezone(&Utc))
             });
         let d = instant.ok_or_else(|| {
             EngineError::Invalid(format!(
                 "cannot read target time {text:?}; hint: write it as 2026-11-21 14:30:00 (local time) or 2026-11-21T14:30:00+00:00"
             ))
         })?;
-        Ok(RecoveryTarget::Time { micros: d.timestamp_micros(), utc: d.format("%Y-%m-%d %H:%M:%S%.6f+00").to_string() })
+        Ok(RecoveryTarget::Time {
+            micros: d.timestamp_micros(),
+            utc: d.format("%Y-%m-%d %H:%M:%S%.6f+00").to_string(),
+        })
     }
 
     pub fn parse_lsn(text: &str) -> Result<RecoveryTarget, EngineError> {
@@ -59,10 +72,11 @@ impl RecoveryTarget {
     }
 
     pub fn parse_xid(text: &str) -> Result<RecoveryTarget, EngineError> {
-        text.trim()
-            .parse()
-            .map(RecoveryTarget::Xid)
-            .map_err(|_| EngineError::Invalid(format!("invalid target xid {text:?}; hint: give a transaction id number such as 1234")))
+        text.trim().parse().map(RecoveryTarget::Xid).map_err(|_| {
+            EngineError::Invalid(format!(
+                "invalid target xid {text:?}; hint: give a transaction id number such as 1234"
+            ))
+        })
     }
 }
 
@@ -72,9 +86,17 @@ mod tests {
 
     #[test]
     fn times_with_zone_are_exact() {
-        let RecoveryTarget::Time { micros, utc } = RecoveryTarget::parse_time("2026-11-21 10:00:00.5+02").unwrap() else { panic!() };
+        let RecoveryTarget::Time { micros, utc } =
+            RecoveryTarget::parse_time("2026-11-21 10:00:00.5+02").unwrap()
+        else {
+            panic!()
+        };
         assert_eq!(utc, "2026-11-21 08:00:00.500000+00");
-        let RecoveryTarget::Time { micros: m2, .. } = RecoveryTarget::parse_time("2026-11-21T08:00:00.5Z").unwrap() else { panic!() };
+        let RecoveryTarget::Time { micros: m2, .. } =
+            RecoveryTarget::parse_time("2026-11-21T08:00:00.5Z").unwrap()
+        else {
+            panic!()
+        };
         assert_eq!(micros, m2);
         assert!(RecoveryTarget::parse_time("2026-11-21 10:00").is_ok());
         assert!(RecoveryTarget::parse_time("yesterday").is_err());
