@@ -70,7 +70,10 @@ impl AtomicFile {
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.writer.as_mut().map_or(Ok(0), |w| w.write(buf))
+        match self.writer.as_mut() {
+            Some(w) => w.write(buf),
+            None => Err(io::ErrorKind::BrokenPipe.into()),
+        }
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {

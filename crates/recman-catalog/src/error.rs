@@ -105,8 +105,8 @@ pub enum CatalogError {
     },
 
     #[error(
-        "catalog {}: {context}: {source}; hint: check that the file is readable, writable and intact (`sqlite3 {} 'pragma integrity_check'`)",
-        path.display(), path.display()
+        "catalog {}: {context}: {source}; hint: {}",
+        path.display(), sqlite_hint(path, source)
     )]
     Sqlite {
         path: PathBuf,
@@ -152,5 +152,35 @@ impl CatalogError {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// What the user can do about a failed catalog statement, by SQLite's error class.
+fn sqlite_hint(path: &std::path::Path, e: &rusqlite::Error) -> String {
+    use rusqlite::ErrorCode as C;
+    let code = match e {
+        rusqlite::Error::SqliteFailure(f, _) => Some(f.code),
+        _ => None,
+    };
+    match code {
+        Some(C::DatabaseBusy | C::DatabaseLocked) => {
+            "another process kept the catalog locked too long; retry, or look for a stuck recman"
+                .to_string()
+        }
+        Some(C::ConstraintViolation) => {
+            "the record conflicts with one already in the catalog; this is a bug, please report it"
+                .to_string()
+        }
+        Some(C::ReadOnly | C::CannotOpen | C::PermissionDenied) => {
+            "check that the repository's files are writable by this user".to_string()
+        }
+        Some(C::DiskFull) => "free space on the repository's file system".to_string(),
+        Some(C::DatabaseCorrupt | C::NotADatabase) => {
+            "the catalog is damaged, restore catalog.db from a copy of the repository".to_string()
+        }
+        _ => format!(
+            "check that the file is readable, writable and intact (`sqlite3 {} 'pragma integrity_check'`)",
+            path.display()
+        ),
     }
 }

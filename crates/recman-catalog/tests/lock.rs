@@ -3,10 +3,13 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use recman_catalog::{CatalogError, Repository};
 
 const CHILD_ENV: &str = "RECMAN_CATALOG_TEST_LOCK_CHILD";
+const LOCKED_MARKER: &str = "<<child-holds-the-lock>>";
 
 #[test]
 fn second_open_in_same_process_is_refused_until_drop() {
@@ -55,7 +58,8 @@ fn lock_survives_a_deleted_lock_file() {
 }
 
 /// Not a test of its own: run by `lock_held_by_another_process_and_freed_by_its_death` in a
-/// child process. Takes the lock, says so, and waits until killed.
+/// child process. Takes the lock, says so, and waits until killed, its stdin closes, or a
+/// time limit passes, so a failing parent can never leave it behind for long.
 #[test]
 fn lock_child_helper() {
     let Some(root) = std::env::var_os(CHILD_ENV) else {
@@ -63,10 +67,16 @@ fn lock_child_helper() {
     };
     let repo = Repository::open(Path::new(&root)).unwrap();
     let _guard = repo.lock("backup database").unwrap();
-    println!("LOCKED");
-    // Block until the parent kills us; stdin stays open as long as the parent holds it.
-    let mut line = String::new();
-    let _ = std::io::stdin().read_line(&mut line);
+    // libtest prints "test lock_child_helper ... " on the same line, so the marker may not
+    // start the line; the parent looks for it anywhere.
+    println!("{LOCKED_MARKER}");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::stdin().read_line(&mut line);
+        let _ = tx.send(());
+    });
+    let _ = rx.recv_timeout(Duration::from_secs(60));
 }
 
 #[test]
@@ -88,11 +98,20 @@ fn lock_held_by_another_process_and_freed_by_its_death() {
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
-    let locked = BufReader::new(stdout)
-        .lines()
-        .map_while(Result::ok)
-        .any(|l| l.trim() == "LOCKED");
-    assert!(locked, "the child never took the lock");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let found = BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .any(|l| l.contains(LOCKED_MARKER));
+        let _ = tx.send(found);
+    });
+    let locked = rx.recv_timeout(Duration::from_secs(30)).unwrap_or(false);
+    if !locked {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the child never took the lock");
+    }
 
     let err = repo.lock("backup database").unwrap_err();
     let CatalogError::Busy { holder, .. } = &err else {

@@ -2,6 +2,7 @@
 
 use anyhow::Result;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use recman_catalog::{BackupRecord, BackupStatus};
 use recman_engine::Context;
 use recman_pg::Lsn;
 
@@ -38,8 +39,27 @@ fn rfc3339(micros: Option<i64>) -> serde_json::Value {
         .unwrap_or(serde_json::Value::Null)
 }
 
+/// A RUNNING backup whose process is gone (killed, host crash) is shown as FAILED at once; the
+/// catalog row itself is corrected by the next backup, under the repository lock.
+fn effective(b: &mut BackupRecord) {
+    let here = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default();
+    if b.status == BackupStatus::Running
+        && b.host == here
+        && !std::path::Path::new(&format!("/proc/{}", b.pid)).exists()
+    {
+        b.status = BackupStatus::Failed;
+        b.error = Some(format!(
+            "interrupted: process {} ended before the backup completed",
+            b.pid
+        ));
+    }
+}
+
 pub fn list_backup(ctx: &Context, json: bool) -> Result<()> {
-    let backups = ctx.repo.catalog().backups(ctx.db.id)?;
+    let mut backups = ctx.repo.catalog().backups(ctx.db.id)?;
+    backups.iter_mut().for_each(effective);
     if json {
         let v: Vec<serde_json::Value> = backups
             .iter()

@@ -61,7 +61,11 @@ fn killed_backup_is_never_available_and_concurrent_backup_is_refused() {
     first.kill().unwrap();
     first.wait().unwrap();
     let killed = setup.backups().last().unwrap().clone();
-    assert_ne!(killed["status"], "AVAILABLE", "{killed}");
+    assert_eq!(killed["status"], "FAILED", "{killed}");
+    assert!(
+        killed["error"].as_str().unwrap().contains("interrupted"),
+        "{killed}"
+    );
     assert!(
         setup
             .err(&["validate", "backup", killed["id"].as_str().unwrap()])

@@ -68,6 +68,17 @@ pub fn validate_database(
             false
         }
     };
+    // A running cluster may be writing the pages we read; those newer than the last
+    // checkpoint's redo point are repaired from WAL by crash recovery, so they are not corrupt.
+    let running = facts
+        .state
+        .as_deref()
+        .is_some_and(|s| s != "shut down" && s != "shut down in recovery");
+    let redo = if running {
+        facts.checkpoint_redo.map(|l| l.0)
+    } else {
+        None
+    };
     let scan = scan_data_dir(pgdata)?;
     let mut report = ValidateDatabaseReport {
         checksums_enabled: checksums,
@@ -113,7 +124,7 @@ pub fn validate_database(
                 &PageRules {
                     relfile: rf,
                     checksums,
-                    start_lsn: None,
+                    start_lsn: redo,
                     skip: &[],
                 },
                 off,

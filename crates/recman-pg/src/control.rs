@@ -15,6 +15,9 @@ pub struct DataDirFacts {
     pub wal_segment_size: Option<u64>,
     /// "in production", "shut down", ... as pg_controldata prints it.
     pub state: Option<String>,
+    /// Redo point of the latest checkpoint: a page changed after it has a full-page image in
+    /// WAL, so crash recovery repairs it even if a reader saw it torn.
+    pub checkpoint_redo: Option<crate::Lsn>,
 }
 
 /// Reads PG_VERSION and pg_control of `pgdata`. The rest of pg_control's layout changes
@@ -54,6 +57,7 @@ pub fn read_data_dir_facts(pgdata: &Path) -> Result<DataDirFacts, PgError> {
         checksums_enabled: None,
         wal_segment_size: None,
         state: None,
+        checkpoint_redo: None,
     };
     if let Some(out) = run_controldata(major, pgdata) {
         for line in out.lines() {
@@ -67,6 +71,7 @@ pub fn read_data_dir_facts(pgdata: &Path) -> Result<DataDirFacts, PgError> {
                 }
                 "Bytes per WAL segment" => facts.wal_segment_size = v.parse().ok(),
                 "Database cluster state" => facts.state = Some(v.to_string()),
+                "Latest checkpoint's REDO location" => facts.checkpoint_redo = v.parse().ok(),
                 _ => {}
             }
         }
