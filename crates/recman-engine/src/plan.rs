@@ -34,9 +34,10 @@ impl Plan {
     }
 }
 
-/// RMAN's rules, balanced by bytes: files per set = min(FILESPERSET, ceil(files / channels));
-/// files go, largest first, into the lightest set that still has room; sets go, heaviest
-/// first, to the lightest channel.
+/// RMAN's rules, balanced by bytes: files per set = min(FILESPERSET, ceil(files / channels))
+/// at most; the number of sets is rounded up to a multiple of the channels; files go, largest
+/// first, into the lightest set that still has room; sets go, heaviest first, to the lightest
+/// channel.
 pub fn plan(sizes: &[u64], s: PlanSettings) -> Plan {
     let channels = s.channels.max(1) as usize;
     let n = sizes.len();
@@ -48,7 +49,13 @@ pub fn plan(sizes: &[u64], s: PlanSettings) -> Plan {
     }
     let per_channel = n.div_ceil(channels);
     let per_set = (s.filesperset.max(1) as usize).min(per_channel).max(1);
-    let n_sets = n.div_ceil(per_set);
+    // Whole sets go to channels, so a set count that is a multiple of the channel count lets
+    // every channel carry the same bytes; sets then hold at most FILESPERSET files each.
+    let n_sets = n
+        .div_ceil(per_set)
+        .div_ceil(channels)
+        .saturating_mul(channels)
+        .min(n);
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&i| (Reverse(sizes[i]), i));
     let mut sets: Vec<(Vec<usize>, u64)> = vec![(Vec::new(), 0); n_sets];

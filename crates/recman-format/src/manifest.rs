@@ -57,7 +57,7 @@ pub enum EntryKind {
     Symlink,
 }
 
-/// One path of the data directory (tablespace contents appear under pg_tblspc/<oid>/...).
+/// One path of the data directory (tablespace contents appear under `pg_tblspc/<oid>/...`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ManifestEntry {
     pub path: String,
