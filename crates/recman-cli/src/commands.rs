@@ -174,16 +174,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 crate::list::size(r.bytes),
                 if r.checksums_enabled { "on" } else { "off" }
             ));
-            if !r.corrupt.blocks.is_empty() {
-                for l in r.corrupt.lines() {
-                    eprintln!("recman: corrupt block: {l}");
-                }
-                bail!(
-                    "{} corrupt block(s) found in {}; hint: the files listed above need repair (restore, or REINDEX for an index)",
-                    r.corrupt.blocks.len(),
+            report_corrupt(
+                &r.corrupt,
+                &format!(
+                    "{}; hint: the files listed above need repair (restore, or REINDEX for an index)",
                     pgdata.display()
-                );
-            }
+                ),
+            )?;
             say("no corrupt blocks found");
         }
         Command::Validate {
@@ -201,16 +198,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 crate::list::size(r.bytes),
                 r.wal_segments
             ));
-            if !r.corrupt.blocks.is_empty() {
-                for l in r.corrupt.lines() {
-                    eprintln!("recman: corrupt block: {l}");
-                }
-                bail!(
-                    "{} corrupt block(s) in backup {}",
-                    r.corrupt.blocks.len(),
+            report_corrupt(
+                &r.corrupt,
+                &format!(
+                    "backup {}; hint: take a new backup and keep this one out of restores",
                     r.backup_id
-                );
-            }
+                ),
+            )?;
             say("backup is intact");
         }
         Command::List {
@@ -245,6 +239,17 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Lists each corrupt block on stderr, then fails naming where they were found.
+fn report_corrupt(c: &recman_engine::CorruptReport, where_: &str) -> Result<()> {
+    if c.blocks.is_empty() {
+        return Ok(());
+    }
+    for l in c.lines() {
+        eprintln!("recman: corrupt block: {l}");
+    }
+    bail!("{} corrupt block(s) found in {where_}", c.blocks.len())
 }
 
 fn repo_path(g: &Global) -> Result<PathBuf> {
