@@ -11,13 +11,19 @@ use std::time::Duration;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let g = crate::config::merge(cli.global)?;
+    execute(&g, cli.command)
+}
+
+/// Executes one command value. The subcommands and the RMAN-style language both end here, so
+/// a statement in a script behaves and prints exactly as its subcommand does.
+pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
     let bar = Bar::new(g.quiet, g.verbose);
     let say = |s: &str| {
         if !g.quiet {
             println!("{s}");
         }
     };
-    match cli.command {
+    match command {
         Command::Create {
             what: CreateWhat::Catalog,
         } => {
