@@ -12,6 +12,7 @@ mod atomic;
 mod backup;
 mod catalog;
 mod error;
+mod iostat;
 mod lock;
 mod records;
 pub mod repo;
@@ -21,6 +22,7 @@ mod wal;
 pub use atomic::AtomicFile;
 pub use catalog::Catalog;
 pub use error::{CatalogError, LockHolder};
+pub use iostat::IoStatRow;
 pub use lock::RepoLock;
 pub use records::{
     BackupRecord, BackupStatus, CorruptBlock, DbRecord, PieceRecord, UnknownStatus, WalRecord,

@@ -95,6 +95,55 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (db_id, name)
     );
     "#,
+    // 2: I/O statistics of every backup, restore and validate (V$BACKUP_ASYNC_IO and
+    // V$BACKUP_SYNC_IO as SQL views).
+    r#"
+    CREATE TABLE io_stat (
+        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        job_id        TEXT NOT NULL,
+        job_type      TEXT NOT NULL,
+        backup_id     TEXT,
+        type          TEXT NOT NULL,
+        io_mode       TEXT NOT NULL,
+        channel       INTEGER NOT NULL,
+        set_no        INTEGER,
+        piece_no      INTEGER,
+        filename      TEXT,
+        open_time     INTEGER NOT NULL,
+        close_time    INTEGER NOT NULL,
+        io_count      INTEGER NOT NULL,
+        ready         INTEGER NOT NULL,
+        short_waits   INTEGER NOT NULL,
+        short_wait_time INTEGER NOT NULL,
+        long_waits    INTEGER NOT NULL,
+        long_wait_time INTEGER NOT NULL,
+        bytes         INTEGER NOT NULL,
+        buffer_size   INTEGER NOT NULL,
+        buffer_count  INTEGER NOT NULL,
+        io_time       INTEGER NOT NULL,
+        ring_submissions INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX io_stat_job ON io_stat (job_id);
+    CREATE INDEX io_stat_backup ON io_stat (backup_id);
+    -- Times are unix microseconds; waits in microseconds, as the columns' names say in RMAN's
+    -- views (which use centiseconds).
+    CREATE VIEW v_backup_async_io AS
+        SELECT job_id, job_type, backup_id, type, io_mode, channel, set_no, piece_no, filename,
+               open_time, close_time, close_time - open_time AS elapsed_time,
+               io_count, ready, short_waits, short_wait_time, long_waits, long_wait_time,
+               bytes, buffer_size, buffer_count,
+               CASE WHEN close_time > open_time
+                    THEN bytes * 1000000 / (close_time - open_time) END AS effective_bytes_per_second
+        FROM io_stat WHERE io_mode <> 'sync';
+    CREATE VIEW v_backup_sync_io AS
+        SELECT job_id, job_type, backup_id, type, io_mode, channel, set_no, piece_no, filename,
+               open_time, close_time, close_time - open_time AS elapsed_time,
+               io_count, bytes, buffer_size, buffer_count,
+               CASE WHEN close_time > open_time
+                    THEN bytes * 1000000 / (close_time - open_time) END AS effective_bytes_per_second,
+               CASE WHEN io_time > 0 THEN bytes * 1000000 / io_time END AS discrete_bytes_per_second
+        FROM io_stat WHERE io_mode = 'sync';
+    "#,
 ];
 
 /// The schema version this build writes and understands.
