@@ -200,51 +200,7 @@ impl Catalog {
         if n == 0 {
             return Err(CatalogError::BackupNotFound { id: b.id.clone() });
         }
-        {
-            let mut ins = tx
-                .prepare_cached(
-                    "INSERT INTO piece (backup_id, set_no, piece_no, channel, path, size, crc32c,
-                         file_count, raw_bytes)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                )
-                .map_err(self.sql(ctx.as_str()))?;
-            for p in pieces {
-                let size = to_i64("piece size", p.size)?;
-                let raw = to_i64("piece raw size", p.raw_bytes)?;
-                ins.execute((
-                    &p.backup_id,
-                    p.set_no,
-                    p.piece_no,
-                    p.channel,
-                    &p.path,
-                    size,
-                    p.crc32c,
-                    p.file_count,
-                    raw,
-                ))
-                .map_err(self.sql(format!("recording piece {} of backup {}", p.path, b.id)))?;
-            }
-            let mut ins = tx
-                .prepare_cached(
-                    "INSERT INTO corrupt_block (backup_id, path, block, kind, relation, detail)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .map_err(self.sql(ctx.as_str()))?;
-            for c in corrupt {
-                ins.execute((
-                    &c.backup_id,
-                    &c.path,
-                    c.block,
-                    &c.kind,
-                    &c.relation,
-                    &c.detail,
-                ))
-                .map_err(self.sql(format!(
-                    "recording corrupt block {} of {} in backup {}",
-                    c.block, c.path, b.id
-                )))?;
-            }
-        }
+        insert_pieces_on(self, &tx, b, pieces, corrupt, &ctx)?;
         tx.commit().map_err(self.sql(ctx))?;
         Ok(())
     }
@@ -304,4 +260,73 @@ impl Catalog {
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(self.sql(ctx))
     }
+}
+
+/// Inserts a backup row on `conn` (a transaction of the caller's).
+pub(crate) fn insert_backup_on(
+    cat: &Catalog,
+    conn: &Connection,
+    b: &BackupRecord,
+    ctx: &str,
+) -> Result<(), CatalogError> {
+    write_backup(cat, conn, INSERT_BACKUP, b, ctx)?;
+    Ok(())
+}
+
+/// Inserts the pieces and corrupt blocks of backup `b` on `conn` (a transaction of the
+/// caller's).
+pub(crate) fn insert_pieces_on(
+    cat: &Catalog,
+    tx: &Connection,
+    b: &BackupRecord,
+    pieces: &[PieceRecord],
+    corrupt: &[CorruptBlock],
+    ctx: &str,
+) -> Result<(), CatalogError> {
+    {
+        let mut ins = tx
+            .prepare_cached(
+                "INSERT INTO piece (backup_id, set_no, piece_no, channel, path, size, crc32c,
+                         file_count, raw_bytes)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )
+            .map_err(cat.sql(ctx))?;
+        for p in pieces {
+            let size = to_i64("piece size", p.size)?;
+            let raw = to_i64("piece raw size", p.raw_bytes)?;
+            ins.execute((
+                &p.backup_id,
+                p.set_no,
+                p.piece_no,
+                p.channel,
+                &p.path,
+                size,
+                p.crc32c,
+                p.file_count,
+                raw,
+            ))
+            .map_err(cat.sql(format!("recording piece {} of backup {}", p.path, b.id)))?;
+        }
+        let mut ins = tx
+            .prepare_cached(
+                "INSERT INTO corrupt_block (backup_id, path, block, kind, relation, detail)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .map_err(cat.sql(ctx))?;
+        for c in corrupt {
+            ins.execute((
+                &c.backup_id,
+                &c.path,
+                c.block,
+                &c.kind,
+                &c.relation,
+                &c.detail,
+            ))
+            .map_err(cat.sql(format!(
+                "recording corrupt block {} of {} in backup {}",
+                c.block, c.path, b.id
+            )))?;
+        }
+    }
+    Ok(())
 }

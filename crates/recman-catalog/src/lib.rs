@@ -14,6 +14,7 @@ mod catalog;
 mod error;
 mod iostat;
 mod lock;
+mod maint;
 mod records;
 pub mod repo;
 mod schema;
@@ -25,7 +26,8 @@ pub use error::{CatalogError, LockHolder};
 pub use iostat::IoStatRow;
 pub use lock::RepoLock;
 pub use records::{
-    BackupRecord, BackupStatus, CorruptBlock, DbRecord, PieceRecord, UnknownStatus, WalRecord,
+    BackupRecord, BackupStatus, CorruptBlock, DbRecord, DeleteKind, MediaStatus, PendingDelete,
+    PieceRecord, UnknownStatus, WalRecord,
 };
 pub use repo::Repository;
 pub use schema::SCHEMA_VERSION;

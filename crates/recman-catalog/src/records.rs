@@ -140,3 +140,47 @@ pub struct WalRecord {
     /// Unix microseconds.
     pub archived_at: i64,
 }
+
+/// Whether a piece or an archived WAL file was found intact on its media by the last
+/// crosscheck (RMAN's AVAILABLE / EXPIRED of a backup piece or archived log).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum MediaStatus {
+    Available,
+    Expired,
+}
+
+impl MediaStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MediaStatus::Available => "AVAILABLE",
+            MediaStatus::Expired => "EXPIRED",
+        }
+    }
+}
+
+impl fmt::Display for MediaStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a deletion in progress removes: a whole backup (its directory) or one archived WAL file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeleteKind {
+    Backup,
+    Wal,
+}
+
+/// A deletion recorded before its media are removed: the record is already out of every
+/// AVAILABLE listing, and whoever finds the row finishes the job (media, then record).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct PendingDelete {
+    pub kind: DeleteKind,
+    pub db_id: i64,
+    /// Backup id or WAL file name.
+    pub key: String,
+    /// Relative to the repository root: the backup's directory or the WAL file.
+    pub path: String,
+}

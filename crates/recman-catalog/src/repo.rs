@@ -115,6 +115,25 @@ impl Repository {
         Ok(Repository { root: abs, catalog })
     }
 
+    /// Opens an existing repository whose catalog may be missing or unreadable, for rebuilding
+    /// it from the manifests (`catalog start-with`) and for nothing else: every other command
+    /// must refuse a missing catalog rather than see an empty one. A damaged catalog is moved
+    /// aside to `catalog.db.damaged-<unix seconds>`, never deleted. Returns the repository and
+    /// whether a new, empty catalog was created.
+    pub fn open_recreating_catalog(root: &Path) -> Result<(Repository, bool), CatalogError> {
+        match Repository::open(root) {
+            Ok(r) => return Ok((r, false)),
+            Err(CatalogError::CatalogMissing { .. }) => {}
+            Err(CatalogError::Corrupt { .. }) => move_aside(root)?,
+            Err(CatalogError::Sqlite { source, .. }) if is_damage(&source) => move_aside(root)?,
+            Err(e) => return Err(e),
+        }
+        let abs = absolute(root)?;
+        let catalog = Catalog::create(&abs.join(CATALOG_FILE))?;
+        crate::atomic::sync_dir(&abs)?;
+        Ok((Repository { root: abs, catalog }, true))
+    }
+
     /// The repository's directory, made absolute at open.
     pub fn root(&self) -> &Path {
         &self.root
@@ -202,4 +221,24 @@ fn check_marker(marker_path: &Path, root: &Path, text: &[u8]) -> Result<(), Cata
 
 fn absolute(root: &Path) -> Result<PathBuf, CatalogError> {
     std::path::absolute(root).map_err(|e| CatalogError::io("resolve", root, e))
+}
+
+fn is_damage(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _)
+        if matches!(f.code, rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase))
+}
+
+/// Moves a damaged catalog and its journal files out of the way, keeping them for inspection.
+fn move_aside(root: &Path) -> Result<(), CatalogError> {
+    let stamp = chrono::Utc::now().timestamp();
+    for suffix in ["", "-wal", "-shm"] {
+        let from = root.join(format!("{CATALOG_FILE}{suffix}"));
+        let to = root.join(format!("{CATALOG_FILE}{suffix}.damaged-{stamp}"));
+        match fs::rename(&from, &to) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(CatalogError::io("move aside", from, e)),
+        }
+    }
+    Ok(())
 }

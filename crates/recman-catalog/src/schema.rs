@@ -144,6 +144,34 @@ const MIGRATIONS: &[&str] = &[
                CASE WHEN io_time > 0 THEN bytes * 1000000 / io_time END AS discrete_bytes_per_second
         FROM io_stat WHERE io_mode = 'sync';
     "#,
+    // 3: crosscheck status of pieces and archived WAL; deletions in progress, so that a
+    // command killed between removing media and records can be finished by the next one;
+    // which backup sets hold which archived WAL (BACKUP ARCHIVELOG).
+    r#"
+    ALTER TABLE piece ADD COLUMN status TEXT NOT NULL DEFAULT 'AVAILABLE'
+        CHECK (status IN ('AVAILABLE', 'EXPIRED'));
+    ALTER TABLE wal ADD COLUMN status TEXT NOT NULL DEFAULT 'AVAILABLE'
+        CHECK (status IN ('AVAILABLE', 'EXPIRED'));
+
+    CREATE TABLE pending_delete (
+        kind  TEXT NOT NULL CHECK (kind IN ('backup', 'wal')),
+        db_id INTEGER NOT NULL,
+        key   TEXT NOT NULL,
+        -- relative to the repository root: a directory for a backup, a file for wal
+        path  TEXT NOT NULL,
+        since INTEGER NOT NULL,
+        PRIMARY KEY (kind, db_id, key)
+    );
+
+    CREATE TABLE backup_wal (
+        backup_id TEXT NOT NULL REFERENCES backup (id) ON DELETE CASCADE,
+        db_id     INTEGER NOT NULL,
+        name      TEXT NOT NULL,
+        set_no    INTEGER NOT NULL,
+        PRIMARY KEY (backup_id, name)
+    );
+    CREATE INDEX backup_wal_name ON backup_wal (db_id, name);
+    "#,
 ];
 
 /// The schema version this build writes and understands.

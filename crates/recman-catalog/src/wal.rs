@@ -28,27 +28,36 @@ impl Catalog {
         let ctx = format!("recording archived wal {}", w.name);
         let size = to_i64("wal size", w.size)?;
         let stored = to_i64("stored wal size", w.stored_size)?;
-        self.conn
-            .prepare_cached(&format!(
-                "INSERT INTO wal ({WAL_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+        // One transaction with the journal row below: a crash between the two must not leave
+        // an AVAILABLE record whose file a pending deletion would still remove.
+        let tx = self.write_tx(&ctx)?;
+        tx.prepare_cached(&format!(
+            "INSERT INTO wal ({WAL_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                  ON CONFLICT (db_id, name) DO UPDATE SET timeline = excluded.timeline,
                      path = excluded.path, size = excluded.size,
                      stored_size = excluded.stored_size, crc32c = excluded.crc32c,
-                     archived_at = excluded.archived_at"
+                     archived_at = excluded.archived_at, status = 'AVAILABLE'"
+        ))
+        .and_then(|mut s| {
+            s.execute((
+                w.db_id,
+                &w.name,
+                w.timeline,
+                &w.path,
+                size,
+                stored,
+                w.crc32c,
+                w.archived_at,
             ))
-            .and_then(|mut s| {
-                s.execute((
-                    w.db_id,
-                    &w.name,
-                    w.timeline,
-                    &w.path,
-                    size,
-                    stored,
-                    w.crc32c,
-                    w.archived_at,
-                ))
-            })
-            .map_err(self.sql(ctx))?;
+        })
+        .map_err(self.sql(ctx.as_str()))?;
+        // The file was archived again after a deletion began: the new copy is not to go.
+        tx.execute(
+            "DELETE FROM pending_delete WHERE kind = 'wal' AND db_id = ?1 AND key = ?2",
+            (w.db_id, &w.name),
+        )
+        .map_err(self.sql(ctx.as_str()))?;
+        tx.commit().map_err(self.sql(ctx))?;
         Ok(())
     }
 

@@ -13,8 +13,9 @@ use std::path::PathBuf;
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
+    /// Without one, a terminal gets the RECMAN> prompt.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -83,6 +84,38 @@ pub enum Command {
     },
     /// Fetch one archived WAL file (for restore_command).
     ArchiveGet { name: String, dest: PathBuf },
+    /// Persistent settings in the catalog (RMAN's CONFIGURE).
+    Configure {
+        #[command(subcommand)]
+        what: crate::catalog_cmds::ConfigureWhat,
+    },
+    /// Print settings with their values and sources (RMAN's SHOW).
+    Show {
+        #[command(subcommand)]
+        what: crate::catalog_cmds::ShowWhat,
+    },
+    /// Reports on what retention would remove and what needs a backup.
+    Report {
+        #[command(subcommand)]
+        what: crate::catalog_cmds::ReportWhat,
+    },
+    /// Remove backups and archived WAL, media first, then records.
+    Delete {
+        #[command(subcommand)]
+        what: crate::catalog_cmds::DeleteWhat,
+    },
+    /// Check that the media still hold what the catalog lists.
+    Crosscheck {
+        #[command(subcommand)]
+        what: crate::catalog_cmds::CrosscheckWhat,
+    },
+    /// Catalog maintenance: rebuild it from the repository.
+    Catalog {
+        #[command(subcommand)]
+        what: crate::catalog_cmds::CatalogWhat,
+    },
+    /// Run RMAN-style statements from a file (-f) or the command line (docs/language.md).
+    Run(RunArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -109,17 +142,21 @@ pub enum BackupWhat {
 #[derive(Args, Debug)]
 pub struct BackupArgs {
     /// Parallel streams, each writing its own backup sets.
-    #[arg(long, default_value_t = 1)]
-    pub channels: u32,
+    /// Default: `configure channels` in the catalog, else built in.
+    #[arg(long)]
+    pub channels: Option<u32>,
     /// Most files in one backup set.
-    #[arg(long, default_value_t = 64)]
-    pub filesperset: u32,
+    /// Default: `configure filesperset` in the catalog, else built in.
+    #[arg(long)]
+    pub filesperset: Option<u32>,
     /// Files read at once and interleaved into one piece.
-    #[arg(long, default_value_t = 8)]
-    pub maxopenfiles: u32,
+    /// Default: `configure maxopenfiles` in the catalog, else built in.
+    #[arg(long)]
+    pub maxopenfiles: Option<u32>,
     /// none, lz4, zstd or zstd:LEVEL.
-    #[arg(long, default_value = "none")]
-    pub compress: String,
+    /// Default: `configure compression` in the catalog, else none.
+    #[arg(long)]
+    pub compress: Option<String>,
     #[arg(long)]
     pub tag: Option<String>,
     /// Corrupt blocks tolerated per file.
@@ -128,6 +165,8 @@ pub struct BackupArgs {
     /// Seconds to wait for the backup's WAL to be archived.
     #[arg(long, default_value_t = 120)]
     pub archive_timeout: u64,
+    #[command(flatten)]
+    pub io: crate::io_args::IoArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -169,7 +208,13 @@ pub struct RestoreArgs {
 #[derive(Subcommand, Debug)]
 pub enum ValidateWhat {
     /// Every page of the data directory at --pgdata.
-    Database,
+    Database {
+        /// Files read at once.
+        #[arg(long, default_value_t = 8)]
+        maxopenfiles: u32,
+        #[command(flatten)]
+        io: crate::io_args::IoArgs,
+    },
     /// Every piece of a backup (default: the newest).
     Backup { which: Option<String> },
 }
@@ -179,5 +224,37 @@ pub enum ListWhat {
     Backup {
         #[arg(long)]
         json: bool,
+        /// One line per backup (RMAN's LIST BACKUP SUMMARY).
+        #[arg(long, conflicts_with = "by_file")]
+        summary: bool,
+        /// One line per backed-up file and backup (RMAN's LIST BACKUP BY FILE).
+        #[arg(long)]
+        by_file: bool,
     },
+    /// Archived WAL files (`all`, the default: every one).
+    Archivelog {
+        #[arg(value_parser = ["all"])]
+        which: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// PostgreSQL timelines, from archived history files.
+    Incarnation {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Image copies (none yet: recman writes backup sets only).
+    Copy {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Script file of RMAN-style statements (RMAN's cmdfile); `-` reads standard input.
+    #[arg(short = 'f', long = "file", conflicts_with = "text")]
+    pub file: Option<PathBuf>,
+    /// Statements to run, e.g. 'BACKUP DATABASE;'.
+    pub text: Option<String>,
 }

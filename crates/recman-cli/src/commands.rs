@@ -11,7 +11,10 @@ use std::time::Duration;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let g = crate::config::merge(cli.global)?;
-    execute(&g, cli.command)
+    let Some(command) = cli.command else {
+        return crate::script::interactive(&g);
+    };
+    execute(&g, command)
 }
 
 /// Executes one command value. The subcommands and the RMAN-style language both end here, so
@@ -76,14 +79,23 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             what: BackupWhat::Database(a),
         } => {
             let ctx = context(&g)?;
+            // flag > config file > catalog > built-in default
+            let d = crate::catalog_cmds::backup_defaults(
+                g,
+                a.channels,
+                a.filesperset,
+                a.maxopenfiles,
+                a.compress.as_deref(),
+            )?;
             let opts = recman_engine::BackupOptions {
-                channels: a.channels,
-                filesperset: a.filesperset,
-                maxopenfiles: a.maxopenfiles,
-                compression: a.compress.parse().map_err(|e| anyhow!("--compress: {e}"))?,
+                channels: d.channels,
+                filesperset: d.filesperset,
+                maxopenfiles: d.maxopenfiles,
+                compression: d.compression,
                 tag: a.tag,
                 maxcorrupt: a.maxcorrupt,
                 archive_timeout: Duration::from_secs(a.archive_timeout),
+                io: a.io.settings()?,
             };
             let r = recman_engine::backup_database(&ctx, &opts, &bar)?;
             for c in &r.corrupt {
@@ -101,7 +113,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             }
             let b = &r.record;
             say(&format!(
-                "backup {} tag {} completed: {} files, {} sets, {} read, {} written, {:.1}s, status {}",
+                "backup {} tag {} completed: {} files, {} sets, {} read, {} written, {:.1}s, total {:.1} MB/s, sustained {:.1} MB/s, status {}",
                 b.id,
                 b.tag,
                 b.file_count,
@@ -109,6 +121,8 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 crate::list::size(b.db_bytes),
                 crate::list::size(b.written_bytes),
                 r.elapsed.as_secs_f64(),
+                r.total_rate / 1e6,
+                r.sustained_rate / 1e6,
                 b.status.as_str()
             ));
         }
@@ -161,7 +175,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             say("start PostgreSQL on it to recover and open it (pg_ctl -D DIR start)");
         }
         Command::Validate {
-            what: ValidateWhat::Database,
+            what: ValidateWhat::Database { maxopenfiles, io },
         } => {
             let pgdata = g.pgdata.clone().ok_or_else(|| {
                 anyhow!("validate database needs --pgdata DIR (or RECMAN_PGDATA)")
@@ -170,7 +184,26 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 .target
                 .clone()
                 .or_else(|| std::env::var("PGHOST").ok().map(|_| String::new()));
-            let r = recman_engine::validate_database(&pgdata, conninfo.as_deref(), &bar)?;
+            let r = recman_engine::validate_database(
+                &pgdata,
+                conninfo.as_deref(),
+                &io.settings()?,
+                maxopenfiles,
+                &bar,
+            )?;
+            if let Some(a) = &r.io {
+                say(&format!(
+                    "read {} in {:.2}s ({:.1} MB/s, i/o mode {}, {} reads: {} ready, {} short waits, {} long waits)",
+                    crate::list::size(a.bytes),
+                    (a.close_time - a.open_time) as f64 / 1e6,
+                    a.effective_bytes_per_second().unwrap_or(0) as f64 / 1e6,
+                    a.io_mode,
+                    a.io_count,
+                    a.ready,
+                    a.short_waits,
+                    a.long_waits
+                ));
+            }
             say(&format!(
                 "validated {}: {} files ({} relation files, {} pages, {}), data checksums {}",
                 pgdata.display(),
@@ -214,11 +247,32 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             say("backup is intact");
         }
         Command::List {
-            what: ListWhat::Backup { json },
+            what:
+                ListWhat::Backup {
+                    json,
+                    summary,
+                    by_file,
+                },
         } => {
             let ctx = context(&g)?;
-            crate::list::list_backup(&ctx, json)?;
+            crate::list::list_backup_as(&ctx, json, summary, by_file)?;
         }
+        Command::List {
+            what: ListWhat::Archivelog { json, .. },
+        } => crate::list::list_archivelog(&context(g)?, json)?,
+        Command::List {
+            what: ListWhat::Incarnation { json },
+        } => crate::list::list_incarnation(&context(g)?, json)?,
+        Command::List {
+            what: ListWhat::Copy { json },
+        } => crate::list::list_copy(&context(g)?, json)?,
+        Command::Configure { what } => crate::catalog_cmds::configure(g, what)?,
+        Command::Show { what } => crate::catalog_cmds::show(g, what)?,
+        Command::Report { what } => crate::catalog_cmds::report(g, what)?,
+        Command::Delete { what } => crate::catalog_cmds::delete(g, what)?,
+        Command::Crosscheck { what } => crate::catalog_cmds::crosscheck(g, what)?,
+        Command::Catalog { what } => crate::catalog_cmds::catalog(g, what)?,
+        Command::Run(a) => return crate::script::run(g, a),
         Command::ArchivePush { path, compress } => {
             let repo = open_repo(&g)?;
             let pgdata = g.pgdata.clone().or_else(|| std::env::current_dir().ok());
@@ -258,7 +312,7 @@ fn report_corrupt(c: &recman_engine::CorruptReport, where_: &str) -> Result<()> 
     bail!("{} corrupt block(s) found in {where_}", c.blocks.len())
 }
 
-fn repo_path(g: &Global) -> Result<PathBuf> {
+pub(crate) fn repo_path(g: &Global) -> Result<PathBuf> {
     let p = g.repo.clone().ok_or_else(|| anyhow!("no repository given; hint: pass --repo PATH, set RECMAN_REPO, or name it in the --config file"))?;
     absolute(&p)
 }
@@ -271,11 +325,11 @@ fn absolute(p: &Path) -> Result<PathBuf> {
     })
 }
 
-fn open_repo(g: &Global) -> Result<Repository> {
+pub(crate) fn open_repo(g: &Global) -> Result<Repository> {
     Ok(Repository::open(&repo_path(g)?)?)
 }
 
-fn context(g: &Global) -> Result<Context> {
+pub(crate) fn context(g: &Global) -> Result<Context> {
     let repo = open_repo(g)?;
     let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
     Ok(Context {

@@ -12,14 +12,25 @@ pub struct FileConfig {
     pub pgdata: Option<PathBuf>,
     pub target: Option<String>,
     pub db: Option<String>,
+    /// Backup and retention defaults; `show all` reports them as "config file".
+    pub channels: Option<u32>,
+    pub filesperset: Option<u32>,
+    pub maxopenfiles: Option<u32>,
+    pub compression: Option<String>,
+    pub retention_policy: Option<String>,
+    pub archivelog_deletion_policy: Option<String>,
 }
 
-/// Fills what flags and environment left unset from the config file, if any.
-pub fn merge(mut g: Global) -> Result<Global> {
-    let Some(path) = g.config.clone() else {
-        return Ok(g);
-    };
-    let text = std::fs::read_to_string(&path).with_context(|| {
+/// The settings of the --config file; all unset when there is none.
+pub fn file_settings(g: &Global) -> Result<FileConfig> {
+    match &g.config {
+        Some(path) => load(path),
+        None => Ok(FileConfig::default()),
+    }
+}
+
+fn load(path: &std::path::Path) -> Result<FileConfig> {
+    let text = std::fs::read_to_string(path).with_context(|| {
         format!(
             "cannot read config file {}; hint: check --config / RECMAN_CONFIG",
             path.display()
@@ -27,11 +38,20 @@ pub fn merge(mut g: Global) -> Result<Global> {
     })?;
     let fc: FileConfig = toml::from_str(&text).map_err(|e| {
         anyhow::anyhow!(
-            "config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db",
+            "config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db, channels, filesperset, maxopenfiles, compression, retention_policy, archivelog_deletion_policy",
             path.display(),
             e.message()
         )
     })?;
+    Ok(fc)
+}
+
+/// Fills what flags and environment left unset from the config file, if any.
+pub fn merge(mut g: Global) -> Result<Global> {
+    let Some(path) = g.config.clone() else {
+        return Ok(g);
+    };
+    let fc = load(&path)?;
     g.repo = g.repo.or(fc.repo);
     g.pgdata = g.pgdata.or(fc.pgdata);
     g.target = g.target.or(fc.target);

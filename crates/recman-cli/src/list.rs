@@ -1,7 +1,6 @@
 //! LIST output: a table for people, stable JSON for programs (documented in docs/commands.md).
 
 use anyhow::Result;
-use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use recman_catalog::{BackupRecord, BackupStatus};
 use recman_engine::Context;
 use recman_pg::Lsn;
@@ -21,7 +20,7 @@ pub fn size(b: u64) -> String {
     }
 }
 
-fn time(micros: Option<i64>) -> String {
+pub fn time(micros: Option<i64>) -> String {
     micros
         .and_then(chrono::DateTime::from_timestamp_micros)
         .map(|t| {
@@ -57,38 +56,60 @@ fn effective(b: &mut BackupRecord) {
     }
 }
 
-pub fn list_backup(ctx: &Context, json: bool) -> Result<()> {
+/// One backup as `list backup --json` prints it (documented in docs/commands.md). Only facts
+/// the manifest also holds, so a catalog rebuilt from the repository prints the same.
+fn backup_json(ctx: &Context, b: &BackupRecord) -> Result<serde_json::Value> {
+    let pieces: Vec<serde_json::Value> = ctx
+        .repo
+        .catalog()
+        .piece_states(&b.id)?
+        .into_iter()
+        .map(|(p, st)| {
+            serde_json::json!({
+                "set_no": p.set_no,
+                "piece_no": p.piece_no,
+                "channel": p.channel,
+                "path": p.path,
+                "size": p.size,
+                "crc32c": p.crc32c,
+                "status": st.as_str(),
+            })
+        })
+        .collect();
+    Ok(serde_json::json!({
+        "id": b.id,
+        "database": ctx.db.name,
+        "tag": b.tag,
+        "type": b.backup_type,
+        "status": b.status.as_str(),
+        "start_lsn": Lsn(b.start_lsn).to_string(),
+        "stop_lsn": b.stop_lsn.map(|l| Lsn(l).to_string()),
+        "timeline": b.timeline,
+        "start_wal": b.start_wal,
+        "stop_wal": b.stop_wal,
+        "start_time": rfc3339(Some(b.start_time)),
+        "stop_time": rfc3339(b.stop_time),
+        "duration_seconds": b.stop_time.map(|s| (s - b.start_time) as f64 / 1e6),
+        "database_bytes": b.db_bytes,
+        "written_bytes": b.written_bytes,
+        "files": b.file_count,
+        "channels": b.channels,
+        "compression": b.compression,
+        "filesperset": b.filesperset,
+        "maxopenfiles": b.maxopenfiles,
+        "error": b.error,
+        "pieces": pieces,
+    }))
+}
+
+pub fn list_backup_as(ctx: &Context, json: bool, summary: bool, by_file: bool) -> Result<()> {
     let mut backups = ctx.repo.catalog().backups(ctx.db.id)?;
     backups.iter_mut().for_each(effective);
     if json {
-        let v: Vec<serde_json::Value> = backups
+        let v = backups
             .iter()
-            .map(|b| {
-                serde_json::json!({
-                    "id": b.id,
-                    "database": ctx.db.name,
-                    "tag": b.tag,
-                    "type": b.backup_type,
-                    "status": b.status.as_str(),
-                    "start_lsn": Lsn(b.start_lsn).to_string(),
-                    "stop_lsn": b.stop_lsn.map(|l| Lsn(l).to_string()),
-                    "timeline": b.timeline,
-                    "start_wal": b.start_wal,
-                    "stop_wal": b.stop_wal,
-                    "start_time": rfc3339(Some(b.start_time)),
-                    "stop_time": rfc3339(b.stop_time),
-                    "duration_seconds": b.stop_time.map(|s| (s - b.start_time) as f64 / 1e6),
-                    "database_bytes": b.db_bytes,
-                    "written_bytes": b.written_bytes,
-                    "files": b.file_count,
-                    "channels": b.channels,
-                    "compression": b.compression,
-                    "filesperset": b.filesperset,
-                    "maxopenfiles": b.maxopenfiles,
-                    "error": b.error,
-                })
-            })
-            .collect();
+            .map(|b| backup_json(ctx, b))
+            .collect::<Result<Vec<_>>>()?;
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
@@ -96,40 +117,39 @@ pub fn list_backup(ctx: &Context, json: bool) -> Result<()> {
         println!("no backups of database {}", ctx.db.name);
         return Ok(());
     }
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header([
-        "ID",
-        "Tag",
-        "Type",
-        "Status",
-        "Start LSN",
-        "Stop LSN",
-        "Start time",
-        "Duration",
-        "DB size",
-        "Written",
-        "Ch",
-        "Compression",
-    ]);
-    for b in &backups {
-        t.add_row([
-            b.id.clone(),
-            b.tag.clone(),
-            b.backup_type.clone(),
-            b.status.as_str().to_string(),
-            Lsn(b.start_lsn).to_string(),
-            b.stop_lsn.map(|l| Lsn(l).to_string()).unwrap_or_default(),
-            time(Some(b.start_time)),
-            b.stop_time
-                .map(|s| format!("{:.1}s", (s - b.start_time) as f64 / 1e6))
-                .unwrap_or_default(),
-            size(b.db_bytes),
-            size(b.written_bytes),
-            b.channels.to_string(),
-            b.compression.clone(),
-        ]);
+    if summary {
+        return crate::catalog_cmds::listing::summary(ctx, &backups);
     }
-    println!("{t}");
+    if by_file {
+        return crate::catalog_cmds::listing::by_file(ctx, &backups);
+    }
+    crate::catalog_cmds::listing::detailed(ctx, &backups)
+}
+
+pub fn list_archivelog(ctx: &Context, json: bool) -> Result<()> {
+    crate::catalog_cmds::listing::archivelog(ctx, json)
+}
+
+pub fn list_incarnation(ctx: &Context, json: bool) -> Result<()> {
+    crate::catalog_cmds::listing::incarnation(ctx, json)
+}
+
+pub fn list_copy(ctx: &Context, json: bool) -> Result<()> {
+    if json {
+        println!("[]");
+    } else {
+        println!(
+            "no image copies of database {}: recman writes backup sets only",
+            ctx.db.name
+        );
+    }
     Ok(())
+}
+
+/// RFC 3339 UTC with microseconds, as every JSON listing prints times.
+pub fn rfc3339_str(micros: i64) -> String {
+    match rfc3339(Some(micros)) {
+        serde_json::Value::String(s) => s,
+        _ => String::new(),
+    }
 }

@@ -1,10 +1,14 @@
 //! recman: a recovery manager for PostgreSQL.
 
+mod catalog_cmds;
 mod cli;
 mod commands;
 mod config;
+mod io_args;
 mod list;
 mod progress;
+mod report_io;
+mod script;
 
 use clap::Parser;
 use std::process::ExitCode;

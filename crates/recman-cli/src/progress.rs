@@ -8,6 +8,7 @@ pub struct Bar {
     bar: Mutex<Option<ProgressBar>>,
     enabled: bool,
     verbose: bool,
+    quiet: bool,
 }
 
 impl Bar {
@@ -16,6 +17,7 @@ impl Bar {
             bar: Mutex::new(None),
             enabled: !quiet && std::io::stderr().is_terminal(),
             verbose: verbose && !quiet,
+            quiet,
         }
     }
 }
@@ -47,6 +49,15 @@ impl Progress for Bar {
                 Some(b) => b.println(line),
                 None => eprintln!("{line}"),
             }
+        }
+    }
+    fn notice(&self, line: &str) {
+        if self.quiet {
+            return;
+        }
+        match self.bar.lock().expect("progress lock").as_ref() {
+            Some(b) => b.println(line),
+            None => eprintln!("recman: {line}"),
         }
     }
     fn finish(&self) {

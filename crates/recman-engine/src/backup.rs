@@ -1,14 +1,18 @@
 //! BACKUP DATABASE: an online full backup of a running cluster through N channels.
 
-use crate::channel::{ChannelShared, SetOutcome, run_channel};
+use crate::channel::{ChannelOutcome, ChannelShared, run_channel};
+use crate::io::{BufferPlan, IoSettings};
 use crate::plan::{PlanSettings, plan};
 use crate::util::{backup_dir, hostname, now_micros, rfc3339};
 use crate::{Context, EngineError, Progress, scan_data_dir};
+use recman_catalog::IoStatRow;
 use recman_catalog::{BackupRecord, BackupStatus, CorruptBlock, PieceRecord};
 use recman_format::manifest::*;
 use recman_format::{Compression, PieceHeader};
 use recman_pg::{Lsn, Session, WalName, resolve_conninfo, wal_segments_between};
+use std::collections::VecDeque;
 use std::path::Path;
+use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -23,6 +27,7 @@ pub struct BackupOptions {
     pub maxcorrupt: u32,
     /// How long to wait for the WAL the backup needs to reach the repository.
     pub archive_timeout: Duration,
+    pub io: IoSettings,
 }
 
 impl Default for BackupOptions {
@@ -35,6 +40,7 @@ impl Default for BackupOptions {
             tag: None,
             maxcorrupt: 0,
             archive_timeout: Duration::from_secs(120),
+            io: IoSettings::default(),
         }
     }
 }
@@ -42,6 +48,11 @@ impl Default for BackupOptions {
 #[derive(Clone, Debug)]
 pub struct BackupReport {
     pub record: BackupRecord,
+    /// Bytes per second from command start to end (the Sun benchmark's "total" speed).
+    pub total_rate: f64,
+    /// Bytes per second while data moved (its "sustained" speed).
+    pub sustained_rate: f64,
+    pub memory_budget: u64,
     pub sets: usize,
     pub corrupt: Vec<CorruptBlock>,
     pub elapsed: Duration,
@@ -56,6 +67,7 @@ pub fn backup_database(
     let pgdata = ctx.pgdata.as_deref().ok_or_else(|| {
         EngineError::Invalid("backup needs the cluster's data directory; hint: pass --pgdata DIR or set RECMAN_PGDATA".into())
     })?;
+    opts.io.validate()?;
     if opts.channels == 0 || opts.filesperset == 0 || opts.maxopenfiles == 0 {
         return Err(EngineError::Invalid(
             "--channels, --filesperset and --maxopenfiles must be at least 1".into(),
@@ -117,12 +129,19 @@ pub fn backup_database(
     let dir = backup_dir(&ctx.db.name, &id);
     let result = run(ctx, opts, progress, &mut session, &mut rec, pgdata, &dir);
     match result {
-        Ok((sets, corrupt)) => Ok(BackupReport {
-            record: rec,
-            sets,
-            corrupt,
-            elapsed: t0.elapsed(),
-        }),
+        Ok(r) => {
+            let elapsed = t0.elapsed();
+            let total_rate = rec.db_bytes as f64 / elapsed.as_secs_f64().max(1e-6);
+            Ok(BackupReport {
+                record: rec,
+                sets: r.sets,
+                corrupt: r.corrupt,
+                elapsed,
+                total_rate,
+                sustained_rate: r.sustained_rate,
+                memory_budget: r.memory_budget,
+            })
+        }
         Err(e) => {
             rec.status = BackupStatus::Failed;
             rec.error = Some(e.to_string());
@@ -190,7 +209,14 @@ fn check_target(
     Ok(())
 }
 
-type RunResult = Result<(usize, Vec<CorruptBlock>), EngineError>;
+struct RunOutcome {
+    sets: usize,
+    corrupt: Vec<CorruptBlock>,
+    sustained_rate: f64,
+    memory_budget: u64,
+}
+
+type RunResult = Result<RunOutcome, EngineError>;
 
 fn run(
     ctx: &Context,
@@ -214,8 +240,30 @@ fn run(
         "backup {} of database {}: {} files, {} bytes, {} sets over {} channel(s), {} files per set",
         rec.id, ctx.db.name, scan.files.len(), scan.total_bytes(), the_plan.sets.len(), opts.channels, the_plan.files_per_set
     ));
+    let memory_budget: u64 = {
+        let mux = the_plan.sets.iter().map(|s| s.mux).max().unwrap_or(1);
+        opts.io.channel_budget(mux) * opts.channels as u64
+    };
+    let bp = BufferPlan::for_mux(
+        the_plan.sets.iter().map(|s| s.mux).max().unwrap_or(1),
+        &opts.io,
+    );
+    progress.notice(&format!(
+        "memory budget {} MiB: {} channel(s) x ({} open files x {} input buffers x {} KiB + {} output buffers x {} KiB + compression and write buffers), i/o mode {}",
+        memory_budget >> 20,
+        opts.channels,
+        the_plan.sets.iter().map(|s| s.mux).max().unwrap_or(1),
+        bp.per_file,
+        bp.size >> 10,
+        opts.io.output_buffers,
+        opts.io.blksize >> 10,
+        opts.io.mode
+    ));
     progress.start("backup", scan.total_bytes());
     let cancel = AtomicBool::new(false);
+    let mut ordered: Vec<&crate::plan::PlannedSet> = the_plan.sets.iter().collect();
+    ordered.sort_by_key(|s| std::cmp::Reverse(s.bytes));
+    let queue = Mutex::new(ordered.into_iter().collect::<VecDeque<_>>());
     let shared = ChannelShared {
         repo_root: ctx.repo.root(),
         files: &scan.files,
@@ -234,15 +282,16 @@ fn run(
         start_lsn: rec.start_lsn,
         progress,
         cancel: &cancel,
+        io: &opts.io,
+        queue: &queue,
     };
-    let outcomes: Vec<Result<Vec<SetOutcome>, EngineError>> = std::thread::scope(|s| {
+    let outcomes: Vec<Result<ChannelOutcome, EngineError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (1..=opts.channels)
             .map(|c| {
-                let sets: Vec<_> = the_plan.sets_of(c).collect();
                 let shared = &shared;
                 let cancel = &cancel;
                 s.spawn(move || {
-                    let r = run_channel(shared, c, &sets);
+                    let r = run_channel(shared, c);
                     if r.is_err() {
                         cancel.store(true, std::sync::atomic::Ordering::Relaxed);
                     }
@@ -261,10 +310,17 @@ fn run(
     });
     progress.finish();
     let mut sets = Vec::new();
+    let mut stats: Vec<IoStatRow> = Vec::new();
     let mut first_err = None;
     for o in outcomes {
         match o {
-            Ok(v) => sets.extend(v),
+            Ok(v) => {
+                if let Some(n) = &v.notice {
+                    progress.notice(n);
+                }
+                sets.extend(v.sets);
+                stats.extend(v.stats);
+            }
             // The cancellation notice of the other channels is not the cause.
             Err(e)
                 if first_err.is_none()
@@ -278,6 +334,18 @@ fn run(
     if let Some(e) = first_err {
         return Err(e);
     }
+    for r in &mut stats {
+        r.job_id = rec.id.clone();
+        r.job_type = "BACKUP".into();
+        r.backup_id = Some(rec.id.clone());
+    }
+    let sustained_rate = {
+        let agg = stats.iter().filter(|r| r.kind == "AGGREGATE");
+        let open = agg.clone().map(|r| r.open_time).min().unwrap_or(0);
+        let close = agg.clone().map(|r| r.close_time).max().unwrap_or(0);
+        let bytes: u64 = agg.map(|r| r.bytes).sum();
+        bytes as f64 * 1e6 / (close - open).max(1) as f64
+    };
     let stop = session.backup_stop()?;
     rec.stop_lsn = Some(stop.lsn.0);
     rec.timeline = stop.timeline;
@@ -432,7 +500,13 @@ fn run(
         .write_atomic(&format!("{dir}/manifest.json"), &json)?;
     rec.status = BackupStatus::Available;
     ctx.repo.catalog().complete_backup(rec, &pieces, &corrupt)?;
-    Ok((sets.len(), corrupt))
+    ctx.repo.catalog().add_io_stats(&stats)?;
+    Ok(RunOutcome {
+        sets: sets.len(),
+        corrupt,
+        sustained_rate,
+        memory_budget,
+    })
 }
 
 pub(crate) fn describe_corrupt(c: &CorruptBlock) -> String {

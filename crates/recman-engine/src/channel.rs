@@ -1,15 +1,18 @@
-//! One backup channel: RMAN's read → copy → write pipeline for the sets assigned to it. The
-//! channel reads up to `mux` files at once, interleaving their chunks into one piece, checks
-//! every page on the way and writes each piece atomically into the repository.
+//! One backup channel: RMAN's read → copy → write pipeline. The channel takes the next backup
+//! set from the shared queue whenever it finishes one, so channels end together; reads go
+//! through the I/O engine (see [`crate::io`]), pages are checked and chunks compressed in the
+//! channel's thread, and pieces are written in BLKSIZE blocks by a writer thread.
 
-use crate::pagecheck::{PageRules, PageVerdicts, check_chunk, read_full_at};
+use crate::io::input::{Event, InputFile, InputMux};
+use crate::io::{BufferPlan, IoCounters, IoEngine, IoSettings, OutputStream, Throttle};
+use crate::pagecheck::{PageRules, PageVerdicts, check_chunk};
 use crate::plan::PlannedSet;
+use crate::util::now_micros;
 use crate::{EngineError, Progress, ScannedFile};
-use recman_catalog::{AtomicFile, Repository};
+use recman_catalog::{AtomicFile, IoStatRow, Repository};
 use recman_format::{PieceHeader, PieceWriter, SetFile};
 use std::collections::VecDeque;
-use std::fs::File;
-use std::io::Write;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub struct ChannelShared<'a> {
@@ -22,6 +25,9 @@ pub struct ChannelShared<'a> {
     pub start_lsn: u64,
     pub progress: &'a dyn Progress,
     pub cancel: &'a AtomicBool,
+    pub io: &'a IoSettings,
+    /// Sets not yet taken by a channel, heaviest first.
+    pub queue: &'a Mutex<VecDeque<&'a PlannedSet>>,
 }
 
 #[derive(Debug, Clone)]
@@ -44,47 +50,107 @@ pub struct SetOutcome {
     pub files: Vec<FileOutcome>,
 }
 
-/// Input buffer per open file, by multiplexing level, after RMAN's documented rule: few files
-/// get large buffers, many files share a bounded total.
-pub fn input_buffer_size(mux: u32) -> usize {
-    match mux {
-        0..=4 => 1 << 20,
-        5..=8 => 512 << 10,
-        _ => 128 << 10,
+pub struct ChannelOutcome {
+    pub sets: Vec<SetOutcome>,
+    /// INPUT, OUTPUT and AGGREGATE rows; the caller fills in the job's identity.
+    pub stats: Vec<IoStatRow>,
+    pub notice: Option<String>,
+}
+
+pub fn stat_row(
+    kind: &str,
+    channel: u32,
+    name: Option<String>,
+    c: &IoCounters,
+    open: i64,
+    close: i64,
+    buf: (u64, u64),
+) -> IoStatRow {
+    IoStatRow {
+        kind: kind.into(),
+        channel,
+        filename: name,
+        open_time: open,
+        close_time: close,
+        io_count: c.io_count,
+        ready: c.ready,
+        short_waits: c.short_waits,
+        short_wait_time: c.short_wait_time.as_micros() as u64,
+        long_waits: c.long_waits,
+        long_wait_time: c.long_wait_time.as_micros() as u64,
+        bytes: c.bytes,
+        buffer_size: buf.0,
+        buffer_count: buf.1,
+        io_time: c.io_time.as_micros() as u64,
+        ..Default::default()
     }
 }
 
-struct OpenFile {
-    index: usize,
-    slot: u32,
-    file: File,
-    offset: u64,
-    crc: u32,
-    verdicts: PageVerdicts,
-}
-
-pub fn run_channel(
-    sh: &ChannelShared,
-    channel: u32,
-    sets: &[&PlannedSet],
-) -> Result<Vec<SetOutcome>, EngineError> {
+pub fn run_channel(sh: &ChannelShared, channel: u32) -> Result<ChannelOutcome, EngineError> {
     let repo = Repository::open(sh.repo_root)?;
-    let mut out = Vec::new();
-    for set in sets {
+    let started = now_micros();
+    let (mut engine, notice) = crate::io::open_engine(sh.io, 64).map_err(|e| {
+        EngineError::Invalid(format!(
+            "cannot start i/o mode {}: {e}; hint: choose another with --io",
+            sh.io.mode
+        ))
+    })?;
+    let mut throttle = Throttle::new(sh.io.rate);
+    let mut out = ChannelOutcome {
+        sets: Vec::new(),
+        stats: Vec::new(),
+        notice,
+    };
+    let mut total = IoCounters::default();
+    loop {
         if sh.cancel.load(Ordering::Relaxed) {
             break;
         }
-        out.push(backup_set(sh, &repo, channel, set)?);
+        let Some(set) = sh.queue.lock().expect("queue lock").pop_front() else {
+            break;
+        };
+        let so = backup_set(
+            sh,
+            &repo,
+            engine.as_mut(),
+            &mut throttle,
+            channel,
+            set,
+            &mut out.stats,
+            &mut total,
+        )?;
+        out.sets.push(so);
     }
+    let mut agg = stat_row(
+        "AGGREGATE",
+        channel,
+        None,
+        &total,
+        started,
+        now_micros(),
+        (0, 0),
+    );
+    agg.ring_submissions = engine.ring_submissions();
+    agg.io_mode = engine.mode().to_string();
+    for r in &mut out.stats {
+        r.io_mode = engine.mode().to_string();
+    }
+    out.stats.push(agg);
     Ok(out)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn backup_set(
     sh: &ChannelShared,
     repo: &Repository,
+    engine: &mut dyn IoEngine,
+    throttle: &mut Throttle,
     channel: u32,
     set: &PlannedSet,
+    stats: &mut Vec<IoStatRow>,
+    total: &mut IoCounters,
 ) -> Result<SetOutcome, EngineError> {
+    let set_opened = now_micros();
     let piece_path = format!("{}/s{:05}_p001.rmp", sh.backup_dir, set.set_no);
     let mut header = sh.header.clone();
     header.set_no = set.set_no;
@@ -99,109 +165,129 @@ fn backup_set(
         })
         .collect();
     let sink = repo.create_atomic(&piece_path)?;
+    let out = OutputStream::new(sink, sh.io.blksize, sh.io.output_buffers);
     let mut writer =
-        PieceWriter::new(sink, &header).map_err(|e| EngineError::piece(&piece_path, e))?;
-    let bufsize = input_buffer_size(set.mux);
-    let mut buf = vec![0u8; bufsize];
-    let mut queue: VecDeque<(u32, usize)> = set
+        PieceWriter::new(out, &header).map_err(|e| EngineError::piece(&piece_path, e))?;
+    let plan = BufferPlan::for_mux(set.mux, sh.io);
+    let inputs: Vec<InputFile> = set
         .files
         .iter()
         .enumerate()
-        .map(|(s, &i)| (s as u32, i))
+        .map(|(slot, &i)| InputFile {
+            slot: slot as u32,
+            index: i,
+            path: sh.files[i].abs.clone(),
+            size_hint: sh.files[i].size,
+            range: None,
+        })
         .collect();
-    let mut open: Vec<OpenFile> = Vec::new();
+    let mut state: Vec<(u32, PageVerdicts)> = vec![(0, PageVerdicts::default()); set.files.len()];
     let mut done = Vec::new();
+    let mut mux = InputMux::new(engine, plan, set.mux, inputs, throttle);
+    let buf = (plan.size as u64, plan.per_file as u64);
     loop {
-        while open.len() < set.mux as usize
-            && let Some((slot, index)) = queue.pop_front()
-        {
-            let f = &sh.files[index];
-            match File::open(&f.abs) {
-                Ok(file) => open.push(OpenFile {
-                    index,
-                    slot,
-                    file,
-                    offset: 0,
-                    crc: 0,
-                    verdicts: PageVerdicts::default(),
-                }),
-                // Dropped by the server after we listed it; WAL replay removes it again.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    writer
-                        .end_file(slot, 0, 0)
-                        .map_err(|e| EngineError::piece(&piece_path, e))?;
-                    done.push(FileOutcome {
-                        index,
-                        set_no: set.set_no,
-                        size: 0,
-                        crc32c: 0,
-                        verdicts: PageVerdicts::default(),
-                    });
-                }
-                Err(e) => return Err(EngineError::io("open", &f.abs, e)),
-            }
+        if sh.cancel.load(Ordering::Relaxed) {
+            return Err(EngineError::Invalid(
+                "backup cancelled because another channel failed".into(),
+            ));
         }
-        if open.is_empty() {
-            break;
-        }
-        let mut k = 0;
-        while k < open.len() {
-            if sh.cancel.load(Ordering::Relaxed) {
-                return Err(EngineError::Invalid(
-                    "backup cancelled because another channel failed".into(),
-                ));
-            }
-            let of = &mut open[k];
-            let sf = &sh.files[of.index];
-            let n = read_full_at(&of.file, &mut buf, of.offset)
-                .map_err(|e| EngineError::io("read", &sf.abs, e))?;
-            if n > 0 {
-                let chunk = &mut buf[..n];
+        let ev = mux.next().map_err(|e| {
+            EngineError::Invalid(format!("channel {channel}, backup set {}: {e}", set.set_no))
+        })?;
+        match ev {
+            None => break,
+            Some(Event::Chunk {
+                slot,
+                index,
+                offset,
+                data,
+                file,
+            }) => {
+                let sf = &sh.files[index];
+                let (crc, verdicts) = &mut state[slot as usize];
                 if let Some(rf) = &sf.relfile {
-                    check_chunk(
-                        Some(&of.file),
-                        &PageRules {
-                            relfile: rf,
-                            checksums: sh.checksums,
-                            start_lsn: Some(sh.start_lsn),
-                            skip: &[],
-                        },
-                        of.offset,
-                        chunk,
-                        &mut of.verdicts,
-                    )
-                    .map_err(|e| EngineError::io("re-read", &sf.abs, e))?;
+                    let rules = PageRules {
+                        relfile: rf,
+                        checksums: sh.checksums,
+                        start_lsn: Some(sh.start_lsn),
+                        skip: &[],
+                    };
+                    check_chunk(Some(file), &rules, offset, data, verdicts)
+                        .map_err(|e| EngineError::io("re-read", &sf.abs, e))?;
                 }
-                of.crc = crc32c::crc32c_append(of.crc, chunk);
+                *crc = crc32c::crc32c_append(*crc, data);
                 writer
-                    .write_chunk(of.slot, of.offset, chunk)
+                    .write_chunk(slot, offset, data)
                     .map_err(|e| EngineError::piece(&piece_path, e))?;
-                of.offset += n as u64;
-                sh.progress.advance(n as u64);
+                sh.progress.advance(data.len() as u64);
             }
-            if n < bufsize {
-                let of = open.swap_remove(k);
+            Some(Event::End {
+                slot,
+                index,
+                end,
+                counters,
+                opened,
+                closed,
+            }) => {
+                let (crc, verdicts) = std::mem::take(&mut state[slot as usize]);
                 writer
-                    .end_file(of.slot, of.offset, of.crc)
+                    .end_file(slot, end, crc)
+                    .map_err(|e| EngineError::piece(&piece_path, e))?;
+                let mut row = stat_row(
+                    "INPUT",
+                    channel,
+                    Some(sh.files[index].rel.clone()),
+                    &counters,
+                    opened,
+                    closed,
+                    buf,
+                );
+                row.set_no = Some(set.set_no);
+                row.piece_no = Some(1);
+                stats.push(row);
+                total.add(&counters);
+                done.push(FileOutcome {
+                    index,
+                    set_no: set.set_no,
+                    size: end,
+                    crc32c: crc,
+                    verdicts,
+                });
+            }
+            // Dropped by the server after we listed it; WAL replay removes it again.
+            Some(Event::Vanished { slot, index }) => {
+                writer
+                    .end_file(slot, 0, 0)
                     .map_err(|e| EngineError::piece(&piece_path, e))?;
                 done.push(FileOutcome {
-                    index: of.index,
+                    index,
                     set_no: set.set_no,
-                    size: of.offset,
-                    crc32c: of.crc,
-                    verdicts: of.verdicts,
+                    size: 0,
+                    crc32c: 0,
+                    verdicts: PageVerdicts::default(),
                 });
-                continue;
             }
-            k += 1;
         }
     }
-    let (mut sink, summary): (AtomicFile, _) = writer
+    let (out, summary) = writer
         .finish()
         .map_err(|e| EngineError::piece(&piece_path, e))?;
-    sink.flush()
+    let (sink, counters): (AtomicFile, IoCounters) = out
+        .finish()
         .map_err(|e| EngineError::io("write", repo.path(&piece_path), e))?;
     sink.commit()?;
+    let mut row = stat_row(
+        "OUTPUT",
+        channel,
+        Some(piece_path.clone()),
+        &counters,
+        set_opened,
+        now_micros(),
+        (sh.io.blksize as u64, sh.io.output_buffers as u64),
+    );
+    row.set_no = Some(set.set_no);
+    row.piece_no = Some(1);
+    stats.push(row);
     Ok(SetOutcome {
         set_no: set.set_no,
         channel,

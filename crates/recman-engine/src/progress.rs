@@ -6,6 +6,10 @@ pub trait Progress: Send + Sync {
     fn advance(&self, bytes: u64);
     /// A line for the user (verbose output); not an error.
     fn message(&self, line: &str);
+    /// A line every user should see (the memory budget, a fallback); printed unless quiet.
+    fn notice(&self, line: &str) {
+        self.message(line)
+    }
     fn finish(&self);
 }
 

@@ -4,7 +4,8 @@
 //! writing anything.
 
 use crate::backup::describe_corrupt;
-use crate::pagecheck::{PageRules, PageVerdicts, check_chunk, read_full_at};
+use crate::io::input::{Event, InputFile, InputMux};
+use crate::pagecheck::{PageRules, PageVerdicts, check_chunk};
 use crate::restore::load_manifest;
 use crate::{Context, EngineError, Progress, scan_data_dir};
 use recman_catalog::{BackupStatus, CorruptBlock};
@@ -35,6 +36,8 @@ pub struct ValidateDatabaseReport {
     pub bytes: u64,
     pub checksums_enabled: bool,
     pub corrupt: CorruptReport,
+    /// The read side's statistics (one AGGREGATE row): the read rate a backup cannot beat.
+    pub io: Option<recman_catalog::IoStatRow>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -53,6 +56,8 @@ pub struct ValidateBackupReport {
 pub fn validate_database(
     pgdata: &Path,
     conninfo: Option<&str>,
+    io: &crate::io::IoSettings,
+    maxopenfiles: u32,
     progress: &dyn Progress,
 ) -> Result<ValidateDatabaseReport, EngineError> {
     let facts = recman_pg::read_data_dir_facts(pgdata)?;
@@ -85,77 +90,110 @@ pub fn validate_database(
         ..Default::default()
     };
     progress.start("validate", scan.total_bytes());
-    let mut buf = vec![0u8; 1 << 20];
-    for f in &scan.files {
-        report.files += 1;
-        let Some(rf) = &f.relfile else {
-            // Non-relation files have no page structure; reading them proves they are readable.
-            let file = match File::open(&f.abs) {
-                Ok(x) => x,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(EngineError::io("open", &f.abs, e)),
-            };
-            let mut off = 0;
-            loop {
-                let n = read_full_at(&file, &mut buf, off)
-                    .map_err(|e| EngineError::io("read", &f.abs, e))?;
-                off += n as u64;
-                progress.advance(n as u64);
-                if n < buf.len() {
-                    break;
+    let (mut engine, notice) = crate::io::open_engine(io, 64).map_err(|e| {
+        EngineError::Invalid(format!(
+            "cannot start i/o mode {}: {e}; hint: choose another with --io",
+            io.mode
+        ))
+    })?;
+    if let Some(n) = notice {
+        progress.notice(&n);
+    }
+    let mut throttle = crate::io::Throttle::new(io.rate);
+    let mux = maxopenfiles.max(1);
+    let plan = crate::io::BufferPlan::for_mux(mux, io);
+    let inputs = scan
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| InputFile {
+            slot: i as u32,
+            index: i,
+            path: f.abs.clone(),
+            size_hint: f.size,
+            range: None,
+        })
+        .collect();
+    let started = crate::util::now_micros();
+    let mut verdicts: HashMap<usize, PageVerdicts> = HashMap::new();
+    let mut total = crate::io::IoCounters::default();
+    let mut input = InputMux::new(engine.as_mut(), plan, mux, inputs, &mut throttle);
+    while let Some(ev) = input
+        .next()
+        .map_err(|e| EngineError::Invalid(format!("validate {}: {e}", pgdata.display())))?
+    {
+        match ev {
+            Event::Chunk {
+                index,
+                offset,
+                data,
+                file,
+                ..
+            } => {
+                let f = &scan.files[index];
+                if let Some(rf) = &f.relfile {
+                    let rules = PageRules {
+                        relfile: rf,
+                        checksums,
+                        start_lsn: redo,
+                        skip: &[],
+                    };
+                    check_chunk(
+                        Some(file),
+                        &rules,
+                        offset,
+                        data,
+                        verdicts.entry(index).or_default(),
+                    )
+                    .map_err(|e| EngineError::io("re-read", &f.abs, e))?;
+                    report.pages += (data.len() / recman_page::BLCKSZ) as u64;
+                }
+                report.bytes += data.len() as u64;
+                progress.advance(data.len() as u64);
+            }
+            Event::End {
+                index, counters, ..
+            } => {
+                report.files += 1;
+                total.add(&counters);
+                let f = &scan.files[index];
+                let Some(rf) = &f.relfile else { continue };
+                report.relation_files += 1;
+                let v = verdicts.remove(&index).unwrap_or_default();
+                if v.corrupt.is_empty() {
+                    continue;
+                }
+                let relation = session
+                    .as_mut()
+                    .and_then(|s| s.relation_name(rf.db_oid, rf.tablespace_oid, rf.relfilenode));
+                for (block, fault) in v.corrupt {
+                    report.corrupt.blocks.push(CorruptBlock {
+                        backup_id: String::new(),
+                        path: f.rel.clone(),
+                        block,
+                        kind: fault.kind().to_string(),
+                        relation: relation.clone(),
+                        detail: fault.to_string(),
+                    });
                 }
             }
-            report.bytes += off;
-            continue;
-        };
-        report.relation_files += 1;
-        let file = match File::open(&f.abs) {
-            Ok(x) => x,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(EngineError::io("open", &f.abs, e)),
-        };
-        let mut verdicts = PageVerdicts::default();
-        let mut off = 0u64;
-        loop {
-            let n = read_full_at(&file, &mut buf, off)
-                .map_err(|e| EngineError::io("read", &f.abs, e))?;
-            check_chunk(
-                Some(&file),
-                &PageRules {
-                    relfile: rf,
-                    checksums,
-                    start_lsn: redo,
-                    skip: &[],
-                },
-                off,
-                &mut buf[..n],
-                &mut verdicts,
-            )
-            .map_err(|e| EngineError::io("re-read", &f.abs, e))?;
-            report.pages += (n / recman_page::BLCKSZ) as u64;
-            off += n as u64;
-            progress.advance(n as u64);
-            if n < buf.len() {
-                break;
-            }
-        }
-        report.bytes += off;
-        if !verdicts.corrupt.is_empty() {
-            let relation = session
-                .as_mut()
-                .and_then(|s| s.relation_name(rf.db_oid, rf.tablespace_oid, rf.relfilenode));
-            for (block, fault) in verdicts.corrupt {
-                report.corrupt.blocks.push(CorruptBlock {
-                    backup_id: String::new(),
-                    path: f.rel.clone(),
-                    block,
-                    kind: fault.kind().to_string(),
-                    relation: relation.clone(),
-                    detail: fault.to_string(),
-                });
-            }
+            Event::Vanished { .. } => {}
         }
     }
+    drop(input);
+    let mut agg = crate::channel::stat_row(
+        "AGGREGATE",
+        1,
+        None,
+        &total,
+        started,
+        crate::util::now_micros(),
+        (plan.size as u64, plan.per_file as u64),
+    );
+    agg.io_mode = engine.mode().to_string();
+    agg.ring_submissions = engine.ring_submissions();
+    agg.job_type = "VALIDATE".into();
+    report.io = Some(agg);
     progress.finish();
     Ok(report)
 }

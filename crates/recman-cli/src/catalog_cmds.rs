@@ -1,0 +1,165 @@
+//! The catalog's commands: CONFIGURE and SHOW, REPORT, DELETE, CROSSCHECK and CATALOG START
+//! WITH. Their clap definitions live here so that cli.rs only names them.
+
+pub mod listing;
+mod maint;
+mod settings;
+
+use crate::cli::Global;
+use anyhow::Result;
+use clap::{Args, Subcommand};
+
+pub use settings::backup_defaults;
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum ConfigureWhat {
+    /// `redundancy N`, `recovery-window DAYS`, `none` or `clear`.
+    RetentionPolicy {
+        #[arg(num_args = 1.., required = true)]
+        value: Vec<String>,
+    },
+    /// Default channel count of backups, or `clear`.
+    Channels { value: String },
+    /// Default compression of backups (none, lz4, zstd, zstd:LEVEL), or `clear`.
+    Compression { value: String },
+    /// Default FILESPERSET of backups, or `clear`.
+    Filesperset { value: String },
+    /// Default MAXOPENFILES of backups, or `clear`.
+    Maxopenfiles { value: String },
+    /// `none`, `backed-up N times` or `clear`: when `delete archivelog all` may remove WAL.
+    ArchivelogDeletionPolicy {
+        #[arg(num_args = 1.., required = true)]
+        value: Vec<String>,
+    },
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum ShowWhat {
+    /// Every setting with its value and where it comes from.
+    All {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A policy for one command instead of the configured one (never both kinds at once).
+#[derive(Args, Debug, Clone, Default)]
+pub struct PolicyOverride {
+    /// Keep this many newest full backups.
+    #[arg(long, conflicts_with = "recovery_window")]
+    pub redundancy: Option<u32>,
+    /// Keep what recovery to any point of the last DAYS days needs (fractions allowed).
+    #[arg(long)]
+    pub recovery_window: Option<f64>,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum ReportWhat {
+    /// I/O statistics of a backup (RMAN's V$BACKUP_ASYNC_IO / V$BACKUP_SYNC_IO) and the bottleneck.
+    Io {
+        /// Backup id or tag (default: the newest available).
+        which: Option<String>,
+        #[arg(long)]
+        json: bool,
+        /// Show every input file, not only the 20 slowest.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Backups and archived WAL the retention policy no longer needs.
+    Obsolete {
+        #[command(flatten)]
+        policy: PolicyOverride,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Whether the database has enough backups under a redundancy or a recovery window.
+    NeedBackup {
+        #[arg(long, conflicts_with = "days")]
+        redundancy: Option<u32>,
+        /// Report when recovery needs more than this many days of archived WAL.
+        #[arg(long)]
+        days: Option<f64>,
+    },
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum DeleteWhat {
+    /// What `report obsolete` lists: media first, then records.
+    Obsolete {
+        #[command(flatten)]
+        policy: PolicyOverride,
+        #[arg(long)]
+        noprompt: bool,
+    },
+    /// Records of EXPIRED backups and archived WAL (their media are already gone).
+    Expired {
+        #[arg(long)]
+        noprompt: bool,
+    },
+    /// One backup by id, or every backup with a tag.
+    Backup {
+        which: String,
+        #[arg(long)]
+        noprompt: bool,
+    },
+    /// Archived WAL that no AVAILABLE backup needs.
+    Archivelog {
+        #[arg(value_parser = ["all"])]
+        which: String,
+        /// Only WAL held by at least N backup sets.
+        #[arg(long, value_name = "N")]
+        backed_up: Option<u32>,
+        #[arg(long)]
+        noprompt: bool,
+    },
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum CrosscheckWhat {
+    /// Every piece of every backup.
+    Backup {
+        /// Read every piece whole and compare its checksum.
+        #[arg(long)]
+        verify: bool,
+    },
+    /// Every archived WAL file.
+    Archivelog {
+        #[arg(value_parser = ["all"])]
+        which: Option<String>,
+        #[arg(long)]
+        verify: bool,
+    },
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum CatalogWhat {
+    /// Rebuild or extend the catalog from the manifests and WAL files under PATH (default:
+    /// the whole repository); works when catalog.db is missing or damaged.
+    StartWith { path: Option<std::path::PathBuf> },
+}
+
+pub fn configure(g: &Global, what: ConfigureWhat) -> Result<()> {
+    settings::configure(g, what)
+}
+
+pub fn show(g: &Global, what: ShowWhat) -> Result<()> {
+    match what {
+        ShowWhat::All { json } => settings::show_all(g, json),
+    }
+}
+
+pub fn report(g: &Global, what: ReportWhat) -> Result<()> {
+    maint::report(g, what)
+}
+
+pub fn delete(g: &Global, what: DeleteWhat) -> Result<()> {
+    maint::delete(g, what)
+}
+
+pub fn crosscheck(g: &Global, what: CrosscheckWhat) -> Result<()> {
+    maint::crosscheck(g, what)
+}
+
+pub fn catalog(g: &Global, what: CatalogWhat) -> Result<()> {
+    maint::catalog(g, what)
+}

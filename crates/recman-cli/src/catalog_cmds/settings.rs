@@ -1,0 +1,232 @@
+//! CONFIGURE and SHOW ALL. Settings are repository-wide rows of the catalog's config table;
+//! a value is taken from, in order: the command's flag, the --config file, the catalog, the
+//! built-in default. `show all` names which one applied.
+
+use super::ConfigureWhat;
+use crate::cli::Global;
+use anyhow::{Result, anyhow, bail};
+use recman_engine::RetentionPolicy;
+use recman_format::Compression;
+
+/// One setting: its CLI name, catalog key and built-in default.
+struct Spec {
+    name: &'static str,
+    key: &'static str,
+    default: &'static str,
+}
+
+const SPECS: &[Spec] = &[
+    Spec {
+        name: "retention-policy",
+        key: "retention_policy",
+        default: "redundancy 1",
+    },
+    Spec {
+        name: "channels",
+        key: "channels",
+        default: "1",
+    },
+    Spec {
+        name: "compression",
+        key: "compression",
+        default: "none",
+    },
+    Spec {
+        name: "filesperset",
+        key: "filesperset",
+        default: "64",
+    },
+    Spec {
+        name: "maxopenfiles",
+        key: "maxopenfiles",
+        default: "8",
+    },
+    Spec {
+        name: "archivelog-deletion-policy",
+        key: "archivelog_deletion_policy",
+        default: "none",
+    },
+];
+
+/// A setting's value and where it came from.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Setting {
+    pub name: &'static str,
+    pub value: String,
+    /// "flag", "config file", "catalog" or "default".
+    pub source: &'static str,
+}
+
+/// Checks a value of setting `name`, returning its stored form.
+fn validate(name: &str, words: &[String]) -> Result<String> {
+    let v = words.join(" ").trim().to_lowercase();
+    let int = |what: &str| -> Result<String> {
+        match v.parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(n.to_string()),
+            _ => bail!(
+                "{what} {v:?} is not a whole number of at least 1; hint: e.g. `recman configure {what} 4`"
+            ),
+        }
+    };
+    match name {
+        "retention-policy" => Ok(v.parse::<RetentionPolicy>()?.to_string()),
+        "compression" => {
+            let c: Compression = v.parse().map_err(|e| anyhow!("compression {v:?}: {e}"))?;
+            Ok(c.to_string())
+        }
+        "channels" | "filesperset" | "maxopenfiles" => int(name),
+        "archivelog-deletion-policy" => {
+            let w: Vec<&str> = v.split_whitespace().collect();
+            match w.as_slice() {
+                ["none"] => Ok("none".into()),
+                ["backed-up", n, "times" | "time"] if n.parse::<u32>().is_ok_and(|n| n >= 1) => {
+                    Ok(format!("backed-up {n} times"))
+                }
+                _ => bail!(
+                    "archivelog deletion policy {v:?} is not valid; hint: use `none` or `backed-up N times`"
+                ),
+            }
+        }
+        _ => unreachable!("every setting has a spec"),
+    }
+}
+
+pub fn configure(g: &Global, what: ConfigureWhat) -> Result<()> {
+    let (name, words) = match what {
+        ConfigureWhat::RetentionPolicy { value } => ("retention-policy", value),
+        ConfigureWhat::Channels { value } => ("channels", vec![value]),
+        ConfigureWhat::Compression { value } => ("compression", vec![value]),
+        ConfigureWhat::Filesperset { value } => ("filesperset", vec![value]),
+        ConfigureWhat::Maxopenfiles { value } => ("maxopenfiles", vec![value]),
+        ConfigureWhat::ArchivelogDeletionPolicy { value } => ("archivelog-deletion-policy", value),
+    };
+    let spec = SPECS.iter().find(|s| s.name == name).expect("a spec");
+    let repo = crate::commands::open_repo(g)?;
+    let cat = repo.catalog();
+    let say = |s: String| {
+        if !g.quiet {
+            println!("{s}");
+        }
+    };
+    if words.len() == 1 && words[0].eq_ignore_ascii_case("clear") {
+        cat.clear_config(spec.key)?;
+        say(format!(
+            "old configuration: {name} cleared; now {}  # default",
+            spec.default
+        ));
+        return Ok(());
+    }
+    let value = validate(name, &words)?;
+    let old = cat.config(spec.key)?;
+    cat.set_config(spec.key, &value)?;
+    match old {
+        Some(o) => say(format!(
+            "old configuration: {name} {o}\nnew configuration: {name} {value}"
+        )),
+        None => say(format!("new configuration: {name} {value}")),
+    }
+    say("new configuration stored in the catalog".into());
+    Ok(())
+}
+
+/// Every setting as it applies now, without flags.
+pub fn resolve_all(g: &Global) -> Result<Vec<Setting>> {
+    let file = crate::config::file_settings(g)?;
+    let repo = crate::commands::open_repo(g)?;
+    let stored: std::collections::HashMap<String, String> =
+        repo.catalog().config_all()?.into_iter().collect();
+    let mut out = Vec::new();
+    for s in SPECS {
+        let from_file = match s.name {
+            "retention-policy" => file.retention_policy.clone(),
+            "channels" => file.channels.map(|v| v.to_string()),
+            "compression" => file.compression.clone(),
+            "filesperset" => file.filesperset.map(|v| v.to_string()),
+            "maxopenfiles" => file.maxopenfiles.map(|v| v.to_string()),
+            "archivelog-deletion-policy" => file.archivelog_deletion_policy.clone(),
+            _ => None,
+        };
+        let (value, source) = if let Some(v) = from_file {
+            (validate(s.name, &[v])?, "config file")
+        } else if let Some(v) = stored.get(s.key) {
+            (v.clone(), "catalog")
+        } else {
+            (s.default.to_string(), "default")
+        };
+        out.push(Setting {
+            name: s.name,
+            value,
+            source,
+        });
+    }
+    Ok(out)
+}
+
+pub fn setting(all: &[Setting], name: &str) -> String {
+    all.iter()
+        .find(|s| s.name == name)
+        .map(|s| s.value.clone())
+        .unwrap_or_default()
+}
+
+/// The retention policy in force (config file, catalog or default).
+pub fn retention_policy(g: &Global) -> Result<RetentionPolicy> {
+    Ok(setting(&resolve_all(g)?, "retention-policy").parse()?)
+}
+
+pub fn show_all(g: &Global, json: bool) -> Result<()> {
+    let all = resolve_all(g)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&all)?);
+        return Ok(());
+    }
+    let repo = crate::commands::repo_path(g)?;
+    println!(
+        "recman configuration parameters for repository {} are:",
+        repo.display()
+    );
+    for s in &all {
+        println!("configure {} {};  # {}", s.name, s.value, s.source);
+    }
+    Ok(())
+}
+
+/// Backup settings resolved for `backup database`, each with its source.
+#[derive(Debug, Clone)]
+pub struct BackupDefaults {
+    pub channels: u32,
+    pub filesperset: u32,
+    pub maxopenfiles: u32,
+    pub compression: Compression,
+}
+
+/// Resolves flag > config file > catalog > built-in default for the backup settings.
+pub fn backup_defaults(
+    g: &Global,
+    channels: Option<u32>,
+    filesperset: Option<u32>,
+    maxopenfiles: Option<u32>,
+    compress: Option<&str>,
+) -> Result<BackupDefaults> {
+    let all = resolve_all(g)?;
+    let num = |flag: Option<u32>, name: &str| -> Result<u32> {
+        match flag {
+            Some(v) => Ok(v),
+            None => setting(&all, name)
+                .parse()
+                .map_err(|e| anyhow!("setting {name}: {e}; hint: `recman configure {name} clear`")),
+        }
+    };
+    let compression = match compress {
+        Some(c) => c.parse().map_err(|e| anyhow!("--compress: {e}"))?,
+        None => setting(&all, "compression").parse().map_err(|e| {
+            anyhow!("setting compression: {e}; hint: `recman configure compression clear`")
+        })?,
+    };
+    Ok(BackupDefaults {
+        channels: num(channels, "channels")?,
+        filesperset: num(filesperset, "filesperset")?,
+        maxopenfiles: num(maxopenfiles, "maxopenfiles")?,
+        compression,
+    })
+}

@@ -1,0 +1,125 @@
+//! The RMAN-style language: `recman run -f FILE`, `recman run 'TEXT'` and the `RECMAN>` prompt.
+//! Statements are parsed by recman-lang, lowered to the same command values the subcommands
+//! produce (as argument vectors parsed by clap, so every default and check is shared) and run by
+//! `commands::execute`.
+
+mod block;
+mod lower;
+mod maint;
+mod prompt;
+mod refuse;
+
+use crate::cli::{Global, RunArgs};
+use anyhow::{Context, Result, bail};
+use recman_lang::{Statement, Stmt, parse_script};
+use std::process::ExitCode;
+
+pub use prompt::interactive;
+
+/// What running a statement asks of the caller.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Flow {
+    Continue,
+    Exit,
+}
+
+/// A script session: the global settings as CONNECT statements leave them.
+pub(crate) struct Session {
+    pub g: Global,
+}
+
+/// `recman run`: parses the whole script first (a syntax error runs nothing), then runs it,
+/// stopping at the first failed statement as RMAN's batch mode does.
+pub fn run(g: &Global, a: RunArgs) -> Result<ExitCode> {
+    let (text, origin) = match (&a.file, &a.text) {
+        (Some(f), None) if f.as_os_str() == "-" => {
+            let mut s = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+                .context("cannot read the script from standard input")?;
+            (s, "standard input".to_string())
+        }
+        (Some(f), None) => (
+            std::fs::read_to_string(f).with_context(|| {
+                format!(
+                    "cannot read script {}; hint: check the path given to -f",
+                    f.display()
+                )
+            })?,
+            f.display().to_string(),
+        ),
+        (None, Some(t)) => (t.clone(), "the command line".to_string()),
+        _ => bail!(
+            "recman run needs a script; hint: recman run -f script.rcv, or recman run 'BACKUP DATABASE;'"
+        ),
+    };
+    let script = parse_script(&text).map_err(|e| anyhow::anyhow!("in {origin}: {e}"))?;
+    let mut session = Session { g: g.clone() };
+    for (i, stmt) in script.statements.iter().enumerate() {
+        match session
+            .run_stmt(stmt)
+            .with_context(|| failed(i + 1, stmt, &origin))?
+        {
+            Flow::Continue => {}
+            Flow::Exit => break,
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How a failed statement is named: its number, line and first source line.
+pub(crate) fn failed(n: usize, stmt: &Stmt, origin: &str) -> String {
+    format!(
+        "statement {n} of {origin} (line {}: {}) failed",
+        stmt.line, stmt.first_line
+    )
+}
+
+impl Session {
+    /// Runs one top-level statement (a RUN block runs its body).
+    pub(crate) fn run_stmt(&mut self, stmt: &Stmt) -> Result<Flow> {
+        if self.g.verbose {
+            eprintln!("recman: running {}", stmt.statement);
+        }
+        match &stmt.statement {
+            Statement::Run(body) => {
+                let mut b = block::Block::new(body);
+                for (i, s) in body.iter().enumerate() {
+                    let flow = b.run(self, i, s).with_context(|| {
+                        format!(
+                            "RUN block at line {}: statement {} (line {}: {}) failed; the rest of the block was not run",
+                            stmt.line,
+                            i + 1,
+                            s.line,
+                            s.first_line
+                        )
+                    })?;
+                    if flow == Flow::Exit {
+                        return Ok(Flow::Exit);
+                    }
+                }
+                Ok(Flow::Continue)
+            }
+            other => {
+                let mut b = block::Block::top_level();
+                b.run_statement(self, other)
+            }
+        }
+    }
+
+    /// Runs one lowered command through the same interpreter as the subcommands.
+    pub(crate) fn exec(&self, argv: Vec<String>) -> Result<()> {
+        let cli = lower::parse_argv(&argv)?;
+        let code = crate::commands::execute(&self.g, cli)?;
+        if code != ExitCode::SUCCESS {
+            bail!("recman {} did not succeed", argv.join(" "));
+        }
+        Ok(())
+    }
+}
+
+/// A note about how a statement was understood, on stderr so stdout stays the subcommands'.
+pub(crate) fn note(g: &Global, s: &str) {
+    if !g.quiet {
+        eprintln!("recman: note: {s}");
+    }
+}

@@ -1,0 +1,237 @@
+//! A RUN block's state (channels, SET values) and the dispatch of one statement. Top-level
+//! statements run in an empty block that refuses what only RUN allows.
+
+use super::{Flow, Session, lower, maint, note, refuse};
+use anyhow::{Result, bail};
+use recman_lang::*;
+
+/// A channel allocated in the block.
+#[derive(Debug, Clone)]
+pub(crate) struct Channel {
+    pub name: String,
+    pub device: Device,
+    pub ops: Vec<ChannelOp>,
+}
+
+pub(crate) struct Block {
+    pub in_run: bool,
+    pub channels: Vec<Channel>,
+    pub until: Option<Until>,
+    pub newname: Option<String>,
+    pub maxcorrupt: Option<u64>,
+    pub compression: Option<String>,
+    /// Index of the RESTORE DATABASE that a later RECOVER DATABASE of the block joins, with
+    /// that RECOVER's UNTIL.
+    pub restore_joins: Option<(usize, Option<Until>)>,
+    /// Index of a RECOVER DATABASE already done by an earlier RESTORE DATABASE.
+    pub recover_done: Option<usize>,
+}
+
+impl Block {
+    pub(crate) fn top_level() -> Block {
+        Block {
+            in_run: false,
+            channels: Vec::new(),
+            until: None,
+            newname: None,
+            maxcorrupt: None,
+            compression: None,
+            restore_joins: None,
+            recover_done: None,
+        }
+    }
+
+    /// A block for `body`. RESTORE DATABASE followed by RECOVER DATABASE becomes one restore:
+    /// PostgreSQL recovers when it starts on the restored directory, so the recovery target
+    /// must be written by the restore.
+    pub(crate) fn new(body: &[Stmt]) -> Block {
+        let mut b = Block::top_level();
+        b.in_run = true;
+        let restore = body.iter().position(|s| {
+            matches!(&s.statement, Statement::Restore(r) if matches!(r.object, RestoreObject::Database { .. }))
+        });
+        if let Some(r) = restore {
+            let recover =
+                body.iter()
+                    .enumerate()
+                    .skip(r + 1)
+                    .find_map(|(i, s)| match &s.statement {
+                        Statement::Recover(rc) if rc.object == RecoverObject::Database => {
+                            Some((i, rc))
+                        }
+                        _ => None,
+                    });
+            if let Some((i, rc)) = recover {
+                let until = rc.options.iter().find_map(|o| match o {
+                    RecoverOpt::Until(u) => Some(u.clone()),
+                    _ => None,
+                });
+                b.restore_joins = Some((r, until));
+                b.recover_done = Some(i);
+            }
+        }
+        b
+    }
+
+    /// Runs statement `i` of the block.
+    pub(crate) fn run(&mut self, s: &mut Session, i: usize, stmt: &Stmt) -> Result<Flow> {
+        if s.g.verbose {
+            eprintln!("recman: running {}", stmt.statement);
+        }
+        if let Statement::Restore(r) = &stmt.statement
+            && let Some((at, until)) = self.restore_joins.clone()
+            && at == i
+        {
+            let argv = lower::restore(self, r, until.as_ref(), true)?;
+            s.exec(argv)?;
+            return Ok(Flow::Continue);
+        }
+        if self.recover_done == Some(i) {
+            note(
+                &s.g,
+                "RECOVER DATABASE: done by the RESTORE DATABASE above; recovery runs when PostgreSQL starts on the restored directory",
+            );
+            return Ok(Flow::Continue);
+        }
+        self.run_statement(s, &stmt.statement)
+    }
+
+    pub(crate) fn run_statement(&mut self, s: &mut Session, st: &Statement) -> Result<Flow> {
+        match st {
+            Statement::Run(_) => bail!("RUN blocks cannot be nested"),
+            Statement::Exit => return Ok(Flow::Exit),
+            Statement::Help(t) => print!("{}", help::help(t.as_deref())),
+            Statement::Connect { to, string } => maint::connect(s, *to, string.as_deref())?,
+            Statement::Allocate(a) => self.allocate(s, a)?,
+            Statement::Release(name) => {
+                self.only_in_run("RELEASE CHANNEL")?;
+                match name {
+                    None => self.channels.clear(),
+                    Some(n) => {
+                        let before = self.channels.len();
+                        self.channels.retain(|c| !c.name.eq_ignore_ascii_case(n));
+                        if before == self.channels.len() {
+                            bail!(
+                                "RELEASE CHANNEL {n}: no channel {n} is allocated in this block; hint: ALLOCATE CHANNEL {n} DEVICE TYPE DISK first"
+                            );
+                        }
+                    }
+                }
+            }
+            Statement::Set(set) => self.set(s, set)?,
+            Statement::Backup(b) => {
+                let argv = lower::backup(self, b, &s.g)?;
+                s.exec(argv)?;
+            }
+            Statement::Restore(r) => {
+                let argv = lower::restore(self, r, None, false)?;
+                s.exec(argv)?;
+            }
+            Statement::Recover(r) => lower::recover_alone(r)?,
+            Statement::Validate(v) => {
+                for argv in lower::validate(self, v)? {
+                    s.exec(argv)?;
+                }
+            }
+            Statement::Sql(text) => maint::sql(s, text)?,
+            Statement::CreateCatalog => s.exec(vec!["create".into(), "catalog".into()])?,
+            Statement::RegisterDatabase => s.exec(vec!["register".into(), "database".into()])?,
+            Statement::Foreign { verb, words } => return maint::foreign(s, verb, words),
+            other => {
+                for argv in maint::lower(s, other)? {
+                    s.exec(argv)?;
+                }
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn only_in_run(&self, what: &str) -> Result<()> {
+        if !self.in_run {
+            bail!(
+                "{what} is only valid inside RUN {{ … }}, as in RMAN; hint: RUN {{ {what} …; BACKUP DATABASE; }}"
+            );
+        }
+        Ok(())
+    }
+
+    fn allocate(&mut self, s: &Session, a: &Allocate) -> Result<()> {
+        if a.maintenance {
+            note(
+                &s.g,
+                "ALLOCATE CHANNEL FOR MAINTENANCE: recman's maintenance commands need no channel; nothing to allocate",
+            );
+            return Ok(());
+        }
+        self.only_in_run("ALLOCATE CHANNEL")?;
+        if a.auxiliary {
+            bail!("{}", refuse::AUXILIARY);
+        }
+        let name = a.name.clone().unwrap_or_default();
+        if self
+            .channels
+            .iter()
+            .any(|c| c.name.eq_ignore_ascii_case(&name))
+        {
+            bail!(
+                "channel {name} is already allocated in this block; hint: give each channel its own name"
+            );
+        }
+        self.channels.push(Channel {
+            name,
+            device: a.device.clone(),
+            ops: a.operands.clone(),
+        });
+        Ok(())
+    }
+
+    fn set(&mut self, s: &Session, set: &SetCmd) -> Result<()> {
+        self.only_in_run("SET")?;
+        match set {
+            SetCmd::Until(u) => self.until = Some(u.clone()),
+            SetCmd::Newname {
+                target: NewnameFor::Database,
+                to: Some(p),
+            } => {
+                if p.contains('%') {
+                    bail!(
+                        "SET NEWNAME FOR DATABASE TO '{p}': recman restores the whole cluster into one directory, so the name takes no %-variables; hint: SET NEWNAME FOR DATABASE TO '/srv/restore/pgdata'"
+                    );
+                }
+                self.newname = Some(p.clone());
+            }
+            SetCmd::Newname { .. } => bail!(
+                "SET NEWNAME for single files, tablespaces or TO NEW: PostgreSQL restores a cluster as a whole; hint: SET NEWNAME FOR DATABASE TO '/new/dir' (tablespaces move with recman restore database --tablespace-map OLD=NEW)"
+            ),
+            SetCmd::Maxcorrupt { limit, .. } => {
+                note(
+                    &s.g,
+                    &format!(
+                        "SET MAXCORRUPT: PostgreSQL's data files are relation segments, so the limit of {limit} applies to every file of the next BACKUP"
+                    ),
+                );
+                self.maxcorrupt = Some(*limit);
+            }
+            SetCmd::CompressionAlgorithm(a) => {
+                self.compression = Some(lower::compression(a)?.to_string());
+            }
+            SetCmd::ArchivelogDestination(_) => bail!(
+                "SET ARCHIVELOG DESTINATION: restored clusters fetch WAL from the repository through restore_command; there is no destination to set"
+            ),
+            SetCmd::CommandId(_) => bail!(
+                "SET COMMAND ID tags Oracle server sessions; PostgreSQL sessions of recman are named by application_name=recman already"
+            ),
+            SetCmd::Dbid(_) => bail!(
+                "SET DBID selects a database before its control file is restored; recman finds the cluster by its registered name: pass --db NAME"
+            ),
+            SetCmd::BackupCopies(_) => bail!(
+                "{}",
+                refuse::unsupported(
+                    "SET BACKUP COPIES (duplexed backups)",
+                    "take a second backup, or copy the repository"
+                )
+            ),
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,568 @@
+//! BACKUP, RESTORE, RECOVER and VALIDATE lowered to recman's subcommands as argument vectors.
+
+use super::block::Block;
+use super::refuse::unsupported;
+use crate::cli::{Cli, Command, Global};
+use anyhow::{Result, anyhow, bail};
+use clap::{CommandFactory, Parser};
+use recman_lang::*;
+
+/// Parses `argv` (without the program name) as the subcommand line would be.
+pub(crate) fn parse_argv(argv: &[String]) -> Result<Command> {
+    let cli =
+        Cli::try_parse_from(std::iter::once("recman".to_string()).chain(argv.iter().cloned()))
+            .map_err(|e| {
+                anyhow!(
+                    "internal: the statement became `recman {}`, which does not parse: {e}",
+                    argv.join(" ")
+                )
+            })?;
+    cli.command
+        .ok_or_else(|| anyhow!("internal: the statement became no command"))
+}
+
+/// Whether `recman <path…>` takes `--flag`: options the engine gains appear here by themselves.
+pub(crate) fn has_flag(path: &[&str], flag: &str) -> bool {
+    let mut c = Cli::command();
+    for p in path {
+        match c.find_subcommand(p) {
+            Some(s) => c = s.clone(),
+            None => return false,
+        }
+    }
+    c.get_arguments().any(|a| a.get_long() == Some(flag))
+}
+
+fn push(argv: &mut Vec<String>, flag: &str, value: impl ToString) {
+    argv.push(format!("--{flag}"));
+    argv.push(value.to_string());
+}
+
+/// RMAN's compression algorithm names mapped to recman's codecs.
+pub(crate) fn compression(algorithm: &str) -> Result<&'static str> {
+    Ok(match algorithm.to_ascii_uppercase().as_str() {
+        "BASIC" | "MEDIUM" | "ZSTD" => "zstd",
+        "LOW" | "LZ4" => "lz4",
+        "HIGH" => "zstd:19",
+        other => bail!(
+            "compression algorithm '{other}' is unknown; hint: BASIC, LOW (lz4), MEDIUM (zstd) or HIGH (zstd level 19)"
+        ),
+    })
+}
+
+/// The options every channel of the block agrees on become the command's options.
+fn channel_args(b: &Block, path: &[&str], argv: &mut Vec<String>) -> Result<()> {
+    if b.channels.is_empty() {
+        return Ok(());
+    }
+    push(argv, "channels", b.channels.len());
+    let mut maxopen = None;
+    let mut rate = None;
+    for c in &b.channels {
+        match &c.device {
+            Device::Disk => {}
+            d => bail!(
+                "{}",
+                unsupported(
+                    &format!("channel {} of DEVICE TYPE {d}", c.name),
+                    "allocate DISK channels; the repository's media driver writes the pieces"
+                )
+            ),
+        }
+        for op in &c.ops {
+            match op {
+                ChannelOp::MaxOpenFiles(n) => agree(&mut maxopen, *n, &c.name, "MAXOPENFILES")?,
+                ChannelOp::Rate(s) => agree(&mut rate, s.bytes(), &c.name, "RATE")?,
+                ChannelOp::Connect(cs) => {
+                    if cs != "/" {
+                        bail!(
+                            "{}",
+                            unsupported(
+                                &format!(
+                                    "channel {} CONNECT '{cs}' (a channel reading from another server)",
+                                    c.name
+                                ),
+                                "drop CONNECT: every channel reads the target's data directory"
+                            )
+                        );
+                    }
+                }
+                ChannelOp::Format(_) => need_flag(
+                    path,
+                    "format",
+                    "channel FORMAT",
+                    "pieces are named by the repository",
+                )?,
+                ChannelOp::MaxPieceSize(_) => need_flag(
+                    path,
+                    "maxpiecesize",
+                    "channel MAXPIECESIZE",
+                    "leave piece sizes to the repository",
+                )?,
+                ChannelOp::Parms(_) | ChannelOp::Send(_) => bail!(
+                    "channel {}: PARMS and SEND configure an SBT media manager; DISK channels take none",
+                    c.name
+                ),
+            }
+        }
+    }
+    if let Some(n) = maxopen {
+        if has_flag(path, "maxopenfiles") {
+            push(argv, "maxopenfiles", n);
+        }
+    }
+    if let Some(r) = rate {
+        need_flag(path, "rate", "channel RATE", "drop RATE")?;
+        push(argv, "rate", r);
+    }
+    Ok(())
+}
+
+fn agree(slot: &mut Option<u64>, v: u64, channel: &str, what: &str) -> Result<()> {
+    match slot {
+        Some(old) if *old != v => bail!(
+            "channel {channel}: {what} {v} differs from another channel's {old}; recman applies one value to all channels of a command; hint: give every channel the same {what}"
+        ),
+        _ => *slot = Some(v),
+    }
+    Ok(())
+}
+
+fn need_flag(path: &[&str], flag: &str, what: &str, hint: &str) -> Result<()> {
+    if has_flag(path, flag) {
+        Ok(())
+    } else {
+        bail!("{}", unsupported(what, hint))
+    }
+}
+
+pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<String>> {
+    let mut opts: Vec<&BackupOpt> = bk.options.iter().collect();
+    if bk.specs.len() != 1 {
+        bail!(
+            "{}",
+            unsupported(
+                "BACKUP of several objects in one statement",
+                "write one BACKUP statement per object"
+            )
+        );
+    }
+    let spec = &bk.specs[0];
+    opts.extend(spec.options.iter());
+    match &spec.object {
+        BackupObject::Database => {}
+        BackupObject::Datafile(_) | BackupObject::Tablespace(_) => bail!(
+            "BACKUP DATAFILE/TABLESPACE: PostgreSQL restores a cluster only as a whole, so a part alone could never be restored; hint: BACKUP DATABASE"
+        ),
+        BackupObject::Archivelog(_) => bail!(
+            "{}",
+            unsupported(
+                "BACKUP ARCHIVELOG",
+                "WAL is archived into the repository continuously by archive_command = 'recman archive-push %p'; LIST ARCHIVELOG ALL shows it"
+            )
+        ),
+        BackupObject::CurrentControlfile { .. } | BackupObject::Spfile => bail!(
+            "BACKUP CURRENT CONTROLFILE / SPFILE: pg_control, postgresql.conf and postgresql.auto.conf are part of every BACKUP DATABASE, and the catalog is in the repository; hint: BACKUP DATABASE"
+        ),
+        BackupObject::Backupset(_)
+        | BackupObject::RecoveryArea
+        | BackupObject::RecoveryFiles
+        | BackupObject::Datafilecopy(_) => bail!(
+            "{}",
+            unsupported(
+                "copying backups to a second medium (BACKUP BACKUPSET / RECOVERY AREA / DATAFILECOPY)",
+                "copy the repository directory with its files"
+            )
+        ),
+    }
+    if let Some(p) = &bk.plus_archivelog {
+        if !p.is_empty() {
+            bail!(
+                "{}",
+                unsupported("operands of PLUS ARCHIVELOG", "write PLUS ARCHIVELOG alone")
+            );
+        }
+        super::note(
+            g,
+            "PLUS ARCHIVELOG: WAL is archived into the repository continuously, and the backup waits until the WAL it needs is archived",
+        );
+    }
+    if opts.iter().any(|o| matches!(o, BackupOpt::Validate)) {
+        return validate_database(b, &opts);
+    }
+    let path = ["backup", "database"];
+    let mut argv: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+    for o in opts {
+        match o {
+            BackupOpt::Full => {}
+            BackupOpt::Incremental {
+                level: 0,
+                cumulative: false,
+            } => super::note(
+                g,
+                "INCREMENTAL LEVEL 0 is a full backup (recman has no incremental backups yet to base on it)",
+            ),
+            BackupOpt::Incremental { .. } | BackupOpt::IncrementalFromScn(_) => bail!(
+                "{}",
+                unsupported(
+                    "INCREMENTAL LEVEL 1 (incremental backups)",
+                    "take a full backup: BACKUP DATABASE"
+                )
+            ),
+            BackupOpt::As { copy: true, .. } => bail!(
+                "{}",
+                unsupported("AS COPY (image copies)", "BACKUP AS BACKUPSET DATABASE")
+            ),
+            BackupOpt::As { compressed, .. } => {
+                if *compressed {
+                    push(
+                        &mut argv,
+                        "compress",
+                        b.compression.as_deref().unwrap_or("lz4"),
+                    );
+                }
+            }
+            BackupOpt::ForRecoverOfCopy { .. } => bail!(
+                "{}",
+                unsupported(
+                    "FOR RECOVER OF COPY (incrementally updated image copies)",
+                    "take a full backup: BACKUP DATABASE"
+                )
+            ),
+            BackupOpt::SectionSize(s) => {
+                need_flag(
+                    &path,
+                    "section-size",
+                    "SECTION SIZE",
+                    "PostgreSQL's files are at most 1 GB segments; drop SECTION SIZE",
+                )?;
+                push(&mut argv, "section-size", s.bytes());
+            }
+            BackupOpt::Duration { .. } => bail!(
+                "{}",
+                unsupported(
+                    "DURATION",
+                    "limit the read rate with ALLOCATE CHANNEL … RATE 50M"
+                )
+            ),
+            BackupOpt::CheckLogical => bail!(
+                "{}",
+                unsupported(
+                    "CHECK LOGICAL (amcheck of the backup)",
+                    "run pg_amcheck on the target; recman checks every page's checksum and header"
+                )
+            ),
+            BackupOpt::NoChecksum => bail!(
+                "NOCHECKSUM: recman always verifies page checksums and writes chunk checksums; there is no way to turn that off"
+            ),
+            BackupOpt::Force => super::note(
+                g,
+                "FORCE: recman has no backup optimization to override; every file is backed up",
+            ),
+            BackupOpt::Skip(what) => bail!(
+                "SKIP {what}: PostgreSQL has no offline, read-only or inaccessible tablespaces; hint: drop SKIP"
+            ),
+            BackupOpt::DeviceType(Device::Disk) => {}
+            BackupOpt::DeviceType(d) => bail!(
+                "{}",
+                unsupported(&format!("DEVICE TYPE {d}"), "DEVICE TYPE DISK")
+            ),
+            BackupOpt::Channel(c) => bail!(
+                "{}",
+                unsupported(
+                    &format!("CHANNEL {c} (placing a backup on one channel)"),
+                    "let recman balance sets across channels by bytes"
+                )
+            ),
+            BackupOpt::Copies(_) => bail!(
+                "{}",
+                unsupported("COPIES (duplexed backups)", "take a second backup")
+            ),
+            BackupOpt::Format(f) => {
+                need_flag(
+                    &path,
+                    "format",
+                    "FORMAT",
+                    "pieces are named by the repository; drop FORMAT",
+                )?;
+                push(&mut argv, "format", f.join(","));
+            }
+            BackupOpt::Tag(t) => push(&mut argv, "tag", t),
+            BackupOpt::FilesPerSet(n) => push(&mut argv, "filesperset", n),
+            BackupOpt::MaxSetSize(s) => {
+                need_flag(&path, "maxsetsize", "MAXSETSIZE", "drop MAXSETSIZE")?;
+                push(&mut argv, "maxsetsize", s.bytes());
+            }
+            BackupOpt::Keep { .. } | BackupOpt::NoKeep => bail!(
+                "{}",
+                unsupported(
+                    "KEEP (backups exempt from retention)",
+                    "tag the backup and do not DELETE OBSOLETE it"
+                )
+            ),
+            BackupOpt::NotBackedUp(_) => bail!(
+                "{}",
+                unsupported("NOT BACKED UP", "BACKUP DATABASE backs up every file")
+            ),
+            BackupOpt::DeleteInput { .. } => bail!(
+                "DELETE INPUT applies to archived logs and backup sets, not to BACKUP DATABASE; hint: DELETE ARCHIVELOG ALL BACKED UP 1 TIMES TO DISK"
+            ),
+            BackupOpt::Validate => unreachable!("handled above"),
+        }
+    }
+    channel_args(b, &path, &mut argv)?;
+    if let Some(m) = b.maxcorrupt {
+        push(&mut argv, "maxcorrupt", m);
+    }
+    Ok(argv)
+}
+
+/// BACKUP VALIDATE DATABASE and VALIDATE DATABASE: every page read and checked, nothing written.
+fn validate_database(b: &Block, opts: &[&BackupOpt]) -> Result<Vec<String>> {
+    for o in opts {
+        match o {
+            BackupOpt::Validate | BackupOpt::Full | BackupOpt::As { copy: false, .. } => {}
+            BackupOpt::CheckLogical => bail!(
+                "{}",
+                unsupported(
+                    "CHECK LOGICAL (amcheck)",
+                    "run pg_amcheck on the target; VALIDATE DATABASE checks checksums and page headers"
+                )
+            ),
+            other => {
+                bail!("BACKUP VALIDATE writes nothing, so {other} has no effect; hint: drop it")
+            }
+        }
+    }
+    let path = ["validate", "database"];
+    let mut argv: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+    channel_args(b, &path, &mut argv)?;
+    // validate database reads with one stream; the channel count is not one of its options.
+    if let Some(i) = argv.iter().position(|a| a == "--channels") {
+        argv.drain(i..i + 2);
+    }
+    Ok(argv)
+}
+
+pub(crate) fn validate(b: &Block, v: &Validate) -> Result<Vec<Vec<String>>> {
+    if v.check_logical {
+        bail!(
+            "{}",
+            unsupported("CHECK LOGICAL (amcheck)", "run pg_amcheck on the target")
+        );
+    }
+    if v.section_size.is_some() {
+        bail!(
+            "{}",
+            unsupported(
+                "VALIDATE … SECTION SIZE",
+                "drop SECTION SIZE; files are at most 1 GB segments"
+            )
+        );
+    }
+    match &v.object {
+        ValidateObject::Database => Ok(vec![validate_database(b, &[])?]),
+        ValidateObject::Backupset(keys) => Ok(keys
+            .iter()
+            .map(|k| vec!["validate".into(), "backup".into(), k.to_string()])
+            .collect()),
+        ValidateObject::Tablespace(_) | ValidateObject::Datafile(_) => bail!(
+            "{}",
+            unsupported("VALIDATE of one tablespace or file", "VALIDATE DATABASE")
+        ),
+        ValidateObject::Archivelog(_) => bail!(
+            "{}",
+            unsupported(
+                "VALIDATE ARCHIVELOG",
+                "CROSSCHECK ARCHIVELOG ALL checks archived WAL"
+            )
+        ),
+        ValidateObject::RecoveryArea => bail!(
+            "{}",
+            unsupported(
+                "VALIDATE RECOVERY AREA",
+                "VALIDATE BACKUPSET n for each backup"
+            )
+        ),
+        ValidateObject::CurrentControlfile | ValidateObject::Spfile => bail!(
+            "VALIDATE CURRENT CONTROLFILE / SPFILE: pg_control and the configuration files are checked with the data directory; hint: VALIDATE DATABASE"
+        ),
+    }
+}
+
+/// RESTORE DATABASE: into TO '…' or SET NEWNAME FOR DATABASE, to the UNTIL of the statement,
+/// else of a RECOVER joined to it, else of SET UNTIL.
+pub(crate) fn restore(
+    b: &Block,
+    r: &Restore,
+    recover_until: Option<&Until>,
+    joined: bool,
+) -> Result<Vec<String>> {
+    match &r.object {
+        RestoreObject::Database { skip_tablespaces } if skip_tablespaces.is_empty() => {}
+        RestoreObject::Database { .. } => bail!(
+            "RESTORE DATABASE SKIP TABLESPACE: PostgreSQL cannot start without every tablespace; hint: RESTORE DATABASE and move tablespaces with recman restore database --tablespace-map"
+        ),
+        RestoreObject::Tablespace(_) | RestoreObject::Datafile(_) => bail!(
+            "RESTORE TABLESPACE/DATAFILE: PostgreSQL cannot restore part of a running cluster; hint: RESTORE DATABASE TO '/new/dir' and copy data back with SQL"
+        ),
+        RestoreObject::Controlfile { .. }
+        | RestoreObject::Spfile { .. }
+        | RestoreObject::StandbyControlfile => bail!(
+            "RESTORE CONTROLFILE/SPFILE: pg_control and the configuration files come back with RESTORE DATABASE; hint: RESTORE DATABASE TO '/new/dir'"
+        ),
+        RestoreObject::Archivelog(_) => bail!(
+            "RESTORE ARCHIVELOG: a restored cluster fetches WAL from the repository itself through restore_command = 'recman archive-get …'; hint: recman archive-get NAME DEST fetches one file"
+        ),
+    }
+    let mut to = b.newname.clone();
+    let mut until = None;
+    let mut tag = None;
+    let mut validate = false;
+    for o in &r.options {
+        match o {
+            RestoreOpt::To(p) => to = Some(p.clone()),
+            RestoreOpt::Until(u) => until = Some(u.clone()),
+            RestoreOpt::FromTag(t) => tag = Some(t.clone()),
+            RestoreOpt::FromBackupset
+            | RestoreOpt::Force
+            | RestoreOpt::DeviceType(Device::Disk) => {}
+            RestoreOpt::DeviceType(d) => bail!(
+                "{}",
+                unsupported(&format!("RESTORE … DEVICE TYPE {d}"), "DEVICE TYPE DISK")
+            ),
+            RestoreOpt::FromDatafilecopy => bail!(
+                "{}",
+                unsupported(
+                    "FROM DATAFILECOPY (image copies)",
+                    "restore from backup sets"
+                )
+            ),
+            RestoreOpt::Preview { .. } => bail!(
+                "{}",
+                unsupported(
+                    "RESTORE … PREVIEW",
+                    "LIST BACKUP shows the backups and their stop LSN and time"
+                )
+            ),
+            RestoreOpt::Validate => validate = true,
+            RestoreOpt::CheckLogical => bail!(
+                "{}",
+                unsupported(
+                    "CHECK LOGICAL (amcheck)",
+                    "start the restored cluster and run pg_amcheck"
+                )
+            ),
+            RestoreOpt::Channel(c) => bail!(
+                "{}",
+                unsupported(
+                    &format!("CHANNEL {c} (restoring on one channel)"),
+                    "drop CHANNEL"
+                )
+            ),
+        }
+    }
+    if validate {
+        let mut argv = vec!["validate".to_string(), "backup".to_string()];
+        argv.extend(tag);
+        return Ok(argv);
+    }
+    let until = until.or(recover_until.cloned()).or(b.until.clone());
+    let Some(to) = to else {
+        bail!(
+            "RESTORE DATABASE needs a new directory: recman never restores over the running cluster; hint: RESTORE DATABASE TO '/new/dir', or SET NEWNAME FOR DATABASE TO '/new/dir' in the RUN block"
+        );
+    };
+    let path = ["restore", "database"];
+    let mut argv: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+    push(&mut argv, "to", &to);
+    if let Some(t) = tag {
+        push(&mut argv, "from-tag", t);
+    }
+    match &until {
+        None => {}
+        Some(Until::Time(d)) => push(&mut argv, "until-time", resolve_date(d)?),
+        Some(Until::Scn(l)) => push(&mut argv, "until-lsn", lsn_text(l)),
+        Some(Until::Sequence { .. }) => bail!(
+            "{}",
+            unsupported(
+                "UNTIL SEQUENCE",
+                "UNTIL SCN 'X/Y' with the LSN where that WAL segment starts"
+            )
+        ),
+        Some(Until::RestorePoint(_)) => bail!(
+            "{}",
+            unsupported(
+                "UNTIL RESTORE POINT (recovery_target_name)",
+                "UNTIL TIME or UNTIL SCN"
+            )
+        ),
+    }
+    if !joined && until.is_none() {
+        // Without RECOVER, RMAN restores only; PostgreSQL recovery is part of starting the
+        // server, so the restore is set up to recover to the end of the archived WAL.
+    }
+    channel_args(b, &path, &mut argv)?;
+    Ok(argv)
+}
+
+/// RECOVER not joined to a RESTORE DATABASE of its block.
+pub(crate) fn recover_alone(r: &Recover) -> Result<()> {
+    match &r.object {
+        RecoverObject::Database => bail!(
+            "RECOVER DATABASE without RESTORE DATABASE before it in the same RUN block: PostgreSQL recovers by replaying WAL when it starts on a restored directory; hint: RUN {{ SET NEWNAME FOR DATABASE TO '/new/dir'; RESTORE DATABASE; RECOVER DATABASE; }} then pg_ctl -D /new/dir start"
+        ),
+        RecoverObject::CopyOfDatabase { .. } => bail!(
+            "{}",
+            unsupported(
+                "RECOVER COPY OF DATABASE (incrementally updated image copies)",
+                "take full backups with BACKUP DATABASE"
+            )
+        ),
+        RecoverObject::Tablespace(_) | RecoverObject::Datafile(_) => bail!(
+            "RECOVER TABLESPACE/DATAFILE: PostgreSQL replays WAL for a whole cluster only; hint: restore the database into a new directory"
+        ),
+        RecoverObject::Block { .. } | RecoverObject::CorruptionList => bail!(
+            "block media recovery: PostgreSQL cannot replay WAL into single blocks; hint: restore into a new directory and copy the damaged relation's rows back with SQL"
+        ),
+    }
+}
+
+/// A date string as `--until-time` takes it, evaluated now (SYSDATE is the client's clock).
+pub(crate) fn resolve_date(d: &DateExpr) -> Result<String> {
+    match d {
+        DateExpr::Sysdate { sign, num, den } => {
+            let secs = (*num as i128 * 86_400 / *den as i128).min(i64::MAX as i128) as i64;
+            let delta = chrono::Duration::try_seconds(secs)
+                .ok_or_else(|| anyhow!("SYSDATE offset of {num}/{den} days is too large"))?;
+            let now = chrono::Local::now();
+            let t = if *sign < 0 {
+                now.checked_sub_signed(delta)
+            } else {
+                now.checked_add_signed(delta)
+            };
+            let t =
+                t.ok_or_else(|| anyhow!("SYSDATE offset of {num}/{den} days is out of range"))?;
+            Ok(t.format("%Y-%m-%d %H:%M:%S%:z").to_string())
+        }
+        DateExpr::ToDate { value, format } => {
+            let f = date::oracle_format_to_strftime(format).ok_or_else(|| anyhow!("TO_DATE format '{format}' has an element recman does not know; hint: use YYYY MM DD HH24 MI SS"))?;
+            let t = chrono::NaiveDateTime::parse_from_str(value, &f)
+                .or_else(|_| {
+                    chrono::NaiveDate::parse_from_str(value, &f)
+                        .map(|d| d.and_hms_opt(0, 0, 0).expect("midnight"))
+                })
+                .map_err(|e| anyhow!("TO_DATE('{value}', '{format}'): {e}"))?;
+            Ok(t.format("%Y-%m-%d %H:%M:%S").to_string())
+        }
+        DateExpr::Literal(s) => Ok(s.clone()),
+    }
+}
+
+/// An SCN as PostgreSQL writes an LSN.
+pub(crate) fn lsn_text(l: &Lsn) -> String {
+    match l {
+        Lsn::Number(n) => format!("{:X}/{:X}", n >> 32, n & 0xffff_ffff),
+        Lsn::Text(t) => t.clone(),
+    }
+}

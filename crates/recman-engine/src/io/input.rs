@@ -1,0 +1,306 @@
+//! The read phase of a channel: up to MAXOPENFILES files open at once, each with its share of
+//! the channel's input buffers kept in flight through the I/O engine, handed to the channel in
+//! round-robin order (RMAN's multiplexing). Every buffer the channel waits for is counted as
+//! READY, a SHORT wait or a LONG wait against its file.
+
+use super::{AlignedBuf, BufferPlan, IoCounters, IoEngine, ReadDone, ReadReq, Throttle};
+use std::collections::{HashMap, VecDeque};
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A file to read: its position in the caller's list, its path, and its size when listed
+/// (reads go on past it while the file keeps growing).
+#[derive(Clone, Debug)]
+pub struct InputFile {
+    pub slot: u32,
+    pub index: usize,
+    pub path: PathBuf,
+    pub size_hint: u64,
+    /// Read only this byte range (a section of a large file); None reads it all.
+    pub range: Option<(u64, u64)>,
+}
+
+/// What the channel gets next.
+pub enum Event<'a> {
+    Chunk {
+        slot: u32,
+        index: usize,
+        offset: u64,
+        data: &'a mut [u8],
+        file: &'a File,
+    },
+    /// Every byte of the file (or its range) has been handed out.
+    End {
+        slot: u32,
+        index: usize,
+        end: u64,
+        counters: IoCounters,
+        opened: i64,
+        closed: i64,
+    },
+    /// The file was removed between listing and opening (a dropped relation).
+    Vanished { slot: u32, index: usize },
+}
+
+struct Open {
+    f: InputFile,
+    file: Arc<File>,
+    next_submit: u64,
+    next_consume: u64,
+    limit: u64,
+    inflight: usize,
+    done: HashMap<u64, ReadDone>,
+    counters: IoCounters,
+    opened: i64,
+    finished: bool,
+}
+
+pub struct InputMux<'e> {
+    engine: &'e mut dyn IoEngine,
+    plan: BufferPlan,
+    mux: usize,
+    free: Vec<AlignedBuf>,
+    queue: VecDeque<InputFile>,
+    open: Vec<Open>,
+    tags: HashMap<u64, (u32, u64)>,
+    next_tag: u64,
+    rr: usize,
+    /// The buffer handed out last, taken back on the next call.
+    lent: Option<(u32, AlignedBuf)>,
+    throttle: &'e mut Throttle,
+}
+
+fn now_micros() -> i64 {
+    crate::util::now_micros()
+}
+
+impl<'e> InputMux<'e> {
+    pub fn new(
+        engine: &'e mut dyn IoEngine,
+        plan: BufferPlan,
+        mux: u32,
+        files: Vec<InputFile>,
+        throttle: &'e mut Throttle,
+    ) -> InputMux<'e> {
+        let mux = (mux.max(1) as usize).min(files.len().max(1));
+        let free = (0..plan.per_file * mux)
+            .map(|_| AlignedBuf::new(plan.size))
+            .collect();
+        InputMux {
+            engine,
+            plan,
+            mux,
+            free,
+            queue: files.into(),
+            open: Vec::new(),
+            tags: HashMap::new(),
+            next_tag: 1,
+            rr: 0,
+            lent: None,
+            throttle,
+        }
+    }
+
+    pub fn plan(&self) -> BufferPlan {
+        self.plan
+    }
+
+    fn route(&mut self, d: ReadDone) {
+        let (slot, offset) = self
+            .tags
+            .remove(&d.tag)
+            .expect("every completion has a tag");
+        match self.open.iter_mut().find(|o| o.f.slot == slot) {
+            Some(o) => {
+                o.inflight -= 1;
+                o.done.insert(offset, d);
+            }
+            // A file already closed: its read-ahead past the end comes back unused.
+            None => self.free.push(d.buf),
+        }
+    }
+
+    fn submit_for(&mut self, k: usize) -> std::io::Result<()> {
+        loop {
+            let o = &self.open[k];
+            // A file's quota counts reads in flight and completed ones not yet consumed, so no
+            // file can hold the buffers another one needs.
+            if o.finished
+                || o.inflight + o.done.len() >= self.plan.per_file
+                || o.next_submit >= o.limit
+            {
+                return Ok(());
+            }
+            // Past the listed size, keep a single read in flight: it finds where the file ends.
+            if o.next_submit >= o.f.size_hint.max(o.next_consume) && o.inflight > 0 {
+                return Ok(());
+            }
+            let Some(buf) = self.free.pop() else {
+                return Ok(());
+            };
+            let len = (self.plan.size as u64).min(o.limit - o.next_submit) as usize;
+            let (tag, offset, file, slot) =
+                (self.next_tag, o.next_submit, Arc::clone(&o.file), o.f.slot);
+            self.next_tag += 1;
+            self.throttle.admit(len as u64);
+            self.tags.insert(tag, (slot, offset));
+            self.engine.submit(ReadReq {
+                tag,
+                file,
+                offset,
+                len,
+                buf,
+            })?;
+            let o = &mut self.open[k];
+            o.inflight += 1;
+            o.next_submit += len as u64;
+        }
+    }
+
+    fn open_more(&mut self) -> Option<Event<'static>> {
+        while self.open.len() < self.mux {
+            let f = self.queue.pop_front()?;
+            match File::open(&f.path) {
+                Ok(file) => {
+                    let (start, limit) = f.range.unwrap_or((0, u64::MAX));
+                    self.open.push(Open {
+                        file: Arc::new(file),
+                        next_submit: start,
+                        next_consume: start,
+                        limit,
+                        inflight: 0,
+                        done: HashMap::new(),
+                        counters: IoCounters::default(),
+                        opened: now_micros(),
+                        finished: false,
+                        f,
+                    });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Some(Event::Vanished {
+                        slot: f.slot,
+                        index: f.index,
+                    });
+                }
+                Err(_) => {
+                    // Report the real error through a read: keep the file queued as a failure.
+                    self.queue.push_front(f);
+                    return None;
+                }
+            }
+        }
+        None
+    }
+
+    /// The next chunk or end of a file, in round-robin order over the open files.
+    pub fn next(&mut self) -> std::io::Result<Option<Event<'_>>> {
+        if let Some((_, buf)) = self.lent.take() {
+            self.free.push(buf);
+        }
+        // A file whose last chunk went out on the previous call ends now.
+        if let Some(k) = self.open.iter().position(|o| o.finished) {
+            return self.close(k).map(Some);
+        }
+        if let Some(ev) = self.open_more() {
+            return Ok(Some(ev));
+        }
+        if self.open.len() < self.mux
+            && let Some(f) = self.queue.front()
+        {
+            let e = File::open(&f.path)
+                .err()
+                .unwrap_or_else(|| std::io::Error::other("cannot open"));
+            return Err(std::io::Error::new(
+                e.kind(),
+                format!("cannot open {}: {e}", f.path.display()),
+            ));
+        }
+        if self.open.is_empty() {
+            return Ok(None);
+        }
+        for k in 0..self.open.len() {
+            self.submit_for(k)?;
+        }
+        let k = self.rr % self.open.len();
+        let want = self.open[k].next_consume;
+        let t = Instant::now();
+        if self.open[k].done.contains_key(&want) {
+            self.open[k].counters.record_ready();
+        } else {
+            while let Some(d) = self.engine.try_complete() {
+                self.route(d);
+            }
+            if self.open[k].done.contains_key(&want) {
+                self.open[k].counters.record_short(t);
+            } else {
+                while !self.open[k].done.contains_key(&want) {
+                    let d = self.engine.wait_complete()?;
+                    self.route(d);
+                }
+                self.open[k].counters.record_long(t);
+            }
+        }
+        let d = self.open[k].done.remove(&want).expect("waited for it");
+        let n = match d.result {
+            Ok(n) => n,
+            Err(e) => {
+                self.free.push(d.buf);
+                let p = self.open[k].f.path.display().to_string();
+                return Err(std::io::Error::new(
+                    e.kind(),
+                    format!("cannot read {p}: {e}"),
+                ));
+            }
+        };
+        let asked = (self.plan.size as u64).min(self.open[k].limit - want) as usize;
+        let o = &mut self.open[k];
+        o.counters.io_count += 1;
+        o.counters.bytes += n as u64;
+        o.counters.io_time += d.io_time;
+        o.next_consume += n as u64;
+        let at_end = n < asked || o.next_consume >= o.limit;
+        if at_end {
+            o.finished = true;
+        }
+        if n == 0 {
+            self.free.push(d.buf);
+            return self.close(k).map(Some);
+        }
+        if !at_end {
+            self.rr += 1;
+        }
+        let slot = o.f.slot;
+        self.lent = Some((slot, d.buf));
+        let (_, buf) = self.lent.as_mut().expect("just set");
+        let o = &self.open[k];
+        Ok(Some(Event::Chunk {
+            slot,
+            index: o.f.index,
+            offset: want,
+            data: &mut buf.as_mut_slice()[..n],
+            file: &o.file,
+        }))
+    }
+
+    fn close(&mut self, k: usize) -> std::io::Result<Event<'static>> {
+        // Read-ahead past the end may still be in flight; take it back before closing.
+        while self.open[k].inflight > 0 {
+            let d = self.engine.wait_complete()?;
+            self.route(d);
+        }
+        let o = self.open.swap_remove(k);
+        for (_, d) in o.done {
+            self.free.push(d.buf);
+        }
+        Ok(Event::End {
+            slot: o.f.slot,
+            index: o.f.index,
+            end: o.next_consume,
+            counters: o.counters,
+            opened: o.opened,
+            closed: now_micros(),
+        })
+    }
+}

@@ -1,0 +1,26 @@
+//! The I/O engine: how a channel's reads and writes are issued, and what they waited for.
+//!
+//! Three ways to issue the same reads, chosen per command (`--io`): native asynchronous I/O
+//! through io_uring, a pool of helper threads doing blocking reads (RMAN's I/O slaves), or
+//! plain synchronous reads in the channel's own thread. All of them read into buffers from the
+//! channel's bounded pool, and every buffer the channel asks for is counted as READY (already
+//! there), a SHORT wait (found done by a non-blocking poll) or a LONG wait (the channel
+//! blocked): the columns of RMAN's V$BACKUP_ASYNC_IO.
+
+mod buffer;
+mod engine;
+pub mod input;
+mod output;
+mod settings;
+mod stats;
+mod sync;
+mod threads;
+mod throttle;
+mod uring;
+
+pub use buffer::AlignedBuf;
+pub use engine::{IoEngine, ReadDone, ReadReq, open_engine, probe_uring};
+pub use output::OutputStream;
+pub use settings::{BufferPlan, IoMode, IoSettings, parse_size};
+pub use stats::IoCounters;
+pub use throttle::Throttle;

@@ -1,0 +1,345 @@
+//! CATALOG START WITH: rebuilds or extends the catalog from what the repository itself holds,
+//! so that losing catalog.db never means losing the backups. Each backup's manifest.json
+//! describes it completely, and each archived WAL piece names its file, database and system
+//! identifier in its header. Objects already in the catalog are left as they are.
+//!
+//! Also here: the database incarnations (PostgreSQL timelines) read from archived history
+//! files, which LIST INCARNATION shows.
+
+use std::fs;
+use std::io::BufReader;
+use std::path::Path;
+
+use recman_catalog::Repository;
+use recman_catalog::{BackupRecord, BackupStatus, CorruptBlock, DbRecord, PieceRecord, WalRecord};
+use recman_format::manifest::{BackupManifest, EntryKind, MANIFEST_FORMAT};
+use recman_format::{PieceReader, Record};
+use recman_pg::Lsn;
+
+use crate::EngineError;
+
+/// What a rebuild found and did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RebuildReport {
+    pub databases_registered: Vec<String>,
+    pub backups_added: Vec<String>,
+    pub backups_known: usize,
+    pub wal_added: usize,
+    pub wal_known: usize,
+    /// Files that could not be catalogued, with the reason.
+    pub skipped: Vec<(String, String)>,
+}
+
+/// Catalogues every manifest and archived WAL file of the repository whose path starts with
+/// `start` (an absolute path inside the repository). Call under the repository lock.
+pub fn rebuild_catalog(repo: &Repository, start: &Path) -> Result<RebuildReport, EngineError> {
+    let root = repo.root();
+    if !start.starts_with(root) {
+        return Err(EngineError::Invalid(format!(
+            "{} is not inside repository {}; hint: give a directory of the repository, or the repository itself",
+            start.display(),
+            root.display()
+        )));
+    }
+    let mut rep = RebuildReport::default();
+    for db_dir in sorted_dirs(root)? {
+        let backups = db_dir.join("backup");
+        for b in sorted_dirs(&backups)? {
+            let m = b.join("manifest.json");
+            if m.starts_with(start) && m.is_file() {
+                let rel = rel_of(root, &m);
+                if let Err(why) = add_manifest(repo, &m, &mut rep) {
+                    rep.skipped.push((rel, why));
+                }
+            }
+        }
+        for group in sorted_dirs(&db_dir.join("wal"))? {
+            let mut files: Vec<_> = read_dir(&group)?
+                .into_iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "rmw"))
+                .collect();
+            files.sort();
+            for f in files.into_iter().filter(|f| f.starts_with(start)) {
+                let rel = rel_of(root, &f);
+                if let Err(why) = add_wal(repo, &f, &rel, &mut rep) {
+                    rep.skipped.push((rel, why));
+                }
+            }
+        }
+    }
+    Ok(rep)
+}
+
+fn rel_of(root: &Path, p: &Path) -> String {
+    p.strip_prefix(root)
+        .unwrap_or(p)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn read_dir(dir: &Path) -> Result<Vec<std::path::PathBuf>, EngineError> {
+    match fs::read_dir(dir) {
+        Ok(it) => it
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| EngineError::io("read directory", dir, e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(EngineError::io("read directory", dir, e)),
+    }
+}
+
+fn sorted_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>, EngineError> {
+    let mut v: Vec<_> = read_dir(dir)?.into_iter().filter(|p| p.is_dir()).collect();
+    v.sort();
+    Ok(v)
+}
+
+/// The registered database for a name and system identifier, registering it if new.
+fn database_for(
+    repo: &Repository,
+    name: &str,
+    sysid: u64,
+    pg_version: u32,
+    rep: &mut RebuildReport,
+) -> Result<DbRecord, String> {
+    let cat = repo.catalog();
+    match cat.database(name).map_err(|e| e.to_string())? {
+        Some(db) if db.system_identifier == sysid => Ok(db),
+        Some(db) => Err(format!(
+            "belongs to system identifier {sysid}, but database {name:?} is registered with {}",
+            db.system_identifier
+        )),
+        None => {
+            // The data directory is not recorded in the repository; commands that need it
+            // take --pgdata anyway.
+            let db = cat
+                .register_database(name, sysid, pg_version, "")
+                .map_err(|e| e.to_string())?;
+            rep.databases_registered.push(name.to_string());
+            Ok(db)
+        }
+    }
+}
+
+fn micros(rfc3339: &str) -> Result<i64, String> {
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .map(|t| t.timestamp_micros())
+        .map_err(|e| format!("time {rfc3339:?} is not RFC 3339: {e}"))
+}
+
+fn lsn(s: &str) -> Result<u64, String> {
+    s.parse::<Lsn>()
+        .map(|l| l.0)
+        .map_err(|_| format!("{s:?} is not an LSN"))
+}
+
+fn add_manifest(repo: &Repository, path: &Path, rep: &mut RebuildReport) -> Result<(), String> {
+    let text = fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+    let m: BackupManifest =
+        serde_json::from_slice(&text).map_err(|e| format!("not a backup manifest: {e}"))?;
+    if m.format != MANIFEST_FORMAT {
+        return Err(format!("format is {:?}, not {MANIFEST_FORMAT:?}", m.format));
+    }
+    let db = database_for(repo, &m.db_name, m.system_identifier, m.pg_version, rep)?;
+    let cat = repo.catalog();
+    if cat
+        .backup(&m.backup_id)
+        .map_err(|e| e.to_string())?
+        .is_some()
+    {
+        rep.backups_known += 1;
+        return Ok(());
+    }
+    let files = || m.entries.iter().filter(|e| e.kind == EntryKind::File);
+    let rec = BackupRecord {
+        id: m.backup_id.clone(),
+        db_id: db.id,
+        tag: m.tag.clone(),
+        backup_type: m.backup_type.clone(),
+        status: BackupStatus::Available,
+        start_lsn: lsn(&m.start_lsn)?,
+        stop_lsn: Some(lsn(&m.stop_lsn)?),
+        timeline: m.timeline,
+        start_wal: m.start_wal.clone(),
+        stop_wal: Some(m.stop_wal.clone()).filter(|s| !s.is_empty()),
+        start_time: micros(&m.start_time)?,
+        stop_time: Some(micros(&m.stop_time)?),
+        stop_next_xid: Some(m.stop_next_xid),
+        db_bytes: files().filter_map(|e| e.size).sum(),
+        written_bytes: m.sets.iter().flat_map(|s| &s.pieces).map(|p| p.size).sum(),
+        file_count: files().count() as u64,
+        channels: m.channels,
+        compression: m.compression.clone(),
+        filesperset: m.filesperset,
+        maxopenfiles: m.maxopenfiles,
+        pid: 0,
+        host: String::new(),
+        error: None,
+    };
+    let mut pieces = Vec::new();
+    for s in &m.sets {
+        let in_set = || files().filter(|e| e.set_no == Some(s.set_no));
+        for (i, p) in s.pieces.iter().enumerate() {
+            // The manifest keeps a set's file count and raw bytes, not each piece's: they go
+            // with the first piece, which is the only one sets have today.
+            let first = i == 0;
+            pieces.push(PieceRecord {
+                backup_id: m.backup_id.clone(),
+                set_no: s.set_no,
+                piece_no: p.piece_no,
+                channel: s.channel,
+                path: p.path.clone(),
+                size: p.size,
+                crc32c: p.crc32c,
+                file_count: if first { in_set().count() as u32 } else { 0 },
+                raw_bytes: if first {
+                    in_set().filter_map(|e| e.size).sum()
+                } else {
+                    0
+                },
+            });
+        }
+    }
+    let corrupt: Vec<CorruptBlock> = m
+        .corrupt_blocks
+        .iter()
+        .map(|c| CorruptBlock {
+            backup_id: m.backup_id.clone(),
+            path: c.path.clone(),
+            block: c.block,
+            kind: c.kind.clone(),
+            relation: c.relation.clone(),
+            detail: c.detail.clone(),
+        })
+        .collect();
+    cat.record_backup(&rec, &pieces, &corrupt)
+        .map_err(|e| e.to_string())?;
+    rep.backups_added.push(m.backup_id.clone());
+    Ok(())
+}
+
+fn add_wal(
+    repo: &Repository,
+    path: &Path,
+    rel: &str,
+    rep: &mut RebuildReport,
+) -> Result<(), String> {
+    let f = fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    let meta = f.metadata().map_err(|e| format!("cannot inspect: {e}"))?;
+    let mut r = PieceReader::open(BufReader::new(f)).map_err(|e| format!("damaged: {e}"))?;
+    let h = r.header().clone();
+    let [file] = h.files.as_slice() else {
+        return Err(format!(
+            "holds {} files, an archived wal piece holds one",
+            h.files.len()
+        ));
+    };
+    let name = file.path.clone();
+    // pg_version is unknown from a WAL piece alone; a manifest of the same database, read
+    // first, has registered it with the right one.
+    let db = database_for(repo, &h.db_name, h.system_identifier, 0, rep)?;
+    let cat = repo.catalog();
+    if cat.wal(db.id, &name).map_err(|e| e.to_string())?.is_some() {
+        rep.wal_known += 1;
+        return Ok(());
+    }
+    let mut end = None;
+    while let Some(rec) = r.next().map_err(|e| format!("damaged: {e}"))? {
+        if let Record::FileEnd { size, crc32c, .. } = rec {
+            end = Some((size, crc32c));
+        }
+    }
+    r.finish().map_err(|e| format!("damaged: {e}"))?;
+    let (size, crc32c) = end.ok_or("holds no complete file")?;
+    let archived_at = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(h.created_unix * 1_000_000);
+    cat.add_wal(&WalRecord {
+        db_id: db.id,
+        timeline: name
+            .get(..8)
+            .and_then(|t| u32::from_str_radix(t, 16).ok())
+            .unwrap_or(0),
+        name,
+        path: rel.to_string(),
+        size,
+        stored_size: meta.len(),
+        crc32c,
+        archived_at,
+    })
+    .map_err(|e| e.to_string())?;
+    rep.wal_added += 1;
+    Ok(())
+}
+
+/// One PostgreSQL timeline of a database (RMAN's incarnation).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Incarnation {
+    pub timeline: u32,
+    pub parent_timeline: Option<u32>,
+    /// Where the parent timeline was left, as X/Y; None for timeline 1.
+    pub switch_lsn: Option<String>,
+    pub reason: Option<String>,
+    /// CURRENT for the newest timeline, PARENT for its ancestors, ORPHAN for the others.
+    pub status: &'static str,
+}
+
+/// The timelines of a database: timeline 1, plus one per archived `NNNNNNNN.history` file,
+/// whose last line names the parent timeline and the switch point.
+pub fn incarnations(repo: &Repository, db: &DbRecord) -> Result<Vec<Incarnation>, EngineError> {
+    let mut out = vec![Incarnation {
+        timeline: 1,
+        parent_timeline: None,
+        switch_lsn: None,
+        reason: None,
+        status: "ORPHAN",
+    }];
+    for w in repo.catalog().wal_list(db.id)? {
+        let Some(tli) = w
+            .name
+            .strip_suffix(".history")
+            .and_then(|t| u32::from_str_radix(t, 16).ok())
+        else {
+            continue;
+        };
+        let Some(data) = crate::archive::read_wal(repo, db, &w.name)? else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&data);
+        let last = text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .last()
+            .unwrap_or("");
+        let mut fields = last.splitn(3, char::is_whitespace);
+        let parent = fields.next().and_then(|p| p.trim().parse().ok());
+        let switch = fields.next().map(|s| s.trim().to_string());
+        let reason = fields.next().map(|s| s.trim().to_string());
+        out.push(Incarnation {
+            timeline: tli,
+            parent_timeline: parent,
+            switch_lsn: switch,
+            reason,
+            status: "ORPHAN",
+        });
+    }
+    out.sort_by_key(|i| i.timeline);
+    // The newest timeline is current; walking its parents marks the ancestry.
+    let mut cur = out.last().map(|i| i.timeline);
+    let mut first = true;
+    while let Some(t) = cur {
+        let Some(i) = out
+            .iter_mut()
+            .find(|i| i.timeline == t && i.status == "ORPHAN")
+        else {
+            break;
+        };
+        i.status = if first { "CURRENT" } else { "PARENT" };
+        first = false;
+        cur = i.parent_timeline;
+    }
+    Ok(out)
+}

@@ -1,0 +1,305 @@
+//! Retention (RMAN's CONFIGURE RETENTION POLICY, REPORT/DELETE OBSOLETE): which backups and
+//! archived WAL a policy no longer needs, as a pure function over catalog facts, and the
+//! deletion of what it names (media first, then records, through the catalog's journal).
+//!
+//! A WAL position is the last 16 hex digits of a segment name (log, segment): they order
+//! segments by LSN whatever the segment size and timeline, and recovery from a backup reads
+//! only segments at or after the one holding its start LSN. So once the kept backups are
+//! known, every segment before the oldest kept start is unneeded, on every timeline.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::str::FromStr;
+
+use recman_catalog::{
+    BackupRecord, BackupStatus, DeleteKind, MediaStatus, PendingDelete, Repository, WalRecord,
+};
+
+use crate::EngineError;
+
+pub const MICROS_PER_DAY: i64 = 86_400_000_000;
+
+/// A retention policy. The recovery window is kept in microseconds: the command line takes
+/// days, fractions allowed (RMAN takes whole days only; fractions make short windows testable).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetentionPolicy {
+    None,
+    Redundancy(u32),
+    RecoveryWindow { micros: i64 },
+}
+
+impl Default for RetentionPolicy {
+    fn default() -> Self {
+        RetentionPolicy::Redundancy(1)
+    }
+}
+
+impl fmt::Display for RetentionPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RetentionPolicy::None => f.write_str("none"),
+            RetentionPolicy::Redundancy(n) => write!(f, "redundancy {n}"),
+            RetentionPolicy::RecoveryWindow { micros } => {
+                let days = *micros as f64 / MICROS_PER_DAY as f64;
+                write!(f, "recovery-window {days}")
+            }
+        }
+    }
+}
+
+impl FromStr for RetentionPolicy {
+    type Err = EngineError;
+
+    /// Parses `none`, `redundancy N` (N ≥ 1) or `recovery-window DAYS` (DAYS > 0).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let words: Vec<&str> = s.split_whitespace().collect();
+        let bad = || {
+            EngineError::Invalid(format!(
+                "retention policy {s:?} is not valid; hint: use `redundancy N`, `recovery-window DAYS` or `none`"
+            ))
+        };
+        match words.as_slice() {
+            ["none"] => Ok(RetentionPolicy::None),
+            ["redundancy", n] => match n.parse::<u32>() {
+                Ok(n) if n >= 1 => Ok(RetentionPolicy::Redundancy(n)),
+                _ => Err(bad()),
+            },
+            ["recovery-window", d] => match d.parse::<f64>() {
+                Ok(d) if d > 0.0 && d.is_finite() && d < 100_000.0 => {
+                    Ok(RetentionPolicy::RecoveryWindow {
+                        micros: (d * MICROS_PER_DAY as f64).round() as i64,
+                    })
+                }
+                _ => Err(bad()),
+            },
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// What retention needs to know of one backup. `parent` is the backup an incremental applies
+/// on (none for a full): a kept incremental keeps its whole chain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BackupFacts {
+    pub id: String,
+    pub status: BackupStatus,
+    /// Only full backups count as redundancy units and as window bases.
+    pub full: bool,
+    pub parent: Option<String>,
+    /// Position of the WAL segment holding the start LSN (see [`wal_position`]).
+    pub start_pos: u64,
+    /// Unix microseconds at which the backup became consistent; None if it never did.
+    pub stop_time: Option<i64>,
+}
+
+impl BackupFacts {
+    pub fn from_record(b: &BackupRecord) -> BackupFacts {
+        BackupFacts {
+            id: b.id.clone(),
+            status: b.status,
+            full: b.backup_type.eq_ignore_ascii_case("FULL"),
+            parent: None,
+            start_pos: wal_position(&b.start_wal).unwrap_or(0),
+            stop_time: b.stop_time,
+        }
+    }
+}
+
+/// What a policy finds obsolete, and what it keeps.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Obsolete {
+    /// Obsolete backups, oldest first.
+    pub backups: Vec<String>,
+    /// Obsolete archived WAL files, by name.
+    pub wal: Vec<String>,
+    /// AVAILABLE backups the policy keeps.
+    pub kept: Vec<String>,
+    /// Archived WAL at or after this position is kept; None: all of it is.
+    pub wal_floor: Option<u64>,
+}
+
+/// The position of a WAL segment, backup-history or partial file: its log and segment hex
+/// digits. None for a timeline history file or a foreign name.
+pub fn wal_position(name: &str) -> Option<u64> {
+    let hex = name.get(..24)?;
+    if !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    u64::from_str_radix(&hex[8..], 16).ok()
+}
+
+/// Applies `policy` at time `now` (unix microseconds) to a database's backups and archived WAL
+/// names. Pure: the same facts always give the same answer.
+///
+/// Kept: under redundancy r, the r newest AVAILABLE full backups; under a recovery window,
+/// the newest AVAILABLE full backup consistent at or before `now - window` (the base from
+/// which the window's oldest point is reached) and every newer one. With too few backups, all
+/// are kept. A kept backup keeps its parents. Obsolete: AVAILABLE backups not kept, FAILED
+/// backups, and archived segments before the oldest kept backup's start segment. EXPIRED
+/// backups are left to DELETE EXPIRED, RUNNING ones are never touched, and timeline history
+/// files are always kept. Policy none finds nothing obsolete.
+pub fn obsolete(
+    backups: &[BackupFacts],
+    wal: &[String],
+    policy: RetentionPolicy,
+    now: i64,
+) -> Obsolete {
+    if policy == RetentionPolicy::None {
+        return Obsolete::default();
+    }
+    let mut fulls: Vec<&BackupFacts> = backups
+        .iter()
+        .filter(|b| b.full && b.status == BackupStatus::Available && b.stop_time.is_some())
+        .collect();
+    // Newest first; the id breaks ties between backups completed in the same microsecond.
+    fulls.sort_by(|a, b| (b.stop_time, &b.id).cmp(&(a.stop_time, &a.id)));
+    let keep_n = match policy {
+        RetentionPolicy::None => unreachable!("handled above"),
+        RetentionPolicy::Redundancy(r) => (r as usize).min(fulls.len()),
+        RetentionPolicy::RecoveryWindow { micros } => {
+            let point = now.saturating_sub(micros);
+            match fulls
+                .iter()
+                .position(|b| b.stop_time.is_some_and(|t| t <= point))
+            {
+                Some(base) => base + 1,
+                None => fulls.len(),
+            }
+        }
+    };
+    let mut kept: HashSet<&str> = fulls[..keep_n].iter().map(|b| b.id.as_str()).collect();
+    let by_id: HashMap<&str, &BackupFacts> = backups.iter().map(|b| (b.id.as_str(), b)).collect();
+    // Incrementals: kept when their chain reaches a kept backup, and then the chain is kept.
+    for b in backups
+        .iter()
+        .filter(|b| !b.full && b.status == BackupStatus::Available)
+    {
+        let mut chain = vec![b.id.as_str()];
+        let mut cur = b;
+        let mut anchored = false;
+        while let Some(p) = cur.parent.as_deref().and_then(|p| by_id.get(p)) {
+            if kept.contains(p.id.as_str()) {
+                anchored = true;
+                break;
+            }
+            if chain.contains(&p.id.as_str()) {
+                break;
+            }
+            chain.push(p.id.as_str());
+            cur = p;
+        }
+        if anchored {
+            kept.extend(chain);
+        }
+    }
+    let mut out = Obsolete::default();
+    let mut ordered: Vec<&BackupFacts> = backups.iter().collect();
+    ordered.sort_by(|a, b| (a.stop_time, &a.id).cmp(&(b.stop_time, &b.id)));
+    for b in ordered {
+        match b.status {
+            BackupStatus::Available if kept.contains(b.id.as_str()) => out.kept.push(b.id.clone()),
+            BackupStatus::Available | BackupStatus::Failed => out.backups.push(b.id.clone()),
+            BackupStatus::Running | BackupStatus::Expired => {}
+        }
+    }
+    out.wal_floor = backups
+        .iter()
+        .filter(|b| kept.contains(b.id.as_str()))
+        .map(|b| b.start_pos)
+        .min();
+    if let Some(floor) = out.wal_floor {
+        out.wal = wal
+            .iter()
+            .filter(|w| wal_position(w).is_some_and(|p| p < floor))
+            .cloned()
+            .collect();
+        out.wal.sort();
+    }
+    out
+}
+
+/// Retention over the catalog's records of one database.
+pub fn obsolete_in_catalog(
+    repo: &Repository,
+    db_id: i64,
+    policy: RetentionPolicy,
+    now: i64,
+) -> Result<(Obsolete, Vec<BackupRecord>, Vec<(WalRecord, MediaStatus)>), EngineError> {
+    let cat = repo.catalog();
+    let backups = cat.backups(db_id)?;
+    let wal = cat.wal_states(db_id)?;
+    let facts: Vec<BackupFacts> = backups.iter().map(BackupFacts::from_record).collect();
+    let names: Vec<String> = wal.iter().map(|(w, _)| w.name.clone()).collect();
+    Ok((obsolete(&facts, &names, policy, now), backups, wal))
+}
+
+/// The outcome of removing objects.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeleteReport {
+    pub backups: Vec<String>,
+    pub wal: Vec<String>,
+    /// Deletions left behind by an interrupted command, finished first.
+    pub resumed: usize,
+}
+
+/// Deletes backups and archived WAL files: one transaction takes them out of the AVAILABLE
+/// listings and journals them, then each object's media go, then its record. Call under the
+/// repository lock. A kill at any point leaves records that claim nothing (EXPIRED with a
+/// journal row) and that the next call, or [`finish_pending`], completes.
+pub fn delete_objects(
+    repo: &Repository,
+    db_id: i64,
+    db_name: &str,
+    backups: &[String],
+    wal: &[(String, String)],
+) -> Result<DeleteReport, EngineError> {
+    let resumed = finish_pending(repo)?;
+    let mut items: Vec<PendingDelete> = backups
+        .iter()
+        .map(|id| PendingDelete {
+            kind: DeleteKind::Backup,
+            db_id,
+            key: id.clone(),
+            path: crate::util::backup_dir(db_name, id),
+        })
+        .collect();
+    items.extend(wal.iter().map(|(name, path)| PendingDelete {
+        kind: DeleteKind::Wal,
+        db_id,
+        key: name.clone(),
+        path: path.clone(),
+    }));
+    repo.catalog().begin_delete(&items)?;
+    for it in &items {
+        finish_one(repo, it)?;
+    }
+    Ok(DeleteReport {
+        backups: backups.to_vec(),
+        wal: wal.iter().map(|(n, _)| n.clone()).collect(),
+        resumed,
+    })
+}
+
+/// Completes the deletions an interrupted command left in the journal; returns how many.
+pub fn finish_pending(repo: &Repository) -> Result<usize, EngineError> {
+    let pending = repo.catalog().pending_deletes(None)?;
+    for it in &pending {
+        finish_one(repo, it)?;
+    }
+    Ok(pending.len())
+}
+
+fn finish_one(repo: &Repository, it: &PendingDelete) -> Result<(), EngineError> {
+    let path = repo.path(&it.path);
+    let r = match it.kind {
+        DeleteKind::Backup => std::fs::remove_dir_all(&path),
+        DeleteKind::Wal => std::fs::remove_file(&path),
+    };
+    match r {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(EngineError::io("remove", path, e)),
+    }
+    repo.catalog().finish_delete(it)?;
+    Ok(())
+}

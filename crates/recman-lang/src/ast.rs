@@ -1,0 +1,230 @@
+//! The statements of the language as plain values. The parser builds them, the pretty-printer
+//! prints them back in canonical form, and recman-cli lowers them to commands.
+
+pub use crate::ast_objects::*;
+
+/// A whole script: the statements in source order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Script {
+    pub statements: Vec<Stmt>,
+}
+
+/// One statement with where it started, so that a failure can name it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stmt {
+    pub statement: Statement,
+    pub line: usize,
+    pub column: usize,
+    /// The first source line of the statement, trimmed, for messages.
+    pub first_line: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Statement {
+    Connect {
+        to: ConnectTo,
+        /// None for the bare form; `/` (operating-system authentication) is kept as "/".
+        string: Option<String>,
+    },
+    Configure(Configure),
+    /// `SHOW ALL` is `Show(vec!["ALL"])`; other forms keep their keywords.
+    Show(Vec<String>),
+    Run(Vec<Stmt>),
+    Allocate(Allocate),
+    Release(Option<String>),
+    Backup(Backup),
+    Restore(Restore),
+    Recover(Recover),
+    Validate(Validate),
+    List(List),
+    Report(Report),
+    Crosscheck(Crosscheck),
+    Delete(Delete),
+    Catalog(CatalogCmd),
+    Sql(String),
+    Set(SetCmd),
+    CreateCatalog,
+    RegisterDatabase,
+    Help(Option<String>),
+    Exit,
+    /// A statement of Oracle's instance or of RMAN that has no PostgreSQL counterpart here
+    /// (STARTUP, SHUTDOWN, ALTER, SWITCH, DUPLICATE, CHANGE, ...): kept as words so that the
+    /// interpreter can refuse it with a precise message.
+    Foreign {
+        verb: String,
+        words: Vec<Word>,
+    },
+}
+
+/// A token of a foreign statement, kept as written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Word {
+    Bare(String),
+    Quoted(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectTo {
+    Target,
+    Catalog,
+    Auxiliary,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Device {
+    Disk,
+    /// SBT and SBT_TAPE are one device type.
+    Sbt,
+    S3,
+    Other(String),
+}
+
+/// A size as written: `value` and an optional K, M or G unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size {
+    pub value: u64,
+    pub unit: Option<char>,
+}
+
+impl Size {
+    /// Bytes, saturating: a size that does not fit is as large as can be.
+    pub fn bytes(&self) -> u64 {
+        let mult: u64 = match self.unit {
+            Some('K') => 1 << 10,
+            Some('M') => 1 << 20,
+            Some('G') => 1 << 30,
+            Some('T') => 1 << 40,
+            _ => 1,
+        };
+        self.value.saturating_mul(mult)
+    }
+}
+
+/// A point in time as RMAN's date strings write it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DateExpr {
+    /// `SYSDATE`, optionally minus or plus `num/den` days.
+    Sysdate { sign: i8, num: u64, den: u64 },
+    /// `TO_DATE('value', 'format')` with Oracle's format elements.
+    ToDate { value: String, format: String },
+    /// Any other string: a timestamp literal, e.g. `2026-11-21 14:30:00`.
+    Literal(String),
+}
+
+/// An SCN: PostgreSQL's LSN, written as a number or as `'X/Y'`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lsn {
+    Number(u64),
+    Text(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Until {
+    Time(DateExpr),
+    Scn(Lsn),
+    Sequence { seq: u64, thread: Option<u64> },
+    RestorePoint(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Allocate {
+    pub name: Option<String>,
+    pub auxiliary: bool,
+    pub maintenance: bool,
+    pub device: Device,
+    pub operands: Vec<ChannelOp>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChannelOp {
+    Connect(String),
+    Format(Vec<String>),
+    MaxOpenFiles(u64),
+    MaxPieceSize(Size),
+    Rate(Size),
+    Parms(String),
+    Send(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Configure {
+    /// None is CLEAR.
+    Retention(Option<Retention>),
+    DefaultDevice(Option<Device>),
+    DeviceType {
+        device: Device,
+        /// None is CLEAR.
+        settings: Option<DeviceSettings>,
+    },
+    Channel {
+        auxiliary: bool,
+        number: Option<u64>,
+        device: Device,
+        /// None is CLEAR.
+        operands: Option<Vec<ChannelOp>>,
+    },
+    ControlfileAutobackup(AutobackupSetting),
+    Optimization(OnOff),
+    /// None is CLEAR.
+    Compression(Option<CompressionSetting>),
+    EncryptionForDatabase(OnOff),
+    EncryptionAlgorithm(Option<String>),
+    /// None is CLEAR; an empty list is TO NONE.
+    ArchivelogDeletionPolicy(Option<Vec<DeletionRule>>),
+    /// None is CLEAR; Some(None) is UNLIMITED.
+    Maxsetsize(Option<Option<Size>>),
+    Copies {
+        archivelog: bool,
+        device: Device,
+        count: Option<u64>,
+    },
+    Exclude {
+        tablespace: String,
+        clear: bool,
+    },
+    SnapshotControlfile(Option<String>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnOff {
+    On,
+    Off,
+    Clear,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retention {
+    Redundancy(u64),
+    WindowDays(u64),
+    None,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DeviceSettings {
+    pub parallelism: Option<u64>,
+    /// (compressed, copy)
+    pub backup_type: Option<(bool, bool)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum AutobackupSetting {
+    Switch(OnOff),
+    Format {
+        device: Device,
+        format: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompressionSetting {
+    pub algorithm: String,
+    pub release: Option<String>,
+    pub optimize_for_load: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeletionRule {
+    BackedUp { times: u64, device: Device },
+    AppliedOnStandby { all: bool },
+    ShippedToStandby { all: bool },
+}

@@ -1,0 +1,279 @@
+//! CONFIGURE.
+
+use super::{Parser, R};
+use crate::ast::*;
+
+impl Parser<'_> {
+    fn on_off(&mut self) -> R<OnOff> {
+        Ok(match self.one_of(&["ON", "OFF", "CLEAR"])? {
+            "ON" => OnOff::On,
+            "OFF" => OnOff::Off,
+            _ => OnOff::Clear,
+        })
+    }
+
+    pub(crate) fn configure(&mut self) -> R<Configure> {
+        let k = self.one_of(&[
+            "RETENTION",
+            "DEFAULT",
+            "DEVICE",
+            "CHANNEL",
+            "AUXILIARY",
+            "CONTROLFILE",
+            "BACKUP",
+            "COMPRESSION",
+            "ENCRYPTION",
+            "ARCHIVELOG",
+            "MAXSETSIZE",
+            "DATAFILE",
+            "EXCLUDE",
+            "SNAPSHOT",
+        ])?;
+        Ok(match k {
+            "RETENTION" => {
+                self.expect_kw("POLICY")?;
+                if self.eat_kw("CLEAR") {
+                    Configure::Retention(None)
+                } else {
+                    self.expect_kw("TO")?;
+                    Configure::Retention(Some(
+                        match self.one_of(&["REDUNDANCY", "RECOVERY", "NONE"])? {
+                            "REDUNDANCY" => {
+                                self.eat_eq();
+                                Retention::Redundancy(self.int()?)
+                            }
+                            "RECOVERY" => {
+                                self.expect_kws(&["WINDOW", "OF"])?;
+                                let n = self.int()?;
+                                self.expect_kw("DAYS")?;
+                                Retention::WindowDays(n)
+                            }
+                            _ => Retention::None,
+                        },
+                    ))
+                }
+            }
+            "DEFAULT" => {
+                self.expect_kws(&["DEVICE", "TYPE"])?;
+                if self.eat_kw("CLEAR") {
+                    Configure::DefaultDevice(None)
+                } else {
+                    self.expect_kw("TO")?;
+                    Configure::DefaultDevice(Some(self.device()?))
+                }
+            }
+            "DEVICE" => {
+                self.expect_kw("TYPE")?;
+                let device = self.device()?;
+                if self.eat_kw("CLEAR") {
+                    return Ok(Configure::DeviceType {
+                        device,
+                        settings: None,
+                    });
+                }
+                let mut s = DeviceSettings::default();
+                loop {
+                    if self.eat_kw("PARALLELISM") {
+                        s.parallelism = Some(self.int()?);
+                    } else if self.eat_kw("BACKUP") {
+                        self.expect_kws(&["TYPE", "TO"])?;
+                        let compressed = self.eat_kw("COMPRESSED");
+                        let copy = self.one_of(&["BACKUPSET", "COPY"])? == "COPY";
+                        s.backup_type = Some((compressed, copy));
+                    } else {
+                        break;
+                    }
+                }
+                if s == DeviceSettings::default() {
+                    self.expect_note("\"CLEAR\"");
+                    return Err(self.unexpected());
+                }
+                Configure::DeviceType {
+                    device,
+                    settings: Some(s),
+                }
+            }
+            "CHANNEL" | "AUXILIARY" => {
+                let auxiliary = k == "AUXILIARY";
+                if auxiliary {
+                    self.expect_kw("CHANNEL")?;
+                }
+                let number = if self.is_int() {
+                    Some(self.int()?)
+                } else {
+                    None
+                };
+                self.expect_kws(&["DEVICE", "TYPE"])?;
+                let device = self.device()?;
+                let operands = if self.eat_kw("CLEAR") {
+                    None
+                } else {
+                    let ops = self.channel_ops()?;
+                    if ops.is_empty() {
+                        self.expect_note("\"CLEAR\"");
+                        return Err(self.unexpected());
+                    }
+                    Some(ops)
+                };
+                Configure::Channel {
+                    auxiliary,
+                    number,
+                    device,
+                    operands,
+                }
+            }
+            "CONTROLFILE" => {
+                self.expect_kw("AUTOBACKUP")?;
+                if self.eat_kw("FORMAT") {
+                    self.expect_kw("FOR")?;
+                    let device = self.device_type()?;
+                    let format = if self.eat_kw("CLEAR") {
+                        None
+                    } else {
+                        self.expect_kw("TO")?;
+                        Some(self.quoted()?)
+                    };
+                    Configure::ControlfileAutobackup(AutobackupSetting::Format { device, format })
+                } else {
+                    Configure::ControlfileAutobackup(AutobackupSetting::Switch(self.on_off()?))
+                }
+            }
+            "BACKUP" => {
+                self.expect_kw("OPTIMIZATION")?;
+                Configure::Optimization(self.on_off()?)
+            }
+            "COMPRESSION" => {
+                self.expect_kw("ALGORITHM")?;
+                if self.eat_kw("CLEAR") {
+                    Configure::Compression(None)
+                } else {
+                    let algorithm = self.quoted()?;
+                    let release = if self.eat_kws(&["AS", "OF"]) {
+                        self.expect_kw("RELEASE")?;
+                        Some(self.quoted()?)
+                    } else {
+                        None
+                    };
+                    let optimize_for_load = if self.eat_kw("OPTIMIZE") {
+                        self.expect_kws(&["FOR", "LOAD"])?;
+                        Some(self.one_of(&["TRUE", "FALSE"])? == "TRUE")
+                    } else {
+                        None
+                    };
+                    Configure::Compression(Some(CompressionSetting {
+                        algorithm,
+                        release,
+                        optimize_for_load,
+                    }))
+                }
+            }
+            "ENCRYPTION" => {
+                if self.eat_kw("ALGORITHM") {
+                    if self.eat_kw("CLEAR") {
+                        Configure::EncryptionAlgorithm(None)
+                    } else {
+                        Configure::EncryptionAlgorithm(Some(self.quoted()?))
+                    }
+                } else {
+                    self.expect_kws(&["FOR", "DATABASE"])?;
+                    Configure::EncryptionForDatabase(self.on_off()?)
+                }
+            }
+            "ARCHIVELOG" => {
+                if self.eat_kw("BACKUP") {
+                    return self.copies(true);
+                }
+                self.expect_kws(&["DELETION", "POLICY"])?;
+                if self.eat_kw("CLEAR") {
+                    return Ok(Configure::ArchivelogDeletionPolicy(None));
+                }
+                self.expect_kw("TO")?;
+                if self.eat_kw("NONE") {
+                    return Ok(Configure::ArchivelogDeletionPolicy(Some(Vec::new())));
+                }
+                let mut rules = Vec::new();
+                loop {
+                    let r = if self.eat_kws(&["BACKED", "UP"]) {
+                        let times = self.int()?;
+                        self.expect_kws(&["TIMES", "TO"])?;
+                        DeletionRule::BackedUp {
+                            times,
+                            device: self.device_type()?,
+                        }
+                    } else if self.eat_kws(&["APPLIED", "ON"]) {
+                        let all = self.eat_kw("ALL");
+                        self.expect_kw("STANDBY")?;
+                        DeletionRule::AppliedOnStandby { all }
+                    } else if self.eat_kws(&["SHIPPED", "TO"]) {
+                        let all = self.eat_kw("ALL");
+                        self.expect_kw("STANDBY")?;
+                        DeletionRule::ShippedToStandby { all }
+                    } else if rules.is_empty() {
+                        return Err(self.unexpected());
+                    } else {
+                        break;
+                    };
+                    rules.push(r);
+                }
+                Configure::ArchivelogDeletionPolicy(Some(rules))
+            }
+            "MAXSETSIZE" => {
+                if self.eat_kw("CLEAR") {
+                    Configure::Maxsetsize(None)
+                } else {
+                    self.expect_kw("TO")?;
+                    if self.eat_kw("UNLIMITED") {
+                        Configure::Maxsetsize(Some(None))
+                    } else {
+                        Configure::Maxsetsize(Some(Some(self.size()?)))
+                    }
+                }
+            }
+            "DATAFILE" => {
+                self.expect_kw("BACKUP")?;
+                self.copies(false)?
+            }
+            "EXCLUDE" => {
+                self.expect_kws(&["FOR", "TABLESPACE"])?;
+                let tablespace = self.name()?;
+                Configure::Exclude {
+                    tablespace,
+                    clear: self.eat_kw("CLEAR"),
+                }
+            }
+            _ => {
+                self.expect_kws(&["CONTROLFILE", "NAME"])?;
+                if self.eat_kw("CLEAR") {
+                    Configure::SnapshotControlfile(None)
+                } else {
+                    self.expect_kw("TO")?;
+                    Configure::SnapshotControlfile(Some(self.quoted()?))
+                }
+            }
+        })
+    }
+
+    /// `COPIES FOR DEVICE TYPE d (TO n | CLEAR)` after DATAFILE BACKUP / ARCHIVELOG BACKUP.
+    fn copies(&mut self, archivelog: bool) -> R<Configure> {
+        self.expect_kws(&["COPIES", "FOR"])?;
+        let device = self.device_type()?;
+        let count = if self.eat_kw("CLEAR") {
+            None
+        } else {
+            self.expect_kw("TO")?;
+            let t = self.peek().clone();
+            let n = self.int()?;
+            if !(1..=4).contains(&n) {
+                return Err(
+                    self.invalid_at(&t, format!("{n} copies is out of range; hint: use 1 to 4"))
+                );
+            }
+            Some(n)
+        };
+        Ok(Configure::Copies {
+            archivelog,
+            device,
+            count,
+        })
+    }
+}
