@@ -165,6 +165,10 @@ pub struct BackupArgs {
     /// Seconds to wait for the backup's WAL to be archived.
     #[arg(long, default_value_t = 120)]
     pub archive_timeout: u64,
+    /// Split files larger than this into sections backed up in parallel as pieces of one set,
+    /// e.g. 256M (RMAN's SECTION SIZE; at most 256 sections a file).
+    #[arg(long)]
+    pub section_size: Option<String>,
     #[command(flatten)]
     pub io: crate::io_args::IoArgs,
 }

@@ -30,7 +30,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Create {
             what: CreateWhat::Catalog,
         } => {
-            let repo = repo_path(&g)?;
+            let repo = repo_path(g)?;
             let r = Repository::create(&repo)?;
             say(&format!(
                 "created repository and catalog at {}",
@@ -40,7 +40,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Register {
             what: RegisterWhat::Database { name },
         } => {
-            let repo = open_repo(&g)?;
+            let repo = open_repo(g)?;
             let pgdata = g.pgdata.clone();
             let target = recman_pg::resolve_conninfo(g.target.as_deref())?;
             let mut session = recman_pg::Session::connect(&target)?;
@@ -78,7 +78,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Backup {
             what: BackupWhat::Database(a),
         } => {
-            let ctx = context(&g)?;
+            let ctx = context(g)?;
             // flag > config file > catalog > built-in default
             let d = crate::catalog_cmds::backup_defaults(
                 g,
@@ -96,6 +96,13 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 maxcorrupt: a.maxcorrupt,
                 archive_timeout: Duration::from_secs(a.archive_timeout),
                 io: a.io.settings()?,
+                section_size: a
+                    .section_size
+                    .as_deref()
+                    .map(|v| {
+                        recman_engine::io::parse_size(v).map_err(|e| anyhow!("--section-size: {e}"))
+                    })
+                    .transpose()?,
             };
             let r = recman_engine::backup_database(&ctx, &opts, &bar)?;
             for c in &r.corrupt {
@@ -129,7 +136,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Restore {
             what: RestoreWhat::Database(a),
         } => {
-            let ctx = context(&g)?;
+            let ctx = context(g)?;
             let target = if let Some(t) = &a.until_time {
                 RecoveryTarget::parse_time(t)?
             } else if let Some(l) = &a.until_lsn {
@@ -225,7 +232,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Validate {
             what: ValidateWhat::Backup { which },
         } => {
-            let ctx = context(&g)?;
+            let ctx = context(g)?;
             let r = recman_engine::validate_backup(&ctx, which.as_deref(), &bar)?;
             say(&format!(
                 "validated backup {} (tag {}): {} pieces, {} files, {} pages, {}, {} wal segments",
@@ -254,7 +261,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                     by_file,
                 },
         } => {
-            let ctx = context(&g)?;
+            let ctx = context(g)?;
             crate::list::list_backup_as(&ctx, json, summary, by_file)?;
         }
         Command::List {
@@ -274,7 +281,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Catalog { what } => crate::catalog_cmds::catalog(g, what)?,
         Command::Run(a) => return crate::script::run(g, a),
         Command::ArchivePush { path, compress } => {
-            let repo = open_repo(&g)?;
+            let repo = open_repo(g)?;
             let pgdata = g.pgdata.clone().or_else(|| std::env::current_dir().ok());
             let db = recman_engine::resolve_database(&repo, g.db.as_deref(), pgdata.as_deref())?;
             let compression = compress.parse().map_err(|e| anyhow!("--compress: {e}"))?;
@@ -284,7 +291,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             }
         }
         Command::ArchiveGet { name, dest } => {
-            let repo = open_repo(&g)?;
+            let repo = open_repo(g)?;
             let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
             match recman_engine::archive_get(&repo, &db, &name, &dest)? {
                 recman_engine::ArchiveGetOutcome::Restored { .. } => {}

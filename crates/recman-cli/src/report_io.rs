@@ -56,9 +56,12 @@ pub fn diagnose(rows: &[IoStatRow]) -> Vec<String> {
     let worst = |kind: &str| {
         rows.iter()
             .filter(|r| r.kind == kind && r.io_count > 0 && r.long_waits > 0)
+            // RMAN's measure first; ties (files read in one or two requests often show 1.0)
+            // go to the file that made the channel wait longest.
             .max_by(|a, b| {
                 (a.long_waits as f64 / a.io_count as f64)
                     .total_cmp(&(b.long_waits as f64 / b.io_count as f64))
+                    .then(a.long_wait_time.cmp(&b.long_wait_time))
             })
     };
     if let Some(r) = worst("INPUT") {

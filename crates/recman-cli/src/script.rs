@@ -4,10 +4,12 @@
 //! `commands::execute`.
 
 mod block;
+mod configure;
 mod lower;
 mod maint;
 mod prompt;
 mod refuse;
+mod restore;
 
 use crate::cli::{Global, RunArgs};
 use anyhow::{Context, Result, bail};

@@ -1,6 +1,6 @@
 //! BACKUP DATABASE: an online full backup of a running cluster through N channels.
 
-use crate::channel::{ChannelOutcome, ChannelShared, run_channel};
+use crate::channel::{ChannelOutcome, ChannelShared, FileOutcome, Unit, run_channel};
 use crate::io::{BufferPlan, IoSettings};
 use crate::plan::{PlanSettings, plan};
 use crate::util::{backup_dir, hostname, now_micros, rfc3339};
@@ -28,6 +28,8 @@ pub struct BackupOptions {
     /// How long to wait for the WAL the backup needs to reach the repository.
     pub archive_timeout: Duration,
     pub io: IoSettings,
+    /// RMAN's SECTION SIZE: larger files are split into sections written as separate pieces.
+    pub section_size: Option<u64>,
 }
 
 impl Default for BackupOptions {
@@ -41,6 +43,7 @@ impl Default for BackupOptions {
             maxcorrupt: 0,
             archive_timeout: Duration::from_secs(120),
             io: IoSettings::default(),
+            section_size: None,
         }
     }
 }
@@ -234,6 +237,7 @@ fn run(
         channels: opts.channels,
         filesperset: opts.filesperset,
         maxopenfiles: opts.maxopenfiles,
+        section_size: opts.section_size,
     };
     let the_plan = plan(&sizes, settings);
     progress.message(&format!(
@@ -261,9 +265,11 @@ fn run(
     ));
     progress.start("backup", scan.total_bytes());
     let cancel = AtomicBool::new(false);
-    let mut ordered: Vec<&crate::plan::PlannedSet> = the_plan.sets.iter().collect();
-    ordered.sort_by_key(|s| std::cmp::Reverse(s.bytes));
-    let queue = Mutex::new(ordered.into_iter().collect::<VecDeque<_>>());
+    let queue = Mutex::new(
+        Unit::all(&the_plan.sets)
+            .into_iter()
+            .collect::<VecDeque<_>>(),
+    );
     let shared = ChannelShared {
         repo_root: ctx.repo.root(),
         files: &scan.files,
@@ -397,16 +403,18 @@ fn run(
     // Manifest last: its presence marks a complete backup in the repository.
     let mut entries = scan.entries.clone();
     let mut pieces = Vec::new();
-    let mut msets = Vec::new();
-    let mut by_index = vec![None; scan.files.len()];
-    for so in &sets {
+    let mut msets: Vec<ManifestSet> = Vec::new();
+    let mut by_index: Vec<Vec<&FileOutcome>> = vec![Vec::new(); scan.files.len()];
+    let mut ordered: Vec<&crate::channel::SetOutcome> = sets.iter().collect();
+    ordered.sort_by_key(|s| (s.set_no, s.piece_no));
+    for so in ordered {
         for fo in &so.files {
-            by_index[fo.index] = Some(fo);
+            by_index[fo.index].push(fo);
         }
         pieces.push(PieceRecord {
             backup_id: rec.id.clone(),
             set_no: so.set_no,
-            piece_no: 1,
+            piece_no: so.piece_no,
             channel: so.channel,
             path: so.piece_path.clone(),
             size: so.size,
@@ -414,22 +422,54 @@ fn run(
             file_count: so.files.len() as u32,
             raw_bytes: so.raw_bytes,
         });
-        msets.push(ManifestSet {
-            set_no: so.set_no,
-            channel: so.channel,
-            pieces: vec![ManifestPiece {
-                piece_no: 1,
-                path: so.piece_path.clone(),
-                size: so.size,
-                crc32c: so.crc32c,
-            }],
-        });
+        let piece = ManifestPiece {
+            piece_no: so.piece_no,
+            path: so.piece_path.clone(),
+            size: so.size,
+            crc32c: so.crc32c,
+        };
+        match msets.last_mut() {
+            Some(m) if m.set_no == so.set_no => m.pieces.push(piece),
+            _ => msets.push(ManifestSet {
+                set_no: so.set_no,
+                channel: so.channel,
+                pieces: vec![piece],
+            }),
+        }
     }
-    msets.sort_by_key(|s| s.set_no);
     let mut db_bytes = 0;
     for (i, f) in scan.files.iter().enumerate() {
-        let Some(fo) = by_index[i] else { continue };
-        db_bytes += fo.size;
+        let outs = &by_index[i];
+        let Some(first) = outs.first() else { continue };
+        // A file in sections: its size is where the last section ended, its checksum the
+        // sections' checksums combined in file order.
+        let (size, crc, sections) = if first.section.is_some() {
+            let mut crc = 0u32;
+            let mut secs = Vec::new();
+            for fo in outs {
+                let (start, _) = fo
+                    .section
+                    .expect("all pieces of a sectioned file are sections");
+                let len = fo.size.saturating_sub(start);
+                crc = if secs.is_empty() {
+                    fo.crc32c
+                } else {
+                    recman_format::crc32c_combine(crc, fo.crc32c, len)
+                };
+                secs.push(ManifestSection {
+                    piece_no: fo.piece_no,
+                    offset: start,
+                    len,
+                    crc32c: fo.crc32c,
+                });
+            }
+            // Sections after a shrink read nothing; the file ends where data ended.
+            let end = outs.iter().map(|fo| fo.size).max().unwrap_or(0);
+            (end, crc, secs)
+        } else {
+            (first.size, first.crc32c, Vec::new())
+        };
+        db_bytes += size;
         entries.push(ManifestEntry {
             path: f.rel.clone(),
             kind: EntryKind::File,
@@ -437,11 +477,15 @@ fn run(
             uid: f.uid,
             gid: f.gid,
             mtime: f.mtime,
-            size: Some(fo.size),
-            crc32c: Some(fo.crc32c),
-            set_no: Some(fo.set_no),
+            size: Some(size),
+            crc32c: Some(crc),
+            set_no: Some(first.set_no),
             link_target: None,
-            volatile_blocks: fo.verdicts.volatile.clone(),
+            volatile_blocks: outs
+                .iter()
+                .flat_map(|fo| fo.verdicts.volatile.iter().copied())
+                .collect(),
+            sections,
         });
     }
     rec.db_bytes = db_bytes;

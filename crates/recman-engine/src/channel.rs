@@ -26,14 +26,55 @@ pub struct ChannelShared<'a> {
     pub progress: &'a dyn Progress,
     pub cancel: &'a AtomicBool,
     pub io: &'a IoSettings,
-    /// Sets not yet taken by a channel, heaviest first.
-    pub queue: &'a Mutex<VecDeque<&'a PlannedSet>>,
+    /// Work not yet taken by a channel, heaviest first.
+    pub queue: &'a Mutex<VecDeque<Unit<'a>>>,
+}
+
+/// One piece to write: a whole backup set, or one section of a multisection set.
+#[derive(Clone, Copy, Debug)]
+pub struct Unit<'a> {
+    pub set: &'a PlannedSet,
+    pub piece_no: u32,
+    pub range: Option<(u64, u64)>,
+}
+
+impl Unit<'_> {
+    pub fn bytes(&self) -> u64 {
+        self.range.map(|(a, b)| b - a).unwrap_or(self.set.bytes)
+    }
+
+    /// Every unit of a plan: sections become pieces of their set, taken by any channel.
+    pub fn all(sets: &[PlannedSet]) -> Vec<Unit<'_>> {
+        let mut v = Vec::new();
+        for set in sets {
+            if set.sections.is_empty() {
+                v.push(Unit {
+                    set,
+                    piece_no: 1,
+                    range: None,
+                });
+            } else {
+                for (i, r) in set.sections.iter().enumerate() {
+                    v.push(Unit {
+                        set,
+                        piece_no: i as u32 + 1,
+                        range: Some(*r),
+                    });
+                }
+            }
+        }
+        v.sort_by_key(|u| std::cmp::Reverse(u.bytes()));
+        v
+    }
 }
 
 #[derive(Debug, Clone)]
 pub struct FileOutcome {
     pub index: usize,
     pub set_no: u32,
+    /// The byte range this piece holds when the file is backed up in sections.
+    pub section: Option<(u64, u64)>,
+    pub piece_no: u32,
     pub size: u64,
     pub crc32c: u32,
     pub verdicts: PageVerdicts,
@@ -42,6 +83,7 @@ pub struct FileOutcome {
 #[derive(Debug, Clone)]
 pub struct SetOutcome {
     pub set_no: u32,
+    pub piece_no: u32,
     pub channel: u32,
     pub piece_path: String,
     pub size: u64,
@@ -146,15 +188,19 @@ fn backup_set(
     engine: &mut dyn IoEngine,
     throttle: &mut Throttle,
     channel: u32,
-    set: &PlannedSet,
+    unit: Unit,
     stats: &mut Vec<IoStatRow>,
     total: &mut IoCounters,
 ) -> Result<SetOutcome, EngineError> {
+    let set = unit.set;
     let set_opened = now_micros();
-    let piece_path = format!("{}/s{:05}_p001.rmp", sh.backup_dir, set.set_no);
+    let piece_path = format!(
+        "{}/s{:05}_p{:03}.rmp",
+        sh.backup_dir, set.set_no, unit.piece_no
+    );
     let mut header = sh.header.clone();
     header.set_no = set.set_no;
-    header.piece_no = 1;
+    header.piece_no = unit.piece_no;
     header.files = set
         .files
         .iter()
@@ -178,7 +224,7 @@ fn backup_set(
             index: i,
             path: sh.files[i].abs.clone(),
             size_hint: sh.files[i].size,
-            range: None,
+            range: unit.range,
         })
         .collect();
     let mut state: Vec<(u32, PageVerdicts)> = vec![(0, PageVerdicts::default()); set.files.len()];
@@ -191,7 +237,7 @@ fn backup_set(
                 "backup cancelled because another channel failed".into(),
             ));
         }
-        let ev = mux.next().map_err(|e| {
+        let ev = mux.next_event().map_err(|e| {
             EngineError::Invalid(format!("channel {channel}, backup set {}: {e}", set.set_no))
         })?;
         match ev {
@@ -243,12 +289,14 @@ fn backup_set(
                     buf,
                 );
                 row.set_no = Some(set.set_no);
-                row.piece_no = Some(1);
+                row.piece_no = Some(unit.piece_no);
                 stats.push(row);
                 total.add(&counters);
                 done.push(FileOutcome {
                     index,
                     set_no: set.set_no,
+                    section: unit.range,
+                    piece_no: unit.piece_no,
                     size: end,
                     crc32c: crc,
                     verdicts,
@@ -262,6 +310,8 @@ fn backup_set(
                 done.push(FileOutcome {
                     index,
                     set_no: set.set_no,
+                    section: unit.range,
+                    piece_no: unit.piece_no,
                     size: 0,
                     crc32c: 0,
                     verdicts: PageVerdicts::default(),
@@ -286,10 +336,11 @@ fn backup_set(
         (sh.io.blksize as u64, sh.io.output_buffers as u64),
     );
     row.set_no = Some(set.set_no);
-    row.piece_no = Some(1);
+    row.piece_no = Some(unit.piece_no);
     stats.push(row);
     Ok(SetOutcome {
         set_no: set.set_no,
+        piece_no: unit.piece_no,
         channel,
         piece_path,
         size: summary.size,

@@ -9,6 +9,8 @@ pub struct PlanSettings {
     pub channels: u32,
     pub filesperset: u32,
     pub maxopenfiles: u32,
+    /// RMAN's SECTION SIZE: files larger than this become multisection sets.
+    pub section_size: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,6 +22,27 @@ pub struct PlannedSet {
     pub bytes: u64,
     /// Files read at once and interleaved into the piece: min(MAXOPENFILES, files in set).
     pub mux: u32,
+    /// Byte ranges of a multisection set (one file, one piece per range); empty otherwise.
+    pub sections: Vec<(u64, u64)>,
+}
+
+/// The most sections one file is split into, as RMAN allows.
+pub const MAX_SECTIONS: u64 = 256;
+
+/// Sections of a file of `size` bytes: `section` rounded up to whole pages, grown so that
+/// there are at most [`MAX_SECTIONS`]; none when the file is not larger than a section.
+pub fn sections(size: u64, section: u64) -> Vec<(u64, u64)> {
+    let page = recman_page::BLCKSZ as u64;
+    let mut sec = section.max(page).div_ceil(page) * page;
+    if size <= sec {
+        return Vec::new();
+    }
+    if size.div_ceil(sec) > MAX_SECTIONS {
+        sec = size.div_ceil(MAX_SECTIONS).div_ceil(page) * page;
+    }
+    (0..size.div_ceil(sec))
+        .map(|i| (i * sec, ((i + 1) * sec).min(size)))
+        .collect()
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,6 +62,38 @@ impl Plan {
 /// first, into the lightest set that still has room; sets go, heaviest first, to the lightest
 /// channel.
 pub fn plan(sizes: &[u64], s: PlanSettings) -> Plan {
+    let sectioned: Vec<usize> = match s.section_size {
+        Some(sec) => (0..sizes.len())
+            .filter(|&i| !sections(sizes[i], sec).is_empty())
+            .collect(),
+        None => Vec::new(),
+    };
+    let rest: Vec<usize> = (0..sizes.len())
+        .filter(|i| !sectioned.contains(i))
+        .collect();
+    let rest_sizes: Vec<u64> = rest.iter().map(|&i| sizes[i]).collect();
+    let mut p = plan_sets(&rest_sizes, s);
+    for set in &mut p.sets {
+        for f in &mut set.files {
+            *f = rest[*f];
+        }
+    }
+    for i in sectioned {
+        let secs = sections(sizes[i], s.section_size.expect("only with a section size"));
+        let set_no = p.sets.len() as u32 + 1;
+        p.sets.push(PlannedSet {
+            set_no,
+            channel: 0,
+            files: vec![i],
+            bytes: sizes[i],
+            mux: 1,
+            sections: secs,
+        });
+    }
+    p
+}
+
+fn plan_sets(sizes: &[u64], s: PlanSettings) -> Plan {
     let channels = s.channels.max(1) as usize;
     let n = sizes.len();
     if n == 0 {
@@ -86,6 +141,7 @@ pub fn plan(sizes: &[u64], s: PlanSettings) -> Plan {
             files,
             bytes,
             mux,
+            sections: Vec::new(),
         });
     }
     Plan {
@@ -103,7 +159,46 @@ mod tests {
             channels,
             filesperset,
             maxopenfiles,
+            section_size: None,
         }
+    }
+
+    #[test]
+    fn section_rules() {
+        // A section larger than the file is ignored.
+        assert!(sections(100 << 20, 200 << 20).is_empty());
+        let s = sections(100 << 20, 32 << 20);
+        assert_eq!(
+            s,
+            vec![
+                (0, 32 << 20),
+                (32 << 20, 64 << 20),
+                (64 << 20, 96 << 20),
+                (96 << 20, 100 << 20)
+            ]
+        );
+        // At most 256 sections: the section grows instead.
+        let s = sections(1 << 30, 1 << 20);
+        assert_eq!(s.len(), 256);
+        assert_eq!(s.last().unwrap().1, 1 << 30);
+        let mut sizes = vec![1u64 << 30];
+        sizes.extend([8192; 10]);
+        let p = plan(
+            &sizes,
+            PlanSettings {
+                section_size: Some(256 << 20),
+                ..st(2, 64, 8)
+            },
+        );
+        let multi: Vec<_> = p.sets.iter().filter(|s| !s.sections.is_empty()).collect();
+        assert_eq!(multi.len(), 1);
+        assert_eq!(
+            (multi[0].files.clone(), multi[0].sections.len()),
+            (vec![0], 4)
+        );
+        let mut seen: Vec<usize> = p.sets.iter().flat_map(|s| s.files.clone()).collect();
+        seen.sort();
+        assert_eq!(seen, (0..11).collect::<Vec<_>>());
     }
 
     #[test]

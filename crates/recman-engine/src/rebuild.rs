@@ -311,8 +311,8 @@ pub fn incarnations(repo: &Repository, db: &DbRecord) -> Result<Vec<Incarnation>
         let text = String::from_utf8_lossy(&data);
         let last = text
             .lines()
-            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-            .last()
+            .rev()
+            .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
             .unwrap_or("");
         let mut fields = last.splitn(3, char::is_whitespace);
         let parent = fields.next().and_then(|p| p.trim().parse().ok());

@@ -134,7 +134,7 @@ pub fn wal_position(name: &str) -> Option<u64> {
 /// Kept: under redundancy r, the r newest AVAILABLE full backups; under a recovery window,
 /// the newest AVAILABLE full backup consistent at or before `now - window` (the base from
 /// which the window's oldest point is reached) and every newer one. With too few backups, all
-/// are kept. A kept backup keeps its parents. Obsolete: AVAILABLE backups not kept, FAILED
+/// are kept (and, under a window, all archived WAL too). A kept backup keeps its parents. Obsolete: AVAILABLE backups not kept, FAILED
 /// backups, and archived segments before the oldest kept backup's start segment. EXPIRED
 /// backups are left to DELETE EXPIRED, RUNNING ones are never touched, and timeline history
 /// files are always kept. Policy none finds nothing obsolete.
@@ -153,6 +153,9 @@ pub fn obsolete(
         .collect();
     // Newest first; the id breaks ties between backups completed in the same microsecond.
     fulls.sort_by(|a, b| (b.stop_time, &b.id).cmp(&(a.stop_time, &a.id)));
+    // Without a base older than the window, RMAN keeps everything, WAL included: the oldest
+    // backup may be all there is to start from, and WAL before it costs little to keep.
+    let mut keep_all_wal = false;
     let keep_n = match policy {
         RetentionPolicy::None => unreachable!("handled above"),
         RetentionPolicy::Redundancy(r) => (r as usize).min(fulls.len()),
@@ -163,7 +166,10 @@ pub fn obsolete(
                 .position(|b| b.stop_time.is_some_and(|t| t <= point))
             {
                 Some(base) => base + 1,
-                None => fulls.len(),
+                None => {
+                    keep_all_wal = true;
+                    fulls.len()
+                }
             }
         }
     };
@@ -204,7 +210,7 @@ pub fn obsolete(
     }
     out.wal_floor = backups
         .iter()
-        .filter(|b| kept.contains(b.id.as_str()))
+        .filter(|b| kept.contains(b.id.as_str()) && !keep_all_wal)
         .map(|b| b.start_pos)
         .min();
     if let Some(floor) = out.wal_floor {
@@ -218,13 +224,16 @@ pub fn obsolete(
     out
 }
 
+/// What retention found, with the records it was computed from.
+pub type CatalogRetention = (Obsolete, Vec<BackupRecord>, Vec<(WalRecord, MediaStatus)>);
+
 /// Retention over the catalog's records of one database.
 pub fn obsolete_in_catalog(
     repo: &Repository,
     db_id: i64,
     policy: RetentionPolicy,
     now: i64,
-) -> Result<(Obsolete, Vec<BackupRecord>, Vec<(WalRecord, MediaStatus)>), EngineError> {
+) -> Result<CatalogRetention, EngineError> {
     let cat = repo.catalog();
     let backups = cat.backups(db_id)?;
     let wal = cat.wal_states(db_id)?;

@@ -119,7 +119,7 @@ pub fn validate_database(
     let mut total = crate::io::IoCounters::default();
     let mut input = InputMux::new(engine.as_mut(), plan, mux, inputs, &mut throttle);
     while let Some(ev) = input
-        .next()
+        .next_event()
         .map_err(|e| EngineError::Invalid(format!("validate {}: {e}", pgdata.display())))?
     {
         match ev {
@@ -304,9 +304,15 @@ pub fn validate_backup(
                         let name = names.get(file_index as usize).cloned().unwrap_or_default();
                         let running = crcs.remove(&file_index).unwrap_or(0);
                         let e = entries.get(name.as_str());
-                        if running != crc32c
-                            || e.is_some_and(|e| e.crc32c != Some(crc32c) || e.size != Some(size))
+                        let matches = |e: &&recman_format::manifest::ManifestEntry| match e
+                            .sections
+                            .iter()
+                            .find(|s| s.piece_no == p.piece_no)
                         {
+                            Some(sec) => sec.crc32c == crc32c && sec.offset + sec.len == size,
+                            None => e.crc32c == Some(crc32c) && e.size == Some(size),
+                        };
+                        if running != crc32c || e.is_some_and(|e| !matches(e)) {
                             return Err(EngineError::Corrupt(format!(
                                 "file {name} in backup piece {} does not match its recorded checksum; hint: the backup is damaged, take a new one and keep this one out of restores",
                                 p.path

@@ -221,7 +221,18 @@ fn check_after(
         "{}: failed backups left",
         ctx()
     );
-    if let Some(floor) = kept.iter().map(|b| b.start_pos).min() {
+    let no_window_base = match policy {
+        RetentionPolicy::RecoveryWindow { micros } => {
+            !kept.iter().any(|b| b.stop_time <= after.now - micros)
+        }
+        _ => false,
+    };
+    if let Some(floor) = kept
+        .iter()
+        .map(|b| b.start_pos)
+        .min()
+        .filter(|_| !no_window_base)
+    {
         assert!(
             after.wal.iter().all(|p| *p >= floor),
             "{}: wal before the oldest kept backup left",

@@ -80,6 +80,18 @@ pub struct ManifestEntry {
     /// newer than the backup start): WAL replay rewrites them, so validation skips them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub volatile_blocks: Vec<u32>,
+    /// For a file backed up in sections (SECTION SIZE): one piece of its set per byte range.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sections: Vec<ManifestSection>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestSection {
+    pub piece_no: u32,
+    pub offset: u64,
+    pub len: u64,
+    /// CRC-32C of the section's bytes.
+    pub crc32c: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

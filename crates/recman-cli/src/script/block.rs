@@ -1,7 +1,7 @@
 //! A RUN block's state (channels, SET values) and the dispatch of one statement. Top-level
 //! statements run in an empty block that refuses what only RUN allows.
 
-use super::{Flow, Session, lower, maint, note, refuse};
+use super::{Flow, Session, lower, maint, note, refuse, restore};
 use anyhow::{Result, bail};
 use recman_lang::*;
 
@@ -82,7 +82,7 @@ impl Block {
             && let Some((at, until)) = self.restore_joins.clone()
             && at == i
         {
-            let argv = lower::restore(self, r, until.as_ref(), true)?;
+            let argv = restore::restore(self, r, until.as_ref())?;
             s.exec(argv)?;
             return Ok(Flow::Continue);
         }
@@ -124,10 +124,10 @@ impl Block {
                 s.exec(argv)?;
             }
             Statement::Restore(r) => {
-                let argv = lower::restore(self, r, None, false)?;
+                let argv = restore::restore(self, r, None)?;
                 s.exec(argv)?;
             }
-            Statement::Recover(r) => lower::recover_alone(r)?,
+            Statement::Recover(r) => restore::recover_alone(r)?,
             Statement::Validate(v) => {
                 for argv in lower::validate(self, v)? {
                     s.exec(argv)?;

@@ -33,7 +33,7 @@ pub(crate) fn has_flag(path: &[&str], flag: &str) -> bool {
     c.get_arguments().any(|a| a.get_long() == Some(flag))
 }
 
-fn push(argv: &mut Vec<String>, flag: &str, value: impl ToString) {
+pub(crate) fn push(argv: &mut Vec<String>, flag: &str, value: impl ToString) {
     argv.push(format!("--{flag}"));
     argv.push(value.to_string());
 }
@@ -51,7 +51,7 @@ pub(crate) fn compression(algorithm: &str) -> Result<&'static str> {
 }
 
 /// The options every channel of the block agrees on become the command's options.
-fn channel_args(b: &Block, path: &[&str], argv: &mut Vec<String>) -> Result<()> {
+pub(crate) fn channel_args(b: &Block, path: &[&str], argv: &mut Vec<String>) -> Result<()> {
     if b.channels.is_empty() {
         return Ok(());
     }
@@ -106,10 +106,10 @@ fn channel_args(b: &Block, path: &[&str], argv: &mut Vec<String>) -> Result<()> 
             }
         }
     }
-    if let Some(n) = maxopen {
-        if has_flag(path, "maxopenfiles") {
-            push(argv, "maxopenfiles", n);
-        }
+    if let Some(n) = maxopen
+        && has_flag(path, "maxopenfiles")
+    {
+        push(argv, "maxopenfiles", n);
     }
     if let Some(r) = rate {
         need_flag(path, "rate", "channel RATE", "drop RATE")?;
@@ -387,182 +387,5 @@ pub(crate) fn validate(b: &Block, v: &Validate) -> Result<Vec<Vec<String>>> {
         ValidateObject::CurrentControlfile | ValidateObject::Spfile => bail!(
             "VALIDATE CURRENT CONTROLFILE / SPFILE: pg_control and the configuration files are checked with the data directory; hint: VALIDATE DATABASE"
         ),
-    }
-}
-
-/// RESTORE DATABASE: into TO '…' or SET NEWNAME FOR DATABASE, to the UNTIL of the statement,
-/// else of a RECOVER joined to it, else of SET UNTIL.
-pub(crate) fn restore(
-    b: &Block,
-    r: &Restore,
-    recover_until: Option<&Until>,
-    joined: bool,
-) -> Result<Vec<String>> {
-    match &r.object {
-        RestoreObject::Database { skip_tablespaces } if skip_tablespaces.is_empty() => {}
-        RestoreObject::Database { .. } => bail!(
-            "RESTORE DATABASE SKIP TABLESPACE: PostgreSQL cannot start without every tablespace; hint: RESTORE DATABASE and move tablespaces with recman restore database --tablespace-map"
-        ),
-        RestoreObject::Tablespace(_) | RestoreObject::Datafile(_) => bail!(
-            "RESTORE TABLESPACE/DATAFILE: PostgreSQL cannot restore part of a running cluster; hint: RESTORE DATABASE TO '/new/dir' and copy data back with SQL"
-        ),
-        RestoreObject::Controlfile { .. }
-        | RestoreObject::Spfile { .. }
-        | RestoreObject::StandbyControlfile => bail!(
-            "RESTORE CONTROLFILE/SPFILE: pg_control and the configuration files come back with RESTORE DATABASE; hint: RESTORE DATABASE TO '/new/dir'"
-        ),
-        RestoreObject::Archivelog(_) => bail!(
-            "RESTORE ARCHIVELOG: a restored cluster fetches WAL from the repository itself through restore_command = 'recman archive-get …'; hint: recman archive-get NAME DEST fetches one file"
-        ),
-    }
-    let mut to = b.newname.clone();
-    let mut until = None;
-    let mut tag = None;
-    let mut validate = false;
-    for o in &r.options {
-        match o {
-            RestoreOpt::To(p) => to = Some(p.clone()),
-            RestoreOpt::Until(u) => until = Some(u.clone()),
-            RestoreOpt::FromTag(t) => tag = Some(t.clone()),
-            RestoreOpt::FromBackupset
-            | RestoreOpt::Force
-            | RestoreOpt::DeviceType(Device::Disk) => {}
-            RestoreOpt::DeviceType(d) => bail!(
-                "{}",
-                unsupported(&format!("RESTORE … DEVICE TYPE {d}"), "DEVICE TYPE DISK")
-            ),
-            RestoreOpt::FromDatafilecopy => bail!(
-                "{}",
-                unsupported(
-                    "FROM DATAFILECOPY (image copies)",
-                    "restore from backup sets"
-                )
-            ),
-            RestoreOpt::Preview { .. } => bail!(
-                "{}",
-                unsupported(
-                    "RESTORE … PREVIEW",
-                    "LIST BACKUP shows the backups and their stop LSN and time"
-                )
-            ),
-            RestoreOpt::Validate => validate = true,
-            RestoreOpt::CheckLogical => bail!(
-                "{}",
-                unsupported(
-                    "CHECK LOGICAL (amcheck)",
-                    "start the restored cluster and run pg_amcheck"
-                )
-            ),
-            RestoreOpt::Channel(c) => bail!(
-                "{}",
-                unsupported(
-                    &format!("CHANNEL {c} (restoring on one channel)"),
-                    "drop CHANNEL"
-                )
-            ),
-        }
-    }
-    if validate {
-        let mut argv = vec!["validate".to_string(), "backup".to_string()];
-        argv.extend(tag);
-        return Ok(argv);
-    }
-    let until = until.or(recover_until.cloned()).or(b.until.clone());
-    let Some(to) = to else {
-        bail!(
-            "RESTORE DATABASE needs a new directory: recman never restores over the running cluster; hint: RESTORE DATABASE TO '/new/dir', or SET NEWNAME FOR DATABASE TO '/new/dir' in the RUN block"
-        );
-    };
-    let path = ["restore", "database"];
-    let mut argv: Vec<String> = path.iter().map(|s| s.to_string()).collect();
-    push(&mut argv, "to", &to);
-    if let Some(t) = tag {
-        push(&mut argv, "from-tag", t);
-    }
-    match &until {
-        None => {}
-        Some(Until::Time(d)) => push(&mut argv, "until-time", resolve_date(d)?),
-        Some(Until::Scn(l)) => push(&mut argv, "until-lsn", lsn_text(l)),
-        Some(Until::Sequence { .. }) => bail!(
-            "{}",
-            unsupported(
-                "UNTIL SEQUENCE",
-                "UNTIL SCN 'X/Y' with the LSN where that WAL segment starts"
-            )
-        ),
-        Some(Until::RestorePoint(_)) => bail!(
-            "{}",
-            unsupported(
-                "UNTIL RESTORE POINT (recovery_target_name)",
-                "UNTIL TIME or UNTIL SCN"
-            )
-        ),
-    }
-    if !joined && until.is_none() {
-        // Without RECOVER, RMAN restores only; PostgreSQL recovery is part of starting the
-        // server, so the restore is set up to recover to the end of the archived WAL.
-    }
-    channel_args(b, &path, &mut argv)?;
-    Ok(argv)
-}
-
-/// RECOVER not joined to a RESTORE DATABASE of its block.
-pub(crate) fn recover_alone(r: &Recover) -> Result<()> {
-    match &r.object {
-        RecoverObject::Database => bail!(
-            "RECOVER DATABASE without RESTORE DATABASE before it in the same RUN block: PostgreSQL recovers by replaying WAL when it starts on a restored directory; hint: RUN {{ SET NEWNAME FOR DATABASE TO '/new/dir'; RESTORE DATABASE; RECOVER DATABASE; }} then pg_ctl -D /new/dir start"
-        ),
-        RecoverObject::CopyOfDatabase { .. } => bail!(
-            "{}",
-            unsupported(
-                "RECOVER COPY OF DATABASE (incrementally updated image copies)",
-                "take full backups with BACKUP DATABASE"
-            )
-        ),
-        RecoverObject::Tablespace(_) | RecoverObject::Datafile(_) => bail!(
-            "RECOVER TABLESPACE/DATAFILE: PostgreSQL replays WAL for a whole cluster only; hint: restore the database into a new directory"
-        ),
-        RecoverObject::Block { .. } | RecoverObject::CorruptionList => bail!(
-            "block media recovery: PostgreSQL cannot replay WAL into single blocks; hint: restore into a new directory and copy the damaged relation's rows back with SQL"
-        ),
-    }
-}
-
-/// A date string as `--until-time` takes it, evaluated now (SYSDATE is the client's clock).
-pub(crate) fn resolve_date(d: &DateExpr) -> Result<String> {
-    match d {
-        DateExpr::Sysdate { sign, num, den } => {
-            let secs = (*num as i128 * 86_400 / *den as i128).min(i64::MAX as i128) as i64;
-            let delta = chrono::Duration::try_seconds(secs)
-                .ok_or_else(|| anyhow!("SYSDATE offset of {num}/{den} days is too large"))?;
-            let now = chrono::Local::now();
-            let t = if *sign < 0 {
-                now.checked_sub_signed(delta)
-            } else {
-                now.checked_add_signed(delta)
-            };
-            let t =
-                t.ok_or_else(|| anyhow!("SYSDATE offset of {num}/{den} days is out of range"))?;
-            Ok(t.format("%Y-%m-%d %H:%M:%S%:z").to_string())
-        }
-        DateExpr::ToDate { value, format } => {
-            let f = date::oracle_format_to_strftime(format).ok_or_else(|| anyhow!("TO_DATE format '{format}' has an element recman does not know; hint: use YYYY MM DD HH24 MI SS"))?;
-            let t = chrono::NaiveDateTime::parse_from_str(value, &f)
-                .or_else(|_| {
-                    chrono::NaiveDate::parse_from_str(value, &f)
-                        .map(|d| d.and_hms_opt(0, 0, 0).expect("midnight"))
-                })
-                .map_err(|e| anyhow!("TO_DATE('{value}', '{format}'): {e}"))?;
-            Ok(t.format("%Y-%m-%d %H:%M:%S").to_string())
-        }
-        DateExpr::Literal(s) => Ok(s.clone()),
-    }
-}
-
-/// An SCN as PostgreSQL writes an LSN.
-pub(crate) fn lsn_text(l: &Lsn) -> String {
-    match l {
-        Lsn::Number(n) => format!("{:X}/{:X}", n >> 32, n & 0xffff_ffff),
-        Lsn::Text(t) => t.clone(),
     }
 }

@@ -71,13 +71,13 @@ pub fn interactive(g: &Global) -> Result<ExitCode> {
             Err(e) => return Err(e.into()),
         }
     }
-    if let Some(h) = &history {
-        if let Err(e) = rl.save_history(h) {
-            eprintln!(
-                "recman: warning: cannot save history to {}: {e}",
-                h.display()
-            );
-        }
+    if let Some(h) = &history
+        && let Err(e) = rl.save_history(h)
+    {
+        eprintln!(
+            "recman: warning: cannot save history to {}: {e}",
+            h.display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

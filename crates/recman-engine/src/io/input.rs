@@ -52,6 +52,8 @@ struct Open {
     limit: u64,
     inflight: usize,
     done: HashMap<u64, ReadDone>,
+    /// Completions held back until this instant (fault injection of a slow device).
+    held: HashMap<u64, Instant>,
     counters: IoCounters,
     opened: i64,
     finished: bool,
@@ -70,6 +72,18 @@ pub struct InputMux<'e> {
     /// The buffer handed out last, taken back on the next call.
     lent: Option<(u32, AlignedBuf)>,
     throttle: &'e mut Throttle,
+    slow: Option<(String, std::time::Duration)>,
+}
+
+/// `RECMAN_FAULT_SLOW_READ=<path substring>:<milliseconds>` makes every read of matching files
+/// complete that much later: a slow device for tests and demonstrations of the statistics.
+fn slow_fault() -> Option<(String, std::time::Duration)> {
+    let v = std::env::var("RECMAN_FAULT_SLOW_READ").ok()?;
+    let (pat, ms) = v.rsplit_once(':')?;
+    Some((
+        pat.to_string(),
+        std::time::Duration::from_millis(ms.parse().ok()?),
+    ))
 }
 
 fn now_micros() -> i64 {
@@ -100,6 +114,7 @@ impl<'e> InputMux<'e> {
             rr: 0,
             lent: None,
             throttle,
+            slow: slow_fault(),
         }
     }
 
@@ -115,6 +130,19 @@ impl<'e> InputMux<'e> {
         match self.open.iter_mut().find(|o| o.f.slot == slot) {
             Some(o) => {
                 o.inflight -= 1;
+                if let Some((pat, delay)) = &self.slow
+                    && o.f.path.to_string_lossy().contains(pat.as_str())
+                {
+                    // One request at a time, like a slow device: each waits behind the last.
+                    let after = o
+                        .held
+                        .values()
+                        .max()
+                        .copied()
+                        .unwrap_or_else(Instant::now)
+                        .max(Instant::now());
+                    o.held.insert(offset, after + *delay);
+                }
                 o.done.insert(offset, d);
             }
             // A file already closed: its read-ahead past the end comes back unused.
@@ -144,7 +172,7 @@ impl<'e> InputMux<'e> {
             let (tag, offset, file, slot) =
                 (self.next_tag, o.next_submit, Arc::clone(&o.file), o.f.slot);
             self.next_tag += 1;
-            self.throttle.admit(len as u64);
+            self.throttle.pace();
             self.tags.insert(tag, (slot, offset));
             self.engine.submit(ReadReq {
                 tag,
@@ -172,6 +200,7 @@ impl<'e> InputMux<'e> {
                         limit,
                         inflight: 0,
                         done: HashMap::new(),
+                        held: HashMap::new(),
                         counters: IoCounters::default(),
                         opened: now_micros(),
                         finished: false,
@@ -195,7 +224,7 @@ impl<'e> InputMux<'e> {
     }
 
     /// The next chunk or end of a file, in round-robin order over the open files.
-    pub fn next(&mut self) -> std::io::Result<Option<Event<'_>>> {
+    pub fn next_event(&mut self) -> std::io::Result<Option<Event<'_>>> {
         if let Some((_, buf)) = self.lent.take() {
             self.free.push(buf);
         }
@@ -226,22 +255,30 @@ impl<'e> InputMux<'e> {
         let k = self.rr % self.open.len();
         let want = self.open[k].next_consume;
         let t = Instant::now();
-        if self.open[k].done.contains_key(&want) {
+        let avail = |o: &Open| {
+            o.done.contains_key(&want) && o.held.get(&want).is_none_or(|at| Instant::now() >= *at)
+        };
+        if avail(&self.open[k]) {
             self.open[k].counters.record_ready();
         } else {
             while let Some(d) = self.engine.try_complete() {
                 self.route(d);
             }
-            if self.open[k].done.contains_key(&want) {
+            if avail(&self.open[k]) {
                 self.open[k].counters.record_short(t);
             } else {
-                while !self.open[k].done.contains_key(&want) {
+                while !avail(&self.open[k]) {
+                    if let Some(at) = self.open[k].held.get(&want) {
+                        std::thread::sleep(at.saturating_duration_since(Instant::now()));
+                        continue;
+                    }
                     let d = self.engine.wait_complete()?;
                     self.route(d);
                 }
                 self.open[k].counters.record_long(t);
             }
         }
+        self.open[k].held.remove(&want);
         let d = self.open[k].done.remove(&want).expect("waited for it");
         let n = match d.result {
             Ok(n) => n,
@@ -255,6 +292,7 @@ impl<'e> InputMux<'e> {
             }
         };
         let asked = (self.plan.size as u64).min(self.open[k].limit - want) as usize;
+        self.throttle.add(n as u64);
         let o = &mut self.open[k];
         o.counters.io_count += 1;
         o.counters.bytes += n as u64;

@@ -18,15 +18,25 @@ impl Throttle {
         }
     }
 
-    /// Accounts for `n` bytes about to be read, sleeping first if the channel is ahead.
-    pub fn admit(&mut self, n: u64) {
+    /// Sleeps while the channel is ahead of its schedule; call before issuing a read.
+    pub fn pace(&self) {
         let Some(rate) = self.rate else { return };
         let due = Duration::from_secs_f64(self.bytes as f64 / rate as f64);
         let elapsed = self.start.elapsed();
         if due > elapsed {
             std::thread::sleep(due - elapsed);
         }
+    }
+
+    /// Counts bytes actually read: a read asked for a whole buffer may return a few pages.
+    pub fn add(&mut self, n: u64) {
         self.bytes += n;
+    }
+
+    /// `pace` then `add`, for callers that know the size in advance.
+    pub fn admit(&mut self, n: u64) {
+        self.pace();
+        self.add(n);
     }
 }
 

@@ -270,12 +270,22 @@ pub fn restore_files(
     for r in results {
         restored += r?;
     }
-    if restored != files.len() as u64 {
+    // Each section of a file ends in its own piece.
+    let expected: u64 = files.values().map(|e| e.sections.len().max(1) as u64).sum();
+    for e in files.values().filter(|e| !e.sections.is_empty()) {
+        let p = layout.real(&e.path);
+        let f = OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .map_err(|er| EngineError::io("open", &p, er))?;
+        f.set_len(e.size.unwrap_or(0))
+            .and_then(|_| f.sync_all())
+            .map_err(|er| EngineError::io("set length of", &p, er))?;
+    }
+    if restored != expected {
         return Err(EngineError::Invalid(format!(
             "backup {} restored {restored} of its {} files; hint: the manifest and pieces disagree, validate the backup with `recman validate backup {}`",
-            m.backup_id,
-            files.len(),
-            m.backup_id
+            m.backup_id, expected, m.backup_id
         )));
     }
     apply_metadata(m, layout)?;
@@ -296,6 +306,15 @@ fn restore_piece(
     let mut r = PieceReader::open(BufReader::with_capacity(1 << 20, f))
         .map_err(|e| EngineError::piece(rel, e))?;
     let names: Vec<String> = r.header().files.iter().map(|f| f.path.clone()).collect();
+    let piece_no = r.header().piece_no;
+    let sectioned: Vec<bool> = names
+        .iter()
+        .map(|n| {
+            files
+                .get(n.as_str())
+                .is_some_and(|e| !e.sections.is_empty())
+        })
+        .collect();
     let mut open: HashMap<u32, (File, u32, PathBuf)> = HashMap::new();
     let mut done = 0;
     while let Some(rec) = r.next().map_err(|e| EngineError::piece(rel, e))? {
@@ -305,7 +324,8 @@ fn restore_piece(
                 file_offset,
                 data,
             } => {
-                let (out, running, p) = get_open(&mut open, file_index, &names, layout, rel)?;
+                let (out, running, p) =
+                    get_open(&mut open, file_index, &names, &sectioned, layout, rel)?;
                 out.write_all_at(&data, file_offset)
                     .map_err(|e| EngineError::io("write", p.as_path(), e))?;
                 *running = crc32c::crc32c_append(*running, &data);
@@ -317,17 +337,29 @@ fn restore_piece(
                 crc32c: fcrc,
             } => {
                 let name = names.get(file_index as usize).cloned().unwrap_or_default();
-                let (out, running, p) = get_open(&mut open, file_index, &names, layout, rel)?;
+                let (out, running, p) =
+                    get_open(&mut open, file_index, &names, &sectioned, layout, rel)?;
                 let expected = files.get(name.as_str()).copied();
+                // A file in sections is checked section by section; its length is set once all
+                // sections are in place, since another channel may be writing a later one.
+                let section =
+                    expected.and_then(|e| e.sections.iter().find(|s| s.piece_no == piece_no));
                 let ok = *running == fcrc
-                    && expected.is_none_or(|e| e.crc32c == Some(fcrc) && e.size == Some(fsize));
+                    && match section {
+                        Some(sec) => sec.crc32c == fcrc && sec.offset + sec.len == fsize,
+                        None => {
+                            expected.is_none_or(|e| e.crc32c == Some(fcrc) && e.size == Some(fsize))
+                        }
+                    };
                 if !ok {
                     return Err(EngineError::Invalid(format!(
                         "file {name} in backup piece {rel} does not match its recorded checksum; hint: the piece is damaged, restore from another backup with --from-tag"
                     )));
                 }
-                out.set_len(fsize)
-                    .map_err(|e| EngineError::io("set length of", p.as_path(), e))?;
+                if section.is_none() {
+                    out.set_len(fsize)
+                        .map_err(|e| EngineError::io("set length of", p.as_path(), e))?;
+                }
                 out.sync_all()
                     .map_err(|e| EngineError::io("sync", p.as_path(), e))?;
                 open.remove(&file_index);
@@ -355,6 +387,7 @@ fn get_open<'a>(
     open: &'a mut HashMap<u32, (File, u32, PathBuf)>,
     idx: u32,
     names: &[String],
+    sectioned: &[bool],
     layout: &Layout,
     rel: &str,
 ) -> Result<&'a mut (File, u32, PathBuf), EngineError> {
@@ -365,9 +398,12 @@ fn get_open<'a>(
                 EngineError::Invalid(format!("backup piece {rel} refers to file #{idx}, which its header does not list; hint: the piece is damaged"))
             })?;
             let p = layout.real(name);
+            // Sections of one file arrive in several pieces, each opening the file.
+            let shared = sectioned.get(idx as usize).copied().unwrap_or(false);
             let f = OpenOptions::new()
                 .write(true)
-                .create_new(true)
+                .create_new(!shared)
+                .create(shared)
                 .mode(0o600)
                 .open(&p)
                 .map_err(|e| EngineError::io("create", &p, e))?;

@@ -1,0 +1,175 @@
+//! The RMAN-style language end to end: RUN blocks that back up with two channels, list, and
+//! restore to a point in time (started and compared); a failing statement stops its block; the
+//! RECMAN> prompt driven through a pseudo-terminal.
+
+mod common;
+mod flows;
+
+use common::*;
+use flows::*;
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn write_script(dir: &std::path::Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    chown_to_cluster_user(&p);
+    path_str(&p).to_string()
+}
+
+#[test]
+fn run_blocks_back_up_list_restore_and_stop_at_a_failure() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table t(id int primary key, v text)");
+    c.psql("insert into t select g, md5(g::text) from generate_series(1, 2000) g");
+    let (_keep, dir) = new_scratch_dir();
+
+    let backup = write_script(
+        &dir,
+        "backup.rcv",
+        "# nightly\nrun {\n  allocate channel c1 device type disk maxopenfiles 4;\n  ALLOCATE CHANNEL c2 DEVICE TYPE DISK MAXOPENFILES 4;\n  BACKUP AS COMPRESSED BACKUPSET\n    DATABASE TAG 'script_full';\n}\nLIST BACKUP;\n",
+    );
+    let out = setup.ok(&["run", "-f", &backup]);
+    assert!(out.contains("tag SCRIPT_FULL completed"), "{out}");
+    let listed = setup.backups();
+    let last = listed.last().unwrap();
+    assert_eq!(last["tag"], "SCRIPT_FULL", "{last}");
+    assert!(
+        out.matches("SCRIPT_FULL").count() >= 2,
+        "LIST BACKUP did not show it:\n{out}"
+    );
+
+    let expected = c.all_table_checksums();
+    std::thread::sleep(Duration::from_millis(1200));
+    let mark = c.psql("select clock_timestamp()::text");
+    std::thread::sleep(Duration::from_millis(1200));
+    c.psql("insert into t select g, 'later' from generate_series(2001, 3000) g");
+    c.switch_wal_and_wait_archived();
+
+    let to = dir.join("restored");
+    let restore = write_script(
+        &dir,
+        "restore.rcv",
+        &format!(
+            "RUN {{\n  SET UNTIL TIME '{mark}';\n  SET NEWNAME FOR DATABASE TO '{}';\n  RESTORE DATABASE;\n  RECOVER DATABASE;\n}}\n",
+            path_str(&to)
+        ),
+    );
+    let out = setup.ok(&["run", "-f", &restore]);
+    assert!(out.contains("restored backup"), "{out}");
+    let restored = start_and_compare(&to, &expected);
+    drop(restored);
+
+    // The first failing statement stops the block and is named; later ones do not run.
+    let err = setup.err(&[
+        "run",
+        "RUN { SQL 'create table marker1(x int)'; BACKUP INCREMENTAL LEVEL 1 DATABASE; SQL 'create table marker2(x int)'; }",
+    ]);
+    assert!(
+        err.contains("statement 2")
+            && err.contains("not supported yet by recman")
+            && err.contains("hint"),
+        "{err}"
+    );
+    assert_eq!(
+        c.psql("select count(*) from pg_class where relname in ('marker1', 'marker2')"),
+        "1"
+    );
+
+    // A syntax error anywhere means nothing runs.
+    let err = setup.err(&["run", "SQL 'create table marker3(x int)';\nBACKUP DATABSE;"]);
+    assert!(
+        err.contains("line 2 column 8") && err.contains("\"DATABASE\""),
+        "{err}"
+    );
+    assert_eq!(
+        c.psql("select count(*) from pg_class where relname = 'marker3'"),
+        "0"
+    );
+
+    // Oracle-only statements are refused with what PostgreSQL has instead.
+    let err = setup.err(&["run", "SHUTDOWN IMMEDIATE;"]);
+    assert!(err.contains("pg_ctl"), "{err}");
+
+    // Seed 003 exactly as written: VALIDATE DATABASE, alone and on a channel of 4 open files.
+    let seed = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../recman-lang/tests/golden/seed003_validate.rcv"
+    ))
+    .unwrap();
+    let out = setup.ok(&["run", &seed]);
+    assert_eq!(out.matches("no corrupt blocks found").count(), 2, "{out}");
+
+    // Seed 002 with its connection strings adapted: runs until FORMAT, which recman refuses.
+    let seed = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../recman-lang/tests/golden/seed002_backup.rcv"
+    ))
+    .unwrap()
+    .replace("connect /@instance1", "")
+    .replace("connect /@instance2 ", "")
+    .replace("connect /@instance3", "");
+    let err = setup.err(&["run", &seed]);
+    assert!(
+        err.contains("statement 4") && err.contains("FORMAT is not supported yet"),
+        "{err}"
+    );
+
+    prompt_through_a_pty(&setup);
+}
+
+/// Types into `recman` (no command) on a pseudo-terminal made by script(1), as the postgres
+/// user: a statement over two lines, HELP, EXIT; checks the output and the history file.
+fn prompt_through_a_pty(setup: &Setup) {
+    let (_keep, dir) = new_scratch_dir();
+    let history = dir.join("history");
+    let mut line = recman_bin().display().to_string();
+    for a in setup.args(&[]) {
+        line.push_str(&format!(" '{a}'"));
+    }
+    let mut cmd = Command::new("script");
+    cmd.args(["-q", "-e", "-c", &line, "/dev/null"]);
+    as_cluster_user(&mut cmd);
+    cmd.env("TERM", "xterm")
+        .env("RECMAN_HISTORY", &history)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("run script(1)");
+    let mut stdin = child.stdin.take().unwrap();
+    for l in ["LIST", "BACKUP SUMMARY;", "HELP RESTORE;", "EXIT;"] {
+        std::thread::sleep(Duration::from_millis(700));
+        stdin.write_all(l.as_bytes()).unwrap();
+        stdin.write_all(b"\r").unwrap();
+        stdin.flush().unwrap();
+    }
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the prompt did not exit after EXIT;");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(out.contains("RECMAN> "), "{out}");
+    assert!(out.contains("2> "), "no continuation prompt:\n{out}");
+    assert!(
+        out.contains("SCRIPT_FULL"),
+        "LIST BACKUP SUMMARY did not run:\n{out}"
+    );
+    assert!(
+        out.contains("new directory"),
+        "HELP RESTORE did not print:\n{out}"
+    );
+    let h = std::fs::read_to_string(&history).expect("history written");
+    assert!(h.contains("BACKUP SUMMARY;"), "{h}");
+}

@@ -1,0 +1,103 @@
+//! Small properties: statement completeness for the prompt, FORMAT substitution, date strings,
+//! and HELP covering every statement.
+
+use recman_lang::format::{PieceVars, substitute};
+use recman_lang::{DateExpr, help, is_complete, parse_script};
+
+#[test]
+fn a_statement_is_complete_at_its_semicolon_outside_quotes_and_blocks() {
+    assert!(is_complete("BACKUP DATABASE;"));
+    assert!(!is_complete("BACKUP\nDATABASE"));
+    assert!(!is_complete("SQL 'select 1;"));
+    assert!(!is_complete("RUN {\n BACKUP DATABASE;"));
+    assert!(is_complete("RUN {\n BACKUP DATABASE;\n}"));
+    assert!(!is_complete("LIST BACKUP # ;"));
+    assert!(!is_complete(""));
+}
+
+#[test]
+fn format_variables_are_substituted() {
+    let v = PieceVars {
+        db_name: "main".into(),
+        set: 7,
+        piece: 2,
+        copy: 1,
+        timestamp: 1_700_000_000,
+        date: "20261121".into(),
+    };
+    let u = recman_lang::format::short_unique(7, 1_700_000_000);
+    assert_eq!(u.len(), 8);
+    assert_eq!(
+        substitute("/b/%d_%T_%s_%p_%c_%t_%u_%U_%%", &v).unwrap(),
+        format!("/b/main_20261121_7_2_1_1700000000_{u}_{u}_2_1_%")
+    );
+    let e = substitute("%F", &v).unwrap_err().to_string();
+    assert!(e.contains("%F") && e.contains("hint"), "{e}");
+}
+
+#[test]
+fn date_strings() {
+    let s = parse_script("SET UNTIL TIME 'SYSDATE - 1/24'; SET UNTIL TIME sysdate-7;").unwrap();
+    let dates: Vec<String> = s.statements.iter().map(|x| x.to_string()).collect();
+    assert_eq!(
+        dates,
+        [
+            "SET UNTIL TIME 'SYSDATE-1/24';",
+            "SET UNTIL TIME 'SYSDATE-7';"
+        ]
+    );
+    assert_eq!(
+        recman_lang::date::parse_date("TO_DATE('2026-01-01 10:00', 'YYYY-MM-DD HH24:MI')").unwrap(),
+        DateExpr::ToDate {
+            value: "2026-01-01 10:00".into(),
+            format: "YYYY-MM-DD HH24:MI".into()
+        }
+    );
+    assert_eq!(
+        recman_lang::date::oracle_format_to_strftime("YYYY-MM-DD HH24:MI:SS").unwrap(),
+        "%Y-%m-%d %H:%M:%S"
+    );
+    assert!(recman_lang::date::parse_date("SYSDATE-1/0").is_err());
+}
+
+#[test]
+fn help_covers_every_statement() {
+    for verb in [
+        "ALLOCATE",
+        "BACKUP",
+        "CATALOG",
+        "CONFIGURE",
+        "CONNECT",
+        "CREATE",
+        "CROSSCHECK",
+        "DELETE",
+        "EXIT",
+        "HELP",
+        "LIST",
+        "RECOVER",
+        "REGISTER",
+        "RELEASE",
+        "REPORT",
+        "RESTORE",
+        "RUN",
+        "SET",
+        "SHOW",
+        "SQL",
+        "VALIDATE",
+        "STARTUP",
+        "SHUTDOWN",
+        "ALTER",
+        "QUIT",
+    ] {
+        let h = help::help(Some(verb));
+        assert!(!h.starts_with("Statements"), "no HELP for {verb}");
+        assert!(help::help(None).contains(&format!(
+                "  {:<11}",
+                help::TOPICS
+                    .iter()
+                    .find(|t| h.contains(t.syntax))
+                    .unwrap()
+                    .keyword
+            )));
+    }
+}
