@@ -108,9 +108,18 @@ pub fn report_io(ctx: &Context, which: Option<&str>, json: bool, all_inputs: boo
         )
     })?;
     let mut rows = Vec::new();
-    for (job, _) in cat.io_jobs_of_backup(&b.id)? {
-        rows.extend(cat.io_stats(&job)?);
+    let mut jobs = Vec::new();
+    for (job, kind) in cat.io_jobs_of_backup(&b.id)? {
+        let r = cat.io_stats(&job)?;
+        jobs.push((job, kind, diagnose(&r)));
+        rows.extend(r);
     }
+    // The backup's own job is the one the tuning method reads.
+    let backup_diag = jobs
+        .iter()
+        .find(|j| j.1 == "BACKUP")
+        .map(|j| j.2.clone())
+        .unwrap_or_default();
     if json {
         let v: Vec<serde_json::Value> = rows
             .iter()
@@ -125,9 +134,12 @@ pub fn report_io(ctx: &Context, which: Option<&str>, json: bool, all_inputs: boo
             .collect();
         println!(
             "{}",
-            serde_json::to_string_pretty(
-                &serde_json::json!({ "backup_id": b.id, "rows": v, "diagnosis": diagnose(&rows) })
-            )?
+            serde_json::to_string_pretty(&serde_json::json!({
+                "backup_id": b.id,
+                "rows": v,
+                "diagnosis": backup_diag,
+                "jobs": jobs.iter().map(|(id, kind, d)| serde_json::json!({ "job_id": id, "job_type": kind, "diagnosis": d })).collect::<Vec<_>>(),
+            }))?
         );
         return Ok(());
     }
@@ -193,8 +205,11 @@ pub fn report_io(ctx: &Context, which: Option<&str>, json: bool, all_inputs: boo
             "({inputs} input rows; the 20 with the longest waits shown per job, --all shows every one)"
         );
     }
-    for line in diagnose(&rows) {
-        println!("{line}");
+    for (id, kind, diag) in &jobs {
+        println!("{} {id}:", kind.to_lowercase());
+        for line in diag {
+            println!("  {line}");
+        }
     }
     Ok(())
 }

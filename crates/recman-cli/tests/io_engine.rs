@@ -132,6 +132,26 @@ fn every_mode_and_buffer_setting_restores_identical_files() {
             "--from-tag",
             setup.backups().last().unwrap()["tag"].as_str().unwrap(),
         ]);
+        // The restore is a job of the backup too, with its own statistics.
+        let r: serde_json::Value =
+            serde_json::from_str(&setup.ok(&["report", "io", &id, "--json"])).unwrap();
+        assert!(
+            r["jobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|j| j["job_type"] == "RESTORE"),
+            "{}",
+            r["jobs"]
+        );
+        let restore_in: u64 = r["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["job_type"] == "RESTORE" && x["kind"] == "INPUT")
+            .map(|x| x["bytes"].as_u64().unwrap())
+            .sum();
+        assert!(restore_in > 0, "restore recorded no piece reads");
         let restored = relation_files(&to);
         assert_eq!(restored.len(), source.len(), "{args:?}");
         for ((a, da), (b, db)) in source.iter().zip(&restored) {

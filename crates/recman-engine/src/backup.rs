@@ -4,7 +4,7 @@ use crate::channel::{ChannelOutcome, ChannelShared, FileOutcome, Unit, run_chann
 use crate::io::{BufferPlan, IoSettings};
 use crate::plan::{PlanSettings, plan};
 use crate::util::{backup_dir, hostname, now_micros, rfc3339};
-use crate::{Context, EngineError, Progress, scan_data_dir};
+use crate::{Context, EngineError, Progress, ScannedFile, scan_data_dir};
 use recman_catalog::IoStatRow;
 use recman_catalog::{BackupRecord, BackupStatus, CorruptBlock, PieceRecord};
 use recman_format::manifest::*;
@@ -273,6 +273,7 @@ fn run(
     let shared = ChannelShared {
         repo_root: ctx.repo.root(),
         files: &scan.files,
+        pgdata,
         header: PieceHeader {
             backup_id: rec.id.clone(),
             db_name: ctx.db.name.clone(),
@@ -401,7 +402,6 @@ fn run(
     wait_for_wal(ctx, session, &needed, opts.archive_timeout)?;
 
     // Manifest last: its presence marks a complete backup in the repository.
-    let mut entries = scan.entries.clone();
     let mut pieces = Vec::new();
     let mut msets: Vec<ManifestSet> = Vec::new();
     let mut by_index: Vec<Vec<&FileOutcome>> = vec![Vec::new(); scan.files.len()];
@@ -437,62 +437,20 @@ fn run(
             }),
         }
     }
-    let mut db_bytes = 0;
-    for (i, f) in scan.files.iter().enumerate() {
-        let outs = &by_index[i];
-        let Some(first) = outs.first() else { continue };
-        // A file in sections: its size is where the last section ended, its checksum the
-        // sections' checksums combined in file order.
-        let (size, crc, sections) = if first.section.is_some() {
-            let mut crc = 0u32;
-            let mut secs = Vec::new();
-            for fo in outs {
-                let (start, _) = fo
-                    .section
-                    .expect("all pieces of a sectioned file are sections");
-                let len = fo.size.saturating_sub(start);
-                crc = if secs.is_empty() {
-                    fo.crc32c
-                } else {
-                    recman_format::crc32c_combine(crc, fo.crc32c, len)
-                };
-                secs.push(ManifestSection {
-                    piece_no: fo.piece_no,
-                    offset: start,
-                    len,
-                    crc32c: fo.crc32c,
-                });
-            }
-            // Sections after a shrink read nothing; the file ends where data ended.
-            let end = outs.iter().map(|fo| fo.size).max().unwrap_or(0);
-            (end, crc, secs)
-        } else {
-            (first.size, first.crc32c, Vec::new())
-        };
-        db_bytes += size;
-        entries.push(ManifestEntry {
-            path: f.rel.clone(),
-            kind: EntryKind::File,
-            mode: f.mode,
-            uid: f.uid,
-            gid: f.gid,
-            mtime: f.mtime,
-            size: Some(size),
-            crc32c: Some(crc),
-            set_no: Some(first.set_no),
-            link_target: None,
-            volatile_blocks: outs
-                .iter()
-                .flat_map(|fo| fo.verdicts.volatile.iter().copied())
-                .collect(),
-            sections,
-        });
-    }
+    let db_bytes: u64 = (0..scan.files.len())
+        .filter_map(|i| file_entry(&scan.files[i], &by_index[i]))
+        .map(|e| e.size.unwrap_or(0))
+        .sum();
     rec.db_bytes = db_bytes;
     rec.written_bytes = pieces.iter().map(|p| p.size).sum();
     rec.file_count = scan.files.len() as u64;
     rec.stop_time = Some(now_micros());
-    let manifest = BackupManifest {
+    let entries = LazyEntries {
+        dirs: &scan.entries,
+        files: &scan.files,
+        outs: &by_index,
+    };
+    let manifest = BackupManifestOf {
         format: MANIFEST_FORMAT.into(),
         version: MANIFEST_VERSION,
         backup_id: rec.id.clone(),
@@ -538,10 +496,12 @@ fn run(
             })
             .collect(),
     };
-    let json = serde_json::to_vec_pretty(&manifest)
-        .map_err(|e| EngineError::Invalid(format!("cannot encode manifest: {e}")))?;
-    ctx.repo
-        .write_atomic(&format!("{dir}/manifest.json"), &json)?;
+    // Streamed into the file: a manifest of a million files is never one string in memory.
+    let mpath = format!("{dir}/manifest.json");
+    let mut mf = ctx.repo.create_atomic(&mpath)?;
+    serde_json::to_writer(&mut mf, &manifest)
+        .map_err(|e| EngineError::Invalid(format!("cannot write manifest {mpath}: {e}")))?;
+    mf.commit()?;
     rec.status = BackupStatus::Available;
     ctx.repo.catalog().complete_backup(rec, &pieces, &corrupt)?;
     ctx.repo.catalog().add_io_stats(&stats)?;
@@ -551,6 +511,79 @@ fn run(
         sustained_rate,
         memory_budget,
     })
+}
+
+/// A file's manifest entry from what its piece(s) recorded; None when no channel read it.
+fn file_entry(f: &ScannedFile, outs: &[&FileOutcome]) -> Option<ManifestEntry> {
+    let first = outs.first()?;
+    // A file in sections: its size is where the last section ended, its checksum the
+    // sections' checksums combined in file order.
+    let (size, crc, sections) = if first.section.is_some() {
+        let mut crc = 0u32;
+        let mut secs = Vec::new();
+        for fo in outs {
+            let (start, _) = fo
+                .section
+                .expect("all pieces of a sectioned file are sections");
+            let len = fo.size.saturating_sub(start);
+            crc = if secs.is_empty() {
+                fo.crc32c
+            } else {
+                recman_format::crc32c_combine(crc, fo.crc32c, len)
+            };
+            secs.push(ManifestSection {
+                piece_no: fo.piece_no,
+                offset: start,
+                len,
+                crc32c: fo.crc32c,
+            });
+        }
+        // Sections after a shrink read nothing; the file ends where data ended.
+        let end = outs.iter().map(|fo| fo.size).max().unwrap_or(0);
+        (end, crc, secs)
+    } else {
+        (first.size, first.crc32c, Vec::new())
+    };
+    Some(ManifestEntry {
+        path: f.rel.clone(),
+        kind: EntryKind::File,
+        mode: f.mode,
+        uid: f.uid,
+        gid: f.gid,
+        mtime: f.mtime,
+        size: Some(size),
+        crc32c: Some(crc),
+        set_no: Some(first.set_no),
+        link_target: None,
+        volatile_blocks: outs
+            .iter()
+            .flat_map(|fo| fo.verdicts.volatile.iter().copied())
+            .collect(),
+        sections,
+    })
+}
+
+/// The manifest's entries, produced one at a time while the manifest is written.
+struct LazyEntries<'a> {
+    dirs: &'a [ManifestEntry],
+    files: &'a [ScannedFile],
+    outs: &'a [Vec<&'a FileOutcome>],
+}
+
+impl serde::Serialize for LazyEntries<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(None)?;
+        for e in self.dirs {
+            seq.serialize_element(e)?;
+        }
+        for (f, outs) in self.files.iter().zip(self.outs) {
+            if let Some(e) = file_entry(f, outs) {
+                seq.serialize_element(&e)?;
+            }
+        }
+        seq.end()
+    }
 }
 
 pub(crate) fn describe_corrupt(c: &CorruptBlock) -> String {

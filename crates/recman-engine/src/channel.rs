@@ -19,6 +19,7 @@ pub struct ChannelShared<'a> {
     /// Each channel opens its own handle: a catalog connection is not shared between threads.
     pub repo_root: &'a std::path::Path,
     pub files: &'a [ScannedFile],
+    pub pgdata: &'a std::path::Path,
     pub header: PieceHeader,
     pub backup_dir: String,
     pub checksums: bool,
@@ -94,7 +95,8 @@ pub struct SetOutcome {
 
 pub struct ChannelOutcome {
     pub sets: Vec<SetOutcome>,
-    /// INPUT, OUTPUT and AGGREGATE rows; the caller fills in the job's identity.
+    /// The channel's AGGREGATE row (INPUT and OUTPUT rows are already in the catalog); the
+    /// caller fills in the job's identity.
     pub stats: Vec<IoStatRow>,
     pub notice: Option<String>,
 }
@@ -151,6 +153,7 @@ pub fn run_channel(sh: &ChannelShared, channel: u32) -> Result<ChannelOutcome, E
         let Some(set) = sh.queue.lock().expect("queue lock").pop_front() else {
             break;
         };
+        let mut rows = Vec::new();
         let so = backup_set(
             sh,
             &repo,
@@ -158,9 +161,19 @@ pub fn run_channel(sh: &ChannelShared, channel: u32) -> Result<ChannelOutcome, E
             &mut throttle,
             channel,
             set,
-            &mut out.stats,
+            &mut rows,
             &mut total,
         )?;
+        // Rows go to the catalog set by set: a cluster of a million files must not keep a
+        // million rows in memory until the end.
+        let mode = engine.mode().to_string();
+        for r in &mut rows {
+            r.io_mode = mode.clone();
+            r.job_id = sh.header.backup_id.clone();
+            r.job_type = "BACKUP".into();
+            r.backup_id = Some(sh.header.backup_id.clone());
+        }
+        repo.catalog().add_io_stats(&rows)?;
         out.sets.push(so);
     }
     let mut agg = stat_row(
@@ -174,9 +187,6 @@ pub fn run_channel(sh: &ChannelShared, channel: u32) -> Result<ChannelOutcome, E
     );
     agg.ring_submissions = engine.ring_submissions();
     agg.io_mode = engine.mode().to_string();
-    for r in &mut out.stats {
-        r.io_mode = engine.mode().to_string();
-    }
     out.stats.push(agg);
     Ok(out)
 }
@@ -222,7 +232,7 @@ fn backup_set(
         .map(|(slot, &i)| InputFile {
             slot: slot as u32,
             index: i,
-            path: sh.files[i].abs.clone(),
+            path: sh.files[i].abs(sh.pgdata),
             size_hint: sh.files[i].size,
             range: unit.range,
         })
@@ -259,7 +269,7 @@ fn backup_set(
                         skip: &[],
                     };
                     check_chunk(Some(file), &rules, offset, data, verdicts)
-                        .map_err(|e| EngineError::io("re-read", &sf.abs, e))?;
+                        .map_err(|e| EngineError::io("re-read", sf.abs(sh.pgdata), e))?;
                 }
                 *crc = crc32c::crc32c_append(*crc, data);
                 writer

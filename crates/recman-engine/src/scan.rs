@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 pub struct ScannedFile {
     /// Path in the backup's namespace (relative to the data directory, '/' separated).
     pub rel: String,
-    pub abs: PathBuf,
     pub size: u64,
     pub mode: u32,
     pub uid: u32,
@@ -27,6 +26,14 @@ pub struct Scan {
     /// Directories and symlinks, in walk order (parents before children).
     pub entries: Vec<ManifestEntry>,
     pub files: Vec<ScannedFile>,
+}
+
+impl ScannedFile {
+    /// Where to read the file: through the data directory (tablespace files through their
+    /// pg_tblspc symlink). Not stored, since a cluster may have millions of files.
+    pub fn abs(&self, pgdata: &Path) -> PathBuf {
+        pgdata.join(&self.rel)
+    }
 }
 
 impl Scan {
@@ -130,7 +137,6 @@ fn walk(dir: &Path, rel: &str, scan: &mut Scan) -> Result<(), EngineError> {
             }
             scan.files.push(ScannedFile {
                 rel: child,
-                abs: path,
                 size: md.len(),
                 mode: md.mode() & 0o7777,
                 uid: md.uid(),

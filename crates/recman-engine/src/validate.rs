@@ -109,7 +109,7 @@ pub fn validate_database(
         .map(|(i, f)| InputFile {
             slot: i as u32,
             index: i,
-            path: f.abs.clone(),
+            path: f.abs(pgdata),
             size_hint: f.size,
             range: None,
         })
@@ -145,7 +145,7 @@ pub fn validate_database(
                         data,
                         verdicts.entry(index).or_default(),
                     )
-                    .map_err(|e| EngineError::io("re-read", &f.abs, e))?;
+                    .map_err(|e| EngineError::io("re-read", f.abs(pgdata), e))?;
                     report.pages += (data.len() / recman_page::BLCKSZ) as u64;
                 }
                 report.bytes += data.len() as u64;
@@ -248,13 +248,18 @@ pub fn validate_backup(
         ..Default::default()
     };
     let start_lsn: Lsn = m.start_lsn.parse()?;
+    let started = crate::util::now_micros();
+    let mut rows: Vec<recman_catalog::IoStatRow> = Vec::new();
+    let mut total = crate::io::IoCounters::default();
     progress.start("validate", entries.values().filter_map(|e| e.size).sum());
     for set in &m.sets {
         for p in &set.pieces {
             let path = ctx.repo.path(&p.path);
+            let opened = crate::util::now_micros();
             let f =
                 File::open(&path).map_err(|e| EngineError::io("open backup piece", &path, e))?;
-            let mut r = PieceReader::open(BufReader::with_capacity(1 << 20, f))
+            let (timed, counters) = crate::io::TimedReader::new(f);
+            let mut r = PieceReader::open(BufReader::with_capacity(1 << 20, timed))
                 .map_err(|e| EngineError::piece(&p.path, e))?;
             let names: Vec<String> = r.header().files.iter().map(|f| f.path.clone()).collect();
             let mut crcs: HashMap<u32, u32> = HashMap::new();
@@ -349,8 +354,40 @@ pub fn validate_backup(
                 )));
             }
             report.pieces += 1;
+            let c = counters.lock().expect("counters lock").clone();
+            let mut row = crate::channel::stat_row(
+                "INPUT",
+                1,
+                Some(p.path.clone()),
+                &c,
+                opened,
+                crate::util::now_micros(),
+                (1 << 20, 1),
+            );
+            row.set_no = Some(set.set_no);
+            row.piece_no = Some(p.piece_no);
+            total.add(&c);
+            rows.push(row);
         }
     }
+    rows.push(crate::channel::stat_row(
+        "AGGREGATE",
+        1,
+        None,
+        &total,
+        started,
+        crate::util::now_micros(),
+        (1 << 20, 1),
+    ));
+    let job = format!("V{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%3f"));
+    for r in &mut rows {
+        r.job_id = job.clone();
+        r.job_type = "VALIDATE".into();
+        r.backup_id = Some(b.id.clone());
+        r.io_mode = "sync".into();
+    }
+    // A record of the job, not part of it: a read-only repository still validates.
+    let _ = ctx.repo.catalog().add_io_stats(&rows);
     progress.finish();
     // The backup is only usable with the WAL up to its stop point.
     let stop: Lsn = m.stop_lsn.parse()?;

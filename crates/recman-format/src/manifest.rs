@@ -7,8 +7,14 @@ use serde::{Deserialize, Serialize};
 pub const MANIFEST_FORMAT: &str = "recman-backup-manifest";
 pub const MANIFEST_VERSION: u32 = 1;
 
+/// A manifest as read back: every entry in memory.
+pub type BackupManifest = BackupManifestOf<Vec<ManifestEntry>>;
+
+/// The manifest, generic over how its entries are held: a writer may produce them lazily (a
+/// cluster of a million files must not hold a million entries in memory to write them); the
+/// JSON is the same either way.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BackupManifest {
+pub struct BackupManifestOf<E> {
     pub format: String,
     pub version: u32,
     pub backup_id: String,
@@ -37,7 +43,7 @@ pub struct BackupManifest {
     pub backup_label: String,
     pub tablespace_map: String,
     pub tablespaces: Vec<ManifestTablespace>,
-    pub entries: Vec<ManifestEntry>,
+    pub entries: E,
     pub sets: Vec<ManifestSet>,
     pub corrupt_blocks: Vec<ManifestCorruptBlock>,
 }

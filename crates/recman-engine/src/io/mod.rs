@@ -16,6 +16,7 @@ mod stats;
 mod sync;
 mod threads;
 mod throttle;
+mod timed;
 mod uring;
 
 pub use buffer::AlignedBuf;
@@ -24,3 +25,4 @@ pub use output::OutputStream;
 pub use settings::{BufferPlan, IoMode, IoSettings, parse_size};
 pub use stats::IoCounters;
 pub use throttle::Throttle;
+pub use timed::TimedReader;

@@ -2,6 +2,7 @@
 //! that nothing is overwritten, and scattering the chunks of every piece into their files.
 
 use crate::{Context, EngineError, Progress};
+use recman_catalog::IoStatRow;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestEntry};
 use recman_format::{PieceReader, Record};
 use std::collections::HashMap;
@@ -209,7 +210,7 @@ pub fn restore_files(
     layout: &Layout,
     channels: u32,
     progress: &dyn Progress,
-) -> Result<(u64, u64), EngineError> {
+) -> Result<(u64, u64, Vec<IoStatRow>), EngineError> {
     make_entries(m, layout)?;
     let files: HashMap<&str, &ManifestEntry> = m
         .entries
@@ -232,19 +233,25 @@ pub fn restore_files(
     }
     let cancel = AtomicBool::new(false);
     let root = ctx.repo.root();
-    let results: Vec<Result<u64, EngineError>> = std::thread::scope(|s| {
+    let results: Vec<Result<(u64, Vec<IoStatRow>), EngineError>> = std::thread::scope(|s| {
         let hs: Vec<_> = lanes
             .iter()
-            .map(|lane| {
+            .enumerate()
+            .map(|(k, lane)| {
                 let (files, cancel) = (&files, &cancel);
                 s.spawn(move || {
+                    let mut stats = LaneStats {
+                        channel: k as u32 + 1,
+                        started: crate::util::now_micros(),
+                        ..Default::default()
+                    };
                     let mut n = 0;
                     for p in lane {
                         if cancel.load(Ordering::Relaxed) {
                             break;
                         }
                         match restore_piece(
-                            root, &p.path, p.size, p.crc32c, files, layout, progress,
+                            root, &p.path, p.size, p.crc32c, files, layout, progress, &mut stats,
                         ) {
                             Ok(k) => n += k,
                             Err(e) => {
@@ -253,7 +260,7 @@ pub fn restore_files(
                             }
                         }
                     }
-                    Ok(n)
+                    Ok((n, stats.finish()))
                 })
             })
             .collect();
@@ -267,8 +274,11 @@ pub fn restore_files(
     });
     progress.finish();
     let mut restored = 0;
+    let mut rows = Vec::new();
     for r in results {
-        restored += r?;
+        let (n, r) = r?;
+        restored += n;
+        rows.extend(r);
     }
     // Each section of a file ends in its own piece.
     let expected: u64 = files.values().map(|e| e.sections.len().max(1) as u64).sum();
@@ -289,9 +299,47 @@ pub fn restore_files(
         )));
     }
     apply_metadata(m, layout)?;
-    Ok((restored, total))
+    Ok((restored, total, rows))
 }
 
+/// Statistics of one restore channel: pieces read (INPUT rows), files written (OUTPUT).
+#[derive(Default)]
+struct LaneStats {
+    channel: u32,
+    started: i64,
+    input: crate::io::IoCounters,
+    output: crate::io::IoCounters,
+    rows: Vec<IoStatRow>,
+}
+
+impl LaneStats {
+    fn finish(mut self) -> Vec<IoStatRow> {
+        let now = crate::util::now_micros();
+        let out = crate::channel::stat_row(
+            "OUTPUT",
+            self.channel,
+            Some("restored files".into()),
+            &self.output,
+            self.started,
+            now,
+            (0, 0),
+        );
+        let agg = crate::channel::stat_row(
+            "AGGREGATE",
+            self.channel,
+            None,
+            &self.input,
+            self.started,
+            now,
+            (1 << 20, 1),
+        );
+        self.rows.push(out);
+        self.rows.push(agg);
+        self.rows
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn restore_piece(
     root: &Path,
     rel: &str,
@@ -300,10 +348,13 @@ fn restore_piece(
     files: &HashMap<&str, &ManifestEntry>,
     layout: &Layout,
     progress: &dyn Progress,
+    stats: &mut LaneStats,
 ) -> Result<u64, EngineError> {
     let path = root.join(rel);
+    let opened = crate::util::now_micros();
     let f = File::open(&path).map_err(|e| EngineError::io("open backup piece", &path, e))?;
-    let mut r = PieceReader::open(BufReader::with_capacity(1 << 20, f))
+    let (timed, counters) = crate::io::TimedReader::new(f);
+    let mut r = PieceReader::open(BufReader::with_capacity(1 << 20, timed))
         .map_err(|e| EngineError::piece(rel, e))?;
     let names: Vec<String> = r.header().files.iter().map(|f| f.path.clone()).collect();
     let piece_no = r.header().piece_no;
@@ -326,8 +377,13 @@ fn restore_piece(
             } => {
                 let (out, running, p) =
                     get_open(&mut open, file_index, &names, &sectioned, layout, rel)?;
+                let t = std::time::Instant::now();
                 out.write_all_at(&data, file_offset)
                     .map_err(|e| EngineError::io("write", p.as_path(), e))?;
+                stats.output.io_count += 1;
+                stats.output.ready += 1;
+                stats.output.bytes += data.len() as u64;
+                stats.output.io_time += t.elapsed();
                 *running = crc32c::crc32c_append(*running, &data);
                 progress.advance(data.len() as u64);
             }
@@ -368,6 +424,19 @@ fn restore_piece(
         }
     }
     let summary = r.finish().map_err(|e| EngineError::piece(rel, e))?;
+    let c = counters.lock().expect("counters lock").clone();
+    let mut row = crate::channel::stat_row(
+        "INPUT",
+        stats.channel,
+        Some(rel.to_string()),
+        &c,
+        opened,
+        crate::util::now_micros(),
+        (1 << 20, 1),
+    );
+    row.piece_no = Some(piece_no);
+    stats.input.add(&c);
+    stats.rows.push(row);
     if summary.size != size || summary.crc32c != crc {
         return Err(EngineError::Invalid(format!(
             "backup piece {rel} is not the piece the manifest recorded (size {} crc {:08x}, expected size {size} crc {crc:08x}); hint: restore from another backup with --from-tag",
