@@ -1,10 +1,16 @@
 //! BACKUP DATABASE: an online full backup of a running cluster through N channels.
 
+mod checks;
+mod entries;
+
+use checks::{check_target, wait_for_wal};
+use entries::{LazyEntries, file_entry};
+
 use crate::channel::{ChannelOutcome, ChannelShared, FileOutcome, Unit, run_channel};
 use crate::io::{BufferPlan, IoSettings};
 use crate::plan::{PlanSettings, plan};
 use crate::util::{backup_dir, hostname, now_micros, rfc3339};
-use crate::{Context, EngineError, Progress, ScannedFile, scan_data_dir};
+use crate::{Context, EngineError, Progress, scan_data_dir};
 use recman_catalog::IoStatRow;
 use recman_catalog::{BackupRecord, BackupStatus, CorruptBlock, PieceRecord};
 use recman_format::manifest::*;
@@ -96,11 +102,21 @@ pub fn backup_database(
     let started = chrono::Utc::now();
     let stamp = started.format("%Y%m%dT%H%M%S").to_string();
     let id = format!("B{stamp}{:03}", started.timestamp_subsec_millis());
-    let tag = opts
-        .tag
-        .clone()
-        .map(|t| t.to_uppercase())
-        .unwrap_or_else(|| format!("TAG{stamp}"));
+    let tag = match &opts.tag {
+        Some(t) => t.to_uppercase(),
+        // RMAN's default tag has one-second resolution; two backups in one second must still
+        // be told apart by tag, so a taken default gets a suffix.
+        None => {
+            let base = format!("TAG{stamp}");
+            let mut tag = base.clone();
+            let mut n = 1;
+            while !cat.backup_by_tag(ctx.db.id, &tag)?.is_empty() {
+                n += 1;
+                tag = format!("{base}_{n}");
+            }
+            tag
+        }
+    };
     let start = session.backup_start(&format!("recman {id}"))?;
     let seg = session.wal_segment_size;
     let mut rec = BackupRecord {
@@ -155,61 +171,6 @@ pub fn backup_database(
             Err(e)
         }
     }
-}
-
-fn check_target(
-    ctx: &Context,
-    pgdata: &Path,
-    facts: &recman_pg::DataDirFacts,
-    s: &Session,
-) -> Result<(), EngineError> {
-    if facts.system_identifier != s.system_identifier {
-        return Err(EngineError::Invalid(format!(
-            "data directory {} (system identifier {}) does not belong to the server at {} (system identifier {}); hint: point --pgdata and --target at the same cluster",
-            pgdata.display(),
-            facts.system_identifier,
-            s.target(),
-            s.system_identifier
-        )));
-    }
-    if let (Ok(a), Ok(b)) = (
-        std::fs::canonicalize(pgdata),
-        std::fs::canonicalize(&s.data_directory),
-    ) && a != b
-    {
-        return Err(EngineError::Invalid(format!(
-            "--pgdata {} is not the data directory of the server at {} ({}); hint: a copy of the cluster shares its identifier, point --pgdata at {}",
-            pgdata.display(),
-            s.target(),
-            s.data_directory,
-            s.data_directory
-        )));
-    }
-    if s.system_identifier != ctx.db.system_identifier {
-        return Err(EngineError::Invalid(format!(
-            "the server at {} (system identifier {}) is not database {:?} registered in this repository (system identifier {}); hint: register it under another name with `recman register database --name NAME`",
-            s.target(),
-            s.system_identifier,
-            ctx.db.name,
-            ctx.db.system_identifier
-        )));
-    }
-    if s.in_recovery {
-        return Err(EngineError::Invalid(format!(
-            "the server at {} is a standby; hint: back up the primary (backups from a standby come with channels connected to it)",
-            s.target()
-        )));
-    }
-    if s.archive_mode == "off" || s.wal_level == "minimal" {
-        return Err(EngineError::Invalid(format!(
-            "cannot back up the server at {}: archive_mode is {} and wal_level is {}; an online backup needs its WAL archived; hint: set wal_level = replica, archive_mode = on and archive_command = 'recman --repo {} archive-push %p', then restart PostgreSQL",
-            s.target(),
-            s.archive_mode,
-            s.wal_level,
-            ctx.repo.root().display()
-        )));
-    }
-    Ok(())
 }
 
 struct RunOutcome {
@@ -513,79 +474,6 @@ fn run(
     })
 }
 
-/// A file's manifest entry from what its piece(s) recorded; None when no channel read it.
-fn file_entry(f: &ScannedFile, outs: &[&FileOutcome]) -> Option<ManifestEntry> {
-    let first = outs.first()?;
-    // A file in sections: its size is where the last section ended, its checksum the
-    // sections' checksums combined in file order.
-    let (size, crc, sections) = if first.section.is_some() {
-        let mut crc = 0u32;
-        let mut secs = Vec::new();
-        for fo in outs {
-            let (start, _) = fo
-                .section
-                .expect("all pieces of a sectioned file are sections");
-            let len = fo.size.saturating_sub(start);
-            crc = if secs.is_empty() {
-                fo.crc32c
-            } else {
-                recman_format::crc32c_combine(crc, fo.crc32c, len)
-            };
-            secs.push(ManifestSection {
-                piece_no: fo.piece_no,
-                offset: start,
-                len,
-                crc32c: fo.crc32c,
-            });
-        }
-        // Sections after a shrink read nothing; the file ends where data ended.
-        let end = outs.iter().map(|fo| fo.size).max().unwrap_or(0);
-        (end, crc, secs)
-    } else {
-        (first.size, first.crc32c, Vec::new())
-    };
-    Some(ManifestEntry {
-        path: f.rel.clone(),
-        kind: EntryKind::File,
-        mode: f.mode,
-        uid: f.uid,
-        gid: f.gid,
-        mtime: f.mtime,
-        size: Some(size),
-        crc32c: Some(crc),
-        set_no: Some(first.set_no),
-        link_target: None,
-        volatile_blocks: outs
-            .iter()
-            .flat_map(|fo| fo.verdicts.volatile.iter().copied())
-            .collect(),
-        sections,
-    })
-}
-
-/// The manifest's entries, produced one at a time while the manifest is written.
-struct LazyEntries<'a> {
-    dirs: &'a [ManifestEntry],
-    files: &'a [ScannedFile],
-    outs: &'a [Vec<&'a FileOutcome>],
-}
-
-impl serde::Serialize for LazyEntries<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        let mut seq = s.serialize_seq(None)?;
-        for e in self.dirs {
-            seq.serialize_element(e)?;
-        }
-        for (f, outs) in self.files.iter().zip(self.outs) {
-            if let Some(e) = file_entry(f, outs) {
-                seq.serialize_element(&e)?;
-            }
-        }
-        seq.end()
-    }
-}
-
 pub(crate) fn describe_corrupt(c: &CorruptBlock) -> String {
     match &c.relation {
         Some(r) => format!(
@@ -594,39 +482,4 @@ pub(crate) fn describe_corrupt(c: &CorruptBlock) -> String {
         ),
         None => format!("file {} block {}: {}", c.path, c.block, c.detail),
     }
-}
-
-/// Waits until every WAL segment from the backup's start to its stop is in the repository:
-/// only then can the backup be restored to a consistent state.
-fn wait_for_wal(
-    ctx: &Context,
-    session: &mut Session,
-    needed: &[WalName],
-    timeout: Duration,
-) -> Result<(), EngineError> {
-    let deadline = Instant::now() + timeout;
-    let cat = ctx.repo.catalog();
-    for w in needed {
-        let name = w.to_string();
-        loop {
-            if cat.wal(ctx.db.id, &name)?.is_some() {
-                break;
-            }
-            if Instant::now() >= deadline {
-                let (_, failed) = session.archiver_status().unwrap_or((None, None));
-                let why = match failed {
-                    Some(f) => format!("the server's archiver reports a failure for {f}"),
-                    None => "the server's archiver reports no failure".to_string(),
-                };
-                return Err(EngineError::Wal(format!(
-                    "wal segment {name} needed by the backup did not reach repository {} within {}s ({why}); hint: check archive_command on the server (currently {:?}) and the server log",
-                    ctx.repo.root().display(),
-                    timeout.as_secs(),
-                    session.archive_command
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-    Ok(())
 }

@@ -1,0 +1,96 @@
+//! What a backup checks before it starts, and the wait for its WAL before it ends.
+
+use crate::{Context, EngineError};
+use recman_pg::{Session, WalName};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+pub(super) fn check_target(
+    ctx: &Context,
+    pgdata: &Path,
+    facts: &recman_pg::DataDirFacts,
+    s: &Session,
+) -> Result<(), EngineError> {
+    if facts.system_identifier != s.system_identifier {
+        return Err(EngineError::Invalid(format!(
+            "data directory {} (system identifier {}) does not belong to the server at {} (system identifier {}); hint: point --pgdata and --target at the same cluster",
+            pgdata.display(),
+            facts.system_identifier,
+            s.target(),
+            s.system_identifier
+        )));
+    }
+    if let (Ok(a), Ok(b)) = (
+        std::fs::canonicalize(pgdata),
+        std::fs::canonicalize(&s.data_directory),
+    ) && a != b
+    {
+        return Err(EngineError::Invalid(format!(
+            "--pgdata {} is not the data directory of the server at {} ({}); hint: a copy of the cluster shares its identifier, point --pgdata at {}",
+            pgdata.display(),
+            s.target(),
+            s.data_directory,
+            s.data_directory
+        )));
+    }
+    if s.system_identifier != ctx.db.system_identifier {
+        return Err(EngineError::Invalid(format!(
+            "the server at {} (system identifier {}) is not database {:?} registered in this repository (system identifier {}); hint: register it under another name with `recman register database --name NAME`",
+            s.target(),
+            s.system_identifier,
+            ctx.db.name,
+            ctx.db.system_identifier
+        )));
+    }
+    if s.in_recovery {
+        return Err(EngineError::Invalid(format!(
+            "the server at {} is a standby; hint: back up the primary (backups from a standby come with channels connected to it)",
+            s.target()
+        )));
+    }
+    if s.archive_mode == "off" || s.wal_level == "minimal" {
+        return Err(EngineError::Invalid(format!(
+            "cannot back up the server at {}: archive_mode is {} and wal_level is {}; an online backup needs its WAL archived; hint: set wal_level = replica, archive_mode = on and archive_command = 'recman --repo {} archive-push %p', then restart PostgreSQL",
+            s.target(),
+            s.archive_mode,
+            s.wal_level,
+            ctx.repo.root().display()
+        )));
+    }
+    Ok(())
+}
+
+/// Waits until every WAL segment from the backup's start to its stop is in the repository:
+/// only then can the backup be restored to a consistent state.
+pub(super) fn wait_for_wal(
+    ctx: &Context,
+    session: &mut Session,
+    needed: &[WalName],
+    timeout: Duration,
+) -> Result<(), EngineError> {
+    let deadline = Instant::now() + timeout;
+    let cat = ctx.repo.catalog();
+    for w in needed {
+        let name = w.to_string();
+        loop {
+            if cat.wal(ctx.db.id, &name)?.is_some() {
+                break;
+            }
+            if Instant::now() >= deadline {
+                let (_, failed) = session.archiver_status().unwrap_or((None, None));
+                let why = match failed {
+                    Some(f) => format!("the server's archiver reports a failure for {f}"),
+                    None => "the server's archiver reports no failure".to_string(),
+                };
+                return Err(EngineError::Wal(format!(
+                    "wal segment {name} needed by the backup did not reach repository {} within {}s ({why}); hint: check archive_command on the server (currently {:?}) and the server log",
+                    ctx.repo.root().display(),
+                    timeout.as_secs(),
+                    session.archive_command
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    Ok(())
+}
