@@ -33,7 +33,7 @@ const INSERT_BACKUP: &str = "INSERT INTO backup (id, db_id, tag, backup_type, st
     :start_wal, :stop_wal, :start_time, :stop_time, :stop_next_xid, :db_bytes, :written_bytes, \
     :file_count, :channels, :compression, :filesperset, :maxopenfiles, :pid, :host, :error)";
 
-const UPDATE_BACKUP: &str = "UPDATE backup SET db_id = :db_id, tag = :tag, \
+pub(crate) const UPDATE_BACKUP: &str = "UPDATE backup SET db_id = :db_id, tag = :tag, \
     backup_type = :backup_type, status = :status, start_lsn = :start_lsn, stop_lsn = :stop_lsn, \
     timeline = :timeline, start_wal = :start_wal, stop_wal = :stop_wal, \
     start_time = :start_time, stop_time = :stop_time, stop_next_xid = :stop_next_xid, \
@@ -43,7 +43,7 @@ const UPDATE_BACKUP: &str = "UPDATE backup SET db_id = :db_id, tag = :tag, \
 
 /// Runs INSERT_BACKUP or UPDATE_BACKUP for `b` on `conn` (the catalog's connection or a
 /// transaction on it); returns the number of rows changed.
-fn write_backup(
+pub(crate) fn write_backup(
     cat: &Catalog,
     conn: &Connection,
     sql: &str,

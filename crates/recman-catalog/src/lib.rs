@@ -19,6 +19,7 @@ mod records;
 pub mod repo;
 mod schema;
 mod wal;
+mod walbackup;
 
 pub use atomic::AtomicFile;
 pub use catalog::Catalog;

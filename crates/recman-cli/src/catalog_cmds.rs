@@ -1,6 +1,7 @@
 //! The catalog's commands: CONFIGURE and SHOW, REPORT, DELETE, CROSSCHECK and CATALOG START
 //! WITH. Their clap definitions live here so that cli.rs only names them.
 
+mod archivelog;
 pub mod listing;
 mod maint;
 mod settings;
@@ -9,6 +10,9 @@ use crate::cli::Global;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
+pub use archivelog::{
+    ArchivelogBackupArgs, backup_archivelog, plus_archivelog_after, plus_archivelog_before,
+};
 pub use settings::backup_defaults;
 
 #[derive(Subcommand, Debug, Clone)]

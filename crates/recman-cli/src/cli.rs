@@ -137,6 +137,8 @@ pub enum RegisterWhat {
 #[derive(Subcommand, Debug)]
 pub enum BackupWhat {
     Database(BackupArgs),
+    /// Archived WAL from the repository's archive into backup sets.
+    Archivelog(crate::catalog_cmds::ArchivelogBackupArgs),
 }
 
 #[derive(Args, Debug)]
@@ -165,10 +167,21 @@ pub struct BackupArgs {
     /// Seconds to wait for the backup's WAL to be archived.
     #[arg(long, default_value_t = 120)]
     pub archive_timeout: u64,
+    /// Also back up archived WAL: the WAL not yet backed up before the database, the WAL
+    /// generated during it after (RMAN's PLUS ARCHIVELOG).
+    #[arg(long)]
+    pub plus_archivelog: bool,
     /// Split files larger than this into sections backed up in parallel as pieces of one set,
     /// e.g. 256M (RMAN's SECTION SIZE; at most 256 sections a file).
     #[arg(long)]
     pub section_size: Option<String>,
+    /// RMAN's INCREMENTAL LEVEL: 0 (a base for level 1s) or 1 (blocks changed since the last
+    /// level 0 or 1). Without it the backup is a plain full backup.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=1))]
+    pub incremental_level: Option<u8>,
+    /// With --incremental-level 1: changes since the last level 0 rather than the last backup.
+    #[arg(long, requires = "incremental_level")]
+    pub cumulative: bool,
     #[command(flatten)]
     pub io: crate::io_args::IoArgs,
 }

@@ -79,6 +79,20 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             what: BackupWhat::Database(a),
         } => {
             let ctx = context(g)?;
+            let plus = a
+                .plus_archivelog
+                .then(|| (a.compress.clone(), a.tag.clone()));
+            if let Some((c, t)) = &plus {
+                let wait = Duration::from_secs(a.archive_timeout);
+                crate::catalog_cmds::plus_archivelog_before(
+                    g,
+                    &ctx,
+                    c.as_deref(),
+                    t.clone(),
+                    wait,
+                    &bar,
+                )?;
+            }
             // flag > config file > catalog > built-in default
             let d = crate::catalog_cmds::backup_defaults(
                 g,
@@ -103,6 +117,8 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                         recman_engine::io::parse_size(v).map_err(|e| anyhow!("--section-size: {e}"))
                     })
                     .transpose()?,
+                incremental_level: a.incremental_level,
+                cumulative: a.cumulative,
             };
             let r = recman_engine::backup_database(&ctx, &opts, &bar)?;
             for c in &r.corrupt {
@@ -132,7 +148,13 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 r.sustained_rate / 1e6,
                 b.status.as_str()
             ));
+            if let Some((c, t)) = plus {
+                crate::catalog_cmds::plus_archivelog_after(g, &ctx, c.as_deref(), t, &bar)?;
+            }
         }
+        Command::Backup {
+            what: BackupWhat::Archivelog(a),
+        } => crate::catalog_cmds::backup_archivelog(g, a, &bar)?,
         Command::Restore {
             what: RestoreWhat::Database(a),
         } => {

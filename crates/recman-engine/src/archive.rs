@@ -4,9 +4,12 @@
 use crate::EngineError;
 use crate::util::{now_micros, wal_path};
 use recman_catalog::{DbRecord, Repository, WalRecord};
-use recman_format::{Compression, PieceHeader, PieceReader, PieceWriter, Record, SetFile};
+use recman_format::{
+    Compression, IndexedPiece, PieceHeader, PieceReader, PieceWriter, Record, SetFile,
+};
 use std::io::{BufReader, Write};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 const WAL_CHUNK: usize = 1 << 20;
 
@@ -124,7 +127,10 @@ pub(crate) fn read_wal(
     let path = repo.path(&rel);
     let f = match std::fs::File::open(&path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        // Gone from the archive (BACKUP ARCHIVELOG DELETE INPUT): a backup set may hold it.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return read_wal_from_backups(repo, db, name);
+        }
         Err(e) => return Err(EngineError::io("open", &path, e)),
     };
     let mut r = PieceReader::open(BufReader::new(f)).map_err(|e| EngineError::piece(&rel, e))?;
@@ -185,4 +191,108 @@ pub fn archive_get(
         name: name.to_string(),
         size: data.len() as u64,
     })
+}
+
+/// Reads archived WAL file `name` from the newest AVAILABLE backup set that holds it, verified
+/// against the size and checksum the set recorded. A set whose piece is missing or damaged is
+/// passed over for the next one; None when no set holds the file.
+fn read_wal_from_backups(
+    repo: &Repository,
+    db: &DbRecord,
+    name: &str,
+) -> Result<Option<Vec<u8>>, EngineError> {
+    let cat = repo.catalog();
+    let mut last_err = None;
+    for (backup_id, set_no) in cat.wal_backup_sources(db.id, name)? {
+        for p in cat
+            .pieces(&backup_id)?
+            .iter()
+            .filter(|p| p.set_no == set_no)
+        {
+            match read_from_piece(repo, &p.path, name) {
+                Ok(Some(data)) => return Ok(Some(data)),
+                Ok(None) => {}
+                Err(e) => last_err = Some(e),
+            }
+        }
+    }
+    match last_err {
+        Some(e) => Err(e),
+        None => Ok(None),
+    }
+}
+
+fn read_from_piece(
+    repo: &Repository,
+    rel: &str,
+    name: &str,
+) -> Result<Option<Vec<u8>>, EngineError> {
+    let path = repo.path(rel);
+    let f =
+        std::fs::File::open(&path).map_err(|e| EngineError::io("open backup piece", &path, e))?;
+    let mut piece =
+        IndexedPiece::open(BufReader::new(f)).map_err(|e| EngineError::piece(rel, e))?;
+    let Some(file) = piece.index().file_by_path(name).cloned() else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    for loc in &file.chunks {
+        if loc.file_offset != out.len() as u64 {
+            return Err(EngineError::Wal(format!(
+                "wal file {name} in backup piece {rel} has a gap at offset {}; hint: the piece is damaged, run `recman validate backup`",
+                loc.file_offset
+            )));
+        }
+        out.extend_from_slice(
+            &piece
+                .read_chunk(loc)
+                .map_err(|e| EngineError::piece(rel, e))?,
+        );
+    }
+    if file.size != Some(out.len() as u64) || file.crc32c != Some(crc32c::crc32c(&out)) {
+        return Err(EngineError::Wal(format!(
+            "wal file {name} in backup piece {rel} does not match its recorded size and checksum; hint: the piece is damaged, run `recman validate backup`"
+        )));
+    }
+    Ok(Some(out))
+}
+
+/// The first step of BACKUP DATABASE PLUS ARCHIVELOG: switches to a new WAL segment so the
+/// current one is archived, and waits until it is in the repository, so that the archivelog
+/// backup taken next holds all WAL up to now.
+pub fn archive_current(
+    repo: &Repository,
+    db: &DbRecord,
+    conninfo: Option<&str>,
+    timeout: Duration,
+) -> Result<String, EngineError> {
+    let target = recman_pg::resolve_conninfo(conninfo)?;
+    let mut session = recman_pg::Session::connect(&target)?;
+    // pg_walfile_name names the segment the switch completed; on an idle server, which has
+    // nothing to switch, the last completed one, archived already.
+    let rows = session.simple_query("SELECT pg_walfile_name(pg_switch_wal())")?;
+    let name = rows
+        .first()
+        .and_then(|r| r.first().cloned().flatten())
+        .ok_or_else(|| {
+            EngineError::Wal(format!(
+                "the server at {} returned no wal file name for pg_switch_wal(); hint: check that the target is a primary, not a standby",
+                session.target()
+            ))
+        })?;
+    let deadline = Instant::now() + timeout;
+    loop {
+        let cat = repo.catalog();
+        if cat.wal(db.id, &name)?.is_some() || !cat.wal_backup_sources(db.id, &name)?.is_empty() {
+            return Ok(name);
+        }
+        if Instant::now() >= deadline {
+            return Err(EngineError::Wal(format!(
+                "wal segment {name} was not archived into repository {} within {}s; hint: check archive_command and the server log",
+                repo.root().display(),
+                timeout.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }

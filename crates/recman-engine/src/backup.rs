@@ -36,6 +36,10 @@ pub struct BackupOptions {
     pub io: IoSettings,
     /// RMAN's SECTION SIZE: larger files are split into sections written as separate pieces.
     pub section_size: Option<u64>,
+    /// RMAN's INCREMENTAL LEVEL 0 or 1; None is a full backup that no level 1 builds on.
+    pub incremental_level: Option<u8>,
+    /// A level 1 against the last level 0 instead of the last level 0 or 1.
+    pub cumulative: bool,
 }
 
 impl Default for BackupOptions {
@@ -50,6 +54,8 @@ impl Default for BackupOptions {
             archive_timeout: Duration::from_secs(120),
             io: IoSettings::default(),
             section_size: None,
+            incremental_level: None,
+            cumulative: false,
         }
     }
 }
@@ -98,6 +104,16 @@ pub fn backup_database(
             "marked interrupted backup {id} FAILED and removed its pieces"
         ));
     }
+    let (level, increment, notice) =
+        crate::incremental::choose_parent(ctx, opts.incremental_level, opts.cumulative)?;
+    if let Some(n) = notice {
+        progress.notice(&n);
+    }
+    let inc = IncrementChoice {
+        level,
+        increment: increment.as_ref(),
+        cumulative: opts.cumulative && level == Some(1),
+    };
 
     let started = chrono::Utc::now();
     let stamp = started.format("%Y%m%dT%H%M%S").to_string();
@@ -123,7 +139,12 @@ pub fn backup_database(
         id: id.clone(),
         db_id: ctx.db.id,
         tag: tag.clone(),
-        backup_type: "FULL".into(),
+        backup_type: match level {
+            None => "FULL",
+            Some(0) => "LEVEL0",
+            Some(_) => "LEVEL1",
+        }
+        .into(),
         status: BackupStatus::Running,
         start_lsn: start.lsn.0,
         stop_lsn: None,
@@ -146,7 +167,16 @@ pub fn backup_database(
     };
     cat.insert_backup(&rec)?;
     let dir = backup_dir(&ctx.db.name, &id);
-    let result = run(ctx, opts, progress, &mut session, &mut rec, pgdata, &dir);
+    let result = run(
+        ctx,
+        opts,
+        &inc,
+        progress,
+        &mut session,
+        &mut rec,
+        pgdata,
+        &dir,
+    );
     match result {
         Ok(r) => {
             let elapsed = t0.elapsed();
@@ -173,6 +203,13 @@ pub fn backup_database(
     }
 }
 
+/// The level a backup got and what it is relative to.
+struct IncrementChoice<'a> {
+    level: Option<u8>,
+    increment: Option<&'a crate::incremental::Increment>,
+    cumulative: bool,
+}
+
 struct RunOutcome {
     sets: usize,
     corrupt: Vec<CorruptBlock>,
@@ -182,9 +219,11 @@ struct RunOutcome {
 
 type RunResult = Result<RunOutcome, EngineError>;
 
+#[allow(clippy::too_many_arguments)]
 fn run(
     ctx: &Context,
     opts: &BackupOptions,
+    inc: &IncrementChoice,
     progress: &dyn Progress,
     session: &mut Session,
     rec: &mut BackupRecord,
@@ -251,6 +290,7 @@ fn run(
         progress,
         cancel: &cancel,
         io: &opts.io,
+        increment: inc.increment,
         queue: &queue,
     };
     let outcomes: Vec<Result<ChannelOutcome, EngineError>> = std::thread::scope(|s| {
@@ -434,6 +474,10 @@ fn run(
         filesperset: rec.filesperset,
         maxopenfiles: rec.maxopenfiles,
         checksums_enabled: session.checksums_enabled,
+        incremental_level: inc.level,
+        cumulative: inc.cumulative,
+        parent: inc.increment.map(|i| i.parent_id.clone()),
+        parent_start_lsn: inc.increment.map(|i| Lsn(i.parent_start_lsn).to_string()),
         backup_label: stop.backup_label.clone(),
         tablespace_map: stop.tablespace_map.clone(),
         tablespaces: tablespaces

@@ -27,6 +27,8 @@ pub struct ChannelShared<'a> {
     pub progress: &'a dyn Progress,
     pub cancel: &'a AtomicBool,
     pub io: &'a IoSettings,
+    /// For a level 1: the parent whose blocks are not taken again.
+    pub increment: Option<&'a crate::incremental::Increment>,
     /// Work not yet taken by a channel, heaviest first.
     pub queue: &'a Mutex<VecDeque<Unit<'a>>>,
 }
@@ -76,6 +78,8 @@ pub struct FileOutcome {
     /// The byte range this piece holds when the file is backed up in sections.
     pub section: Option<(u64, u64)>,
     pub piece_no: u32,
+    /// Only blocks changed since the parent were written.
+    pub incremental: bool,
     pub size: u64,
     pub crc32c: u32,
     pub verdicts: PageVerdicts,
@@ -99,6 +103,16 @@ pub struct ChannelOutcome {
     /// caller fills in the job's identity.
     pub stats: Vec<IoStatRow>,
     pub notice: Option<String>,
+}
+
+impl ChannelShared<'_> {
+    /// Whether file `index` is backed up by changed blocks only: a relation file the parent
+    /// also had. Everything else goes whole.
+    fn filtered(&self, index: usize) -> bool {
+        let f = &self.files[index];
+        self.increment
+            .is_some_and(|i| f.relfile.is_some() && i.known.contains(&f.rel))
+    }
 }
 
 pub fn stat_row(
@@ -271,10 +285,25 @@ fn backup_set(
                     check_chunk(Some(file), &rules, offset, data, verdicts)
                         .map_err(|e| EngineError::io("re-read", sf.abs(sh.pgdata), e))?;
                 }
-                *crc = crc32c::crc32c_append(*crc, data);
-                writer
-                    .write_chunk(slot, offset, data)
-                    .map_err(|e| EngineError::piece(&piece_path, e))?;
+                match sh.increment.filter(|_| sh.filtered(index)) {
+                    Some(inc) => {
+                        for (at, len) in
+                            crate::incremental::changed_runs(data, inc.parent_start_lsn)
+                        {
+                            let run = &data[at..at + len];
+                            *crc = crc32c::crc32c_append(*crc, run);
+                            writer
+                                .write_chunk(slot, offset + at as u64, run)
+                                .map_err(|e| EngineError::piece(&piece_path, e))?;
+                        }
+                    }
+                    None => {
+                        *crc = crc32c::crc32c_append(*crc, data);
+                        writer
+                            .write_chunk(slot, offset, data)
+                            .map_err(|e| EngineError::piece(&piece_path, e))?;
+                    }
+                }
                 sh.progress.advance(data.len() as u64);
             }
             Some(Event::End {
@@ -307,6 +336,7 @@ fn backup_set(
                     set_no: set.set_no,
                     section: unit.range,
                     piece_no: unit.piece_no,
+                    incremental: sh.filtered(index),
                     size: end,
                     crc32c: crc,
                     verdicts,
@@ -322,6 +352,7 @@ fn backup_set(
                     set_no: set.set_no,
                     section: unit.range,
                     piece_no: unit.piece_no,
+                    incremental: sh.filtered(index),
                     size: 0,
                     crc32c: 0,
                     verdicts: PageVerdicts::default(),

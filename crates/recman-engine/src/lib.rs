@@ -3,11 +3,13 @@
 //! here with plain option values; nothing in this crate prints.
 
 mod archive;
+mod archivelog;
 mod backup;
 mod channel;
 mod context;
 mod crosscheck;
 mod error;
+mod incremental;
 pub mod io;
 mod pagecheck;
 pub mod plan;
@@ -20,7 +22,10 @@ mod select;
 mod util;
 mod validate;
 
-pub use archive::{ArchiveGetOutcome, ArchivePushOutcome, archive_get, archive_push};
+pub use archive::{
+    ArchiveGetOutcome, ArchivePushOutcome, archive_current, archive_get, archive_push,
+};
+pub use archivelog::{ARCHIVELOG, ArchivelogOptions, ArchivelogReport, backup_archivelog};
 pub use backup::{BackupOptions, BackupReport, backup_database};
 pub use context::{Context, open_repository, resolve_database};
 pub use crosscheck::{BackupCheck, ObjectCheck, crosscheck_backups, crosscheck_wal};

@@ -212,8 +212,15 @@ fn add_manifest(repo: &Repository, path: &Path, rep: &mut RebuildReport) -> Resu
             detail: c.detail.clone(),
         })
         .collect();
-    cat.record_backup(&rec, &pieces, &corrupt)
-        .map_err(|e| e.to_string())?;
+    if m.backup_type.eq_ignore_ascii_case(crate::ARCHIVELOG) {
+        let held: Vec<(String, u32)> = files()
+            .filter_map(|e| Some((e.path.clone(), e.set_no?)))
+            .collect();
+        cat.record_wal_backup(&rec, &pieces, &held)
+    } else {
+        cat.record_backup(&rec, &pieces, &corrupt)
+    }
+    .map_err(|e| e.to_string())?;
     rep.backups_added.push(m.backup_id.clone());
     Ok(())
 }

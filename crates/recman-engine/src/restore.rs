@@ -1,6 +1,7 @@
 //! RESTORE DATABASE: writes a backup into a new data directory and sets up the recovery that
 //! brings it to the requested target when PostgreSQL starts there.
 
+mod chain;
 mod files;
 mod recovery;
 mod target;
@@ -73,8 +74,12 @@ pub fn restore_database(
     let t0 = Instant::now();
     let backups = ctx.repo.catalog().backups(ctx.db.id)?;
     let chosen = select_backup(&backups, &opts.target, opts.from_tag.as_deref())?;
-    let manifest = load_manifest(ctx, &chosen.id)?;
-    let layout = files::Layout::new(&opts.to, &manifest, &opts.tablespace_map)?;
+    // A level 1 restores with its parents: the newest backup decides what exists.
+    let backups_chain = crate::incremental::chain(ctx, load_manifest(ctx, &chosen.id)?)?;
+    let manifest = backups_chain
+        .last()
+        .expect("a chain has at least one backup");
+    let layout = files::Layout::new(&opts.to, manifest, &opts.tablespace_map)?;
     layout.check_empty()?;
     progress.message(&format!(
         "restoring backup {} (tag {}) to {}",
@@ -83,20 +88,26 @@ pub fn restore_database(
         opts.to.display()
     ));
     let created = layout.prepare()?;
-    let result = files::restore_files(ctx, &manifest, &layout, opts.channels.max(1), progress)
-        .and_then(|(n, bytes, mut rows)| {
-            let settings = recovery::write_recovery(ctx, &manifest, &layout, opts)?;
-            // Statistics are a record of the job, not part of it: losing them fails nothing.
-            let job = format!("R{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%3f"));
-            for r in &mut rows {
-                r.job_id = job.clone();
-                r.job_type = "RESTORE".into();
-                r.backup_id = Some(manifest.backup_id.clone());
-                r.io_mode = "sync".into();
-            }
-            let _ = ctx.repo.catalog().add_io_stats(&rows);
-            Ok((n, bytes, settings))
-        });
+    let result = chain::restore_chain(
+        ctx.repo.root(),
+        &backups_chain,
+        &layout,
+        opts.channels.max(1),
+        progress,
+    )
+    .and_then(|(n, bytes, mut rows)| {
+        let settings = recovery::write_recovery(ctx, manifest, &layout, opts)?;
+        // Statistics are a record of the job, not part of it: losing them fails nothing.
+        let job = format!("R{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%3f"));
+        for r in &mut rows {
+            r.job_id = job.clone();
+            r.job_type = "RESTORE".into();
+            r.backup_id = Some(manifest.backup_id.clone());
+            r.io_mode = "sync".into();
+        }
+        let _ = ctx.repo.catalog().add_io_stats(&rows);
+        Ok((n, bytes, settings))
+    });
     match result {
         Ok((files, bytes, recovery_settings)) => Ok(RestoreReport {
             backup_id: manifest.backup_id.clone(),

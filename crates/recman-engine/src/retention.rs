@@ -90,6 +90,9 @@ pub struct BackupFacts {
     pub start_pos: u64,
     /// Unix microseconds at which the backup became consistent; None if it never did.
     pub stop_time: Option<i64>,
+    /// For a backup of archived WAL (never a base): the positions of the first and last
+    /// segment it holds.
+    pub wal_range: Option<(u64, u64)>,
 }
 
 impl BackupFacts {
@@ -97,10 +100,24 @@ impl BackupFacts {
         BackupFacts {
             id: b.id.clone(),
             status: b.status,
-            full: b.backup_type.eq_ignore_ascii_case("FULL"),
+            // A level 0 is a full backup that level 1s may apply on.
+            full: b.backup_type.eq_ignore_ascii_case("FULL")
+                || b.backup_type.eq_ignore_ascii_case("LEVEL0"),
             parent: None,
             start_pos: wal_position(&b.start_wal).unwrap_or(0),
             stop_time: b.stop_time,
+            wal_range: b
+                .backup_type
+                .eq_ignore_ascii_case(crate::ARCHIVELOG)
+                .then(|| {
+                    let first = wal_position(&b.start_wal).unwrap_or(0);
+                    let last = b
+                        .stop_wal
+                        .as_deref()
+                        .and_then(wal_position)
+                        .unwrap_or(first);
+                    (first, last)
+                }),
         }
     }
 }
@@ -137,7 +154,8 @@ pub fn wal_position(name: &str) -> Option<u64> {
 /// are kept (and, under a window, all archived WAL too). A kept backup keeps its parents. Obsolete: AVAILABLE backups not kept, FAILED
 /// backups, and archived segments before the oldest kept backup's start segment. EXPIRED
 /// backups are left to DELETE EXPIRED, RUNNING ones are never touched, and timeline history
-/// files are always kept. Policy none finds nothing obsolete.
+/// files are always kept. A backup of archived WAL is kept while it holds a segment at or
+/// after that floor (all of them when all WAL is kept). Policy none finds nothing obsolete.
 pub fn obsolete(
     backups: &[BackupFacts],
     wal: &[String],
@@ -178,7 +196,7 @@ pub fn obsolete(
     // Incrementals: kept when their chain reaches a kept backup, and then the chain is kept.
     for b in backups
         .iter()
-        .filter(|b| !b.full && b.status == BackupStatus::Available)
+        .filter(|b| !b.full && b.wal_range.is_none() && b.status == BackupStatus::Available)
     {
         let mut chain = vec![b.id.as_str()];
         let mut cur = b;
@@ -198,6 +216,23 @@ pub fn obsolete(
             kept.extend(chain);
         }
     }
+    let wal_floor = backups
+        .iter()
+        .filter(|b| kept.contains(b.id.as_str()) && !keep_all_wal)
+        .map(|b| b.start_pos)
+        .min();
+    // A backup of archived WAL is kept while it holds a segment the kept backups need for
+    // recovery: archive-get reads WAL from it once the archive's copy is gone.
+    for b in backups
+        .iter()
+        .filter(|b| b.status == BackupStatus::Available)
+    {
+        if let Some((_, last)) = b.wal_range
+            && wal_floor.is_none_or(|floor| last >= floor)
+        {
+            kept.insert(b.id.as_str());
+        }
+    }
     let mut out = Obsolete::default();
     let mut ordered: Vec<&BackupFacts> = backups.iter().collect();
     ordered.sort_by(|a, b| (a.stop_time, &a.id).cmp(&(b.stop_time, &b.id)));
@@ -208,11 +243,7 @@ pub fn obsolete(
             BackupStatus::Running | BackupStatus::Expired => {}
         }
     }
-    out.wal_floor = backups
-        .iter()
-        .filter(|b| kept.contains(b.id.as_str()) && !keep_all_wal)
-        .map(|b| b.start_pos)
-        .min();
+    out.wal_floor = wal_floor;
     if let Some(floor) = out.wal_floor {
         out.wal = wal
             .iter()
@@ -237,9 +268,36 @@ pub fn obsolete_in_catalog(
     let cat = repo.catalog();
     let backups = cat.backups(db_id)?;
     let wal = cat.wal_states(db_id)?;
-    let facts: Vec<BackupFacts> = backups.iter().map(BackupFacts::from_record).collect();
+    let db_name = cat
+        .databases()?
+        .into_iter()
+        .find(|d| d.id == db_id)
+        .map(|d| d.name)
+        .unwrap_or_default();
+    let facts: Vec<BackupFacts> = backups
+        .iter()
+        .map(|b| {
+            let mut f = BackupFacts::from_record(b);
+            // The catalog row does not name a level 1's parent; its manifest does. A level 1
+            // whose manifest is unreadable has no chain, so it is never what keeps another.
+            if b.backup_type.eq_ignore_ascii_case("LEVEL1") {
+                f.parent = manifest_parent(repo, &db_name, &b.id);
+            }
+            f
+        })
+        .collect();
     let names: Vec<String> = wal.iter().map(|(w, _)| w.name.clone()).collect();
     Ok((obsolete(&facts, &names, policy, now), backups, wal))
+}
+
+fn manifest_parent(repo: &Repository, db_name: &str, id: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Parent {
+        parent: Option<String>,
+    }
+    let rel = format!("{}/manifest.json", crate::util::backup_dir(db_name, id));
+    let bytes = std::fs::read(repo.path(&rel)).ok()?;
+    serde_json::from_slice::<Parent>(&bytes).ok()?.parent
 }
 
 /// The outcome of removing objects.

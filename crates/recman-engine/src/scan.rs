@@ -69,6 +69,7 @@ fn entry(rel: String, kind: EntryKind, md: &std::fs::Metadata) -> ManifestEntry 
         set_no: None,
         link_target: None,
         volatile_blocks: Vec::new(),
+        incremental: false,
         sections: Vec::new(),
     }
 }

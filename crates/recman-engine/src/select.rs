@@ -15,6 +15,8 @@ pub fn select_backup<'a>(
     let usable: Vec<&BackupRecord> = backups
         .iter()
         .filter(|b| b.status == BackupStatus::Available)
+        // A backup of archived WAL holds no data files: never a base to restore from.
+        .filter(|b| !b.backup_type.eq_ignore_ascii_case(crate::ARCHIVELOG))
         .filter(|b| tag.as_ref().is_none_or(|t| &b.tag == t))
         .collect();
     if usable.is_empty() {

@@ -53,6 +53,7 @@ impl World {
                 parent: None,
                 start_pos: b.start_pos,
                 stop_time: Some(b.stop_time),
+                wal_range: None,
             })
             .collect();
         let mut w: Vec<String> = self.wal.iter().map(|p| seg_name(*p)).collect();
@@ -295,6 +296,7 @@ fn incremental_chain_is_kept_with_its_base() {
         parent: parent.map(Into::into),
         start_pos: t as u64,
         stop_time: Some(t),
+        wal_range: None,
     };
     let b = vec![
         mk("F1", true, None, 1),
@@ -322,4 +324,36 @@ fn policy_text_round_trips() {
     for bad in ["redundancy 0", "recovery-window -1", "window 3", ""] {
         assert!(bad.parse::<RetentionPolicy>().is_err(), "{bad}");
     }
+}
+
+#[test]
+fn archivelog_backups_are_kept_while_they_hold_needed_wal() {
+    let mk = |id: &str, full: bool, start: u64, t: i64, range: Option<(u64, u64)>| BackupFacts {
+        id: id.into(),
+        status: BackupStatus::Available,
+        full,
+        parent: None,
+        start_pos: start,
+        stop_time: Some(t),
+        wal_range: range,
+    };
+    let b = vec![
+        mk("F1", true, 2, 10, None),
+        mk("A1", false, 1, 15, Some((1, 4))),
+        mk("F2", true, 6, 20, None),
+        mk("A2", false, 5, 25, Some((5, 8))),
+        mk("A3", false, 3, 26, Some((3, 6))),
+    ];
+    let wal: Vec<String> = (1..10).map(seg_name).collect();
+    // Redundancy 1 keeps F2, which needs WAL from position 6: A1 (up to 4) goes, A2 and A3
+    // (which reaches 6) stay. An archivelog backup never counts as a redundancy unit.
+    let o = obsolete(&b, &wal, RetentionPolicy::Redundancy(1), 100);
+    assert_eq!(o.backups, vec!["F1".to_string(), "A1".to_string()]);
+    assert_eq!(o.kept, vec!["F2", "A2", "A3"]);
+    // Redundancy 2 keeps F1 and everything from position 2: all WAL backups stay.
+    let o = obsolete(&b, &wal, RetentionPolicy::Redundancy(2), 100);
+    assert!(o.backups.is_empty(), "{o:?}");
+    // Without any full backup, all WAL and its backups are kept.
+    let o = obsolete(&b[1..2], &wal, RetentionPolicy::Redundancy(1), 100);
+    assert!(o.backups.is_empty() && o.wal.is_empty(), "{o:?}");
 }

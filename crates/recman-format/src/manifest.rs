@@ -42,6 +42,17 @@ pub struct BackupManifestOf<E> {
     /// Contents PostgreSQL returned from the backup-stop call; restore writes them back.
     pub backup_label: String,
     pub tablespace_map: String,
+    /// RMAN's incremental level: None for a plain full backup, 0 or 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incremental_level: Option<u8>,
+    /// A level 1 taken against the last level 0 rather than the last level 0 or 1.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cumulative: bool,
+    /// The backup a level 1 is relative to, and the LSN its blocks are newer than.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_start_lsn: Option<String>,
     pub tablespaces: Vec<ManifestTablespace>,
     pub entries: E,
     pub sets: Vec<ManifestSet>,
@@ -86,6 +97,10 @@ pub struct ManifestEntry {
     /// newer than the backup start): WAL replay rewrites them, so validation skips them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub volatile_blocks: Vec<u32>,
+    /// In a level 1: only blocks changed since the parent are in the pieces (the rest come
+    /// from the parent chain); `crc32c` then covers the bytes that were written.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub incremental: bool,
     /// For a file backed up in sections (SECTION SIZE): one piece of its set per byte range.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sections: Vec<ManifestSection>,

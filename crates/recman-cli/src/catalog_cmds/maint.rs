@@ -23,7 +23,7 @@ fn policy_for(g: &Global, o: &PolicyOverride) -> Result<RetentionPolicy> {
 }
 
 /// Asks before deleting; refuses without a terminal to ask on.
-fn confirm(noprompt: bool, what: &str) -> Result<bool> {
+pub(super) fn confirm(noprompt: bool, what: &str) -> Result<bool> {
     if noprompt {
         return Ok(true);
     }
@@ -185,7 +185,7 @@ pub fn report(g: &Global, what: ReportWhat) -> Result<()> {
     Ok(())
 }
 
-fn say_deleted(r: &recman_engine::DeleteReport) {
+pub(super) fn say_deleted(r: &recman_engine::DeleteReport) {
     if r.resumed > 0 {
         println!(
             "finished {} deletion(s) an interrupted command had begun",
@@ -308,13 +308,10 @@ pub fn delete(g: &Global, what: DeleteWhat) -> Result<()> {
             backed_up,
             noprompt,
         } => {
-            if backed_up.is_some() {
-                bail!(
-                    "recman does not back up archived wal into backup sets yet, so no wal is backed up {} time(s); hint: `delete archivelog all` without --backed-up removes the wal no available backup needs",
-                    backed_up.unwrap_or(1)
-                );
-            }
             recman_engine::retention::finish_pending(&ctx.repo)?;
+            if let Some(n) = backed_up {
+                return super::archivelog::delete_backed_up(&ctx, n, noprompt);
+            }
             // WAL no AVAILABLE backup needs: as if every available backup were kept.
             let keep_all = RetentionPolicy::Redundancy(u32::MAX);
             let f = find_obsolete(&ctx, keep_all)?;

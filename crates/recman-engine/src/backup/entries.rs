@@ -50,6 +50,7 @@ pub(super) fn file_entry(f: &ScannedFile, outs: &[&FileOutcome]) -> Option<Manif
             .iter()
             .flat_map(|fo| fo.verdicts.volatile.iter().copied())
             .collect(),
+        incremental: first.incremental,
         sections,
     })
 }

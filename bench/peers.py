@@ -1,0 +1,375 @@
+#!/usr/bin/env python3
+"""Helper of bench/peers.sh (stdlib only).
+
+  peers.py measure --out RUNS.jsonl --log FILE [--server-pid PID] [--set k=v]... -- CMD...
+      runs CMD, appends one JSON record (wall s, user/sys CPU s and peak RSS of CMD and every
+      child it waited for, PostgreSQL server CPU s during the run, rc) and exits with CMD's rc.
+  peers.py fio FILE.json            prints "read_MBps write_MBps" of a fio --output-format=json
+  peers.py codec FILE.txt           parses `lz4 -b` / `zstd -b` output into JSON lines
+  peers.py report --runs RUNS.jsonl --limits LIMITS.json --meta META.json --json OUT.json
+                  --md OUT.md       the table (markdown, also printed) and the same as JSON
+"""
+import json
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+MB = 1e6
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+# ---------------------------------------------------------------- measure
+def _proc_cpu(pid):
+    """(own utime+stime, reaped children's cutime+cstime) of a pid, in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # fields[0] is state (field 3); utime is field 14 -> index 11
+    ut, st, cut, cst = (int(x) for x in fields[11:15])
+    return (ut + st) / TICK, (cut + cst) / TICK, int(fields[1])
+
+
+def server_cpu(pm_pid):
+    """All CPU time the postmaster tree has used so far: itself, its reaped children and its
+    live children. Conserved across a child's exit, so a difference is the CPU in between."""
+    if not pm_pid:
+        return 0.0
+    try:
+        own, reaped, _ = _proc_cpu(pm_pid)
+    except OSError:
+        return 0.0
+    total = own + reaped
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == pm_pid:
+            continue
+        try:
+            o, _r, ppid = _proc_cpu(int(d))
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == pm_pid:
+            total += o
+    return total
+
+
+def cmd_measure(argv):
+    out = log = None
+    pm = 0
+    extra = {}
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            i += 1
+            break
+        if a == "--out":
+            out = argv[i + 1]
+        elif a == "--log":
+            log = argv[i + 1]
+        elif a == "--server-pid":
+            pm = int(argv[i + 1] or 0)
+        elif a == "--set":
+            k, v = argv[i + 1].split("=", 1)
+            extra[k] = _num(v)
+        else:
+            sys.exit(f"measure: unknown option {a}")
+        i += 2
+    cmd = argv[i:]
+    if not cmd or not out or not log:
+        sys.exit("measure: need --out, --log and a command")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    s0 = server_cpu(pm)
+    t0 = time.monotonic()
+    with open(log, "wb") as lf:
+        rc = subprocess.call(cmd, stdout=lf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    wall = time.monotonic() - t0
+    s1 = server_cpu(pm)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    rec = dict(extra)
+    rec.update(
+        wall_s=round(wall, 3),
+        user_s=round(after.ru_utime - before.ru_utime, 3),
+        sys_s=round(after.ru_stime - before.ru_stime, 3),
+        server_cpu_s=round(max(0.0, s1 - s0), 3),
+        # ru_maxrss of RUSAGE_CHILDREN: the largest single descendant, KiB
+        maxrss_mb=round(after.ru_maxrss * 1024 / MB, 1),
+        rc=rc,
+    )
+    with open(out, "a") as f:
+        f.write(json.dumps(rec) + "\n")
+    sys.exit(rc)
+
+
+def _num(v):
+    for t in (int, float):
+        try:
+            return t(v)
+        except ValueError:
+            pass
+    return v
+
+
+# ---------------------------------------------------------------- fio, codecs
+def cmd_fio(argv):
+    with open(argv[0]) as f:
+        text = f.read()
+    # fio may print notes before the JSON object
+    doc = json.loads(text[text.index("{"):])
+    rd = sum(j["read"]["bw_bytes"] for j in doc["jobs"]) / MB
+    wr = sum(j["write"]["bw_bytes"] for j in doc["jobs"]) / MB
+    print(f"{rd:.1f} {wr:.1f}")
+
+
+# `lz4 -b` / `zstd -b` without a terminal: progress updates separated by carriage returns or
+# newlines, each level closed by "N#"; the last complete update before it holds the result.
+CODEC_RE = re.compile(
+    r"(\d+)\s*->\s*(\d+)\s*\(x?([\d.]+)\),\s*([\d.]+)\s*MB/s\s*,\s*([\d.]+)\s*MB/s"
+)
+LEVEL_RE = re.compile(r"(-?\d+)#")
+
+
+def cmd_codec(argv):
+    with open(argv[0], errors="replace") as f:
+        text = f.read()
+    last, current = {}, None
+    for piece in re.split(r"[\r\n]+", text):
+        found = CODEC_RE.findall(piece)
+        if found:
+            current = found[-1]
+        lv = LEVEL_RE.match(piece.strip())
+        if lv and current:
+            _i, _o, ratio, c, d = current
+            level = int(lv.group(1))
+            last[level] = dict(level=level, ratio=float(ratio), compress_mb_s=float(c), decompress_mb_s=float(d))
+            current = None
+    for v in last.values():
+        print(json.dumps(v))
+
+
+# ---------------------------------------------------------------- report
+def med(xs):
+    return statistics.median(xs) if xs else None
+
+
+def spread(xs, nd=0):
+    if not xs:
+        return ""
+    if len(xs) == 1:
+        return f"{xs[0]:,.{nd}f}"
+    return f"{med(xs):,.{nd}f} ({min(xs):,.{nd}f}–{max(xs):,.{nd}f})"
+
+
+def fmt(x, nd=0):
+    return "–" if x is None else f"{x:,.{nd}f}"
+
+
+TOOLS = ["recman", "pgbackrest", "pg_basebackup"]
+
+
+def cmd_report(argv):
+    opts = dict(zip(argv[::2], argv[1::2]))
+    runs = [json.loads(line) for line in open(opts["--runs"]) if line.strip()]
+    limits = json.load(open(opts["--limits"]))
+    meta = json.load(open(opts["--meta"]))
+    cores = meta["cores"]
+
+    groups = {}
+    for r in runs:
+        key = (r["dataset"], r["op"], r["comp"], r["tool"])
+        groups.setdefault(key, []).append(r)
+
+    rows = []
+    for (ds, op, comp, tool), rs in groups.items():
+        ok = [r for r in rs if r["rc"] == 0]
+        db = meta["datasets"][ds]["db_bytes"]
+        basis = [r.get("basis_bytes", db) for r in ok]
+        rates = [b / r["wall_s"] / MB for b, r in zip(basis, ok) if r["wall_s"] > 0]
+        cpu = [(r["user_s"] + r["sys_s"] + r["server_cpu_s"]) / (b / 1e9) for b, r in zip(basis, ok)]
+        tool_cpu = [(r["user_s"] + r["sys_s"]) / (b / 1e9) for b, r in zip(basis, ok)]
+        repo = [r["repo_bytes"] / MB for r in ok if r.get("repo_bytes")]
+        row = dict(
+            dataset=ds, op=op, comp=comp, tool=tool, runs=len(rs), failed=len(rs) - len(ok),
+            mb_s=med(rates), mb_s_min=min(rates) if rates else None,
+            mb_s_max=max(rates) if rates else None, mb_s_all=[round(x, 1) for x in rates],
+            wall_s=med([r["wall_s"] for r in ok]),
+            cpu_s_per_gb=med(cpu), tool_cpu_s_per_gb=med(tool_cpu),
+            peak_rss_mb=max((r["maxrss_mb"] for r in ok), default=None),
+            repo_mb=med(repo),
+            notes=sorted({r["note"] for r in ok if r.get("note")}),
+        )
+        for k in ("recman_total_mb_s", "recman_sustained_mb_s", "budget_mib"):
+            vals = [r[k] for r in ok if isinstance(r.get(k), (int, float))]
+            if vals:
+                row[k] = med(vals)
+        rows.append(row)
+
+    def find(ds, op, comp, tool):
+        for r in rows:
+            if (r["dataset"], r["op"], r["comp"], r["tool"]) == (ds, op, comp, tool):
+                return r
+        return None
+
+    def ratio(a, b):
+        if a is None or b is None or not b:
+            return None
+        return a / b
+
+    # physical limit of each (dataset, op, comp), in MB/s of database bytes
+    def limit_for(ds, op, comp):
+        rd = limits.get("read_direct_1m_qd16")
+        copy = limits.get("copy_direct_1m_qd16")
+        codec = limits.get("codecs", {}).get(meta["datasets"][ds]["codec_file"], {})
+        ck = limits.get("checksum", {}).get(meta["datasets"][ds]["codec_file"], {}).get("mb_per_s")
+        if op == "backup":
+            if comp == "none":
+                return copy, "fio copy (direct, 1 MiB, qd16)"
+            c = codec.get(comp)
+            if not c or not ck:
+                return None, ""
+            per_core = 1 / (1 / c["compress_mb_s"] + 1 / ck)
+            cpu = per_core * cores
+            io = min(x for x in (rd, copy * c["ratio"] if copy else None) if x)
+            if cpu < io:
+                return cpu, f"CPU: {cores} × (checksum + {comp} compress) = {cpu:,.0f}"
+            return io, "disk read"
+        if op in ("restore", "validate_backup"):
+            c = codec.get(comp)
+            if comp == "none" or not c:
+                return (copy if op == "restore" else rd), "disk"
+            cpu = c["decompress_mb_s"] * cores
+            io = copy * c["ratio"] if op == "restore" and copy else rd * c["ratio"]
+            if op == "restore":
+                io = min(io, limits.get("write_direct_1m_qd16") or io)
+            return (cpu, f"CPU: {cores} × {comp} decompress") if cpu < io else (io, "disk")
+        if op == "validate_database":
+            return rd, "fio read (direct, 1 MiB, qd16)"
+        return None, ""
+
+    for r in rows:
+        lim, why = limit_for(r["dataset"], r["op"], r["comp"])
+        r["limit_mb_s"] = lim
+        r["limit_basis"] = why
+        r["vs_limit"] = ratio(r["mb_s"], lim)
+        if r["tool"] == "recman":
+            peer_op = {"validate_backup": "verify", "validate_database": None}.get(r["op"], r["op"])
+            for p in TOOLS[1:]:
+                pr = find(r["dataset"], peer_op, r["comp"], p) if peer_op else None
+                if pr and pr["mb_s"]:
+                    r[f"vs_{p}"] = ratio(r["mb_s"], pr["mb_s"])
+                    r[f"cpu_vs_{p}"] = ratio(r["cpu_s_per_gb"], pr["cpu_s_per_gb"])
+
+    order_op = {"backup": 0, "restore": 1, "validate_backup": 2, "verify": 3, "validate_database": 4}
+    order_comp = {"none": 0, "lz4": 1, "zstd:1": 2, "zstd:3": 3}
+    rows.sort(key=lambda r: (r["dataset"] != "pgbench", r["dataset"], order_op.get(r["op"], 9),
+                             order_comp.get(r["comp"], 9), TOOLS.index(r["tool"]) if r["tool"] in TOOLS else 9))
+
+    # targets of issue 4
+    targets = []
+
+    def target(name, value, goal, evidence=""):
+        met = None if value is None else value >= goal
+        targets.append(dict(target=name, value=value, goal=goal, met=met, evidence=evidence))
+
+    def target_le(name, value, goal, evidence=""):
+        met = None if value is None else value <= goal
+        targets.append(dict(target=name, value=value, goal=goal, met=met, evidence=evidence, le=True))
+
+    def g(ds, op, comp, tool, key):
+        r = find(ds, op, comp, tool)
+        return r.get(key) if r else None
+
+    ds = "pgbench"
+    target("backup lz4 / pgBackRest (process-max = channels)", g(ds, "backup", "lz4", "recman", "vs_pgbackrest"), 2.0)
+    target("backup lz4 / pg_basebackup server-lz4", g(ds, "backup", "lz4", "recman", "vs_pg_basebackup"), 1.3)
+    for lv in ("zstd:1", "zstd:3"):
+        target(f"backup {lv} / pgBackRest", g(ds, "backup", lv, "recman", "vs_pgbackrest"), 1.5)
+        target(f"backup {lv} / pg_basebackup server-{lv}", g(ds, "backup", lv, "recman", "vs_pg_basebackup"), 1.3)
+    target("backup none / copy limit", g(ds, "backup", "none", "recman", "vs_limit"), 0.9)
+    target("backup none / pg_basebackup", g(ds, "backup", "none", "recman", "vs_pg_basebackup"), 1.3)
+    target("restore lz4 / pgBackRest restore", g(ds, "restore", "lz4", "recman", "vs_pgbackrest"), 2.0)
+    target("validate database / read limit", g(ds, "validate_database", "none", "recman", "vs_limit"), 0.9)
+    target("validate backup lz4 / min(read, decompress) limit", g(ds, "validate_backup", "lz4", "recman", "vs_limit"), 0.9)
+    for lv in ("none", "lz4", "zstd:1", "zstd:3"):
+        target_le(f"CPU s/GB backup {lv} / pgBackRest", g(ds, "backup", lv, "recman", "cpu_vs_pgbackrest"), 0.5)
+    if "random" in meta["datasets"]:
+        target("random data: backup lz4 / pgBackRest", g("random", "backup", "lz4", "recman", "vs_pgbackrest"), 2.0)
+        target("random data: backup lz4 / pg_basebackup", g("random", "backup", "lz4", "recman", "vs_pg_basebackup"), 1.3)
+
+    result = dict(meta=meta, limits=limits, rows=rows, targets=targets)
+    with open(opts["--json"], "w") as f:
+        json.dump(result, f, indent=1)
+
+    md = []
+    md.append(f"Units: MB/s = 10^6 bytes/s of database bytes (data directory without pg_wal); median (min–max) of the runs; "
+              f"CPU s/GB = user+sys of the tool and its children plus the PostgreSQL server's CPU, per 10^9 database bytes.")
+    md.append("")
+    md.append("### Physical limits (same run)")
+    md.append("")
+    md.append("| measurement | MB/s |")
+    md.append("|---|---|")
+    for k, v in limits.get("disk", {}).items():
+        md.append(f"| {k} | {fmt(v)} |")
+    md.append("")
+    md.append("| data file | codec | ratio | compress MB/s (1 core) | decompress MB/s (1 core) |")
+    md.append("|---|---|---|---|---|")
+    for fname, cs in limits.get("codecs", {}).items():
+        for codec, c in cs.items():
+            md.append(f"| {fname} | {codec} | {c['ratio']:.2f} | {fmt(c['compress_mb_s'])} | {fmt(c['decompress_mb_s'])} |")
+    for fname, c in limits.get("checksum", {}).items():
+        md.append(f"| {fname} | page checksum | – | {fmt(c['mb_per_s'])} (mismatches {c['mismatches']}) | – |")
+    md.append("")
+    md.append("### Tools")
+    md.append("")
+    md.append("| data | operation | compression | tool | runs | MB/s | CPU s/GB | peak RSS MB | repo MB | recman/pgBackRest | recman/pg_basebackup | limit MB/s | ÷ limit |")
+    md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        rate = "FAILED" if r["mb_s"] is None else spread(r["mb_s_all"])
+        runs_s = f"{r['runs']}" + (f" ({r['failed']} failed)" if r["failed"] else "")
+        md.append(
+            f"| {r['dataset']} | {r['op']} | {r['comp']} | {r['tool']} | {runs_s} | {rate} | {fmt(r['cpu_s_per_gb'], 2)} | "
+            f"{fmt(r['peak_rss_mb'])} | {fmt(r['repo_mb'])} | {fmt(r.get('vs_pgbackrest'), 2)} | "
+            f"{fmt(r.get('vs_pg_basebackup'), 2)} | {fmt(r['limit_mb_s'])} | {fmt(r['vs_limit'], 2)} |"
+        )
+    md.append("")
+    md.append("### Targets (issue 4)")
+    md.append("")
+    md.append("| target | measured | goal | met |")
+    md.append("|---|---|---|---|")
+    for t in targets:
+        op = "≤" if t.get("le") else "≥"
+        met = "–" if t["met"] is None else ("yes" if t["met"] else "**no**")
+        md.append(f"| {t['target']} | {fmt(t['value'], 2)} | {op} {t['goal']} | {met} |")
+    notes = [(r["op"], r["comp"], n) for r in rows if r["tool"] == "recman" for n in r["notes"]]
+    if notes:
+        md.append("")
+        md.append("recman's own figures (`report io` diagnosis, total/sustained MB/s, memory budget):")
+        md.append("")
+        for r in rows:
+            if r["tool"] != "recman":
+                continue
+            bits = []
+            if "recman_total_mb_s" in r:
+                bits.append(f"total {r['recman_total_mb_s']:.0f} MB/s, sustained {r.get('recman_sustained_mb_s', 0):.0f} MB/s")
+            if "budget_mib" in r:
+                bits.append(f"memory budget {r['budget_mib']:.0f} MiB")
+            bits += r["notes"]
+            if bits:
+                md.append(f"- {r['dataset']} {r['op']} {r['comp']}: " + "; ".join(bits))
+    text = "\n".join(md) + "\n"
+    with open(opts["--md"], "w") as f:
+        f.write(text)
+    print(text)
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    cmd, argv = sys.argv[1], sys.argv[2:]
+    {"measure": cmd_measure, "fio": cmd_fio, "codec": cmd_codec, "report": cmd_report}.get(
+        cmd, lambda _a: sys.exit(__doc__))(argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+//! Issue 5: BACKUP ARCHIVELOG and BACKUP DATABASE PLUS ARCHIVELOG. Archived WAL goes into
+//! backup sets; restore never starts from one; once the archive's copies are deleted
+//! (`--delete-input`, `delete archivelog all --backed-up N`), recovery reads the WAL from the
+//! sets; the rebuilt catalog knows which sets hold which WAL.
+
+mod common;
+mod flows;
+
+use common::*;
+use flows::*;
+use serde_json::Value;
+
+fn wal(setup: &Setup) -> Vec<Value> {
+    serde_json::from_str::<Value>(&setup.ok(&["list", "archivelog", "--json"]))
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn segments(setup: &Setup) -> Vec<Value> {
+    wal(setup)
+        .into_iter()
+        .filter(|w| w["kind"] == "segment")
+        .collect()
+}
+
+fn types(setup: &Setup) -> Vec<String> {
+    setup
+        .backups()
+        .iter()
+        .map(|b| b["type"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn archived_wal_in_backup_sets_serves_recovery() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table t(x int); insert into t select generate_series(1, 1000)");
+    c.switch_wal_and_wait_archived();
+
+    // PLUS ARCHIVELOG: WAL before, the database, WAL during.
+    let out = setup.ok(&["backup", "database", "--plus-archivelog"]);
+    assert_eq!(out.matches("archivelog backup").count(), 2, "{out}");
+    assert_eq!(types(&setup)[..3], ["ARCHIVELOG", "FULL", "ARCHIVELOG"]);
+    assert!(
+        segments(&setup).iter().all(|w| w["backed_up"] == 1),
+        "{:?}",
+        wal(&setup)
+    );
+    // NOT BACKED UP 1 TIMES takes no segment again (only, maybe, the backup history file,
+    // which PostgreSQL archives after the backup's last segment).
+    setup.ok(&["backup", "archivelog", "all", "--not-backed-up", "1"]);
+    assert!(segments(&setup).iter().all(|w| w["backed_up"] == 1));
+    let out = setup.ok(&["backup", "archivelog", "all", "--not-backed-up", "1"]);
+    assert!(out.contains("no archived logs to back up"), "{out}");
+    let full_tag = setup.backups()[1]["tag"].as_str().unwrap().to_string();
+    // An ARCHIVELOG backup is never a restore base, even by tag.
+    let al_tag = setup.backups()[0]["tag"].as_str().unwrap().to_string();
+    let (_t, scratch) = new_scratch_dir();
+    let err = setup.err(&[
+        "restore",
+        "database",
+        "--to",
+        path_str(&scratch.join("x")),
+        "--from-tag",
+        &al_tag,
+    ]);
+    assert!(err.contains("no available backup has tag"), "{err}");
+
+    // WAL after the backup, into a set, then out of the archive.
+    c.psql("insert into t select generate_series(1, 1000)");
+    let last = c.switch_wal_and_wait_archived();
+    let out = setup.ok(&[
+        "backup",
+        "archivelog",
+        "all",
+        "--not-backed-up",
+        "1",
+        "--delete-input",
+        "--compress",
+        "lz4",
+    ]);
+    assert!(out.contains("deleted archived log (input)"), "{out}");
+    // Only this run's input goes; what earlier backups hold stays until deleted.
+    let left = segments(&setup);
+    assert!(
+        left.iter()
+            .all(|w| w["name"] != last.as_str() && w["backed_up"] == 1),
+        "{left:?}"
+    );
+    let newest = setup.backups().last().unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = setup.ok(&["validate", "backup", &newest]);
+    assert!(!out.to_lowercase().contains("corrupt block"), "{out}");
+
+    // More WAL, backed up without deletion, then removed by `delete archivelog --backed-up`.
+    c.psql("insert into t select generate_series(1, 500)");
+    c.switch_wal_and_wait_archived();
+    setup.ok(&["backup", "archivelog", "all", "--not-backed-up", "1"]);
+    assert!(!segments(&setup).is_empty());
+    let out = setup.ok(&[
+        "delete",
+        "archivelog",
+        "all",
+        "--backed-up",
+        "1",
+        "--noprompt",
+    ]);
+    assert!(out.contains("Deleted"), "{out}");
+    assert!(segments(&setup).is_empty(), "{:?}", wal(&setup));
+
+    // The catalog rebuilt from the repository knows the same backups.
+    let before = setup.ok(&["list", "backup", "--json"]);
+    for f in ["catalog.db", "catalog.db-wal", "catalog.db-shm"] {
+        let _ = std::fs::remove_file(setup.repo.join(f));
+    }
+    setup.ok(&["catalog", "start-with"]);
+    assert_eq!(before, setup.ok(&["list", "backup", "--json"]));
+
+    // Restore picks the full backup; recovery reads every segment after it from backup sets.
+    c.stop();
+    let (_keep, to) = setup.restore(&[]);
+    let r = Cluster::from_restored(to);
+    r.wait_recovery_done(std::time::Duration::from_secs(180));
+    assert_eq!(r.psql("select count(*) from t"), "2500");
+    r.stop();
+    c.start();
+
+    // Retention: with a second full, redundancy 1 obsoletes the first full and the WAL
+    // backups that only it needed, and keeps the newest ones.
+    setup.backup(&["--tag", "second"]);
+    let out = setup.ok(&["report", "obsolete", "--redundancy", "1", "--json"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let obsolete: Vec<String> = v["backups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            b["id"]
+                .as_str()
+                .unwrap_or(b.as_str().unwrap_or(""))
+                .to_string()
+        })
+        .collect();
+    let all = setup.backups();
+    let first_full = all.iter().find(|b| b["tag"] == full_tag.as_str()).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(obsolete.contains(&first_full), "{out}");
+    assert!(
+        obsolete.contains(&all[0]["id"].as_str().unwrap().to_string()),
+        "{out}"
+    );
+}
