@@ -208,7 +208,7 @@ dd_rate() { # label dd-args...: MB/s from dd's own summary
     local label=$1 out; shift
     out=$(LC_ALL=C dd "$@" 2>&1 | tail -1)
     # "N bytes (...) copied, S s, R MB/s"
-    DISK[$label]=$(awk -F', ' '{split($2, a, " "); split($1, b, " "); printf "%.1f", b[1] / a[1] / 1e6}' <<<"$out")
+    DISK[$label]=$(sed -E 's/^([0-9]+) bytes.* copied, ([0-9.e-]+) s,.*/\1 \2/' <<<"$out" | awk '{printf "%.1f", $1 / $2 / 1e6}')
     log "  $label: ${DISK[$label]} MB/s"
 }
 # write the test file first (also the write measurements)
@@ -349,7 +349,7 @@ pgbr_opts() { # comp -> pgBackRest compression options
     case $1 in
         none) echo "--compress-type=none" ;;
         lz4) echo "--compress-type=lz4 --compress-level=1" ;;
-        zstd:*) echo "--compress-type=zstd --compress-level=${1#zstd:}" ;;
+        zstd:*) echo "--compress-type=zst --compress-level=${1#zstd:}" ;;
     esac
 }
 pgbr_backup() { # ds comp

@@ -139,6 +139,18 @@ pub enum BackupWhat {
     Database(BackupArgs),
     /// Archived WAL from the repository's archive into backup sets.
     Archivelog(crate::catalog_cmds::ArchivelogBackupArgs),
+    /// A new level 0 merged from a level 0 and its level 1s inside the repository, without
+    /// reading the database.
+    SyntheticFull {
+        /// The backup (id or tag) whose chain to merge (default: the newest available).
+        #[arg(long)]
+        from: Option<String>,
+        #[arg(long)]
+        tag: Option<String>,
+        /// none, lz4, zstd or zstd:LEVEL.
+        #[arg(long, default_value = "lz4")]
+        compress: String,
+    },
 }
 
 #[derive(Args, Debug)]

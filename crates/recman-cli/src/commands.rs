@@ -153,6 +153,33 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             }
         }
         Command::Backup {
+            what:
+                BackupWhat::SyntheticFull {
+                    from,
+                    tag,
+                    compress,
+                },
+        } => {
+            let ctx = context(g)?;
+            let opts = recman_engine::SyntheticOptions {
+                from,
+                tag,
+                compression: compress.parse().map_err(|e| anyhow!("--compress: {e}"))?,
+            };
+            let b = recman_engine::synthetic_full(&ctx, &opts, &bar)?;
+            say(&format!(
+                "synthetic full backup {} tag {} completed: {} written, stands for {} (lsn {})",
+                b.id,
+                b.tag,
+                crate::list::size(b.written_bytes),
+                b.stop_time
+                    .and_then(chrono::DateTime::from_timestamp_micros)
+                    .map(|t| t.to_rfc3339())
+                    .unwrap_or_default(),
+                recman_pg::Lsn(b.stop_lsn.unwrap_or(0))
+            ));
+        }
+        Command::Backup {
             what: BackupWhat::Archivelog(a),
         } => crate::catalog_cmds::backup_archivelog(g, a, &bar)?,
         Command::Restore {

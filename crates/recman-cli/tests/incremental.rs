@@ -264,3 +264,74 @@ fn a_level_one_holds_the_changed_pages() {
         diff * 100.0
     );
 }
+
+#[test]
+fn a_synthetic_full_restores_like_its_chain_and_is_a_parent() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.pgbench_init(2);
+    setup.backup(&["--incremental-level", "0"]);
+    bench(c, 2);
+    setup.backup(&["--incremental-level", "1"]);
+    bench(c, 2);
+    setup.backup(&["--incremental-level", "1", "--tag", "TIP"]);
+    setup.ok(&[
+        "backup",
+        "synthetic-full",
+        "--from",
+        "TIP",
+        "--tag",
+        "SYNTH",
+    ]);
+    let list = setup.backups();
+    let synth = list.iter().find(|b| b["tag"] == "SYNTH").unwrap();
+    let tip = list.iter().find(|b| b["tag"] == "TIP").unwrap();
+    assert_eq!(synth["type"], "LEVEL0");
+    assert_eq!(
+        synth["stop_lsn"], tip["stop_lsn"],
+        "a synthetic full stands for its chain's newest point"
+    );
+    setup.ok(&["validate", "backup", "SYNTH"]);
+    c.switch_wal_and_wait_archived();
+    let expected = c.all_table_checksums();
+    // The synthetic full alone and the chain it came from give the same data.
+    let (_a, from_synth) = setup.restore(&["--from-tag", "SYNTH"]);
+    let (_b, from_chain) = setup.restore(&["--from-tag", "TIP"]);
+    let (s_files, c_files) = (
+        walk(&from_synth, &from_synth),
+        walk(&from_chain, &from_chain),
+    );
+    assert_eq!(s_files, c_files);
+    for f in s_files
+        .iter()
+        .filter(|f| !f.ends_with("postgresql.auto.conf"))
+    {
+        assert!(
+            std::fs::read(from_synth.join(f)).unwrap()
+                == std::fs::read(from_chain.join(f)).unwrap(),
+            "{f} differs"
+        );
+    }
+    drop(start_and_compare(&from_synth, &expected));
+    // A level 1 after it takes the synthetic full as its parent.
+    bench(c, 2);
+    let after = setup.backup(&["--incremental-level", "1", "--tag", "AFTER_SYNTH"]);
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            setup
+                .repo
+                .join("main/backup")
+                .join(&after)
+                .join("manifest.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        manifest["parent"], synth["id"],
+        "the level 1 after a synthetic full must build on it"
+    );
+    c.switch_wal_and_wait_archived();
+    let end = c.all_table_checksums();
+    restore_compare(&setup, &["--from-tag", "AFTER_SYNTH"], &end);
+}

@@ -19,6 +19,7 @@ mod restore;
 pub mod retention;
 mod scan;
 mod select;
+mod synthetic;
 mod util;
 mod validate;
 
@@ -36,6 +37,7 @@ pub use restore::{RecoveryTarget, RestoreOptions, RestoreReport, restore_databas
 pub use retention::{DeleteReport, Obsolete, RetentionPolicy};
 pub use scan::{Scan, ScannedFile, scan_data_dir};
 pub use select::select_backup;
+pub use synthetic::{SyntheticOptions, synthetic_full};
 pub use validate::{
     CorruptReport, ValidateBackupReport, ValidateDatabaseReport, validate_backup, validate_database,
 };

@@ -1,0 +1,270 @@
+//! BACKUP SYNTHETIC-FULL: a new level 0 merged from a chain (a level 0 and its level 1s) inside
+//! the repository, without reading the database. Each file is rebuilt window by window from
+//! the newest backup that holds it whole and the level 1s after it, newest block winning, and
+//! written as ordinary pieces; the result stands for the same point in time as the chain's
+//! newest backup and is itself a parent for later level 1s.
+
+use crate::incremental::chain;
+use crate::restore::load_manifest;
+use crate::util::{backup_dir, now_micros};
+use crate::{Context, EngineError, Progress};
+use recman_catalog::{BackupRecord, BackupStatus, PieceRecord};
+use recman_format::manifest::{BackupManifest, EntryKind, ManifestPiece, ManifestSet};
+use recman_format::{
+    ChunkLoc, Compression, PieceHeader, PieceWriter, SetFile, read_chunk_at, read_index,
+};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Write;
+
+const WINDOW: u64 = 1 << 20;
+const FILES_PER_SET: usize = 64;
+
+/// Where one file's chunks are, per backup of the chain (oldest first), and the newest backup
+/// holding it whole: an older copy of the same name may be an earlier incarnation of the file.
+type Locations = HashMap<String, (usize, Vec<Vec<(String, ChunkLoc)>>)>;
+
+pub struct SyntheticOptions {
+    pub from: Option<String>,
+    pub tag: Option<String>,
+    pub compression: Compression,
+}
+
+pub fn synthetic_full(
+    ctx: &Context,
+    opts: &SyntheticOptions,
+    progress: &dyn Progress,
+) -> Result<BackupRecord, EngineError> {
+    let _lock = ctx.repo.lock("backup synthetic-full")?;
+    let base = crate::validate::find_backup(ctx, opts.from.as_deref())?;
+    if base.status != BackupStatus::Available {
+        return Err(EngineError::Invalid(format!(
+            "backup {} is {}, not AVAILABLE; hint: `recman list backup` shows the usable ones",
+            base.id,
+            base.status.as_str()
+        )));
+    }
+    let chain = chain(ctx, load_manifest(ctx, &base.id)?)?;
+    let locs = locate(ctx, &chain)?;
+    let started = chrono::Utc::now();
+    let stamp = started.format("%Y%m%dT%H%M%S").to_string();
+    let id = format!("B{stamp}{:03}", started.timestamp_subsec_millis());
+    let tag = opts
+        .tag
+        .clone()
+        .map(|t| t.to_uppercase())
+        .unwrap_or_else(|| format!("SYNTH{stamp}"));
+    let mut rec = base.clone();
+    rec.id = id.clone();
+    rec.tag = tag;
+    rec.backup_type = "LEVEL0".into();
+    rec.status = BackupStatus::Running;
+    rec.compression = opts.compression.to_string();
+    rec.channels = 1;
+    rec.pid = std::process::id();
+    rec.error = None;
+    ctx.repo.catalog().insert_backup(&rec)?;
+    let dir = backup_dir(&ctx.db.name, &id);
+    match write(ctx, opts, &chain, &locs, &mut rec, &dir, progress) {
+        Ok(()) => Ok(rec),
+        Err(e) => {
+            rec.status = BackupStatus::Failed;
+            rec.error = Some(e.to_string());
+            rec.stop_time = Some(now_micros());
+            let _ = ctx.repo.catalog().update_backup(&rec);
+            let _ = std::fs::remove_dir_all(ctx.repo.path(&dir));
+            Err(e)
+        }
+    }
+}
+
+/// Reads the index of every piece of the chain: no data yet.
+fn locate(ctx: &Context, chain: &[BackupManifest]) -> Result<Locations, EngineError> {
+    let mut locs: Locations = HashMap::new();
+    for (k, m) in chain.iter().enumerate() {
+        for p in m.sets.iter().flat_map(|s| s.pieces.iter()) {
+            let path = ctx.repo.path(&p.path);
+            let mut f =
+                File::open(&path).map_err(|e| EngineError::io("open backup piece", &path, e))?;
+            let (_, index) = read_index(&mut f).map_err(|e| EngineError::piece(&p.path, e))?;
+            for file in index.files {
+                let v = locs
+                    .entry(file.path)
+                    .or_insert_with(|| (0, vec![Vec::new(); chain.len()]));
+                v.1[k].extend(file.chunks.into_iter().map(|c| (p.path.clone(), c)));
+            }
+        }
+        for e in m
+            .entries
+            .iter()
+            .filter(|e| e.kind == EntryKind::File && !e.incremental)
+        {
+            if let Some(v) = locs.get_mut(&e.path) {
+                v.0 = k;
+            }
+        }
+    }
+    Ok(locs)
+}
+
+fn write(
+    ctx: &Context,
+    opts: &SyntheticOptions,
+    chain: &[BackupManifest],
+    locs: &Locations,
+    rec: &mut BackupRecord,
+    dir: &str,
+    progress: &dyn Progress,
+) -> Result<(), EngineError> {
+    let newest = chain.last().expect("non-empty chain");
+    let mut m = newest.clone();
+    m.backup_id = rec.id.clone();
+    m.tag = rec.tag.clone();
+    m.backup_type = "LEVEL0".into();
+    m.incremental_level = Some(0);
+    m.cumulative = false;
+    m.parent = None;
+    m.parent_start_lsn = None;
+    m.compression = opts.compression.to_string();
+    m.channels = 1;
+    m.sets = Vec::new();
+    let files: Vec<usize> = (0..m.entries.len())
+        .filter(|&i| m.entries[i].kind == EntryKind::File)
+        .collect();
+    progress.start(
+        "synthetic full",
+        files.iter().filter_map(|&i| m.entries[i].size).sum(),
+    );
+    let mut handles: HashMap<String, File> = HashMap::new();
+    let mut pieces = Vec::new();
+    for (set_k, group) in files.chunks(FILES_PER_SET).enumerate() {
+        let set_no = set_k as u32 + 1;
+        let rel = format!("{dir}/s{set_no:05}_p001.rmp");
+        let header = PieceHeader {
+            backup_id: rec.id.clone(),
+            db_name: ctx.db.name.clone(),
+            system_identifier: ctx.db.system_identifier,
+            set_no,
+            piece_no: 1,
+            compression: opts.compression,
+            created_unix: now_micros() / 1_000_000,
+            files: group
+                .iter()
+                .enumerate()
+                .map(|(slot, &i)| SetFile {
+                    index: slot as u32,
+                    path: m.entries[i].path.clone(),
+                })
+                .collect(),
+        };
+        let mut w = PieceWriter::new(ctx.repo.create_atomic(&rel)?, &header)
+            .map_err(|e| EngineError::piece(&rel, e))?;
+        for (slot, &i) in group.iter().enumerate() {
+            let (size, crc) = rebuild(
+                ctx,
+                locs,
+                &m.entries[i].path,
+                m.entries[i].size.unwrap_or(0),
+                slot as u32,
+                &mut w,
+                &mut handles,
+                &rel,
+                progress,
+            )?;
+            w.end_file(slot as u32, size, crc)
+                .map_err(|e| EngineError::piece(&rel, e))?;
+            let e = &mut m.entries[i];
+            e.crc32c = Some(crc);
+            e.set_no = Some(set_no);
+            e.incremental = false;
+            e.sections = Vec::new();
+        }
+        let (mut sink, summary) = w.finish().map_err(|e| EngineError::piece(&rel, e))?;
+        sink.flush()
+            .map_err(|e| EngineError::io("write", ctx.repo.path(&rel), e))?;
+        sink.commit()?;
+        m.sets.push(ManifestSet {
+            set_no,
+            channel: 1,
+            pieces: vec![ManifestPiece {
+                piece_no: 1,
+                path: rel.clone(),
+                size: summary.size,
+                crc32c: summary.crc32c,
+            }],
+        });
+        pieces.push(PieceRecord {
+            backup_id: rec.id.clone(),
+            set_no,
+            piece_no: 1,
+            channel: 1,
+            path: rel,
+            size: summary.size,
+            crc32c: summary.crc32c,
+            file_count: group.len() as u32,
+            raw_bytes: summary.raw_bytes,
+        });
+    }
+    progress.finish();
+    let mut mf = ctx.repo.create_atomic(&format!("{dir}/manifest.json"))?;
+    serde_json::to_writer(&mut mf, &m)
+        .map_err(|e| EngineError::Invalid(format!("cannot write manifest of {}: {e}", rec.id)))?;
+    mf.commit()?;
+    rec.written_bytes = pieces.iter().map(|p| p.size).sum();
+    rec.status = BackupStatus::Available;
+    ctx.repo.catalog().complete_backup(rec, &pieces, &[])?;
+    Ok(())
+}
+
+/// Writes the whole content of one file, merged from the chain; returns (size, crc).
+#[allow(clippy::too_many_arguments)]
+fn rebuild<W: Write>(
+    ctx: &Context,
+    locs: &Locations,
+    path: &str,
+    size: u64,
+    slot: u32,
+    w: &mut PieceWriter<W>,
+    handles: &mut HashMap<String, File>,
+    rel: &str,
+    progress: &dyn Progress,
+) -> Result<(u64, u32), EngineError> {
+    let empty = (0, Vec::new());
+    let (whole_at, per_backup) = locs.get(path).unwrap_or(&empty);
+    let whole_at = *whole_at;
+    let mut crc = 0u32;
+    let mut start = 0u64;
+    let mut buf = Vec::new();
+    while start < size {
+        let len = WINDOW.min(size - start);
+        buf.clear();
+        buf.resize(len as usize, 0);
+        for chunks in per_backup.iter().skip(whole_at) {
+            for (piece, loc) in chunks {
+                let (a, b) = (loc.file_offset, loc.file_offset + loc.raw_len as u64);
+                if b <= start || a >= start + len {
+                    continue;
+                }
+                let f = match handles.get_mut(piece) {
+                    Some(f) => f,
+                    None => {
+                        let p = ctx.repo.path(piece);
+                        let f = File::open(&p)
+                            .map_err(|e| EngineError::io("open backup piece", &p, e))?;
+                        handles.entry(piece.clone()).or_insert(f)
+                    }
+                };
+                let data = read_chunk_at(f, loc).map_err(|e| EngineError::piece(piece, e))?;
+                let (from, to) = (a.max(start), b.min(start + len));
+                buf[(from - start) as usize..(to - start) as usize]
+                    .copy_from_slice(&data[(from - a) as usize..(to - a) as usize]);
+            }
+        }
+        crc = crc32c::crc32c_append(crc, &buf);
+        w.write_chunk(slot, start, &buf)
+            .map_err(|e| EngineError::piece(rel, e))?;
+        progress.advance(len);
+        start += len;
+    }
+    Ok((size, crc))
+}
