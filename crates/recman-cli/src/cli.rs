@@ -70,6 +70,11 @@ pub enum Command {
         #[command(subcommand)]
         what: ValidateWhat,
     },
+    /// Roll an image copy forward (RMAN's RECOVER COPY OF DATABASE).
+    Recover {
+        #[command(subcommand)]
+        what: RecoverWhat,
+    },
     /// List what the catalog knows.
     List {
         #[command(subcommand)]
@@ -194,6 +199,14 @@ pub struct BackupArgs {
     /// With --incremental-level 1: changes since the last level 0 rather than the last backup.
     #[arg(long, requires = "incremental_level")]
     pub cumulative: bool,
+    /// Also keep this backup as an image copy named by --tag: a plain data directory in the
+    /// repository that level 1s taken --for-recover-of-copy roll forward (RMAN's AS COPY).
+    #[arg(long, requires = "tag", conflicts_with = "incremental_level")]
+    pub as_copy: bool,
+    /// With --incremental-level 1: relative to the image copy named by --tag (RMAN's FOR RECOVER
+    /// OF COPY); makes the copy when it does not exist yet.
+    #[arg(long, requires = "tag")]
+    pub for_recover_of_copy: bool,
     #[command(flatten)]
     pub io: crate::io_args::IoArgs,
 }
@@ -229,6 +242,13 @@ pub struct RestoreArgs {
     /// source's WAL archive) or preserve (keep the source's settings, e.g. after losing it).
     #[arg(long, default_value = "off", value_parser = ["off", "preserve"])]
     pub archive_mode: String,
+    /// Restore from the image copy with this tag instead of backup sets.
+    #[arg(long)]
+    pub from_copy: Option<String>,
+    /// With --from-copy: move the copy's files into place instead of copying them (the copy
+    /// is used up; same file system only). The shortest recovery time.
+    #[arg(long, requires = "from_copy")]
+    pub switch_to_copy: bool,
     /// recovery_target_timeline (default: PostgreSQL's, latest).
     #[arg(long)]
     pub timeline: Option<String>,
@@ -286,4 +306,17 @@ pub struct RunArgs {
     pub file: Option<PathBuf>,
     /// Statements to run, e.g. 'BACKUP DATABASE;'.
     pub text: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RecoverWhat {
+    /// Apply the level 1 backups taken --for-recover-of-copy to the image copy.
+    Copy {
+        /// The copy's tag.
+        #[arg(long)]
+        tag: String,
+        /// Apply only level 1s that ended by this time (e.g. a day ago, to keep a copy that lags).
+        #[arg(long)]
+        until_time: Option<String>,
+    },
 }

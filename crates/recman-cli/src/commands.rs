@@ -119,6 +119,8 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                     .transpose()?,
                 incremental_level: a.incremental_level,
                 cumulative: a.cumulative,
+                as_copy: a.as_copy,
+                for_recover_of_copy: a.for_recover_of_copy,
             };
             let r = recman_engine::backup_database(&ctx, &opts, &bar)?;
             for c in &r.corrupt {
@@ -182,6 +184,32 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Backup {
             what: BackupWhat::Archivelog(a),
         } => crate::catalog_cmds::backup_archivelog(g, a, &bar)?,
+        Command::Recover {
+            what: RecoverWhat::Copy { tag, until_time },
+        } => {
+            let ctx = context(g)?;
+            let until = match &until_time {
+                Some(t) => match RecoveryTarget::parse_time(t)? {
+                    RecoveryTarget::Time { micros, .. } => Some(micros),
+                    _ => None,
+                },
+                None => None,
+            };
+            let applied = recman_engine::copy::recover_copy(&ctx, &tag, until, &bar)?;
+            if applied.is_empty() {
+                say(&format!(
+                    "image copy {} is up to date: no level 1 to apply",
+                    tag.to_uppercase()
+                ));
+            } else {
+                say(&format!(
+                    "image copy {} rolled forward with {} level 1 backup(s): {}",
+                    tag.to_uppercase(),
+                    applied.len(),
+                    applied.join(", ")
+                ));
+            }
+        }
         Command::Restore {
             what: RestoreWhat::Database(a),
         } => {
@@ -209,6 +237,8 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 tablespace_map: map,
                 timeline: a.timeline,
                 preserve_archive_mode: a.archive_mode == "preserve",
+                from_copy: a.from_copy,
+                switch_to_copy: a.switch_to_copy,
                 recman_exe: std::env::current_exe()?,
             };
             let r = recman_engine::restore_database(&ctx, &opts, &bar)?;

@@ -40,6 +40,10 @@ pub struct BackupOptions {
     pub incremental_level: Option<u8>,
     /// A level 1 against the last level 0 instead of the last level 0 or 1.
     pub cumulative: bool,
+    /// RMAN's BACKUP AS COPY: also keep the backup as a plain data directory (an image copy).
+    pub as_copy: bool,
+    /// RMAN's FOR RECOVER OF COPY: a level 1 relative to the image copy named by the tag.
+    pub for_recover_of_copy: bool,
 }
 
 impl Default for BackupOptions {
@@ -56,6 +60,8 @@ impl Default for BackupOptions {
             section_size: None,
             incremental_level: None,
             cumulative: false,
+            as_copy: false,
+            for_recover_of_copy: false,
         }
     }
 }
@@ -104,8 +110,7 @@ pub fn backup_database(
             "marked interrupted backup {id} FAILED and removed its pieces"
         ));
     }
-    let (level, increment, notice) =
-        crate::incremental::choose_parent(ctx, opts.incremental_level, opts.cumulative)?;
+    let ((level, increment, notice), make_copy) = copy_or_parent(ctx, opts)?;
     if let Some(n) = notice {
         progress.notice(&n);
     }
@@ -179,6 +184,10 @@ pub fn backup_database(
     );
     match result {
         Ok(r) => {
+            if let Some(tag) = &make_copy {
+                progress.notice(&format!("making image copy {tag} from backup {}", rec.id));
+                crate::copy::make_copy(ctx, tag, &rec.id, progress)?;
+            }
             let elapsed = t0.elapsed();
             let total_rate = rec.db_bytes as f64 / elapsed.as_secs_f64().max(1e-6);
             Ok(BackupReport {
@@ -200,6 +209,49 @@ pub fn backup_database(
             let _ = std::fs::remove_dir_all(ctx.repo.path(&dir));
             Err(e)
         }
+    }
+}
+
+/// Level, parent, notice, and the image copy to make afterwards: `--as-copy` makes a level 0
+/// and materializes it; `--for-recover-of-copy` builds a level 1 on the copy's state (or, with no
+/// copy yet, makes the copy, as RMAN's rolling-copy script expects on its first run).
+fn copy_or_parent(
+    ctx: &Context,
+    opts: &BackupOptions,
+) -> Result<(crate::incremental::ParentChoice, Option<String>), EngineError> {
+    if !opts.as_copy && !opts.for_recover_of_copy {
+        let (l, i, n) =
+            crate::incremental::choose_parent(ctx, opts.incremental_level, opts.cumulative)?;
+        return Ok(((l, i, n), None));
+    }
+    let tag = opts.tag.clone().map(|t| t.to_uppercase()).ok_or_else(|| {
+        EngineError::Invalid("image copies are named by their tag; hint: add --tag NAME".into())
+    })?;
+    if opts.as_copy {
+        if crate::copy::load_copy(ctx, &tag)?.is_some() {
+            return Err(EngineError::Invalid(format!(
+                "image copy {tag} already exists; hint: roll it forward with `recman recover copy --tag {tag}` and level 1 backups taken --for-recover-of-copy"
+            )));
+        }
+        return Ok(((Some(0), None, None), Some(tag)));
+    }
+    if opts.incremental_level != Some(1) {
+        return Err(EngineError::Invalid(
+            "--for-recover-of-copy needs --incremental-level 1".into(),
+        ));
+    }
+    match crate::copy::copy_increment(ctx, &tag)? {
+        Some(inc) => Ok(((Some(1), Some(inc), None), None)),
+        None => Ok((
+            (
+                Some(0),
+                None,
+                Some(format!(
+                    "no image copy {tag} yet: taking a level 0 and making the copy"
+                )),
+            ),
+            Some(tag),
+        )),
     }
 }
 

@@ -7,6 +7,7 @@ mod archivelog;
 mod backup;
 mod channel;
 mod context;
+pub mod copy;
 mod crosscheck;
 mod error;
 mod incremental;

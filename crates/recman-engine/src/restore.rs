@@ -2,10 +2,14 @@
 //! brings it to the requested target when PostgreSQL starts there.
 
 mod chain;
+mod copy_restore;
 mod files;
 mod recovery;
 mod target;
 
+pub(crate) use chain::restore_chain;
+pub(crate) use files::{Layout, apply_metadata};
+pub(crate) use recovery::write_recovery;
 pub use target::RecoveryTarget;
 
 use crate::{Context, EngineError, Progress, select_backup};
@@ -27,6 +31,11 @@ pub struct RestoreOptions {
     /// copy shares the source's system identifier and would archive a new timeline into the
     /// source's WAL archive.
     pub preserve_archive_mode: bool,
+    /// Restore from the image copy with this tag instead of backup sets.
+    pub from_copy: Option<String>,
+    /// With `from_copy`: move the copy's files into place instead of copying them; the copy
+    /// is consumed.
+    pub switch_to_copy: bool,
     /// The recman executable and repository that restore_command will call.
     pub recman_exe: PathBuf,
 }
@@ -72,6 +81,9 @@ pub fn restore_database(
     progress: &dyn Progress,
 ) -> Result<RestoreReport, EngineError> {
     let t0 = Instant::now();
+    if let Some(tag) = &opts.from_copy {
+        return copy_restore::restore_from_copy(ctx, opts, tag, progress, t0);
+    }
     let backups = ctx.repo.catalog().backups(ctx.db.id)?;
     let chosen = select_backup(&backups, &opts.target, opts.from_tag.as_deref())?;
     // A level 1 restores with its parents: the newest backup decides what exists.

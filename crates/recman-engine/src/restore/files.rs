@@ -134,7 +134,7 @@ impl Layout {
     }
 }
 
-pub(super) fn make_entries(m: &BackupManifest, layout: &Layout) -> Result<(), EngineError> {
+pub(crate) fn make_entries(m: &BackupManifest, layout: &Layout) -> Result<(), EngineError> {
     for e in &m.entries {
         let path = layout.real(&e.path);
         match e.kind {
@@ -160,7 +160,7 @@ pub(super) fn make_entries(m: &BackupManifest, layout: &Layout) -> Result<(), En
 }
 
 /// Applies modes and, when allowed, owners; directories last so their modes do not stop us.
-pub(super) fn apply_metadata(m: &BackupManifest, layout: &Layout) -> Result<(), EngineError> {
+pub(crate) fn apply_metadata(m: &BackupManifest, layout: &Layout) -> Result<(), EngineError> {
     let root = unsafe_free_is_root();
     for e in m
         .entries

@@ -1,0 +1,271 @@
+//! Incrementally updated image copies (RMAN's BACKUP AS COPY and RECOVER COPY OF DATABASE): a
+//! plain data directory in the repository, `<db>/copy/<TAG>/data` (tablespaces under
+//! `<db>/copy/<TAG>/tblspc/<oid>`), rolled forward in place by level 1 backups taken against it.
+//! `copy.json` beside it is the manifest of the backup state the copy holds; restoring from the
+//! copy is a file copy, or a rename (`--switch-to-copy`) for the shortest recovery time.
+
+use crate::restore::{Layout, load_manifest, restore_chain};
+use crate::{Context, EngineError, Progress};
+use recman_catalog::BackupStatus;
+use recman_format::manifest::{BackupManifest, EntryKind};
+use recman_format::{PieceReader, Record};
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::{BufReader, Read};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::PathBuf;
+
+pub fn copy_rel(db: &str, tag: &str) -> String {
+    format!("{db}/copy/{}", tag.to_uppercase())
+}
+
+/// The state a copy holds, or None when there is no copy with this tag.
+pub fn load_copy(ctx: &Context, tag: &str) -> Result<Option<BackupManifest>, EngineError> {
+    let path = ctx
+        .repo
+        .path(&format!("{}/copy.json", copy_rel(&ctx.db.name, tag)));
+    match std::fs::read(&path) {
+        Ok(b) => serde_json::from_slice(&b)
+            .map(Some)
+            .map_err(|e| EngineError::Invalid(format!("image copy state {} is damaged: {e}; hint: make a new copy with `backup database --as-copy --tag {tag}`", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(EngineError::io("read", &path, e)),
+    }
+}
+
+fn save_state(ctx: &Context, tag: &str, m: &BackupManifest) -> Result<(), EngineError> {
+    let rel = format!("{}/copy.json", copy_rel(&ctx.db.name, tag));
+    let mut f = ctx.repo.create_atomic(&rel)?;
+    serde_json::to_writer(&mut f, m)
+        .map_err(|e| EngineError::Invalid(format!("cannot write {rel}: {e}")))?;
+    Ok(f.commit()?)
+}
+
+/// Where the copy keeps its files: its data directory and tablespaces inside the repository.
+pub(crate) fn copy_layout(
+    ctx: &Context,
+    tag: &str,
+    m: &BackupManifest,
+) -> Result<Layout, EngineError> {
+    let root = ctx.repo.path(&copy_rel(&ctx.db.name, tag));
+    let map: Vec<(String, PathBuf)> = m
+        .tablespaces
+        .iter()
+        .map(|t| {
+            (
+                t.oid.to_string(),
+                root.join("tblspc").join(t.oid.to_string()),
+            )
+        })
+        .collect();
+    Layout::new(&root.join("data"), m, &map)
+}
+
+/// Materializes backup `backup_id` (and its chain) as the copy `tag`.
+pub fn make_copy(
+    ctx: &Context,
+    tag: &str,
+    backup_id: &str,
+    progress: &dyn Progress,
+) -> Result<(), EngineError> {
+    let chain = crate::incremental::chain(ctx, load_manifest(ctx, backup_id)?)?;
+    let newest = chain.last().expect("non-empty chain");
+    let layout = copy_layout(ctx, tag, newest)?;
+    let root = ctx.repo.path(&copy_rel(&ctx.db.name, tag));
+    if root.exists() {
+        return Err(EngineError::Invalid(format!(
+            "image copy {tag} already exists at {}; hint: roll it forward with `recman recover copy --tag {tag}`",
+            root.display()
+        )));
+    }
+    let made = layout.prepare()?;
+    if let Err(e) = restore_chain(ctx.repo.root(), &chain, &layout, 1, progress) {
+        made.undo();
+        let _ = std::fs::remove_dir_all(&root);
+        return Err(e);
+    }
+    save_state(ctx, tag, newest)
+}
+
+/// The parent a level 1 FOR RECOVER OF COPY builds on: the copy's current state.
+pub fn copy_increment(
+    ctx: &Context,
+    tag: &str,
+) -> Result<Option<crate::incremental::Increment>, EngineError> {
+    let Some(state) = load_copy(ctx, tag)? else {
+        return Ok(None);
+    };
+    let start: recman_pg::Lsn = state.start_lsn.parse()?;
+    let known = state
+        .entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::File)
+        .map(|e| e.path.clone())
+        .collect();
+    Ok(Some(crate::incremental::Increment {
+        parent_id: state.backup_id.clone(),
+        parent_start_lsn: start.0,
+        known,
+    }))
+}
+
+/// Applies, oldest first, the level 1s taken against the copy, up to `until` (unix micros of
+/// their stop time); returns the ids applied.
+pub fn recover_copy(
+    ctx: &Context,
+    tag: &str,
+    until: Option<i64>,
+    progress: &dyn Progress,
+) -> Result<Vec<String>, EngineError> {
+    let _lock = ctx.repo.lock("recover copy")?;
+    // The seeds' rolling script recovers before its first backup made the copy: nothing to do.
+    let Some(mut state) = load_copy(ctx, tag)? else {
+        progress.notice(&format!("no image copy {tag} yet: nothing to recover (a level 1 --for-recover-of-copy --tag {tag} makes it)"));
+        return Ok(Vec::new());
+    };
+    let mut applied = Vec::new();
+    loop {
+        let backups = ctx.repo.catalog().backups(ctx.db.id)?;
+        let mut next = None;
+        for b in backups
+            .iter()
+            .filter(|b| b.status == BackupStatus::Available && b.backup_type == "LEVEL1")
+        {
+            if until.is_some_and(|u| b.stop_time.is_none_or(|t| t > u)) {
+                continue;
+            }
+            let m = load_manifest(ctx, &b.id)?;
+            if m.parent.as_deref() == Some(state.backup_id.as_str()) {
+                next = Some(m);
+                break;
+            }
+        }
+        let Some(l1) = next else { break };
+        progress.message(&format!(
+            "applying level 1 backup {} to image copy {tag}",
+            l1.backup_id
+        ));
+        state = apply(ctx, tag, &state, l1)?;
+        save_state(ctx, tag, &state)?;
+        applied.push(state.backup_id.clone());
+    }
+    Ok(applied)
+}
+
+/// Writes a level 1's blocks into the copy in place and returns the copy's new state.
+fn apply(
+    ctx: &Context,
+    tag: &str,
+    state: &BackupManifest,
+    l1: BackupManifest,
+) -> Result<BackupManifest, EngineError> {
+    let layout = copy_layout(ctx, tag, &l1)?;
+    for e in &l1.entries {
+        let p = layout.real(&e.path);
+        match e.kind {
+            EntryKind::Dir => std::fs::create_dir_all(&p)
+                .map_err(|er| EngineError::io("create directory", &p, er))?,
+            EntryKind::Symlink if !p.exists() => {
+                if let Some((_, loc)) = e.path.strip_prefix("pg_tblspc/").and_then(|oid| {
+                    layout
+                        .tablespaces
+                        .iter()
+                        .find(|(o, _)| o.to_string() == oid)
+                }) {
+                    std::fs::create_dir_all(loc)
+                        .map_err(|er| EngineError::io("create directory", loc, er))?;
+                    std::os::unix::fs::symlink(loc, &p)
+                        .map_err(|er| EngineError::io("create symlink", &p, er))?;
+                }
+            }
+            _ => {}
+        }
+    }
+    for piece in l1.sets.iter().flat_map(|s| s.pieces.iter()) {
+        let path = ctx.repo.path(&piece.path);
+        let f = File::open(&path).map_err(|e| EngineError::io("open backup piece", &path, e))?;
+        let mut r = PieceReader::open(BufReader::with_capacity(1 << 20, f))
+            .map_err(|e| EngineError::piece(&piece.path, e))?;
+        let names: Vec<String> = r.header().files.iter().map(|f| f.path.clone()).collect();
+        while let Some(rec) = r.next().map_err(|e| EngineError::piece(&piece.path, e))? {
+            if let Record::Chunk {
+                file_index,
+                file_offset,
+                data,
+            } = rec
+            {
+                let name = names.get(file_index as usize).cloned().unwrap_or_default();
+                let p = layout.real(&name);
+                let out = OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .mode(0o600)
+                    .open(&p)
+                    .map_err(|e| EngineError::io("open", &p, e))?;
+                out.write_all_at(&data, file_offset)
+                    .map_err(|e| EngineError::io("write", &p, e))?;
+            }
+        }
+        r.finish().map_err(|e| EngineError::piece(&piece.path, e))?;
+    }
+    // Sizes and existence follow the level 1: truncation, extension, drops.
+    let now: HashSet<&str> = l1
+        .entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::File)
+        .map(|e| e.path.as_str())
+        .collect();
+    for e in state
+        .entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::File && !now.contains(e.path.as_str()))
+    {
+        let _ = std::fs::remove_file(layout.real(&e.path));
+    }
+    let mut next = l1.clone();
+    for e in next
+        .entries
+        .iter_mut()
+        .filter(|e| e.kind == EntryKind::File)
+    {
+        let p = layout.real(&e.path);
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&p)
+            .map_err(|er| EngineError::io("open", &p, er))?;
+        f.set_len(e.size.unwrap_or(0))
+            .and_then(|_| f.sync_all())
+            .map_err(|er| EngineError::io("set length of", &p, er))?;
+        // A file the level 1 holds whole comes with its whole-file checksum; one it changed
+        // block by block gets it computed again, for restore to verify.
+        if e.incremental {
+            e.crc32c = Some(file_crc(&p)?);
+        }
+        e.incremental = false;
+        e.sections = Vec::new();
+    }
+    next.sets = Vec::new();
+    next.parent = None;
+    next.parent_start_lsn = None;
+    Ok(next)
+}
+
+pub(crate) fn file_crc(p: &std::path::Path) -> Result<u32, EngineError> {
+    let mut f = File::open(p).map_err(|e| EngineError::io("read", p, e))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut crc = 0u32;
+    loop {
+        let n = f
+            .read(&mut buf)
+            .map_err(|e| EngineError::io("read", p, e))?;
+        if n == 0 {
+            return Ok(crc);
+        }
+        crc = crc32c::crc32c_append(crc, &buf[..n]);
+    }
+}
