@@ -56,3 +56,31 @@ fn rolling_copy_over_five_simulated_days() {
         "a switched-to copy is used up"
     );
 }
+
+#[test]
+fn the_seeds_rolling_copy_script_runs_as_written() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.pgbench_init(1);
+    // As the warehouse of the seeds ran it every night.
+    let script = "RUN {\n  RECOVER COPY OF DATABASE WITH TAG 'incr_update' UNTIL TIME 'SYSDATE-1';\n  BACKUP INCREMENTAL LEVEL 1 FOR RECOVER OF COPY WITH TAG 'incr_update' DATABASE;\n}\n";
+    for _night in 0..3 {
+        setup.ok(&["run", script]);
+        let mut b = c.pgbench_background(1, 1);
+        assert!(b.wait().unwrap().success());
+    }
+    let list = setup.backups();
+    assert_eq!(
+        list.iter().filter(|b| b["tag"] == "INCR_UPDATE").count(),
+        3,
+        "{list:?}"
+    );
+    assert!(setup.repo.join("main/copy/INCR_UPDATE/copy.json").exists());
+    // A day has not passed: no level 1 is old enough to apply yet, but without UNTIL all are.
+    let out = setup.ok(&["run", "RECOVER COPY OF DATABASE WITH TAG 'incr_update';"]);
+    assert!(out.contains("rolled forward with 2 level 1"), "{out}");
+    c.switch_wal_and_wait_archived();
+    let expected = c.all_table_checksums();
+    let (_t, to) = setup.restore(&["--from-copy", "INCR_UPDATE"]);
+    drop(start_and_compare(&to, &expected));
+}

@@ -67,6 +67,18 @@ fn chains_of_differentials_and_a_cumulative_restore_equal() {
             .to_string()
     };
     assert_eq!(typ("L0"), "LEVEL0");
+    let field = |tag: &str, k: &str| list.iter().find(|b| b["tag"] == tag).unwrap()[k].clone();
+    assert_eq!(field("D1", "parent"), field("L0", "id"));
+    assert_eq!(
+        field("D2", "parent"),
+        field("D1", "id"),
+        "a differential builds on the last level 0 or 1"
+    );
+    assert_eq!(
+        field("C1", "parent"),
+        field("L0", "id"),
+        "a cumulative builds on the last level 0"
+    );
     assert_eq!(typ("D3"), "LEVEL1");
     // Random pgbench updates touch most pages of a small table; the exact size check is
     // a_level_one_holds_the_changed_pages.

@@ -40,6 +40,7 @@ const BACKUP: &[(&str, &str)] = &[
     ("database", "s"),
     ("tag", "s"),
     ("type", "s"),
+    ("parent", "s?"),
     ("status", "s"),
     ("start_lsn", "s"),
     ("stop_lsn", "s?"),

@@ -127,7 +127,11 @@ impl Block {
                 let argv = restore::restore(self, r, None)?;
                 s.exec(argv)?;
             }
-            Statement::Recover(r) => restore::recover_alone(r)?,
+            Statement::Recover(r) => {
+                if let Some(argv) = restore::recover_alone(r)? {
+                    s.exec(argv)?;
+                }
+            }
             Statement::Validate(v) => {
                 for argv in lower::validate(self, v)? {
                     s.exec(argv)?;

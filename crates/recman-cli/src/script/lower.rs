@@ -195,24 +195,20 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<String>> 
     for o in opts {
         match o {
             BackupOpt::Full => {}
-            BackupOpt::Incremental {
-                level: 0,
-                cumulative: false,
-            } => super::note(
-                g,
-                "INCREMENTAL LEVEL 0 is a full backup (recman has no incremental backups yet to base on it)",
-            ),
+            BackupOpt::Incremental { level, cumulative } if *level <= 1 => {
+                push(&mut argv, "incremental-level", level);
+                if *cumulative {
+                    argv.push("--cumulative".into());
+                }
+            }
             BackupOpt::Incremental { .. } | BackupOpt::IncrementalFromScn(_) => bail!(
                 "{}",
                 unsupported(
-                    "INCREMENTAL LEVEL 1 (incremental backups)",
-                    "take a full backup: BACKUP DATABASE"
+                    "INCREMENTAL LEVEL above 1 and INCREMENTAL FROM SCN",
+                    "INCREMENTAL LEVEL 1 [CUMULATIVE]"
                 )
             ),
-            BackupOpt::As { copy: true, .. } => bail!(
-                "{}",
-                unsupported("AS COPY (image copies)", "BACKUP AS BACKUPSET DATABASE")
-            ),
+            BackupOpt::As { copy: true, .. } => argv.push("--as-copy".into()),
             BackupOpt::As { compressed, .. } => {
                 if *compressed {
                     push(
@@ -222,13 +218,12 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<String>> 
                     );
                 }
             }
-            BackupOpt::ForRecoverOfCopy { .. } => bail!(
-                "{}",
-                unsupported(
-                    "FOR RECOVER OF COPY (incrementally updated image copies)",
-                    "take a full backup: BACKUP DATABASE"
-                )
-            ),
+            BackupOpt::ForRecoverOfCopy { tag } => {
+                argv.push("--for-recover-of-copy".into());
+                if let Some(t) = tag {
+                    push(&mut argv, "tag", t);
+                }
+            }
             BackupOpt::SectionSize(s) => {
                 need_flag(
                     &path,

@@ -117,19 +117,36 @@ pub(crate) fn restore(
     Ok(argv)
 }
 
-/// RECOVER not joined to a RESTORE DATABASE of its block.
-pub(crate) fn recover_alone(r: &Recover) -> Result<()> {
+/// RECOVER not joined to a RESTORE DATABASE of its block: RECOVER COPY OF DATABASE becomes
+/// `recover copy`; the rest is refused with what PostgreSQL does instead.
+pub(crate) fn recover_alone(r: &Recover) -> Result<Option<Vec<String>>> {
+    if let RecoverObject::CopyOfDatabase { tag } = &r.object {
+        let tag = tag.clone().ok_or_else(|| {
+            anyhow!("RECOVER COPY OF DATABASE needs WITH TAG 'name': recman's image copies are named by their tag; hint: RECOVER COPY OF DATABASE WITH TAG 'incr_update'")
+        })?;
+        let mut argv: Vec<String> = vec!["recover".into(), "copy".into()];
+        push(&mut argv, "tag", tag);
+        for o in &r.options {
+            match o {
+                RecoverOpt::Until(Until::Time(d)) => {
+                    push(&mut argv, "until-time", resolve_date(d)?)
+                }
+                _ => bail!(
+                    "{}",
+                    unsupported(
+                        "this option of RECOVER COPY OF DATABASE",
+                        "RECOVER COPY OF DATABASE WITH TAG 'name' [UNTIL TIME '...']"
+                    )
+                ),
+            }
+        }
+        return Ok(Some(argv));
+    }
     match &r.object {
         RecoverObject::Database => bail!(
             "RECOVER DATABASE without RESTORE DATABASE before it in the same RUN block: PostgreSQL recovers by replaying WAL when it starts on a restored directory; hint: RUN {{ SET NEWNAME FOR DATABASE TO '/new/dir'; RESTORE DATABASE; RECOVER DATABASE; }} then pg_ctl -D /new/dir start"
         ),
-        RecoverObject::CopyOfDatabase { .. } => bail!(
-            "{}",
-            unsupported(
-                "RECOVER COPY OF DATABASE (incrementally updated image copies)",
-                "take full backups with BACKUP DATABASE"
-            )
-        ),
+        RecoverObject::CopyOfDatabase { .. } => unreachable!("lowered above"),
         RecoverObject::Tablespace(_) | RecoverObject::Datafile(_) => bail!(
             "RECOVER TABLESPACE/DATAFILE: PostgreSQL replays WAL for a whole cluster only; hint: restore the database into a new directory"
         ),
