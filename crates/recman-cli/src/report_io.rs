@@ -64,25 +64,17 @@ pub fn diagnose(rows: &[IoStatRow]) -> Vec<String> {
                     .then(a.long_wait_time.cmp(&b.long_wait_time))
             })
     };
-    if let Some(r) = worst("INPUT") {
-        out.push(format!(
-            "slowest input: {} (long waits {}/{} i/o, {:.2}s waited, {})",
-            r.filename.as_deref().unwrap_or("?"),
-            r.long_waits,
-            r.io_count,
-            r.long_wait_time as f64 / 1e6,
-            rate(r)
-        ));
-    }
-    if let Some(r) = worst("OUTPUT") {
-        out.push(format!(
-            "slowest output: {} (long waits {}/{} blocks, {:.2}s waited, {})",
-            r.filename.as_deref().unwrap_or("?"),
-            r.long_waits,
-            r.io_count,
-            r.long_wait_time as f64 / 1e6,
-            rate(r)
-        ));
+    for (kind, side, unit) in [("INPUT", "input", "i/o"), ("OUTPUT", "output", "blocks")] {
+        if let Some(r) = worst(kind) {
+            out.push(format!(
+                "slowest {side}: {} (long waits {}/{} {unit}, {:.2}s waited, {})",
+                r.filename.as_deref().unwrap_or("?"),
+                r.long_waits,
+                r.io_count,
+                r.long_wait_time as f64 / 1e6,
+                rate(r)
+            ));
+        }
     }
     out
 }

@@ -109,8 +109,8 @@ pub fn copy_increment(
     }))
 }
 
-/// Applies, oldest first, the level 1s taken against the copy, up to `until` (unix micros of
-/// their stop time); returns the ids applied.
+/// Rolls the copy forward with the level 1s taken for it that ended by `until` (unix micros);
+/// returns the ids applied.
 pub fn recover_copy(
     ctx: &Context,
     tag: &str,
@@ -125,22 +125,36 @@ pub fn recover_copy(
     };
     let mut applied = Vec::new();
     loop {
-        let backups = ctx.repo.catalog().backups(ctx.db.id)?;
-        let mut next = None;
-        for b in backups
-            .iter()
-            .filter(|b| b.status == BackupStatus::Available && b.backup_type == "LEVEL1")
-        {
+        // A level 1 taken for this copy (same tag) applies when its base is not newer than the
+        // copy's state and it starts after it: it then holds every change the copy lacks. The
+        // newest such one is enough, as in RMAN.
+        let state_start: recman_pg::Lsn = state.start_lsn.parse()?;
+        let mut best: Option<(recman_pg::Lsn, BackupManifest)> = None;
+        for b in ctx.repo.catalog().backups(ctx.db.id)? {
+            if b.status != BackupStatus::Available
+                || b.backup_type != "LEVEL1"
+                || !b.tag.eq_ignore_ascii_case(tag)
+            {
+                continue;
+            }
             if until.is_some_and(|u| b.stop_time.is_none_or(|t| t > u)) {
                 continue;
             }
             let m = load_manifest(ctx, &b.id)?;
-            if m.parent.as_deref() == Some(state.backup_id.as_str()) {
-                next = Some(m);
-                break;
+            let start: recman_pg::Lsn = m.start_lsn.parse()?;
+            let base = m
+                .parent_start_lsn
+                .as_deref()
+                .map(str::parse::<recman_pg::Lsn>)
+                .transpose()?;
+            if start > state_start
+                && base.is_some_and(|p| p <= state_start)
+                && best.as_ref().is_none_or(|(s, _)| start > *s)
+            {
+                best = Some((start, m));
             }
         }
-        let Some(l1) = next else { break };
+        let Some((_, l1)) = best else { break };
         progress.message(&format!(
             "applying level 1 backup {} to image copy {tag}",
             l1.backup_id

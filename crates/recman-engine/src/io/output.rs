@@ -58,6 +58,11 @@ impl<W: Write + Send + 'static> OutputStream<W> {
             Err(TryRecvError::Disconnected) => return Err(self.writer_error()),
         };
         let block = std::mem::replace(&mut self.cur, next);
+        self.send(block)
+    }
+
+    /// Hands a filled block to the writer thread.
+    fn send(&mut self, block: Vec<u8>) -> std::io::Result<()> {
         self.counters.io_count += 1;
         self.counters.bytes += block.len() as u64;
         self.full
@@ -78,13 +83,7 @@ impl<W: Write + Send + 'static> OutputStream<W> {
     pub fn finish(mut self) -> std::io::Result<(W, IoCounters)> {
         if !self.cur.is_empty() {
             let block = std::mem::take(&mut self.cur);
-            self.counters.io_count += 1;
-            self.counters.bytes += block.len() as u64;
-            self.full
-                .as_ref()
-                .expect("open until finish")
-                .send(block)
-                .map_err(|_| self.writer_error())?;
+            self.send(block)?;
         }
         self.full.take();
         let (w, io_time) = match self.writer.take().map(|h| h.join()) {
