@@ -13,6 +13,9 @@ fn rate(r: &IoStatRow) -> String {
         .unwrap_or_default()
 }
 
+/// Files read in fewer requests are not ranked by their share of long waits.
+pub const MIN_SAMPLE: u64 = 4;
+
 /// Which side limits, from the share of long waits: the seeds' rule of thumb.
 pub fn diagnose(rows: &[IoStatRow]) -> Vec<String> {
     let mut out = Vec::new();
@@ -53,11 +56,19 @@ pub fn diagnose(rows: &[IoStatRow]) -> Vec<String> {
     } else if mode != "sync" {
         out.push("bottleneck: cpu — channels rarely waited for reads or writes: page checks and compression limit the backup; more channels (up to the cores) or lighter compression help".into());
     }
-    let worst = |kind: &str| {
+    // A file read in one or two requests shows 0 or 1 whatever the device: RMAN's measure
+    // only means something over several requests.
+    let sampled = |kind: &'static str| {
+        let enough = rows
+            .iter()
+            .any(|r| r.kind == kind && r.io_count >= MIN_SAMPLE && r.long_waits > 0);
+        let floor = if enough { MIN_SAMPLE } else { 1 };
         rows.iter()
-            .filter(|r| r.kind == kind && r.io_count > 0 && r.long_waits > 0)
-            // RMAN's measure first; ties (files read in one or two requests often show 1.0)
-            // go to the file that made the channel wait longest.
+            .filter(move |r| r.kind == kind && r.long_waits > 0 && r.io_count >= floor)
+    };
+    let worst = |kind: &'static str| {
+        sampled(kind)
+            // RMAN's measure first; ties go to the file that made the channel wait longest.
             .max_by(|a, b| {
                 (a.long_waits as f64 / a.io_count as f64)
                     .total_cmp(&(b.long_waits as f64 / b.io_count as f64))
