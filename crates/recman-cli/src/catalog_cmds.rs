@@ -59,6 +59,16 @@ pub struct PolicyOverride {
 
 #[derive(Subcommand, Debug, Clone)]
 pub enum ReportWhat {
+    /// Databases, tablespaces, sizes and relation counts of the target (RMAN's REPORT SCHEMA).
+    Schema {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Unlogged relations: no backup holds their data (RMAN's REPORT UNRECOVERABLE).
+    Unrecoverable {
+        #[arg(long)]
+        json: bool,
+    },
     /// I/O statistics of a backup (RMAN's V$BACKUP_ASYNC_IO / V$BACKUP_SYNC_IO) and the bottleneck.
     Io {
         /// Backup id or tag (default: the newest available).

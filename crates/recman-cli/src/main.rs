@@ -8,6 +8,7 @@ mod io_args;
 mod list;
 mod progress;
 mod report_io;
+mod report_schema;
 mod script;
 
 use clap::Parser;

@@ -227,6 +227,29 @@ impl Session {
         rel.map(|r| format!("{dbname}.{r}"))
     }
 
+    /// Runs a read-only query in another database of the cluster (connection settings of the
+    /// target, database name replaced); rows as text.
+    pub fn query_db(&self, dbname: &str, sql: &str) -> Result<Vec<Vec<Option<String>>>, PgError> {
+        let mut config = self.target.config.clone();
+        config.dbname(dbname);
+        let mut c = config.connect(NoTls).map_err(|e| PgError::Connect {
+            target: format!("{} (database {dbname})", self.target.display),
+            reason: error_text(&e),
+        })?;
+        let msgs = c
+            .simple_query(sql)
+            .map_err(|e| PgError::query(&self.target.display, sql, error_text(&e)))?;
+        Ok(msgs
+            .into_iter()
+            .filter_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(r) => {
+                    Some((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
+                }
+                _ => None,
+            })
+            .collect())
+    }
+
     /// Runs a statement on the target (RMAN's SQL '...'); returns rows as text.
     pub fn simple_query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, PgError> {
         let msgs = self

@@ -124,8 +124,21 @@ fn obsolete_json(f: &Found) -> serde_json::Value {
 }
 
 pub fn report(g: &Global, what: ReportWhat) -> Result<()> {
+    // These two ask the server only, so they need neither repository nor registration.
+    match what {
+        ReportWhat::Schema { json } => {
+            return crate::report_schema::report_schema(g.target.as_deref(), json);
+        }
+        ReportWhat::Unrecoverable { json } => {
+            return crate::report_schema::report_unrecoverable(g.target.as_deref(), json);
+        }
+        _ => {}
+    }
     let ctx = context(g)?;
     match what {
+        ReportWhat::Schema { .. } | ReportWhat::Unrecoverable { .. } => {
+            unreachable!("answered above")
+        }
         ReportWhat::Io { which, json, all } => {
             crate::report_io::report_io(&ctx, which.as_deref(), json, all)?
         }

@@ -130,20 +130,8 @@ pub(crate) fn lower(s: &Session, st: &Statement) -> Result<Vec<Vec<String>>> {
                 }
                 a
             }
-            Report::Schema => bail!(
-                "{}",
-                unsupported(
-                    "REPORT SCHEMA",
-                    "psql -c '\\db+' lists tablespaces; LIST BACKUP shows what each backup holds"
-                )
-            ),
-            Report::Unrecoverable => bail!(
-                "{}",
-                unsupported(
-                    "REPORT UNRECOVERABLE",
-                    "unlogged relations are never recoverable in PostgreSQL; recman backs up only their init forks"
-                )
-            ),
+            Report::Schema => v(&["report", "schema"]),
+            Report::Unrecoverable => v(&["report", "unrecoverable"]),
         }),
         Statement::Crosscheck(c) => {
             no_qualifiers(&c.qualifiers, "CROSSCHECK")?;
