@@ -161,7 +161,7 @@ pub(crate) fn make_entries(m: &BackupManifest, layout: &Layout) -> Result<(), En
 
 /// Applies modes and, when allowed, owners; directories last so their modes do not stop us.
 pub(crate) fn apply_metadata(m: &BackupManifest, layout: &Layout) -> Result<(), EngineError> {
-    let root = unsafe_free_is_root();
+    let root = running_as_root();
     for e in m
         .entries
         .iter()
@@ -191,7 +191,9 @@ pub(crate) fn apply_metadata(m: &BackupManifest, layout: &Layout) -> Result<(), 
     Ok(())
 }
 
-fn unsafe_free_is_root() -> bool {
+/// Only root may give files away, so only then are owners restored; /proc/self is owned by
+/// the process's effective user, which tells it without calling into libc.
+fn running_as_root() -> bool {
     std::fs::metadata("/proc/self")
         .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
         .unwrap_or(false)
