@@ -239,15 +239,7 @@ impl Session {
         let msgs = c
             .simple_query(sql)
             .map_err(|e| PgError::query(&self.target.display, sql, error_text(&e)))?;
-        Ok(msgs
-            .into_iter()
-            .filter_map(|m| match m {
-                postgres::SimpleQueryMessage::Row(r) => {
-                    Some((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
-                }
-                _ => None,
-            })
-            .collect())
+        Ok(text_rows(msgs))
     }
 
     /// Runs a statement on the target (RMAN's SQL '...'); returns rows as text.
@@ -256,16 +248,20 @@ impl Session {
             .client
             .simple_query(sql)
             .map_err(|e| self.err("sql", e))?;
-        Ok(msgs
-            .into_iter()
-            .filter_map(|m| match m {
-                postgres::SimpleQueryMessage::Row(r) => {
-                    Some((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
-                }
-                _ => None,
-            })
-            .collect())
+        Ok(text_rows(msgs))
     }
+}
+
+/// The rows of a simple-protocol reply, every value as text.
+fn text_rows(msgs: Vec<postgres::SimpleQueryMessage>) -> Vec<Vec<Option<String>>> {
+    msgs.into_iter()
+        .filter_map(|m| match m {
+            postgres::SimpleQueryMessage::Row(r) => {
+                Some((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// The server's own message when there is one: postgres::Error's Display hides it.
