@@ -41,22 +41,28 @@ setup_as_root() {
     fi
 }
 
-setup_packages() {
-    local missing=() pkg
-    for pkg in "${SETUP_PACKAGES[@]}"; do
+# Installs those of the named Debian packages that are missing; LABEL names them in messages.
+setup_install_missing() {
+    local label=$1 missing=() pkg
+    shift
+    for pkg in "$@"; do
         if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
             missing+=("$pkg")
         fi
     done
     if [[ ${#missing[@]} -eq 0 ]]; then
-        setup_log "system packages present"
+        setup_log "$label present"
         return
     fi
     command -v apt-get >/dev/null 2>&1 || setup_die "missing ${missing[*]} and no apt-get (Debian 12 expected)"
-    setup_log "installing: ${missing[*]}"
+    setup_log "installing $label: ${missing[*]}"
     setup_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
     setup_as_root env DEBIAN_FRONTEND=noninteractive \
         apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+}
+
+setup_packages() {
+    setup_install_missing "system packages" "${SETUP_PACKAGES[@]}"
     [[ -x $PG_BINDIR/initdb ]] || setup_die "$PG_BINDIR/initdb missing after installing postgresql-15"
 }
 
@@ -107,19 +113,5 @@ setup_main "$@"
 # Tools of the peer benchmark (bench/peers.sh): pgBackRest, fio and the lz4/zstd command-line
 # tools, from Debian's packages. Not part of the default set-up; the benchmark calls it.
 setup_bench_tools() {
-    local missing=() pkg
-    for pkg in pgbackrest fio lz4 zstd; do
-        if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
-            missing+=("$pkg")
-        fi
-    done
-    if [[ ${#missing[@]} -eq 0 ]]; then
-        setup_log "benchmark tools present"
-        return
-    fi
-    command -v apt-get >/dev/null 2>&1 || setup_die "missing ${missing[*]} and no apt-get (Debian 12 expected)"
-    setup_log "installing benchmark tools: ${missing[*]}"
-    setup_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
-    setup_as_root env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+    setup_install_missing "benchmark tools" pgbackrest fio lz4 zstd
 }

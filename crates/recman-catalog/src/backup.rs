@@ -131,7 +131,8 @@ impl Catalog {
             .map_err(self.sql(format!("reading backup {id}")))
     }
 
-    /// The backups of one database, oldest first.
+    /// The backups of one database, oldest first: ordered by start time, then id (ids carry
+    /// their creation time, so of two backups of the same start the later-made comes last).
     pub fn backups(&self, db_id: i64) -> Result<Vec<BackupRecord>, CatalogError> {
         self.query_backups("WHERE db_id = ?1", (db_id,), "reading backups")
     }

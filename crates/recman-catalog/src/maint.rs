@@ -149,21 +149,7 @@ impl Catalog {
             )
             .map_err(self.sql(ctx))?;
         let rows = stmt
-            .query_map([db_id], |r| {
-                Ok((
-                    WalRecord {
-                        db_id: r.get(0)?,
-                        name: r.get(1)?,
-                        timeline: r.get(2)?,
-                        path: r.get(3)?,
-                        size: r.get(4)?,
-                        stored_size: r.get(5)?,
-                        crc32c: r.get(6)?,
-                        archived_at: r.get(7)?,
-                    },
-                    r.get(8)?,
-                ))
-            })
+            .query_map([db_id], |r| Ok((crate::wal::wal_row(r)?, r.get(8)?)))
             .map_err(self.sql(ctx))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(self.sql(ctx))

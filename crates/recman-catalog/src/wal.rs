@@ -8,7 +8,7 @@ use crate::records::WalRecord;
 
 const WAL_COLS: &str = "db_id, name, timeline, path, size, stored_size, crc32c, archived_at";
 
-fn wal_row(r: &Row<'_>) -> rusqlite::Result<WalRecord> {
+pub(crate) fn wal_row(r: &Row<'_>) -> rusqlite::Result<WalRecord> {
     Ok(WalRecord {
         db_id: r.get(0)?,
         name: r.get(1)?,

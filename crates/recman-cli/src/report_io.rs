@@ -2,7 +2,7 @@
 //! and channel (AGGREGATE), then the diagnosis: which side waited, and the file or piece with
 //! the highest share of long waits.
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use recman_catalog::IoStatRow;
 use recman_engine::Context;
@@ -92,24 +92,7 @@ pub fn diagnose(rows: &[IoStatRow]) -> Vec<String> {
 
 pub fn report_io(ctx: &Context, which: Option<&str>, json: bool, all_inputs: bool) -> Result<()> {
     let cat = ctx.repo.catalog();
-    let backups = cat.backups(ctx.db.id)?;
-    let b = match which {
-        Some(w) => backups
-            .iter()
-            .rev()
-            .find(|b| b.id == w || b.tag.eq_ignore_ascii_case(w)),
-        None => backups
-            .iter()
-            .rev()
-            .find(|b| b.status == recman_catalog::BackupStatus::Available),
-    }
-    .ok_or_else(|| {
-        anyhow!(
-            "no backup {} in database {}; hint: `recman list backup` shows them",
-            which.unwrap_or("(newest available)"),
-            ctx.db.name
-        )
-    })?;
+    let b = recman_engine::find_backup(ctx, which)?;
     let mut rows = Vec::new();
     let mut jobs = Vec::new();
     for (job, kind) in cat.io_jobs_of_backup(&b.id)? {
@@ -173,18 +156,21 @@ pub fn report_io(ctx: &Context, which: Option<&str>, json: bool, all_inputs: boo
         "Effective",
     ]);
     let inputs = rows.iter().filter(|r| r.kind == "INPUT").count();
-    for r in &rows {
-        // A cluster has thousands of files: show the 20 slowest inputs unless asked for all.
-        if r.kind == "INPUT" && !all_inputs && inputs > 20 {
-            let mut slow: Vec<&IoStatRow> = rows
-                .iter()
-                .filter(|x| x.kind == "INPUT" && x.job_id == r.job_id)
+    // A cluster has thousands of files: show each job's 20 inputs that waited longest unless
+    // asked for all. Chosen once, by position, not per row.
+    let mut shown = vec![true; rows.len()];
+    if !all_inputs && inputs > 20 {
+        for (job, _, _) in &jobs {
+            let mut idx: Vec<usize> = (0..rows.len())
+                .filter(|&i| rows[i].kind == "INPUT" && &rows[i].job_id == job)
                 .collect();
-            slow.sort_by_key(|x| std::cmp::Reverse((x.long_wait_time, x.bytes)));
-            if !slow.iter().take(20).any(|x| std::ptr::eq(*x, r)) {
-                continue;
+            idx.sort_by_key(|&i| std::cmp::Reverse((rows[i].long_wait_time, rows[i].bytes)));
+            for &i in idx.iter().skip(20) {
+                shown[i] = false;
             }
         }
+    }
+    for (r, _) in rows.iter().zip(&shown).filter(|(_, s)| **s) {
         t.add_row([
             r.job_type.clone(),
             r.kind.clone(),

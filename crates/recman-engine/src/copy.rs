@@ -79,7 +79,7 @@ pub fn make_copy(
         )));
     }
     let made = layout.prepare()?;
-    if let Err(e) = restore_chain(ctx.repo.root(), &chain, &layout, 1, progress) {
+    if let Err(e) = restore_chain(ctx, &chain, &layout, 1, progress) {
         made.undo();
         let _ = std::fs::remove_dir_all(&root);
         return Err(e);

@@ -35,9 +35,9 @@ pub fn choose_parent(
     if level != Some(1) {
         return Ok((level, None, None));
     }
-    let mut backups = ctx.repo.catalog().backups(ctx.db.id)?;
-    // A synthetic full shares its chain tip's start time; made later, it has the later id.
-    backups.sort_by(|a, b| (a.start_time, &a.id).cmp(&(b.start_time, &b.id)));
+    // The catalog lists backups by (start time, id): a synthetic full shares its chain tip's
+    // start time and, made later, has the later id, so it comes last.
+    let backups = ctx.repo.catalog().backups(ctx.db.id)?;
     for b in backups
         .iter()
         .rev()

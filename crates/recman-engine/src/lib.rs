@@ -40,5 +40,6 @@ pub use scan::{Scan, ScannedFile, scan_data_dir};
 pub use select::select_backup;
 pub use synthetic::{SyntheticOptions, synthetic_full};
 pub use validate::{
-    CorruptReport, ValidateBackupReport, ValidateDatabaseReport, validate_backup, validate_database,
+    CorruptReport, ValidateBackupReport, ValidateDatabaseReport, find_backup, validate_backup,
+    validate_database,
 };

@@ -199,7 +199,8 @@ pub fn validate_database(
 }
 
 /// Picks a backup by id or tag (newest with that tag); the newest available when None.
-pub(crate) fn find_backup(
+/// A backup by id or tag (the newest with that tag), or the newest AVAILABLE one when None.
+pub fn find_backup(
     ctx: &Context,
     which: Option<&str>,
 ) -> Result<recman_catalog::BackupRecord, EngineError> {

@@ -101,22 +101,13 @@ pub fn plus_archivelog_before(
     if g.verbose {
         println!("archived the current wal up to {name}");
     }
-    plus_step(g, ctx, compress, tag, bar)
+    plus_archivelog_after(g, ctx, compress, tag, bar)
 }
 
-/// After the database backup of PLUS ARCHIVELOG: back up the WAL generated during it. The
-/// database backup already waited for its last segment to be archived.
+/// Backs up the archived WAL no backup set holds yet: the step before PLUS ARCHIVELOG's
+/// database backup, and the step after it (the database backup already waited for its last
+/// segment to be archived).
 pub fn plus_archivelog_after(
-    g: &Global,
-    ctx: &Context,
-    compress: Option<&str>,
-    tag: Option<String>,
-    bar: &dyn Progress,
-) -> Result<()> {
-    plus_step(g, ctx, compress, tag, bar)
-}
-
-fn plus_step(
     g: &Global,
     ctx: &Context,
     compress: Option<&str>,

@@ -187,9 +187,11 @@ impl<'e> InputMux<'e> {
         }
     }
 
-    fn open_more(&mut self) -> Option<Event<'static>> {
+    fn open_more(&mut self) -> std::io::Result<Option<Event<'static>>> {
         while self.open.len() < self.mux {
-            let f = self.queue.pop_front()?;
+            let Some(f) = self.queue.pop_front() else {
+                return Ok(None);
+            };
             match File::open(&f.path) {
                 Ok(file) => {
                     let (start, limit) = f.range.unwrap_or((0, u64::MAX));
@@ -208,19 +210,20 @@ impl<'e> InputMux<'e> {
                     });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    return Some(Event::Vanished {
+                    return Ok(Some(Event::Vanished {
                         slot: f.slot,
                         index: f.index,
-                    });
+                    }));
                 }
-                Err(_) => {
-                    // Report the real error through a read: keep the file queued as a failure.
-                    self.queue.push_front(f);
-                    return None;
+                Err(e) => {
+                    return Err(std::io::Error::new(
+                        e.kind(),
+                        format!("cannot open {}: {e}", f.path.display()),
+                    ));
                 }
             }
         }
-        None
+        Ok(None)
     }
 
     /// The next chunk or end of a file, in round-robin order over the open files.
@@ -232,19 +235,8 @@ impl<'e> InputMux<'e> {
         if let Some(k) = self.open.iter().position(|o| o.finished) {
             return self.close(k).map(Some);
         }
-        if let Some(ev) = self.open_more() {
+        if let Some(ev) = self.open_more()? {
             return Ok(Some(ev));
-        }
-        if self.open.len() < self.mux
-            && let Some(f) = self.queue.front()
-        {
-            let e = File::open(&f.path)
-                .err()
-                .unwrap_or_else(|| std::io::Error::other("cannot open"));
-            return Err(std::io::Error::new(
-                e.kind(),
-                format!("cannot open {}: {e}", f.path.display()),
-            ));
         }
         if self.open.is_empty() {
             return Ok(None);

@@ -40,7 +40,7 @@ struct Pass<'a> {
 
 /// Restores every file of the chain (oldest first); returns (files, bytes, statistics).
 pub fn restore_chain(
-    root: &Path,
+    ctx: &crate::Context,
     chain: &[BackupManifest],
     layout: &Layout,
     channels: u32,
@@ -49,11 +49,19 @@ pub fn restore_chain(
     let newest_m = chain.last().expect("a chain has at least one backup");
     make_entries(newest_m, layout)?;
     let newest: HashMap<&str, &ManifestEntry> = files_of(newest_m);
-    let total: u64 = chain
-        .iter()
-        .flat_map(|m| m.sets.iter().flat_map(|s| s.pieces.iter()))
-        .map(|p| p.size)
-        .sum();
+    // Progress advances by the raw bytes of each chunk read, which the catalog records per piece.
+    let mut total = 0u64;
+    for m in chain {
+        total += ctx
+            .repo
+            .catalog()
+            .pieces(&m.backup_id)?
+            .iter()
+            .map(|p| p.raw_bytes)
+            .sum::<u64>();
+    }
+    // Threads get the repository's path only: a catalog connection is not shared between them.
+    let root = ctx.repo.root();
     progress.start("restore", total);
     let written = Mutex::new(Written::default());
     let mut rows = Vec::new();
