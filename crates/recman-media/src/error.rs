@@ -1,0 +1,134 @@
+//! The media error: what failed, where, whether retrying could help, and a hint.
+
+use std::fmt;
+use std::io;
+
+/// Whether an error can go away by itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// The object does not exist.
+    NotFound,
+    /// A network reset, a timeout, a 5xx, a busy drive: retrying later may succeed.
+    Transient,
+    /// Bad credentials, a missing bucket, a full medium, an invalid name: retrying will not help.
+    Permanent,
+}
+
+impl fmt::Display for ErrorClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ErrorClass::NotFound => "not found",
+            ErrorClass::Transient => "transient",
+            ErrorClass::Permanent => "permanent",
+        })
+    }
+}
+
+/// An error from a media driver. The message is lowercase, names the device and the object,
+/// and never contains a secret.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{device}: {op} {object}: {message}{}", hint.as_ref().map(|h| format!("; hint: {h}")).unwrap_or_default())]
+pub struct MediaError {
+    pub class: ErrorClass,
+    /// The driver's description of the device ("s3://bucket/prefix").
+    pub device: String,
+    /// The object name, or "" for the device as a whole.
+    pub object: String,
+    /// What was being done ("create", "read", "commit").
+    pub op: String,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl MediaError {
+    pub fn new(class: ErrorClass, device: &str, object: &str, op: &str, message: String) -> Self {
+        MediaError {
+            class,
+            device: device.to_string(),
+            object: object.to_string(),
+            op: op.to_string(),
+            message,
+            hint: None,
+        }
+    }
+
+    pub fn not_found(device: &str, object: &str) -> Self {
+        MediaError::new(
+            ErrorClass::NotFound,
+            device,
+            object,
+            "open",
+            "no such object".to_string(),
+        )
+        .with_hint("run `recman crosscheck` to mark missing pieces, or restore from another copy")
+    }
+
+    pub fn permanent(device: &str, object: &str, message: &str) -> Self {
+        MediaError::new(
+            ErrorClass::Permanent,
+            device,
+            object,
+            "use",
+            message.to_string(),
+        )
+    }
+
+    /// Classifies an I/O error from a local file system: missing files are NotFound, a
+    /// full disk or a permission problem is permanent, interruptions are transient.
+    pub fn io(device: &str, object: &str, op: &str, e: io::Error) -> Self {
+        if let Some(inner) = e.get_ref().and_then(|i| i.downcast_ref::<MediaError>()) {
+            return inner.clone();
+        }
+        let class = match e.kind() {
+            io::ErrorKind::NotFound => ErrorClass::NotFound,
+            io::ErrorKind::Interrupted
+            | io::ErrorKind::TimedOut
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::WouldBlock => ErrorClass::Transient,
+            _ => ErrorClass::Permanent,
+        };
+        let hint = match e.raw_os_error() {
+            Some(libc::ENOSPC) => Some("free space on the device or move the repository"),
+            Some(libc::EACCES) | Some(libc::EPERM) => {
+                Some("check the owner and permissions of the repository directory")
+            }
+            _ => None,
+        };
+        let mut err = MediaError::new(class, device, object, op, e.to_string());
+        err.hint = hint.map(str::to_string);
+        err
+    }
+
+    pub fn with_hint(mut self, hint: &str) -> Self {
+        self.hint = Some(hint.to_string());
+        self
+    }
+
+    pub fn with_op(mut self, op: &str) -> Self {
+        self.op = op.to_string();
+        self
+    }
+
+    /// Wraps the error in an `io::Error` for `Read`/`Write` implementations; [`MediaError::io`]
+    /// unwraps it again, so the class and hint survive the trip through std's traits.
+    pub fn into_io(self) -> io::Error {
+        let kind = match self.class {
+            ErrorClass::NotFound => io::ErrorKind::NotFound,
+            ErrorClass::Transient => io::ErrorKind::TimedOut,
+            ErrorClass::Permanent => io::ErrorKind::Other,
+        };
+        io::Error::new(kind, self)
+    }
+
+    /// Recovers a media error carried inside an `io::Error`, if there is one.
+    pub fn from_io(e: &io::Error) -> Option<MediaError> {
+        e.get_ref()
+            .and_then(|i| i.downcast_ref::<MediaError>())
+            .cloned()
+    }
+
+    pub fn is_not_found(&self) -> bool {
+        self.class == ErrorClass::NotFound
+    }
+}
