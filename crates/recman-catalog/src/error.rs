@@ -96,6 +96,24 @@ pub enum CatalogError {
     #[error("path {rel:?} is not inside the repository; hint: use a relative path without `..`")]
     BadPath { rel: String },
 
+    #[error(
+        "cache {} belongs to repository {owner}, not {location}; hint: give each remote repository its own --repo-cache directory",
+        cache.display()
+    )]
+    CacheMismatch {
+        cache: PathBuf,
+        owner: String,
+        location: String,
+    },
+
+    #[error(
+        "{what} needs a disk repository, and {location} is remote; hint: keep image copies in a disk repository, or make a backup set instead"
+    )]
+    NeedsDisk { location: String, what: String },
+
+    #[error(transparent)]
+    Media(#[from] recman_media::MediaError),
+
     #[error("cannot {action} {}: {source}", path.display())]
     Io {
         action: &'static str,

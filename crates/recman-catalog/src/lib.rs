@@ -11,6 +11,7 @@
 mod atomic;
 mod backup;
 mod catalog;
+mod copies;
 mod error;
 mod iostat;
 mod lock;
@@ -21,8 +22,8 @@ mod schema;
 mod wal;
 mod walbackup;
 
-pub use atomic::AtomicFile;
 pub use catalog::Catalog;
+pub use copies::CopyRecord;
 pub use error::{CatalogError, LockHolder};
 pub use iostat::IoStatRow;
 pub use lock::RepoLock;
@@ -30,5 +31,6 @@ pub use records::{
     BackupRecord, BackupStatus, CorruptBlock, DbRecord, DeleteKind, MediaStatus, PendingDelete,
     PieceRecord, UnknownStatus, WalRecord,
 };
-pub use repo::Repository;
+pub use recman_media::{Media, MediaError, MediaReader, MediaWriter};
+pub use repo::{RepoHandle, Repository};
 pub use schema::SCHEMA_VERSION;

@@ -1,4 +1,10 @@
-//! The repository: a directory holding the marker, the catalog, the lock and the backups.
+//! The repository: the marker, the catalog, the lock and the backups.
+//!
+//! A disk repository is one directory holding all of it. A remote repository (S3) holds the
+//! marker, the manifests, the pieces and the archived WAL as objects; its catalog and lock
+//! live in a local cache directory, because the manifests are the truth and the catalog is an
+//! index of them that can be rebuilt at any time (`catalog start-with`), which a fresh cache
+//! does on first open. The lock therefore serializes commands on one host only.
 //!
 //! ```text
 //! <root>/recman.repo                          marker (JSON), written last by create
@@ -10,9 +16,13 @@
 
 use std::fs;
 use std::io::{self, Write};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use crate::atomic::{AtomicFile, create_dir_all_durable};
+use recman_media::disk::DiskMedia;
+use recman_media::{Media, MediaReader, MediaWriter, ObjectInfo};
+
+use crate::atomic::create_dir_all_durable;
 use crate::catalog::Catalog;
 use crate::error::CatalogError;
 use crate::lock::RepoLock;
@@ -20,6 +30,8 @@ use crate::lock::RepoLock;
 pub const MARKER_FILE: &str = "recman.repo";
 pub const CATALOG_FILE: &str = "catalog.db";
 pub const LOCK_FILE: &str = "lock";
+/// In a remote repository's cache: which repository the cache belongs to.
+pub const CACHE_FILE: &str = "recman.cache";
 const MARKER_FORMAT: &str = "recman-repository";
 /// The repository layout version this build writes and reads.
 pub const REPOSITORY_VERSION: u32 = 1;
@@ -34,7 +46,12 @@ struct Marker {
 /// An open repository with its catalog connection.
 #[derive(Debug)]
 pub struct Repository {
+    /// The local directory: the repository itself, or a remote repository's cache.
     root: PathBuf,
+    /// What users name the repository by: its directory or its URL.
+    location: String,
+    media: Arc<dyn Media>,
+    remote: bool,
     catalog: Catalog,
 }
 
@@ -70,14 +87,8 @@ impl Repository {
         let catalog = Catalog::create(&abs.join(CATALOG_FILE))?;
         let lock = abs.join(LOCK_FILE);
         fs::File::create(&lock).map_err(|e| CatalogError::io("create", &lock, e))?;
-        let marker = Marker {
-            format: MARKER_FORMAT.to_string(),
-            version: REPOSITORY_VERSION.into(),
-            created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        };
-        let mut json = serde_json::to_vec_pretty(&marker).expect("the marker serializes");
-        json.push(b'\n');
-        let repo = Repository { root: abs, catalog };
+        let json = marker_json();
+        let repo = Repository::disk(abs, catalog)?;
         // write_atomic fsyncs the root, which also makes catalog.db and lock durable.
         repo.write_atomic(MARKER_FILE, &json)?;
         Ok(repo)
@@ -112,7 +123,7 @@ impl Repository {
         check_marker(&marker_path, root, &text)?;
         let abs = absolute(root)?;
         let catalog = Catalog::open(&abs.join(CATALOG_FILE))?;
-        Ok(Repository { root: abs, catalog })
+        Repository::disk(abs, catalog)
     }
 
     /// Opens an existing repository whose catalog may be missing or unreadable, for rebuilding
@@ -131,21 +142,193 @@ impl Repository {
         let abs = absolute(root)?;
         let catalog = Catalog::create(&abs.join(CATALOG_FILE))?;
         crate::atomic::sync_dir(&abs)?;
-        Ok((Repository { root: abs, catalog }, true))
+        Ok((Repository::disk(abs, catalog)?, true))
     }
 
-    /// The repository's directory, made absolute at open.
+    fn disk(root: PathBuf, catalog: Catalog) -> Result<Repository, CatalogError> {
+        let media = DiskMedia::new(&root)?;
+        Ok(Repository {
+            location: root.display().to_string(),
+            root,
+            media: Arc::new(media),
+            remote: false,
+            catalog,
+        })
+    }
+
+    /// Creates a repository on a remote medium (an empty bucket prefix), with its catalog in
+    /// `cache`. The marker object is written last.
+    pub fn create_remote(
+        media: Arc<dyn Media>,
+        location: &str,
+        cache: &Path,
+    ) -> Result<Repository, CatalogError> {
+        if media.stat(MARKER_FILE)?.is_some() {
+            return Err(CatalogError::AlreadyExists {
+                path: PathBuf::from(location),
+            });
+        }
+        if !media.list("")?.is_empty() {
+            return Err(CatalogError::NotEmpty {
+                path: PathBuf::from(location),
+            });
+        }
+        let repo = Repository::remote(media, location, cache, true)?;
+        repo.media.put(MARKER_FILE, &marker_json())?;
+        Ok(repo)
+    }
+
+    /// Opens a remote repository. Returns whether its cached catalog was missing and has been
+    /// created empty, in which case the caller rebuilds it from the manifests before use.
+    pub fn open_remote(
+        media: Arc<dyn Media>,
+        location: &str,
+        cache: &Path,
+    ) -> Result<(Repository, bool), CatalogError> {
+        let text = match media.get(MARKER_FILE) {
+            Ok(t) => t,
+            Err(e) if e.is_not_found() => {
+                return Err(CatalogError::NotARepository {
+                    path: PathBuf::from(location),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        check_marker(Path::new(location), Path::new(location), &text)?;
+        let fresh = !cache.join(CATALOG_FILE).exists();
+        Ok((Repository::remote(media, location, cache, fresh)?, fresh))
+    }
+
+    fn remote(
+        media: Arc<dyn Media>,
+        location: &str,
+        cache: &Path,
+        fresh: bool,
+    ) -> Result<Repository, CatalogError> {
+        create_dir_all_durable(cache)?;
+        let abs = absolute(cache)?;
+        let owner = abs.join(CACHE_FILE);
+        match fs::read_to_string(&owner) {
+            Ok(o) if o.trim() != location => {
+                return Err(CatalogError::CacheMismatch {
+                    cache: abs,
+                    owner: o.trim().to_string(),
+                    location: location.to_string(),
+                });
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                fs::write(&owner, format!("{location}\n"))
+                    .map_err(|e| CatalogError::io("write", &owner, e))?;
+            }
+            Err(e) => return Err(CatalogError::io("read", &owner, e)),
+        }
+        let lock = abs.join(LOCK_FILE);
+        if !lock.exists() {
+            fs::File::create(&lock).map_err(|e| CatalogError::io("create", &lock, e))?;
+        }
+        let db = abs.join(CATALOG_FILE);
+        let catalog = if fresh {
+            Catalog::create(&db)?
+        } else {
+            Catalog::open(&db)?
+        };
+        crate::atomic::sync_dir(&abs)?;
+        Ok(Repository {
+            root: abs,
+            location: location.to_string(),
+            media,
+            remote: true,
+            catalog,
+        })
+    }
+
+    /// The local directory: the repository itself, or a remote repository's cache.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// What another thread needs to open the same repository with its own catalog
+    /// connection (SQLite connections are not shared between threads).
+    pub fn handle(&self) -> RepoHandle {
+        RepoHandle {
+            root: self.root.clone(),
+            location: self.location.clone(),
+            media: Arc::clone(&self.media),
+            remote: self.remote,
+        }
+    }
+
+    /// The repository as users name it, for messages: its directory or its URL.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// The driver that stores the repository's objects.
+    pub fn media(&self) -> &Arc<dyn Media> {
+        &self.media
+    }
+
+    pub fn is_remote(&self) -> bool {
+        self.remote
     }
 
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
     }
 
-    /// `rel` under the root. Does not check `rel`; the writing functions do.
-    pub fn path(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
+    /// The file behind object `rel` of a disk repository, for what only works on files (image
+    /// copies, which PostgreSQL can use in place). A remote repository refuses.
+    pub fn disk_path(&self, rel: &str) -> Result<PathBuf, CatalogError> {
+        if self.remote {
+            return Err(CatalogError::NeedsDisk {
+                location: self.location.clone(),
+                what: rel.to_string(),
+            });
+        }
+        recman_media::check_name(&self.location, rel)?;
+        Ok(self.root.join(rel))
+    }
+
+    /// Opens object `rel` for reading.
+    pub fn open_object(&self, rel: &str) -> Result<Box<dyn MediaReader>, CatalogError> {
+        Ok(self.media.open(rel)?)
+    }
+
+    /// Reads a whole (small) object, or None when it does not exist.
+    pub fn read_object(&self, rel: &str) -> Result<Option<Vec<u8>>, CatalogError> {
+        match self.media.get(rel) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub fn object_size(&self, rel: &str) -> Result<Option<u64>, CatalogError> {
+        Ok(self.media.stat(rel)?)
+    }
+
+    pub fn list_objects(&self, prefix: &str) -> Result<Vec<ObjectInfo>, CatalogError> {
+        Ok(self.media.list(prefix)?)
+    }
+
+    /// Removes object `rel`; false when it was already gone.
+    pub fn remove_object(&self, rel: &str) -> Result<bool, CatalogError> {
+        Ok(self.media.remove(rel)?)
+    }
+
+    /// Removes every object under the directory-like prefix `dir` (e.g. a failed backup's
+    /// pieces); returns how many there were.
+    pub fn remove_prefix(&self, dir: &str) -> Result<usize, CatalogError> {
+        let objects = self.media.list(&format!("{}/", dir.trim_end_matches('/')))?;
+        for o in &objects {
+            self.media.remove(&o.name)?;
+        }
+        if !self.remote {
+            // Empty directories are debris on disk; objects stores have none.
+            let _ = remove_empty_dirs(&self.root.join(dir));
+        }
+        Ok(objects.len())
     }
 
     /// Takes the exclusive repository lock for a mutation that must not run twice at once
@@ -154,21 +337,18 @@ impl Repository {
         RepoLock::acquire(&self.root, &self.root.join(LOCK_FILE), what)
     }
 
-    /// Starts an atomic write of `rel`, creating its parent directories.
-    pub fn create_atomic(&self, rel: &str) -> Result<AtomicFile, CatalogError> {
-        let path = self.checked_path(rel)?;
-        if let Some(parent) = path.parent() {
-            create_dir_all_durable(parent)?;
-        }
-        AtomicFile::create(&path)
+    /// Starts an atomic write of object `rel`: nothing is visible until commit.
+    pub fn create_atomic(&self, rel: &str) -> Result<Box<dyn MediaWriter>, CatalogError> {
+        Ok(self.media.create(rel)?)
     }
 
-    /// Writes all of `data` to `rel` atomically and durably.
+    /// Writes all of `data` to object `rel` atomically and durably.
     pub fn write_atomic(&self, rel: &str, data: &[u8]) -> Result<(), CatalogError> {
         let mut f = self.create_atomic(rel)?;
         f.write_all(data)
-            .map_err(|e| CatalogError::io("write", f.path().to_path_buf(), e))?;
-        f.commit()
+            .map_err(|e| recman_media::MediaError::io(&self.location, rel, "write", e))?;
+        f.commit()?;
+        Ok(())
     }
 
     /// Where the pieces and manifest of a backup live, relative to the root.
@@ -182,18 +362,49 @@ impl Repository {
         let group = segment.get(..16).unwrap_or(segment);
         format!("{db_name}/wal/{group}")
     }
+}
 
-    /// Joins `rel` to the root, refusing anything that could leave the repository.
-    fn checked_path(&self, rel: &str) -> Result<PathBuf, CatalogError> {
-        let p = Path::new(rel);
-        let inside = !rel.is_empty() && p.components().all(|c| matches!(c, Component::Normal(_)));
-        if !inside {
-            return Err(CatalogError::BadPath {
-                rel: rel.to_string(),
-            });
-        }
-        Ok(self.root.join(p))
+/// An open repository's identity, shareable between threads; see [`Repository::handle`].
+#[derive(Clone, Debug)]
+pub struct RepoHandle {
+    root: PathBuf,
+    location: String,
+    media: Arc<dyn Media>,
+    remote: bool,
+}
+
+impl RepoHandle {
+    /// Opens the repository again, with a new catalog connection.
+    pub fn open(&self) -> Result<Repository, CatalogError> {
+        Ok(Repository {
+            root: self.root.clone(),
+            location: self.location.clone(),
+            media: Arc::clone(&self.media),
+            remote: self.remote,
+            catalog: Catalog::open(&self.root.join(CATALOG_FILE))?,
+        })
     }
+}
+
+fn marker_json() -> Vec<u8> {
+    let marker = Marker {
+        format: MARKER_FORMAT.to_string(),
+        version: REPOSITORY_VERSION.into(),
+        created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    };
+    let mut json = serde_json::to_vec_pretty(&marker).expect("the marker serializes");
+    json.push(b'\n');
+    json
+}
+
+fn remove_empty_dirs(dir: &Path) -> io::Result<()> {
+    for e in fs::read_dir(dir)? {
+        let e = e?;
+        if e.file_type()?.is_dir() {
+            remove_empty_dirs(&e.path())?;
+        }
+    }
+    fs::remove_dir(dir)
 }
 
 fn check_marker(marker_path: &Path, root: &Path, text: &[u8]) -> Result<(), CatalogError> {

@@ -172,6 +172,23 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX backup_wal_name ON backup_wal (db_id, name);
     "#,
+    // 4: copies of repository objects on other devices (second tier, backups to sbt).
+    r#"
+    CREATE TABLE object_copy (
+        -- the object's name in the repository (a piece, a manifest, an archived wal file)
+        object     TEXT NOT NULL,
+        -- the device type holding the copy: disk, s3 or sbt
+        device     TEXT NOT NULL,
+        -- the copy's name on that device
+        name       TEXT NOT NULL,
+        size       INTEGER NOT NULL,
+        crc32c     INTEGER NOT NULL,
+        -- 1 when the object was written to the device directly and never was in the repository
+        is_primary INTEGER NOT NULL DEFAULT 0,
+        created    INTEGER NOT NULL,
+        PRIMARY KEY (object, device)
+    );
+    "#,
 ];
 
 /// The schema version this build writes and understands.

@@ -35,6 +35,18 @@ pub enum ConfigureWhat {
         #[arg(num_args = 1.., required = true)]
         value: Vec<String>,
     },
+    /// A device type's specification and default channel count (RMAN's CONFIGURE DEVICE
+    /// TYPE / CHANNEL DEVICE TYPE ... PARMS): `sbt parms 'vtape:/srv/vtape'`,
+    /// `s3 parms s3://bucket/prefix`, `disk parms /srv/backup`, `sbt parallelism 4`, `sbt clear`.
+    DeviceType {
+        /// disk, s3 or sbt.
+        device: String,
+        /// `parms SPEC`, `parallelism N` (both may be given) or `clear`.
+        #[arg(num_args = 1.., required = true)]
+        value: Vec<String>,
+    },
+    /// The device type backups go to without --device-type, or `clear`.
+    DefaultDeviceType { value: String },
 }
 
 #[derive(Subcommand, Debug, Clone)]

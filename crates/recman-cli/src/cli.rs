@@ -20,9 +20,13 @@ pub struct Cli {
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct Global {
-    /// Repository directory (RECMAN_REPO).
+    /// Repository: a directory, or s3://BUCKET/PREFIX (RECMAN_REPO).
     #[arg(long, global = true, env = "RECMAN_REPO")]
     pub repo: Option<PathBuf>,
+    /// Where the catalog of a remote (S3) repository is cached (RECMAN_REPO_CACHE);
+    /// default: ~/.cache/recman/<bucket>/<prefix>.
+    #[arg(long, global = true, env = "RECMAN_REPO_CACHE")]
+    pub repo_cache: Option<PathBuf>,
     /// The cluster's data directory (RECMAN_PGDATA).
     #[arg(long, global = true, env = "RECMAN_PGDATA")]
     pub pgdata: Option<PathBuf>,
@@ -156,6 +160,19 @@ pub enum BackupWhat {
         #[arg(long, default_value = "lz4")]
         compress: String,
     },
+    /// Copy backups already in the repository to another device (second tier).
+    Backupset {
+        /// `all` (every AVAILABLE backup), or a backup id or tag.
+        which: String,
+        /// disk, s3 or sbt, as configured with `configure device-type`.
+        #[arg(long)]
+        device_type: String,
+    },
+    /// Copy every backup and all archived WAL to another device (RMAN's BACKUP RECOVERY AREA).
+    RecoveryArea {
+        #[arg(long)]
+        device_type: String,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -181,6 +198,10 @@ pub struct BackupArgs {
     /// Corrupt blocks tolerated per file.
     #[arg(long, default_value_t = 0)]
     pub maxcorrupt: u32,
+    /// Where the pieces go: disk, s3 or sbt (`configure device-type`); one channel per
+    /// device stream. Default: `configure default-device-type`, else the repository.
+    #[arg(long)]
+    pub device_type: Option<String>,
     /// Seconds to wait for the backup's WAL to be archived.
     #[arg(long, default_value_t = 120)]
     pub archive_timeout: u64,

@@ -30,12 +30,8 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Create {
             what: CreateWhat::Catalog,
         } => {
-            let repo = repo_path(g)?;
-            let r = Repository::create(&repo)?;
-            say(&format!(
-                "created repository and catalog at {}",
-                r.root().display()
-            ));
+            let r = crate::device_cmds::create_repo(g)?;
+            say(&format!("created repository and catalog at {}", r.location()));
         }
         Command::Register {
             what: RegisterWhat::Database { name },
@@ -72,7 +68,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 db.system_identifier,
                 db.pg_version,
                 db.pgdata,
-                repo.root().display()
+                repo.location()
             ));
         }
         Command::Backup {
@@ -101,8 +97,15 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 a.maxopenfiles,
                 a.compress.as_deref(),
             )?;
+            let (device, channels) = crate::device_cmds::backup_device(
+                &ctx.repo,
+                a.device_type.as_deref(),
+                a.channels,
+                d.channels,
+            )?;
             let opts = recman_engine::BackupOptions {
-                channels: d.channels,
+                device,
+                channels,
                 filesperset: d.filesperset,
                 maxopenfiles: d.maxopenfiles,
                 compression: d.compression,
@@ -184,6 +187,12 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Backup {
             what: BackupWhat::Archivelog(a),
         } => crate::catalog_cmds::backup_archivelog(g, a, &bar)?,
+        Command::Backup {
+            what: BackupWhat::Backupset { which, device_type },
+        } => crate::device_cmds::second_tier(g, Some(&which), &device_type, &bar)?,
+        Command::Backup {
+            what: BackupWhat::RecoveryArea { device_type },
+        } => crate::device_cmds::second_tier(g, None, &device_type, &bar)?,
         Command::Recover {
             what: RecoverWhat::Copy { tag, until_time },
         } => {
@@ -240,6 +249,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 from_copy: a.from_copy,
                 switch_to_copy: a.switch_to_copy,
                 recman_exe: std::env::current_exe()?,
+                restore_command_args: crate::device_cmds::passed_on_args(g, &ctx.repo)?,
             };
             let r = recman_engine::restore_database(&ctx, &opts, &bar)?;
             say(&format!(
@@ -377,7 +387,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 recman_engine::ArchiveGetOutcome::NotFound { name } => {
                     eprintln!(
                         "recman: {name} is not in repository {}",
-                        repo.root().display()
+                        repo.location()
                     );
                     return Ok(ExitCode::FAILURE);
                 }
@@ -398,11 +408,6 @@ fn report_corrupt(c: &recman_engine::CorruptReport, where_: &str) -> Result<()> 
     bail!("{} corrupt block(s) found in {where_}", c.blocks.len())
 }
 
-pub(crate) fn repo_path(g: &Global) -> Result<PathBuf> {
-    let p = g.repo.clone().ok_or_else(|| anyhow!("no repository given; hint: pass --repo PATH, set RECMAN_REPO, or name it in the --config file"))?;
-    absolute(&p)
-}
-
 fn absolute(p: &Path) -> Result<PathBuf> {
     Ok(if p.is_absolute() {
         p.to_path_buf()
@@ -412,7 +417,7 @@ fn absolute(p: &Path) -> Result<PathBuf> {
 }
 
 pub(crate) fn open_repo(g: &Global) -> Result<Repository> {
-    Ok(Repository::open(&repo_path(g)?)?)
+    crate::device_cmds::open_repo(g)
 }
 
 pub(crate) fn context(g: &Global) -> Result<Context> {

@@ -19,6 +19,10 @@ pub struct FileConfig {
     pub compression: Option<String>,
     pub retention_policy: Option<String>,
     pub archivelog_deletion_policy: Option<String>,
+    /// S3 settings of remote repositories and s3 devices (endpoint, region,
+    /// access-key-id, secret-access-key, part-size, parts-in-flight, virtual-hosted, ...);
+    /// docs/s3.md. The file may hold secrets: keep it readable by its owner only.
+    pub s3: Option<std::collections::BTreeMap<String, toml::Value>>,
 }
 
 /// The settings of the --config file; all unset when there is none.
@@ -38,7 +42,7 @@ fn load(path: &std::path::Path) -> Result<FileConfig> {
     })?;
     let fc: FileConfig = toml::from_str(&text).map_err(|e| {
         anyhow::anyhow!(
-            "config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db, channels, filesperset, maxopenfiles, compression, retention_policy, archivelog_deletion_policy",
+            "config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db, channels, filesperset, maxopenfiles, compression, retention_policy, archivelog_deletion_policy and an [s3] section",
             path.display(),
             e.message()
         )
@@ -52,6 +56,19 @@ pub fn merge(mut g: Global) -> Result<Global> {
         return Ok(g);
     };
     let fc = load(&path)?;
+    if let Some(s3) = &fc.s3 {
+        let settings = s3
+            .iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    toml::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (k.clone(), v)
+            })
+            .collect();
+        recman_engine::devices::set_s3_settings(settings);
+    }
     g.repo = g.repo.or(fc.repo);
     g.pgdata = g.pgdata.or(fc.pgdata);
     g.target = g.target.or(fc.target);

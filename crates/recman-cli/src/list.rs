@@ -66,7 +66,7 @@ fn parent_of(ctx: &Context, b: &BackupRecord) -> Option<String> {
         parent: Option<String>,
     }
     let rel = format!("{}/backup/{}/manifest.json", ctx.db.name, b.id);
-    let bytes = std::fs::read(ctx.repo.path(&rel)).ok()?;
+    let bytes = ctx.repo.read_object(&rel).ok()??;
     serde_json::from_slice::<Parent>(&bytes).ok()?.parent
 }
 

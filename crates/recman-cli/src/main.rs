@@ -4,6 +4,7 @@ mod catalog_cmds;
 mod cli;
 mod commands;
 mod config;
+mod device_cmds;
 mod io_args;
 mod list;
 mod progress;

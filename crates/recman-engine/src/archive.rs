@@ -60,14 +60,14 @@ pub fn archive_push(
     let crc = crc32c::crc32c(&data);
     let cat = repo.catalog();
     if let Some(prev) = cat.wal(db.id, &name)?
-        && repo.path(&prev.path).exists()
+        && repo.object_size(&prev.path)?.is_some()
     {
         if prev.crc32c == crc && prev.size == data.len() as u64 {
             return Ok(ArchivePushOutcome::AlreadyArchived { name });
         }
         return Err(EngineError::Wal(format!(
             "wal file {name} is already archived in repository {} with different content (size {} crc {:08x}, now size {} crc {:08x}); refusing to overwrite it; hint: two clusters may be archiving into database {:?}: give each its own registration, or remove the wrong one",
-            repo.root().display(),
+            repo.location(),
             prev.size,
             prev.crc32c,
             data.len(),
@@ -99,7 +99,7 @@ pub fn archive_push(
         .map_err(|e| EngineError::piece(&rel, e))?;
     let (mut sink, summary) = w.finish().map_err(|e| EngineError::piece(&rel, e))?;
     sink.flush()
-        .map_err(|e| EngineError::io("write", repo.path(&rel), e))?;
+        .map_err(|e| crate::util::media_io(&repo, &rel, "write", e))?;
     sink.commit()?;
     cat.add_wal(&WalRecord {
         db_id: db.id,
@@ -124,14 +124,14 @@ pub(crate) fn read_wal(
     name: &str,
 ) -> Result<Option<Vec<u8>>, EngineError> {
     let rel = wal_path(&db.name, name);
-    let path = repo.path(&rel);
-    let f = match std::fs::File::open(&path) {
+    let path = format!("{}/{rel}", repo.location());
+    let f = match repo.media().open(&rel) {
         Ok(f) => f,
         // Gone from the archive (BACKUP ARCHIVELOG DELETE INPUT): a backup set may hold it.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(e) if e.is_not_found() => {
             return read_wal_from_backups(repo, db, name);
         }
-        Err(e) => return Err(EngineError::io("open", &path, e)),
+        Err(e) => return Err(e.into()),
     };
     let mut r = PieceReader::open(BufReader::new(f)).map_err(|e| EngineError::piece(&rel, e))?;
     let mut out = Vec::new();
@@ -143,8 +143,7 @@ pub(crate) fn read_wal(
             } => {
                 if file_offset != out.len() as u64 {
                     return Err(EngineError::Wal(format!(
-                        "archived wal file {} has a gap at offset {file_offset}; hint: the file is damaged, archive it again from the server if it still has it",
-                        path.display()
+                        "archived wal file {path} has a gap at offset {file_offset}; hint: the file is damaged, archive it again from the server if it still has it"
                     )));
                 }
                 out.extend_from_slice(&data);
@@ -158,8 +157,7 @@ pub(crate) fn read_wal(
             Ok(Some(out))
         }
         _ => Err(EngineError::Wal(format!(
-            "archived wal file {} does not match its recorded size and checksum; hint: the file is damaged, archive it again from the server if it still has it",
-            path.display()
+            "archived wal file {path} does not match its recorded size and checksum; hint: the file is damaged, archive it again from the server if it still has it"
         ))),
     }
 }
@@ -227,9 +225,7 @@ fn read_from_piece(
     rel: &str,
     name: &str,
 ) -> Result<Option<Vec<u8>>, EngineError> {
-    let path = repo.path(rel);
-    let f =
-        std::fs::File::open(&path).map_err(|e| EngineError::io("open backup piece", &path, e))?;
+    let f = crate::pieces::open(repo, rel)?;
     let mut piece =
         IndexedPiece::open(BufReader::new(f)).map_err(|e| EngineError::piece(rel, e))?;
     let Some(file) = piece.index().file_by_path(name).cloned() else {
@@ -289,7 +285,7 @@ pub fn archive_current(
         if Instant::now() >= deadline {
             return Err(EngineError::Wal(format!(
                 "wal segment {name} was not archived into repository {} within {}s; hint: check archive_command and the server log",
-                repo.root().display(),
+                repo.location(),
                 timeout.as_secs()
             )));
         }

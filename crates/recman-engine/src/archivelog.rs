@@ -88,7 +88,7 @@ pub fn backup_archivelog(
         db.id,
         "interrupted: the process running it ended before it completed",
     )? {
-        let _ = std::fs::remove_dir_all(repo.path(&backup_dir(&db.name, &id)));
+        let _ = repo.remove_prefix(&backup_dir(&db.name, &id));
         progress.message(&format!(
             "marked interrupted backup {id} FAILED and removed its pieces"
         ));
@@ -144,7 +144,7 @@ pub fn backup_archivelog(
             rec.stop_time = Some(now_micros());
             let _ = cat.update_backup(&rec);
             // Nothing of a failed backup may be mistaken for a usable one later.
-            let _ = std::fs::remove_dir_all(repo.path(&dir));
+            let _ = repo.remove_prefix(&dir);
             Err(e)
         }
     }
@@ -298,7 +298,7 @@ fn write_sets(
                 EngineError::Wal(format!(
                     "archived wal file {} left repository {} during the backup; hint: run `recman crosscheck archivelog all` and back up again",
                     w.name,
-                    repo.root().display()
+                    repo.location()
                 ))
             })?;
             for (c, chunk) in data.chunks(CHUNK).enumerate() {
@@ -328,7 +328,7 @@ fn write_sets(
         }
         let (mut sink, summary) = pw.finish().map_err(|e| EngineError::piece(&rel, e))?;
         sink.flush()
-            .map_err(|e| EngineError::io("write", repo.path(&rel), e))?;
+            .map_err(|e| crate::util::media_io(&repo, &rel, "write", e))?;
         sink.commit()?;
         pieces.push(PieceRecord {
             backup_id: rec.id.clone(),
@@ -349,6 +349,7 @@ fn write_sets(
                 path: rel,
                 size: summary.size,
                 crc32c: summary.crc32c,
+                device: None,
             }],
         });
     }

@@ -44,6 +44,9 @@ pub struct BackupOptions {
     pub as_copy: bool,
     /// RMAN's FOR RECOVER OF COPY: a level 1 relative to the image copy named by the tag.
     pub for_recover_of_copy: bool,
+    /// The device type the pieces go to (RMAN's DEVICE TYPE); None: the repository itself.
+    /// The manifest always goes to the repository, which stays the record of every backup.
+    pub device: Option<String>,
 }
 
 impl Default for BackupOptions {
@@ -62,6 +65,7 @@ impl Default for BackupOptions {
             cumulative: false,
             as_copy: false,
             for_recover_of_copy: false,
+            device: None,
         }
     }
 }
@@ -105,7 +109,8 @@ pub fn backup_database(
         ctx.db.id,
         "interrupted: the process running it ended before it completed",
     )? {
-        let _ = std::fs::remove_dir_all(ctx.repo.path(&backup_dir(&ctx.db.name, &id)));
+        let _ = ctx.repo.remove_prefix(&backup_dir(&ctx.db.name, &id));
+        let _ = crate::pieces::remove_copies_of_backup(&ctx.repo, &backup_dir(&ctx.db.name, &id));
         progress.message(&format!(
             "marked interrupted backup {id} FAILED and removed its pieces"
         ));
@@ -206,7 +211,16 @@ pub fn backup_database(
             rec.stop_time = Some(now_micros());
             let _ = cat.update_backup(&rec);
             // Nothing of a failed backup may be mistaken for a usable one later.
-            let _ = std::fs::remove_dir_all(ctx.repo.path(&dir));
+            let _ = ctx.repo.remove_prefix(&dir);
+            if let Some(d) = &opts.device
+                && let Ok(m) = crate::devices::media_for(&ctx.repo, d)
+                && let Ok(objects) = m.list(&format!("{dir}/"))
+            {
+                for o in objects {
+                    let _ = m.remove(&o.name);
+                }
+            }
+            let _ = crate::pieces::remove_copies_of_backup(&ctx.repo, &dir);
             Err(e)
         }
     }
@@ -322,8 +336,21 @@ fn run(
             .into_iter()
             .collect::<VecDeque<_>>(),
     );
+    let (output, device) = match &opts.device {
+        Some(d) if d != crate::devices::repository_device(&ctx.repo) => {
+            (crate::devices::media_for(&ctx.repo, d)?, Some(d.clone()))
+        }
+        _ => (std::sync::Arc::clone(ctx.repo.media()), None),
+    };
+    if let Some(d) = &device {
+        progress.notice(&format!(
+            "channels write to device type {d}: {}",
+            output.describe()
+        ));
+    }
     let shared = ChannelShared {
-        repo_root: ctx.repo.root(),
+        repo: ctx.repo.handle(),
+        output,
         files: &scan.files,
         pgdata,
         header: PieceHeader {
@@ -464,6 +491,19 @@ fn run(
         for fo in &so.files {
             by_index[fo.index].push(fo);
         }
+        if let Some(d) = &device {
+            // Before the manifest: the backup must not become AVAILABLE with pieces that
+            // restore cannot find.
+            ctx.repo.catalog().add_copy(&recman_catalog::CopyRecord {
+                object: so.piece_path.clone(),
+                device: d.clone(),
+                name: so.piece_path.clone(),
+                size: so.size,
+                crc32c: so.crc32c,
+                primary: true,
+                created: now_micros(),
+            })?;
+        }
         pieces.push(PieceRecord {
             backup_id: rec.id.clone(),
             set_no: so.set_no,
@@ -480,6 +520,7 @@ fn run(
             path: so.piece_path.clone(),
             size: so.size,
             crc32c: so.crc32c,
+            device: device.clone(),
         };
         match msets.last_mut() {
             Some(m) if m.set_no == so.set_no => m.pieces.push(piece),

@@ -9,7 +9,7 @@ use crate::pagecheck::{PageRules, PageVerdicts, check_chunk};
 use crate::plan::PlannedSet;
 use crate::util::now_micros;
 use crate::{EngineError, Progress, ScannedFile};
-use recman_catalog::{AtomicFile, IoStatRow, Repository};
+use recman_catalog::{IoStatRow, Repository};
 use recman_format::{PieceHeader, PieceWriter, SetFile};
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -17,7 +17,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub struct ChannelShared<'a> {
     /// Each channel opens its own handle: a catalog connection is not shared between threads.
-    pub repo_root: &'a std::path::Path,
+    pub repo: recman_catalog::RepoHandle,
+    /// Where this backup's pieces go: the repository's media or another device's.
+    pub output: std::sync::Arc<dyn recman_media::Media>,
     pub files: &'a [ScannedFile],
     pub pgdata: &'a std::path::Path,
     pub header: PieceHeader,
@@ -145,7 +147,7 @@ pub fn stat_row(
 }
 
 pub fn run_channel(sh: &ChannelShared, channel: u32) -> Result<ChannelOutcome, EngineError> {
-    let repo = Repository::open(sh.repo_root)?;
+    let repo = sh.repo.open()?;
     let started = now_micros();
     let (mut engine, notice) = crate::io::open_engine(sh.io, 64).map_err(|e| {
         EngineError::Invalid(format!(
@@ -234,7 +236,7 @@ fn backup_set(
             path: sh.files[i].rel.clone(),
         })
         .collect();
-    let sink = repo.create_atomic(&piece_path)?;
+    let sink = sh.output.create(&piece_path)?;
     let out = OutputStream::new(sink, sh.io.blksize, sh.io.output_buffers);
     let mut writer =
         PieceWriter::new(out, &header).map_err(|e| EngineError::piece(&piece_path, e))?;
@@ -363,9 +365,9 @@ fn backup_set(
     let (out, summary) = writer
         .finish()
         .map_err(|e| EngineError::piece(&piece_path, e))?;
-    let (sink, counters): (AtomicFile, IoCounters) = out
+    let (sink, counters): (Box<dyn recman_media::MediaWriter>, IoCounters) = out
         .finish()
-        .map_err(|e| EngineError::io("write", repo.path(&piece_path), e))?;
+        .map_err(|e| crate::util::media_io(&repo, &piece_path, "write", e))?;
     sink.commit()?;
     let mut row = stat_row(
         "OUTPUT",

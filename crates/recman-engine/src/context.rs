@@ -22,7 +22,7 @@ pub fn resolve_database(
     name: Option<&str>,
     pgdata: Option<&Path>,
 ) -> Result<DbRecord, EngineError> {
-    let root = repo.root().display().to_string();
+    let root = repo.location().to_string();
     if let Some(name) = name {
         return repo.catalog().database(name)?.ok_or_else(|| {
             EngineError::Invalid(format!(

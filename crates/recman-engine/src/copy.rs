@@ -21,9 +21,12 @@ pub fn copy_rel(db: &str, tag: &str) -> String {
 
 /// The state a copy holds, or None when there is no copy with this tag.
 pub fn load_copy(ctx: &Context, tag: &str) -> Result<Option<BackupManifest>, EngineError> {
+    if ctx.repo.is_remote() {
+        return Ok(None);
+    }
     let path = ctx
         .repo
-        .path(&format!("{}/copy.json", copy_rel(&ctx.db.name, tag)));
+        .disk_path(&format!("{}/copy.json", copy_rel(&ctx.db.name, tag)))?;
     match std::fs::read(&path) {
         Ok(b) => serde_json::from_slice(&b)
             .map(Some)
@@ -38,7 +41,8 @@ fn save_state(ctx: &Context, tag: &str, m: &BackupManifest) -> Result<(), Engine
     let mut f = ctx.repo.create_atomic(&rel)?;
     serde_json::to_writer(&mut f, m)
         .map_err(|e| EngineError::Invalid(format!("cannot write {rel}: {e}")))?;
-    Ok(f.commit()?)
+    f.commit()?;
+    Ok(())
 }
 
 /// Where the copy keeps its files: its data directory and tablespaces inside the repository.
@@ -47,7 +51,7 @@ pub(crate) fn copy_layout(
     tag: &str,
     m: &BackupManifest,
 ) -> Result<Layout, EngineError> {
-    let root = ctx.repo.path(&copy_rel(&ctx.db.name, tag));
+    let root = ctx.repo.disk_path(&copy_rel(&ctx.db.name, tag))?;
     let map: Vec<(String, PathBuf)> = m
         .tablespaces
         .iter()
@@ -71,7 +75,7 @@ pub fn make_copy(
     let chain = crate::incremental::chain(ctx, load_manifest(ctx, backup_id)?)?;
     let newest = chain.last().expect("non-empty chain");
     let layout = copy_layout(ctx, tag, newest)?;
-    let root = ctx.repo.path(&copy_rel(&ctx.db.name, tag));
+    let root = ctx.repo.disk_path(&copy_rel(&ctx.db.name, tag))?;
     if root.exists() {
         return Err(EngineError::Invalid(format!(
             "image copy {tag} already exists at {}; hint: roll it forward with `recman recover copy --tag {tag}`",
@@ -196,8 +200,7 @@ fn apply(
         }
     }
     for piece in l1.sets.iter().flat_map(|s| s.pieces.iter()) {
-        let path = ctx.repo.path(&piece.path);
-        let f = File::open(&path).map_err(|e| EngineError::io("open backup piece", &path, e))?;
+        let f = crate::pieces::open(&ctx.repo, &piece.path)?;
         let mut r = PieceReader::open(BufReader::with_capacity(1 << 20, f))
             .map_err(|e| EngineError::piece(&piece.path, e))?;
         let names: Vec<String> = r.header().files.iter().map(|f| f.path.clone()).collect();

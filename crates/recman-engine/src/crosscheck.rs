@@ -3,7 +3,6 @@
 //! `verify` also reads it all and compares its checksums. Anything missing or damaged is
 //! EXPIRED, and a file found again is AVAILABLE again. Nothing is ever deleted here.
 
-use std::fs::File;
 use std::io::BufReader;
 
 use recman_catalog::{BackupStatus, DbRecord, MediaStatus, Repository};
@@ -111,8 +110,7 @@ fn check_piece(
     crc: u32,
     verify: bool,
 ) -> Result<(), String> {
-    let path = repo.path(rel);
-    let f = open_sized(&path, size)?;
+    let f = open_sized(repo, rel, size)?;
     let mut r = PieceReader::open(BufReader::with_capacity(1 << 20, f))
         .map_err(|e| format!("damaged header: {e}"))?;
     if !verify {
@@ -139,8 +137,7 @@ fn check_wal(
     crc: u32,
     verify: bool,
 ) -> Result<(), String> {
-    let path = repo.path(rel);
-    let f = open_sized(&path, stored)?;
+    let f = open_sized(repo, rel, stored)?;
     let mut r = PieceReader::open(BufReader::new(f)).map_err(|e| format!("damaged header: {e}"))?;
     if !verify {
         return Ok(());
@@ -161,18 +158,16 @@ fn check_wal(
     }
 }
 
-fn open_sized(path: &std::path::Path, size: u64) -> Result<File, String> {
-    let f = File::open(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            "missing".to_string()
-        } else {
-            format!("cannot open: {e}")
-        }
+fn open_sized(
+    repo: &Repository,
+    rel: &str,
+    size: u64,
+) -> Result<Box<dyn recman_media::MediaReader>, String> {
+    let f = crate::pieces::open(repo, rel).map_err(|e| match e {
+        EngineError::Media(m) if m.is_not_found() => "missing".to_string(),
+        e => format!("cannot open: {e}"),
     })?;
-    let len = f
-        .metadata()
-        .map_err(|e| format!("cannot inspect: {e}"))?
-        .len();
+    let len = f.len();
     if len != size {
         return Err(format!("size {len} differs from the recorded {size}"));
     }

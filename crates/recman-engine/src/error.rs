@@ -9,6 +9,9 @@ use std::path::PathBuf;
 pub enum EngineError {
     #[error(transparent)]
     Catalog(#[from] CatalogError),
+
+    #[error(transparent)]
+    Media(#[from] recman_media::MediaError),
     #[error(transparent)]
     Pg(#[from] PgError),
     #[error(

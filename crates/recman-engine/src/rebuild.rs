@@ -6,9 +6,7 @@
 //! Also here: the database incarnations (PostgreSQL timelines) read from archived history
 //! files, which LIST INCARNATION shows.
 
-use std::fs;
 use std::io::BufReader;
-use std::path::Path;
 
 use recman_catalog::Repository;
 use recman_catalog::{BackupRecord, BackupStatus, CorruptBlock, DbRecord, PieceRecord, WalRecord};
@@ -30,68 +28,31 @@ pub struct RebuildReport {
     pub skipped: Vec<(String, String)>,
 }
 
-/// Catalogues every manifest and archived WAL file of the repository whose path starts with
-/// `start` (an absolute path inside the repository). Call under the repository lock.
-pub fn rebuild_catalog(repo: &Repository, start: &Path) -> Result<RebuildReport, EngineError> {
-    let root = repo.root();
-    if !start.starts_with(root) {
-        return Err(EngineError::Invalid(format!(
-            "{} is not inside repository {}; hint: give a directory of the repository, or the repository itself",
-            start.display(),
-            root.display()
-        )));
-    }
+/// Catalogues every manifest and archived WAL file of the repository whose name starts with
+/// `start` (a prefix of object names; "" for all). Call under the repository lock.
+pub fn rebuild_catalog(repo: &Repository, start: &str) -> Result<RebuildReport, EngineError> {
     let mut rep = RebuildReport::default();
-    for db_dir in sorted_dirs(root)? {
-        let backups = db_dir.join("backup");
-        for b in sorted_dirs(&backups)? {
-            let m = b.join("manifest.json");
-            if m.starts_with(start) && m.is_file() {
-                let rel = rel_of(root, &m);
-                if let Err(why) = add_manifest(repo, &m, &mut rep) {
-                    rep.skipped.push((rel, why));
-                }
-            }
+    let objects = repo.list_objects(start)?;
+    let is_manifest = |n: &str| {
+        let p: Vec<&str> = n.split('/').collect();
+        p.len() == 4 && p[1] == "backup" && p[3] == "manifest.json"
+    };
+    let is_wal = |n: &str| {
+        let p: Vec<&str> = n.split('/').collect();
+        p.len() == 4 && p[1] == "wal" && p[3].ends_with(".rmw")
+    };
+    // Manifests first: they register databases with their PostgreSQL version.
+    for o in objects.iter().filter(|o| is_manifest(&o.name)) {
+        if let Err(why) = add_manifest(repo, &o.name, &mut rep) {
+            rep.skipped.push((o.name.clone(), why));
         }
-        for group in sorted_dirs(&db_dir.join("wal"))? {
-            let mut files: Vec<_> = read_dir(&group)?
-                .into_iter()
-                .filter(|p| p.extension().is_some_and(|e| e == "rmw"))
-                .collect();
-            files.sort();
-            for f in files.into_iter().filter(|f| f.starts_with(start)) {
-                let rel = rel_of(root, &f);
-                if let Err(why) = add_wal(repo, &f, &rel, &mut rep) {
-                    rep.skipped.push((rel, why));
-                }
-            }
+    }
+    for o in objects.iter().filter(|o| is_wal(&o.name)) {
+        if let Err(why) = add_wal(repo, &o.name, &mut rep) {
+            rep.skipped.push((o.name.clone(), why));
         }
     }
     Ok(rep)
-}
-
-fn rel_of(root: &Path, p: &Path) -> String {
-    p.strip_prefix(root)
-        .unwrap_or(p)
-        .to_string_lossy()
-        .into_owned()
-}
-
-fn read_dir(dir: &Path) -> Result<Vec<std::path::PathBuf>, EngineError> {
-    match fs::read_dir(dir) {
-        Ok(it) => it
-            .map(|e| e.map(|e| e.path()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| EngineError::io("read directory", dir, e)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(EngineError::io("read directory", dir, e)),
-    }
-}
-
-fn sorted_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>, EngineError> {
-    let mut v: Vec<_> = read_dir(dir)?.into_iter().filter(|p| p.is_dir()).collect();
-    v.sort();
-    Ok(v)
 }
 
 /// The registered database for a name and system identifier, registering it if new.
@@ -133,8 +94,11 @@ fn lsn(s: &str) -> Result<u64, String> {
         .map_err(|_| format!("{s:?} is not an LSN"))
 }
 
-fn add_manifest(repo: &Repository, path: &Path, rep: &mut RebuildReport) -> Result<(), String> {
-    let text = fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result<(), String> {
+    let text = repo
+        .media()
+        .get(rel)
+        .map_err(|e| format!("cannot read: {e}"))?;
     let m: BackupManifest =
         serde_json::from_slice(&text).map_err(|e| format!("not a backup manifest: {e}"))?;
     if m.format != MANIFEST_FORMAT {
@@ -183,6 +147,18 @@ fn add_manifest(repo: &Repository, path: &Path, rep: &mut RebuildReport) -> Resu
             // The manifest keeps a set's file count and raw bytes, not each piece's: they go
             // with the first piece, which is the only one sets have today.
             let first = i == 0;
+            if let Some(device) = &p.device {
+                cat.add_copy(&recman_catalog::CopyRecord {
+                    object: p.path.clone(),
+                    device: device.clone(),
+                    name: p.path.clone(),
+                    size: p.size,
+                    crc32c: p.crc32c,
+                    primary: true,
+                    created: micros(&m.start_time)?,
+                })
+                .map_err(|e| e.to_string())?;
+            }
             pieces.push(PieceRecord {
                 backup_id: m.backup_id.clone(),
                 set_no: s.set_no,
@@ -225,14 +201,12 @@ fn add_manifest(repo: &Repository, path: &Path, rep: &mut RebuildReport) -> Resu
     Ok(())
 }
 
-fn add_wal(
-    repo: &Repository,
-    path: &Path,
-    rel: &str,
-    rep: &mut RebuildReport,
-) -> Result<(), String> {
-    let f = fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
-    let meta = f.metadata().map_err(|e| format!("cannot inspect: {e}"))?;
+fn add_wal(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result<(), String> {
+    let f = repo
+        .media()
+        .open(rel)
+        .map_err(|e| format!("cannot open: {e}"))?;
+    let stored_size = f.len();
     let mut r = PieceReader::open(BufReader::new(f)).map_err(|e| format!("damaged: {e}"))?;
     let h = r.header().clone();
     let [file] = h.files.as_slice() else {
@@ -258,12 +232,8 @@ fn add_wal(
     }
     r.finish().map_err(|e| format!("damaged: {e}"))?;
     let (size, crc32c) = end.ok_or("holds no complete file")?;
-    let archived_at = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_micros() as i64)
-        .unwrap_or(h.created_unix * 1_000_000);
+    // Objects stores keep no usable modification time; the piece records its creation.
+    let archived_at = h.created_unix * 1_000_000;
     cat.add_wal(&WalRecord {
         db_id: db.id,
         timeline: name
@@ -273,7 +243,7 @@ fn add_wal(
         name,
         path: rel.to_string(),
         size,
-        stored_size: meta.len(),
+        stored_size,
         crc32c,
         archived_at,
     })

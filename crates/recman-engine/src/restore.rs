@@ -38,6 +38,9 @@ pub struct RestoreOptions {
     pub switch_to_copy: bool,
     /// The recman executable and repository that restore_command will call.
     pub recman_exe: PathBuf,
+    /// Global options restore_command passes on (`--config FILE`, `--repo-cache DIR`), so
+    /// it reaches a remote repository with the same settings; never secrets themselves.
+    pub restore_command_args: Vec<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -56,19 +59,16 @@ pub(crate) fn load_manifest(ctx: &Context, backup_id: &str) -> Result<BackupMani
         "{}/manifest.json",
         crate::util::backup_dir(&ctx.db.name, backup_id)
     );
-    let path = ctx.repo.path(&rel);
-    let bytes =
-        std::fs::read(&path).map_err(|e| EngineError::io("read backup manifest", &path, e))?;
+    let path = format!("{}/{rel}", ctx.repo.location());
+    let bytes = ctx.repo.media().get(&rel)?;
     let m: BackupManifest = serde_json::from_slice(&bytes).map_err(|e| {
         EngineError::Invalid(format!(
-            "backup manifest {} is damaged: {e}; hint: restore from another backup with --from-tag",
-            path.display()
+            "backup manifest {path} is damaged: {e}; hint: restore from another backup with --from-tag"
         ))
     })?;
     if m.version > recman_format::manifest::MANIFEST_VERSION {
         return Err(EngineError::Invalid(format!(
-            "backup manifest {} has version {}, newer than this recman understands; hint: upgrade recman",
-            path.display(),
+            "backup manifest {path} has version {}, newer than this recman understands; hint: upgrade recman",
             m.version
         )));
     }

@@ -296,7 +296,7 @@ fn manifest_parent(repo: &Repository, db_name: &str, id: &str) -> Option<String>
         parent: Option<String>,
     }
     let rel = format!("{}/manifest.json", crate::util::backup_dir(db_name, id));
-    let bytes = std::fs::read(repo.path(&rel)).ok()?;
+    let bytes = repo.read_object(&rel).ok()??;
     serde_json::from_slice::<Parent>(&bytes).ok()?.parent
 }
 
@@ -357,15 +357,14 @@ pub fn finish_pending(repo: &Repository) -> Result<usize, EngineError> {
 }
 
 fn finish_one(repo: &Repository, it: &PendingDelete) -> Result<(), EngineError> {
-    let path = repo.path(&it.path);
-    let r = match it.kind {
-        DeleteKind::Backup => std::fs::remove_dir_all(&path),
-        DeleteKind::Wal => std::fs::remove_file(&path),
-    };
-    match r {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(EngineError::io("remove", path, e)),
+    match it.kind {
+        DeleteKind::Backup => {
+            crate::pieces::remove_copies_of_backup(repo, &it.path)?;
+            repo.remove_prefix(&it.path)?;
+        }
+        DeleteKind::Wal => {
+            repo.remove_object(&it.path)?;
+        }
     }
     repo.catalog().finish_delete(it)?;
     Ok(())

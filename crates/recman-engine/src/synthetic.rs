@@ -14,7 +14,6 @@ use recman_format::{
     ChunkLoc, Compression, PieceHeader, PieceWriter, SetFile, read_chunk_at, read_index,
 };
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::Write;
 
 const WINDOW: u64 = 1 << 20;
@@ -72,7 +71,7 @@ pub fn synthetic_full(
             rec.error = Some(e.to_string());
             rec.stop_time = Some(now_micros());
             let _ = ctx.repo.catalog().update_backup(&rec);
-            let _ = std::fs::remove_dir_all(ctx.repo.path(&dir));
+            let _ = ctx.repo.remove_prefix(&dir);
             Err(e)
         }
     }
@@ -83,9 +82,7 @@ fn locate(ctx: &Context, chain: &[BackupManifest]) -> Result<Locations, EngineEr
     let mut locs: Locations = HashMap::new();
     for (k, m) in chain.iter().enumerate() {
         for p in m.sets.iter().flat_map(|s| s.pieces.iter()) {
-            let path = ctx.repo.path(&p.path);
-            let mut f =
-                File::open(&path).map_err(|e| EngineError::io("open backup piece", &path, e))?;
+            let mut f = crate::pieces::open(&ctx.repo, &p.path)?;
             let (_, index) = read_index(&mut f).map_err(|e| EngineError::piece(&p.path, e))?;
             for file in index.files {
                 let v = locs
@@ -135,7 +132,7 @@ fn write(
         "synthetic full",
         files.iter().filter_map(|&i| m.entries[i].size).sum(),
     );
-    let mut handles: HashMap<String, File> = HashMap::new();
+    let mut handles: HashMap<String, Box<dyn recman_media::MediaReader>> = HashMap::new();
     let mut pieces = Vec::new();
     for (set_k, group) in files.chunks(FILES_PER_SET).enumerate() {
         let set_no = set_k as u32 + 1;
@@ -181,7 +178,7 @@ fn write(
         }
         let (mut sink, summary) = w.finish().map_err(|e| EngineError::piece(&rel, e))?;
         sink.flush()
-            .map_err(|e| EngineError::io("write", ctx.repo.path(&rel), e))?;
+            .map_err(|e| crate::util::media_io(&ctx.repo, &rel, "write", e))?;
         sink.commit()?;
         m.sets.push(ManifestSet {
             set_no,
@@ -191,6 +188,7 @@ fn write(
                 path: rel.clone(),
                 size: summary.size,
                 crc32c: summary.crc32c,
+                device: None,
             }],
         });
         pieces.push(PieceRecord {
@@ -225,7 +223,7 @@ fn rebuild<W: Write>(
     size: u64,
     slot: u32,
     w: &mut PieceWriter<W>,
-    handles: &mut HashMap<String, File>,
+    handles: &mut HashMap<String, Box<dyn recman_media::MediaReader>>,
     rel: &str,
     progress: &dyn Progress,
 ) -> Result<(u64, u32), EngineError> {
@@ -248,9 +246,7 @@ fn rebuild<W: Write>(
                 let f = match handles.get_mut(piece) {
                     Some(f) => f,
                     None => {
-                        let p = ctx.repo.path(piece);
-                        let f = File::open(&p)
-                            .map_err(|e| EngineError::io("open backup piece", &p, e))?;
+                        let f = crate::pieces::open(&ctx.repo, piece)?;
                         handles.entry(piece.clone()).or_insert(f)
                     }
                 };

@@ -31,3 +31,13 @@ pub fn wal_path(db: &str, name: &str) -> String {
     };
     format!("{db}/wal/{group}/{name}.rmw")
 }
+
+/// An I/O error on repository object `rel`, kept as a media error so its class and hint stay.
+pub(crate) fn media_io(
+    repo: &recman_catalog::Repository,
+    rel: &str,
+    op: &str,
+    e: std::io::Error,
+) -> crate::EngineError {
+    recman_media::MediaError::io(repo.location(), rel, op, e).into()
+}

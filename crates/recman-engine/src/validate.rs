@@ -13,7 +13,6 @@ use recman_format::manifest::EntryKind;
 use recman_format::{PieceReader, Record};
 use recman_pg::{Lsn, wal_segments_between};
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
 
@@ -255,10 +254,8 @@ pub fn validate_backup(
     progress.start("validate", entries.values().filter_map(|e| e.size).sum());
     for set in &m.sets {
         for p in &set.pieces {
-            let path = ctx.repo.path(&p.path);
             let opened = crate::util::now_micros();
-            let f =
-                File::open(&path).map_err(|e| EngineError::io("open backup piece", &path, e))?;
+            let f = crate::pieces::open(&ctx.repo, &p.path)?;
             let (timed, counters) = crate::io::TimedReader::new(f);
             let mut r = PieceReader::open(BufReader::with_capacity(1 << 20, timed))
                 .map_err(|e| EngineError::piece(&p.path, e))?;
@@ -296,7 +293,7 @@ pub fn validate_backup(
                                 &mut data,
                                 v,
                             )
-                            .map_err(|e| EngineError::io("check", &path, e))?;
+                            .map_err(|e| crate::util::media_io(&ctx.repo, &p.path, "check", e))?;
                             report.pages += (data.len() / recman_page::BLCKSZ) as u64;
                         }
                         report.bytes += data.len() as u64;

@@ -129,6 +129,9 @@ pub struct ManifestPiece {
     pub path: String,
     pub size: u64,
     pub crc32c: u32,
+    /// The device type the piece was written to when not the repository (`--device-type`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

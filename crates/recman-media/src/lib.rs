@@ -11,9 +11,12 @@ pub mod disk;
 mod error;
 pub mod plugin;
 pub mod s3;
+pub mod testkit;
+mod spec;
 pub mod vtape;
 
 pub use error::{ErrorClass, MediaError};
+pub use spec::{open_spec, parse_size};
 
 use std::fmt::Debug;
 use std::io::{Read, Seek, Write};

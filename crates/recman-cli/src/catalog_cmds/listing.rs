@@ -119,7 +119,10 @@ pub fn by_file(ctx: &Context, backups: &[BackupRecord]) -> Result<()> {
     let mut rows: Vec<(String, String, String)> = Vec::new();
     for b in backups.iter().filter(|b| b.status != BackupStatus::Failed) {
         let rel = format!("{}/backup/{}/manifest.json", ctx.db.name, b.id);
-        let m: BackupManifest = match std::fs::read(ctx.repo.path(&rel))
+        let m: BackupManifest = match ctx
+            .repo
+            .media()
+            .get(&rel)
             .map_err(|e| e.to_string())
             .and_then(|t| serde_json::from_slice(&t).map_err(|e| e.to_string()))
         {

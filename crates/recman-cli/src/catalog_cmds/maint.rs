@@ -2,7 +2,7 @@
 
 use super::{CatalogWhat, CrosscheckWhat, DeleteWhat, PolicyOverride, ReportWhat};
 use crate::cli::Global;
-use crate::commands::{context, repo_path};
+use crate::commands::context;
 use crate::list::time;
 use anyhow::{Result, bail};
 use recman_catalog::{BackupRecord, BackupStatus, MediaStatus, Repository};
@@ -396,13 +396,15 @@ pub fn crosscheck(g: &Global, what: CrosscheckWhat) -> Result<()> {
 
 pub fn catalog(g: &Global, what: CatalogWhat) -> Result<()> {
     let CatalogWhat::StartWith { path } = what;
-    let root = repo_path(g)?;
-    let (repo, created) = Repository::open_recreating_catalog(&root)?;
+    let (repo, created) = match crate::device_cmds::repo_spec(g)? {
+        crate::device_cmds::RepoSpec::Disk(root) => Repository::open_recreating_catalog(&root)?,
+        // A remote repository's catalog is a cache: opening rebuilds a missing one.
+        crate::device_cmds::RepoSpec::Remote(_) => (crate::commands::open_repo(g)?, false),
+    };
     let _lock = repo.lock("catalog start-with")?;
     let start = match path {
-        Some(p) if p.is_absolute() => p,
-        Some(p) => std::env::current_dir()?.join(p),
-        None => repo.root().to_path_buf(),
+        Some(p) => start_prefix(&repo, &p)?,
+        None => String::new(),
     };
     if created {
         println!(
@@ -411,8 +413,8 @@ pub fn catalog(g: &Global, what: CatalogWhat) -> Result<()> {
         );
     }
     println!(
-        "searching for all files that match the pattern {}",
-        start.display()
+        "searching for all files that match the pattern {}/{start}*",
+        repo.location()
     );
     let r = recman_engine::rebuild_catalog(&repo, &start)?;
     for d in &r.databases_registered {
@@ -438,4 +440,25 @@ pub fn catalog(g: &Global, what: CatalogWhat) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The object-name prefix a START WITH path means: a path inside a disk repository, or a
+/// name prefix relative to the repository (the only form a remote repository takes).
+fn start_prefix(repo: &Repository, p: &std::path::Path) -> Result<String> {
+    if repo.is_remote() || !p.is_absolute() && !p.exists() {
+        return Ok(p.to_string_lossy().trim_start_matches('/').to_string());
+    }
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(p)
+    };
+    match abs.strip_prefix(repo.root()) {
+        Ok(rel) => Ok(rel.to_string_lossy().into_owned()),
+        Err(_) => anyhow::bail!(
+            "{} is not inside repository {}; hint: give a directory of the repository, or the repository itself",
+            abs.display(),
+            repo.location()
+        ),
+    }
 }

@@ -93,6 +93,12 @@ fn validate(name: &str, words: &[String]) -> Result<String> {
 
 pub fn configure(g: &Global, what: ConfigureWhat) -> Result<()> {
     let (name, words) = match what {
+        ConfigureWhat::DeviceType { device, value } => {
+            return crate::device_cmds::configure_device(g, &device, &value);
+        }
+        ConfigureWhat::DefaultDeviceType { value } => {
+            return crate::device_cmds::configure_default_device(g, &value);
+        }
         ConfigureWhat::RetentionPolicy { value } => ("retention-policy", value),
         ConfigureWhat::Channels { value } => ("channels", vec![value]),
         ConfigureWhat::Compression { value } => ("compression", vec![value]),
@@ -180,10 +186,10 @@ pub fn show_all(g: &Global, json: bool) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&all)?);
         return Ok(());
     }
-    let repo = crate::commands::repo_path(g)?;
+    let repo = crate::commands::open_repo(g)?;
     println!(
         "recman configuration parameters for repository {} are:",
-        repo.display()
+        repo.location()
     );
     for s in &all {
         println!("configure {} {};  # {}", s.name, s.value, s.source);

@@ -54,7 +54,7 @@ pub(super) fn check_target(
             s.target(),
             s.archive_mode,
             s.wal_level,
-            ctx.repo.root().display()
+            ctx.repo.location()
         )));
     }
     Ok(())
@@ -84,7 +84,7 @@ pub(super) fn wait_for_wal(
                 };
                 return Err(EngineError::Wal(format!(
                     "wal segment {name} needed by the backup did not reach repository {} within {}s ({why}); hint: check archive_command on the server (currently {:?}) and the server log",
-                    ctx.repo.root().display(),
+                    ctx.repo.location(),
                     timeout.as_secs(),
                     session.archive_command
                 )));

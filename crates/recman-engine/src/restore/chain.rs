@@ -4,6 +4,7 @@
 //! whole is skipped in older ones. Every chunk is verified before any byte of it is used.
 
 use super::files::{Layout, apply_metadata, make_entries};
+use crate::pieces::Source;
 use crate::{EngineError, Progress};
 use recman_catalog::IoStatRow;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestEntry};
@@ -12,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io::BufReader;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -60,8 +61,13 @@ pub fn restore_chain(
             .map(|p| p.raw_bytes)
             .sum::<u64>();
     }
-    // Threads get the repository's path only: a catalog connection is not shared between them.
-    let root = ctx.repo.root();
+    // Threads get the pieces' sources only: a catalog connection is not shared between them.
+    let mut sources = HashMap::new();
+    for m in chain {
+        for p in m.sets.iter().flat_map(|s| s.pieces.iter()) {
+            sources.insert(p.path.clone(), crate::pieces::sources(&ctx.repo, &p.path)?);
+        }
+    }
     progress.start("restore", total);
     let written = Mutex::new(Written::default());
     let mut rows = Vec::new();
@@ -73,7 +79,7 @@ pub fn restore_chain(
             layout,
             progress,
         };
-        let (restored, r) = restore_backup(root, m, &pass, channels)?;
+        let (restored, r) = restore_backup(&sources, m, &pass, channels)?;
         rows.extend(r);
         let expected: u64 = pass
             .own
@@ -125,7 +131,7 @@ fn files_of(m: &BackupManifest) -> HashMap<&str, &ManifestEntry> {
 
 /// Reads one backup's pieces over `channels` threads; returns the file parts it ended.
 fn restore_backup(
-    root: &Path,
+    sources: &HashMap<String, Vec<Source>>,
     m: &BackupManifest,
     pass: &Pass,
     channels: u32,
@@ -158,7 +164,8 @@ fn restore_backup(
                         if cancel.load(Ordering::Relaxed) {
                             break;
                         }
-                        match restore_piece(root, &p.path, p.size, p.crc32c, pass, &mut stats) {
+                        let from = sources.get(&p.path).map(Vec::as_slice).unwrap_or_default();
+                        match restore_piece_any(from, p, pass, &mut stats) {
                             Ok(k) => n += k,
                             Err(e) => {
                                 cancel.store(true, Ordering::Relaxed);
@@ -263,17 +270,50 @@ fn to_write(pass: &Pass, name: &str, offset: u64, len: usize) -> Vec<(usize, usi
     out
 }
 
+/// Restores a piece from the first of its sources that is present and intact. A piece that
+/// fails part-way is read again whole from the next source: what it already wrote was
+/// verified chunk by chunk, so writing it again is harmless.
+fn restore_piece_any(
+    sources: &[Source],
+    p: &recman_format::manifest::ManifestPiece,
+    pass: &Pass,
+    stats: &mut LaneStats,
+) -> Result<u64, EngineError> {
+    let mut last = None;
+    for (i, s) in sources.iter().enumerate() {
+        match restore_piece(s, &p.path, p.size, p.crc32c, pass, stats) {
+            Ok(n) => return Ok(n),
+            Err(e) => {
+                if let Some(next) = sources.get(i + 1) {
+                    pass.progress.notice(&format!(
+                        "backup piece {} on {} cannot be used: {e}; restoring it from its copy on {}",
+                        p.path,
+                        s.describe(),
+                        next.describe()
+                    ));
+                }
+                last = Some(e);
+            }
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        EngineError::Invalid(format!(
+            "backup piece {} has no copy to restore from; hint: run `recman crosscheck` and restore from another backup",
+            p.path
+        ))
+    }))
+}
+
 fn restore_piece(
-    root: &Path,
+    source: &Source,
     rel: &str,
     size: u64,
     crc: u32,
     pass: &Pass,
     stats: &mut LaneStats,
 ) -> Result<u64, EngineError> {
-    let path = root.join(rel);
     let opened = crate::util::now_micros();
-    let f = File::open(&path).map_err(|e| EngineError::io("open backup piece", &path, e))?;
+    let f = source.media.open(&source.name)?;
     let (timed, counters) = crate::io::TimedReader::new(f);
     let mut r = PieceReader::open(BufReader::with_capacity(1 << 20, timed))
         .map_err(|e| EngineError::piece(rel, e))?;

@@ -149,7 +149,7 @@ fn switch(ctx: &Context, tag: &str, source: &Layout, to: &Layout) -> Result<(), 
             .map_err(|e| EngineError::io("create symlink", &link, e))?;
     }
     // The copy now is the database: it no longer exists in the repository.
-    let root = ctx.repo.path(&copy_rel(&ctx.db.name, tag));
+    let root = ctx.repo.disk_path(&copy_rel(&ctx.db.name, tag))?;
     let _ = std::fs::remove_dir_all(&root);
     Ok(())
 }

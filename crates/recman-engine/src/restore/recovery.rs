@@ -67,15 +67,24 @@ pub fn write_recovery(
         .recman_exe
         .canonicalize()
         .unwrap_or_else(|_| opts.recman_exe.clone());
-    let repo = ctx
-        .repo
-        .root()
-        .canonicalize()
-        .unwrap_or_else(|_| ctx.repo.root().to_path_buf());
+    let repo = if ctx.repo.is_remote() {
+        ctx.repo.location().to_string()
+    } else {
+        let root = ctx.repo.root();
+        root.canonicalize()
+            .unwrap_or_else(|_| root.to_path_buf())
+            .display()
+            .to_string()
+    };
+    let extra: String = opts
+        .restore_command_args
+        .iter()
+        .map(|a| format!(" {}", quote_shell(a)))
+        .collect();
     let cmd = format!(
-        "{} --repo {} --db {} archive-get \"%f\" \"%p\"",
+        "{} --repo {}{extra} --db {} archive-get \"%f\" \"%p\"",
         quote_shell(&exe.display().to_string()),
-        quote_shell(&repo.display().to_string()),
+        quote_shell(&repo),
         quote_shell(&ctx.db.name)
     );
     let mut settings = vec![format!("restore_command = {}", quote_conf(&cmd))];

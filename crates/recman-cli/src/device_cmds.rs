@@ -1,0 +1,228 @@
+//! Devices and remote repositories: `configure device-type`, `backup backupset`, `backup
+//! recovery-area`, and opening a repository given as s3://BUCKET/PREFIX.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Result, anyhow, bail};
+use recman_catalog::Repository;
+use recman_engine::devices::{check_device, parallelism_key, parms_key};
+
+use crate::cli::Global;
+
+/// A repository as --repo names it.
+pub enum RepoSpec {
+    Disk(PathBuf),
+    Remote(String),
+}
+
+pub fn repo_spec(g: &Global) -> Result<RepoSpec> {
+    let p = g.repo.clone().ok_or_else(|| anyhow!("no repository given; hint: pass --repo PATH or --repo s3://BUCKET/PREFIX, set RECMAN_REPO, or name it in the --config file"))?;
+    let s = p.to_string_lossy();
+    if s.starts_with("s3://") {
+        return Ok(RepoSpec::Remote(s.trim_end_matches('/').to_string()));
+    }
+    if let Some((scheme, _)) = s.split_once("://") {
+        bail!("repository {s}: unknown scheme {scheme}://; hint: use a directory or s3://BUCKET/PREFIX");
+    }
+    Ok(RepoSpec::Disk(if p.is_absolute() {
+        p
+    } else {
+        std::env::current_dir()?.join(p)
+    }))
+}
+
+/// Where a remote repository's catalog is cached: --repo-cache, else under the user's cache
+/// directory, one directory per repository URL.
+fn cache_dir(g: &Global, url: &str) -> Result<PathBuf> {
+    if let Some(c) = &g.repo_cache {
+        return Ok(c.clone());
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .ok_or_else(|| anyhow!("no cache directory for repository {url}; hint: pass --repo-cache DIR"))?;
+    let name: String = url
+        .trim_start_matches("s3://")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .collect();
+    Ok(base.join("recman").join(name))
+}
+
+fn remote_media(url: &str) -> Result<Arc<dyn recman_catalog::Media>> {
+    Ok(recman_engine::devices::open_spec(url)?)
+}
+
+pub fn create_repo(g: &Global) -> Result<Repository> {
+    match repo_spec(g)? {
+        RepoSpec::Disk(p) => Ok(Repository::create(&p)?),
+        RepoSpec::Remote(url) => {
+            let cache = cache_dir(g, &url)?;
+            Ok(Repository::create_remote(remote_media(&url)?, &url, &cache)?)
+        }
+    }
+}
+
+/// Opens the repository. A remote repository whose cached catalog is missing gets it
+/// rebuilt from the manifests first, so every command sees every backup.
+pub fn open_repo(g: &Global) -> Result<Repository> {
+    match repo_spec(g)? {
+        RepoSpec::Disk(p) => Ok(Repository::open(&p)?),
+        RepoSpec::Remote(url) => {
+            let cache = cache_dir(g, &url)?;
+            let (repo, fresh) = Repository::open_remote(remote_media(&url)?, &url, &cache)?;
+            if fresh {
+                let _lock = repo.lock("catalog rebuild")?;
+                let r = recman_engine::rebuild_catalog(&repo, "")?;
+                if !g.quiet {
+                    eprintln!(
+                        "recman: catalog cache {} was empty: cataloged {} backup(s) and {} archived log(s) from {url}",
+                        repo.root().display(),
+                        r.backups_added.len(),
+                        r.wal_added
+                    );
+                }
+            }
+            Ok(repo)
+        }
+    }
+}
+
+pub fn configure_device(g: &Global, device: &str, words: &[String]) -> Result<()> {
+    check_device(device)?;
+    let repo = open_repo(g)?;
+    let cat = repo.catalog();
+    let say = |s: String| {
+        if !g.quiet {
+            println!("{s}");
+        }
+    };
+    if words.len() == 1 && words[0].eq_ignore_ascii_case("clear") {
+        cat.clear_config(&parms_key(device))?;
+        cat.clear_config(&parallelism_key(device))?;
+        say(format!("device type {device} configuration cleared"));
+        return Ok(());
+    }
+    let mut it = words.iter();
+    let mut changed = false;
+    while let Some(w) = it.next() {
+        match w.to_lowercase().as_str() {
+            "parms" => {
+                let spec = it
+                    .next()
+                    .ok_or_else(|| anyhow!("parms needs a value; hint: e.g. `recman configure device-type sbt parms 'vtape:/srv/vtape'`"))?;
+                // Opened now so a wrong specification is refused here, not at backup time.
+                let media = recman_engine::devices::open_spec(spec)?;
+                cat.set_config(&parms_key(device), spec)?;
+                say(format!(
+                    "new configuration: device-type {device} parms {spec}  # {}",
+                    media.describe()
+                ));
+                changed = true;
+            }
+            "parallelism" => {
+                let n = it
+                    .next()
+                    .and_then(|v| v.parse::<u32>().ok())
+                    .filter(|n| *n >= 1)
+                    .ok_or_else(|| anyhow!("parallelism needs a whole number of at least 1; hint: e.g. `recman configure device-type sbt parallelism 4`"))?;
+                cat.set_config(&parallelism_key(device), &n.to_string())?;
+                say(format!("new configuration: device-type {device} parallelism {n}"));
+                changed = true;
+            }
+            other => bail!(
+                "configure device-type {device}: unknown word {other:?}; hint: use `parms SPEC`, `parallelism N` or `clear`"
+            ),
+        }
+    }
+    if changed {
+        say("new configuration stored in the catalog".into());
+    }
+    Ok(())
+}
+
+pub fn configure_default_device(g: &Global, value: &str) -> Result<()> {
+    let repo = open_repo(g)?;
+    if value.eq_ignore_ascii_case("clear") {
+        repo.catalog().clear_config("default-device-type")?;
+    } else {
+        let v = value.to_lowercase();
+        check_device(&v)?;
+        repo.catalog().set_config("default-device-type", &v)?;
+    }
+    if !g.quiet {
+        println!("new configuration: default-device-type {value}");
+    }
+    Ok(())
+}
+
+/// The device type and channel count of a backup: the flag, else the configured default
+/// device type; its configured parallelism applies when --channels was not given.
+pub fn backup_device(
+    repo: &Repository,
+    flag: Option<&str>,
+    channels_flag: Option<u32>,
+    channels: u32,
+) -> Result<(Option<String>, u32)> {
+    let device = match flag {
+        Some(d) => Some(d.to_lowercase()),
+        None => repo.catalog().config("default-device-type")?,
+    };
+    let Some(device) = device else {
+        return Ok((None, channels));
+    };
+    check_device(&device)?;
+    let channels = match (channels_flag, repo.catalog().config(&parallelism_key(&device))?) {
+        (None, Some(p)) => p.parse().unwrap_or(channels),
+        _ => channels,
+    };
+    Ok((Some(device), channels))
+}
+
+pub fn second_tier(
+    g: &Global,
+    which: Option<&str>,
+    device: &str,
+    bar: &dyn recman_engine::Progress,
+) -> Result<()> {
+    let ctx = crate::commands::context(g)?;
+    let device = device.to_lowercase();
+    let r = match which {
+        None => recman_engine::backup_recovery_area(&ctx, &device, bar)?,
+        Some(w) if w.eq_ignore_ascii_case("all") => {
+            recman_engine::backup_backupsets(&ctx, None, &device, bar)?
+        }
+        Some(w) => recman_engine::backup_backupsets(&ctx, Some(w), &device, bar)?,
+    };
+    if !g.quiet {
+        println!(
+            "copied {} object(s), {} bytes, of {} backup(s){} to device type {device}; {} object(s) already had a copy there",
+            r.objects,
+            r.bytes,
+            r.backups.len(),
+            if which.is_none() {
+                format!(" and {} archived log(s)", r.wal_files)
+            } else {
+                String::new()
+            },
+            r.already
+        );
+    }
+    Ok(())
+}
+
+/// The global options a restored cluster's restore_command needs to reach this repository
+/// as this command did: the config file (which may hold S3 settings) and a remote
+/// repository's catalog cache.
+pub fn passed_on_args(g: &Global, repo: &Repository) -> Result<Vec<String>> {
+    let mut v = Vec::new();
+    if let Some(c) = &g.config {
+        let abs = std::path::absolute(c)?;
+        v.extend(["--config".to_string(), abs.display().to_string()]);
+    }
+    if repo.is_remote() {
+        v.extend(["--repo-cache".to_string(), repo.root().display().to_string()]);
+    }
+    Ok(v)
+}

@@ -1,0 +1,274 @@
+//! Issue 8, acceptance 2 and 4: a repository on a real S3 server (s3s-fs, started by the
+//! test): archive-push, backup, validate, list, crosscheck, restore, delete, a catalog cache
+//! rebuilt from the manifests; a server that fails requests or drops connections does not
+//! fail the backup, and a permanent error fails it cleanly.
+
+mod common;
+mod flows;
+
+use common::*;
+use flows::start_and_compare;
+use recman_media::testkit::{FaultProxy, Faults, S3Server, s3_server_or_skip};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+struct S3Setup {
+    _dir: TempDir,
+    config: PathBuf,
+    cache: PathBuf,
+    url: String,
+    cluster: Cluster,
+}
+
+fn write_config(dir: &Path, endpoint: &str, server: &S3Server) -> PathBuf {
+    let config = dir.join("recman.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[s3]\nendpoint = \"{endpoint}\"\nregion = \"us-east-1\"\naccess-key-id = \"{}\"\nsecret-access-key = \"{}\"\npart-size = \"5M\"\nmax-retries = 12\n",
+            server.access_key(),
+            server.secret_key()
+        ),
+    )
+    .unwrap();
+    chown_to_cluster_user(&config);
+    config
+}
+
+impl S3Setup {
+    /// A repository at s3://BUCKET/PREFIX reached through `endpoint`, and a cluster archiving
+    /// into it, registered as "main".
+    fn new(server: &S3Server, endpoint: &str, prefix: &str) -> S3Setup {
+        let (dir, path) = new_scratch_dir();
+        let config = write_config(&path, endpoint, server);
+        let cache = path.join("cache");
+        let url = format!("s3://{}/{prefix}", server.bucket());
+        let archive = format!(
+            "'{} --config {} --repo {url} --repo-cache {} archive-push %p'",
+            recman_bin().display(),
+            config.display(),
+            cache.display()
+        );
+        recman_ok([
+            "--config",
+            path_str(&config),
+            "--repo",
+            &url,
+            "--repo-cache",
+            path_str(&cache),
+            "create",
+            "catalog",
+        ]);
+        let cluster = Cluster::init_with(ClusterOpts {
+            extra_conf: vec![
+                "archive_mode = on".into(),
+                format!("archive_command = {archive}"),
+            ],
+            ..Default::default()
+        });
+        let s = S3Setup {
+            _dir: dir,
+            config,
+            cache,
+            url,
+            cluster,
+        };
+        s.ok(&["register", "database", "--name", "main"]);
+        s
+    }
+
+    fn args(&self, args: &[&str]) -> Vec<String> {
+        let mut v: Vec<String> = vec![
+            "--config".into(),
+            path_str(&self.config).into(),
+            "--repo".into(),
+            self.url.clone(),
+            "--repo-cache".into(),
+            path_str(&self.cache).into(),
+            "--pgdata".into(),
+            path_str(&self.cluster.pgdata).into(),
+            "--target".into(),
+            self.cluster.conninfo(),
+        ];
+        v.extend(args.iter().map(|s| s.to_string()));
+        v
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        recman_ok(self.args(args))
+    }
+
+    fn err(&self, args: &[&str]) -> String {
+        recman_err(self.args(args))
+    }
+
+    fn backups(&self) -> Vec<serde_json::Value> {
+        serde_json::from_str(&self.ok(&["list", "backup", "--json"])).unwrap()
+    }
+
+    /// Switches WAL and waits until the catalog lists the finished segment.
+    fn archive_now(&self) {
+        self.cluster.switch_wal_and_wait_archived();
+    }
+}
+
+/// Object names under `dir` of a bucket kept by s3s-fs (a directory tree).
+fn objects(server: &S3Server, prefix: &str) -> Vec<String> {
+    let root = server.data_dir().join(server.bucket());
+    let mut out = Vec::new();
+    let mut stack = vec![root.join(prefix)];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue; // s3s-fs's own metadata files
+            }
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                out.push(
+                    e.path()
+                        .strip_prefix(&root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn everything_works_on_an_s3_repository() {
+    let Some(server) = s3_server_or_skip() else {
+        return;
+    };
+    let s = S3Setup::new(&server, server.endpoint(), "prod/pg");
+    let c = &s.cluster;
+    c.pgbench_init(2);
+    c.psql("create table marker(x int); insert into marker values (1)");
+    let out = s.ok(&[
+        "backup",
+        "database",
+        "--channels",
+        "2",
+        "--compress",
+        "lz4",
+        "--tag",
+        "S3FULL",
+    ]);
+    assert!(out.contains("status AVAILABLE"), "{out}");
+    c.psql("insert into marker values (2)");
+    s.archive_now();
+    let expected = c.all_table_checksums();
+
+    // The pieces and the manifest are objects in the bucket, under the prefix.
+    let objs = objects(&server, "prod/pg");
+    assert!(
+        objs.iter().any(|o| o.ends_with("manifest.json"))
+            && objs.iter().any(|o| o.ends_with(".rmp"))
+            && objs.iter().any(|o| o.ends_with(".rmw"))
+            && objs.iter().any(|o| o.ends_with("recman.repo")),
+        "{objs:?}"
+    );
+
+    let b = s.backups();
+    assert_eq!(b.len(), 1);
+    assert_eq!(b[0]["status"], "AVAILABLE");
+    let out = s.ok(&["validate", "backup", "S3FULL"]);
+    assert!(out.to_lowercase().contains("ok") || out.contains("valid"), "{out}");
+    let out = s.ok(&["crosscheck", "backup"]);
+    assert!(out.contains("found to be 'AVAILABLE'"), "{out}");
+    let wal = s.ok(&["list", "archivelog", "--json"]);
+    assert!(wal.contains(".rmw") || wal.contains("0000000"), "{wal}");
+
+    // The catalog is a cache: without it, the next command rebuilds it from the manifests.
+    std::fs::remove_dir_all(&s.cache).unwrap();
+    let again = s.backups();
+    assert_eq!(again.len(), 1, "{again:?}");
+    assert_eq!(again[0]["id"], b[0]["id"]);
+    assert_eq!(again[0]["status"], "AVAILABLE");
+
+    // Restore from S3 (pieces and, through restore_command, the archived WAL) gives the data.
+    let (_t, dir) = new_scratch_dir();
+    let to = dir.join("restored");
+    s.ok(&["restore", "database", "--to", path_str(&to), "--channels", "2"]);
+    let conf = std::fs::read_to_string(to.join("postgresql.auto.conf")).unwrap();
+    assert!(
+        conf.contains(&s.url) && !conf.contains(server.secret_key()),
+        "restore_command must name the repository and carry no secret:\n{conf}"
+    );
+    let r = start_and_compare(&to, &expected);
+    assert_eq!(r.psql("select string_agg(x::text, ',' order by x) from marker"), "1,2");
+    r.stop();
+
+    // Delete removes the objects from the bucket.
+    let id = b[0]["id"].as_str().unwrap().to_string();
+    s.ok(&["delete", "backup", &id, "--noprompt"]);
+    let left: Vec<_> = objects(&server, "prod/pg")
+        .into_iter()
+        .filter(|o| o.contains(&id))
+        .collect();
+    assert!(left.is_empty(), "objects of the deleted backup remain: {left:?}");
+    assert!(s.backups().is_empty());
+}
+
+#[test]
+fn a_flaky_server_does_not_fail_the_backup_and_a_permanent_error_is_clean() {
+    let Some(server) = s3_server_or_skip() else {
+        return;
+    };
+    let proxy = FaultProxy::start(server.endpoint(), Faults::None, 7).unwrap();
+    let s = S3Setup::new(&server, &proxy.endpoint(), "flaky");
+    let c = &s.cluster;
+    c.pgbench_init(2);
+    c.psql("create table marker(x int); insert into marker values (1)");
+    s.archive_now();
+
+    // One request in eight fails: a 503, or a connection cut mid-response.
+    proxy.set_faults(Faults::Random {
+        slowdown: 0.07,
+        cut: 0.06,
+    });
+    let before = proxy.faults();
+    let out = s.ok(&["backup", "database", "--channels", "2", "--compress", "lz4"]);
+    assert!(out.contains("status AVAILABLE"), "{out}");
+    s.ok(&["validate", "backup"]);
+    assert!(proxy.faults() > before, "no fault was injected");
+    proxy.set_faults(Faults::None);
+    s.archive_now();
+    let expected = c.all_table_checksums();
+    let (_t, dir) = new_scratch_dir();
+    let to = dir.join("restored");
+    s.ok(&["restore", "database", "--to", path_str(&to)]);
+    start_and_compare(&to, &expected).stop();
+
+    // Revoked keys: the backup fails naming the store and the object, with a hint, and
+    // leaves nothing half-written once the store answers again.
+    proxy.set_faults(Faults::Deny);
+    let started = Instant::now();
+    let err = s.err(&["backup", "database", "--tag", "DENIED"]);
+    assert!(started.elapsed() < Duration::from_secs(120), "a permanent error was retried for {:?}", started.elapsed());
+    assert!(err.contains("s3://") && err.contains("hint"), "{err}");
+    proxy.set_faults(Faults::None);
+    let denied: Vec<_> = s
+        .backups()
+        .into_iter()
+        .filter(|b| b["tag"] == "DENIED")
+        .collect();
+    for b in &denied {
+        assert_eq!(b["status"], "FAILED", "{b}");
+        let id = b["id"].as_str().unwrap();
+        let left: Vec<_> = objects(&server, "flaky")
+            .into_iter()
+            .filter(|o| o.contains(id))
+            .collect();
+        assert!(left.is_empty(), "pieces of the failed backup remain: {left:?}");
+    }
+}

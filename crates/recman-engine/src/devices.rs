@@ -1,0 +1,85 @@
+//! Device types (RMAN's DISK and SBT, plus S3): the repository's own medium, and the devices
+//! configured with `configure device-type TYPE parms 'SPEC'`. A device is opened once per
+//! process, so every channel of a command shares one driver (a tape library's drives are
+//! handed out by that one driver).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use recman_catalog::Repository;
+use recman_media::Media;
+
+use crate::EngineError;
+
+pub const DEVICE_TYPES: [&str; 3] = ["disk", "s3", "sbt"];
+
+/// The catalog setting holding a device type's specification.
+pub fn parms_key(device: &str) -> String {
+    format!("device-type.{device}.parms")
+}
+
+/// The catalog setting holding how many channels a device type gets by default.
+pub fn parallelism_key(device: &str) -> String {
+    format!("device-type.{device}.parallelism")
+}
+
+/// The device type of the repository's own medium.
+pub fn repository_device(repo: &Repository) -> &'static str {
+    if repo.is_remote() { "s3" } else { "disk" }
+}
+
+/// Checks a device type name.
+pub fn check_device(device: &str) -> Result<(), EngineError> {
+    if DEVICE_TYPES.contains(&device) {
+        Ok(())
+    } else {
+        Err(EngineError::Invalid(format!(
+            "unknown device type {device:?}; hint: use one of {}",
+            DEVICE_TYPES.join(", ")
+        )))
+    }
+}
+
+/// The driver for `device`: the repository's medium when it is the repository's own type,
+/// else the configured one.
+pub fn media_for(repo: &Repository, device: &str) -> Result<Arc<dyn Media>, EngineError> {
+    check_device(device)?;
+    if device == repository_device(repo) {
+        return Ok(Arc::clone(repo.media()));
+    }
+    let Some(spec) = repo.catalog().config(&parms_key(device))? else {
+        let example = match device {
+            "sbt" => "vtape:/srv/vtape",
+            "s3" => "s3://bucket/prefix",
+            _ => "/srv/backup",
+        };
+        return Err(EngineError::Invalid(format!(
+            "device type {device} is not configured for repository {}; hint: recman configure device-type {device} parms '{example}'",
+            repo.location()
+        )));
+    };
+    open_spec(&spec)
+}
+
+static OPEN: OnceLock<Mutex<HashMap<String, Arc<dyn Media>>>> = OnceLock::new();
+static S3_SETTINGS: OnceLock<Vec<(String, String)>> = OnceLock::new();
+
+/// Sets, once per process, the `[s3]` keys of the config file that every S3 device gets.
+pub fn set_s3_settings(settings: Vec<(String, String)>) {
+    let _ = S3_SETTINGS.set(settings);
+}
+
+/// Opens a device specification once per process.
+pub fn open_spec(spec: &str) -> Result<Arc<dyn Media>, EngineError> {
+    let mut open = OPEN
+        .get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .expect("device table lock");
+    if let Some(m) = open.get(spec) {
+        return Ok(Arc::clone(m));
+    }
+    let settings = S3_SETTINGS.get().map(Vec::as_slice).unwrap_or_default();
+    let m = recman_media::open_spec(spec, settings)?;
+    open.insert(spec.to_string(), Arc::clone(&m));
+    Ok(m)
+}

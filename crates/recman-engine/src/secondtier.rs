@@ -1,0 +1,170 @@
+//! Second-tier backups: `backup backupset` copies backups already in the repository to another
+//! device, and `backup recovery-area` copies every backup and all archived WAL (the seeds'
+//! weekly copy to tape). Each copied object is checked against what the catalog recorded
+//! while it streams, and recorded as a copy, which restore falls back to.
+
+use std::io::{Read, Write};
+
+use recman_catalog::{BackupStatus, CopyRecord};
+use recman_format::FOOTER_LEN;
+
+use crate::util::{backup_dir, now_micros};
+use crate::{Context, EngineError, Progress};
+
+/// What a second-tier command copied.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CopyReport {
+    pub device: String,
+    pub backups: Vec<String>,
+    pub objects: usize,
+    /// Objects that already had a copy on the device.
+    pub already: usize,
+    pub bytes: u64,
+    pub wal_files: usize,
+}
+
+/// Copies backup `which` (an id or tag; None: every AVAILABLE backup) to `device`.
+pub fn backup_backupsets(
+    ctx: &Context,
+    which: Option<&str>,
+    device: &str,
+    progress: &dyn Progress,
+) -> Result<CopyReport, EngineError> {
+    let _lock = ctx.repo.lock("backup backupset")?;
+    let ids = match which {
+        Some(w) => vec![crate::validate::find_backup(ctx, Some(w))?],
+        None => ctx
+            .repo
+            .catalog()
+            .backups(ctx.db.id)?
+            .into_iter()
+            .filter(|b| b.status == BackupStatus::Available)
+            .collect(),
+    };
+    let mut rep = CopyReport {
+        device: device.to_string(),
+        ..Default::default()
+    };
+    for b in ids {
+        if b.status != BackupStatus::Available {
+            return Err(EngineError::Invalid(format!(
+                "backup {} is {}, only AVAILABLE backups are copied; hint: list them with `recman list backup`",
+                b.id,
+                b.status.as_str()
+            )));
+        }
+        copy_backup(ctx, &b.id, device, &mut rep, progress)?;
+        rep.backups.push(b.id);
+    }
+    Ok(rep)
+}
+
+/// Copies every AVAILABLE backup and every archived WAL file to `device`.
+pub fn backup_recovery_area(
+    ctx: &Context,
+    device: &str,
+    progress: &dyn Progress,
+) -> Result<CopyReport, EngineError> {
+    let mut rep = backup_backupsets(ctx, None, device, progress)?;
+    let _lock = ctx.repo.lock("backup recovery-area")?;
+    for w in ctx.repo.catalog().wal_list(ctx.db.id)? {
+        if ctx.repo.object_size(&w.path)?.is_none() {
+            // Moved into a WAL backup set (DELETE INPUT): copied with that backup.
+            continue;
+        }
+        if copy_object(ctx, &w.path, device, None, &mut rep)? {
+            rep.wal_files += 1;
+        }
+    }
+    Ok(rep)
+}
+
+fn copy_backup(
+    ctx: &Context,
+    id: &str,
+    device: &str,
+    rep: &mut CopyReport,
+    progress: &dyn Progress,
+) -> Result<(), EngineError> {
+    let pieces = ctx.repo.catalog().pieces(id)?;
+    progress.start(
+        &format!("copy {id} to {device}"),
+        pieces.iter().map(|p| p.size).sum(),
+    );
+    for p in &pieces {
+        copy_object(ctx, &p.path, device, Some((p.size, p.crc32c)), rep)?;
+        progress.advance(p.size);
+    }
+    // The manifest goes too, so the device alone describes the backup.
+    let manifest = format!("{}/manifest.json", backup_dir(&ctx.db.name, id));
+    copy_object(ctx, &manifest, device, None, rep)?;
+    progress.finish();
+    Ok(())
+}
+
+/// Streams one object to `device`; with `piece` = (size, crc32c) the bytes are checked
+/// against the piece's recorded size and checksum (of every byte before the footer) before
+/// the copy is committed. Returns false when the device already held a copy.
+fn copy_object(
+    ctx: &Context,
+    rel: &str,
+    device: &str,
+    piece: Option<(u64, u32)>,
+    rep: &mut CopyReport,
+) -> Result<bool, EngineError> {
+    let target = crate::devices::media_for(&ctx.repo, device)?;
+    if std::sync::Arc::ptr_eq(&target, ctx.repo.media()) {
+        return Err(EngineError::Invalid(format!(
+            "device type {device} is the repository itself; hint: copy to another device type (sbt, s3 or disk)"
+        )));
+    }
+    let known = ctx.repo.catalog().copies_of(rel)?;
+    if known.iter().any(|c| c.device == device) {
+        rep.already += 1;
+        return Ok(false);
+    }
+    let mut src = crate::pieces::open(&ctx.repo, rel)?;
+    let mut out = target.create(rel)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let (mut n, mut crc, mut crc_body) = (0u64, 0u32, 0u32);
+    let body_len = piece.map(|(size, _)| size.saturating_sub(FOOTER_LEN as u64));
+    loop {
+        let k = src
+            .read(&mut buf)
+            .map_err(|e| crate::util::media_io(&ctx.repo, rel, "read", e))?;
+        if k == 0 {
+            break;
+        }
+        let chunk = &buf[..k];
+        if let Some(body) = body_len {
+            let take = body.saturating_sub(n).min(k as u64) as usize;
+            crc_body = crc32c::crc32c_append(crc_body, &chunk[..take]);
+        }
+        crc = crc32c::crc32c_append(crc, chunk);
+        out.write_all(chunk)
+            .map_err(|e| recman_media::MediaError::io(&target.describe(), rel, "write", e))?;
+        n += k as u64;
+    }
+    if let Some((size, want)) = piece
+        && (n != size || crc_body != want)
+    {
+        out.abort();
+        return Err(EngineError::Invalid(format!(
+            "backup piece {rel} in repository {} is not the piece the catalog recorded (size {n}, expected {size}; checksum {crc_body:08x}, expected {want:08x}); nothing was copied; hint: run `recman validate backup` and `recman crosscheck`",
+            ctx.repo.location()
+        )));
+    }
+    out.commit()?;
+    ctx.repo.catalog().add_copy(&CopyRecord {
+        object: rel.to_string(),
+        device: device.to_string(),
+        name: rel.to_string(),
+        size: n,
+        crc32c: piece.map(|(_, c)| c).unwrap_or(crc),
+        primary: false,
+        created: now_micros(),
+    })?;
+    rep.objects += 1;
+    rep.bytes += n;
+    Ok(true)
+}

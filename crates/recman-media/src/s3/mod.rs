@@ -1,0 +1,346 @@
+//! The S3 driver: objects in a bucket of any S3-compatible store, under a key prefix, through
+//! object_store's AmazonS3 client.
+//!
+//! Channel threads call in synchronously; each call becomes a task on the driver's own tokio
+//! runtime and the thread waits for its result, so any number of threads can share one
+//! [`S3Media`]. Atomicity comes from S3 itself: a PUT or a completed multipart upload
+//! appears whole, and an aborted upload leaves nothing.
+
+mod classify;
+mod config;
+mod reader;
+mod writer;
+
+pub use config::{MAX_PART_SIZE, MAX_PARTS, MIN_PART_SIZE, S3Config};
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::TryStreamExt;
+use object_store::aws::{AmazonS3, AmazonS3Builder};
+use object_store::path::Path;
+use object_store::{BackoffConfig, ClientOptions, ObjectStore, ObjectStoreExt, RetryConfig};
+use tokio::runtime::Runtime;
+
+use crate::{Capabilities, ErrorClass, Media, MediaError, MediaReader, MediaWriter, ObjectInfo};
+use classify::{Failure, media_error};
+
+/// Objects in an S3 bucket under a prefix.
+pub struct S3Media {
+    ctx: Arc<Ctx>,
+}
+
+/// What the driver, its writers and its readers share. Tasks on the runtime get clones of
+/// `store`, never of the whole context, so the runtime is never dropped from inside itself.
+pub(crate) struct Ctx {
+    rt: Runtime,
+    store: Arc<AmazonS3>,
+    device: String,
+    prefix: String,
+    cfg: S3Config,
+    retry: RetryPolicy,
+}
+
+/// The driver's own retry loop, for failures object_store does not retry itself (a response
+/// body cut after the status arrived).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RetryPolicy {
+    max_retries: usize,
+    timeout: Duration,
+}
+
+impl RetryPolicy {
+    pub(crate) async fn run<T, F, Fut>(self, mut op: F) -> Result<T, object_store::Error>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, object_store::Error>>,
+    {
+        let start = Instant::now();
+        let mut delay = Duration::from_millis(50);
+        let mut attempt = 0;
+        loop {
+            match op().await {
+                Ok(v) => return Ok(v),
+                Err(e) => {
+                    if !self.allows(attempt, start) || !Failure::of(&e).retry_outside() {
+                        return Err(e);
+                    }
+                    attempt += 1;
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_secs(5));
+                }
+            }
+        }
+    }
+
+    pub(crate) fn allows(self, attempt: usize, start: Instant) -> bool {
+        attempt < self.max_retries && start.elapsed() < self.timeout
+    }
+}
+
+impl Ctx {
+    /// Runs `fut` on the runtime and waits for it. Spawning rather than `Runtime::block_on`
+    /// keeps this usable from any thread, including one that is inside another runtime.
+    pub(crate) fn block<T: Send + 'static>(
+        &self,
+        fut: impl Future<Output = T> + Send + 'static,
+    ) -> T {
+        wait(self.rt.spawn(fut))
+    }
+
+    pub(crate) fn spawn<T: Send + 'static>(
+        &self,
+        fut: impl Future<Output = T> + Send + 'static,
+    ) -> tokio::task::JoinHandle<T> {
+        self.rt.spawn(fut)
+    }
+
+    fn key(&self, name: &str) -> Result<Path, MediaError> {
+        crate::check_name(&self.device, name)?;
+        let full = if self.prefix.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}/{name}", self.prefix)
+        };
+        Path::parse(&full).map_err(|_| {
+            MediaError::permanent(&self.device, name, "the name cannot be an s3 key")
+        })
+    }
+
+    pub(crate) fn err(&self, name: &str, op: &str, e: &object_store::Error) -> MediaError {
+        media_error(&self.device, name, op, e)
+    }
+}
+
+/// Waits for a task from outside the runtime; a panic in the task goes on in the caller.
+pub(crate) fn wait<T>(h: tokio::task::JoinHandle<T>) -> T {
+    match futures::executor::block_on(h) {
+        Ok(v) => v,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        // Tasks are only cancelled by the runtime's shutdown, which needs the Ctx gone, and
+        // every waiter holds the Ctx.
+        Err(_) => unreachable!("an s3 task was cancelled while its driver was alive"),
+    }
+}
+
+impl S3Media {
+    /// A driver for `cfg`; no request is made until the first operation.
+    pub fn new(cfg: S3Config) -> Result<S3Media, MediaError> {
+        cfg.validate()?;
+        let device = cfg.url();
+        let setup = |what: &str, e: &dyn fmt::Display| {
+            MediaError::permanent(&device, "", &format!("{what}: {e}")).with_op("set up")
+        };
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("recman-s3")
+            .enable_all()
+            .build()
+            .map_err(|e| setup("cannot start the i/o runtime", &e))?;
+        let retry = RetryConfig {
+            backoff: BackoffConfig::default(),
+            max_retries: cfg.max_retries,
+            retry_timeout: cfg.retry_timeout,
+        };
+        let client = ClientOptions::new()
+            .with_allow_http(cfg.allow_http)
+            .with_connect_timeout(cfg.connect_timeout)
+            .with_timeout(cfg.request_timeout);
+        let mut b = AmazonS3Builder::new()
+            .with_bucket_name(&cfg.bucket)
+            .with_region(&cfg.region)
+            .with_virtual_hosted_style_request(cfg.virtual_hosted)
+            .with_allow_http(cfg.allow_http)
+            .with_retry(retry)
+            .with_client_options(client);
+        if let Some(ep) = &cfg.endpoint {
+            b = b.with_endpoint(bucket_endpoint(ep, &cfg.bucket, cfg.virtual_hosted));
+        }
+        if let Some(v) = &cfg.access_key_id {
+            b = b.with_access_key_id(v);
+        }
+        if let Some(v) = &cfg.secret_access_key {
+            b = b.with_secret_access_key(v);
+        }
+        if let Some(v) = &cfg.session_token {
+            b = b.with_token(v);
+        }
+        // Builder errors name settings, never their secret values.
+        let store = b
+            .build()
+            .map_err(|e| setup("invalid s3 settings", &e))?;
+        let retry = RetryPolicy {
+            max_retries: cfg.max_retries,
+            timeout: cfg.retry_timeout,
+        };
+        Ok(S3Media {
+            ctx: Arc::new(Ctx {
+                rt,
+                store: Arc::new(store),
+                device,
+                prefix: cfg.prefix.clone(),
+                cfg,
+                retry,
+            }),
+        })
+    }
+
+    /// Checks the bucket and the credentials with one small listing, so a misconfigured
+    /// repository fails before a backup starts rather than at its first piece.
+    pub fn check(&self) -> Result<(), MediaError> {
+        let c = &self.ctx;
+        let store = Arc::clone(&c.store);
+        let prefix = Path::parse(&c.prefix).unwrap_or_default();
+        c.block(async move {
+            let mut s = store.list(Some(&prefix));
+            s.try_next().await.map(|_| ())
+        })
+        .map_err(|e| c.err("", "check", &e))
+    }
+
+    pub fn config(&self) -> &S3Config {
+        &self.ctx.cfg
+    }
+}
+
+/// In virtual-hosted style object_store expects the endpoint to name the bucket already;
+/// users give the plain endpoint, as for path style.
+fn bucket_endpoint(ep: &str, bucket: &str, virtual_hosted: bool) -> String {
+    let ep = ep.trim_end_matches('/');
+    if !virtual_hosted {
+        return ep.to_string();
+    }
+    match ep.split_once("://") {
+        Some((scheme, host)) if !host.starts_with(&format!("{bucket}.")) => {
+            format!("{scheme}://{bucket}.{host}")
+        }
+        _ => ep.to_string(),
+    }
+}
+
+impl fmt::Debug for S3Media {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("S3Media").field("cfg", &self.ctx.cfg).finish()
+    }
+}
+
+impl Media for S3Media {
+    fn describe(&self) -> String {
+        self.ctx.device.clone()
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            atomic_commit: true,
+            ranged_read: true,
+            list: true,
+            block_size: 0,
+        }
+    }
+
+    fn create(&self, name: &str) -> Result<Box<dyn MediaWriter>, MediaError> {
+        let path = self.ctx.key(name)?;
+        Ok(Box::new(writer::S3Writer::new(Arc::clone(&self.ctx), path, name)))
+    }
+
+    fn open(&self, name: &str) -> Result<Box<dyn MediaReader>, MediaError> {
+        let path = self.ctx.key(name)?;
+        let meta = self.head(&path, name, "open")?.ok_or_else(|| {
+            MediaError::not_found(&self.ctx.device, name)
+        })?;
+        Ok(Box::new(reader::S3Reader::new(
+            Arc::clone(&self.ctx),
+            path,
+            name,
+            meta.size,
+            meta.e_tag,
+        )))
+    }
+
+    fn stat(&self, name: &str) -> Result<Option<u64>, MediaError> {
+        let path = self.ctx.key(name)?;
+        Ok(self.head(&path, name, "stat")?.map(|m| m.size))
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<ObjectInfo>, MediaError> {
+        let c = &self.ctx;
+        // S3 lists by key prefix too, but object_store only by directory: list the directory
+        // the prefix points into and filter.
+        let dir = prefix.rfind('/').map_or("", |i| &prefix[..i]);
+        let full = match (c.prefix.is_empty(), dir.is_empty()) {
+            (true, _) => dir.to_string(),
+            (false, true) => c.prefix.clone(),
+            (false, false) => format!("{}/{dir}", c.prefix),
+        };
+        let Ok(dir_path) = Path::parse(&full) else {
+            // No valid name lives under such a directory.
+            return Ok(Vec::new());
+        };
+        let store = Arc::clone(&c.store);
+        let metas = c
+            .block(c.retry.run(move || {
+                let s = store.list(Some(&dir_path));
+                s.try_collect::<Vec<_>>()
+            }))
+            .map_err(|e| c.err(prefix, "list", &e))?;
+        let strip = if c.prefix.is_empty() { 0 } else { c.prefix.len() + 1 };
+        let mut out: Vec<ObjectInfo> = metas
+            .into_iter()
+            .filter_map(|m| {
+                let key: &str = m.location.as_ref();
+                let name = key.get(strip..)?;
+                name.starts_with(prefix).then(|| ObjectInfo {
+                    name: name.to_string(),
+                    size: m.size,
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
+    fn remove(&self, name: &str) -> Result<bool, MediaError> {
+        let c = &self.ctx;
+        let path = c.key(name)?;
+        // S3 deletes a missing key without complaint; a HEAD tells whether there was one.
+        if self.head(&path, name, "remove")?.is_none() {
+            return Ok(false);
+        }
+        let store = Arc::clone(&c.store);
+        c.block(c.retry.run(move || {
+            let (store, path) = (Arc::clone(&store), path.clone());
+            async move { store.delete(&path).await }
+        }))
+        .map_err(|e| c.err(name, "remove", &e))?;
+        Ok(true)
+    }
+}
+
+impl S3Media {
+    fn head(
+        &self,
+        path: &Path,
+        name: &str,
+        op: &str,
+    ) -> Result<Option<object_store::ObjectMeta>, MediaError> {
+        let c = &self.ctx;
+        let (store, path) = (Arc::clone(&c.store), path.clone());
+        let r = c.block(c.retry.run(move || {
+            let (store, path) = (Arc::clone(&store), path.clone());
+            async move { store.head(&path).await }
+        }));
+        match r {
+            Ok(m) => Ok(Some(m)),
+            Err(e) => {
+                let err = c.err(name, op, &e);
+                if err.class == ErrorClass::NotFound {
+                    Ok(None)
+                } else {
+                    Err(err)
+                }
+            }
+        }
+    }
+}
