@@ -27,7 +27,7 @@ impl fmt::Display for ErrorClass {
 /// An error from a media driver. The message is lowercase, names the device and the object,
 /// and never contains a secret.
 #[derive(Clone, Debug, thiserror::Error)]
-#[error("{device}: {op} {object}: {message}{}", hint.as_ref().map(|h| format!("; hint: {h}")).unwrap_or_default())]
+#[error("{device}:{}: {message}{}", if object.is_empty() { String::new() } else { format!(" {op} {object}") }, hint.as_ref().map(|h| format!("; hint: {h}")).unwrap_or_default())]
 pub struct MediaError {
     pub class: ErrorClass,
     /// The driver's description of the device ("s3://bucket/prefix").

@@ -20,13 +20,8 @@ pub(crate) fn vtape(spec: &str, dir: &Path, opts: &[&str]) -> Result<Arc<dyn Med
         MediaError::permanent(spec, "", &why)
             .with_hint("options are drives=N, cartridges=N, blksize=SIZE, rate=SIZE, capacity=SIZE, compression=on|off")
     };
+    // The options describe the library to create; an existing one keeps its library.json.
     if dir.join("library.json").exists() {
-        if !opts.is_empty() {
-            return Err(bad(format!(
-                "vtape library {} exists; its settings are in library.json, not in the specification",
-                dir.display()
-            )));
-        }
         return Ok(Arc::new(crate::vtape::VtapeMedia::open(dir)?));
     }
     let mut cfg = crate::vtape::VtapeConfig::default();

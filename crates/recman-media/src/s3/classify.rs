@@ -24,8 +24,6 @@ pub(crate) struct Failure {
     refused: bool,
     not_found: bool,
     denied: bool,
-    /// object_store already ran its retry loop on this request.
-    retried_inside: bool,
     text: String,
 }
 
@@ -49,8 +47,6 @@ impl Failure {
                 f.refused |= io.kind() == std::io::ErrorKind::ConnectionRefused;
             }
             let s = err.to_string();
-            // The Display of object_store's RetryError, the outcome of its retry loop.
-            f.retried_inside |= s.starts_with("Error performing ");
             f.refused |= s.contains("Connection refused") || s.contains("connection refused");
             if f.status.is_none() {
                 f.status = status_in(&s);
@@ -78,10 +74,14 @@ impl Failure {
             || self.code_is(&["SlowDown", "InternalError", "ServiceUnavailable", "RequestTimeout"])
     }
 
-    /// A failure worth another attempt that object_store did not already retry: a body cut
-    /// after the response started.
+    /// A failure worth another attempt that object_store gives up on without exhausting its
+    /// retries: a response cut after its status line, a body read timing out. Errors with a
+    /// status and failed connects were already retried to the limit.
     pub(crate) fn retry_outside(&self) -> bool {
-        !self.retried_inside && (self.transport.is_some() || self.is_server_side())
+        self.status.is_none()
+            && self.code.is_none()
+            && !self.refused
+            && self.transport.is_some_and(|k| k != HttpErrorKind::Connect)
     }
 
     fn status_text(&self) -> String {
@@ -99,7 +99,7 @@ impl Failure {
         let detail = self
             .s3_message
             .as_deref()
-            .map(|m| format!(": {}", lower_first(m)))
+            .map(|m| format!(": {}", m.to_lowercase()))
             .unwrap_or_default();
         if self.code_is(&["NoSuchBucket"]) {
             return err(ErrorClass::Permanent, "the bucket does not exist".into()).with_hint(

@@ -228,10 +228,10 @@ impl Write for S3Writer {
         let part_size = self.ctx.cfg.part_size;
         // A full part ships only once more data comes, so an object of exactly one part
         // is a single PUT and the last part of an upload is never empty.
-        if self.buf.len() == part_size {
-            if let Err(e) = self.ship_part() {
-                return Err(self.fail(e));
-            }
+        if self.buf.len() == part_size
+            && let Err(e) = self.ship_part()
+        {
+            return Err(self.fail(e));
         }
         if self.buf.capacity() == 0 {
             self.buf.reserve_exact(part_size);
