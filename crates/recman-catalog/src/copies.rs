@@ -59,22 +59,33 @@ impl Catalog {
                 "SELECT {COLUMNS} FROM object_copy WHERE object = ?1 ORDER BY is_primary DESC, device"
             ))
             .map_err(self.sql(ctx.as_str()))?;
-        let rows = stmt.query_map([object], row).map_err(self.sql(ctx.as_str()))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(self.sql(ctx))
+        let rows = stmt
+            .query_map([object], row)
+            .map_err(self.sql(ctx.as_str()))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(self.sql(ctx))
     }
 
     /// The copies of every object under the directory-like prefix `dir`.
     pub fn copies_under(&self, dir: &str) -> Result<Vec<CopyRecord>, CatalogError> {
         let ctx = format!("reading the copies under {dir}");
-        let pattern = format!("{}/%", dir.trim_end_matches('/').replace('%', "\\%").replace('_', "\\_"));
+        let pattern = format!(
+            "{}/%",
+            dir.trim_end_matches('/')
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+        );
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
                 "SELECT {COLUMNS} FROM object_copy WHERE object LIKE ?1 ESCAPE '\\' ORDER BY object, device"
             ))
             .map_err(self.sql(ctx.as_str()))?;
-        let rows = stmt.query_map([pattern], row).map_err(self.sql(ctx.as_str()))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(self.sql(ctx))
+        let rows = stmt
+            .query_map([pattern], row)
+            .map_err(self.sql(ctx.as_str()))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(self.sql(ctx))
     }
 
     /// Forgets one copy; false when there was no record.

@@ -27,10 +27,10 @@ pub use copies::CopyRecord;
 pub use error::{CatalogError, LockHolder};
 pub use iostat::IoStatRow;
 pub use lock::RepoLock;
+pub use recman_media::{Media, MediaError, MediaReader, MediaWriter};
 pub use records::{
     BackupRecord, BackupStatus, CorruptBlock, DbRecord, DeleteKind, MediaStatus, PendingDelete,
     PieceRecord, UnknownStatus, WalRecord,
 };
-pub use recman_media::{Media, MediaError, MediaReader, MediaWriter};
 pub use repo::{RepoHandle, Repository};
 pub use schema::SCHEMA_VERSION;

@@ -320,7 +320,9 @@ impl Repository {
     /// Removes every object under the directory-like prefix `dir` (e.g. a failed backup's
     /// pieces); returns how many there were.
     pub fn remove_prefix(&self, dir: &str) -> Result<usize, CatalogError> {
-        let objects = self.media.list(&format!("{}/", dir.trim_end_matches('/')))?;
+        let objects = self
+            .media
+            .list(&format!("{}/", dir.trim_end_matches('/')))?;
         for o in &objects {
             self.media.remove(&o.name)?;
         }

@@ -41,19 +41,22 @@ fn second_open_in_same_process_is_refused_until_drop() {
 
     drop(guard);
     let g2 = other.lock("delete obsolete").unwrap();
-    let content = std::fs::read_to_string(repo.path("lock")).unwrap();
+    let content = std::fs::read_to_string(repo.root().join("lock")).unwrap();
     assert!(content.contains("command=delete obsolete"), "{content}");
     drop(g2);
-    assert_eq!(std::fs::read_to_string(repo.path("lock")).unwrap(), "");
+    assert_eq!(
+        std::fs::read_to_string(repo.root().join("lock")).unwrap(),
+        ""
+    );
 }
 
 #[test]
 fn lock_survives_a_deleted_lock_file() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = Repository::create(tmp.path()).unwrap();
-    std::fs::remove_file(repo.path("lock")).unwrap();
+    std::fs::remove_file(repo.root().join("lock")).unwrap();
     let g = repo.lock("x").unwrap();
-    assert!(repo.path("lock").exists());
+    assert!(repo.root().join("lock").exists());
     drop(g);
 }
 

@@ -31,7 +31,10 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             what: CreateWhat::Catalog,
         } => {
             let r = crate::device_cmds::create_repo(g)?;
-            say(&format!("created repository and catalog at {}", r.location()));
+            say(&format!(
+                "created repository and catalog at {}",
+                r.location()
+            ));
         }
         Command::Register {
             what: RegisterWhat::Database { name },
@@ -385,10 +388,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             match recman_engine::archive_get(&repo, &db, &name, &dest)? {
                 recman_engine::ArchiveGetOutcome::Restored { .. } => {}
                 recman_engine::ArchiveGetOutcome::NotFound { name } => {
-                    eprintln!(
-                        "recman: {name} is not in repository {}",
-                        repo.location()
-                    );
+                    eprintln!("recman: {name} is not in repository {}", repo.location());
                     return Ok(ExitCode::FAILURE);
                 }
             }

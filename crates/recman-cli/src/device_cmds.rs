@@ -23,7 +23,9 @@ pub fn repo_spec(g: &Global) -> Result<RepoSpec> {
         return Ok(RepoSpec::Remote(s.trim_end_matches('/').to_string()));
     }
     if let Some((scheme, _)) = s.split_once("://") {
-        bail!("repository {s}: unknown scheme {scheme}://; hint: use a directory or s3://BUCKET/PREFIX");
+        bail!(
+            "repository {s}: unknown scheme {scheme}://; hint: use a directory or s3://BUCKET/PREFIX"
+        );
     }
     Ok(RepoSpec::Disk(if p.is_absolute() {
         p
@@ -41,11 +43,19 @@ fn cache_dir(g: &Global, url: &str) -> Result<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .ok_or_else(|| anyhow!("no cache directory for repository {url}; hint: pass --repo-cache DIR"))?;
+        .ok_or_else(|| {
+            anyhow!("no cache directory for repository {url}; hint: pass --repo-cache DIR")
+        })?;
     let name: String = url
         .trim_start_matches("s3://")
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     Ok(base.join("recman").join(name))
 }
@@ -59,7 +69,11 @@ pub fn create_repo(g: &Global) -> Result<Repository> {
         RepoSpec::Disk(p) => Ok(Repository::create(&p)?),
         RepoSpec::Remote(url) => {
             let cache = cache_dir(g, &url)?;
-            Ok(Repository::create_remote(remote_media(&url)?, &url, &cache)?)
+            Ok(Repository::create_remote(
+                remote_media(&url)?,
+                &url,
+                &cache,
+            )?)
         }
     }
 }
@@ -128,7 +142,9 @@ pub fn configure_device(g: &Global, device: &str, words: &[String]) -> Result<()
                     .filter(|n| *n >= 1)
                     .ok_or_else(|| anyhow!("parallelism needs a whole number of at least 1; hint: e.g. `recman configure device-type sbt parallelism 4`"))?;
                 cat.set_config(&parallelism_key(device), &n.to_string())?;
-                say(format!("new configuration: device-type {device} parallelism {n}"));
+                say(format!(
+                    "new configuration: device-type {device} parallelism {n}"
+                ));
                 changed = true;
             }
             other => bail!(
@@ -173,7 +189,10 @@ pub fn backup_device(
         return Ok((None, channels));
     };
     check_device(&device)?;
-    let channels = match (channels_flag, repo.catalog().config(&parallelism_key(&device))?) {
+    let channels = match (
+        channels_flag,
+        repo.catalog().config(&parallelism_key(&device))?,
+    ) {
         (None, Some(p)) => p.parse().unwrap_or(channels),
         _ => channels,
     };
@@ -222,7 +241,10 @@ pub fn passed_on_args(g: &Global, repo: &Repository) -> Result<Vec<String>> {
         v.extend(["--config".to_string(), abs.display().to_string()]);
     }
     if repo.is_remote() {
-        v.extend(["--repo-cache".to_string(), repo.root().display().to_string()]);
+        v.extend([
+            "--repo-cache".to_string(),
+            repo.root().display().to_string(),
+        ]);
     }
     Ok(v)
 }

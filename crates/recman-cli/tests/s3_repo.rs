@@ -182,7 +182,10 @@ fn everything_works_on_an_s3_repository() {
     assert_eq!(b.len(), 1);
     assert_eq!(b[0]["status"], "AVAILABLE");
     let out = s.ok(&["validate", "backup", "S3FULL"]);
-    assert!(out.to_lowercase().contains("ok") || out.contains("valid"), "{out}");
+    assert!(
+        out.to_lowercase().contains("ok") || out.contains("valid"),
+        "{out}"
+    );
     let out = s.ok(&["crosscheck", "backup"]);
     assert!(out.contains("found to be 'AVAILABLE'"), "{out}");
     let wal = s.ok(&["list", "archivelog", "--json"]);
@@ -198,14 +201,24 @@ fn everything_works_on_an_s3_repository() {
     // Restore from S3 (pieces and, through restore_command, the archived WAL) gives the data.
     let (_t, dir) = new_scratch_dir();
     let to = dir.join("restored");
-    s.ok(&["restore", "database", "--to", path_str(&to), "--channels", "2"]);
+    s.ok(&[
+        "restore",
+        "database",
+        "--to",
+        path_str(&to),
+        "--channels",
+        "2",
+    ]);
     let conf = std::fs::read_to_string(to.join("postgresql.auto.conf")).unwrap();
     assert!(
         conf.contains(&s.url) && !conf.contains(server.secret_key()),
         "restore_command must name the repository and carry no secret:\n{conf}"
     );
     let r = start_and_compare(&to, &expected);
-    assert_eq!(r.psql("select string_agg(x::text, ',' order by x) from marker"), "1,2");
+    assert_eq!(
+        r.psql("select string_agg(x::text, ',' order by x) from marker"),
+        "1,2"
+    );
     r.stop();
 
     // Delete removes the objects from the bucket.
@@ -215,7 +228,10 @@ fn everything_works_on_an_s3_repository() {
         .into_iter()
         .filter(|o| o.contains(&id))
         .collect();
-    assert!(left.is_empty(), "objects of the deleted backup remain: {left:?}");
+    assert!(
+        left.is_empty(),
+        "objects of the deleted backup remain: {left:?}"
+    );
     assert!(s.backups().is_empty());
 }
 
@@ -254,7 +270,11 @@ fn a_flaky_server_does_not_fail_the_backup_and_a_permanent_error_is_clean() {
     proxy.set_faults(Faults::Deny);
     let started = Instant::now();
     let err = s.err(&["backup", "database", "--tag", "DENIED"]);
-    assert!(started.elapsed() < Duration::from_secs(120), "a permanent error was retried for {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(120),
+        "a permanent error was retried for {:?}",
+        started.elapsed()
+    );
     assert!(err.contains("s3://") && err.contains("hint"), "{err}");
     proxy.set_faults(Faults::None);
     let denied: Vec<_> = s
@@ -269,6 +289,9 @@ fn a_flaky_server_does_not_fail_the_backup_and_a_permanent_error_is_clean() {
             .into_iter()
             .filter(|o| o.contains(id))
             .collect();
-        assert!(left.is_empty(), "pieces of the failed backup remain: {left:?}");
+        assert!(
+            left.is_empty(),
+            "pieces of the failed backup remain: {left:?}"
+        );
     }
 }

@@ -12,7 +12,15 @@ use flows::*;
 fn configure_vtape(setup: &Setup) -> tempfile::TempDir {
     let (tmp, dir) = new_scratch_dir();
     let spec = format!("vtape:{}/lib,drives=2,rate=2G,capacity=64M", path_str(&dir));
-    let out = setup.ok(&["configure", "device-type", "sbt", "parms", &spec, "parallelism", "2"]);
+    let out = setup.ok(&[
+        "configure",
+        "device-type",
+        "sbt",
+        "parms",
+        &spec,
+        "parallelism",
+        "2",
+    ]);
     assert!(out.contains("vtape"), "{out}");
     tmp
 }
@@ -81,16 +89,35 @@ fn a_backup_straight_to_tape_restores() {
     c.pgbench_init(1);
     c.psql("create table marker(x int); insert into marker values (7)");
     let _lib = configure_vtape(&setup);
-    let out = setup.ok(&["backup", "database", "--device-type", "sbt", "--compress", "lz4"]);
+    let out = setup.ok(&[
+        "backup",
+        "database",
+        "--device-type",
+        "sbt",
+        "--compress",
+        "lz4",
+    ]);
     assert!(out.contains("status AVAILABLE"), "{out}");
     c.switch_wal_and_wait_archived();
     let expected = c.all_table_checksums();
     let b = &setup.backups()[0];
     for p in b["pieces"].as_array().unwrap() {
         let path = setup.repo.join(p["path"].as_str().unwrap());
-        assert!(!path.exists(), "piece {} is in the repository, not on tape", path.display());
+        assert!(
+            !path.exists(),
+            "piece {} is in the repository, not on tape",
+            path.display()
+        );
     }
-    assert!(setup.repo.join(format!("main/backup/{}/manifest.json", b["id"].as_str().unwrap())).exists());
+    assert!(
+        setup
+            .repo
+            .join(format!(
+                "main/backup/{}/manifest.json",
+                b["id"].as_str().unwrap()
+            ))
+            .exists()
+    );
     let out = setup.ok(&["crosscheck", "backup"]);
     assert!(out.contains("found to be 'AVAILABLE'"), "{out}");
     setup.ok(&["validate", "backup"]);

@@ -99,7 +99,7 @@ pub fn archive_push(
         .map_err(|e| EngineError::piece(&rel, e))?;
     let (mut sink, summary) = w.finish().map_err(|e| EngineError::piece(&rel, e))?;
     sink.flush()
-        .map_err(|e| crate::util::media_io(&repo, &rel, "write", e))?;
+        .map_err(|e| crate::util::media_io(repo, &rel, "write", e))?;
     sink.commit()?;
     cat.add_wal(&WalRecord {
         db_id: db.id,

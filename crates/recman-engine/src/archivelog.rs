@@ -328,7 +328,7 @@ fn write_sets(
         }
         let (mut sink, summary) = pw.finish().map_err(|e| EngineError::piece(&rel, e))?;
         sink.flush()
-            .map_err(|e| crate::util::media_io(&repo, &rel, "write", e))?;
+            .map_err(|e| crate::util::media_io(repo, &rel, "write", e))?;
         sink.commit()?;
         pieces.push(PieceRecord {
             backup_id: rec.id.clone(),

@@ -367,7 +367,7 @@ fn backup_set(
         .map_err(|e| EngineError::piece(&piece_path, e))?;
     let (sink, counters): (Box<dyn recman_media::MediaWriter>, IoCounters) = out
         .finish()
-        .map_err(|e| crate::util::media_io(&repo, &piece_path, "write", e))?;
+        .map_err(|e| crate::util::media_io(repo, &piece_path, "write", e))?;
     sink.commit()?;
     let mut row = stat_row(
         "OUTPUT",

@@ -80,6 +80,11 @@ impl Row {
     fn rate(&self) -> f64 {
         self.bytes as f64 / self.secs
     }
+    /// Without the first cartridge load, which the drives do in parallel: the seeds'
+    /// sustained rate, where the total rate counts mounting and positioning too.
+    fn sustained(&self) -> f64 {
+        self.bytes as f64 / (self.secs - base().load_time.as_secs_f64())
+    }
     fn shoe_shines(&self) -> u64 {
         self.stats.iter().map(|s| s.shoe_shines).sum()
     }
@@ -144,7 +149,7 @@ fn drives_scaling(per_channel: usize, rows: &mut Vec<Row>) {
         let pipe = Pipe::new(limit);
         let secs = run(&m, n, per_channel, &data, Some(&pipe));
         rows.push(Row {
-            finding: "1 drives",
+            finding: "1 scaling",
             setting: format!("{n} drive(s), {n} channel(s), input {:.0} MB/s", limit / MB),
             bytes: (n * per_channel) as u64,
             secs,
@@ -235,8 +240,16 @@ fn streaming(bytes: usize, rows: &mut Vec<Row>) {
     let data = pattern(8 << 20, 14);
     for (input, buffer, note) in [
         (2.0, 512 << 10, "fed faster than native: streams"),
-        (0.5, 512 << 10, "starved, small buffer: blocked while repositioning"),
-        (0.5, 8 << 20, "starved, 8 MB buffer: absorbs the repositions"),
+        (
+            0.5,
+            512 << 10,
+            "starved, small buffer: blocked while repositioning",
+        ),
+        (
+            0.5,
+            8 << 20,
+            "starved, 8 MB buffer: absorbs the repositions",
+        ),
     ] {
         let (_dir, m) = library(&VtapeConfig {
             drive_buffer: buffer,
@@ -246,7 +259,11 @@ fn streaming(bytes: usize, rows: &mut Vec<Row>) {
         let secs = run(&m, 1, bytes, &data, Some(&pipe));
         rows.push(Row {
             finding: "4 streaming",
-            setting: format!("input {:.1} MB/s, buffer {} KiB", input * NATIVE / MB, buffer >> 10),
+            setting: format!(
+                "input {:.1} MB/s, buffer {} KiB",
+                input * NATIVE / MB,
+                buffer >> 10
+            ),
             bytes: bytes as u64,
             secs,
             expected: (input * NATIVE).min(NATIVE),
@@ -278,24 +295,29 @@ fn main() {
     compression(mib, &mut rows);
     streaming(mib / 2, &mut rows);
 
-    println!("| finding | setting | MB/s | expected MB/s | measured/expected | shoe-shines | note |");
-    println!("|---|---|---:|---:|---:|---:|---|");
+    println!(
+        "| finding | setting | total MB/s | sustained MB/s | expected MB/s | sustained/expected | shoe-shines | note |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|---|");
     for r in &rows {
         println!(
-            "| {} | {} | {:.2} | {:.2} | {:.2} | {} | {} |",
+            "| {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} |",
             r.finding,
             r.setting,
             r.rate() / MB,
+            r.sustained() / MB,
             r.expected / MB,
-            r.rate() / r.expected,
+            r.sustained() / r.expected,
             r.shoe_shines(),
             r.note
         );
     }
     println!(
-        "\n{} run, {:.0} s; MB/s = object bytes / wall time from create to commit, loads included",
+        "\n{} run, {:.0} s. total = object bytes / wall time from the first create to the last commit; \
+         sustained leaves out the first cartridge load ({} s)",
         if quick { "quick" } else { "full" },
-        started.elapsed().as_secs_f64()
+        started.elapsed().as_secs_f64(),
+        base().load_time.as_secs_f64()
     );
 
     let json = serde_json::json!({
@@ -306,9 +328,10 @@ fn main() {
             "setting": r.setting,
             "bytes": r.bytes,
             "seconds": r.secs,
-            "mb_per_s": r.rate() / MB,
+            "total_mb_per_s": r.rate() / MB,
+            "sustained_mb_per_s": r.sustained() / MB,
             "expected_mb_per_s": r.expected / MB,
-            "ratio": r.rate() / r.expected,
+            "ratio": r.sustained() / r.expected,
             "shoe_shines": r.shoe_shines(),
             "tape_bytes": r.stats.iter().map(|s| s.tape_bytes).sum::<u64>(),
             "loads": r.stats.iter().map(|s| s.loads).sum::<u64>(),

@@ -31,11 +31,17 @@ pub fn run(m: &dyn Media, prefix: &str, big: usize) {
         Ok(_) => panic!("{d}: open of a missing object succeeded"),
     }
     assert_eq!(m.stat(&missing).unwrap(), None, "{d}: stat missing");
-    assert!(!m.remove(&missing).unwrap(), "{d}: remove missing reports a removal");
+    assert!(
+        !m.remove(&missing).unwrap(),
+        "{d}: remove missing reports a removal"
+    );
 
     // Invalid names are refused, permanently.
     for bad in ["", "/abs", "a/../b", "a//b", "./a"] {
-        let e = m.create(bad).err().unwrap_or_else(|| panic!("{d}: accepted name {bad:?}"));
+        let e = m
+            .create(bad)
+            .err()
+            .unwrap_or_else(|| panic!("{d}: accepted name {bad:?}"));
         assert_eq!(e.class, ErrorClass::Permanent, "{d}: name {bad:?}: {e}");
     }
 
@@ -44,11 +50,19 @@ pub fn run(m: &dyn Media, prefix: &str, big: usize) {
     assert_eq!(m.get(&name("small/a")).unwrap(), b"hello", "{d}: get small");
     m.put(&name("small/empty"), b"").unwrap();
     assert_eq!(m.get(&name("small/empty")).unwrap(), b"", "{d}: get empty");
-    assert_eq!(m.stat(&name("small/a")).unwrap(), Some(5), "{d}: stat small");
+    assert_eq!(
+        m.stat(&name("small/a")).unwrap(),
+        Some(5),
+        "{d}: stat small"
+    );
 
     // Overwrite replaces.
     m.put(&name("small/a"), b"replaced").unwrap();
-    assert_eq!(m.get(&name("small/a")).unwrap(), b"replaced", "{d}: overwrite");
+    assert_eq!(
+        m.get(&name("small/a")).unwrap(),
+        b"replaced",
+        "{d}: overwrite"
+    );
 
     // Streaming write of a large object in odd-sized writes, invisible until commit.
     let data = pattern(big, 7);
@@ -56,11 +70,27 @@ pub fn run(m: &dyn Media, prefix: &str, big: usize) {
     for part in data.chunks(100_003) {
         w.write_all(part).unwrap();
     }
-    assert_eq!(m.stat(&name("big/obj")).unwrap(), None, "{d}: visible before commit");
-    let listed: Vec<String> = m.list(&name("big/")).unwrap().into_iter().map(|o| o.name).collect();
-    assert!(listed.is_empty(), "{d}: list shows an uncommitted object: {listed:?}");
+    assert_eq!(
+        m.stat(&name("big/obj")).unwrap(),
+        None,
+        "{d}: visible before commit"
+    );
+    let listed: Vec<String> = m
+        .list(&name("big/"))
+        .unwrap()
+        .into_iter()
+        .map(|o| o.name)
+        .collect();
+    assert!(
+        listed.is_empty(),
+        "{d}: list shows an uncommitted object: {listed:?}"
+    );
     assert_eq!(w.commit().unwrap(), big as u64, "{d}: commit size");
-    assert_eq!(m.stat(&name("big/obj")).unwrap(), Some(big as u64), "{d}: stat big");
+    assert_eq!(
+        m.stat(&name("big/obj")).unwrap(),
+        Some(big as u64),
+        "{d}: stat big"
+    );
 
     // Sequential read returns exactly the bytes.
     let mut r = m.open(&name("big/obj")).unwrap();
@@ -71,12 +101,20 @@ pub fn run(m: &dyn Media, prefix: &str, big: usize) {
 
     // Seeks: forward, backward, from the end, past a block boundary.
     let mut r = m.open(&name("big/obj")).unwrap();
-    for &(at, len) in &[(big / 2, 4096), (10, 100), (big - 33, 33), (big / 3 + 1, 70_000)] {
+    for &(at, len) in &[
+        (big / 2, 4096),
+        (10, 100),
+        (big - 33, 33),
+        (big / 3 + 1, 70_000),
+    ] {
         let len = len.min(big - at);
         r.seek(SeekFrom::Start(at as u64)).unwrap();
         let mut buf = vec![0; len];
         r.read_exact(&mut buf).unwrap();
-        assert!(buf == data[at..at + len], "{d}: read at {at} len {len} differs");
+        assert!(
+            buf == data[at..at + len],
+            "{d}: read at {at} len {len} differs"
+        );
     }
     let end = r.seek(SeekFrom::End(-5)).unwrap();
     assert_eq!(end, big as u64 - 5, "{d}: seek from end");
@@ -91,9 +129,20 @@ pub fn run(m: &dyn Media, prefix: &str, big: usize) {
     let mut w = m.create(&name("gone/dropped")).unwrap();
     w.write_all(&data[..1000]).unwrap();
     drop(w);
-    assert_eq!(m.stat(&name("gone/aborted")).unwrap(), None, "{d}: aborted object exists");
-    assert_eq!(m.stat(&name("gone/dropped")).unwrap(), None, "{d}: dropped object exists");
-    assert!(m.list(&name("gone/")).unwrap().is_empty(), "{d}: list shows aborted writes");
+    assert_eq!(
+        m.stat(&name("gone/aborted")).unwrap(),
+        None,
+        "{d}: aborted object exists"
+    );
+    assert_eq!(
+        m.stat(&name("gone/dropped")).unwrap(),
+        None,
+        "{d}: dropped object exists"
+    );
+    assert!(
+        m.list(&name("gone/")).unwrap().is_empty(),
+        "{d}: list shows aborted writes"
+    );
 
     // List: sorted, by plain prefix, with sizes.
     let all = m.list(&format!("{prefix}/")).unwrap();
@@ -109,11 +158,19 @@ pub fn run(m: &dyn Media, prefix: &str, big: usize) {
     );
     assert_eq!(all[1].size, 8, "{d}: listed size");
     let partial = m.list(&name("sm")).unwrap();
-    assert_eq!(partial.len(), 2, "{d}: list by a partial prefix: {partial:?}");
+    assert_eq!(
+        partial.len(),
+        2,
+        "{d}: list by a partial prefix: {partial:?}"
+    );
 
     // Remove.
     assert!(m.remove(&name("small/a")).unwrap(), "{d}: remove existing");
-    assert_eq!(m.stat(&name("small/a")).unwrap(), None, "{d}: removed object exists");
+    assert_eq!(
+        m.stat(&name("small/a")).unwrap(),
+        None,
+        "{d}: removed object exists"
+    );
     match m.open(&name("small/a")) {
         Err(e) => assert_eq!(e.class, ErrorClass::NotFound, "{d}: open removed: {e}"),
         Ok(_) => panic!("{d}: removed object opens"),
@@ -121,5 +178,8 @@ pub fn run(m: &dyn Media, prefix: &str, big: usize) {
     for o in m.list(&format!("{prefix}/")).unwrap() {
         m.remove(&o.name).unwrap();
     }
-    assert!(m.list(&format!("{prefix}/")).unwrap().is_empty(), "{d}: cleanup");
+    assert!(
+        m.list(&format!("{prefix}/")).unwrap().is_empty(),
+        "{d}: cleanup"
+    );
 }

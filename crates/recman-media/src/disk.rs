@@ -46,7 +46,9 @@ pub fn is_temporary(name: &str) -> bool {
     name.rsplit('/')
         .next()
         .and_then(|base| base.rfind(TMP_MARK).map(|i| &base[i + TMP_MARK.len()..]))
-        .is_some_and(|rest| !rest.is_empty() && rest.chars().all(|c| c.is_ascii_digit() || c == '-'))
+        .is_some_and(|rest| {
+            !rest.is_empty() && rest.chars().all(|c| c.is_ascii_digit() || c == '-')
+        })
 }
 
 impl Media for DiskMedia {
@@ -84,7 +86,10 @@ impl Media for DiskMedia {
             io::ErrorKind::NotFound => MediaError::not_found(&self.describe(), name),
             _ => self.err(name, "open", e),
         })?;
-        let len = file.metadata().map_err(|e| self.err(name, "stat", e))?.len();
+        let len = file
+            .metadata()
+            .map_err(|e| self.err(name, "stat", e))?
+            .len();
         Ok(Box::new(DiskReader { file, len }))
     }
 
@@ -127,7 +132,10 @@ impl Media for DiskMedia {
                         stack.push((entry.path(), name));
                     }
                 } else if ft.is_file() && name.starts_with(prefix) && !is_temporary(&name) {
-                    let size = entry.metadata().map_err(|e| self.err(&name, "stat", e))?.len();
+                    let size = entry
+                        .metadata()
+                        .map_err(|e| self.err(&name, "stat", e))?
+                        .len();
                     out.push(ObjectInfo { name, size });
                 }
             }

@@ -25,30 +25,51 @@ impl fmt::Display for ErrorClass {
 }
 
 /// An error from a media driver. The message is lowercase, names the device and the object,
-/// and never contains a secret.
+/// and never contains a secret. The details are boxed: errors are rare, results are not.
 #[derive(Clone, Debug, thiserror::Error)]
-#[error("{device}:{}: {message}{}", if object.is_empty() { String::new() } else { format!(" {op} {object}") }, hint.as_ref().map(|h| format!("; hint: {h}")).unwrap_or_default())]
+#[error("{}", detail)]
 pub struct MediaError {
     pub class: ErrorClass,
+    detail: Box<Detail>,
+}
+
+#[derive(Clone, Debug)]
+struct Detail {
     /// The driver's description of the device ("s3://bucket/prefix").
-    pub device: String,
+    device: String,
     /// The object name, or "" for the device as a whole.
-    pub object: String,
+    object: String,
     /// What was being done ("create", "read", "commit").
-    pub op: String,
-    pub message: String,
-    pub hint: Option<String>,
+    op: String,
+    message: String,
+    hint: Option<String>,
+}
+
+impl fmt::Display for Detail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:", self.device)?;
+        if !self.object.is_empty() {
+            write!(f, " {} {}", self.op, self.object)?;
+        }
+        write!(f, ": {}", self.message)?;
+        if let Some(h) = &self.hint {
+            write!(f, "; hint: {h}")?;
+        }
+        Ok(())
+    }
 }
 
 impl MediaError {
     pub fn new(class: ErrorClass, device: &str, object: &str, op: &str, message: String) -> Self {
         MediaError {
             class,
-            device: device.to_string(),
-            object: object.to_string(),
-            op: op.to_string(),
-            message,
-            hint: None,
+            detail: Box::new(Detail {
+                device: device.to_string(),
+                object: object.to_string(),
+                op: op.to_string(),
+                message,
+                hint: None,
+            }),
         }
     }
 
@@ -96,18 +117,40 @@ impl MediaError {
             _ => None,
         };
         let mut err = MediaError::new(class, device, object, op, e.to_string());
-        err.hint = hint.map(str::to_string);
+        err.detail.hint = hint.map(str::to_string);
         err
     }
 
     pub fn with_hint(mut self, hint: &str) -> Self {
-        self.hint = Some(hint.to_string());
+        self.detail.hint = Some(hint.to_string());
         self
     }
 
     pub fn with_op(mut self, op: &str) -> Self {
-        self.op = op.to_string();
+        self.detail.op = op.to_string();
         self
+    }
+
+    /// Appends to the message (e.g. how many tries were made).
+    pub fn with_note(mut self, note: &str) -> Self {
+        self.detail.message = format!("{} ({note})", self.detail.message);
+        self
+    }
+
+    pub fn device(&self) -> &str {
+        &self.detail.device
+    }
+
+    pub fn object(&self) -> &str {
+        &self.detail.object
+    }
+
+    pub fn message(&self) -> &str {
+        &self.detail.message
+    }
+
+    pub fn hint(&self) -> Option<&str> {
+        self.detail.hint.as_deref()
     }
 
     /// Wraps the error in an `io::Error` for `Read`/`Write` implementations; [`MediaError::io`]

@@ -11,8 +11,8 @@ pub mod disk;
 mod error;
 pub mod plugin;
 pub mod s3;
-pub mod testkit;
 mod spec;
+pub mod testkit;
 pub mod vtape;
 
 pub use error::{ErrorClass, MediaError};

@@ -13,7 +13,6 @@ use crate::{Media, MediaError};
 #[path = "spec_drivers.rs"]
 mod drivers;
 
-
 /// Opens the device a specification names. `s3_settings` are keys of the config file's `[s3]`
 /// section, applied over the AWS variables.
 pub fn open_spec(

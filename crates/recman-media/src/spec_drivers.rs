@@ -30,7 +30,10 @@ pub(crate) fn vtape(spec: &str, dir: &Path, opts: &[&str]) -> Result<Arc<dyn Med
             .split_once('=')
             .ok_or_else(|| bad(format!("vtape option {kv:?} is not KEY=VALUE")))?;
         let size = || crate::parse_size(v).ok_or_else(|| bad(format!("{k}={v} is not a size")));
-        let count = || v.parse::<usize>().map_err(|_| bad(format!("{k}={v} is not a number")));
+        let count = || {
+            v.parse::<usize>()
+                .map_err(|_| bad(format!("{k}={v} is not a number")))
+        };
         match k {
             "drives" => cfg.drives = count()?,
             "cartridges" => cfg.cartridges = count()?,
@@ -41,5 +44,7 @@ pub(crate) fn vtape(spec: &str, dir: &Path, opts: &[&str]) -> Result<Arc<dyn Med
             _ => return Err(bad(format!("unknown vtape option {k:?}"))),
         }
     }
-    Ok(Arc::new(crate::vtape::VtapeMedia::create_library(dir, &cfg)?))
+    Ok(Arc::new(crate::vtape::VtapeMedia::create_library(
+        dir, &cfg,
+    )?))
 }

@@ -58,7 +58,10 @@ impl S3Server {
     /// Starts a server with one empty bucket, [`S3Server::bucket`].
     pub fn start() -> io::Result<S3Server> {
         let bin = S3Server::binary().ok_or_else(|| {
-            io::Error::new(io::ErrorKind::NotFound, format!("s3s-fs not found; {INSTALL_HINT}"))
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("s3s-fs not found; {INSTALL_HINT}"),
+            )
         })?;
         let dir = private_dir()?;
         let data = dir.join("data");
@@ -143,7 +146,9 @@ impl Drop for S3Server {
 pub fn s3_server_or_skip() -> Option<S3Server> {
     if S3Server::binary().is_none() {
         if std::env::var_os("CI").is_some() {
-            panic!("s3s-fs is required under CI but was not found; install it with: {INSTALL_HINT}");
+            panic!(
+                "s3s-fs is required under CI but was not found; install it with: {INSTALL_HINT}"
+            );
         }
         eprintln!("skipping: s3s-fs not found (install it with: {INSTALL_HINT})");
         return None;
@@ -169,7 +174,9 @@ fn spawn(bin: &Path, dir: &Path, data: &Path) -> io::Result<(Child, SocketAddr)>
     loop {
         if let Some(status) = child.try_wait()? {
             let log = std::fs::read_to_string(dir.join("s3s-fs.log")).unwrap_or_default();
-            return Err(io::Error::other(format!("s3s-fs exited with {status}: {log}")));
+            return Err(io::Error::other(format!(
+                "s3s-fs exited with {status}: {log}"
+            )));
         }
         if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
             return Ok((child, addr));
@@ -177,7 +184,10 @@ fn spawn(bin: &Path, dir: &Path, data: &Path) -> io::Result<(Child, SocketAddr)>
         if Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(io::Error::new(io::ErrorKind::TimedOut, "s3s-fs not ready after 10 s"));
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "s3s-fs not ready after 10 s",
+            ));
         }
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -189,10 +199,7 @@ fn private_dir() -> io::Result<PathBuf> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    let dir = std::env::temp_dir().join(format!(
-        "recman-s3s-{}-{n}-{nanos}",
-        std::process::id()
-    ));
+    let dir = std::env::temp_dir().join(format!("recman-s3s-{}-{n}-{nanos}", std::process::id()));
     std::fs::create_dir(&dir)?;
     Ok(dir)
 }

@@ -136,7 +136,7 @@ fn a_missing_plugin_program_is_a_clear_error() {
         "{text}"
     );
     assert!(!text.contains("secret"), "arguments leaked: {text}");
-    assert!(e.hint.is_some(), "{e}");
+    assert!(e.hint().is_some(), "{e}");
 }
 
 /// A plugin in Python that answers the handshake with `reply` (a JSON header) and then

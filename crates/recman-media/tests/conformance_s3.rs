@@ -19,7 +19,9 @@ fn media(server: &S3Server, prefix: &str) -> S3Media {
 
 #[test]
 fn s3_driver_passes_the_conformance_suite() {
-    let Some(server) = s3_server_or_skip() else { return };
+    let Some(server) = s3_server_or_skip() else {
+        return;
+    };
     let m = media(&server, "repo/main");
     assert_eq!(m.describe(), "s3://recman-test/repo/main");
     m.check().unwrap();
@@ -30,7 +32,9 @@ fn s3_driver_passes_the_conformance_suite() {
 
 #[test]
 fn aborted_and_dropped_multipart_uploads_leave_nothing() {
-    let Some(server) = s3_server_or_skip() else { return };
+    let Some(server) = s3_server_or_skip() else {
+        return;
+    };
     let m = media(&server, "abort");
     let data = pattern(12 << 20, 3);
     let mut w = m.create("x/aborted").unwrap();
@@ -48,21 +52,31 @@ fn aborted_and_dropped_multipart_uploads_leave_nothing() {
 
 #[test]
 fn an_object_of_exactly_one_part_and_of_several_round_trip() {
-    let Some(server) = s3_server_or_skip() else { return };
+    let Some(server) = s3_server_or_skip() else {
+        return;
+    };
     let m = media(&server, "sizes");
-    for (i, len) in [5 << 20, (5 << 20) + 1, 10 << 20, 15 << 20].into_iter().enumerate() {
+    for (i, len) in [5 << 20, (5 << 20) + 1, 10 << 20, 15 << 20]
+        .into_iter()
+        .enumerate()
+    {
         let data = pattern(len, i as u64);
         let name = format!("obj{i}");
         let mut w = m.create(&name).unwrap();
         w.write_all(&data).unwrap();
         assert_eq!(w.commit().unwrap(), len as u64);
-        assert!(m.get(&name).unwrap() == data, "object of {len} bytes differs");
+        assert!(
+            m.get(&name).unwrap() == data,
+            "object of {len} bytes differs"
+        );
     }
 }
 
 #[test]
 fn two_threads_write_through_one_driver_at_once() {
-    let Some(server) = s3_server_or_skip() else { return };
+    let Some(server) = s3_server_or_skip() else {
+        return;
+    };
     let m = Arc::new(media(&server, "threads"));
     let barrier = Arc::new(std::sync::Barrier::new(2));
     let handles: Vec<_> = (0..2u64)
@@ -82,7 +96,10 @@ fn two_threads_write_through_one_driver_at_once() {
         .collect();
     let written: Vec<Vec<u8>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
     for (t, data) in written.iter().enumerate() {
-        assert!(m.get(&format!("t{t}/obj")).unwrap() == *data, "thread {t}'s object differs");
+        assert!(
+            m.get(&format!("t{t}/obj")).unwrap() == *data,
+            "thread {t}'s object differs"
+        );
     }
     assert_eq!(m.list("t").unwrap().len(), 2);
 }
@@ -90,9 +107,18 @@ fn two_threads_write_through_one_driver_at_once() {
 #[test]
 fn config_from_url_and_options() {
     let c = S3Config::from_url("s3://bucket/some/prefix/").unwrap();
-    assert_eq!((c.bucket.as_str(), c.prefix.as_str()), ("bucket", "some/prefix"));
+    assert_eq!(
+        (c.bucket.as_str(), c.prefix.as_str()),
+        ("bucket", "some/prefix")
+    );
     assert_eq!(c.url(), "s3://bucket/some/prefix");
-    for bad in ["bucket/x", "s3://", "s3:///x", "s3://key:secret@bucket/x", "s3://bkt/a//c"] {
+    for bad in [
+        "bucket/x",
+        "s3://",
+        "s3:///x",
+        "s3://key:secret@bucket/x",
+        "s3://bkt/a//c",
+    ] {
         let e = S3Config::from_url(bad).unwrap_err().to_string();
         assert!(e.contains("hint"), "{bad}: {e}");
         assert!(!e.contains("secret@"), "{bad}: {e}");
@@ -109,8 +135,11 @@ fn config_from_url_and_options() {
     assert_eq!(c.endpoint.as_deref(), Some("http://127.0.0.1:9000"));
     assert_eq!(c.request_timeout.as_secs(), 45);
     assert!(c.set("part-size", "1M").is_err(), "below the S3 minimum");
-    assert!(c.set("no-such-key", "1").unwrap_err().hint.is_some());
-    assert!(!format!("{c:?}").contains("hunter2"), "debug shows the secret");
+    assert!(c.set("no-such-key", "1").unwrap_err().hint().is_some());
+    assert!(
+        !format!("{c:?}").contains("hunter2"),
+        "debug shows the secret"
+    );
 
     let mut c = S3Config::from_url("s3://bucket/p").unwrap();
     let env = |k: &str| {

@@ -74,7 +74,10 @@ fn a_big_object_spans_cartridges() {
     }
     assert_eq!(extents.iter().map(|e| e.len).sum::<u64>(), 9 << 20);
     assert_eq!(m.drive_stats()[0].loads, 3, "one load per cartridge");
-    assert!(m.get("big").unwrap() == data, "spanned object reads back differently");
+    assert!(
+        m.get("big").unwrap() == data,
+        "spanned object reads back differently"
+    );
 }
 
 #[test]
@@ -138,7 +141,10 @@ fn two_handles_share_drives_and_objects_like_two_processes() {
             w2.write_all(b"two").unwrap();
             w2.commit().unwrap();
         });
-        assert!(rx.recv_timeout(Duration::from_millis(300)).is_err(), "the drive was shared");
+        assert!(
+            rx.recv_timeout(Duration::from_millis(300)).is_err(),
+            "the drive was shared"
+        );
         w1.write_all(b"one").unwrap();
         w1.commit().unwrap();
         rx.recv().unwrap();
@@ -180,7 +186,10 @@ fn a_starved_writer_shoe_shines_and_a_fed_one_does_not() {
     w.commit().unwrap();
     let starved = m.drive_stats()[0].clone();
     assert_eq!(starved.blocks - fed.blocks, 8);
-    assert_eq!(starved.shoe_shines, 7, "every block after the first found the drive stopped");
+    assert_eq!(
+        starved.shoe_shines, 7,
+        "every block after the first found the drive stopped"
+    );
     let block_time = Duration::from_secs_f64((64 << 10) as f64 / 10e6);
     assert!(
         starved.busy - fed.busy >= 7 * config.position_time + 8 * block_time,
@@ -201,12 +210,20 @@ fn reads_stream_and_seeks_cost_a_locate() {
     let read = m.drive_stats()[0].clone();
     assert_eq!(read.bytes_out - before.bytes_out, 1 << 20);
     assert_eq!(read.blocks - before.blocks, 16);
-    assert_eq!(read.positions - before.positions, 1, "one locate back to the object's start");
+    assert_eq!(
+        read.positions - before.positions,
+        1,
+        "one locate back to the object's start"
+    );
     r.seek(SeekFrom::Start(300_000)).unwrap();
     let mut buf = [0u8; 10];
     r.read_exact(&mut buf).unwrap();
     assert_eq!(buf, data[300_000..300_010]);
-    assert_eq!(m.drive_stats()[0].positions - read.positions, 1, "a seek is a locate");
+    assert_eq!(
+        m.drive_stats()[0].positions - read.positions,
+        1,
+        "a seek is a locate"
+    );
 }
 
 #[test]
@@ -221,8 +238,18 @@ fn hardware_compression_follows_the_data() {
     m.put("text", &text).unwrap();
     let s = m.drive_stats()[0].clone();
     assert_eq!(s.bytes_in, 4 << 20);
-    assert!(s.tape_bytes * 3 < s.bytes_in, "compressible data took {} tape bytes", s.tape_bytes);
-    let tape: u64 = m.extents("text").unwrap().unwrap().iter().map(|e| e.tape_len).sum();
+    assert!(
+        s.tape_bytes * 3 < s.bytes_in,
+        "compressible data took {} tape bytes",
+        s.tape_bytes
+    );
+    let tape: u64 = m
+        .extents("text")
+        .unwrap()
+        .unwrap()
+        .iter()
+        .map(|e| e.tape_len)
+        .sum();
     assert_eq!(tape, s.tape_bytes);
 
     let mut off = fast(1, 64 << 20);
@@ -230,7 +257,11 @@ fn hardware_compression_follows_the_data() {
     let (_dir2, m2) = library(&off);
     m2.put("text", &text[..(1 << 20) + 1]).unwrap();
     let s = m2.drive_stats()[0].clone();
-    assert_eq!(s.tape_bytes, 5 * (256 << 10), "without compression, padded blocks");
+    assert_eq!(
+        s.tape_bytes,
+        5 * (256 << 10),
+        "without compression, padded blocks"
+    );
 }
 
 #[test]
@@ -243,11 +274,18 @@ fn a_full_library_refuses_and_removal_returns_cartridges_to_scratch() {
     let e = m.put("b", b"x").unwrap_err();
     assert_eq!(e.class, ErrorClass::Permanent);
     let text = e.to_string();
-    assert!(text.contains("no scratch cartridge left") && text.contains("hint:"), "{text}");
+    assert!(
+        text.contains("no scratch cartridge left") && text.contains("hint:"),
+        "{text}"
+    );
     assert!(m.remove("a").unwrap());
     assert_eq!(std::fs::metadata(m.cartridge_path(1)).unwrap().len(), 0);
     m.put("b", &pattern(2 << 20, 6)).unwrap();
-    assert_eq!(m.extents("b").unwrap().unwrap()[0].offset, 0, "rewritten from the start");
+    assert_eq!(
+        m.extents("b").unwrap().unwrap()[0].offset,
+        0,
+        "rewritten from the start"
+    );
 
     let mut bad = config.clone();
     bad.cartridge_capacity = 1000;

@@ -12,7 +12,9 @@ use recman_media::{ErrorClass, Media};
 
 #[test]
 fn a_flaky_store_loses_no_data() {
-    let Some(server) = s3_server_or_skip() else { return };
+    let Some(server) = s3_server_or_skip() else {
+        return;
+    };
     let faults = Faults::Random {
         slowdown: 0.1,
         cut: 0.1,
@@ -23,8 +25,9 @@ fn a_flaky_store_loses_no_data() {
     cfg.part_size = 5 << 20;
     cfg.read_ahead = 4 << 20;
     let m = S3Media::new(cfg).unwrap();
-    let objects: Vec<(String, Vec<u8>)> =
-        (0..10).map(|i| (format!("obj{i:02}"), pattern(12 << 20, i))).collect();
+    let objects: Vec<(String, Vec<u8>)> = (0..10)
+        .map(|i| (format!("obj{i:02}"), pattern(12 << 20, i)))
+        .collect();
     for (name, data) in &objects {
         let mut w = m.create(name).unwrap();
         for chunk in data.chunks(1 << 20) {
@@ -49,7 +52,9 @@ fn a_flaky_store_loses_no_data() {
 
 #[test]
 fn a_store_that_denies_everything_fails_permanently_and_leaves_nothing() {
-    let Some(server) = s3_server_or_skip() else { return };
+    let Some(server) = s3_server_or_skip() else {
+        return;
+    };
     let proxy = FaultProxy::start(server.addr(), Faults::Deny, 1).unwrap();
     let mut cfg = server.config("denied");
     cfg.endpoint = Some(proxy.endpoint());
@@ -61,7 +66,7 @@ fn a_store_that_denies_everything_fails_permanently_and_leaves_nothing() {
     let e = w.commit().unwrap_err();
     assert_eq!(e.class, ErrorClass::Permanent, "{e}");
     let text = e.to_string();
-    assert!(text.contains("small/piece") && e.hint.is_some(), "{text}");
+    assert!(text.contains("small/piece") && e.hint().is_some(), "{text}");
 
     // A multipart upload fails at its start, inside write.
     let mut w = m.create("big/piece").unwrap();
@@ -78,14 +83,19 @@ fn a_store_that_denies_everything_fails_permanently_and_leaves_nothing() {
 
 #[test]
 fn a_wrong_secret_key_is_permanent_with_the_credentials_hint() {
-    let Some(server) = s3_server_or_skip() else { return };
+    let Some(server) = s3_server_or_skip() else {
+        return;
+    };
     let mut cfg = server.config("keys");
     cfg.secret_access_key = Some("not-the-secret-at-all".into());
     let m = S3Media::new(cfg).unwrap();
     let e = m.put("a/b", b"x").unwrap_err();
     assert_eq!(e.class, ErrorClass::Permanent, "{e}");
     let text = e.to_string();
-    assert!(text.contains("a/b") && text.contains("AWS_SECRET_ACCESS_KEY"), "{text}");
+    assert!(
+        text.contains("a/b") && text.contains("AWS_SECRET_ACCESS_KEY"),
+        "{text}"
+    );
     assert!(!text.contains("not-the-secret-at-all"), "{text}");
     let e = m.open("a/b").err().unwrap();
     assert_eq!(e.class, ErrorClass::Permanent, "open: {e}");
@@ -95,7 +105,9 @@ fn a_wrong_secret_key_is_permanent_with_the_credentials_hint() {
 
 #[test]
 fn a_missing_bucket_is_permanent_with_a_hint_to_create_it() {
-    let Some(server) = s3_server_or_skip() else { return };
+    let Some(server) = s3_server_or_skip() else {
+        return;
+    };
     let mut cfg = server.config("p");
     cfg.bucket = "no-such-bucket".into();
     let m = S3Media::new(cfg).unwrap();
@@ -106,7 +118,9 @@ fn a_missing_bucket_is_permanent_with_a_hint_to_create_it() {
 
 #[test]
 fn an_endpoint_without_a_server_fails_within_the_timeouts() {
-    let Some(server) = s3_server_or_skip() else { return };
+    let Some(server) = s3_server_or_skip() else {
+        return;
+    };
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -121,10 +135,18 @@ fn an_endpoint_without_a_server_fails_within_the_timeouts() {
     let m = S3Media::new(cfg).unwrap();
     let t = Instant::now();
     let e = m.put("x", b"data").unwrap_err();
-    assert!(t.elapsed() < Duration::from_secs(15), "took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        t.elapsed()
+    );
     assert_eq!(e.class, ErrorClass::Transient, "{e}");
     assert!(e.to_string().contains("endpoint"), "{e}");
     let t = Instant::now();
     assert!(m.stat("x").is_err());
-    assert!(t.elapsed() < Duration::from_secs(15), "took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        t.elapsed()
+    );
 }

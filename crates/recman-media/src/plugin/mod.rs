@@ -12,7 +12,6 @@
 
 // MediaError is the crate-wide error (error.rs); whether to box it is decided there, for
 // every driver at once, not in one of them.
-#![allow(clippy::result_large_err)]
 
 mod stream;
 mod wire;
@@ -165,9 +164,8 @@ fn retry<T>(mut attempt: impl FnMut() -> Result<T, MediaError>) -> Result<T, Med
                 std::thread::sleep(pause);
                 pause *= 2;
             }
-            Err(mut e) if e.class == ErrorClass::Transient => {
-                e.message = format!("{} (after {TRIES} tries)", e.message);
-                return Err(e);
+            Err(e) if e.class == ErrorClass::Transient => {
+                return Err(e.with_note(&format!("after {TRIES} tries")));
             }
             other => return other,
         }

@@ -142,7 +142,7 @@ impl Plugin {
             Err(e) => {
                 return Err(refuse(
                     self,
-                    format!("the plugin refused the handshake: {}", e.message),
+                    format!("the plugin refused the handshake: {}", e.message()),
                 ));
             }
         };

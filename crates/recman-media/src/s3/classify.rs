@@ -71,7 +71,12 @@ impl Failure {
     fn is_server_side(&self) -> bool {
         self.status
             .is_some_and(|s| s >= 500 || s == 429 || s == 408)
-            || self.code_is(&["SlowDown", "InternalError", "ServiceUnavailable", "RequestTimeout"])
+            || self.code_is(&[
+                "SlowDown",
+                "InternalError",
+                "ServiceUnavailable",
+                "RequestTimeout",
+            ])
     }
 
     /// A failure worth another attempt that object_store gives up on without exhausting its
@@ -121,13 +126,20 @@ impl Failure {
             return err(ErrorClass::Permanent, msg).with_hint(CREDENTIALS_HINT);
         }
         if self.is_server_side() {
-            let msg = format!("the store kept failing after retries: {}", self.status_text());
-            return err(ErrorClass::Transient, msg)
-                .with_hint("the store is overloaded or unhealthy; try again later or lower parts-in-flight");
+            let msg = format!(
+                "the store kept failing after retries: {}",
+                self.status_text()
+            );
+            return err(ErrorClass::Transient, msg).with_hint(
+                "the store is overloaded or unhealthy; try again later or lower parts-in-flight",
+            );
         }
         if matches!(self.status, Some(301 | 307)) || self.text.contains("redirect") {
-            return err(ErrorClass::Permanent, "the store redirected the request".into())
-                .with_hint("check the region (AWS_REGION), the endpoint and virtual-hosted");
+            return err(
+                ErrorClass::Permanent,
+                "the store redirected the request".into(),
+            )
+            .with_hint("check the region (AWS_REGION), the endpoint and virtual-hosted");
         }
         if self.refused {
             let msg = "cannot connect to the store after retries: connection refused".into();
@@ -135,7 +147,9 @@ impl Failure {
         }
         if let Some(kind) = self.transport {
             let (msg, hint) = match kind {
-                HttpErrorKind::Connect => ("cannot connect to the store after retries", ENDPOINT_HINT),
+                HttpErrorKind::Connect => {
+                    ("cannot connect to the store after retries", ENDPOINT_HINT)
+                }
                 HttpErrorKind::Timeout => (
                     "the request timed out after retries",
                     "check the network path to the store, or raise request-timeout",
@@ -148,7 +162,10 @@ impl Failure {
             return err(ErrorClass::Transient, msg.into()).with_hint(hint);
         }
         if self.status.is_some() {
-            let msg = format!("the store rejected the request: {}{detail}", self.status_text());
+            let msg = format!(
+                "the store rejected the request: {}{detail}",
+                self.status_text()
+            );
             return err(ErrorClass::Permanent, msg);
         }
         err(ErrorClass::Permanent, lower_first(&self.text))

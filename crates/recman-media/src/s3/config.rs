@@ -135,7 +135,10 @@ impl S3Config {
     }
 
     /// The same, reading variables through `get` (tests cannot set the environment safely).
-    pub fn apply_env_from(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), MediaError> {
+    pub fn apply_env_from(
+        &mut self,
+        get: impl Fn(&str) -> Option<String>,
+    ) -> Result<(), MediaError> {
         let get = |k: &str| get(k).filter(|v| !v.trim().is_empty());
         let first = |keys: &[&'static str]| keys.iter().find_map(|&k| get(k).map(|v| (k, v)));
         for (var, key) in [
@@ -147,17 +150,22 @@ impl S3Config {
             ("RECMAN_S3_VIRTUAL_HOSTED", "virtual-hosted"),
         ] {
             if let Some(v) = get(var) {
-                self.set(key, &v).map_err(|e| e.with_op(&format!("read {var}")))?;
+                self.set(key, &v)
+                    .map_err(|e| e.with_op(&format!("read {var}")))?;
             }
         }
         if let Some((var, v)) = first(&["AWS_REGION", "AWS_DEFAULT_REGION"]) {
-            self.set("region", &v).map_err(|e| e.with_op(&format!("read {var}")))?;
+            self.set("region", &v)
+                .map_err(|e| e.with_op(&format!("read {var}")))?;
         }
         // The most specific variable wins.
-        if let Some((var, v)) =
-            first(&["RECMAN_S3_ENDPOINT", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"])
-        {
-            self.set("endpoint", &v).map_err(|e| e.with_op(&format!("read {var}")))?;
+        if let Some((var, v)) = first(&[
+            "RECMAN_S3_ENDPOINT",
+            "AWS_ENDPOINT_URL_S3",
+            "AWS_ENDPOINT_URL",
+        ]) {
+            self.set("endpoint", &v)
+                .map_err(|e| e.with_op(&format!("read {var}")))?;
         }
         Ok(())
     }
@@ -168,11 +176,18 @@ impl S3Config {
         let v = value.trim();
         let secret = matches!(key.as_str(), "secret-access-key" | "session-token");
         let bad = |why: &str| {
-            let shown = if secret { "…".to_string() } else { format!("{v:?}") };
+            let shown = if secret {
+                "…".to_string()
+            } else {
+                format!("{v:?}")
+            };
             MediaError::permanent("s3", &key, &format!("invalid value {shown}: {why}"))
                 .with_op("set option")
         };
-        let int = || v.parse::<usize>().map_err(|_| bad("expected a whole number"));
+        let int = || {
+            v.parse::<usize>()
+                .map_err(|_| bad("expected a whole number"))
+        };
         let secs = || match v.trim_end_matches('s').parse::<f64>() {
             Ok(s) if s > 0.0 && s.is_finite() => Ok(Duration::from_secs_f64(s)),
             _ => Err(bad("expected a number of seconds above 0")),
@@ -185,8 +200,7 @@ impl S3Config {
         match key.as_str() {
             "endpoint" => {
                 let ep = v.trim_end_matches('/');
-                if !(ep.starts_with("http://") || ep.starts_with("https://")) || ep.contains('@')
-                {
+                if !(ep.starts_with("http://") || ep.starts_with("https://")) || ep.contains('@') {
                     return Err(bad("expected http://HOST[:PORT] or https://HOST[:PORT]")
                         .with_hint("credentials belong in access-key-id and secret-access-key"));
                 }
@@ -249,9 +263,11 @@ impl S3Config {
             && ep.starts_with("http://")
             && !self.allow_http
         {
-            return Err(MediaError::permanent("s3", "endpoint", "plain http is not allowed")
-                .with_op("check option")
-                .with_hint("set allow-http = true, or use an https:// endpoint"));
+            return Err(
+                MediaError::permanent("s3", "endpoint", "plain http is not allowed")
+                    .with_op("check option")
+                    .with_hint("set allow-http = true, or use an https:// endpoint"),
+            );
         }
         Ok(())
     }

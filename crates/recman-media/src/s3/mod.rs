@@ -6,10 +6,6 @@
 //! [`S3Media`]. Atomicity comes from S3 itself: a PUT or a completed multipart upload
 //! appears whole, and an aborted upload leaves nothing.
 
-// MediaError is the crate's one error type, returned by value throughout the Media trait;
-// its size is the crate's choice, not this driver's.
-#![allow(clippy::result_large_err)]
-
 mod classify;
 mod config;
 mod reader;
@@ -108,9 +104,8 @@ impl Ctx {
         } else {
             format!("{}/{name}", self.prefix)
         };
-        Path::parse(&full).map_err(|_| {
-            MediaError::permanent(&self.device, name, "the name cannot be an s3 key")
-        })
+        Path::parse(&full)
+            .map_err(|_| MediaError::permanent(&self.device, name, "the name cannot be an s3 key"))
     }
 
     pub(crate) fn err(&self, name: &str, op: &str, e: &object_store::Error) -> MediaError {
@@ -172,9 +167,7 @@ impl S3Media {
             b = b.with_token(v);
         }
         // Builder errors name settings, never their secret values.
-        let store = b
-            .build()
-            .map_err(|e| setup("invalid s3 settings", &e))?;
+        let store = b.build().map_err(|e| setup("invalid s3 settings", &e))?;
         let retry = RetryPolicy {
             max_retries: cfg.max_retries,
             timeout: cfg.retry_timeout,
@@ -226,7 +219,9 @@ fn bucket_endpoint(ep: &str, bucket: &str, virtual_hosted: bool) -> String {
 
 impl fmt::Debug for S3Media {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("S3Media").field("cfg", &self.ctx.cfg).finish()
+        f.debug_struct("S3Media")
+            .field("cfg", &self.ctx.cfg)
+            .finish()
     }
 }
 
@@ -246,14 +241,18 @@ impl Media for S3Media {
 
     fn create(&self, name: &str) -> Result<Box<dyn MediaWriter>, MediaError> {
         let path = self.ctx.key(name)?;
-        Ok(Box::new(writer::S3Writer::new(Arc::clone(&self.ctx), path, name)))
+        Ok(Box::new(writer::S3Writer::new(
+            Arc::clone(&self.ctx),
+            path,
+            name,
+        )))
     }
 
     fn open(&self, name: &str) -> Result<Box<dyn MediaReader>, MediaError> {
         let path = self.ctx.key(name)?;
-        let meta = self.head(&path, name, "open")?.ok_or_else(|| {
-            MediaError::not_found(&self.ctx.device, name)
-        })?;
+        let meta = self
+            .head(&path, name, "open")?
+            .ok_or_else(|| MediaError::not_found(&self.ctx.device, name))?;
         Ok(Box::new(reader::S3Reader::new(
             Arc::clone(&self.ctx),
             path,
@@ -289,7 +288,11 @@ impl Media for S3Media {
                 s.try_collect::<Vec<_>>()
             }))
             .map_err(|e| c.err(prefix, "list", &e))?;
-        let strip = if c.prefix.is_empty() { 0 } else { c.prefix.len() + 1 };
+        let strip = if c.prefix.is_empty() {
+            0
+        } else {
+            c.prefix.len() + 1
+        };
         let mut out: Vec<ObjectInfo> = metas
             .into_iter()
             .filter_map(|m| {

@@ -171,7 +171,8 @@ impl Read for S3Reader {
         if self.pos >= self.len || out.is_empty() {
             return Ok(0);
         }
-        let in_buf = self.pos >= self.buf_start && self.pos < self.buf_start + self.buf.len() as u64;
+        let in_buf =
+            self.pos >= self.buf_start && self.pos < self.buf_start + self.buf.len() as u64;
         if !in_buf {
             self.fill().map_err(MediaError::into_io)?;
         }

@@ -10,8 +10,7 @@ use bytes::Bytes;
 use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path;
 use object_store::{
-    Attribute, Attributes, GetOptions, ObjectStore, ObjectStoreExt, PutMultipartOptions,
-    PutPayload,
+    Attribute, Attributes, GetOptions, ObjectStore, ObjectStoreExt, PutMultipartOptions, PutPayload,
 };
 use tokio::task::JoinHandle;
 
@@ -88,14 +87,23 @@ impl S3Writer {
         }
         up.parts.push(None);
         let data = Bytes::from(std::mem::take(&mut self.buf));
-        let (store, path, id) = (Arc::clone(&self.ctx.store), self.path.clone(), up.id.clone());
+        let (store, path, id) = (
+            Arc::clone(&self.ctx.store),
+            self.path.clone(),
+            up.id.clone(),
+        );
         let (device, name, retry) = (self.ctx.device.clone(), self.name.clone(), self.ctx.retry);
         let task = self.ctx.spawn(async move {
             retry
                 .run(|| store.put_part(&path, &id, idx, PutPayload::from(data.clone())))
                 .await
                 .map_err(|e| {
-                    super::classify::media_error(&device, &name, &format!("upload part {}", idx + 1), &e)
+                    super::classify::media_error(
+                        &device,
+                        &name,
+                        &format!("upload part {}", idx + 1),
+                        &e,
+                    )
                 })
         });
         up.in_flight.push_back((idx, task));
@@ -114,7 +122,11 @@ impl S3Writer {
             attributes,
             ..Default::default()
         };
-        let (store, path, retry) = (Arc::clone(&self.ctx.store), self.path.clone(), self.ctx.retry);
+        let (store, path, retry) = (
+            Arc::clone(&self.ctx.store),
+            self.path.clone(),
+            self.ctx.retry,
+        );
         // A retried creation can leave an unused upload behind; S3 lifecycle rules for
         // incomplete uploads clean those, and they are never visible as objects.
         let id = self
@@ -135,7 +147,11 @@ impl S3Writer {
 
     fn put_whole(&mut self) -> Result<(), MediaError> {
         let data = Bytes::from(std::mem::take(&mut self.buf));
-        let (store, path, retry) = (Arc::clone(&self.ctx.store), self.path.clone(), self.ctx.retry);
+        let (store, path, retry) = (
+            Arc::clone(&self.ctx.store),
+            self.path.clone(),
+            self.ctx.retry,
+        );
         self.ctx
             .block(async move {
                 retry

@@ -54,7 +54,10 @@ impl FaultProxy {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
-            upstream: upstream.trim_start_matches("http://").trim_end_matches('/').to_string(),
+            upstream: upstream
+                .trim_start_matches("http://")
+                .trim_end_matches('/')
+                .to_string(),
             faults: Mutex::new(faults),
             rng: Mutex::new(seed),
             stop: AtomicBool::new(false),
@@ -212,11 +215,15 @@ fn read_head(r: &mut impl BufRead) -> io::Result<Option<Head>> {
     let first = lines.next().unwrap_or_default().to_string();
     let (mut body, mut close) = (Body::Empty, false);
     for line in lines {
-        let Some((k, v)) = line.split_once(':') else { continue };
+        let Some((k, v)) = line.split_once(':') else {
+            continue;
+        };
         let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_ascii_lowercase());
         match k.as_str() {
             "content-length" => {
-                let n = v.parse().map_err(|_| io::Error::other("bad content-length"))?;
+                let n = v
+                    .parse()
+                    .map_err(|_| io::Error::other("bad content-length"))?;
                 if !matches!(body, Body::Chunked) {
                     body = Body::Length(n);
                 }
@@ -226,7 +233,12 @@ fn read_head(r: &mut impl BufRead) -> io::Result<Option<Head>> {
             _ => {}
         }
     }
-    Ok(Some(Head { raw, first, body, close }))
+    Ok(Some(Head {
+        raw,
+        first,
+        body,
+        close,
+    }))
 }
 
 /// Copies one body, or only its first `limit` bytes (for a cut).
@@ -322,7 +334,11 @@ fn serve(client: TcpStream, sh: &Shared) -> io::Result<()> {
         copy_body(&mut cr, uw, req.body)?;
         let resp = loop {
             let h = read_head(ur)?.ok_or(io::ErrorKind::UnexpectedEof)?;
-            if h.first.split(' ').nth(1).is_some_and(|s| s.starts_with('1')) {
+            if h.first
+                .split(' ')
+                .nth(1)
+                .is_some_and(|s| s.starts_with('1'))
+            {
                 cw.write_all(&h.raw)?;
                 continue;
             }
@@ -332,7 +348,11 @@ fn serve(client: TcpStream, sh: &Shared) -> io::Result<()> {
         let body = if is_head || status == "204" || status == "304" {
             Body::Empty
         } else if let Body::Empty = resp.body {
-            if resp.close { Body::UntilClose } else { Body::Empty }
+            if resp.close {
+                Body::UntilClose
+            } else {
+                Body::Empty
+            }
         } else {
             resp.body
         };

@@ -134,7 +134,11 @@ pub(super) struct DriveLease {
 }
 
 impl DriveLease {
-    pub fn acquire(inner: &Arc<Inner>, want: Option<u32>, ends_stream: bool) -> io::Result<DriveLease> {
+    pub fn acquire(
+        inner: &Arc<Inner>,
+        want: Option<u32>,
+        ends_stream: bool,
+    ) -> io::Result<DriveLease> {
         let drive = inner.drives.acquire(want)?;
         Ok(DriveLease {
             inner: inner.clone(),

@@ -86,13 +86,19 @@ impl Index {
         let path = inner.dir.join(INDEX_FILE);
         let text = fs::read(&path).map_err(|e| inner.err("", "read index", e))?;
         let mut index: Index = serde_json::from_slice(&text).map_err(|e| {
-            MediaError::permanent(&inner.device, "", &format!("damaged {}: {e}", path.display()))
-                .with_op("read index")
-                .with_hint("restore index.json from a copy; the cartridges still hold the data")
+            MediaError::permanent(
+                &inner.device,
+                "",
+                &format!("damaged {}: {e}", path.display()),
+            )
+            .with_op("read index")
+            .with_hint("restore index.json from a copy; the cartridges still hold the data")
         })?;
         // library.json may list more cartridges than when the index was written.
         if index.cartridges.len() < inner.config.cartridges {
-            index.cartridges.resize(inner.config.cartridges, CartRecord::default());
+            index
+                .cartridges
+                .resize(inner.config.cartridges, CartRecord::default());
         }
         Ok(index)
     }
@@ -157,7 +163,10 @@ pub(super) fn reserve(
     let live = index.live();
     let all = 1..=index.cartridges.len() as u32;
     let mut order: Vec<u32> = prefer.into_iter().collect();
-    order.extend(all.clone().filter(|c| live.contains(c) && Some(*c) != prefer));
+    order.extend(
+        all.clone()
+            .filter(|c| live.contains(c) && Some(*c) != prefer),
+    );
     order.extend(all.filter(|c| !live.contains(c) && Some(*c) != prefer));
     let capacity = inner.config.cartridge_capacity;
     for number in order {
@@ -209,7 +218,10 @@ pub(super) fn library_full(inner: &Inner, object: &str, op: &str) -> MediaError 
         &inner.device,
         object,
         op,
-        format!("no scratch cartridge left in vtape library {}", inner.dir.display()),
+        format!(
+            "no scratch cartridge left in vtape library {}",
+            inner.dir.display()
+        ),
     )
     .with_hint("add cartridges (cartridges in library.json) or remove old backups")
 }

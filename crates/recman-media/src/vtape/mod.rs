@@ -94,7 +94,10 @@ impl VtapeConfig {
             return Err(format!("drives is {}; it must be 1 to 99", self.drives));
         }
         if self.cartridges == 0 || self.cartridges > 9999 {
-            return Err(format!("cartridges is {}; it must be 1 to 9999", self.cartridges));
+            return Err(format!(
+                "cartridges is {}; it must be 1 to 9999",
+                self.cartridges
+            ));
         }
         if self.block_size == 0 {
             return Err("block_size is 0".to_string());
@@ -106,7 +109,10 @@ impl VtapeConfig {
             ));
         }
         if !(self.native_rate.is_finite() && self.native_rate > 0.0) {
-            return Err(format!("native_rate is {}; it must be positive", self.native_rate));
+            return Err(format!(
+                "native_rate is {}; it must be positive",
+                self.native_rate
+            ));
         }
         Ok(())
     }
@@ -204,7 +210,10 @@ impl VtapeMedia {
             io::ErrorKind::NotFound => MediaError::permanent(
                 &device,
                 "",
-                &format!("no vtape library in {} (library.json is missing)", dir.display()),
+                &format!(
+                    "no vtape library in {} (library.json is missing)",
+                    dir.display()
+                ),
             )
             .with_op("open")
             .with_hint("create one first (vtape:DIR creates it when the directory has none)"),
@@ -217,7 +226,8 @@ impl VtapeMedia {
             .map_err(|m| config_error(&device, "open", &m))?;
         // A library made with fewer drives gets the lock files of the new ones here.
         create_dir_all_durable(&dir.join("drives")).map_err(|e| io_err("create directory", e))?;
-        let drives = Drives::open(&dir, config.drives).map_err(|e| io_err("open drive locks", e))?;
+        let drives =
+            Drives::open(&dir, config.drives).map_err(|e| io_err("open drive locks", e))?;
         let lock_file = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -269,9 +279,13 @@ impl VtapeMedia {
 }
 
 fn config_error(device: &str, op: &str, message: &str) -> MediaError {
-    MediaError::permanent(device, "", &format!("invalid vtape configuration: {message}"))
-        .with_op(op)
-        .with_hint("fix the setting in library.json (durations are in seconds)")
+    MediaError::permanent(
+        device,
+        "",
+        &format!("invalid vtape configuration: {message}"),
+    )
+    .with_op(op)
+    .with_hint("fix the setting in library.json (durations are in seconds)")
 }
 
 impl Media for VtapeMedia {
@@ -290,7 +304,10 @@ impl Media for VtapeMedia {
 
     fn create(&self, name: &str) -> Result<Box<dyn MediaWriter>, MediaError> {
         check_name(&self.inner.device, name)?;
-        Ok(Box::new(writer::VtapeWriter::start(self.inner.clone(), name)?))
+        Ok(Box::new(writer::VtapeWriter::start(
+            self.inner.clone(),
+            name,
+        )?))
     }
 
     fn open(&self, name: &str) -> Result<Box<dyn MediaReader>, MediaError> {
@@ -300,7 +317,11 @@ impl Media for VtapeMedia {
             .objects
             .remove(name)
             .ok_or_else(|| MediaError::not_found(&self.inner.device, name))?;
-        Ok(Box::new(reader::VtapeReader::new(self.inner.clone(), name, entry)))
+        Ok(Box::new(reader::VtapeReader::new(
+            self.inner.clone(),
+            name,
+            entry,
+        )))
     }
 
     fn stat(&self, name: &str) -> Result<Option<u64>, MediaError> {

@@ -113,7 +113,13 @@ impl DriveState {
 
     /// Moves one block of `file_bytes` (`tape` bytes on tape) past the head; returns when
     /// it is done. A block that finds a streaming drive run dry pays a reposition first.
-    pub fn transfer(&mut self, config: &VtapeConfig, now: Duration, file_bytes: u64, tape: u64) -> Duration {
+    pub fn transfer(
+        &mut self,
+        config: &VtapeConfig,
+        now: Duration,
+        file_bytes: u64,
+        tape: u64,
+    ) -> Duration {
         if self.moving && now > self.stats.free_at + STREAM_SLACK {
             self.occupy(now, config.position_time);
             self.stats.shoe_shines += 1;
@@ -127,7 +133,13 @@ impl DriveState {
 
     /// Records a written block in the drive buffer; returns when the writer may go on, if it
     /// must wait: when the blocks still waiting for the tape exceed `limit` bytes.
-    pub fn buffer(&mut self, done: Duration, bytes: u64, now: Duration, limit: u64) -> Option<Duration> {
+    pub fn buffer(
+        &mut self,
+        done: Duration,
+        bytes: u64,
+        now: Duration,
+        limit: u64,
+    ) -> Option<Duration> {
         self.queue.push_back((done, bytes));
         while self.queue.front().is_some_and(|&(end, _)| end <= now) {
             self.queue.pop_front();

@@ -29,7 +29,8 @@ pub(super) struct VtapeWriter {
 impl VtapeWriter {
     /// Waits for a drive, then mounts a cartridge with room on it.
     pub fn start(inner: Arc<Inner>, name: &str) -> Result<VtapeWriter, MediaError> {
-        let lease = DriveLease::acquire(&inner, None, true).map_err(|e| inner.err(name, "acquire drive", e))?;
+        let lease = DriveLease::acquire(&inner, None, true)
+            .map_err(|e| inner.err(name, "acquire drive", e))?;
         let mut w = VtapeWriter {
             block: Vec::with_capacity(inner.config.block_size),
             inner,
@@ -111,7 +112,12 @@ impl VtapeWriter {
             let done = st.transfer(config, now, self.block.len() as u64, tape);
             st.stats.bytes_in += len;
             st.stats.tape_bytes += tape;
-            st.buffer(done, self.block.len() as u64, now, config.drive_buffer as u64)
+            st.buffer(
+                done,
+                self.block.len() as u64,
+                now,
+                config.drive_buffer as u64,
+            )
         };
         self.block.clear();
         if let Some(t) = wait {
