@@ -110,6 +110,21 @@ setup_main() {
 
 setup_main "$@"
 
+# The S3 server the tests start (s3s-fs, a small Rust S3 server storing files): built once
+# with cargo into a cache outside the checkout, reused by later runs. 0.14.1 is the newest
+# release that builds with this machine's rustc. Exports RECMAN_S3S_FS for the tests.
+setup_s3_server() {
+    local root=${RECMAN_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/recman-tools}
+    local bin=$root/bin/s3s-fs
+    if [[ ! -x $bin ]] || ! "$bin" --version 2>/dev/null | grep -q '0\.14\.1'; then
+        setup_log "building s3s-fs 0.14.1 into $root (once; about 4 minutes)"
+        cargo install s3s-fs@0.14.1 --locked --features binary --root "$root" >&2 ||
+            setup_die "cannot build s3s-fs; hint: check network access to crates.io"
+    fi
+    export RECMAN_S3S_FS=$bin
+    setup_log "s3 test server: $bin"
+}
+
 # Tools of the peer benchmark (bench/peers.sh): pgBackRest, fio and the lz4/zstd command-line
 # tools, from Debian's packages. Not part of the default set-up; the benchmark calls it.
 setup_bench_tools() {

@@ -11,6 +11,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/setup.sh
 source "$ROOT/scripts/setup.sh" --no-build
 cd "$ROOT"
+setup_s3_server
 
 # Each integration test runs its own clusters; more parallelism than this
 # only thrashes a 2-core machine.

@@ -70,16 +70,23 @@ fn parent_of(ctx: &Context, b: &BackupRecord) -> Option<String> {
     serde_json::from_slice::<Parent>(&bytes).ok()?.parent
 }
 
-/// One backup as `list backup --json` prints it (documented in docs/commands.md). Only facts
-/// the manifest also holds, so a catalog rebuilt from the repository prints the same.
+/// One backup as `list backup --json` prints it (documented in docs/commands.md). Facts the
+/// manifest also holds, so a catalog rebuilt from the repository prints the same, except the
+/// second-tier copies, which only the catalog records.
 fn backup_json(ctx: &Context, b: &BackupRecord) -> Result<serde_json::Value> {
-    let pieces: Vec<serde_json::Value> = ctx
-        .repo
-        .catalog()
+    let cat = ctx.repo.catalog();
+    let pieces: Vec<serde_json::Value> = cat
         .piece_states(&b.id)?
         .into_iter()
         .map(|(p, st)| {
+            let copies: Vec<String> = cat
+                .copies_of(&p.path)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|c| if c.primary { format!("{} (written there)", c.device) } else { c.device })
+                .collect();
             serde_json::json!({
+                "copies": copies,
                 "set_no": p.set_no,
                 "piece_no": p.piece_no,
                 "channel": p.channel,

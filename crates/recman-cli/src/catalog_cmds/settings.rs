@@ -194,6 +194,16 @@ pub fn show_all(g: &Global, json: bool) -> Result<()> {
     for s in &all {
         println!("configure {} {};  # {}", s.name, s.value, s.source);
     }
+    // Device types are free-form keys ("device-type.sbt.parms"), shown as they are set.
+    for (k, v) in repo.catalog().config_all()? {
+        if let Some(rest) = k.strip_prefix("device-type.")
+            && let Some((device, what)) = rest.split_once('.')
+        {
+            println!("configure device-type {device} {what} {v};  # catalog");
+        } else if k == "default-device-type" {
+            println!("configure default-device-type {v};  # catalog");
+        }
+    }
     Ok(())
 }
 
