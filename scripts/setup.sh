@@ -29,6 +29,7 @@ SETUP_PACKAGES=(
     postgresql-15 postgresql-client-15
     gcc libc6-dev pkg-config make ca-certificates curl
     util-linux
+    python3
 )
 
 setup_as_root() {

@@ -1,7 +1,7 @@
 //! Issue 5, acceptance 1 (against real PostgreSQL) and 5: `delete obsolete` keeps every point
 //! the policy covers recoverable (restores to random targets after it), removes what the
-//! policy does not need, and SIGKILL of `delete obsolete` and `archive-push` at random points
-//! never leaves the catalog claiming what the media lack.
+//! policy does not need, and SIGKILL of `backup database`, `delete obsolete` and `archive-push`
+//! at random points (75) never leaves the catalog claiming what the media lack.
 
 mod common;
 mod flows;
@@ -166,7 +166,7 @@ fn kill_after(args: Vec<String>, delay: Duration) {
 }
 
 #[test]
-fn sigkill_during_delete_obsolete_and_archive_push() {
+fn sigkill_during_backup_delete_obsolete_and_archive_push() {
     let setup = Setup::new();
     let c = &setup.cluster;
     c.psql("create table t(x int)");
@@ -206,10 +206,24 @@ fn sigkill_during_delete_obsolete_and_archive_push() {
             Duration::from_millis(next(60)),
         );
         assert_catalog_matches_media(&setup, &format!("round {i}, after killing delete obsolete"));
+        kill_after(
+            setup.args(&["backup", "database", "--channels", "2"]),
+            Duration::from_millis(50 + next(900)),
+        );
+        assert_catalog_matches_media(&setup, &format!("round {i}, after killing backup"));
         // The next command succeeds.
         setup.ok(&["--db", "main", "archive-push", path_str(&f)]);
         assert_catalog_matches_media(&setup, &format!("round {i}, after archive-push"));
     }
+    // The next backup succeeds after all those kills, and marks the killed ones FAILED.
+    setup.backup(&[]);
+    assert!(
+        setup
+            .backups()
+            .iter()
+            .all(|b| b["status"] == "AVAILABLE" || b["status"] == "FAILED"),
+        "a killed backup is neither AVAILABLE nor FAILED"
+    );
     setup.ok(&["delete", "obsolete", "--redundancy", "1", "--noprompt"]);
     assert_catalog_matches_media(&setup, "after the last delete obsolete");
     let rep = json(
@@ -218,12 +232,16 @@ fn sigkill_during_delete_obsolete_and_archive_push() {
     );
     assert_eq!(rep["backups"], serde_json::json!([]), "{rep}");
     assert_eq!(rep["archivelogs"], serde_json::json!([]), "{rep}");
-    let b = setup.backups();
+    let b: Vec<_> = setup
+        .backups()
+        .into_iter()
+        .filter(|b| b["status"] == "AVAILABLE")
+        .collect();
     assert_eq!(b.len(), 1);
     setup.ok(&["validate", "backup", b[0]["id"].as_str().unwrap()]);
     eprintln!(
         "{} kill points in {:.1}s",
-        rounds * 2,
+        rounds * 3,
         t0.elapsed().as_secs_f64()
     );
 }

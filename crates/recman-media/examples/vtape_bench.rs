@@ -155,9 +155,10 @@ fn drives_scaling(per_channel: usize, rows: &mut Vec<Row>) {
             secs,
             expected: (n as f64 * NATIVE).min(limit),
             stats: m.drive_stats(),
-            note: match n as f64 * NATIVE > limit {
-                true => "input-bound: drives starve".to_string(),
-                false => "drive-bound".to_string(),
+            note: if n as f64 * NATIVE > limit {
+                "input-bound: drives starve".to_string()
+            } else {
+                "drive-bound".to_string()
             },
         });
     }

@@ -19,13 +19,24 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
-use object_store::aws::{AmazonS3, AmazonS3Builder};
+use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::path::Path;
 use object_store::{BackoffConfig, ClientOptions, ObjectStore, ObjectStoreExt, RetryConfig};
 use tokio::runtime::Runtime;
 
 use crate::{Capabilities, ErrorClass, Media, MediaError, MediaReader, MediaWriter, ObjectInfo};
 use classify::{Failure, media_error};
+
+/// The standard AWS variables for web identity (EKS), ECS task and EKS pod credentials.
+const ROLE_VARS: [&str; 7] = [
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_ROLE_ARN",
+    "AWS_ROLE_SESSION_NAME",
+    "AWS_ENDPOINT_URL_STS",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+];
 
 /// Objects in an S3 bucket under a prefix.
 pub struct S3Media {
@@ -165,6 +176,16 @@ impl S3Media {
         }
         if let Some(v) = &cfg.session_token {
             b = b.with_token(v);
+        }
+        if cfg.access_key_id.is_none() {
+            // Without static keys the host's role supplies credentials; these variables only
+            // point at where the role's credentials come from and hold no secret.
+            for var in ROLE_VARS {
+                let key = var.to_ascii_lowercase().parse::<AmazonS3ConfigKey>();
+                if let (Ok(v), Ok(key)) = (std::env::var(var), key) {
+                    b = b.with_config(key, v);
+                }
+            }
         }
         // Builder errors name settings, never their secret values.
         let store = b.build().map_err(|e| setup("invalid s3 settings", &e))?;

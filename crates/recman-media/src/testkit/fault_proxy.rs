@@ -241,7 +241,7 @@ fn read_head(r: &mut impl BufRead) -> io::Result<Option<Head>> {
     }))
 }
 
-/// Copies one body, or only its first `limit` bytes (for a cut).
+/// Copies one body, as framed by its head.
 fn copy_body(r: &mut impl BufRead, w: &mut impl Write, body: Body) -> io::Result<()> {
     match body {
         Body::Empty => Ok(()),

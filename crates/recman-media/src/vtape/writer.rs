@@ -51,9 +51,10 @@ impl VtapeWriter {
         let inner = &self.inner;
         // Only a fresh stream may keep what is in the drive: when spanning, that cartridge
         // has just filled up.
-        let prefer = match self.carts.is_empty() {
-            true => self.lease.state().mounted,
-            false => None,
+        let prefer = if self.carts.is_empty() {
+            self.lease.state().mounted
+        } else {
+            None
         };
         let reserved = {
             let _lock = library::lock_index(inner)?;
@@ -66,7 +67,7 @@ impl VtapeWriter {
         Ok(())
     }
 
-    /// Writes the block buffer, `len` bytes of data padded to BLKSIZE, to tape.
+    /// Writes the block buffer to tape, padding a short last block to BLKSIZE.
     fn put_block(&mut self) -> Result<(), MediaError> {
         let inner = self.inner.clone();
         let config = &inner.config;
