@@ -106,6 +106,17 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 a.channels,
                 d.channels,
             )?;
+            let mut io = a.io.settings()?;
+            if a.io.blksize.is_none()
+                && let Some(d) = &device
+                && let Some(b) = ctx
+                    .repo
+                    .catalog()
+                    .config(&crate::device_cmds::blksize_key(d))?
+            {
+                // RMAN's PARMS 'BLKSIZE=n': each write to the device is one block of n bytes.
+                io.blksize = b.parse()?;
+            }
             let opts = recman_engine::BackupOptions {
                 device,
                 channels,
@@ -115,7 +126,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 tag: a.tag,
                 maxcorrupt: a.maxcorrupt,
                 archive_timeout: Duration::from_secs(a.archive_timeout),
-                io: a.io.settings()?,
+                io,
                 section_size: a
                     .section_size
                     .as_deref()

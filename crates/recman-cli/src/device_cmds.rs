@@ -115,6 +115,8 @@ pub fn configure_device(g: &Global, device: &str, words: &[String]) -> Result<()
     if words.len() == 1 && words[0].eq_ignore_ascii_case("clear") {
         cat.clear_config(&parms_key(device))?;
         cat.clear_config(&parallelism_key(device))?;
+        cat.clear_config(&blksize_key(device))?;
+        cat.clear_config(&env_key(device))?;
         say(format!("device type {device} configuration cleared"));
         return Ok(());
     }
@@ -147,8 +149,28 @@ pub fn configure_device(g: &Global, device: &str, words: &[String]) -> Result<()
                 ));
                 changed = true;
             }
+            "blksize" => {
+                let v = it.next().ok_or_else(|| {
+                    anyhow!("blksize needs a size; hint: e.g. `recman configure device-type sbt blksize 1M`")
+                })?;
+                let n = parse_blksize(v)?;
+                cat.set_config(&blksize_key(device), &n.to_string())?;
+                say(format!(
+                    "new configuration: device-type {device} blksize {n}"
+                ));
+                changed = true;
+            }
+            "env" => {
+                let v = it.next().ok_or_else(|| {
+                    anyhow!("env needs K=V[,K=V...]; hint: e.g. `recman configure device-type sbt env NB_ORA_CLASS=pg_backup`")
+                })?;
+                let env = parse_env(v)?;
+                cat.set_config(&env_key(device), &env)?;
+                say(format!("new configuration: device-type {device} env {env}"));
+                changed = true;
+            }
             other => bail!(
-                "configure device-type {device}: unknown word {other:?}; hint: use `parms SPEC`, `parallelism N` or `clear`"
+                "configure device-type {device}: unknown word {other:?}; hint: use `parms SPEC`, `parallelism N`, `blksize N`, `env K=V,...` or `clear`"
             ),
         }
     }
@@ -156,6 +178,48 @@ pub fn configure_device(g: &Global, device: &str, words: &[String]) -> Result<()
         say("new configuration stored in the catalog".into());
     }
     Ok(())
+}
+
+/// The catalog setting holding a device type's block size (RMAN's PARMS 'BLKSIZE=n').
+pub fn blksize_key(device: &str) -> String {
+    format!("device-type.{device}.blksize")
+}
+
+/// The catalog setting holding a device type's environment (RMAN's PARMS 'ENV=(K=V, ...)').
+pub fn env_key(device: &str) -> String {
+    format!("device-type.{device}.env")
+}
+
+/// A device block size: a power of two from 16K to 16M, as `524288`, `512K` or `1M`.
+pub fn parse_blksize(text: &str) -> Result<u64> {
+    let n = recman_engine::io::parse_size(text).map_err(|e| anyhow!("blksize: {e}"))?;
+    if !n.is_power_of_two() || !(16 << 10..=16 << 20).contains(&n) {
+        bail!(
+            "blksize {text}: a device block size is a power of two from 16K to 16M; hint: e.g. 256K or 1M"
+        );
+    }
+    Ok(n)
+}
+
+/// A device environment `K=V,K2=V2` (spaces around items dropped), checked and normalized.
+pub fn parse_env(text: &str) -> Result<String> {
+    let mut out = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let (k, v) = item
+            .split_once('=')
+            .map(|(k, v)| (k.trim(), v.trim()))
+            .filter(|(k, _)| !k.is_empty() && !k.contains(char::is_whitespace))
+            .ok_or_else(|| {
+                anyhow!("env item {item:?} is not NAME=VALUE; hint: e.g. `env NB_ORA_CLASS=pg_backup,NB_ORA_POLICY=daily`")
+            })?;
+        out.push(format!("{k}={v}"));
+    }
+    if out.is_empty() {
+        bail!(
+            "env needs at least one NAME=VALUE; hint: `recman configure device-type sbt clear` removes the setting"
+        );
+    }
+    Ok(out.join(","))
 }
 
 pub fn configure_default_device(g: &Global, value: &str) -> Result<()> {

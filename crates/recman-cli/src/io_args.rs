@@ -19,8 +19,9 @@ pub struct IoArgs {
     #[arg(long)]
     pub input_buffer_size: Option<String>,
     /// Output block size: the size of each write to the media (RMAN's BLKSIZE).
-    #[arg(long, default_value = "1M")]
-    pub blksize: String,
+    /// Default: the device type's configured blksize, else 1M.
+    #[arg(long)]
+    pub blksize: Option<String>,
     /// Output buffers per channel.
     #[arg(long, default_value_t = 4)]
     pub output_buffers: usize,
@@ -42,7 +43,7 @@ impl IoArgs {
                 .map(|v| size("--input-buffer-size", v).map(|n| n as usize))
                 .transpose()?,
             output_buffers: self.output_buffers,
-            blksize: size("--blksize", &self.blksize)? as usize,
+            blksize: size("--blksize", self.blksize.as_deref().unwrap_or("1M"))? as usize,
             rate: self
                 .rate
                 .as_deref()

@@ -1,6 +1,8 @@
 //! The RMAN-style language end to end: RUN blocks that back up with two channels, list, and
 //! restore to a point in time (started and compared); a failing statement stops its block; the
-//! RECMAN> prompt driven through a pseudo-terminal.
+//! RECMAN> prompt driven through a pseudo-terminal; device types: a virtual tape library
+//! configured by CONFIGURE CHANNEL … PARMS, the SBT seeds as written, a backup on SBT channels
+//! and the copies of seed 004's tape script.
 
 mod common;
 mod flows;
@@ -118,6 +120,124 @@ fn run_blocks_back_up_list_restore_and_stop_at_a_failure() {
     );
 
     prompt_through_a_pty(&setup);
+}
+
+fn seed(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/../recman-lang/tests/golden/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+#[test]
+fn device_types_back_up_to_tape_and_copy_the_recovery_area() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table t(id int primary key, v text)");
+    c.psql("insert into t select g, md5(g::text) from generate_series(1, 2000) g");
+    let (_keep, dir) = new_scratch_dir();
+
+    // With no device type configured, a copy to a second device has nowhere to go.
+    let err = setup.err(&["run", "BACKUP RECOVERY AREA;"]);
+    assert!(
+        err.contains("BACKUP RECOVERY AREA needs a device type other than the repository's")
+            && err.contains("CONFIGURE DEFAULT DEVICE TYPE TO SBT"),
+        "{err}"
+    );
+
+    let lib = dir.join("lib");
+    let out = setup.ok(&[
+        "run",
+        &format!(
+            "CONFIGURE CHANNEL DEVICE TYPE SBT PARMS 'vtape:{},drives=2,rate=2G';",
+            path_str(&lib)
+        ),
+    ]);
+    assert!(out.contains("device-type sbt parms vtape:"), "{out}");
+
+    // Seeds 000 and 001 exactly as written.
+    let out = setup.ok(&["run", &seed("seed000_sbt_parms.rcv")]);
+    assert!(out.contains("device-type sbt blksize 524288"), "{out}");
+    let out = setup.ok(&["run", &seed("seed001_configure.rcv")]);
+    for want in [
+        "default-device-type sbt",
+        "device-type sbt parallelism 40",
+        "maxopenfiles 1",
+        "device-type sbt blksize 1048576",
+        "device-type sbt env NB_ORA_CLASS=Oracle_backup",
+    ] {
+        assert!(out.contains(want), "no {want:?} in:\n{out}");
+    }
+
+    // Refused: Oracle's library keys, channels of two device types in one block, and a
+    // channel whose PARMS names another device than the configured one.
+    let err = setup.err(&[
+        "run",
+        "CONFIGURE CHANNEL DEVICE TYPE SBT PARMS 'SBT_LIBRARY=/opt/lib/libobk.so';",
+    ]);
+    assert!(
+        err.contains("SBT_LIBRARY") && err.contains("PARMS 'vtape:/dir'"),
+        "{err}"
+    );
+    let err = setup.err(&[
+        "run",
+        "RUN { ALLOCATE CHANNEL d1 DEVICE TYPE DISK; ALLOCATE CHANNEL t1 DEVICE TYPE SBT; BACKUP DATABASE; }",
+    ]);
+    assert!(err.contains("same DEVICE TYPE"), "{err}");
+    let err = setup.err(&[
+        "run",
+        "RUN { ALLOCATE CHANNEL t1 DEVICE TYPE SBT PARMS 'vtape:/elsewhere'; BACKUP DATABASE; }",
+    ]);
+    assert!(
+        err.contains("differs from the device configured for DEVICE TYPE SBT"),
+        "{err}"
+    );
+    assert!(setup.backups().is_empty());
+
+    // Two SBT channels: the block's channels win over PARALLELISM 40.
+    let script = write_script(
+        &dir,
+        "tape.rcv",
+        "RUN {\n  ALLOCATE CHANNEL t1 DEVICE TYPE SBT;\n  ALLOCATE CHANNEL t2 DEVICE TYPE SBT;\n  BACKUP DATABASE;\n}\n",
+    );
+    let out = setup.ok(&["run", "-f", &script]);
+    assert!(out.contains("status AVAILABLE"), "{out}");
+    let listed = setup.backups();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    let b = &listed[0];
+    assert_eq!(b["channels"], 2, "{b}");
+    let pieces = b["pieces"].as_array().unwrap();
+    assert!(!pieces.is_empty(), "{b}");
+    for p in pieces {
+        let path = setup.repo.join(p["path"].as_str().unwrap());
+        assert!(
+            !path.exists(),
+            "piece {} is in the repository, not on tape",
+            path.display()
+        );
+    }
+    assert!(lib.join("library.json").exists());
+
+    // Seed 004's tape script as written: the copies go to the default device type, SBT.
+    c.switch_wal_and_wait_archived();
+    let out = setup.ok(&["run", &seed("seed004_tape.rcv")]);
+    assert_eq!(out.matches("to device type sbt").count(), 2, "{out}");
+    assert!(out.contains("already had a copy there"), "{out}");
+    assert!(!out.contains(" 0 archived log(s)"), "{out}");
+
+    // The catalog holds what the seeds configured.
+    let repo = recman_catalog::Repository::open(&setup.repo).unwrap();
+    let cat = repo.catalog();
+    for (key, want) in [
+        ("default-device-type", "sbt"),
+        ("device-type.sbt.parallelism", "40"),
+        ("device-type.sbt.blksize", "1048576"),
+        ("device-type.sbt.env", "NB_ORA_CLASS=Oracle_backup"),
+        ("maxopenfiles", "1"),
+    ] {
+        assert_eq!(cat.config(key).unwrap().as_deref(), Some(want), "{key}");
+    }
 }
 
 /// Types into `recman` (no command) on a pseudo-terminal made by script(1), as the postgres

@@ -130,3 +130,45 @@ fn a_backup_straight_to_tape_restores() {
     let err = setup.err(&["backup", "database", "--device-type", "s3"]);
     assert!(err.contains("configure device-type s3 parms"), "{err}");
 }
+
+#[test]
+fn a_plugin_media_manager_holds_the_second_copy() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.pgbench_init(1);
+    c.psql("create table marker(x int); insert into marker values (3)");
+    let (_t, dir) = new_scratch_dir();
+    let plugin = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/plugins/recman_dir_plugin.py"
+    );
+    let objects = dir.join("objects");
+    std::fs::create_dir(&objects).unwrap();
+    chown_to_cluster_user(&objects);
+    let spec = format!("plugin:python3 {plugin} --dir {}", path_str(&objects));
+    setup.ok(&["configure", "device-type", "sbt", "parms", &spec]);
+    // RMAN's ENV=(...) reaches the plugin's environment (a harmless variable here).
+    setup.ok(&["configure", "device-type", "sbt", "env", "NB_ORA_CLASS=pg"]);
+    setup.backup(&["--compress", "lz4"]);
+    c.switch_wal_and_wait_archived();
+    let expected = c.all_table_checksums();
+    let out = setup.ok(&["backup", "backupset", "all", "--device-type", "sbt"]);
+    assert!(out.contains("to device type sbt"), "{out}");
+    let b = &setup.backups()[0];
+    assert!(
+        b["pieces"][0]["copies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d == "sbt"),
+        "{b}"
+    );
+    for p in b["pieces"].as_array().unwrap() {
+        std::fs::remove_file(setup.repo.join(p["path"].as_str().unwrap())).unwrap();
+    }
+    let (_r, to, notices) = restore_with_notices(&setup);
+    assert!(notices.contains("plugin python3"), "{notices}");
+    let r = start_and_compare(&to, &expected);
+    assert_eq!(r.psql("select x from marker"), "3");
+    r.stop();
+}

@@ -58,7 +58,39 @@ pub fn media_for(repo: &Repository, device: &str) -> Result<Arc<dyn Media>, Engi
             repo.location()
         )));
     };
-    open_spec(&spec)
+    // RMAN's PARMS 'ENV=(...)': the media manager's own settings, handed to a plugin's
+    // process environment.
+    match repo
+        .catalog()
+        .config(&format!("device-type.{device}.env"))?
+    {
+        Some(env) if spec.starts_with("plugin:") => open_plugin_with_env(&spec, &env),
+        _ => open_spec(&spec),
+    }
+}
+
+fn open_plugin_with_env(spec: &str, env: &str) -> Result<Arc<dyn Media>, EngineError> {
+    let key = format!("{spec}\0{env}");
+    let mut open = OPEN
+        .get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .expect("device table lock");
+    if let Some(m) = open.get(&key) {
+        return Ok(Arc::clone(m));
+    }
+    let argv: Vec<String> = spec
+        .trim_start_matches("plugin:")
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    let vars: Vec<(String, String)> = env
+        .split(',')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let m: Arc<dyn Media> = Arc::new(recman_media::plugin::PluginMedia::with_env(argv, vars)?);
+    open.insert(key, Arc::clone(&m));
+    Ok(m)
 }
 
 static OPEN: OnceLock<Mutex<HashMap<String, Arc<dyn Media>>>> = OnceLock::new();

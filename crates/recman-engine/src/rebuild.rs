@@ -122,7 +122,12 @@ fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result
         backup_type: m.backup_type.clone(),
         status: BackupStatus::Available,
         start_lsn: lsn(&m.start_lsn)?,
-        stop_lsn: Some(lsn(&m.stop_lsn)?),
+        // A WAL backup set of history files only has no LSN range; its manifest writes the
+        // start there.
+        stop_lsn: Some(lsn(&m.stop_lsn)?).filter(|_| {
+            !m.backup_type.eq_ignore_ascii_case(crate::ARCHIVELOG)
+                || files().any(|e| e.path.len() == 24)
+        }),
         timeline: m.timeline,
         start_wal: m.start_wal.clone(),
         stop_wal: Some(m.stop_wal.clone()).filter(|s| !s.is_empty()),

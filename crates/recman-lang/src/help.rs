@@ -12,12 +12,12 @@ pub const TOPICS: &[Topic] = &[
     Topic {
         keyword: "ALLOCATE",
         syntax: "ALLOCATE CHANNEL name DEVICE TYPE DISK|SBT|S3 [CONNECT 'conninfo'] [PARMS '...'] [MAXOPENFILES n] [MAXPIECESIZE size] [RATE size] [FORMAT 'fmt'];",
-        meaning: "Inside RUN: adds a channel for the block's BACKUP and RESTORE. The number of channels becomes --channels; MAXOPENFILES, RATE, MAXPIECESIZE and FORMAT apply where the engine has them. ALLOCATE CHANNEL FOR MAINTENANCE is accepted and needs nothing.",
+        meaning: "Inside RUN: adds a channel for the block's BACKUP and RESTORE. The number of channels becomes --channels and their device type the BACKUP's --device-type (all channels of a block share one); MAXOPENFILES, RATE, MAXPIECESIZE and FORMAT apply where the engine has them. A channel uses its device type's configuration: PARMS may only repeat what CONFIGURE CHANNEL ... PARMS stored. ALLOCATE CHANNEL FOR MAINTENANCE is accepted and needs nothing.",
     },
     Topic {
         keyword: "BACKUP",
-        syntax: "BACKUP [AS [COMPRESSED] BACKUPSET] [INCREMENTAL LEVEL 0] [VALIDATE] DATABASE [TAG 't'] [FILESPERSET n] [SECTION SIZE s] [FORMAT 'f'] [PLUS ARCHIVELOG];",
-        meaning: "An online backup of the whole cluster (recman backup database). BACKUP VALIDATE DATABASE reads and checks every page without writing (recman validate database). INCREMENTAL LEVEL 1, AS COPY, ARCHIVELOG, BACKUPSET and RECOVERY AREA are refused until the engine has them.",
+        syntax: "BACKUP [DEVICE TYPE DISK|SBT|S3] [AS [COMPRESSED] BACKUPSET] [INCREMENTAL LEVEL 0|1] [VALIDATE] DATABASE [TAG 't'] [FILESPERSET n] [SECTION SIZE s] [PLUS ARCHIVELOG]; BACKUP [DEVICE TYPE d] BACKUPSET ALL|'id or tag'|FROM TAG 't'; BACKUP [DEVICE TYPE d] RECOVERY AREA;",
+        meaning: "An online backup of the whole cluster (recman backup database), written to the DEVICE TYPE, else the RUN block's channels' device type, else the configured default. BACKUP VALIDATE DATABASE reads and checks every page without writing (recman validate database). BACKUP BACKUPSET copies backups, BACKUP RECOVERY AREA every backup and the archived WAL, to a second device type (recman backup backupset / recovery-area); without DEVICE TYPE or channels they go to CONFIGURE DEFAULT DEVICE TYPE.",
     },
     Topic {
         keyword: "CATALOG",
@@ -26,8 +26,8 @@ pub const TOPICS: &[Topic] = &[
     },
     Topic {
         keyword: "CONFIGURE",
-        syntax: "CONFIGURE RETENTION POLICY ... | DEFAULT DEVICE TYPE ... | DEVICE TYPE d PARALLELISM n | CHANNEL DEVICE TYPE d ... | BACKUP OPTIMIZATION ... | COMPRESSION ALGORITHM '...' | ARCHIVELOG DELETION POLICY ... | MAXSETSIZE ...;",
-        meaning: "Persistent settings stored in the catalog; SHOW ALL prints them. CONTROLFILE AUTOBACKUP, SNAPSHOT CONTROLFILE and ENCRYPTION settings of Oracle have no PostgreSQL counterpart and are refused.",
+        syntax: "CONFIGURE RETENTION POLICY ... | DEFAULT DEVICE TYPE TO DISK|SBT|S3 | DEVICE TYPE d PARALLELISM n | CHANNEL DEVICE TYPE d PARMS '...' [MAXOPENFILES n] | BACKUP OPTIMIZATION ... | COMPRESSION ALGORITHM '...' | ARCHIVELOG DELETION POLICY ... | MAXSETSIZE ...;",
+        meaning: "Persistent settings stored in the catalog; SHOW ALL prints them. PARMS names the device of a device type: 'vtape:/dir[,drives=N,...]' (the virtual tape library), 'plugin:PROGRAM ARGS' (a media-manager plugin), 's3://bucket/prefix' or '/dir'; RMAN's 'BLKSIZE=n, ENV=(NAME=VALUE, ...)' are stored too, other PARMS keys are refused. CONTROLFILE AUTOBACKUP, SNAPSHOT CONTROLFILE and ENCRYPTION settings of Oracle have no PostgreSQL counterpart and are refused.",
     },
     Topic {
         keyword: "CONNECT",

@@ -47,7 +47,7 @@ struct Detail {
 
 impl fmt::Display for Detail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:", self.device)?;
+        f.write_str(&self.device)?;
         if !self.object.is_empty() {
             write!(f, " {} {}", self.op, self.object)?;
         }

@@ -1,7 +1,7 @@
 //! A RUN block's state (channels, SET values) and the dispatch of one statement. Top-level
 //! statements run in an empty block that refuses what only RUN allows.
 
-use super::{Flow, Session, lower, maint, note, refuse, restore};
+use super::{Flow, Session, configure, lower, maint, note, refuse, restore};
 use anyhow::{Result, bail};
 use recman_lang::*;
 
@@ -82,7 +82,7 @@ impl Block {
             && let Some((at, until)) = self.restore_joins.clone()
             && at == i
         {
-            let argv = restore::restore(self, r, until.as_ref())?;
+            let argv = restore::restore(self, &s.g, r, until.as_ref())?;
             s.exec(argv)?;
             return Ok(Flow::Continue);
         }
@@ -120,11 +120,12 @@ impl Block {
             }
             Statement::Set(set) => self.set(s, set)?,
             Statement::Backup(b) => {
-                let argv = lower::backup(self, b, &s.g)?;
-                s.exec(argv)?;
+                for argv in lower::backup(self, b, &s.g)? {
+                    s.exec(argv)?;
+                }
             }
             Statement::Restore(r) => {
-                let argv = restore::restore(self, r, None)?;
+                let argv = restore::restore(self, &s.g, r, None)?;
                 s.exec(argv)?;
             }
             Statement::Recover(r) => {
@@ -133,7 +134,7 @@ impl Block {
                 }
             }
             Statement::Validate(v) => {
-                for argv in lower::validate(self, v)? {
+                for argv in lower::validate(self, &s.g, v)? {
                     s.exec(argv)?;
                 }
             }
@@ -172,6 +173,14 @@ impl Block {
             bail!("{}", refuse::AUXILIARY);
         }
         let name = a.name.clone().unwrap_or_default();
+        configure::device_word(&a.device)?;
+        for op in &a.operands {
+            match op {
+                ChannelOp::Parms(p) => configure::check_channel_parms(&s.g, &name, &a.device, p)?,
+                ChannelOp::Send(_) => bail!("channel {name}: {}", refuse::SEND),
+                _ => {}
+            }
+        }
         if self
             .channels
             .iter()

@@ -1,6 +1,7 @@
 //! BACKUP, RESTORE, RECOVER and VALIDATE lowered to recman's subcommands as argument vectors.
 
 use super::block::Block;
+use super::note;
 use super::refuse::unsupported;
 use crate::cli::{Cli, Command, Global};
 use anyhow::{Result, anyhow, bail};
@@ -50,8 +51,15 @@ pub(crate) fn compression(algorithm: &str) -> Result<&'static str> {
     })
 }
 
-/// The options every channel of the block agrees on become the command's options.
-pub(crate) fn channel_args(b: &Block, path: &[&str], argv: &mut Vec<String>) -> Result<()> {
+/// The options every channel of the block agrees on become the command's options. The
+/// channels' device type is the caller's (see [`channels_device`]); their PARMS were
+/// checked when they were allocated.
+pub(crate) fn channel_args(
+    b: &Block,
+    g: &Global,
+    path: &[&str],
+    argv: &mut Vec<String>,
+) -> Result<()> {
     if b.channels.is_empty() {
         return Ok(());
     }
@@ -59,16 +67,6 @@ pub(crate) fn channel_args(b: &Block, path: &[&str], argv: &mut Vec<String>) -> 
     let mut maxopen = None;
     let mut rate = None;
     for c in &b.channels {
-        match &c.device {
-            Device::Disk => {}
-            d => bail!(
-                "{}",
-                unsupported(
-                    &format!("channel {} of DEVICE TYPE {d}", c.name),
-                    "allocate DISK channels; the repository's media driver writes the pieces"
-                )
-            ),
-        }
         for op in &c.ops {
             match op {
                 ChannelOp::MaxOpenFiles(n) => agree(&mut maxopen, *n, &c.name, "MAXOPENFILES")?,
@@ -87,22 +85,24 @@ pub(crate) fn channel_args(b: &Block, path: &[&str], argv: &mut Vec<String>) -> 
                         );
                     }
                 }
-                ChannelOp::Format(_) => need_flag(
-                    path,
-                    "format",
-                    "channel FORMAT",
-                    "pieces are named by the repository",
-                )?,
+                ChannelOp::Format(f) => {
+                    if !has_flag(path, "format") {
+                        format_without_flag(
+                            g,
+                            "channel FORMAT",
+                            f,
+                            "pieces are named by the repository",
+                        )?;
+                    }
+                }
                 ChannelOp::MaxPieceSize(_) => need_flag(
                     path,
                     "maxpiecesize",
                     "channel MAXPIECESIZE",
                     "leave piece sizes to the repository",
                 )?,
-                ChannelOp::Parms(_) | ChannelOp::Send(_) => bail!(
-                    "channel {}: PARMS and SEND configure an SBT media manager; DISK channels take none",
-                    c.name
-                ),
+                ChannelOp::Parms(_) => {}
+                ChannelOp::Send(_) => bail!("channel {}: {}", c.name, super::refuse::SEND),
             }
         }
     }
@@ -136,7 +136,8 @@ fn need_flag(path: &[&str], flag: &str, what: &str, hint: &str) -> Result<()> {
     }
 }
 
-pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<String>> {
+/// BACKUP: one command, or one per backup set named by BACKUP BACKUPSET.
+pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<Vec<String>>> {
     let mut opts: Vec<&BackupOpt> = bk.options.iter().collect();
     if bk.specs.len() != 1 {
         bail!(
@@ -164,14 +165,14 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<String>> 
         BackupObject::CurrentControlfile { .. } | BackupObject::Spfile => bail!(
             "BACKUP CURRENT CONTROLFILE / SPFILE: pg_control, postgresql.conf and postgresql.auto.conf are part of every BACKUP DATABASE, and the catalog is in the repository; hint: BACKUP DATABASE"
         ),
-        BackupObject::Backupset(_)
-        | BackupObject::RecoveryArea
-        | BackupObject::RecoveryFiles
-        | BackupObject::Datafilecopy(_) => bail!(
+        BackupObject::Backupset(_) | BackupObject::RecoveryArea | BackupObject::RecoveryFiles => {
+            return second_tier(b, bk, &opts, g);
+        }
+        BackupObject::Datafilecopy(_) => bail!(
             "{}",
             unsupported(
-                "copying backups to a second medium (BACKUP BACKUPSET / RECOVERY AREA / DATAFILECOPY)",
-                "copy the repository directory with its files"
+                "BACKUP DATAFILECOPY (copying image copies to another device)",
+                "BACKUP BACKUPSET ALL copies the backup sets; BACKUP DATABASE DEVICE TYPE SBT writes a new backup there"
             )
         ),
     }
@@ -182,16 +183,19 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<String>> 
                 unsupported("operands of PLUS ARCHIVELOG", "write PLUS ARCHIVELOG alone")
             );
         }
-        super::note(
+        note(
             g,
             "PLUS ARCHIVELOG: WAL is archived into the repository continuously, and the backup waits until the WAL it needs is archived",
         );
     }
     if opts.iter().any(|o| matches!(o, BackupOpt::Validate)) {
-        return validate_database(b, &opts);
+        return Ok(vec![validate_database(b, g, &opts)?]);
     }
     let path = ["backup", "database"];
     let mut argv: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+    if let Some(d) = target_device(b, &opts)? {
+        push(&mut argv, "device-type", d);
+    }
     for o in opts {
         match o {
             BackupOpt::Full => {}
@@ -250,18 +254,14 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<String>> 
             BackupOpt::NoChecksum => bail!(
                 "NOCHECKSUM: recman always verifies page checksums and writes chunk checksums; there is no way to turn that off"
             ),
-            BackupOpt::Force => super::note(
+            BackupOpt::Force => note(
                 g,
                 "FORCE: recman has no backup optimization to override; every file is backed up",
             ),
             BackupOpt::Skip(what) => bail!(
                 "SKIP {what}: PostgreSQL has no offline, read-only or inaccessible tablespaces; hint: drop SKIP"
             ),
-            BackupOpt::DeviceType(Device::Disk) => {}
-            BackupOpt::DeviceType(d) => bail!(
-                "{}",
-                unsupported(&format!("DEVICE TYPE {d}"), "DEVICE TYPE DISK")
-            ),
+            BackupOpt::DeviceType(_) => {}
             BackupOpt::Channel(c) => bail!(
                 "{}",
                 unsupported(
@@ -274,13 +274,16 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<String>> 
                 unsupported("COPIES (duplexed backups)", "take a second backup")
             ),
             BackupOpt::Format(f) => {
-                need_flag(
-                    &path,
-                    "format",
-                    "FORMAT",
-                    "pieces are named by the repository; drop FORMAT",
-                )?;
-                push(&mut argv, "format", f.join(","));
+                if has_flag(&path, "format") {
+                    push(&mut argv, "format", f.join(","));
+                } else {
+                    format_without_flag(
+                        g,
+                        "FORMAT",
+                        f,
+                        "pieces are named by the repository; drop FORMAT",
+                    )?;
+                }
             }
             BackupOpt::Tag(t) => push(&mut argv, "tag", t),
             BackupOpt::FilesPerSet(n) => push(&mut argv, "filesperset", n),
@@ -305,15 +308,139 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<String>> 
             BackupOpt::Validate => unreachable!("handled above"),
         }
     }
-    channel_args(b, &path, &mut argv)?;
+    channel_args(b, g, &path, &mut argv)?;
     if let Some(m) = b.maxcorrupt {
         push(&mut argv, "maxcorrupt", m);
     }
-    Ok(argv)
+    Ok(vec![argv])
+}
+
+/// The device type a BACKUP writes to: its DEVICE TYPE, else the one its block's channels
+/// share; None leaves it to the command (`configure default-device-type`, else the
+/// repository).
+fn target_device(b: &Block, opts: &[&BackupOpt]) -> Result<Option<&'static str>> {
+    let mut named: Option<&'static str> = None;
+    for o in opts {
+        if let BackupOpt::DeviceType(d) = o {
+            let w = super::configure::device_word(d)?;
+            if let Some(old) = named
+                && old != w
+            {
+                bail!(
+                    "BACKUP names DEVICE TYPE {} and {}; hint: one DEVICE TYPE per BACKUP",
+                    old.to_uppercase(),
+                    w.to_uppercase()
+                );
+            }
+            named = Some(w);
+        }
+    }
+    let channels = channels_device(b)?;
+    match (named, channels) {
+        (Some(n), Some(c)) if n != c => bail!(
+            "BACKUP DEVICE TYPE {} in a block whose channels are DEVICE TYPE {}: the block's channels write the backup; hint: drop DEVICE TYPE, or allocate {} channels",
+            n.to_uppercase(),
+            c.to_uppercase(),
+            n.to_uppercase()
+        ),
+        (n, c) => Ok(n.or(c)),
+    }
+}
+
+/// BACKUP BACKUPSET and BACKUP RECOVERY AREA (or FILES): copies of what the repository holds
+/// on another device type: the statement's DEVICE TYPE, else the block's channels', else the
+/// configured default device type.
+fn second_tier(
+    b: &Block,
+    bk: &Backup,
+    opts: &[&BackupOpt],
+    g: &Global,
+) -> Result<Vec<Vec<String>>> {
+    let object = &bk.specs[0].object;
+    let what = match object {
+        BackupObject::Backupset(_) => "BACKUP BACKUPSET",
+        BackupObject::RecoveryFiles => "BACKUP RECOVERY FILES",
+        _ => "BACKUP RECOVERY AREA",
+    };
+    if bk.plus_archivelog.is_some() {
+        bail!(
+            "{what} … PLUS ARCHIVELOG: the copies are of backups already taken; hint: BACKUP RECOVERY AREA copies the archived WAL too"
+        );
+    }
+    for o in opts {
+        match o {
+            BackupOpt::DeviceType(_)
+            | BackupOpt::As {
+                copy: false,
+                compressed: false,
+            } => {}
+            BackupOpt::DeleteInput { .. } => bail!(
+                "{}",
+                unsupported(
+                    &format!("{what} … DELETE INPUT (removing the repository's copy)"),
+                    "keep both: restore reads the repository's copy and falls back to the one on the device"
+                )
+            ),
+            other => bail!(
+                "{what} copies backups to another device as they are, so {other} does not apply; hint: drop it"
+            ),
+        }
+    }
+    let device = match target_device(b, opts)? {
+        Some(d) => d.to_string(),
+        None => super::configure::default_for_copy(g, what)?,
+    };
+    if b.channels.len() > 1 {
+        note(
+            g,
+            &format!(
+                "{what}: the copy streams one object at a time; the block's channels give its device type ({})",
+                device.to_uppercase()
+            ),
+        );
+    }
+    let copy = |which: &str| {
+        vec![
+            "backup".to_string(),
+            "backupset".into(),
+            which.into(),
+            "--device-type".into(),
+            device.clone(),
+        ]
+    };
+    Ok(match object {
+        BackupObject::Backupset(Selection::All) => vec![copy("all")],
+        BackupObject::Backupset(Selection::Keys(keys)) => {
+            keys.iter().map(|k| copy(&k.to_string())).collect()
+        }
+        BackupObject::Backupset(Selection::Names(names)) => names.iter().map(|n| copy(n)).collect(),
+        BackupObject::Backupset(Selection::FromTag(t)) => vec![copy(t)],
+        BackupObject::Backupset(Selection::Like(_)) => bail!(
+            "{}",
+            unsupported(
+                "BACKUP BACKUPSET LIKE",
+                "BACKUP BACKUPSET ALL, BACKUP BACKUPSET 'id or tag', or BACKUP BACKUPSET FROM TAG 'tag'"
+            )
+        ),
+        _ => {
+            if matches!(object, BackupObject::RecoveryFiles) {
+                note(
+                    g,
+                    "BACKUP RECOVERY FILES: every recovery file of recman is in the repository; copying them as BACKUP RECOVERY AREA does",
+                );
+            }
+            vec![vec![
+                "backup".to_string(),
+                "recovery-area".into(),
+                "--device-type".into(),
+                device,
+            ]]
+        }
+    })
 }
 
 /// BACKUP VALIDATE DATABASE and VALIDATE DATABASE: every page read and checked, nothing written.
-fn validate_database(b: &Block, opts: &[&BackupOpt]) -> Result<Vec<String>> {
+fn validate_database(b: &Block, g: &Global, opts: &[&BackupOpt]) -> Result<Vec<String>> {
     for o in opts {
         match o {
             BackupOpt::Validate | BackupOpt::Full | BackupOpt::As { copy: false, .. } => {}
@@ -331,7 +458,7 @@ fn validate_database(b: &Block, opts: &[&BackupOpt]) -> Result<Vec<String>> {
     }
     let path = ["validate", "database"];
     let mut argv: Vec<String> = path.iter().map(|s| s.to_string()).collect();
-    channel_args(b, &path, &mut argv)?;
+    channel_args(b, g, &path, &mut argv)?;
     // validate database reads with one stream; the channel count is not one of its options.
     if let Some(i) = argv.iter().position(|a| a == "--channels") {
         argv.drain(i..i + 2);
@@ -339,7 +466,7 @@ fn validate_database(b: &Block, opts: &[&BackupOpt]) -> Result<Vec<String>> {
     Ok(argv)
 }
 
-pub(crate) fn validate(b: &Block, v: &Validate) -> Result<Vec<Vec<String>>> {
+pub(crate) fn validate(b: &Block, g: &Global, v: &Validate) -> Result<Vec<Vec<String>>> {
     if v.check_logical {
         bail!(
             "{}",
@@ -356,7 +483,7 @@ pub(crate) fn validate(b: &Block, v: &Validate) -> Result<Vec<Vec<String>>> {
         );
     }
     match &v.object {
-        ValidateObject::Database => Ok(vec![validate_database(b, &[])?]),
+        ValidateObject::Database => Ok(vec![validate_database(b, g, &[])?]),
         ValidateObject::Backupset(keys) => Ok(keys
             .iter()
             .map(|k| vec!["validate".into(), "backup".into(), k.to_string()])
@@ -382,5 +509,67 @@ pub(crate) fn validate(b: &Block, v: &Validate) -> Result<Vec<Vec<String>>> {
         ValidateObject::CurrentControlfile | ValidateObject::Spfile => bail!(
             "VALIDATE CURRENT CONTROLFILE / SPFILE: pg_control and the configuration files are checked with the data directory; hint: VALIDATE DATABASE"
         ),
+    }
+}
+
+/// The device type that every channel of the block shares; None without channels.
+pub(crate) fn channels_device(b: &Block) -> Result<Option<&'static str>> {
+    let mut found: Option<(&'static str, &str)> = None;
+    for c in &b.channels {
+        let w = super::configure::device_word(&c.device)?;
+        match found {
+            Some((d, first)) if d != w => bail!(
+                "channel {} is DEVICE TYPE {} but channel {first} is DEVICE TYPE {}: recman writes one command to one device type; hint: allocate every channel of the block with the same DEVICE TYPE, or RELEASE CHANNEL {first} first",
+                c.name,
+                w.to_uppercase(),
+                d.to_uppercase()
+            ),
+            Some(_) => {}
+            None => found = Some((w, &c.name)),
+        }
+    }
+    Ok(found.map(|(d, _)| d))
+}
+
+/// Whether FORMAT templates only name pieces (`'%U_%t'`): no directory, disk group or share.
+fn names_only(templates: &[String]) -> bool {
+    templates
+        .iter()
+        .all(|t| !t.is_empty() && !t.contains(['/', '\\']) && !t.starts_with('+'))
+}
+
+/// FORMAT where the command has no --format: templates that only name pieces are accepted
+/// with a note (recman names every piece itself, uniquely, as %U does); a template with a
+/// place in it would put pieces elsewhere and is refused.
+pub(crate) fn format_without_flag(
+    g: &Global,
+    what: &str,
+    templates: &[String],
+    hint: &str,
+) -> Result<()> {
+    if !names_only(templates) {
+        bail!("{}", unsupported(what, hint));
+    }
+    let shown: Vec<String> = templates.iter().map(|t| format!("'{t}'")).collect();
+    note(
+        g,
+        &format!(
+            "{what} {}: recman names every piece itself, uniquely (as %U does), and places it on the device; a template that only names pieces adds nothing and is not kept",
+            shown.join(", ")
+        ),
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_templates() {
+        assert!(names_only(&["%U_%t".into()]));
+        assert!(!names_only(&["/backup/%U".into()]));
+        assert!(!names_only(&["\\\\host\\share\\%U".into()]));
+        assert!(!names_only(&["+DATA".into()]));
     }
 }

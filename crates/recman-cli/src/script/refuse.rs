@@ -8,6 +8,8 @@ pub(crate) fn unsupported(what: &str, hint: &str) -> String {
 
 pub(crate) const AUXILIARY: &str = "auxiliary channels and connections serve Oracle's DUPLICATE; recman clones a cluster with RESTORE DATABASE TO '/new/dir' (the clone keeps the system identifier)";
 
+pub(crate) const SEND: &str = "SEND passes commands to an Oracle media manager; recman's devices take their settings from the catalog; hint: CONFIGURE CHANNEL DEVICE TYPE SBT PARMS 'vtape:/dir' (or 'plugin:PROGRAM ARGS')";
+
 /// The refusal of a foreign statement (`verb` plus its first words), naming PostgreSQL's way.
 pub(crate) fn foreign(verb: &str, words: &[String]) -> String {
     let w = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
@@ -24,7 +26,7 @@ pub(crate) fn foreign(verb: &str, words: &[String]) -> String {
         "CHANGE" => unsupported("CHANGE (backup availability and KEEP attributes)", "DELETE BACKUPSET n removes a backup; CROSSCHECK marks missing ones EXPIRED"),
         "RESYNC" => "RESYNC CATALOG: recman's catalog is written by every command, there is nothing to resynchronize; hint: CATALOG START WITH '/repo' rebuilds it from the repository".into(),
         "UNREGISTER" => unsupported("UNREGISTER DATABASE", "remove the repository of a cluster that is gone"),
-        "SEND" => "SEND passes commands to an Oracle media manager; recman's media take their settings from the repository".into(),
+        "SEND" => SEND.into(),
         _ => format!("{verb} is an Oracle RMAN statement with no counterpart in recman for PostgreSQL; hint: HELP lists the statements recman runs"),
     }
 }

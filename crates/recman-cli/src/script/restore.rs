@@ -3,6 +3,7 @@
 use super::block::Block;
 use super::lower::{channel_args, push};
 use super::refuse::unsupported;
+use crate::cli::Global;
 use anyhow::{Result, anyhow, bail};
 use recman_lang::*;
 
@@ -10,6 +11,7 @@ use recman_lang::*;
 /// else of a RECOVER joined to it, else of SET UNTIL.
 pub(crate) fn restore(
     b: &Block,
+    g: &Global,
     r: &Restore,
     recover_until: Option<&Until>,
 ) -> Result<Vec<String>> {
@@ -42,10 +44,15 @@ pub(crate) fn restore(
             RestoreOpt::FromBackupset
             | RestoreOpt::Force
             | RestoreOpt::DeviceType(Device::Disk) => {}
-            RestoreOpt::DeviceType(d) => bail!(
-                "{}",
-                unsupported(&format!("RESTORE … DEVICE TYPE {d}"), "DEVICE TYPE DISK")
-            ),
+            RestoreOpt::DeviceType(d) => {
+                super::configure::device_word(d)?;
+                super::note(
+                    g,
+                    &format!(
+                        "RESTORE … DEVICE TYPE {d}: recman reads each piece from wherever the catalog has it (the repository or its copies on other device types)"
+                    ),
+                );
+            }
             RestoreOpt::FromDatafilecopy => bail!(
                 "{}",
                 unsupported(
@@ -113,7 +120,7 @@ pub(crate) fn restore(
             )
         ),
     }
-    channel_args(b, &path, &mut argv)?;
+    channel_args(b, g, &path, &mut argv)?;
     Ok(argv)
 }
 
