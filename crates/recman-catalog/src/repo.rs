@@ -23,7 +23,7 @@ use recman_media::disk::DiskMedia;
 use recman_media::{Media, MediaReader, MediaWriter, ObjectInfo};
 
 use crate::atomic::create_dir_all_durable;
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, CatalogSpec};
 use crate::error::CatalogError;
 use crate::lock::RepoLock;
 
@@ -60,6 +60,16 @@ impl Repository {
     /// or an empty directory. The marker is written last, so an interrupted create never
     /// leaves something that opens as a repository.
     pub fn create(root: &Path) -> Result<Repository, CatalogError> {
+        Repository::create_with_catalog(root, None)
+    }
+
+    /// Like [`Repository::create`]; with `catalog` (a `postgresql://` URL), the repository's
+    /// catalog is its part of that shared catalog. `catalog.db` is still made, empty, so the
+    /// repository keeps its layout and can get an embedded catalog back by `catalog start-with`.
+    pub fn create_with_catalog(
+        root: &Path,
+        catalog: Option<&str>,
+    ) -> Result<Repository, CatalogError> {
         match fs::metadata(root) {
             Ok(m) if !m.is_dir() => {
                 return Err(CatalogError::NotADirectory {
@@ -84,7 +94,11 @@ impl Repository {
             Err(e) => return Err(CatalogError::io("inspect", root, e)),
         }
         let abs = absolute(root)?;
-        let catalog = Catalog::create(&abs.join(CATALOG_FILE))?;
+        let embedded = Catalog::create(&abs.join(CATALOG_FILE))?;
+        let catalog = match catalog {
+            Some(url) => Catalog::open_postgres(url, &abs.display().to_string())?,
+            None => embedded,
+        };
         let lock = abs.join(LOCK_FILE);
         fs::File::create(&lock).map_err(|e| CatalogError::io("create", &lock, e))?;
         let json = marker_json();
@@ -96,6 +110,16 @@ impl Repository {
 
     /// Opens an existing repository and its catalog, migrating an older catalog schema.
     pub fn open(root: &Path) -> Result<Repository, CatalogError> {
+        Ok(Repository::open_with_catalog(root, None)?.0)
+    }
+
+    /// Like [`Repository::open`]; with `catalog` (a `postgresql://` URL), the catalog is the
+    /// repository's part of that shared catalog. Returns whether the shared catalog did not
+    /// know the repository yet, in which case the caller rebuilds it from the manifests.
+    pub fn open_with_catalog(
+        root: &Path,
+        catalog: Option<&str>,
+    ) -> Result<(Repository, bool), CatalogError> {
         match fs::metadata(root) {
             Ok(m) if m.is_dir() => {}
             Ok(_) => {
@@ -122,8 +146,12 @@ impl Repository {
         };
         check_marker(&marker_path, root, &text)?;
         let abs = absolute(root)?;
-        let catalog = Catalog::open(&abs.join(CATALOG_FILE))?;
-        Repository::disk(abs, catalog)
+        let catalog = match catalog {
+            Some(url) => Catalog::open_postgres(url, &abs.display().to_string())?,
+            None => Catalog::open(&abs.join(CATALOG_FILE))?,
+        };
+        let fresh = catalog.fresh();
+        Ok((Repository::disk(abs, catalog)?, fresh))
     }
 
     /// Opens an existing repository whose catalog may be missing or unreadable, for rebuilding
@@ -163,6 +191,17 @@ impl Repository {
         location: &str,
         cache: &Path,
     ) -> Result<Repository, CatalogError> {
+        Repository::create_remote_with_catalog(media, location, cache, None)
+    }
+
+    /// Like [`Repository::create_remote`], with the catalog in the shared catalog `catalog`
+    /// when given (the cache then holds the lock only).
+    pub fn create_remote_with_catalog(
+        media: Arc<dyn Media>,
+        location: &str,
+        cache: &Path,
+        catalog: Option<&str>,
+    ) -> Result<Repository, CatalogError> {
         if media.stat(MARKER_FILE)?.is_some() {
             return Err(CatalogError::AlreadyExists {
                 path: PathBuf::from(location),
@@ -173,7 +212,7 @@ impl Repository {
                 path: PathBuf::from(location),
             });
         }
-        let repo = Repository::remote(media, location, cache, true)?;
+        let repo = Repository::remote(media, location, cache, true, catalog)?;
         repo.media.put(MARKER_FILE, &marker_json())?;
         Ok(repo)
     }
@@ -185,6 +224,18 @@ impl Repository {
         location: &str,
         cache: &Path,
     ) -> Result<(Repository, bool), CatalogError> {
+        Repository::open_remote_with_catalog(media, location, cache, None)
+    }
+
+    /// Like [`Repository::open_remote`], with the catalog in the shared catalog `catalog` when
+    /// given; then the returned flag says whether the shared catalog did not know the
+    /// repository yet.
+    pub fn open_remote_with_catalog(
+        media: Arc<dyn Media>,
+        location: &str,
+        cache: &Path,
+        catalog: Option<&str>,
+    ) -> Result<(Repository, bool), CatalogError> {
         let text = match media.get(MARKER_FILE) {
             Ok(t) => t,
             Err(e) if e.is_not_found() => {
@@ -195,8 +246,10 @@ impl Repository {
             Err(e) => return Err(e.into()),
         };
         check_marker(Path::new(location), Path::new(location), &text)?;
-        let fresh = !cache.join(CATALOG_FILE).exists();
-        Ok((Repository::remote(media, location, cache, fresh)?, fresh))
+        let fresh = catalog.is_none() && !cache.join(CATALOG_FILE).exists();
+        let repo = Repository::remote(media, location, cache, fresh, catalog)?;
+        let fresh = fresh || repo.catalog.fresh();
+        Ok((repo, fresh))
     }
 
     fn remote(
@@ -204,6 +257,7 @@ impl Repository {
         location: &str,
         cache: &Path,
         fresh: bool,
+        shared: Option<&str>,
     ) -> Result<Repository, CatalogError> {
         create_dir_all_durable(cache)?;
         let abs = absolute(cache)?;
@@ -228,10 +282,10 @@ impl Repository {
             fs::File::create(&lock).map_err(|e| CatalogError::io("create", &lock, e))?;
         }
         let db = abs.join(CATALOG_FILE);
-        let catalog = if fresh {
-            Catalog::create(&db)?
-        } else {
-            Catalog::open(&db)?
+        let catalog = match shared {
+            Some(url) => Catalog::open_postgres(url, location)?,
+            None if fresh => Catalog::create(&db)?,
+            None => Catalog::open(&db)?,
         };
         crate::atomic::sync_dir(&abs)?;
         Ok(Repository {
@@ -249,13 +303,14 @@ impl Repository {
     }
 
     /// What another thread needs to open the same repository with its own catalog
-    /// connection (SQLite connections are not shared between threads).
+    /// connection (catalog connections are not shared between threads).
     pub fn handle(&self) -> RepoHandle {
         RepoHandle {
             root: self.root.clone(),
             location: self.location.clone(),
             media: Arc::clone(&self.media),
             remote: self.remote,
+            catalog: self.catalog.spec().clone(),
         }
     }
 
@@ -373,6 +428,7 @@ pub struct RepoHandle {
     location: String,
     media: Arc<dyn Media>,
     remote: bool,
+    catalog: CatalogSpec,
 }
 
 impl RepoHandle {
@@ -383,7 +439,7 @@ impl RepoHandle {
             location: self.location.clone(),
             media: Arc::clone(&self.media),
             remote: self.remote,
-            catalog: Catalog::open(&self.root.join(CATALOG_FILE))?,
+            catalog: Catalog::open_spec(&self.catalog)?,
         })
     }
 }
