@@ -83,7 +83,13 @@ fn backup_json(ctx: &Context, b: &BackupRecord) -> Result<serde_json::Value> {
                 .copies_of(&p.path)
                 .unwrap_or_default()
                 .into_iter()
-                .map(|c| if c.primary { format!("{} (written there)", c.device) } else { c.device })
+                .map(|c| {
+                    if c.primary {
+                        format!("{} (written there)", c.device)
+                    } else {
+                        c.device
+                    }
+                })
                 .collect();
             serde_json::json!({
                 "copies": copies,
