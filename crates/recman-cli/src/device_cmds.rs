@@ -261,6 +261,10 @@ pub fn passed_on_args(g: &Global, repo: &Repository) -> Result<Vec<String>> {
         let abs = std::path::absolute(c)?;
         v.extend(["--config".to_string(), abs.display().to_string()]);
     }
+    // The restored cluster's archive-get must read the same (shared) catalog.
+    if let Some(url) = &g.catalog {
+        v.extend(["--catalog".to_string(), url.clone()]);
+    }
     if repo.is_remote() {
         v.extend([
             "--repo-cache".to_string(),
