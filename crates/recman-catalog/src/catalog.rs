@@ -25,7 +25,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 /// Which engine holds the catalog, and the session on it.
 pub(crate) enum Backend {
     Sqlite(Connection),
-    Postgres(RefCell<PgConn>),
+    Postgres(Box<RefCell<PgConn>>),
 }
 
 /// Where a catalog is, enough to open it again (another thread's connection).
@@ -94,7 +94,7 @@ impl Catalog {
             }
         };
         Ok(Catalog {
-            backend: Backend::Postgres(RefCell::new(opened.conn)),
+            backend: Backend::Postgres(Box::new(RefCell::new(opened.conn))),
             spec: CatalogSpec::Postgres {
                 url: url.to_string(),
                 location: repository.to_string(),
