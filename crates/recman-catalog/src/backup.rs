@@ -1,74 +1,66 @@
 //! Backups, their pieces and the corrupt blocks they found.
 
-use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
-use rusqlite::{Connection, OptionalExtension, Row, named_params};
-
 use crate::catalog::{Catalog, to_i64};
+use crate::db::{DbRow, Value, vals};
 use crate::error::CatalogError;
-use crate::records::{BackupRecord, BackupStatus, CorruptBlock, PieceRecord};
-
-impl ToSql for BackupStatus {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::from(self.as_str()))
-    }
-}
-
-impl FromSql for BackupStatus {
-    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-        value
-            .as_str()?
-            .parse()
-            .map_err(|e| FromSqlError::Other(Box::new(e)))
-    }
-}
+use crate::records::{BackupRecord, CorruptBlock, PieceRecord};
 
 const BACKUP_COLS: &str = "id, db_id, tag, backup_type, status, start_lsn, stop_lsn, timeline, \
     start_wal, stop_wal, start_time, stop_time, stop_next_xid, db_bytes, written_bytes, \
     file_count, channels, compression, filesperset, maxopenfiles, pid, host, error";
 
+/// Parameters ?1..?23 are the columns of [`BACKUP_COLS`] in order (see [`backup_params`]).
 const INSERT_BACKUP: &str = "INSERT INTO backup (id, db_id, tag, backup_type, status, start_lsn, \
     stop_lsn, timeline, start_wal, stop_wal, start_time, stop_time, stop_next_xid, db_bytes, \
     written_bytes, file_count, channels, compression, filesperset, maxopenfiles, pid, host, error)
-    VALUES (:id, :db_id, :tag, :backup_type, :status, :start_lsn, :stop_lsn, :timeline, \
-    :start_wal, :stop_wal, :start_time, :stop_time, :stop_next_xid, :db_bytes, :written_bytes, \
-    :file_count, :channels, :compression, :filesperset, :maxopenfiles, :pid, :host, :error)";
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
+    ?19, ?20, ?21, ?22, ?23)";
 
-pub(crate) const UPDATE_BACKUP: &str = "UPDATE backup SET db_id = :db_id, tag = :tag, \
-    backup_type = :backup_type, status = :status, start_lsn = :start_lsn, stop_lsn = :stop_lsn, \
-    timeline = :timeline, start_wal = :start_wal, stop_wal = :stop_wal, \
-    start_time = :start_time, stop_time = :stop_time, stop_next_xid = :stop_next_xid, \
-    db_bytes = :db_bytes, written_bytes = :written_bytes, file_count = :file_count, \
-    channels = :channels, compression = :compression, filesperset = :filesperset, \
-    maxopenfiles = :maxopenfiles, pid = :pid, host = :host, error = :error WHERE id = :id";
+pub(crate) const UPDATE_BACKUP: &str = "UPDATE backup SET db_id = ?2, tag = ?3, \
+    backup_type = ?4, status = ?5, start_lsn = ?6, stop_lsn = ?7, timeline = ?8, \
+    start_wal = ?9, stop_wal = ?10, start_time = ?11, stop_time = ?12, stop_next_xid = ?13, \
+    db_bytes = ?14, written_bytes = ?15, file_count = ?16, channels = ?17, compression = ?18, \
+    filesperset = ?19, maxopenfiles = ?20, pid = ?21, host = ?22, error = ?23 WHERE id = ?1";
 
-/// Runs INSERT_BACKUP or UPDATE_BACKUP for `b` on `conn` (the catalog's connection or a
-/// transaction on it); returns the number of rows changed.
+fn backup_params(b: &BackupRecord) -> Result<Vec<Value>, CatalogError> {
+    let opt = |what, v: Option<u64>| v.map(|v| to_i64(what, v)).transpose();
+    Ok(vals![
+        &b.id,
+        b.db_id,
+        normalize_tag(&b.tag),
+        &b.backup_type,
+        b.status.as_str(),
+        to_i64("start lsn", b.start_lsn)?,
+        opt("stop lsn", b.stop_lsn)?,
+        b.timeline,
+        &b.start_wal,
+        &b.stop_wal,
+        b.start_time,
+        b.stop_time,
+        opt("next xid", b.stop_next_xid)?,
+        to_i64("database size", b.db_bytes)?,
+        to_i64("written size", b.written_bytes)?,
+        to_i64("file count", b.file_count)?,
+        b.channels,
+        &b.compression,
+        b.filesperset,
+        b.maxopenfiles,
+        b.pid,
+        &b.host,
+        &b.error,
+    ]
+    .to_vec())
+}
+
+/// Runs INSERT_BACKUP or UPDATE_BACKUP for `b` (inside the caller's transaction, if any);
+/// returns the number of rows changed.
 pub(crate) fn write_backup(
     cat: &Catalog,
-    conn: &Connection,
     sql: &str,
     b: &BackupRecord,
     context: &str,
 ) -> Result<usize, CatalogError> {
-    let opt = |what, v: Option<u64>| v.map(|v| to_i64(what, v)).transpose();
-    let start_lsn = to_i64("start lsn", b.start_lsn)?;
-    let stop_lsn = opt("stop lsn", b.stop_lsn)?;
-    let stop_next_xid = opt("next xid", b.stop_next_xid)?;
-    let db_bytes = to_i64("database size", b.db_bytes)?;
-    let written_bytes = to_i64("written size", b.written_bytes)?;
-    let file_count = to_i64("file count", b.file_count)?;
-    let tag = normalize_tag(&b.tag);
-    let mut stmt = conn.prepare_cached(sql).map_err(cat.sql(context))?;
-    stmt.execute(named_params! {
-        ":id": b.id, ":db_id": b.db_id, ":tag": tag, ":backup_type": b.backup_type,
-        ":status": b.status, ":start_lsn": start_lsn, ":stop_lsn": stop_lsn,
-        ":timeline": b.timeline, ":start_wal": b.start_wal, ":stop_wal": b.stop_wal,
-        ":start_time": b.start_time, ":stop_time": b.stop_time, ":stop_next_xid": stop_next_xid,
-        ":db_bytes": db_bytes, ":written_bytes": written_bytes, ":file_count": file_count,
-        ":channels": b.channels, ":compression": b.compression, ":filesperset": b.filesperset,
-        ":maxopenfiles": b.maxopenfiles, ":pid": b.pid, ":host": b.host, ":error": b.error,
-    })
-    .map_err(cat.sql(context))
+    cat.exec(context, sql, &backup_params(b)?)
 }
 
 /// Tags are case-insensitive, as in RMAN; storing them uppercase makes lookups exact.
@@ -76,31 +68,45 @@ fn normalize_tag(tag: &str) -> String {
     tag.to_uppercase()
 }
 
-fn backup_row(r: &Row<'_>) -> rusqlite::Result<BackupRecord> {
+fn backup_row(r: &DbRow<'_>) -> Result<BackupRecord, CatalogError> {
     Ok(BackupRecord {
-        id: r.get(0)?,
-        db_id: r.get(1)?,
-        tag: r.get(2)?,
-        backup_type: r.get(3)?,
-        status: r.get(4)?,
-        start_lsn: r.get(5)?,
-        stop_lsn: r.get(6)?,
-        timeline: r.get(7)?,
-        start_wal: r.get(8)?,
-        stop_wal: r.get(9)?,
-        start_time: r.get(10)?,
-        stop_time: r.get(11)?,
-        stop_next_xid: r.get(12)?,
-        db_bytes: r.get(13)?,
-        written_bytes: r.get(14)?,
-        file_count: r.get(15)?,
-        channels: r.get(16)?,
-        compression: r.get(17)?,
-        filesperset: r.get(18)?,
-        maxopenfiles: r.get(19)?,
-        pid: r.get(20)?,
-        host: r.get(21)?,
-        error: r.get(22)?,
+        id: r.get_text(0)?,
+        db_id: r.get_i64(1)?,
+        tag: r.get_text(2)?,
+        backup_type: r.get_text(3)?,
+        status: r.get_parsed(4)?,
+        start_lsn: r.get_u64(5)?,
+        stop_lsn: r.get_opt_u64(6)?,
+        timeline: r.get_u32(7)?,
+        start_wal: r.get_text(8)?,
+        stop_wal: r.get_opt_text(9)?,
+        start_time: r.get_i64(10)?,
+        stop_time: r.get_opt_i64(11)?,
+        stop_next_xid: r.get_opt_u64(12)?,
+        db_bytes: r.get_u64(13)?,
+        written_bytes: r.get_u64(14)?,
+        file_count: r.get_u64(15)?,
+        channels: r.get_u32(16)?,
+        compression: r.get_text(17)?,
+        filesperset: r.get_u32(18)?,
+        maxopenfiles: r.get_u32(19)?,
+        pid: r.get_u32(20)?,
+        host: r.get_text(21)?,
+        error: r.get_opt_text(22)?,
+    })
+}
+
+pub(crate) fn piece_row(r: &DbRow<'_>) -> Result<PieceRecord, CatalogError> {
+    Ok(PieceRecord {
+        backup_id: r.get_text(0)?,
+        set_no: r.get_u32(1)?,
+        piece_no: r.get_u32(2)?,
+        channel: r.get_u32(3)?,
+        path: r.get_text(4)?,
+        size: r.get_u64(5)?,
+        crc32c: r.get_u32(6)?,
+        file_count: r.get_u32(7)?,
+        raw_bytes: r.get_u64(8)?,
     })
 }
 
@@ -109,14 +115,14 @@ impl Catalog {
     /// leaves a RUNNING row that [`Catalog::fail_running_backups`] later marks FAILED.
     pub fn insert_backup(&self, b: &BackupRecord) -> Result<(), CatalogError> {
         let ctx = format!("recording backup {}", b.id);
-        write_backup(self, &self.conn, INSERT_BACKUP, b, &ctx)?;
+        write_backup(self, INSERT_BACKUP, b, &ctx)?;
         Ok(())
     }
 
     /// Replaces the whole row of backup `b.id`.
     pub fn update_backup(&self, b: &BackupRecord) -> Result<(), CatalogError> {
         let ctx = format!("updating backup {}", b.id);
-        let n = write_backup(self, &self.conn, UPDATE_BACKUP, b, &ctx)?;
+        let n = write_backup(self, UPDATE_BACKUP, b, &ctx)?;
         if n == 0 {
             return Err(CatalogError::BackupNotFound { id: b.id.clone() });
         }
@@ -125,38 +131,30 @@ impl Catalog {
 
     pub fn backup(&self, id: &str) -> Result<Option<BackupRecord>, CatalogError> {
         let sql = format!("SELECT {BACKUP_COLS} FROM backup WHERE id = ?1");
-        self.conn
-            .prepare_cached(&sql)
-            .and_then(|mut s| s.query_row([id], backup_row).optional())
-            .map_err(self.sql(format!("reading backup {id}")))
+        self.query_opt(&format!("reading backup {id}"), &sql, vals![id], backup_row)
     }
 
     /// The backups of one database, oldest first: ordered by start time, then id (ids carry
     /// their creation time, so of two backups of the same start the later-made comes last).
     pub fn backups(&self, db_id: i64) -> Result<Vec<BackupRecord>, CatalogError> {
-        self.query_backups("WHERE db_id = ?1", (db_id,), "reading backups")
+        self.query_backups("WHERE db_id = ?1", vals![db_id], "reading backups")
     }
 
     /// The backups of one database carrying `tag` (any case), oldest first.
     pub fn backup_by_tag(&self, db_id: i64, tag: &str) -> Result<Vec<BackupRecord>, CatalogError> {
         let tag = normalize_tag(tag);
         let ctx = format!("reading backups tagged {tag}");
-        self.query_backups("WHERE db_id = ?1 AND tag = ?2", (db_id, &tag), &ctx)
+        self.query_backups("WHERE db_id = ?1 AND tag = ?2", vals![db_id, &tag], &ctx)
     }
 
     fn query_backups(
         &self,
         filter: &str,
-        params: impl rusqlite::Params,
+        params: &[Value],
         context: &str,
     ) -> Result<Vec<BackupRecord>, CatalogError> {
         let sql = format!("SELECT {BACKUP_COLS} FROM backup {filter} ORDER BY start_time, id");
-        let mut stmt = self.conn.prepare_cached(&sql).map_err(self.sql(context))?;
-        let rows = stmt
-            .query_map(params, backup_row)
-            .map_err(self.sql(context))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(self.sql(context))
+        self.query(context, &sql, params, backup_row)
     }
 
     /// Marks every RUNNING backup of this database FAILED with `reason`. Called under the
@@ -167,22 +165,15 @@ impl Catalog {
         reason: &str,
     ) -> Result<Vec<String>, CatalogError> {
         let ctx = "marking interrupted backups failed";
-        let tx = self.write_tx(ctx)?;
-        let ids = {
-            let mut stmt = tx
-                .prepare_cached(
-                    "UPDATE backup SET status = 'FAILED', error = ?2
-                     WHERE db_id = ?1 AND status = 'RUNNING' RETURNING id",
-                )
-                .map_err(self.sql(ctx))?;
-            let rows = stmt
-                .query_map((db_id, reason), |r| r.get::<_, String>(0))
-                .map_err(self.sql(ctx))?;
-            rows.collect::<rusqlite::Result<Vec<_>>>()
-                .map_err(self.sql(ctx))?
-        };
-        tx.commit().map_err(self.sql(ctx))?;
-        let mut ids = ids;
+        let mut ids = self.write_tx(ctx, || {
+            self.query(
+                ctx,
+                "UPDATE backup SET status = 'FAILED', error = ?2
+                 WHERE db_id = ?1 AND status = 'RUNNING' RETURNING id",
+                vals![db_id, reason],
+                |r| r.get_text(0),
+            )
+        })?;
         ids.sort();
         Ok(ids)
     }
@@ -196,138 +187,101 @@ impl Catalog {
         corrupt: &[CorruptBlock],
     ) -> Result<(), CatalogError> {
         let ctx = format!("completing backup {}", b.id);
-        let tx = self.write_tx(&ctx)?;
-        let n = write_backup(self, &tx, UPDATE_BACKUP, b, &ctx)?;
-        if n == 0 {
-            return Err(CatalogError::BackupNotFound { id: b.id.clone() });
-        }
-        insert_pieces_on(self, &tx, b, pieces, corrupt, &ctx)?;
-        tx.commit().map_err(self.sql(ctx))?;
-        Ok(())
+        self.write_tx(&ctx, || {
+            let n = write_backup(self, UPDATE_BACKUP, b, &ctx)?;
+            if n == 0 {
+                return Err(CatalogError::BackupNotFound { id: b.id.clone() });
+            }
+            insert_pieces(self, b, pieces, corrupt)
+        })
     }
 
     /// The pieces of a backup, by set then piece number.
     pub fn pieces(&self, backup_id: &str) -> Result<Vec<PieceRecord>, CatalogError> {
-        let ctx = format!("reading the pieces of backup {backup_id}");
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT backup_id, set_no, piece_no, channel, path, size, crc32c, file_count,
-                     raw_bytes
-                 FROM piece WHERE backup_id = ?1 ORDER BY set_no, piece_no",
-            )
-            .map_err(self.sql(ctx.as_str()))?;
-        let rows = stmt
-            .query_map([backup_id], |r| {
-                Ok(PieceRecord {
-                    backup_id: r.get(0)?,
-                    set_no: r.get(1)?,
-                    piece_no: r.get(2)?,
-                    channel: r.get(3)?,
-                    path: r.get(4)?,
-                    size: r.get(5)?,
-                    crc32c: r.get(6)?,
-                    file_count: r.get(7)?,
-                    raw_bytes: r.get(8)?,
-                })
-            })
-            .map_err(self.sql(ctx.as_str()))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(self.sql(ctx))
+        self.query(
+            &format!("reading the pieces of backup {backup_id}"),
+            "SELECT backup_id, set_no, piece_no, channel, path, size, crc32c, file_count,
+                 raw_bytes
+             FROM piece WHERE backup_id = ?1 ORDER BY set_no, piece_no",
+            vals![backup_id],
+            piece_row,
+        )
     }
 
     /// The corrupt blocks a backup found, by file and block.
     pub fn corrupt_blocks(&self, backup_id: &str) -> Result<Vec<CorruptBlock>, CatalogError> {
-        let ctx = format!("reading the corrupt blocks of backup {backup_id}");
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT backup_id, path, block, kind, relation, detail
-                 FROM corrupt_block WHERE backup_id = ?1 ORDER BY path, block, id",
-            )
-            .map_err(self.sql(ctx.as_str()))?;
-        let rows = stmt
-            .query_map([backup_id], |r| {
+        self.query(
+            &format!("reading the corrupt blocks of backup {backup_id}"),
+            "SELECT backup_id, path, block, kind, relation, detail
+             FROM corrupt_block WHERE backup_id = ?1 ORDER BY path, block, id",
+            vals![backup_id],
+            |r| {
                 Ok(CorruptBlock {
-                    backup_id: r.get(0)?,
-                    path: r.get(1)?,
-                    block: r.get(2)?,
-                    kind: r.get(3)?,
-                    relation: r.get(4)?,
-                    detail: r.get(5)?,
+                    backup_id: r.get_text(0)?,
+                    path: r.get_text(1)?,
+                    block: r.get_u32(2)?,
+                    kind: r.get_text(3)?,
+                    relation: r.get_opt_text(4)?,
+                    detail: r.get_text(5)?,
                 })
-            })
-            .map_err(self.sql(ctx.as_str()))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(self.sql(ctx))
+            },
+        )
     }
 }
 
-/// Inserts a backup row on `conn` (a transaction of the caller's).
-pub(crate) fn insert_backup_on(
+/// Inserts a backup row (inside the caller's transaction).
+pub(crate) fn insert_backup_row(
     cat: &Catalog,
-    conn: &Connection,
     b: &BackupRecord,
     ctx: &str,
 ) -> Result<(), CatalogError> {
-    write_backup(cat, conn, INSERT_BACKUP, b, ctx)?;
+    write_backup(cat, INSERT_BACKUP, b, ctx)?;
     Ok(())
 }
 
-/// Inserts the pieces and corrupt blocks of backup `b` on `conn` (a transaction of the
-/// caller's).
-pub(crate) fn insert_pieces_on(
+/// Inserts the pieces and corrupt blocks of backup `b` (inside the caller's transaction).
+pub(crate) fn insert_pieces(
     cat: &Catalog,
-    tx: &Connection,
     b: &BackupRecord,
     pieces: &[PieceRecord],
     corrupt: &[CorruptBlock],
-    ctx: &str,
 ) -> Result<(), CatalogError> {
-    {
-        let mut ins = tx
-            .prepare_cached(
-                "INSERT INTO piece (backup_id, set_no, piece_no, channel, path, size, crc32c,
-                         file_count, raw_bytes)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            )
-            .map_err(cat.sql(ctx))?;
-        for p in pieces {
-            let size = to_i64("piece size", p.size)?;
-            let raw = to_i64("piece raw size", p.raw_bytes)?;
-            ins.execute((
+    for p in pieces {
+        cat.exec(
+            &format!("recording piece {} of backup {}", p.path, b.id),
+            "INSERT INTO piece (backup_id, set_no, piece_no, channel, path, size, crc32c,
+                 file_count, raw_bytes)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            vals![
                 &p.backup_id,
                 p.set_no,
                 p.piece_no,
                 p.channel,
                 &p.path,
-                size,
+                to_i64("piece size", p.size)?,
                 p.crc32c,
                 p.file_count,
-                raw,
-            ))
-            .map_err(cat.sql(format!("recording piece {} of backup {}", p.path, b.id)))?;
-        }
-        let mut ins = tx
-            .prepare_cached(
-                "INSERT INTO corrupt_block (backup_id, path, block, kind, relation, detail)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )
-            .map_err(cat.sql(ctx))?;
-        for c in corrupt {
-            ins.execute((
+                to_i64("piece raw size", p.raw_bytes)?,
+            ],
+        )?;
+    }
+    for c in corrupt {
+        cat.exec(
+            &format!(
+                "recording corrupt block {} of {} in backup {}",
+                c.block, c.path, b.id
+            ),
+            "INSERT INTO corrupt_block (backup_id, path, block, kind, relation, detail)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            vals![
                 &c.backup_id,
                 &c.path,
                 c.block,
                 &c.kind,
                 &c.relation,
-                &c.detail,
-            ))
-            .map_err(cat.sql(format!(
-                "recording corrupt block {} of {} in backup {}",
-                c.block, c.path, b.id
-            )))?;
-        }
+                &c.detail
+            ],
+        )?;
     }
     Ok(())
 }

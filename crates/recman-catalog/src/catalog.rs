@@ -1,15 +1,20 @@
-//! The catalog: an SQLite file that indexes what the repository holds.
+//! The catalog: an index of what the repository holds, in an SQLite file inside the
+//! repository (or its cache) or in a shared PostgreSQL database ([`Catalog::open_postgres`]).
 //!
 //! The repository's manifests are the truth; the catalog answers LIST/REPORT/RESTORE planning
-//! quickly. Every mutation is a single statement or one IMMEDIATE transaction, so a reader
-//! never sees half of a change (safety invariant 5).
+//! quickly. Every mutation is a single statement or one write transaction, so a reader never
+//! sees half of a change (safety invariant 5). Both engines run the same SQL through the layer
+//! in [`crate::db`].
 
+use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags};
 
+use crate::db::vals;
 use crate::error::CatalogError;
+use crate::pg::{self, OpenError, PgConn};
 use crate::records::DbRecord;
 use crate::schema::{self, MigrateError, SCHEMA_VERSION};
 
@@ -17,15 +22,36 @@ use crate::schema::{self, MigrateError, SCHEMA_VERSION};
 /// write transactions for milliseconds; a minute covers a slow disk with room to spare.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// A connection to one catalog file. Not `Sync`: one per thread.
+/// Which engine holds the catalog, and the session on it.
+pub(crate) enum Backend {
+    Sqlite(Connection),
+    Postgres(Box<RefCell<PgConn>>),
+}
+
+/// Where a catalog is, enough to open it again (another thread's connection).
+#[derive(Clone, Debug)]
+pub(crate) enum CatalogSpec {
+    Sqlite(PathBuf),
+    Postgres { url: String, location: String },
+}
+
+/// A connection to one repository's catalog. Not `Sync`: one per thread.
 pub struct Catalog {
-    pub(crate) conn: Connection,
-    path: PathBuf,
+    pub(crate) backend: Backend,
+    spec: CatalogSpec,
+    /// What messages call the catalog: its file, or the server's URL (without password) and
+    /// the repository.
+    pub(crate) label: PathBuf,
+    pub(crate) in_tx: Cell<bool>,
+    /// PostgreSQL: the repository was new to the shared catalog when opened.
+    fresh: bool,
 }
 
 impl std::fmt::Debug for Catalog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Catalog").field("path", &self.path).finish()
+        f.debug_struct("Catalog")
+            .field("path", &self.label)
+            .finish()
     }
 }
 
@@ -43,6 +69,62 @@ impl Catalog {
     /// Creates the catalog file if needed and brings it to this build's schema.
     pub fn create(path: &Path) -> Result<Catalog, CatalogError> {
         Self::open_with(path, OpenFlags::default())
+    }
+
+    /// Opens the catalog of repository `repository` (its directory or URL, as
+    /// [`crate::Repository::location`] gives it) in the shared PostgreSQL catalog at `url`
+    /// (`postgresql://...`), registering the repository and migrating its schema when needed.
+    /// The catalog sees that repository's rows only.
+    pub fn open_postgres(url: &str, repository: &str) -> Result<Catalog, CatalogError> {
+        let label = PathBuf::from(format!("{} ({repository})", pg::redact(url)));
+        let opened = match pg::open(url, repository, now_micros()) {
+            Ok(o) => o,
+            Err(OpenError::TooNew(found)) => {
+                return Err(CatalogError::SchemaTooNew {
+                    found,
+                    supported: SCHEMA_VERSION,
+                });
+            }
+            Err(OpenError::Sql(context, source)) => {
+                return Err(CatalogError::Postgres {
+                    catalog: label.display().to_string(),
+                    context: context.to_string(),
+                    source,
+                });
+            }
+        };
+        Ok(Catalog {
+            backend: Backend::Postgres(Box::new(RefCell::new(opened.conn))),
+            spec: CatalogSpec::Postgres {
+                url: url.to_string(),
+                location: repository.to_string(),
+            },
+            label,
+            in_tx: Cell::new(false),
+            fresh: opened.fresh,
+        })
+    }
+
+    /// Opens the same catalog again, with a connection of its own.
+    pub(crate) fn open_spec(spec: &CatalogSpec) -> Result<Catalog, CatalogError> {
+        match spec {
+            CatalogSpec::Sqlite(path) => Catalog::open(path),
+            CatalogSpec::Postgres { url, location } => Catalog::open_postgres(url, location),
+        }
+    }
+
+    pub(crate) fn spec(&self) -> &CatalogSpec {
+        &self.spec
+    }
+
+    /// Whether this is a shared catalog that did not know the repository before this open.
+    pub(crate) fn fresh(&self) -> bool {
+        self.fresh
+    }
+
+    /// Whether the catalog is in a shared PostgreSQL database.
+    pub fn is_shared(&self) -> bool {
+        matches!(self.backend, Backend::Postgres(_))
     }
 
     fn open_with(path: &Path, flags: OpenFlags) -> Result<Catalog, CatalogError> {
@@ -81,75 +163,84 @@ impl Catalog {
             Err(MigrateError::Sql(ctx, e)) => return Err(sql(ctx)(e)),
         }
         Ok(Catalog {
-            conn,
-            path: path.to_path_buf(),
+            backend: Backend::Sqlite(conn),
+            spec: CatalogSpec::Sqlite(path.to_path_buf()),
+            label: path.to_path_buf(),
+            in_tx: Cell::new(false),
+            fresh: false,
         })
     }
 
-    /// The catalog file.
+    /// The catalog file; for a shared catalog, the server's URL (without password) and the
+    /// repository, for messages.
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.label
     }
 
-    /// Builds the error for a failed statement, naming what was being done.
-    pub(crate) fn sql(
-        &self,
-        context: impl Into<String>,
-    ) -> impl FnOnce(rusqlite::Error) -> CatalogError {
-        let (path, context) = (self.path.clone(), context.into());
-        move |source| CatalogError::Sqlite {
-            path,
-            context,
+    pub(crate) fn sqlite_err(&self, context: &str, source: rusqlite::Error) -> CatalogError {
+        CatalogError::Sqlite {
+            path: self.label.clone(),
+            context: context.to_string(),
+            source,
+        }
+    }
+
+    pub(crate) fn pg_err(&self, context: &str, source: postgres::Error) -> CatalogError {
+        CatalogError::Postgres {
+            catalog: self.label.display().to_string(),
+            context: context.to_string(),
             source,
         }
     }
 
     pub(crate) fn corrupt(&self, detail: String) -> CatalogError {
         CatalogError::Corrupt {
-            path: self.path.clone(),
+            path: self.label.clone(),
             detail,
         }
     }
 
-    /// Starts a write transaction that takes the write lock at once: a deferred one that reads
-    /// first could fail with SQLITE_BUSY on upgrade without waiting for the busy timeout.
-    pub(crate) fn write_tx(&self, context: &str) -> Result<Transaction<'_>, CatalogError> {
-        Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-            .map_err(self.sql(format!("starting a transaction for {context}")))
-    }
-
     pub fn schema_version(&self) -> Result<u32, CatalogError> {
-        schema::current_version(&self.conn).map_err(self.sql("reading the schema version"))
+        let ctx = "reading the schema version";
+        match &self.backend {
+            Backend::Sqlite(conn) => {
+                schema::current_version(conn).map_err(|e| self.sqlite_err(ctx, e))
+            }
+            Backend::Postgres(pg) => pg
+                .borrow_mut()
+                .schema_version()
+                .map_err(|e| self.pg_err(ctx, e)),
+        }
     }
 
     /// A setting stored in the catalog (RMAN's CONFIGURE), if set.
     pub fn config(&self, name: &str) -> Result<Option<String>, CatalogError> {
-        self.conn
-            .query_row("SELECT value FROM config WHERE name = ?1", [name], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(self.sql(format!("reading setting {name}")))
+        self.query_opt(
+            &format!("reading setting {name}"),
+            "SELECT value FROM config WHERE name = ?1",
+            vals![name],
+            |r| r.get_text(0),
+        )
     }
 
     /// Sets a catalog setting, replacing an earlier value.
     pub fn set_config(&self, name: &str, value: &str) -> Result<(), CatalogError> {
-        self.conn
-            .execute(
-                "INSERT INTO config (name, value) VALUES (?1, ?2)
-                 ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-                [name, value],
-            )
-            .map_err(self.sql(format!("writing setting {name}")))?;
+        self.exec(
+            &format!("writing setting {name}"),
+            "INSERT INTO config (name, value) VALUES (?1, ?2)
+             ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+            vals![name, value],
+        )?;
         Ok(())
     }
 
     /// Removes a catalog setting; true if it was set.
     pub fn clear_config(&self, name: &str) -> Result<bool, CatalogError> {
-        let n = self
-            .conn
-            .execute("DELETE FROM config WHERE name = ?1", [name])
-            .map_err(self.sql(format!("clearing setting {name}")))?;
+        let n = self.exec(
+            &format!("clearing setting {name}"),
+            "DELETE FROM config WHERE name = ?1",
+            vals![name],
+        )?;
         Ok(n > 0)
     }
 
@@ -162,114 +253,102 @@ impl Catalog {
         pg_version: u32,
         pgdata: &str,
     ) -> Result<DbRecord, CatalogError> {
-        let tx = self.write_tx("registering a database")?;
-        if let Some(existing) = self.database(name)? {
-            return Err(if existing.system_identifier == system_identifier {
-                CatalogError::AlreadyRegistered {
-                    name: name.to_string(),
-                    sysid: system_identifier,
-                }
-            } else {
-                CatalogError::NameTaken {
-                    name: name.to_string(),
-                    registered_sysid: existing.system_identifier,
-                    sysid: system_identifier,
-                }
-            });
-        }
-        let registered_at = now_micros();
-        tx.execute(
-            "INSERT INTO database (name, system_identifier, pg_version, pgdata, registered_at)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-            (
-                name,
-                system_identifier.to_string(),
+        self.write_tx("registering a database", || {
+            if let Some(existing) = self.database(name)? {
+                return Err(if existing.system_identifier == system_identifier {
+                    CatalogError::AlreadyRegistered {
+                        name: name.to_string(),
+                        sysid: system_identifier,
+                    }
+                } else {
+                    CatalogError::NameTaken {
+                        name: name.to_string(),
+                        registered_sysid: existing.system_identifier,
+                        sysid: system_identifier,
+                    }
+                });
+            }
+            let registered_at = now_micros();
+            let id = self
+                .query_opt(
+                    &format!("registering database {name}"),
+                    "INSERT INTO database (name, system_identifier, pg_version, pgdata,
+                         registered_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id",
+                    vals![
+                        name,
+                        system_identifier.to_string(),
+                        pg_version,
+                        pgdata,
+                        registered_at
+                    ],
+                    |r| r.get_i64(0),
+                )?
+                .ok_or_else(|| self.corrupt(format!("registering {name} returned no id")))?;
+            Ok(DbRecord {
+                id,
+                name: name.to_string(),
+                system_identifier,
                 pg_version,
-                pgdata,
+                pgdata: pgdata.to_string(),
                 registered_at,
-            ),
-        )
-        .map_err(self.sql(format!("registering database {name}")))?;
-        let id = tx.last_insert_rowid();
-        tx.commit()
-            .map_err(self.sql(format!("committing the registration of {name}")))?;
-        Ok(DbRecord {
-            id,
-            name: name.to_string(),
-            system_identifier,
-            pg_version,
-            pgdata: pgdata.to_string(),
-            registered_at,
+            })
         })
     }
 
     pub fn database(&self, name: &str) -> Result<Option<DbRecord>, CatalogError> {
-        let mut v = self.query_databases("WHERE name = ?1", [name])?;
+        let mut v = self.query_databases("WHERE name = ?1", vals![name])?;
         Ok(v.pop())
     }
 
     pub fn database_by_id(&self, id: i64) -> Result<Option<DbRecord>, CatalogError> {
-        let mut v = self.query_databases("WHERE id = ?1", [id])?;
+        let mut v = self.query_databases("WHERE id = ?1", vals![id])?;
         Ok(v.pop())
     }
 
     /// All registered databases, by name.
     pub fn databases(&self) -> Result<Vec<DbRecord>, CatalogError> {
-        self.query_databases("", [])
+        self.query_databases("", vals![])
     }
 
     pub fn databases_by_sysid(&self, sysid: u64) -> Result<Vec<DbRecord>, CatalogError> {
-        self.query_databases("WHERE system_identifier = ?1", [sysid.to_string()])
+        self.query_databases("WHERE system_identifier = ?1", vals![sysid.to_string()])
     }
 
     fn query_databases(
         &self,
         filter: &str,
-        params: impl rusqlite::Params,
+        params: &[crate::db::Value],
     ) -> Result<Vec<DbRecord>, CatalogError> {
         let sql = format!(
             "SELECT id, name, system_identifier, pg_version, pgdata, registered_at
              FROM database {filter} ORDER BY name"
         );
-        let mut stmt = self
-            .conn
-            .prepare_cached(&sql)
-            .map_err(self.sql("reading databases"))?;
-        let rows = stmt
-            .query_map(params, |r| Ok((db_row(r)?, r.get::<_, String>(2)?)))
-            .map_err(self.sql("reading databases"))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (mut db, sysid) = row.map_err(self.sql("reading databases"))?;
-            db.system_identifier = sysid.parse().map_err(|_| {
+        self.query("reading databases", &sql, params, |r| {
+            let name = r.get_text(1)?;
+            let sysid = r.get_text(2)?;
+            let system_identifier = sysid.parse().map_err(|_| {
                 self.corrupt(format!(
-                    "database {} has system identifier {sysid:?}, not a number",
-                    db.name
+                    "database {name} has system identifier {sysid:?}, not a number"
                 ))
             })?;
-            out.push(db);
-        }
-        Ok(out)
+            Ok(DbRecord {
+                id: r.get_i64(0)?,
+                name,
+                system_identifier,
+                pg_version: r.get_u32(3)?,
+                pgdata: r.get_text(4)?,
+                registered_at: r.get_i64(5)?,
+            })
+        })
     }
-}
-
-/// Maps a database row; the caller parses the system identifier (column 2).
-fn db_row(r: &Row<'_>) -> rusqlite::Result<DbRecord> {
-    Ok(DbRecord {
-        id: r.get(0)?,
-        name: r.get(1)?,
-        system_identifier: 0,
-        pg_version: r.get(3)?,
-        pgdata: r.get(4)?,
-        registered_at: r.get(5)?,
-    })
 }
 
 pub(crate) fn now_micros() -> i64 {
     chrono::Utc::now().timestamp_micros()
 }
 
-/// Converts a u64 for storage in SQLite's signed 64-bit integers.
+/// Converts a u64 for storage in the catalog's signed 64-bit integers.
 pub(crate) fn to_i64(what: &'static str, value: u64) -> Result<i64, CatalogError> {
     i64::try_from(value).map_err(|_| CatalogError::OutOfRange { what, value })
 }

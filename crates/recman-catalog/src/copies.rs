@@ -2,9 +2,8 @@
 //! recovery-area` made, and pieces written straight to a device by `--device-type`. Restore
 //! reads them when the repository's own object is missing or damaged.
 
-use rusqlite::params;
-
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, to_i64};
+use crate::db::{DbRow, vals};
 use crate::error::CatalogError;
 
 /// One copy of a repository object.
@@ -25,15 +24,15 @@ pub struct CopyRecord {
 
 const COLUMNS: &str = "object, device, name, size, crc32c, is_primary, created";
 
-fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CopyRecord> {
+fn row(r: &DbRow<'_>) -> Result<CopyRecord, CatalogError> {
     Ok(CopyRecord {
-        object: r.get(0)?,
-        device: r.get(1)?,
-        name: r.get(2)?,
-        size: r.get(3)?,
-        crc32c: r.get(4)?,
-        primary: r.get::<_, i64>(5)? != 0,
-        created: r.get(6)?,
+        object: r.get_text(0)?,
+        device: r.get_text(1)?,
+        name: r.get_text(2)?,
+        size: r.get_u64(3)?,
+        crc32c: r.get_u32(4)?,
+        primary: r.get_i64(5)? != 0,
+        created: r.get_i64(6)?,
     })
 }
 
@@ -41,63 +40,64 @@ impl Catalog {
     /// Records a copy, replacing an older record of the same object on the same device.
     pub fn add_copy(&self, c: &CopyRecord) -> Result<(), CatalogError> {
         let ctx = format!("recording the copy of {} on {}", c.object, c.device);
-        self.conn
-            .execute(
-                &format!("INSERT OR REPLACE INTO object_copy ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
-                params![c.object, c.device, c.name, c.size, c.crc32c, c.primary as i64, c.created],
-            )
-            .map_err(self.sql(ctx.as_str()))?;
+        self.exec(
+            &ctx,
+            &format!(
+                "INSERT INTO object_copy ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT (object, device) DO UPDATE SET name = excluded.name,
+                     size = excluded.size, crc32c = excluded.crc32c,
+                     is_primary = excluded.is_primary, created = excluded.created"
+            ),
+            vals![
+                &c.object,
+                &c.device,
+                &c.name,
+                to_i64("copy size", c.size)?,
+                c.crc32c,
+                c.primary,
+                c.created
+            ],
+        )?;
         Ok(())
     }
 
     /// The copies of one object, the one written directly first, then by device.
     pub fn copies_of(&self, object: &str) -> Result<Vec<CopyRecord>, CatalogError> {
-        let ctx = format!("reading the copies of {object}");
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM object_copy WHERE object = ?1 ORDER BY is_primary DESC, device"
-            ))
-            .map_err(self.sql(ctx.as_str()))?;
-        let rows = stmt
-            .query_map([object], row)
-            .map_err(self.sql(ctx.as_str()))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(self.sql(ctx))
+        self.query(
+            &format!("reading the copies of {object}"),
+            &format!(
+                "SELECT {COLUMNS} FROM object_copy WHERE object = ?1
+                 ORDER BY is_primary DESC, device"
+            ),
+            vals![object],
+            row,
+        )
     }
 
     /// The copies of every object under the directory-like prefix `dir`.
     pub fn copies_under(&self, dir: &str) -> Result<Vec<CopyRecord>, CatalogError> {
-        let ctx = format!("reading the copies under {dir}");
-        let pattern = format!(
-            "{}/%",
-            dir.trim_end_matches('/')
-                .replace('%', "\\%")
-                .replace('_', "\\_")
-        );
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM object_copy WHERE object LIKE ?1 ESCAPE '\\' ORDER BY object, device"
-            ))
-            .map_err(self.sql(ctx.as_str()))?;
-        let rows = stmt
-            .query_map([pattern], row)
-            .map_err(self.sql(ctx.as_str()))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(self.sql(ctx))
+        // A prefix test by substr, not LIKE: LIKE ignores case in SQLite and not in
+        // PostgreSQL, and object names are case-sensitive.
+        let prefix = format!("{}/", dir.trim_end_matches('/'));
+        let len = prefix.chars().count() as i64;
+        self.query(
+            &format!("reading the copies under {dir}"),
+            &format!(
+                "SELECT {COLUMNS} FROM object_copy WHERE substr(object, 1, ?2) = ?1
+                 ORDER BY object, device"
+            ),
+            vals![&prefix, len],
+            row,
+        )
     }
 
     /// Forgets one copy; false when there was no record.
     pub fn remove_copy(&self, object: &str, device: &str) -> Result<bool, CatalogError> {
-        let ctx = format!("forgetting the copy of {object} on {device}");
-        let n = self
-            .conn
-            .execute(
-                "DELETE FROM object_copy WHERE object = ?1 AND device = ?2",
-                params![object, device],
-            )
-            .map_err(self.sql(ctx.as_str()))?;
+        let n = self.exec(
+            &format!("forgetting the copy of {object} on {device}"),
+            "DELETE FROM object_copy WHERE object = ?1 AND device = ?2",
+            vals![object, device],
+        )?;
         Ok(n > 0)
     }
 }

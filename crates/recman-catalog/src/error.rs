@@ -134,6 +134,18 @@ pub enum CatalogError {
     },
 
     #[error(
+        "shared catalog {catalog}: {context}: {}; hint: {}",
+        pg_detail(source),
+        pg_hint(source)
+    )]
+    Postgres {
+        catalog: String,
+        context: String,
+        #[source]
+        source: postgres::Error,
+    },
+
+    #[error(
         "database name {name:?} is already registered for system identifier {registered_sysid}, not {sysid}; hint: register this cluster under another name"
     )]
     NameTaken {
@@ -200,5 +212,34 @@ fn sqlite_hint(path: &std::path::Path, e: &rusqlite::Error) -> String {
             "check that the file is readable, writable and intact (`sqlite3 {} 'pragma integrity_check'`)",
             path.display()
         ),
+    }
+}
+
+/// The server's message when there is one (postgres::Error's Display says only "db error").
+fn pg_detail(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => e.to_string(),
+    }
+}
+
+/// What the user can do about a failed statement on the shared catalog, by SQLSTATE class.
+fn pg_hint(e: &postgres::Error) -> &'static str {
+    let Some(code) = e.code() else {
+        return "check that the catalog server is running and that --catalog names it rightly \
+                (postgresql://USER@HOST:PORT/DATABASE)";
+    };
+    match &code.code()[..2] {
+        "08" => "the connection to the catalog server failed; check that it is running",
+        "28" => "the catalog server refused the login; check the user and password in --catalog",
+        "23" => {
+            "the record conflicts with one already in the catalog; this is a bug, please report it"
+        }
+        "42" if code.code() == "42501" => {
+            "the catalog's user lacks privileges; it needs CREATE on the catalog database"
+        }
+        "3D" => "the catalog database does not exist; create it first (createdb)",
+        "53" => "the catalog server is out of resources (disk, memory or connections)",
+        _ => "check the catalog server's log for the statement that failed",
     }
 }

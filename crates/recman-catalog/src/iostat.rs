@@ -1,8 +1,7 @@
 //! I/O statistics rows (RMAN's V$BACKUP_ASYNC_IO / V$BACKUP_SYNC_IO), one set per job.
 
-use rusqlite::Row;
-
 use crate::catalog::{Catalog, to_i64};
+use crate::db::{DbRow, vals};
 use crate::error::CatalogError;
 
 /// One row: a file read (INPUT), a piece written (OUTPUT) or a channel's total (AGGREGATE).
@@ -49,87 +48,85 @@ const COLS: &str = "job_id, job_type, backup_id, type, io_mode, channel, set_no,
     open_time, close_time, io_count, ready, short_waits, short_wait_time, long_waits, long_wait_time, \
     bytes, buffer_size, buffer_count, io_time, ring_submissions";
 
-fn row(r: &Row<'_>) -> rusqlite::Result<IoStatRow> {
-    let u = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)? as u64) };
+fn row(r: &DbRow<'_>) -> Result<IoStatRow, CatalogError> {
     Ok(IoStatRow {
-        job_id: r.get(0)?,
-        job_type: r.get(1)?,
-        backup_id: r.get(2)?,
-        kind: r.get(3)?,
-        io_mode: r.get(4)?,
-        channel: r.get(5)?,
-        set_no: r.get(6)?,
-        piece_no: r.get(7)?,
-        filename: r.get(8)?,
-        open_time: r.get(9)?,
-        close_time: r.get(10)?,
-        io_count: u(11)?,
-        ready: u(12)?,
-        short_waits: u(13)?,
-        short_wait_time: u(14)?,
-        long_waits: u(15)?,
-        long_wait_time: u(16)?,
-        bytes: u(17)?,
-        buffer_size: u(18)?,
-        buffer_count: u(19)?,
-        io_time: u(20)?,
-        ring_submissions: u(21)?,
+        job_id: r.get_text(0)?,
+        job_type: r.get_text(1)?,
+        backup_id: r.get_opt_text(2)?,
+        kind: r.get_text(3)?,
+        io_mode: r.get_text(4)?,
+        channel: r.get_u32(5)?,
+        set_no: r.get_opt_u32(6)?,
+        piece_no: r.get_opt_u32(7)?,
+        filename: r.get_opt_text(8)?,
+        open_time: r.get_i64(9)?,
+        close_time: r.get_i64(10)?,
+        io_count: r.get_u64(11)?,
+        ready: r.get_u64(12)?,
+        short_waits: r.get_u64(13)?,
+        short_wait_time: r.get_u64(14)?,
+        long_waits: r.get_u64(15)?,
+        long_wait_time: r.get_u64(16)?,
+        bytes: r.get_u64(17)?,
+        buffer_size: r.get_u64(18)?,
+        buffer_count: r.get_u64(19)?,
+        io_time: r.get_u64(20)?,
+        ring_submissions: r.get_u64(21)?,
     })
 }
 
 impl Catalog {
     /// Stores a job's statistics in one transaction.
     pub fn add_io_stats(&self, rows: &[IoStatRow]) -> Result<(), CatalogError> {
-        let tx = self.write_tx("recording i/o statistics")?;
-        {
-            let mut st = tx
-                .prepare_cached(&format!(
-                    "INSERT INTO io_stat ({COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22)"
-                ))
-                .map_err(self.sql("recording i/o statistics"))?;
+        let ctx = "recording i/o statistics";
+        let sql = format!(
+            "INSERT INTO io_stat ({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
+                 ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"
+        );
+        self.write_tx(ctx, || {
             for r in rows {
                 let n = |what, v| to_i64(what, v);
-                st.execute(rusqlite::params![
-                    r.job_id,
-                    r.job_type,
-                    r.backup_id,
-                    r.kind,
-                    r.io_mode,
-                    r.channel,
-                    r.set_no,
-                    r.piece_no,
-                    r.filename,
-                    r.open_time,
-                    r.close_time,
-                    n("io_count", r.io_count)?,
-                    n("ready", r.ready)?,
-                    n("short_waits", r.short_waits)?,
-                    n("short_wait_time", r.short_wait_time)?,
-                    n("long_waits", r.long_waits)?,
-                    n("long_wait_time", r.long_wait_time)?,
-                    n("bytes", r.bytes)?,
-                    n("buffer_size", r.buffer_size)?,
-                    n("buffer_count", r.buffer_count)?,
-                    n("io_time", r.io_time)?,
-                    n("ring_submissions", r.ring_submissions)?,
-                ])
-                .map_err(self.sql("recording i/o statistics"))?;
+                self.exec(
+                    ctx,
+                    &sql,
+                    vals![
+                        &r.job_id,
+                        &r.job_type,
+                        &r.backup_id,
+                        &r.kind,
+                        &r.io_mode,
+                        r.channel,
+                        r.set_no,
+                        r.piece_no,
+                        &r.filename,
+                        r.open_time,
+                        r.close_time,
+                        n("io_count", r.io_count)?,
+                        n("ready", r.ready)?,
+                        n("short_waits", r.short_waits)?,
+                        n("short_wait_time", r.short_wait_time)?,
+                        n("long_waits", r.long_waits)?,
+                        n("long_wait_time", r.long_wait_time)?,
+                        n("bytes", r.bytes)?,
+                        n("buffer_size", r.buffer_size)?,
+                        n("buffer_count", r.buffer_count)?,
+                        n("io_time", r.io_time)?,
+                        n("ring_submissions", r.ring_submissions)?,
+                    ],
+                )?;
             }
-        }
-        tx.commit().map_err(self.sql("recording i/o statistics"))
+            Ok(())
+        })
     }
 
     /// Rows of one job (a backup's id for its backup job, or a restore/validate job id).
     pub fn io_stats(&self, job_id: &str) -> Result<Vec<IoStatRow>, CatalogError> {
-        let ctx = format!("reading i/o statistics of {job_id}");
-        let mut st = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT {COLS} FROM io_stat WHERE job_id = ?1 ORDER BY id"
-            ))
-            .map_err(self.sql(ctx.clone()))?;
-        let rows = st.query_map([job_id], row).map_err(self.sql(ctx.clone()))?;
-        rows.collect::<Result<_, _>>().map_err(self.sql(ctx))
+        self.query(
+            &format!("reading i/o statistics of {job_id}"),
+            &format!("SELECT {COLS} FROM io_stat WHERE job_id = ?1 ORDER BY id"),
+            vals![job_id],
+            row,
+        )
     }
 
     /// Ids of the jobs that read or wrote a backup, oldest first.
@@ -137,14 +134,12 @@ impl Catalog {
         &self,
         backup_id: &str,
     ) -> Result<Vec<(String, String)>, CatalogError> {
-        let ctx = format!("reading i/o jobs of backup {backup_id}");
-        let mut st = self
-            .conn
-            .prepare_cached("SELECT job_id, job_type FROM io_stat WHERE backup_id = ?1 GROUP BY job_id, job_type ORDER BY MIN(id)")
-            .map_err(self.sql(ctx.clone()))?;
-        let rows = st
-            .query_map([backup_id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(self.sql(ctx.clone()))?;
-        rows.collect::<Result<_, _>>().map_err(self.sql(ctx))
+        self.query(
+            &format!("reading i/o jobs of backup {backup_id}"),
+            "SELECT job_id, job_type FROM io_stat WHERE backup_id = ?1
+             GROUP BY job_id, job_type ORDER BY MIN(id)",
+            vals![backup_id],
+            |r| Ok((r.get_text(0)?, r.get_text(1)?)),
+        )
     }
 }

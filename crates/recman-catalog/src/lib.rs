@@ -3,19 +3,26 @@
 //! A repository is a directory (see [`repo`] for the layout) holding backups, archived WAL,
 //! the self-describing manifests that are the truth about them, and `catalog.db`, an SQLite
 //! index of the same facts for fast LIST/REPORT/RESTORE planning (RMAN's recovery catalog).
+//! The catalog may instead live in a shared PostgreSQL database holding the catalogs of many
+//! repositories ([`Catalog::open_postgres`], [`Repository::open_with_catalog`]); both engines
+//! run the same SQL and pass the same conformance suite (`tests/conformance.rs`).
 //!
 //! Concurrency: commands that mutate the repository in ways that must not overlap take
 //! [`Repository::lock`]; the catalog itself is safe to use from several processes at once
-//! (WAL journal, busy timeout, IMMEDIATE write transactions).
+//! (SQLite: WAL journal, busy timeout, IMMEDIATE write transactions; PostgreSQL: a writer lock
+//! per repository, see the `db` module).
 
 mod atomic;
 mod backup;
 mod catalog;
 mod copies;
+mod db;
 mod error;
 mod iostat;
 mod lock;
 mod maint;
+mod pg;
+mod pgschema;
 mod records;
 pub mod repo;
 mod schema;

@@ -9,31 +9,22 @@
 
 use std::collections::HashMap;
 
-use rusqlite::Row;
-use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
-
 use crate::catalog::{Catalog, now_micros};
+use crate::db::{DbRow, vals};
 use crate::error::CatalogError;
 use crate::records::{
     BackupRecord, BackupStatus, CorruptBlock, DeleteKind, MediaStatus, PendingDelete, PieceRecord,
     WalRecord,
 };
 
-impl ToSql for MediaStatus {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::from(self.as_str()))
-    }
-}
-
-impl FromSql for MediaStatus {
-    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-        match value.as_str()? {
-            "AVAILABLE" => Ok(MediaStatus::Available),
-            "EXPIRED" => Ok(MediaStatus::Expired),
-            other => Err(FromSqlError::Other(
-                format!("unknown media status {other:?}").into(),
-            )),
-        }
+fn media_status(r: &DbRow<'_>, i: usize) -> Result<MediaStatus, CatalogError> {
+    match r.get_text(i)?.as_str() {
+        "AVAILABLE" => Ok(MediaStatus::Available),
+        "EXPIRED" => Ok(MediaStatus::Expired),
+        other => Err(CatalogError::Corrupt {
+            path: r.catalog.to_path_buf(),
+            detail: format!("unknown media status {other:?}"),
+        }),
     }
 }
 
@@ -44,36 +35,28 @@ fn kind_str(k: DeleteKind) -> &'static str {
     }
 }
 
-fn piece_row(r: &Row<'_>) -> rusqlite::Result<(PieceRecord, MediaStatus)> {
-    Ok((
-        PieceRecord {
-            backup_id: r.get(0)?,
-            set_no: r.get(1)?,
-            piece_no: r.get(2)?,
-            channel: r.get(3)?,
-            path: r.get(4)?,
-            size: r.get(5)?,
-            crc32c: r.get(6)?,
-            file_count: r.get(7)?,
-            raw_bytes: r.get(8)?,
+fn pending_row(r: &DbRow<'_>) -> Result<PendingDelete, CatalogError> {
+    Ok(PendingDelete {
+        kind: if r.get_text(0)? == "backup" {
+            DeleteKind::Backup
+        } else {
+            DeleteKind::Wal
         },
-        r.get(9)?,
-    ))
+        db_id: r.get_i64(1)?,
+        key: r.get_text(2)?,
+        path: r.get_text(3)?,
+    })
 }
 
 impl Catalog {
     /// Every catalog setting, by name.
     pub fn config_all(&self) -> Result<Vec<(String, String)>, CatalogError> {
-        let ctx = "reading settings";
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT name, value FROM config ORDER BY name")
-            .map_err(self.sql(ctx))?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(self.sql(ctx))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(self.sql(ctx))
+        self.query(
+            "reading settings",
+            "SELECT name, value FROM config ORDER BY name",
+            vals![],
+            |r| Ok((r.get_text(0)?, r.get_text(1)?)),
+        )
     }
 
     /// The pieces of a backup with their media status, by set then piece number.
@@ -81,20 +64,14 @@ impl Catalog {
         &self,
         backup_id: &str,
     ) -> Result<Vec<(PieceRecord, MediaStatus)>, CatalogError> {
-        let ctx = format!("reading the pieces of backup {backup_id}");
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT backup_id, set_no, piece_no, channel, path, size, crc32c, file_count,
-                     raw_bytes, status
-                 FROM piece WHERE backup_id = ?1 ORDER BY set_no, piece_no",
-            )
-            .map_err(self.sql(ctx.as_str()))?;
-        let rows = stmt
-            .query_map([backup_id], piece_row)
-            .map_err(self.sql(ctx.as_str()))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(self.sql(ctx))
+        self.query(
+            &format!("reading the pieces of backup {backup_id}"),
+            "SELECT backup_id, set_no, piece_no, channel, path, size, crc32c, file_count,
+                 raw_bytes, status
+             FROM piece WHERE backup_id = ?1 ORDER BY set_no, piece_no",
+            vals![backup_id],
+            |r| Ok((crate::backup::piece_row(r)?, media_status(r, 9)?)),
+        )
     }
 
     /// Records what a crosscheck found for some pieces of one backup and derives the backup's
@@ -106,17 +83,17 @@ impl Catalog {
         found: &[(u32, u32, MediaStatus)],
     ) -> Result<BackupStatus, CatalogError> {
         let ctx = format!("recording the crosscheck of backup {backup_id}");
-        let tx = self.write_tx(&ctx)?;
-        for (set_no, piece_no, st) in found {
-            tx.execute(
-                "UPDATE piece SET status = ?4 WHERE backup_id = ?1 AND set_no = ?2
-                     AND piece_no = ?3",
-                (backup_id, set_no, piece_no, st),
-            )
-            .map_err(self.sql(ctx.as_str()))?;
-        }
-        let status: BackupStatus = tx
-            .query_row(
+        self.write_tx(&ctx, || {
+            for (set_no, piece_no, st) in found {
+                self.exec(
+                    &ctx,
+                    "UPDATE piece SET status = ?4 WHERE backup_id = ?1 AND set_no = ?2
+                         AND piece_no = ?3",
+                    vals![backup_id, set_no, piece_no, st.as_str()],
+                )?;
+            }
+            self.query_opt(
+                &ctx,
                 "UPDATE backup SET status = CASE
                      WHEN status NOT IN ('AVAILABLE', 'EXPIRED') THEN status
                      WHEN EXISTS (SELECT 1 FROM piece p WHERE p.backup_id = backup.id
@@ -125,34 +102,24 @@ impl Catalog {
                                   AND d.key = backup.id) THEN 'EXPIRED'
                      ELSE 'AVAILABLE' END
                  WHERE id = ?1 RETURNING status",
-                [backup_id],
-                |r| r.get(0),
-            )
-            .map_err(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => CatalogError::BackupNotFound {
-                    id: backup_id.to_string(),
-                },
-                e => self.sql(ctx.clone())(e),
-            })?;
-        tx.commit().map_err(self.sql(ctx))?;
-        Ok(status)
+                vals![backup_id],
+                |r| r.get_parsed::<BackupStatus>(0),
+            )?
+            .ok_or_else(|| CatalogError::BackupNotFound {
+                id: backup_id.to_string(),
+            })
+        })
     }
 
     /// The archived WAL of a database with media status, by name.
     pub fn wal_states(&self, db_id: i64) -> Result<Vec<(WalRecord, MediaStatus)>, CatalogError> {
-        let ctx = "listing archived wal";
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT db_id, name, timeline, path, size, stored_size, crc32c, archived_at, status
-                 FROM wal WHERE db_id = ?1 ORDER BY name",
-            )
-            .map_err(self.sql(ctx))?;
-        let rows = stmt
-            .query_map([db_id], |r| Ok((crate::wal::wal_row(r)?, r.get(8)?)))
-            .map_err(self.sql(ctx))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(self.sql(ctx))
+        self.query(
+            "listing archived wal",
+            "SELECT db_id, name, timeline, path, size, stored_size, crc32c, archived_at, status
+             FROM wal WHERE db_id = ?1 ORDER BY name",
+            vals![db_id],
+            |r| Ok((crate::wal::wal_row(r)?, media_status(r, 8)?)),
+        )
     }
 
     /// Records what a crosscheck found for archived WAL files, in one transaction. A file with
@@ -163,99 +130,89 @@ impl Catalog {
         found: &[(String, MediaStatus)],
     ) -> Result<(), CatalogError> {
         let ctx = "recording the crosscheck of archived wal";
-        let tx = self.write_tx(ctx)?;
-        for (name, st) in found {
-            tx.execute(
-                "UPDATE wal SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_delete d
-                         WHERE d.kind = 'wal' AND d.db_id = wal.db_id AND d.key = wal.name)
-                     THEN 'EXPIRED' ELSE ?3 END
-                 WHERE db_id = ?1 AND name = ?2",
-                (db_id, name, st),
-            )
-            .map_err(self.sql(ctx))?;
-        }
-        tx.commit().map_err(self.sql(ctx))
+        self.write_tx(ctx, || {
+            for (name, st) in found {
+                self.exec(
+                    ctx,
+                    "UPDATE wal SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_delete d
+                             WHERE d.kind = 'wal' AND d.db_id = wal.db_id AND d.key = wal.name)
+                         THEN 'EXPIRED' ELSE ?3 END
+                     WHERE db_id = ?1 AND name = ?2",
+                    vals![db_id, name, st.as_str()],
+                )?;
+            }
+            Ok(())
+        })
     }
 
     /// Phase one of a deletion: in one transaction, every item's record leaves the AVAILABLE
     /// listings (status EXPIRED) and a journal row says what is to be removed.
     pub fn begin_delete(&self, items: &[PendingDelete]) -> Result<(), CatalogError> {
-        let ctx = "recording deletions";
-        let tx = self.write_tx(ctx)?;
         let now = now_micros();
-        for it in items {
-            let sql = match it.kind {
-                DeleteKind::Backup => {
-                    "UPDATE backup SET status = 'EXPIRED' WHERE db_id = ?1 AND id = ?2
-                         AND status <> 'RUNNING'"
-                }
-                DeleteKind::Wal => {
-                    "UPDATE wal SET status = 'EXPIRED' WHERE db_id = ?1 AND name = ?2"
-                }
-            };
-            tx.execute(sql, (it.db_id, &it.key))
-                .map_err(self.sql(format!("marking {} for deletion", it.key)))?;
-            tx.execute(
-                "INSERT INTO pending_delete (kind, db_id, key, path, since)
-                 VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
-                (kind_str(it.kind), it.db_id, &it.key, &it.path, now),
-            )
-            .map_err(self.sql(format!("journalling the deletion of {}", it.key)))?;
-        }
-        tx.commit().map_err(self.sql(ctx))
+        self.write_tx("recording deletions", || {
+            for it in items {
+                let sql = match it.kind {
+                    DeleteKind::Backup => {
+                        "UPDATE backup SET status = 'EXPIRED' WHERE db_id = ?1 AND id = ?2
+                             AND status <> 'RUNNING'"
+                    }
+                    DeleteKind::Wal => {
+                        "UPDATE wal SET status = 'EXPIRED' WHERE db_id = ?1 AND name = ?2"
+                    }
+                };
+                self.exec(
+                    &format!("marking {} for deletion", it.key),
+                    sql,
+                    vals![it.db_id, &it.key],
+                )?;
+                self.exec(
+                    &format!("journalling the deletion of {}", it.key),
+                    "INSERT INTO pending_delete (kind, db_id, key, path, since)
+                     VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
+                    vals![kind_str(it.kind), it.db_id, &it.key, &it.path, now],
+                )?;
+            }
+            Ok(())
+        })
     }
 
     /// Deletions begun and not finished, oldest first; all databases when `db_id` is None.
     pub fn pending_deletes(&self, db_id: Option<i64>) -> Result<Vec<PendingDelete>, CatalogError> {
         let ctx = "reading deletions in progress";
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT kind, db_id, key, path FROM pending_delete
-                 WHERE ?1 IS NULL OR db_id = ?1 ORDER BY since, kind, key",
-            )
-            .map_err(self.sql(ctx))?;
-        let rows = stmt
-            .query_map([db_id], |r| {
-                let kind: String = r.get(0)?;
-                Ok(PendingDelete {
-                    kind: if kind == "backup" {
-                        DeleteKind::Backup
-                    } else {
-                        DeleteKind::Wal
-                    },
-                    db_id: r.get(1)?,
-                    key: r.get(2)?,
-                    path: r.get(3)?,
-                })
-            })
-            .map_err(self.sql(ctx))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(self.sql(ctx))
+        let cols = "SELECT kind, db_id, key, path FROM pending_delete";
+        match db_id {
+            Some(id) => self.query(
+                ctx,
+                &format!("{cols} WHERE db_id = ?1 ORDER BY since, kind, key"),
+                vals![id],
+                pending_row,
+            ),
+            None => self.query(
+                ctx,
+                &format!("{cols} ORDER BY since, kind, key"),
+                vals![],
+                pending_row,
+            ),
+        }
     }
 
     /// Phase two of a deletion, once the media are gone: the record and its journal row go in
     /// one transaction.
     pub fn finish_delete(&self, it: &PendingDelete) -> Result<(), CatalogError> {
         let ctx = format!("removing the record of {}", it.key);
-        let tx = self.write_tx(&ctx)?;
-        match it.kind {
-            DeleteKind::Backup => tx.execute(
-                "DELETE FROM backup WHERE db_id = ?1 AND id = ?2",
-                (it.db_id, &it.key),
-            ),
-            DeleteKind::Wal => tx.execute(
-                "DELETE FROM wal WHERE db_id = ?1 AND name = ?2",
-                (it.db_id, &it.key),
-            ),
-        }
-        .map_err(self.sql(ctx.as_str()))?;
-        tx.execute(
-            "DELETE FROM pending_delete WHERE kind = ?1 AND db_id = ?2 AND key = ?3",
-            (kind_str(it.kind), it.db_id, &it.key),
-        )
-        .map_err(self.sql(ctx.as_str()))?;
-        tx.commit().map_err(self.sql(ctx))
+        self.write_tx(&ctx, || {
+            let sql = match it.kind {
+                DeleteKind::Backup => "DELETE FROM backup WHERE db_id = ?1 AND id = ?2",
+                DeleteKind::Wal => "DELETE FROM wal WHERE db_id = ?1 AND name = ?2",
+            };
+            self.exec(&ctx, sql, vals![it.db_id, &it.key])?;
+            self.exec(
+                &ctx,
+                "DELETE FROM pending_delete WHERE kind = ?1 AND db_id = ?2 AND key = ?3",
+                vals![kind_str(it.kind), it.db_id, &it.key],
+            )?;
+            Ok(())
+        })
     }
 
     /// Removes the records of backups and WAL whose media are already gone (DELETE EXPIRED):
@@ -267,26 +224,24 @@ impl Catalog {
         wal: &[String],
     ) -> Result<(usize, usize), CatalogError> {
         let ctx = "deleting expired records";
-        let tx = self.write_tx(ctx)?;
-        let mut n = (0, 0);
-        for id in backups {
-            n.0 += tx
-                .execute(
+        self.write_tx(ctx, || {
+            let mut n = (0, 0);
+            for id in backups {
+                n.0 += self.exec(
+                    ctx,
                     "DELETE FROM backup WHERE db_id = ?1 AND id = ?2 AND status = 'EXPIRED'",
-                    (db_id, id),
-                )
-                .map_err(self.sql(ctx))?;
-        }
-        for name in wal {
-            n.1 += tx
-                .execute(
+                    vals![db_id, id],
+                )?;
+            }
+            for name in wal {
+                n.1 += self.exec(
+                    ctx,
                     "DELETE FROM wal WHERE db_id = ?1 AND name = ?2 AND status = 'EXPIRED'",
-                    (db_id, name),
-                )
-                .map_err(self.sql(ctx))?;
-        }
-        tx.commit().map_err(self.sql(ctx))?;
-        Ok(n)
+                    vals![db_id, name],
+                )?;
+            }
+            Ok(n)
+        })
     }
 
     /// Records a complete backup with its pieces and corrupt blocks in one transaction (the
@@ -298,10 +253,10 @@ impl Catalog {
         corrupt: &[CorruptBlock],
     ) -> Result<(), CatalogError> {
         let ctx = format!("recording backup {}", b.id);
-        let tx = self.write_tx(&ctx)?;
-        crate::backup::insert_backup_on(self, &tx, b, &ctx)?;
-        crate::backup::insert_pieces_on(self, &tx, b, pieces, corrupt, &ctx)?;
-        tx.commit().map_err(self.sql(ctx))
+        self.write_tx(&ctx, || {
+            crate::backup::insert_backup_row(self, b, &ctx)?;
+            crate::backup::insert_pieces(self, b, pieces, corrupt)
+        })
     }
 
     /// Records that backup set `set_no` of `backup_id` holds these archived WAL files.
@@ -312,48 +267,28 @@ impl Catalog {
         names: &[(String, u32)],
     ) -> Result<(), CatalogError> {
         let ctx = format!("recording the wal held by backup {backup_id}");
-        let tx = self.write_tx(&ctx)?;
-        for (name, set_no) in names {
-            tx.execute(
-                "INSERT INTO backup_wal (backup_id, db_id, name, set_no) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT DO NOTHING",
-                (backup_id, db_id, name, set_no),
-            )
-            .map_err(self.sql(ctx.as_str()))?;
-        }
-        tx.commit().map_err(self.sql(ctx))
+        self.write_tx(&ctx, || self.insert_held(backup_id, db_id, names, &ctx))
     }
 
     /// For each archived WAL file of a database, in how many AVAILABLE backups it is held.
     pub fn wal_backup_counts(&self, db_id: i64) -> Result<HashMap<String, u32>, CatalogError> {
-        let ctx = "counting backups of archived wal";
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT w.name, COUNT(*) FROM backup_wal w JOIN backup b ON b.id = w.backup_id
-                 WHERE w.db_id = ?1 AND b.status = 'AVAILABLE' GROUP BY w.name",
-            )
-            .map_err(self.sql(ctx))?;
-        let rows = stmt
-            .query_map([db_id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(self.sql(ctx))?;
-        rows.collect::<rusqlite::Result<HashMap<_, _>>>()
-            .map_err(self.sql(ctx))
+        let rows = self.query(
+            "counting backups of archived wal",
+            "SELECT w.name, COUNT(*) FROM backup_wal w JOIN backup b ON b.id = w.backup_id
+             WHERE w.db_id = ?1 AND b.status = 'AVAILABLE' GROUP BY w.name",
+            vals![db_id],
+            |r| Ok((r.get_text(0)?, r.get_u32(1)?)),
+        )?;
+        Ok(rows.into_iter().collect())
     }
 
     /// The archived WAL files a backup holds, by name.
     pub fn backup_wal(&self, backup_id: &str) -> Result<Vec<(String, u32)>, CatalogError> {
-        let ctx = format!("reading the wal held by backup {backup_id}");
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT name, set_no FROM backup_wal WHERE backup_id = ?1 ORDER BY name",
-            )
-            .map_err(self.sql(ctx.as_str()))?;
-        let rows = stmt
-            .query_map([backup_id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(self.sql(ctx.as_str()))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(self.sql(ctx))
+        self.query(
+            &format!("reading the wal held by backup {backup_id}"),
+            "SELECT name, set_no FROM backup_wal WHERE backup_id = ?1 ORDER BY name",
+            vals![backup_id],
+            |r| Ok((r.get_text(0)?, r.get_u32(1)?)),
+        )
     }
 }

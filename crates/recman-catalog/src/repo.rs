@@ -23,9 +23,11 @@ use recman_media::disk::DiskMedia;
 use recman_media::{Media, MediaReader, MediaWriter, ObjectInfo};
 
 use crate::atomic::create_dir_all_durable;
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, CatalogSpec};
 use crate::error::CatalogError;
 use crate::lock::RepoLock;
+
+mod remote;
 
 pub const MARKER_FILE: &str = "recman.repo";
 pub const CATALOG_FILE: &str = "catalog.db";
@@ -60,6 +62,16 @@ impl Repository {
     /// or an empty directory. The marker is written last, so an interrupted create never
     /// leaves something that opens as a repository.
     pub fn create(root: &Path) -> Result<Repository, CatalogError> {
+        Repository::create_with_catalog(root, None)
+    }
+
+    /// Like [`Repository::create`]; with `catalog` (a `postgresql://` URL), the repository's
+    /// catalog is its part of that shared catalog. `catalog.db` is still made, empty, so the
+    /// repository keeps its layout and can get an embedded catalog back by `catalog start-with`.
+    pub fn create_with_catalog(
+        root: &Path,
+        catalog: Option<&str>,
+    ) -> Result<Repository, CatalogError> {
         match fs::metadata(root) {
             Ok(m) if !m.is_dir() => {
                 return Err(CatalogError::NotADirectory {
@@ -84,7 +96,11 @@ impl Repository {
             Err(e) => return Err(CatalogError::io("inspect", root, e)),
         }
         let abs = absolute(root)?;
-        let catalog = Catalog::create(&abs.join(CATALOG_FILE))?;
+        let embedded = Catalog::create(&abs.join(CATALOG_FILE))?;
+        let catalog = match catalog {
+            Some(url) => Catalog::open_postgres(url, &abs.display().to_string())?,
+            None => embedded,
+        };
         let lock = abs.join(LOCK_FILE);
         fs::File::create(&lock).map_err(|e| CatalogError::io("create", &lock, e))?;
         let json = marker_json();
@@ -96,6 +112,16 @@ impl Repository {
 
     /// Opens an existing repository and its catalog, migrating an older catalog schema.
     pub fn open(root: &Path) -> Result<Repository, CatalogError> {
+        Ok(Repository::open_with_catalog(root, None)?.0)
+    }
+
+    /// Like [`Repository::open`]; with `catalog` (a `postgresql://` URL), the catalog is the
+    /// repository's part of that shared catalog. Returns whether the shared catalog did not
+    /// know the repository yet, in which case the caller rebuilds it from the manifests.
+    pub fn open_with_catalog(
+        root: &Path,
+        catalog: Option<&str>,
+    ) -> Result<(Repository, bool), CatalogError> {
         match fs::metadata(root) {
             Ok(m) if m.is_dir() => {}
             Ok(_) => {
@@ -122,8 +148,12 @@ impl Repository {
         };
         check_marker(&marker_path, root, &text)?;
         let abs = absolute(root)?;
-        let catalog = Catalog::open(&abs.join(CATALOG_FILE))?;
-        Repository::disk(abs, catalog)
+        let catalog = match catalog {
+            Some(url) => Catalog::open_postgres(url, &abs.display().to_string())?,
+            None => Catalog::open(&abs.join(CATALOG_FILE))?,
+        };
+        let fresh = catalog.fresh();
+        Ok((Repository::disk(abs, catalog)?, fresh))
     }
 
     /// Opens an existing repository whose catalog may be missing or unreadable, for rebuilding
@@ -156,106 +186,20 @@ impl Repository {
         })
     }
 
-    /// Creates a repository on a remote medium (an empty bucket prefix), with its catalog in
-    /// `cache`. The marker object is written last.
-    pub fn create_remote(
-        media: Arc<dyn Media>,
-        location: &str,
-        cache: &Path,
-    ) -> Result<Repository, CatalogError> {
-        if media.stat(MARKER_FILE)?.is_some() {
-            return Err(CatalogError::AlreadyExists {
-                path: PathBuf::from(location),
-            });
-        }
-        if !media.list("")?.is_empty() {
-            return Err(CatalogError::NotEmpty {
-                path: PathBuf::from(location),
-            });
-        }
-        let repo = Repository::remote(media, location, cache, true)?;
-        repo.media.put(MARKER_FILE, &marker_json())?;
-        Ok(repo)
-    }
-
-    /// Opens a remote repository. Returns whether its cached catalog was missing and has been
-    /// created empty, in which case the caller rebuilds it from the manifests before use.
-    pub fn open_remote(
-        media: Arc<dyn Media>,
-        location: &str,
-        cache: &Path,
-    ) -> Result<(Repository, bool), CatalogError> {
-        let text = match media.get(MARKER_FILE) {
-            Ok(t) => t,
-            Err(e) if e.is_not_found() => {
-                return Err(CatalogError::NotARepository {
-                    path: PathBuf::from(location),
-                });
-            }
-            Err(e) => return Err(e.into()),
-        };
-        check_marker(Path::new(location), Path::new(location), &text)?;
-        let fresh = !cache.join(CATALOG_FILE).exists();
-        Ok((Repository::remote(media, location, cache, fresh)?, fresh))
-    }
-
-    fn remote(
-        media: Arc<dyn Media>,
-        location: &str,
-        cache: &Path,
-        fresh: bool,
-    ) -> Result<Repository, CatalogError> {
-        create_dir_all_durable(cache)?;
-        let abs = absolute(cache)?;
-        let owner = abs.join(CACHE_FILE);
-        match fs::read_to_string(&owner) {
-            Ok(o) if o.trim() != location => {
-                return Err(CatalogError::CacheMismatch {
-                    cache: abs,
-                    owner: o.trim().to_string(),
-                    location: location.to_string(),
-                });
-            }
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                fs::write(&owner, format!("{location}\n"))
-                    .map_err(|e| CatalogError::io("write", &owner, e))?;
-            }
-            Err(e) => return Err(CatalogError::io("read", &owner, e)),
-        }
-        let lock = abs.join(LOCK_FILE);
-        if !lock.exists() {
-            fs::File::create(&lock).map_err(|e| CatalogError::io("create", &lock, e))?;
-        }
-        let db = abs.join(CATALOG_FILE);
-        let catalog = if fresh {
-            Catalog::create(&db)?
-        } else {
-            Catalog::open(&db)?
-        };
-        crate::atomic::sync_dir(&abs)?;
-        Ok(Repository {
-            root: abs,
-            location: location.to_string(),
-            media,
-            remote: true,
-            catalog,
-        })
-    }
-
     /// The local directory: the repository itself, or a remote repository's cache.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
     /// What another thread needs to open the same repository with its own catalog
-    /// connection (SQLite connections are not shared between threads).
+    /// connection (catalog connections are not shared between threads).
     pub fn handle(&self) -> RepoHandle {
         RepoHandle {
             root: self.root.clone(),
             location: self.location.clone(),
             media: Arc::clone(&self.media),
             remote: self.remote,
+            catalog: self.catalog.spec().clone(),
         }
     }
 
@@ -373,6 +317,7 @@ pub struct RepoHandle {
     location: String,
     media: Arc<dyn Media>,
     remote: bool,
+    catalog: CatalogSpec,
 }
 
 impl RepoHandle {
@@ -383,7 +328,7 @@ impl RepoHandle {
             location: self.location.clone(),
             media: Arc::clone(&self.media),
             remote: self.remote,
-            catalog: Catalog::open(&self.root.join(CATALOG_FILE))?,
+            catalog: Catalog::open_spec(&self.catalog)?,
         })
     }
 }

@@ -27,6 +27,10 @@ pub struct Global {
     /// default: ~/.cache/recman/<bucket>/<prefix>.
     #[arg(long, global = true, env = "RECMAN_REPO_CACHE")]
     pub repo_cache: Option<PathBuf>,
+    /// A shared recovery catalog in PostgreSQL, postgresql://USER@HOST:PORT/DATABASE, instead
+    /// of the repository's own catalog.db (RECMAN_CATALOG).
+    #[arg(long, global = true, env = "RECMAN_CATALOG")]
+    pub catalog: Option<String>,
     /// The cluster's data directory (RECMAN_PGDATA).
     #[arg(long, global = true, env = "RECMAN_PGDATA")]
     pub pgdata: Option<PathBuf>,

@@ -64,43 +64,64 @@ fn remote_media(url: &str) -> Result<Arc<dyn recman_catalog::Media>> {
     Ok(recman_engine::devices::open_spec(url)?)
 }
 
+/// The shared catalog --catalog names, checked for its scheme.
+fn shared_catalog(g: &Global) -> Result<Option<&str>> {
+    match g.catalog.as_deref() {
+        None => Ok(None),
+        Some(u) if u.starts_with("postgresql://") || u.starts_with("postgres://") => Ok(Some(u)),
+        Some(u) => bail!(
+            "catalog {u}: not a PostgreSQL URL; hint: pass --catalog postgresql://USER@HOST:PORT/DATABASE, or leave it out for the repository's own catalog"
+        ),
+    }
+}
+
 pub fn create_repo(g: &Global) -> Result<Repository> {
+    let shared = shared_catalog(g)?;
     match repo_spec(g)? {
-        RepoSpec::Disk(p) => Ok(Repository::create(&p)?),
+        RepoSpec::Disk(p) => Ok(Repository::create_with_catalog(&p, shared)?),
         RepoSpec::Remote(url) => {
             let cache = cache_dir(g, &url)?;
-            Ok(Repository::create_remote(
+            Ok(Repository::create_remote_with_catalog(
                 remote_media(&url)?,
                 &url,
                 &cache,
+                shared,
             )?)
         }
     }
 }
 
-/// Opens the repository. A remote repository whose cached catalog is missing gets it
-/// rebuilt from the manifests first, so every command sees every backup.
+/// Opens the repository. A catalog that does not know the repository yet (a remote
+/// repository's missing cache, or a shared catalog seeing it for the first time) is rebuilt
+/// from the manifests first, so every command sees every backup.
 pub fn open_repo(g: &Global) -> Result<Repository> {
-    match repo_spec(g)? {
-        RepoSpec::Disk(p) => Ok(Repository::open(&p)?),
+    let shared = shared_catalog(g)?;
+    let (repo, fresh) = match repo_spec(g)? {
+        RepoSpec::Disk(p) => Repository::open_with_catalog(&p, shared)?,
         RepoSpec::Remote(url) => {
             let cache = cache_dir(g, &url)?;
-            let (repo, fresh) = Repository::open_remote(remote_media(&url)?, &url, &cache)?;
-            if fresh {
-                let _lock = repo.lock("catalog rebuild")?;
-                let r = recman_engine::rebuild_catalog(&repo, "")?;
-                if !g.quiet {
-                    eprintln!(
-                        "recman: catalog cache {} was empty: cataloged {} backup(s) and {} archived log(s) from {url}",
-                        repo.root().display(),
-                        r.backups_added.len(),
-                        r.wal_added
-                    );
-                }
-            }
-            Ok(repo)
+            Repository::open_remote_with_catalog(remote_media(&url)?, &url, &cache, shared)?
+        }
+    };
+    if fresh {
+        let _lock = repo.lock("catalog rebuild")?;
+        let r = recman_engine::rebuild_catalog(&repo, "")?;
+        if !g.quiet {
+            let what = if shared.is_some() {
+                "shared catalog"
+            } else {
+                "catalog cache"
+            };
+            eprintln!(
+                "recman: {what} {} was empty: cataloged {} backup(s) and {} archived log(s) from {}",
+                repo.catalog().path().display(),
+                r.backups_added.len(),
+                r.wal_added,
+                repo.location()
+            );
         }
     }
+    Ok(repo)
 }
 
 pub fn configure_device(g: &Global, device: &str, words: &[String]) -> Result<()> {
@@ -303,6 +324,10 @@ pub fn passed_on_args(g: &Global, repo: &Repository) -> Result<Vec<String>> {
     if let Some(c) = &g.config {
         let abs = std::path::absolute(c)?;
         v.extend(["--config".to_string(), abs.display().to_string()]);
+    }
+    // The restored cluster's archive-get must read the same (shared) catalog.
+    if let Some(url) = &g.catalog {
+        v.extend(["--catalog".to_string(), url.clone()]);
     }
     if repo.is_remote() {
         v.extend([

@@ -397,6 +397,10 @@ pub fn crosscheck(g: &Global, what: CrosscheckWhat) -> Result<()> {
 pub fn catalog(g: &Global, what: CatalogWhat) -> Result<()> {
     let CatalogWhat::StartWith { path } = what;
     let (repo, created) = match crate::device_cmds::repo_spec(g)? {
+        // A shared catalog is the server's to keep: it is never recreated here.
+        crate::device_cmds::RepoSpec::Disk(_) if g.catalog.is_some() => {
+            (crate::commands::open_repo(g)?, false)
+        }
         crate::device_cmds::RepoSpec::Disk(root) => Repository::open_recreating_catalog(&root)?,
         // A remote repository's catalog is a cache: opening rebuilds a missing one.
         crate::device_cmds::RepoSpec::Remote(_) => (crate::commands::open_repo(g)?, false),

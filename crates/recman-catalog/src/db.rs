@@ -1,0 +1,327 @@
+//! The catalog's SQL layer: one small interface over SQLite and PostgreSQL, so every
+//! [`Catalog`] method is written once.
+//!
+//! # Contract
+//! - **SQL** is written once, in the dialect both engines accept: numbered placeholders
+//!   `?1`..`?N` (rewritten to `$1`..`$N` for PostgreSQL), `INSERT ... ON CONFLICT (...) DO
+//!   UPDATE / DO NOTHING` (never `INSERT OR REPLACE`), `RETURNING`, `COALESCE`, `CASE`, no
+//!   `LIKE` (case rules differ), no `?N IS NULL` (PostgreSQL cannot type it). A `?` never
+//!   appears inside a string literal.
+//! - **Values** are [`Value`]s: integers are `i64` (SQLite INTEGER, PostgreSQL BIGINT; a
+//!   parameter bound to an INT4 place, such as `substr`'s length, is narrowed), a `u64` goes
+//!   through [`crate::catalog::to_i64`] first, text is TEXT, bytes are BLOB / BYTEA.
+//! - **Rows** come back as [`DbRow`]s with typed getters; a value of the wrong type or out of
+//!   range is [`CatalogError::Corrupt`], never a panic.
+//! - **Statements** outside [`Catalog::write_tx`] commit on their own, one by one, as
+//!   autocommitted single statements (each is atomic).
+//! - **Write transactions**: [`Catalog::write_tx`] runs a closure in a transaction that
+//!   excludes every other writer of the same catalog for its whole length: SQLite's `BEGIN
+//!   IMMEDIATE` takes the file's write lock; PostgreSQL takes a transaction-scoped advisory
+//!   lock keyed by the repository, so writers of one repository queue exactly as they do on
+//!   SQLite while other repositories and readers go on. Ok commits, Err rolls back; a nested
+//!   call joins the outer transaction.
+//! - **Isolation between repositories** (PostgreSQL): each repository's tables live in a schema
+//!   of their own, found through `search_path`, so no statement can see another repository's
+//!   rows (see [`crate::pg`]).
+
+use std::cell::Cell;
+use std::path::Path;
+
+use crate::catalog::{Backend, Catalog};
+use crate::error::CatalogError;
+
+/// A parameter or column value.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Value {
+    Null,
+    I64(i64),
+    F64(f64),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+impl From<i64> for Value {
+    fn from(v: i64) -> Self {
+        Value::I64(v)
+    }
+}
+impl From<u32> for Value {
+    fn from(v: u32) -> Self {
+        Value::I64(v.into())
+    }
+}
+impl From<&u32> for Value {
+    fn from(v: &u32) -> Self {
+        Value::I64((*v).into())
+    }
+}
+impl From<bool> for Value {
+    fn from(v: bool) -> Self {
+        Value::I64(v.into())
+    }
+}
+impl From<f64> for Value {
+    fn from(v: f64) -> Self {
+        Value::F64(v)
+    }
+}
+impl From<&str> for Value {
+    fn from(v: &str) -> Self {
+        Value::Text(v.to_string())
+    }
+}
+impl From<String> for Value {
+    fn from(v: String) -> Self {
+        Value::Text(v)
+    }
+}
+impl From<&String> for Value {
+    fn from(v: &String) -> Self {
+        Value::Text(v.clone())
+    }
+}
+impl From<Vec<u8>> for Value {
+    fn from(v: Vec<u8>) -> Self {
+        Value::Blob(v)
+    }
+}
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(v: Option<T>) -> Self {
+        v.map_or(Value::Null, Into::into)
+    }
+}
+impl<T: Clone + Into<Value>> From<&Option<T>> for Value {
+    fn from(v: &Option<T>) -> Self {
+        v.clone().map_or(Value::Null, Into::into)
+    }
+}
+
+/// `vals![a, b]`: a parameter list, each converted with `Value::from`.
+macro_rules! vals {
+    ($($e:expr),* $(,)?) => { &[$($crate::db::Value::from($e)),*][..] };
+}
+pub(crate) use vals;
+
+/// One result row, read whole. Column indexes are 0-based, as in the SELECT list.
+pub(crate) struct DbRow<'a> {
+    pub(crate) values: Vec<Value>,
+    pub(crate) catalog: &'a Path,
+}
+
+impl DbRow<'_> {
+    fn bad(&self, i: usize, want: &str) -> CatalogError {
+        CatalogError::Corrupt {
+            path: self.catalog.to_path_buf(),
+            detail: format!("column {i} holds {:?}, not {want}", self.values.get(i)),
+        }
+    }
+
+    pub(crate) fn get_opt_i64(&self, i: usize) -> Result<Option<i64>, CatalogError> {
+        match self.values.get(i) {
+            Some(Value::Null) => Ok(None),
+            Some(Value::I64(v)) => Ok(Some(*v)),
+            _ => Err(self.bad(i, "an integer")),
+        }
+    }
+
+    pub(crate) fn get_i64(&self, i: usize) -> Result<i64, CatalogError> {
+        self.get_opt_i64(i)?
+            .ok_or_else(|| self.bad(i, "an integer"))
+    }
+
+    pub(crate) fn get_opt_u64(&self, i: usize) -> Result<Option<u64>, CatalogError> {
+        self.get_opt_i64(i)?
+            .map(|v| u64::try_from(v).map_err(|_| self.bad(i, "a non-negative integer")))
+            .transpose()
+    }
+
+    pub(crate) fn get_u64(&self, i: usize) -> Result<u64, CatalogError> {
+        self.get_opt_u64(i)?
+            .ok_or_else(|| self.bad(i, "an integer"))
+    }
+
+    pub(crate) fn get_opt_u32(&self, i: usize) -> Result<Option<u32>, CatalogError> {
+        self.get_opt_i64(i)?
+            .map(|v| u32::try_from(v).map_err(|_| self.bad(i, "a 32-bit unsigned integer")))
+            .transpose()
+    }
+
+    pub(crate) fn get_u32(&self, i: usize) -> Result<u32, CatalogError> {
+        self.get_opt_u32(i)?
+            .ok_or_else(|| self.bad(i, "an integer"))
+    }
+
+    pub(crate) fn get_opt_text(&self, i: usize) -> Result<Option<String>, CatalogError> {
+        match self.values.get(i) {
+            Some(Value::Null) => Ok(None),
+            Some(Value::Text(s)) => Ok(Some(s.clone())),
+            _ => Err(self.bad(i, "text")),
+        }
+    }
+
+    pub(crate) fn get_text(&self, i: usize) -> Result<String, CatalogError> {
+        self.get_opt_text(i)?.ok_or_else(|| self.bad(i, "text"))
+    }
+
+    /// A text column parsed with `FromStr` (statuses).
+    pub(crate) fn get_parsed<T: std::str::FromStr>(&self, i: usize) -> Result<T, CatalogError> {
+        let s = self.get_text(i)?;
+        s.parse()
+            .map_err(|_| self.bad(i, std::any::type_name::<T>()))
+    }
+}
+
+/// Resets the transaction flag however the closure ends.
+struct TxFlag<'a>(&'a Cell<bool>);
+
+impl Drop for TxFlag<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+impl Catalog {
+    /// Runs one statement; returns the number of rows it changed.
+    pub(crate) fn exec(
+        &self,
+        ctx: &str,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<usize, CatalogError> {
+        match &self.backend {
+            Backend::Sqlite(conn) => conn
+                .prepare_cached(sql)
+                .and_then(|mut s| s.execute(rusqlite::params_from_iter(params)))
+                .map_err(|e| self.sqlite_err(ctx, e)),
+            Backend::Postgres(pg) => {
+                let n = pg
+                    .borrow_mut()
+                    .execute(sql, params)
+                    .map_err(|e| self.pg_err(ctx, e))?;
+                Ok(n as usize)
+            }
+        }
+    }
+
+    /// Runs a query and maps every row with `f`, in order.
+    pub(crate) fn query<T>(
+        &self,
+        ctx: &str,
+        sql: &str,
+        params: &[Value],
+        mut f: impl FnMut(&DbRow<'_>) -> Result<T, CatalogError>,
+    ) -> Result<Vec<T>, CatalogError> {
+        let rows = match &self.backend {
+            Backend::Sqlite(conn) => {
+                sqlite_rows(conn, sql, params).map_err(|e| self.sqlite_err(ctx, e))?
+            }
+            Backend::Postgres(pg) => pg
+                .borrow_mut()
+                .query(sql, params)
+                .map_err(|e| self.pg_err(ctx, e))?,
+        };
+        rows.into_iter()
+            .map(|values| {
+                f(&DbRow {
+                    values,
+                    catalog: &self.label,
+                })
+            })
+            .collect()
+    }
+
+    /// The first row of a query, if any.
+    pub(crate) fn query_opt<T>(
+        &self,
+        ctx: &str,
+        sql: &str,
+        params: &[Value],
+        f: impl FnMut(&DbRow<'_>) -> Result<T, CatalogError>,
+    ) -> Result<Option<T>, CatalogError> {
+        Ok(self.query(ctx, sql, params, f)?.into_iter().next())
+    }
+
+    /// Runs `f` in a write transaction (see the module's contract).
+    pub(crate) fn write_tx<T>(
+        &self,
+        ctx: &str,
+        f: impl FnOnce() -> Result<T, CatalogError>,
+    ) -> Result<T, CatalogError> {
+        if self.in_tx.get() {
+            return f();
+        }
+        let begin = format!("starting a transaction for {ctx}");
+        match &self.backend {
+            // IMMEDIATE: a deferred transaction that reads first could fail with SQLITE_BUSY
+            // on upgrade without waiting for the busy timeout.
+            Backend::Sqlite(conn) => conn
+                .execute_batch("BEGIN IMMEDIATE")
+                .map_err(|e| self.sqlite_err(&begin, e))?,
+            Backend::Postgres(pg) => pg
+                .borrow_mut()
+                .begin_write()
+                .map_err(|e| self.pg_err(&begin, e))?,
+        }
+        let result = {
+            self.in_tx.set(true);
+            let _flag = TxFlag(&self.in_tx);
+            f()
+        };
+        let end = |sql: &str| match &self.backend {
+            Backend::Sqlite(conn) => conn.execute_batch(sql).map_err(|e| self.sqlite_err(ctx, e)),
+            Backend::Postgres(pg) => pg.borrow_mut().batch(sql).map_err(|e| self.pg_err(ctx, e)),
+        };
+        match result {
+            Ok(v) => match end("COMMIT") {
+                Ok(()) => Ok(v),
+                Err(e) => {
+                    let _ = end("ROLLBACK");
+                    Err(e)
+                }
+            },
+            Err(e) => {
+                let _ = end("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+}
+
+fn sqlite_rows(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    params: &[Value],
+) -> rusqlite::Result<Vec<Vec<Value>>> {
+    use rusqlite::types::ValueRef;
+    let mut stmt = conn.prepare_cached(sql)?;
+    let n = stmt.column_count();
+    let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let mut v = Vec::with_capacity(n);
+        for i in 0..n {
+            v.push(match r.get_ref(i)? {
+                ValueRef::Null => Value::Null,
+                ValueRef::Integer(x) => Value::I64(x),
+                ValueRef::Real(x) => Value::F64(x),
+                ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+                ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+            });
+        }
+        out.push(v);
+    }
+    Ok(out)
+}
+
+impl rusqlite::ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::{ToSqlOutput, ValueRef};
+        Ok(ToSqlOutput::Borrowed(match self {
+            Value::Null => ValueRef::Null,
+            Value::I64(v) => ValueRef::Integer(*v),
+            Value::F64(v) => ValueRef::Real(*v),
+            Value::Text(s) => ValueRef::Text(s.as_bytes()),
+            Value::Blob(b) => ValueRef::Blob(b),
+        }))
+    }
+}
