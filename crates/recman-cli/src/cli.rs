@@ -202,6 +202,10 @@ pub struct BackupArgs {
     /// Corrupt blocks tolerated per file.
     #[arg(long, default_value_t = 0)]
     pub maxcorrupt: u32,
+    /// A streaming standby of the target (libpq conninfo) on this host: the channels read
+    /// relation files from its data directory, taking the read load off the primary.
+    #[arg(long)]
+    pub standby: Option<String>,
     /// Where the pieces go: disk, s3 or sbt (`configure device-type`); one channel per
     /// device stream. Default: `configure default-device-type`, else the repository.
     #[arg(long)]

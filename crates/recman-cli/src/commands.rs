@@ -118,6 +118,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 io.blksize = b.parse()?;
             }
             let opts = recman_engine::BackupOptions {
+                standby: a.standby.clone(),
                 device,
                 channels,
                 filesperset: d.filesperset,

@@ -68,6 +68,7 @@ const PIECE: &[(&str, &str)] = &[
     ("size", "n"),
     ("crc32c", "n"),
     ("status", "s"),
+    ("copies", "a"),
 ];
 const ARCHIVELOG: &[(&str, &str)] = &[
     ("name", "s"),

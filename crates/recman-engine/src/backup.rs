@@ -2,6 +2,7 @@
 
 mod checks;
 mod entries;
+mod standby;
 
 use checks::{check_target, wait_for_wal};
 use entries::{LazyEntries, file_entry};
@@ -47,6 +48,9 @@ pub struct BackupOptions {
     /// The device type the pieces go to (RMAN's DEVICE TYPE); None: the repository itself.
     /// The manifest always goes to the repository, which stays the record of every backup.
     pub device: Option<String>,
+    /// A streaming standby of the target (conninfo) whose data directory the channels read
+    /// relation files from; the backup still starts and stops on the primary.
+    pub standby: Option<String>,
 }
 
 impl Default for BackupOptions {
@@ -66,6 +70,7 @@ impl Default for BackupOptions {
             as_copy: false,
             for_recover_of_copy: false,
             device: None,
+            standby: None,
         }
     }
 }
@@ -348,11 +353,22 @@ fn run(
             output.describe()
         ));
     }
+    let standby = match &opts.standby {
+        Some(conninfo) => Some(standby::prepare(
+            conninfo,
+            ctx.db.system_identifier,
+            Lsn(rec.start_lsn),
+            opts.archive_timeout,
+            progress,
+        )?),
+        None => None,
+    };
     let shared = ChannelShared {
         repo: ctx.repo.handle(),
         output,
         files: &scan.files,
         pgdata,
+        relation_root: standby.as_ref().map(|s| s.data_dir.as_path()),
         header: PieceHeader {
             backup_id: rec.id.clone(),
             db_name: ctx.db.name.clone(),

@@ -22,6 +22,8 @@ pub struct ChannelShared<'a> {
     pub output: std::sync::Arc<dyn recman_media::Media>,
     pub files: &'a [ScannedFile],
     pub pgdata: &'a std::path::Path,
+    /// Where relation files are read from when not from `pgdata`: a standby's data directory.
+    pub relation_root: Option<&'a std::path::Path>,
     pub header: PieceHeader,
     pub backup_dir: String,
     pub checksums: bool,
@@ -114,6 +116,15 @@ impl ChannelShared<'_> {
         let f = &self.files[index];
         self.increment
             .is_some_and(|i| f.relfile.is_some() && i.known.contains(&f.rel))
+    }
+
+    /// The directory file `index` is read from: a standby's for relation files when the
+    /// backup reads from one, else the target's own.
+    fn root_of(&self, index: usize) -> &std::path::Path {
+        match self.relation_root {
+            Some(r) if self.files[index].relfile.is_some() => r,
+            _ => self.pgdata,
+        }
     }
 }
 
@@ -248,7 +259,7 @@ fn backup_set(
         .map(|(slot, &i)| InputFile {
             slot: slot as u32,
             index: i,
-            path: sh.files[i].abs(sh.pgdata),
+            path: sh.files[i].abs(sh.root_of(i)),
             size_hint: sh.files[i].size,
             range: unit.range,
         })
@@ -285,7 +296,7 @@ fn backup_set(
                         skip: &[],
                     };
                     check_chunk(Some(file), &rules, offset, data, verdicts)
-                        .map_err(|e| EngineError::io("re-read", sf.abs(sh.pgdata), e))?;
+                        .map_err(|e| EngineError::io("re-read", sf.abs(sh.root_of(index)), e))?;
                 }
                 match sh.increment.filter(|_| sh.filtered(index)) {
                     Some(inc) => {

@@ -66,13 +66,28 @@ pub(crate) fn channel_args(
     push(argv, "channels", b.channels.len());
     let mut maxopen = None;
     let mut rate = None;
+    let mut standby: Option<String> = None;
     for c in &b.channels {
         for op in &c.ops {
             match op {
                 ChannelOp::MaxOpenFiles(n) => agree(&mut maxopen, *n, &c.name, "MAXOPENFILES")?,
                 ChannelOp::Rate(s) => agree(&mut rate, s.bytes(), &c.name, "RATE")?,
+                // A channel connected to another server reads a streaming standby of the
+                // target (the RAC instances of the seeds): BACKUP's --standby.
+                ChannelOp::Connect(cs)
+                    if cs != "/"
+                        && g.target.as_deref() != Some(cs.as_str())
+                        && has_flag(path, "standby") =>
+                {
+                    agree(
+                        &mut standby,
+                        cs.clone(),
+                        &c.name,
+                        "CONNECT (the standby it reads)",
+                    )?;
+                }
                 ChannelOp::Connect(cs) => {
-                    if cs != "/" {
+                    if cs != "/" && g.target.as_deref() != Some(cs.as_str()) {
                         bail!(
                             "{}",
                             unsupported(
@@ -106,6 +121,9 @@ pub(crate) fn channel_args(
             }
         }
     }
+    if let Some(cs) = standby {
+        argv.extend(["--standby".to_string(), cs]);
+    }
     if let Some(n) = maxopen
         && has_flag(path, "maxopenfiles")
     {
@@ -118,7 +136,12 @@ pub(crate) fn channel_args(
     Ok(())
 }
 
-fn agree(slot: &mut Option<u64>, v: u64, channel: &str, what: &str) -> Result<()> {
+fn agree<T: PartialEq + std::fmt::Display>(
+    slot: &mut Option<T>,
+    v: T,
+    channel: &str,
+    what: &str,
+) -> Result<()> {
     match slot {
         Some(old) if *old != v => bail!(
             "channel {channel}: {what} {v} differs from another channel's {old}; recman applies one value to all channels of a command; hint: give every channel the same {what}"
