@@ -271,8 +271,14 @@ impl Repository {
             self.media.remove(&o.name)?;
         }
         if !self.remote {
-            // Empty directories are debris on disk; objects stores have none.
-            let _ = remove_empty_dirs(&self.root.join(dir));
+            // What is left on disk is debris: temporary files of writers that were killed
+            // (never listed as objects) and the directories.
+            let path = self.root.join(dir.trim_end_matches('/'));
+            match fs::remove_dir_all(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(CatalogError::io("remove", path, e)),
+            }
         }
         Ok(objects.len())
     }
@@ -344,15 +350,6 @@ fn marker_json() -> Vec<u8> {
     json
 }
 
-fn remove_empty_dirs(dir: &Path) -> io::Result<()> {
-    for e in fs::read_dir(dir)? {
-        let e = e?;
-        if e.file_type()?.is_dir() {
-            remove_empty_dirs(&e.path())?;
-        }
-    }
-    fs::remove_dir(dir)
-}
 
 fn check_marker(marker_path: &Path, root: &Path, text: &[u8]) -> Result<(), CatalogError> {
     let bad = |detail: String| CatalogError::BadMarker {
