@@ -30,6 +30,8 @@ pub enum ConfigureWhat {
     Filesperset { value: String },
     /// Default MAXOPENFILES of backups, or `clear`.
     Maxopenfiles { value: String },
+    /// Default SECTION SIZE of backups (e.g. 1G), `none`, or `clear`.
+    SectionSize { value: String },
     /// `none`, `backed-up N times` or `clear`: when `delete archivelog all` may remove WAL.
     ArchivelogDeletionPolicy {
         #[arg(num_args = 1.., required = true)]

@@ -134,7 +134,8 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                     .map(|v| {
                         recman_engine::io::parse_size(v).map_err(|e| anyhow!("--section-size: {e}"))
                     })
-                    .transpose()?,
+                    .transpose()?
+                    .or(d.section_size),
                 incremental_level: a.incremental_level,
                 cumulative: a.cumulative,
                 as_copy: a.as_copy,

@@ -19,6 +19,7 @@ pub struct FileConfig {
     pub compression: Option<String>,
     pub retention_policy: Option<String>,
     pub archivelog_deletion_policy: Option<String>,
+    pub section_size: Option<String>,
     /// S3 settings of remote repositories and s3 devices (endpoint, region,
     /// access-key-id, secret-access-key, part-size, parts-in-flight, virtual-hosted, ...);
     /// docs/s3.md. The file may hold secrets: keep it readable by its owner only.
@@ -42,7 +43,7 @@ fn load(path: &std::path::Path) -> Result<FileConfig> {
     })?;
     let fc: FileConfig = toml::from_str(&text).map_err(|e| {
         anyhow::anyhow!(
-            "config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db, channels, filesperset, maxopenfiles, compression, retention_policy, archivelog_deletion_policy and an [s3] section",
+            "config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db, channels, filesperset, maxopenfiles, compression, retention_policy, archivelog_deletion_policy, section_size and an [s3] section",
             path.display(),
             e.message()
         )

@@ -126,6 +126,7 @@ fn configure_show_and_every_listing() {
     setup.ok(&["configure", "compression", "lz4"]);
     setup.ok(&["configure", "retention-policy", "recovery-window", "7"]);
     setup.ok(&["configure", "maxopenfiles", "4"]);
+    setup.ok(&["configure", "section-size", "64M"]);
     let err = setup.err(&["configure", "channels", "zero"]);
     assert!(err.contains("channels") && err.contains("hint"), "{err}");
     let err = setup.err(&["configure", "retention-policy", "redundancy", "0"]);
@@ -151,6 +152,10 @@ fn configure_show_and_every_listing() {
     assert_eq!(b["maxopenfiles"], 4);
     assert_eq!(b["compression"], "lz4");
     assert_eq!(b["filesperset"], 32);
+    // 64M sections: the largest relation file of a fresh cluster is smaller, so the setting
+    // shows in show all rather than in the pieces.
+    assert_eq!(setting(&all, "section-size")["value"], "67108864");
+    setup.ok(&["configure", "section-size", "clear"]);
     setup.ok(&["configure", "channels", "clear"]);
     setup.ok(&["configure", "compression", "clear"]);
     let all = json(&setup, &["show", "all", "--json"]);

@@ -42,6 +42,11 @@ const SPECS: &[Spec] = &[
         default: "8",
     },
     Spec {
+        name: "section-size",
+        key: "section_size",
+        default: "none",
+    },
+    Spec {
         name: "archivelog-deletion-policy",
         key: "archivelog_deletion_policy",
         default: "none",
@@ -75,6 +80,13 @@ fn validate(name: &str, words: &[String]) -> Result<String> {
             Ok(c.to_string())
         }
         "channels" | "filesperset" | "maxopenfiles" => int(name),
+        "section-size" if v == "none" => Ok(v),
+        "section-size" => {
+            let n = recman_engine::io::parse_size(&v).map_err(|e| {
+                anyhow!("section size {v:?}: {e}; hint: e.g. `recman configure section-size 1G`, or `none`")
+            })?;
+            Ok(n.to_string())
+        }
         "archivelog-deletion-policy" => {
             let w: Vec<&str> = v.split_whitespace().collect();
             match w.as_slice() {
@@ -104,6 +116,7 @@ pub fn configure(g: &Global, what: ConfigureWhat) -> Result<()> {
         ConfigureWhat::Compression { value } => ("compression", vec![value]),
         ConfigureWhat::Filesperset { value } => ("filesperset", vec![value]),
         ConfigureWhat::Maxopenfiles { value } => ("maxopenfiles", vec![value]),
+        ConfigureWhat::SectionSize { value } => ("section-size", vec![value]),
         ConfigureWhat::ArchivelogDeletionPolicy { value } => ("archivelog-deletion-policy", value),
     };
     let spec = SPECS.iter().find(|s| s.name == name).expect("a spec");
@@ -150,6 +163,7 @@ pub fn resolve_all(g: &Global) -> Result<Vec<Setting>> {
             "filesperset" => file.filesperset.map(|v| v.to_string()),
             "maxopenfiles" => file.maxopenfiles.map(|v| v.to_string()),
             "archivelog-deletion-policy" => file.archivelog_deletion_policy.clone(),
+            "section-size" => file.section_size.clone(),
             _ => None,
         };
         let (value, source) = if let Some(v) = from_file {
@@ -214,6 +228,9 @@ pub struct BackupDefaults {
     pub filesperset: u32,
     pub maxopenfiles: u32,
     pub compression: Compression,
+    /// RMAN's SECTION SIZE in bytes, from `configure section-size` (the flag is applied by
+    /// the caller).
+    pub section_size: Option<u64>,
 }
 
 /// Resolves flag > config file > catalog > built-in default for the backup settings.
@@ -244,5 +261,6 @@ pub fn backup_defaults(
         filesperset: num(filesperset, "filesperset")?,
         maxopenfiles: num(maxopenfiles, "maxopenfiles")?,
         compression,
+        section_size: setting(&all, "section-size").parse().ok(),
     })
 }
