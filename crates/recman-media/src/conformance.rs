@@ -5,6 +5,22 @@ use std::io::{Read, Seek, SeekFrom, Write};
 
 use crate::{ErrorClass, Media};
 
+/// Every file below `dir`, for tests that check a driver left no debris.
+pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(files_under(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out
+}
+
 /// Deterministic, poorly compressible bytes, so drivers that compress cannot hide bugs.
 pub fn pattern(len: usize, seed: u64) -> Vec<u8> {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;

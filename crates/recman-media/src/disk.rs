@@ -57,12 +57,7 @@ impl Media for DiskMedia {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            atomic_commit: true,
-            ranged_read: true,
-            list: true,
-            block_size: 0,
-        }
+        Capabilities::RANDOM_ACCESS
     }
 
     fn create(&self, name: &str) -> Result<Box<dyn MediaWriter>, MediaError> {

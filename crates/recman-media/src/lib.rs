@@ -35,6 +35,17 @@ pub struct Capabilities {
     pub block_size: usize,
 }
 
+impl Capabilities {
+    /// A file system or an object store: atomic commits, cheap ranged reads, listing, no
+    /// block structure.
+    pub const RANDOM_ACCESS: Capabilities = Capabilities {
+        atomic_commit: true,
+        ranged_read: true,
+        list: true,
+        block_size: 0,
+    };
+}
+
 /// One stored object as listed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ObjectInfo {

@@ -9,19 +9,6 @@ fn disk_driver_passes_the_conformance_suite() {
     let m = DiskMedia::new(dir.path()).unwrap();
     conformance::run(&m, "run1", 3 << 20);
     // No temporary files left behind by aborted writes.
-    let leftovers: Vec<_> = walk(dir.path());
+    let leftovers: Vec<_> = recman_media::conformance::files_under(dir.path());
     assert!(leftovers.is_empty(), "files left: {leftovers:?}");
-}
-
-fn walk(p: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(p).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            out.extend(walk(&e.path()));
-        } else {
-            out.push(e.path());
-        }
-    }
-    out
 }

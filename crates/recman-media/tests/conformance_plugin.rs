@@ -2,7 +2,7 @@
 //! Python plugin (examples/plugins/recman_dir_plugin.py), which needs python3 on PATH.
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use recman_media::conformance::{self, pattern};
 use recman_media::plugin::PluginMedia;
@@ -31,19 +31,6 @@ fn plugin(dir: &Path, env: &[(&str, &str)]) -> PluginMedia {
     PluginMedia::with_env(argv(dir), env).expect("start the example plugin")
 }
 
-fn walk(p: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(p).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            out.extend(walk(&e.path()));
-        } else {
-            out.push(e.path());
-        }
-    }
-    out
-}
-
 #[test]
 fn plugin_driver_passes_the_conformance_suite() {
     let dir = tempfile::tempdir().unwrap();
@@ -58,7 +45,7 @@ fn plugin_driver_passes_the_conformance_suite() {
     // 9 MiB: more than two 4 MiB frames each way.
     conformance::run(&m, "run1", 9 << 20);
     drop(m);
-    let leftovers = walk(dir.path());
+    let leftovers = recman_media::conformance::files_under(dir.path());
     assert!(leftovers.is_empty(), "files left: {leftovers:?}");
 }
 
