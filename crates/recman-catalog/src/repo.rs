@@ -350,7 +350,6 @@ fn marker_json() -> Vec<u8> {
     json
 }
 
-
 fn check_marker(marker_path: &Path, root: &Path, text: &[u8]) -> Result<(), CatalogError> {
     let bad = |detail: String| CatalogError::BadMarker {
         path: marker_path.to_path_buf(),

@@ -32,6 +32,9 @@ pub enum ConfigureWhat {
     Maxopenfiles { value: String },
     /// Default SECTION SIZE of backups (e.g. 1G), `none`, or `clear`.
     SectionSize { value: String },
+    /// `on`: full and level 0 backups leave out files unchanged since the last full backup
+    /// (RMAN's BACKUP OPTIMIZATION); `off` or `clear`.
+    BackupOptimization { value: String },
     /// `none`, `backed-up N times` or `clear`: when `delete archivelog all` may remove WAL.
     ArchivelogDeletionPolicy {
         #[arg(num_args = 1.., required = true)]

@@ -202,6 +202,9 @@ pub struct BackupArgs {
     /// Corrupt blocks tolerated per file.
     #[arg(long, default_value_t = 0)]
     pub maxcorrupt: u32,
+    /// Back up every file even when backup optimization is on (RMAN's FORCE).
+    #[arg(long)]
+    pub force: bool,
     /// A streaming standby of the target (libpq conninfo) on this host: the channels read
     /// relation files from its data directory, taking the read load off the primary.
     #[arg(long)]

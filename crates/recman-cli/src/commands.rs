@@ -119,6 +119,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             }
             let opts = recman_engine::BackupOptions {
                 standby: a.standby.clone(),
+                optimization: d.optimization && !a.force,
                 device,
                 channels,
                 filesperset: d.filesperset,

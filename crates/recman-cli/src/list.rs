@@ -58,7 +58,8 @@ fn effective(b: &mut BackupRecord) {
 
 /// The backup a level 1 builds on, from its manifest (the catalog row does not hold it).
 fn parent_of(ctx: &Context, b: &BackupRecord) -> Option<String> {
-    if b.backup_type != "LEVEL1" {
+    // Level 1s and optimized full backups name a parent.
+    if b.backup_type == "ARCHIVELOG" {
         return None;
     }
     #[derive(serde::Deserialize)]

@@ -2,6 +2,7 @@
 
 mod checks;
 mod entries;
+mod optimize;
 mod standby;
 
 use checks::{check_target, wait_for_wal};
@@ -51,6 +52,9 @@ pub struct BackupOptions {
     /// A streaming standby of the target (conninfo) whose data directory the channels read
     /// relation files from; the backup still starts and stops on the primary.
     pub standby: Option<String>,
+    /// RMAN's BACKUP OPTIMIZATION: a full or level 0 leaves out files identical to their
+    /// version in the newest complete full backup, which becomes its parent.
+    pub optimization: bool,
 }
 
 impl Default for BackupOptions {
@@ -71,6 +75,7 @@ impl Default for BackupOptions {
             for_recover_of_copy: false,
             device: None,
             standby: None,
+            optimization: false,
         }
     }
 }
@@ -301,7 +306,24 @@ fn run(
     pgdata: &Path,
     dir: &str,
 ) -> RunResult {
-    let scan = scan_data_dir(pgdata)?;
+    let mut scan = scan_data_dir(pgdata)?;
+    let unchanged = if opts.optimization
+        && inc.increment.is_none()
+        && !opts.as_copy
+        && !opts.for_recover_of_copy
+    {
+        optimize::take_unchanged(ctx, &mut scan)?
+    } else {
+        None
+    };
+    if let Some(u) = &unchanged {
+        progress.notice(&format!(
+            "backup optimization: {} file(s), {} bytes, unchanged since backup {}, are not written again",
+            u.entries.len(),
+            u.bytes,
+            u.reference
+        ));
+    }
     let tablespaces = session.tablespaces()?;
     let sizes: Vec<u64> = scan.files.iter().map(|f| f.size).collect();
     let settings = PlanSettings {
@@ -551,14 +573,19 @@ fn run(
         .filter_map(|i| file_entry(&scan.files[i], &by_index[i]))
         .map(|e| e.size.unwrap_or(0))
         .sum();
-    rec.db_bytes = db_bytes;
+    let extra = unchanged
+        .as_ref()
+        .map(|u| u.entries.as_slice())
+        .unwrap_or_default();
+    rec.db_bytes = db_bytes + unchanged.as_ref().map(|u| u.bytes).unwrap_or(0);
     rec.written_bytes = pieces.iter().map(|p| p.size).sum();
-    rec.file_count = scan.files.len() as u64;
+    rec.file_count = (scan.files.len() + extra.len()) as u64;
     rec.stop_time = Some(now_micros());
     let entries = LazyEntries {
         dirs: &scan.entries,
         files: &scan.files,
         outs: &by_index,
+        unchanged: extra,
     };
     let manifest = BackupManifestOf {
         format: MANIFEST_FORMAT.into(),
@@ -585,8 +612,18 @@ fn run(
         checksums_enabled: session.checksums_enabled,
         incremental_level: inc.level,
         cumulative: inc.cumulative,
-        parent: inc.increment.map(|i| i.parent_id.clone()),
-        parent_start_lsn: inc.increment.map(|i| Lsn(i.parent_start_lsn).to_string()),
+        parent: inc
+            .increment
+            .map(|i| i.parent_id.clone())
+            .or_else(|| unchanged.as_ref().map(|u| u.reference.clone())),
+        parent_start_lsn: inc
+            .increment
+            .map(|i| Lsn(i.parent_start_lsn).to_string())
+            .or_else(|| {
+                unchanged
+                    .as_ref()
+                    .map(|u| Lsn(u.reference_start_lsn).to_string())
+            }),
         backup_label: stop.backup_label.clone(),
         tablespace_map: stop.tablespace_map.clone(),
         tablespaces: tablespaces

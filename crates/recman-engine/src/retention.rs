@@ -193,6 +193,17 @@ pub fn obsolete(
     };
     let mut kept: HashSet<&str> = fulls[..keep_n].iter().map(|b| b.id.as_str()).collect();
     let by_id: HashMap<&str, &BackupFacts> = backups.iter().map(|b| (b.id.as_str(), b)).collect();
+    // A full backup made with backup optimization holds only the files that changed; the
+    // rest are in its parent, which it keeps.
+    for b in &fulls[..keep_n] {
+        let mut cur = *b;
+        while let Some(p) = cur.parent.as_deref().and_then(|p| by_id.get(p)) {
+            if !kept.insert(p.id.as_str()) {
+                break;
+            }
+            cur = p;
+        }
+    }
     // Incrementals: kept when their chain reaches a kept backup, and then the chain is kept.
     for b in backups
         .iter()
@@ -280,7 +291,8 @@ pub fn obsolete_in_catalog(
             let mut f = BackupFacts::from_record(b);
             // The catalog row does not name a level 1's parent; its manifest does. A level 1
             // whose manifest is unreadable has no chain, so it is never what keeps another.
-            if b.backup_type.eq_ignore_ascii_case("LEVEL1") {
+            // Optimized full backups name a parent too.
+            if !b.backup_type.eq_ignore_ascii_case(crate::ARCHIVELOG) {
                 f.parent = manifest_parent(repo, &db_name, &b.id);
             }
             f

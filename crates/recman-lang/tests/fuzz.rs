@@ -174,3 +174,20 @@ fn mutated_golden_scripts_never_panic() {
         check(&String::from_utf8_lossy(&b));
     }
 }
+
+/// Found by the cargo-fuzz target (fuzz/): a string read in typographic quotes may hold both `'`
+/// and `"`, and the printer put it in `'…'`, which does not lex back.
+#[test]
+fn strings_holding_both_quote_kinds_round_trip() {
+    for src in [
+        "EXECUTE ‘it's \"x\"’;",
+        "SQL ‘alter system set x = 'y' comment \"z\"’;",
+        "SQL “’ ' \"”;",
+        "BACKUP DATABASE TAG ‘a'b\"c’;",
+        "RESTORE DATABASE UNTIL TIME ‘TO_DATE(\"it's\", 'YYYY-MM-DD')’;",
+        "RESTORE DATABASE UNTIL TIME ‘TO_DATE('a\"b', \"YYYY'\")’;",
+    ] {
+        parse_script(src).unwrap_or_else(|e| panic!("{src:?} does not parse: {e}"));
+        check(src);
+    }
+}

@@ -42,6 +42,11 @@ const SPECS: &[Spec] = &[
         default: "8",
     },
     Spec {
+        name: "backup-optimization",
+        key: "backup_optimization",
+        default: "off",
+    },
+    Spec {
         name: "section-size",
         key: "section_size",
         default: "none",
@@ -80,6 +85,10 @@ fn validate(name: &str, words: &[String]) -> Result<String> {
             Ok(c.to_string())
         }
         "channels" | "filesperset" | "maxopenfiles" => int(name),
+        "backup-optimization" => match v.as_str() {
+            "on" | "off" => Ok(v),
+            _ => bail!("backup optimization {v:?} is not valid; hint: use `on` or `off`"),
+        },
         "section-size" if v == "none" => Ok(v),
         "section-size" => {
             let n = recman_engine::io::parse_size(&v).map_err(|e| {
@@ -117,6 +126,7 @@ pub fn configure(g: &Global, what: ConfigureWhat) -> Result<()> {
         ConfigureWhat::Filesperset { value } => ("filesperset", vec![value]),
         ConfigureWhat::Maxopenfiles { value } => ("maxopenfiles", vec![value]),
         ConfigureWhat::SectionSize { value } => ("section-size", vec![value]),
+        ConfigureWhat::BackupOptimization { value } => ("backup-optimization", vec![value]),
         ConfigureWhat::ArchivelogDeletionPolicy { value } => ("archivelog-deletion-policy", value),
     };
     let spec = SPECS.iter().find(|s| s.name == name).expect("a spec");
@@ -231,6 +241,8 @@ pub struct BackupDefaults {
     /// RMAN's SECTION SIZE in bytes, from `configure section-size` (the flag is applied by
     /// the caller).
     pub section_size: Option<u64>,
+    /// `configure backup-optimization on`.
+    pub optimization: bool,
 }
 
 /// Resolves flag > config file > catalog > built-in default for the backup settings.
@@ -262,5 +274,6 @@ pub fn backup_defaults(
         maxopenfiles: num(maxopenfiles, "maxopenfiles")?,
         compression,
         section_size: setting(&all, "section-size").parse().ok(),
+        optimization: setting(&all, "backup-optimization") == "on",
     })
 }

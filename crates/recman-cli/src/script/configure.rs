@@ -206,13 +206,14 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Vec<String>>> 
                 "encrypt the repository's file system or bucket"
             )
         ),
-        Configure::Optimization(_) => bail!(
-            "{}",
-            unsupported(
-                "BACKUP OPTIMIZATION",
-                "every BACKUP DATABASE backs up every file"
-            )
-        ),
+        Configure::Optimization(o) => cfg(&[
+            "backup-optimization",
+            match o {
+                recman_lang::ast::OnOff::On => "on",
+                recman_lang::ast::OnOff::Off => "off",
+                recman_lang::ast::OnOff::Clear => "clear",
+            },
+        ]),
         Configure::Maxsetsize(_) if !has_flag(&["configure"], "maxsetsize") => bail!(
             "{}",
             unsupported("MAXSETSIZE", "FILESPERSET limits set sizes")

@@ -277,10 +277,7 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<Vec<Strin
             BackupOpt::NoChecksum => bail!(
                 "NOCHECKSUM: recman always verifies page checksums and writes chunk checksums; there is no way to turn that off"
             ),
-            BackupOpt::Force => note(
-                g,
-                "FORCE: recman has no backup optimization to override; every file is backed up",
-            ),
+            BackupOpt::Force => argv.push("--force".into()),
             BackupOpt::Skip(what) => bail!(
                 "SKIP {what}: PostgreSQL has no offline, read-only or inaccessible tablespaces; hint: drop SKIP"
             ),

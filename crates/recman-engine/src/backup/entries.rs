@@ -60,6 +60,8 @@ pub(super) struct LazyEntries<'a> {
     pub(super) dirs: &'a [ManifestEntry],
     pub(super) files: &'a [ScannedFile],
     pub(super) outs: &'a [Vec<&'a FileOutcome>],
+    /// Files left out by backup optimization, held by the parent.
+    pub(super) unchanged: &'a [ManifestEntry],
 }
 
 impl serde::Serialize for LazyEntries<'_> {
@@ -73,6 +75,9 @@ impl serde::Serialize for LazyEntries<'_> {
             if let Some(e) = file_entry(f, outs) {
                 seq.serialize_element(&e)?;
             }
+        }
+        for e in self.unchanged {
+            seq.serialize_element(e)?;
         }
         seq.end()
     }

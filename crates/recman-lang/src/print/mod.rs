@@ -1,6 +1,6 @@
 //! The canonical form of a statement: keywords upper-case, one space between words, strings in
-//! single quotes (double when they contain one), tags always quoted, `;` at the end. Parsing the
-//! canonical form gives the same value back.
+//! single quotes (double when they contain one, typographic `‘…’` when they contain both), tags
+//! always quoted, `;` at the end. Parsing the canonical form gives the same value back.
 
 mod maint;
 mod objects;
@@ -8,12 +8,21 @@ mod objects;
 use crate::ast::*;
 use std::fmt::{self, Display, Formatter, Write as _};
 
+/// `s` quoted so that it lexes back: single quotes, else double, else typographic `‘…’` or `“…”`,
+/// the first whose closing quote `s` lacks. Strings have no escapes, so one the lexer read always
+/// lacks one of them.
 pub(crate) fn q(s: &str) -> String {
-    if s.contains('\'') && !s.contains('"') {
-        format!("\"{s}\"")
-    } else {
-        format!("'{s}'")
-    }
+    let quotes = [
+        ('\'', '\''),
+        ('"', '"'),
+        ('\u{2018}', '\u{2019}'),
+        ('\u{201C}', '\u{201D}'),
+    ];
+    let (open, close) = quotes
+        .into_iter()
+        .find(|&(_, close)| !s.contains(close))
+        .unwrap_or(quotes[0]);
+    format!("{open}{s}{close}")
 }
 
 /// A name bare when it lexes as one word, quoted otherwise.
@@ -65,7 +74,15 @@ impl Display for DateExpr {
                 }
             }
             DateExpr::ToDate { value, format } => {
-                write!(f, "\"TO_DATE('{value}', '{format}')\"")
+                // Each part lacks the quote it was read in; the whole is quoted around them.
+                let part = |s: &str| {
+                    if s.contains('\'') {
+                        format!("\"{s}\"")
+                    } else {
+                        format!("'{s}'")
+                    }
+                };
+                f.write_str(&q(&format!("TO_DATE({}, {})", part(value), part(format))))
             }
             DateExpr::Literal(s) => f.write_str(&q(s)),
         }
