@@ -6,7 +6,6 @@
 mod common;
 mod flows;
 
-use common::*;
 use flows::*;
 
 #[test]
