@@ -29,6 +29,24 @@ fn compressed(b: &BackupRecord) -> &'static str {
     if b.compression == "none" { "NO" } else { "YES" }
 }
 
+/// The device type a backup's pieces were written to (RMAN's Device Type column) and how many
+/// copies of them exist: the first one plus second-tier copies.
+fn device_and_copies(ctx: &Context, b: &BackupRecord) -> Result<(String, usize)> {
+    let cat = ctx.repo.catalog();
+    let mut device = recman_engine::devices::repository_device(&ctx.repo).to_string();
+    let mut others = std::collections::BTreeSet::new();
+    for (p, _) in cat.piece_states(&b.id)? {
+        for c in cat.copies_of(&p.path)? {
+            if c.primary {
+                device = c.device;
+            } else {
+                others.insert(c.device);
+            }
+        }
+    }
+    Ok((device.to_uppercase(), 1 + others.len()))
+}
+
 pub fn summary(ctx: &Context, backups: &[BackupRecord]) -> Result<()> {
     println!("List of Backups\n===============");
     println!(
@@ -41,12 +59,15 @@ pub fn summary(ctx: &Context, backups: &[BackupRecord]) -> Result<()> {
     );
     for b in backups {
         let pieces = ctx.repo.catalog().piece_states(&b.id)?.len();
+        let (device, copies) = device_and_copies(ctx, b)?;
         println!(
-            "{:<26} B  F  {} DISK        {:<19} {:<7} 1       {:<10} {}",
+            "{:<26} B  F  {} {:<11} {:<19} {:<7} {:<7} {:<10} {}",
             b.id,
             status_letter(b.status),
+            device,
             time(b.stop_time),
             pieces,
+            copies,
             compressed(b),
             b.tag
         );
@@ -66,10 +87,12 @@ pub fn detailed(ctx: &Context, backups: &[BackupRecord]) -> Result<()> {
             "{} ---- -- ---------- ----------- ------------ -------------------",
             "-".repeat(26)
         );
+        let (device, _) = device_and_copies(ctx, b)?;
         println!(
-            "{:<26} Full    {:<10} DISK        {:<12} {}",
+            "{:<26} Full    {:<10} {:<11} {:<12} {}",
             b.id,
             size(b.written_bytes),
+            device,
             elapsed(b),
             time(b.stop_time)
         );

@@ -131,7 +131,7 @@ impl Failure {
                 self.status_text()
             );
             return err(ErrorClass::Transient, msg).with_hint(
-                "the store is overloaded or unhealthy; try again later or lower parts-in-flight",
+                "the store is overloaded or unavailable (a cluster that lost its quorum answers 503 too); check its health, try again later, or lower parts-in-flight",
             );
         }
         if matches!(self.status, Some(301 | 307)) || self.text.contains("redirect") {
