@@ -163,7 +163,12 @@ impl Display for Statement {
                 }
             }
             Statement::Configure(c) => write!(f, "CONFIGURE {c}")?,
-            Statement::Show(w) => write!(f, "SHOW {}", w.join(" "))?,
+            // The first word is read as a name, so it may have been quoted; the rest are words.
+            Statement::Show(w) => write!(
+                f,
+                "SHOW {}",
+                w.iter().map(|s| name(s)).collect::<Vec<_>>().join(" ")
+            )?,
             Statement::Run(body) => {
                 writeln!(f, "RUN {{")?;
                 for s in body {
