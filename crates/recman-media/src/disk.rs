@@ -66,7 +66,7 @@ impl Media for DiskMedia {
         if let Some(parent) = path.parent() {
             create_dir_all_durable(parent).map_err(|e| self.err(name, "create directory", e))?;
         }
-        let w = AtomicFile::create(&path).map_err(|e| self.err(name, "create", e))?;
+        let w = AtomicFile::create_direct(&path).map_err(|e| self.err(name, "create", e))?;
         Ok(Box::new(DiskWriter {
             file: w,
             device: self.describe(),
@@ -210,18 +210,95 @@ impl MediaReader for DiskReader {
 /// publishes it, dropping it removes the temporary file.
 #[derive(Debug)]
 pub struct AtomicFile {
-    writer: Option<BufWriter<File>>,
+    sink: Option<Sink>,
     tmp: PathBuf,
     path: PathBuf,
     written: u64,
 }
 
+/// How the bytes reach the file: through the page cache, or with O_DIRECT from an aligned
+/// buffer in whole blocks. Direct writes skip the copy into the page cache and the flush at
+/// commit, which on this machine class is what limits an uncompressed backup (buffered
+/// writes with fsync run at a sixth of direct ones and cost kernel CPU).
+#[derive(Debug)]
+enum Sink {
+    Buffered(BufWriter<File>),
+    Direct(DirectBuf),
+}
+
+/// The alignment O_DIRECT asks of offsets, lengths and memory on the file systems we meet.
+const DIRECT_ALIGN: usize = 4096;
+const DIRECT_CHUNK: usize = 1 << 20;
+
+#[derive(Debug)]
+struct DirectBuf {
+    file: File,
+    /// Never resized, so the aligned window below stays put.
+    mem: Vec<u8>,
+    /// Where the aligned window of DIRECT_CHUNK bytes starts in `mem`.
+    start: usize,
+    filled: usize,
+}
+
+impl DirectBuf {
+    fn new(file: File) -> DirectBuf {
+        let mem = vec![0u8; DIRECT_CHUNK + DIRECT_ALIGN];
+        let start = mem.as_ptr().align_offset(DIRECT_ALIGN);
+        DirectBuf {
+            file,
+            mem,
+            start,
+            filled: 0,
+        }
+    }
+
+    fn write_all(&mut self, mut data: &[u8]) -> io::Result<()> {
+        while !data.is_empty() {
+            let room = DIRECT_CHUNK - self.filled;
+            let n = room.min(data.len());
+            let at = self.start + self.filled;
+            self.mem[at..at + n].copy_from_slice(&data[..n]);
+            self.filled += n;
+            data = &data[n..];
+            if self.filled == DIRECT_CHUNK {
+                self.file
+                    .write_all(&self.mem[self.start..self.start + DIRECT_CHUNK])?;
+                self.filled = 0;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the tail padded to a whole block, then cuts the file to its real length.
+    fn finish(mut self, len: u64) -> io::Result<File> {
+        if self.filled > 0 {
+            let padded = self.filled.div_ceil(DIRECT_ALIGN) * DIRECT_ALIGN;
+            let window = &mut self.mem[self.start..self.start + padded];
+            window[self.filled..].fill(0);
+            self.file.write_all(window)?;
+            self.file.set_len(len)?;
+        }
+        Ok(self.file)
+    }
+}
+
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
 impl AtomicFile {
-    /// Starts writing `path`; its directory must exist, since the publishing rename is only
-    /// atomic within one file system.
+    /// Starts writing `path` through the page cache; its directory must exist, since the
+    /// publishing rename is only atomic within one file system.
     pub fn create(path: &Path) -> io::Result<AtomicFile> {
+        AtomicFile::open(path, false)
+    }
+
+    /// As [`AtomicFile::create`], with O_DIRECT writes where the file system allows them
+    /// (tmpfs, for one, refuses; then the page cache is used).
+    pub fn create_direct(path: &Path) -> io::Result<AtomicFile> {
+        AtomicFile::open(path, true)
+    }
+
+    fn open(path: &Path, direct: bool) -> io::Result<AtomicFile> {
+        use std::os::unix::fs::OpenOptionsExt;
         let name = path
             .file_name()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?
@@ -229,13 +306,21 @@ impl AtomicFile {
         // The pid and a per-process counter keep concurrent writers of one name apart.
         let n = SEQ.fetch_add(1, Ordering::Relaxed);
         let tmp = path.with_file_name(format!("{name}{TMP_MARK}{}-{n}", std::process::id()));
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)?;
+        let open = |flags: i32| {
+            OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .custom_flags(flags)
+                .open(&tmp)
+        };
+        let sink = match direct.then(|| open(libc::O_DIRECT)) {
+            Some(Ok(f)) => Sink::Direct(DirectBuf::new(f)),
+            Some(Err(e)) if e.raw_os_error() != Some(libc::EINVAL) => return Err(e),
+            _ => Sink::Buffered(BufWriter::with_capacity(BUF_SIZE, open(0)?)),
+        };
         Ok(AtomicFile {
-            writer: Some(BufWriter::with_capacity(BUF_SIZE, file)),
+            sink: Some(sink),
             tmp,
             path: path.to_path_buf(),
             written: 0,
@@ -250,10 +335,13 @@ impl AtomicFile {
     /// Flushes, fsyncs, renames into place and fsyncs the directory; returns the size. On
     /// error the temporary file is removed and the failing step named.
     pub fn commit(mut self) -> Result<u64, (&'static str, io::Error)> {
-        let Some(writer) = self.writer.take() else {
-            unreachable!("the writer is only taken here, and commit consumes self")
+        let Some(sink) = self.sink.take() else {
+            unreachable!("the sink is only taken here, and commit consumes self")
         };
-        let file = writer.into_inner().map_err(|e| ("write", e.into_error()))?;
+        let file = match sink {
+            Sink::Buffered(w) => w.into_inner().map_err(|e| ("write", e.into_error()))?,
+            Sink::Direct(d) => d.finish(self.written).map_err(|e| ("write", e))?,
+        };
         file.sync_all().map_err(|e| ("fsync", e))?;
         drop(file);
         fs::rename(&self.tmp, &self.path).map_err(|e| ("rename into place", e))?;
@@ -265,39 +353,34 @@ impl AtomicFile {
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self.writer.as_mut() {
-            Some(w) => {
-                let n = w.write(buf)?;
-                self.written += n as u64;
-                Ok(n)
-            }
-            None => Err(io::ErrorKind::BrokenPipe.into()),
-        }
+        self.write_all(buf)?;
+        Ok(buf.len())
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match self.writer.as_mut() {
-            Some(w) => {
-                w.write_all(buf)?;
-                self.written += buf.len() as u64;
-                Ok(())
-            }
-            None => Err(io::ErrorKind::BrokenPipe.into()),
+        match self.sink.as_mut() {
+            Some(Sink::Buffered(w)) => w.write_all(buf)?,
+            Some(Sink::Direct(d)) => d.write_all(buf)?,
+            None => return Err(io::ErrorKind::BrokenPipe.into()),
         }
+        self.written += buf.len() as u64;
+        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match self.writer.as_mut() {
-            Some(w) => w.flush(),
-            None => Ok(()),
+        match self.sink.as_mut() {
+            Some(Sink::Buffered(w)) => w.flush(),
+            // Direct writes go out in whole blocks; the tail waits for commit.
+            _ => Ok(()),
         }
     }
 }
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        // Drop the writer first: its flush on drop must not recreate content after removal.
-        self.writer = None;
+        // Drop the sink first: a buffered writer's flush on drop must not recreate content
+        // after removal.
+        self.sink = None;
         if !self.tmp.as_os_str().is_empty() {
             let _ = fs::remove_file(&self.tmp);
         }
