@@ -18,3 +18,23 @@ pub use ast::*;
 pub use error::{ErrorKind, ParseError};
 pub use lexer::is_complete;
 pub use parser::parse_script;
+
+/// The parser's round-trip property, shared by the in-test fuzzer and the coverage-guided one
+/// (fuzz/): whatever parses prints to a canonical form that parses and prints back to itself.
+/// Err describes the first violation.
+pub fn check_round_trip(src: &str) -> Result<(), String> {
+    let _ = is_complete(src);
+    let Ok(script) = parse_script(src) else {
+        return Ok(());
+    };
+    let canon = script.to_string();
+    let again = parse_script(&canon).map_err(|e| {
+        format!("canonical form does not parse\nsource: {src:?}\ncanon: {canon}\n{e}")
+    })?;
+    if again.to_string() != canon {
+        return Err(format!(
+            "unstable print for {src:?}\nfirst:  {canon}\nsecond: {again}"
+        ));
+    }
+    Ok(())
+}

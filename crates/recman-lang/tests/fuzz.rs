@@ -1,7 +1,7 @@
 //! Bounded fuzzing in plain `cargo test`: token soup and byte mutations of the golden scripts
 //! must never panic, and whatever parses must print to a form that parses back to itself.
 
-use recman_lang::{is_complete, parse_script};
+use recman_lang::parse_script;
 
 /// xorshift64*: deterministic, so a failure reproduces from its iteration number.
 struct Rng(u64);
@@ -117,13 +117,8 @@ const WORDS: &[&str] = &[
 ];
 
 fn check(src: &str) {
-    let _ = is_complete(src);
-    if let Ok(script) = parse_script(src) {
-        let canon = script.to_string();
-        let again = parse_script(&canon).unwrap_or_else(|e| {
-            panic!("canonical form does not parse\nsource: {src:?}\ncanon: {canon}\n{e}")
-        });
-        assert_eq!(again.to_string(), canon, "unstable print for {src:?}");
+    if let Err(e) = recman_lang::check_round_trip(src) {
+        panic!("{e}");
     }
 }
 
