@@ -60,37 +60,11 @@ pub fn media_for(repo: &Repository, device: &str) -> Result<Arc<dyn Media>, Engi
     };
     // RMAN's PARMS 'ENV=(...)': the media manager's own settings, handed to a plugin's
     // process environment.
-    match repo
+    let env = repo
         .catalog()
         .config(&format!("device-type.{device}.env"))?
-    {
-        Some(env) if spec.starts_with("plugin:") => open_plugin_with_env(&spec, &env),
-        _ => open_spec(&spec),
-    }
-}
-
-fn open_plugin_with_env(spec: &str, env: &str) -> Result<Arc<dyn Media>, EngineError> {
-    let key = format!("{spec}\0{env}");
-    let mut open = OPEN
-        .get_or_init(|| Mutex::new(HashMap::new()))
-        .lock()
-        .expect("device table lock");
-    if let Some(m) = open.get(&key) {
-        return Ok(Arc::clone(m));
-    }
-    let argv: Vec<String> = spec
-        .trim_start_matches("plugin:")
-        .split_whitespace()
-        .map(str::to_string)
-        .collect();
-    let vars: Vec<(String, String)> = env
-        .split(',')
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .collect();
-    let m: Arc<dyn Media> = Arc::new(recman_media::plugin::PluginMedia::with_env(argv, vars)?);
-    open.insert(key, Arc::clone(&m));
-    Ok(m)
+        .unwrap_or_default();
+    open_spec_with_env(&spec, &env)
 }
 
 static OPEN: OnceLock<Mutex<HashMap<String, Arc<dyn Media>>>> = OnceLock::new();
@@ -103,15 +77,27 @@ pub fn set_s3_settings(settings: Vec<(String, String)>) {
 
 /// Opens a device specification once per process.
 pub fn open_spec(spec: &str) -> Result<Arc<dyn Media>, EngineError> {
+    open_spec_with_env(spec, "")
+}
+
+/// As [`open_spec`], with a plugin environment `K=V,K2=V2` (part of what identifies the
+/// opened device).
+fn open_spec_with_env(spec: &str, env: &str) -> Result<Arc<dyn Media>, EngineError> {
+    let key = format!("{spec}\0{env}");
     let mut open = OPEN
         .get_or_init(|| Mutex::new(HashMap::new()))
         .lock()
         .expect("device table lock");
-    if let Some(m) = open.get(spec) {
+    if let Some(m) = open.get(&key) {
         return Ok(Arc::clone(m));
     }
+    let vars: Vec<(String, String)> = env
+        .split(',')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
     let settings = S3_SETTINGS.get().map(Vec::as_slice).unwrap_or_default();
-    let m = recman_media::open_spec(spec, settings)?;
-    open.insert(spec.to_string(), Arc::clone(&m));
+    let m = recman_media::open_spec(spec, settings, &vars)?;
+    open.insert(key, Arc::clone(&m));
     Ok(m)
 }

@@ -10,14 +10,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::{Media, MediaError};
-#[path = "spec_drivers.rs"]
-mod drivers;
 
 /// Opens the device a specification names. `s3_settings` are keys of the config file's `[s3]`
-/// section, applied over the AWS variables.
+/// section, applied over the AWS variables; `env` is a plugin's environment (RMAN's
+/// PARMS 'ENV=(...)'), ignored by the other drivers.
 pub fn open_spec(
     spec: &str,
     s3_settings: &[(String, String)],
+    env: &[(String, String)],
 ) -> Result<Arc<dyn Media>, MediaError> {
     let bad = |why: &str| {
         MediaError::permanent(spec, "", why).with_hint(
@@ -25,7 +25,7 @@ pub fn open_spec(
         )
     };
     if spec.starts_with("s3://") {
-        return drivers::s3(spec, s3_settings);
+        return open_s3(spec, s3_settings);
     }
     if let Some(rest) = spec.strip_prefix("vtape:") {
         let mut parts = rest.split(',');
@@ -34,14 +34,17 @@ pub fn open_spec(
             return Err(bad("a vtape device needs a directory"));
         }
         let opts: Vec<&str> = parts.collect();
-        return drivers::vtape(spec, dir, &opts);
+        return open_vtape(spec, dir, &opts);
     }
     if let Some(rest) = spec.strip_prefix("plugin:") {
         let argv: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
         if argv.is_empty() {
             return Err(bad("a plugin device needs a program"));
         }
-        return Ok(Arc::new(crate::plugin::PluginMedia::new(argv)?));
+        return Ok(Arc::new(crate::plugin::PluginMedia::with_env(
+            argv,
+            env.to_vec(),
+        )?));
     }
     let dir = spec.strip_prefix("disk:").unwrap_or(spec);
     if !dir.starts_with('/') {
@@ -50,6 +53,50 @@ pub fn open_spec(
     crate::disk::create_dir_all_durable(Path::new(dir))
         .map_err(|e| MediaError::io(spec, "", "create directory", e))?;
     Ok(Arc::new(crate::disk::DiskMedia::new(Path::new(dir))?))
+}
+
+fn open_s3(spec: &str, settings: &[(String, String)]) -> Result<Arc<dyn Media>, MediaError> {
+    let mut cfg = crate::s3::S3Config::from_url(spec)?;
+    cfg.try_apply_env()?;
+    // The config file's [s3] keys come last: an explicit file beats ambient variables.
+    for (k, v) in settings {
+        cfg.set(k, v)?;
+    }
+    Ok(Arc::new(crate::s3::S3Media::new(cfg)?))
+}
+
+fn open_vtape(spec: &str, dir: &Path, opts: &[&str]) -> Result<Arc<dyn Media>, MediaError> {
+    let bad = |why: String| {
+        MediaError::permanent(spec, "", &why)
+            .with_hint("options are drives=N, cartridges=N, blksize=SIZE, rate=SIZE, capacity=SIZE, compression=on|off")
+    };
+    // The options describe the library to create; an existing one keeps its library.json.
+    if dir.join("library.json").exists() {
+        return Ok(Arc::new(crate::vtape::VtapeMedia::open(dir)?));
+    }
+    let mut cfg = crate::vtape::VtapeConfig::default();
+    for kv in opts {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| bad(format!("vtape option {kv:?} is not KEY=VALUE")))?;
+        let size = || crate::parse_size(v).ok_or_else(|| bad(format!("{k}={v} is not a size")));
+        let count = || {
+            v.parse::<usize>()
+                .map_err(|_| bad(format!("{k}={v} is not a number")))
+        };
+        match k {
+            "drives" => cfg.drives = count()?,
+            "cartridges" => cfg.cartridges = count()?,
+            "blksize" => cfg.block_size = size()? as usize,
+            "rate" => cfg.native_rate = size()? as f64,
+            "capacity" => cfg.cartridge_capacity = size()?,
+            "compression" => cfg.hardware_compression = matches!(v, "on" | "true" | "yes"),
+            _ => return Err(bad(format!("unknown vtape option {k:?}"))),
+        }
+    }
+    Ok(Arc::new(crate::vtape::VtapeMedia::create_library(
+        dir, &cfg,
+    )?))
 }
 
 /// "256K", "16M", "1G" or plain bytes.
