@@ -57,20 +57,6 @@ fn effective(b: &mut BackupRecord) {
 }
 
 /// The backup a level 1 builds on, from its manifest (the catalog row does not hold it).
-fn parent_of(ctx: &Context, b: &BackupRecord) -> Option<String> {
-    // Level 1s and optimized full backups name a parent.
-    if b.backup_type == "ARCHIVELOG" {
-        return None;
-    }
-    #[derive(serde::Deserialize)]
-    struct Parent {
-        parent: Option<String>,
-    }
-    let rel = format!("{}/backup/{}/manifest.json", ctx.db.name, b.id);
-    let bytes = ctx.repo.read_object(&rel).ok()??;
-    serde_json::from_slice::<Parent>(&bytes).ok()?.parent
-}
-
 /// One backup as `list backup --json` prints it (documented in docs/commands.md). Facts the
 /// manifest also holds, so a catalog rebuilt from the repository prints the same, except the
 /// second-tier copies, which only the catalog records.
@@ -109,7 +95,7 @@ fn backup_json(ctx: &Context, b: &BackupRecord) -> Result<serde_json::Value> {
         "database": ctx.db.name,
         "tag": b.tag,
         "type": b.backup_type,
-        "parent": parent_of(ctx, b),
+        "parent": recman_engine::retention::parent_of(&ctx.repo, &ctx.db.name, b),
         "status": b.status.as_str(),
         "start_lsn": Lsn(b.start_lsn).to_string(),
         "stop_lsn": b.stop_lsn.map(|l| Lsn(l).to_string()),

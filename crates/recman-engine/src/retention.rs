@@ -289,12 +289,7 @@ pub fn obsolete_in_catalog(
         .iter()
         .map(|b| {
             let mut f = BackupFacts::from_record(b);
-            // The catalog row does not name a level 1's parent; its manifest does. A level 1
-            // whose manifest is unreadable has no chain, so it is never what keeps another.
-            // Optimized full backups name a parent too.
-            if !b.backup_type.eq_ignore_ascii_case(crate::ARCHIVELOG) {
-                f.parent = manifest_parent(repo, &db_name, &b.id);
-            }
+            f.parent = parent_of(repo, &db_name, b);
             f
         })
         .collect();
@@ -302,12 +297,18 @@ pub fn obsolete_in_catalog(
     Ok((obsolete(&facts, &names, policy, now), backups, wal))
 }
 
-fn manifest_parent(repo: &Repository, db_name: &str, id: &str) -> Option<String> {
+/// The backup `b` builds on, as its manifest names it (the catalog row does not): a level 1's
+/// parent, or the full backup an optimized full leaves unchanged files in. None for WAL
+/// backups, and when the manifest cannot be read (then nothing is kept on its account).
+pub fn parent_of(repo: &Repository, db_name: &str, b: &BackupRecord) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct Parent {
         parent: Option<String>,
     }
-    let rel = format!("{}/manifest.json", crate::util::backup_dir(db_name, id));
+    if b.backup_type.eq_ignore_ascii_case(crate::ARCHIVELOG) {
+        return None;
+    }
+    let rel = format!("{}/manifest.json", crate::util::backup_dir(db_name, &b.id));
     let bytes = repo.read_object(&rel).ok()??;
     serde_json::from_slice::<Parent>(&bytes).ok()?.parent
 }
