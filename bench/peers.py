@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Helper of bench/peers.sh (stdlib only).
 
-  peers.py measure --out RUNS.jsonl --log FILE [--server-pid PID] [--set k=v]... -- CMD...
+  peers.py measure --out RUNS.jsonl --log FILE [--server-pid PID] [--reap S] [--set k=v]... -- CMD...
       runs CMD, appends one JSON record (wall s, user/sys CPU s and peak RSS of CMD and every
       child it waited for, PostgreSQL server CPU s during the run, rc) and exits with CMD's rc.
+      --reap S: also adopt the daemons CMD starts (child subreaper) and wait up to S seconds
+      after CMD's end for them to exit; their CPU and RSS count, the wall time stays CMD's.
   peers.py fio FILE.json            prints "read_MBps write_MBps" of a fio --output-format=json
   peers.py codec FILE.txt           parses `lz4 -b` / `zstd -b` output into JSON lines
   peers.py report --runs RUNS.jsonl --limits LIMITS.json --meta META.json --json OUT.json
@@ -54,9 +56,33 @@ def server_cpu(pm_pid):
     return total
 
 
+def _subreaper():
+    """Become the child subreaper: a daemon that CMD leaves behind (pgBackRest's async
+    archive-push/-get process) is reparented to this process, so that it can be waited for and
+    its CPU time and peak RSS counted."""
+    import ctypes
+
+    PR_SET_CHILD_SUBREAPER = 36
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _reap_orphans(limit_s):
+    """Waits (at most limit_s) for the daemons CMD left behind; seconds waited past CMD's end."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit_s:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            time.sleep(0.05)
+    return round(time.monotonic() - t0, 3)
+
+
 def cmd_measure(argv):
     out = log = None
     pm = 0
+    reap = 0
     extra = {}
     i = 0
     while i < len(argv):
@@ -70,6 +96,8 @@ def cmd_measure(argv):
             log = argv[i + 1]
         elif a == "--server-pid":
             pm = int(argv[i + 1] or 0)
+        elif a == "--reap":
+            reap = float(argv[i + 1])
         elif a == "--set":
             k, v = argv[i + 1].split("=", 1)
             extra[k] = _num(v)
@@ -79,6 +107,8 @@ def cmd_measure(argv):
     cmd = argv[i:]
     if not cmd or not out or not log:
         sys.exit("measure: need --out, --log and a command")
+    if reap:
+        _subreaper()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     s0 = server_cpu(pm)
     t0 = time.monotonic()
@@ -86,6 +116,8 @@ def cmd_measure(argv):
         rc = subprocess.call(cmd, stdout=lf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     wall = time.monotonic() - t0
     s1 = server_cpu(pm)
+    if reap:
+        extra["orphans_s"] = _reap_orphans(reap)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     rec = dict(extra)
     rec.update(
@@ -166,6 +198,10 @@ def fmt(x, nd=0):
 
 
 TOOLS = ["recman", "pgbackrest", "pg_basebackup"]
+# the order of tools in the table; "local": PostgreSQL restoring WAL with cp from a directory
+TOOL_ORDER = TOOLS + ["local"]
+# operations whose MB/s is of a small amount of work (incremental) or of WAL: wall time shown too
+TIMED_OPS = ("incremental", "archive_push", "archive_get", "replay")
 
 
 def cmd_report(argv):
@@ -217,11 +253,12 @@ def cmd_report(argv):
         return a / b
 
     # physical limit of each (dataset, op, comp), in MB/s of database bytes
-    def limit_for(ds, op, comp):
+    def limit_for(ds, op, comp, checked=False):
         rd = limits.get("read_direct_1m_qd16")
         copy = limits.get("copy_direct_1m_qd16")
-        codec = limits.get("codecs", {}).get(meta["datasets"][ds]["codec_file"], {})
-        ck = limits.get("checksum", {}).get(meta["datasets"][ds]["codec_file"], {}).get("mb_per_s")
+        cf = meta["datasets"][ds].get("codec_file")
+        codec = limits.get("codecs", {}).get(cf, {})
+        ck = limits.get("checksum", {}).get(cf, {}).get("mb_per_s")
         if op == "backup":
             if comp == "none":
                 return copy, "fio copy (direct, 1 MiB, qd16)"
@@ -239,10 +276,14 @@ def cmd_report(argv):
             if comp == "none" or not c:
                 return (copy if op == "restore" else rd), "disk"
             cpu = c["decompress_mb_s"] * cores
+            if op == "validate_backup" and checked and ck:
+                # validation also checks every page: decompress + page checksum per core
+                cpu = cores / (1 / c["decompress_mb_s"] + 1 / ck)
             io = copy * c["ratio"] if op == "restore" and copy else rd * c["ratio"]
             if op == "restore":
                 io = min(io, limits.get("write_direct_1m_qd16") or io)
-            return (cpu, f"CPU: {cores} × {comp} decompress") if cpu < io else (io, "disk")
+            what = f"{comp} decompress + page checksum" if op == "validate_backup" and checked else f"{comp} decompress"
+            return (cpu, f"CPU: {cores} × {what}") if cpu < io else (io, "disk")
         if op == "validate_database":
             return rd, "fio read (direct, 1 MiB, qd16)"
         return None, ""
@@ -260,10 +301,12 @@ def cmd_report(argv):
                     r[f"vs_{p}"] = ratio(r["mb_s"], pr["mb_s"])
                     r[f"cpu_vs_{p}"] = ratio(r["cpu_s_per_gb"], pr["cpu_s_per_gb"])
 
-    order_op = {"backup": 0, "restore": 1, "validate_backup": 2, "verify": 3, "validate_database": 4}
+    order_op = {"backup": 0, "restore": 1, "validate_backup": 2, "verify": 3, "validate_database": 4,
+                "incremental": 5, "archive_push": 6, "archive_get": 7, "replay": 8}
     order_comp = {"none": 0, "lz4": 1, "zstd:1": 2, "zstd:3": 3}
     rows.sort(key=lambda r: (r["dataset"] != "pgbench", r["dataset"], order_op.get(r["op"], 9),
-                             order_comp.get(r["comp"], 9), TOOLS.index(r["tool"]) if r["tool"] in TOOLS else 9))
+                             order_comp.get(r["comp"], 9) if r["op"] != "replay" else 0,
+                             TOOL_ORDER.index(r["tool"]) if r["tool"] in TOOL_ORDER else 9))
 
     # targets of issue 4
     targets = []
@@ -291,11 +334,47 @@ def cmd_report(argv):
     target("restore lz4 / pgBackRest restore", g(ds, "restore", "lz4", "recman", "vs_pgbackrest"), 2.0)
     target("validate database / read limit", g(ds, "validate_database", "none", "recman", "vs_limit"), 0.9)
     target("validate backup lz4 / min(read, decompress) limit", g(ds, "validate_backup", "lz4", "recman", "vs_limit"), 0.9)
+    vb = g(ds, "validate_backup", "lz4", "recman", "mb_s")
+    vb_lim, _ = limit_for(ds, "validate_backup", "lz4", checked=True)
+    target("validate backup lz4 / min(read, decompress + page checksum) limit",
+           vb / vb_lim if vb and vb_lim else None, 0.9)
     for lv in ("none", "lz4", "zstd:1", "zstd:3"):
         target_le(f"CPU s/GB backup {lv} / pgBackRest", g(ds, "backup", lv, "recman", "cpu_vs_pgbackrest"), 0.5)
     if "random" in meta["datasets"]:
         target("random data: backup lz4 / pgBackRest", g("random", "backup", "lz4", "recman", "vs_pgbackrest"), 2.0)
         target("random data: backup lz4 / pg_basebackup", g("random", "backup", "lz4", "recman", "vs_pg_basebackup"), 1.3)
+
+    def secs(ds, op, comp, tool):
+        w = g(ds, op, comp, tool, "wall_s")
+        return None if w is None else f"{w:,.2f} s"
+
+    def vs_time(ds, op, comp, peer, peer_comp=None):
+        a, b = secs(ds, op, comp, "recman"), secs(ds, op, peer_comp or comp, peer)
+        return f"{a or '–'} vs {b or '–'}"
+
+    ds = "pgbench"
+    if find(ds, "incremental", "lz4", "recman") or find(ds, "incremental", "lz4", "pgbackrest"):
+        target("incremental level 1 / pgBackRest incr: speed", g(ds, "incremental", "lz4", "recman", "vs_pgbackrest"), 3.0,
+               vs_time(ds, "incremental", "lz4", "pgbackrest"))
+        ra, rb = g(ds, "incremental", "lz4", "recman", "repo_mb"), g(ds, "incremental", "lz4", "pgbackrest", "repo_mb")
+        target_le("incremental level 1 / pgBackRest incr: size", ratio(ra, rb), 0.2,
+                  f"{fmt(ra, 1)} vs {fmt(rb, 1)} MB")
+    ds = "wal"
+    if ds in meta["datasets"]:
+        target("archive-push / pgBackRest async", g(ds, "archive_push", "lz4", "recman", "vs_pgbackrest"), 2.0,
+               vs_time(ds, "archive_push", "lz4", "pgbackrest"))
+        target("archive-get / pgBackRest async", g(ds, "archive_get", "lz4", "recman", "vs_pgbackrest"), 2.0,
+               vs_time(ds, "archive_get", "lz4", "pgbackrest"))
+        target_le("replay via recman / replay from local dir (time)",
+                  ratio(g(ds, "replay", "lz4", "recman", "wall_s"), g(ds, "replay", "none", "local", "wall_s")), 1.1,
+                  vs_time(ds, "replay", "lz4", "local", "none")
+                  + (f"; pgBackRest {secs(ds, 'replay', 'lz4', 'pgbackrest')}"
+                     if secs(ds, "replay", "lz4", "pgbackrest") else ""))
+    if "small" in meta["datasets"]:
+        big, small = g("pgbench", "backup", "lz4", "recman", "peak_rss_mb"), g("small", "backup", "lz4", "recman", "peak_rss_mb")
+        target_le("peak RSS recman backup lz4: main scale / small scale", ratio(big, small), 1.2,
+                  f"{fmt(big)} vs {fmt(small)} MB at {meta['datasets']['pgbench']['db_bytes'] / MB:,.0f} vs "
+                  f"{meta['datasets']['small']['db_bytes'] / MB:,.0f} MB of data")
 
     result = dict(meta=meta, limits=limits, rows=rows, targets=targets)
     with open(opts["--json"], "w") as f:
@@ -303,7 +382,11 @@ def cmd_report(argv):
 
     md = []
     md.append(f"Units: MB/s = 10^6 bytes/s of database bytes (data directory without pg_wal); median (min–max) of the runs; "
-              f"CPU s/GB = user+sys of the tool and its children plus the PostgreSQL server's CPU, per 10^9 database bytes.")
+              f"CPU s/GB = user+sys of the tool and its children plus the PostgreSQL server's CPU, per 10^9 database bytes."
+              + (f" Data set wal: MB/s and CPU s/GB of WAL bytes ({meta['datasets']['wal'].get('segments')} segments × 16 MiB);"
+                 f" replay = from start of a base copy to the end of recovery."
+                 if "wal" in meta["datasets"] else "")
+              + (" Incremental, WAL: median wall time after the MB/s." if any(r["op"] in TIMED_OPS for r in rows) else ""))
     md.append("")
     md.append("### Physical limits (same run)")
     md.append("")
@@ -326,10 +409,14 @@ def cmd_report(argv):
     md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         rate = "FAILED" if r["mb_s"] is None else spread(r["mb_s_all"])
+        if r["op"] in TIMED_OPS and r["wall_s"] is not None:
+            rate += f"; {r['wall_s']:,.2f} s"
+        # an incremental's few MB: one decimal
+        small_repo = r["op"] in TIMED_OPS and r["repo_mb"] is not None and r["repo_mb"] < 10
         runs_s = f"{r['runs']}" + (f" ({r['failed']} failed)" if r["failed"] else "")
         md.append(
             f"| {r['dataset']} | {r['op']} | {r['comp']} | {r['tool']} | {runs_s} | {rate} | {fmt(r['cpu_s_per_gb'], 2)} | "
-            f"{fmt(r['peak_rss_mb'])} | {fmt(r['repo_mb'])} | {fmt(r.get('vs_pgbackrest'), 2)} | "
+            f"{fmt(r['peak_rss_mb'])} | {fmt(r['repo_mb'], 1 if small_repo else 0)} | {fmt(r.get('vs_pgbackrest'), 2)} | "
             f"{fmt(r.get('vs_pg_basebackup'), 2)} | {fmt(r['limit_mb_s'])} | {fmt(r['vs_limit'], 2)} |"
         )
     md.append("")
@@ -340,7 +427,8 @@ def cmd_report(argv):
     for t in targets:
         op = "≤" if t.get("le") else "≥"
         met = "–" if t["met"] is None else ("yes" if t["met"] else "**no**")
-        md.append(f"| {t['target']} | {fmt(t['value'], 2)} | {op} {t['goal']} | {met} |")
+        ev = f" ({t['evidence']})" if t.get("evidence") else ""
+        md.append(f"| {t['target']} | {fmt(t['value'], 2)}{ev} | {op} {t['goal']} | {met} |")
     notes = [(r["op"], r["comp"], n) for r in rows if r["tool"] == "recman" for n in r["notes"]]
     if notes:
         md.append("")

@@ -3,16 +3,28 @@
 # pg_basebackup), in one run on the same data and the same disk. Not a test: it prints figures
 # and ratios; it fails only when a tool fails to run.
 #
-#   sudo bench/peers.sh [--scale N] [--random-mb N] [--repeat N] [--channels N] [--smoke]
-#                       [--out-dir DIR] [--keep]
+#   sudo bench/peers.sh [--scale N] [--random-mb N] [--small-scale N] [--wal-segments N]
+#                       [--repeat N] [--channels N] [--smoke] [--out-dir DIR] [--keep]
 #
-# --scale      pgbench scale of the main data set (default 20; 300 is the issue's full figure)
-# --random-mb  size of the incompressible data set, a second cluster (default: scale x 10 MB)
-# --repeat     runs of each measurement, alternating the tools (default 3)
-# --channels   recman channels = pgBackRest process-max (default: cores)
-# --smoke      scale 1, 16 MB random, one run, short limit jobs (CI); writes under /tmp
-# --out-dir    where latest.json and latest.md go (default bench/results)
-# --keep       keep the temp dir
+# --scale         pgbench scale of the main data set (default 20; 300 is the issue's full figure)
+# --random-mb     size of the incompressible data set, a second cluster (default: scale x 10 MB)
+# --small-scale   pgbench scale of the small data set, a third cluster, for recman's peak memory
+#                 at two scales (default: scale / 10, at least 1)
+# --wal-segments  WAL segments of the WAL phase (default 64; 1000 is the issue's full figure)
+# --repeat        runs of each measurement, alternating the tools (default 3)
+# --channels      recman channels = pgBackRest process-max (default: cores)
+# --smoke         scale 1, 16 MB random, 4 WAL segments, one run, short limit jobs (CI); writes
+#                 under /tmp
+# --out-dir       where latest.json and latest.md go (default bench/results)
+# --keep          keep the temp dir
+#
+# Each round: full backups with each compression (recman, pgBackRest, pg_basebackup), restore
+# and validate/verify of the lz4 ones, then a fixed pgbench workload on the main cluster and
+# incremental backups on top of the lz4 ones (recman level 1 on its lz4 level 0, pgBackRest
+# incr on its lz4 full), the incompressible data set, one recman lz4 backup of the small data
+# set, and the WAL phase (bench/wal-phase.sh: archive-push and archive-get of N segments the
+# way PostgreSQL calls them, recman against pgBackRest async; replay of those N segments with
+# restore_command = recman archive-get, cp from a local directory, pgBackRest archive-get).
 #
 # Everything runs in one temp dir under /tmp (clusters on unix sockets only, repositories, fio
 # files) that is removed at the end. Needs root: it installs missing packages, drops the page
@@ -21,16 +33,20 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SCALE=20
 RANDOM_MB=
+SMALL_SCALE=
+WAL_SEGS=
 REPEAT=3
 CHANNELS=$(nproc)
 SMOKE=0
 OUT_DIR=
 KEEP=0
-usage() { sed -n '5,6p' "${BASH_SOURCE[0]}" | sed 's/^# *//' >&2; exit 2; }
+usage() { sed -n '6,7p' "${BASH_SOURCE[0]}" | sed 's/^# //' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
     case $1 in
         --scale) SCALE=$2; shift 2 ;;
         --random-mb) RANDOM_MB=$2; shift 2 ;;
+        --small-scale) SMALL_SCALE=$2; shift 2 ;;
+        --wal-segments) WAL_SEGS=$2; shift 2 ;;
         --repeat) REPEAT=$2; shift 2 ;;
         --channels) CHANNELS=$2; shift 2 ;;
         --smoke) SMOKE=1; shift ;;
@@ -41,14 +57,18 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 if [[ $SMOKE == 1 ]]; then
-    SCALE=1; REPEAT=1; RANDOM_MB=${RANDOM_MB:-16}
+    SCALE=1; REPEAT=1; RANDOM_MB=${RANDOM_MB:-16}; WAL_SEGS=${WAL_SEGS:-4}
     OUT_DIR=${OUT_DIR:-/tmp/recman-peers-smoke}
 fi
 RANDOM_MB=${RANDOM_MB:-$((SCALE * 10))}
+WAL_SEGS=${WAL_SEGS:-64}
+SMALL_SCALE=${SMALL_SCALE:-$((SCALE / 10 > 1 ? SCALE / 10 : 1))}
+WAL_SCALE=$((SMOKE ? 1 : 5))   # pgbench scale of the cluster that writes the WAL phase's WAL
 OUT_DIR=${OUT_DIR:-$ROOT/bench/results}
 
 log() { printf '[peers] %s\n' "$*" >&2; }
 die() { printf '[peers] ERROR: %s\n' "$*" >&2; exit 1; }
+((WAL_SEGS >= 2)) || die "--wal-segments must be at least 2"
 [[ $EUID -eq 0 ]] || die "run as root (sudo bench/peers.sh): it drops the page cache and runs PostgreSQL as postgres"
 
 # The smoke run (CI) takes the debug binary that `cargo test` already built, when there is one;
@@ -110,8 +130,9 @@ CONF
 chown postgres: "$PGBR_CONF"
 
 # ------------------------------------------------------------------ clusters
-# make_cluster NAME PORT: initdb with checksums, archiving into a recman repository and the
-# pgBackRest stanza NAME (both, so both tools find their WAL), registered in both.
+# make_cluster NAME PORT [CONF]: initdb with checksums, archiving into a recman repository and
+# the pgBackRest stanza NAME (both, so both tools find their WAL), registered in both. CONF:
+# more postgresql.conf lines, after (so overriding) the common ones.
 make_cluster() {
     local name=$1 port=$2 d=$WORK/$1
     as_pg "$BIN/initdb" -D "$d/pgdata" --data-checksums --auth=trust -U postgres >/dev/null
@@ -126,6 +147,7 @@ max_wal_size = 4GB
 checkpoint_timeout = 30min
 autovacuum = off
 shared_buffers = 256MB
+${3:-}
 CONF
     cat >> "$PGBR_CONF" <<CONF
 [$name]
@@ -151,6 +173,8 @@ settle() {
     done
     die "archiver of port $port did not catch up (see $WORK/*/server.log)"
 }
+# shellcheck source=wal-phase.sh
+source "$ROOT/bench/wal-phase.sh"
 db_bytes() { # data directory without pg_wal
     local d=$1 all wal
     all=$(du -sb "$d" | cut -f1); wal=$(du -sb "$d/pg_wal" | cut -f1)
@@ -160,12 +184,20 @@ db_bytes() { # data directory without pg_wal
 T0=$(date +%s)
 PORT_MAIN=$BASE_PORT
 PORT_RND=$((BASE_PORT + 1))
-log "work dir $WORK; pgbench scale $SCALE, random data $RANDOM_MB MB, $REPEAT run(s), $CHANNELS channel(s)"
+PORT_SMALL=$((BASE_PORT + 2))
+PORT_WAL=$((BASE_PORT + 3))
+# shellcheck disable=SC2034  # used by wal-phase.sh
+PORT_REPLAY=$((BASE_PORT + 4))
+log "work dir $WORK; pgbench scale $SCALE, random data $RANDOM_MB MB, small scale $SMALL_SCALE, $WAL_SEGS WAL segments, $REPEAT run(s), $CHANNELS channel(s)"
 make_cluster pgbench "$PORT_MAIN"
 make_cluster random "$PORT_RND"
-log "loading pgbench scale $SCALE"
+make_cluster small "$PORT_SMALL"
+PIDS_TO_STOP+=("$WORK/replay")   # the WAL phase's recovering copies
+log "loading pgbench scale $SCALE, and scale $SMALL_SCALE"
 as_pg "$BIN/pgbench" -h "$WORK/sock" -p "$PORT_MAIN" -U postgres -i -s "$SCALE" -q postgres >"$WORK/pgbench-init.log" 2>&1 ||
     { cat "$WORK/pgbench-init.log" >&2; die "pgbench -i failed"; }
+as_pg "$BIN/pgbench" -h "$WORK/sock" -p "$PORT_SMALL" -U postgres -i -s "$SMALL_SCALE" -q postgres >"$WORK/pgbench-init-small.log" 2>&1 ||
+    { cat "$WORK/pgbench-init-small.log" >&2; die "pgbench -i (small) failed"; }
 log "loading $RANDOM_MB MB of random bytes"
 psql_at "$PORT_RND" "create extension pgcrypto" >/dev/null
 psql_at "$PORT_RND" "create table rnd (id int, b bytea)" >/dev/null
@@ -177,14 +209,17 @@ for ((i = 0; i < ROWS; i += CHUNK)); do
 done
 settle "$PORT_MAIN"
 settle "$PORT_RND"
-PM_MAIN=$(head -1 "$WORK/pgbench/pgdata/postmaster.pid")
-PM_RND=$(head -1 "$WORK/random/pgdata/postmaster.pid")
+settle "$PORT_SMALL"
+wal_setup "$PORT_WAL"
+declare -A PM=()
+for ds in pgbench random small; do PM[$ds]=$(head -1 "$WORK/$ds/pgdata/postmaster.pid"); done
 DB_MAIN=$(db_bytes "$WORK/pgbench/pgdata")
 DB_RND=$(db_bytes "$WORK/random/pgdata")
+DB_SMALL=$(db_bytes "$WORK/small/pgdata")
 ACC_FILE=$WORK/pgbench/pgdata/$(psql_at "$PORT_MAIN" "select pg_relation_filepath('pgbench_accounts')")
 PKEY_FILE=$WORK/pgbench/pgdata/$(psql_at "$PORT_MAIN" "select pg_relation_filepath('pgbench_accounts_pkey')")
 RND_FILE=$WORK/random/pgdata/$(psql_at "$PORT_RND" "select pg_relation_filepath('rnd')")
-log "data: pgbench $((DB_MAIN / 1000000)) MB, random $((DB_RND / 1000000)) MB (without pg_wal); set-up took $(($(date +%s) - T0)) s"
+log "data: pgbench $((DB_MAIN / 1000000)) MB, random $((DB_RND / 1000000)) MB, small $((DB_SMALL / 1000000)) MB (without pg_wal), $WAL_SEGS WAL segments; set-up took $(($(date +%s) - T0)) s"
 
 # ------------------------------------------------------------------ physical limits
 log "physical limits: fio and dd on $(df --output=source "$WORK" | tail -1)"
@@ -293,16 +328,19 @@ python3 -m json.tool "$WORK/limits.json" >/dev/null || die "limits.json is not v
 # ------------------------------------------------------------------ the tools
 FAILS=0
 # measure DATASET OP COMP TOOL [--set k=v]... -- CMD...   (cold cache, one record in runs.jsonl)
+# BASIS=bytes: the bytes the MB/s figure is of (default: the data set's database bytes);
+# REAP=s: wait up to s seconds for daemons CMD leaves behind, counting their CPU (peers.py --reap)
 LAST_LOG=
 measure() {
     local ds=$1 op=$2 comp=$3 tool=$4; shift 4
-    local pm=$PM_MAIN
-    [[ $ds == random ]] && pm=$PM_RND
+    local pm=${PM[$ds]:-} more=()
+    [[ -n ${BASIS:-} ]] && more+=(--set basis_bytes="$BASIS")
+    [[ -n ${REAP:-} ]] && more+=(--reap "$REAP")
     LAST_LOG=$WORK/logs/$ds-$op-${comp/:/}-$tool-$REP.log
     mkdir -p "$WORK/logs"
     drop_cache
     if ! $PY measure --out "$RUNS" --log "$LAST_LOG" --server-pid "$pm" --set dataset="$ds" --set op="$op" \
-        --set comp="$comp" --set tool="$tool" --set rep="$REP" "$@"; then
+        --set comp="$comp" --set tool="$tool" --set rep="$REP" "${more[@]}" "$@"; then
         log "FAILED: $tool $op $comp on $ds (log below)"
         tail -20 "$LAST_LOG" >&2
         FAILS=$((FAILS + 1))
@@ -322,18 +360,21 @@ EOF
 }
 target_of() { echo "host=$WORK/sock port=$1 user=postgres dbname=postgres"; }
 
-recman_backup() { # ds port comp tag
-    local ds=$1 port=$2 comp=$3 tag=$4 d=$WORK/$1
-    measure "$ds" backup "$comp" recman -- runuser -u postgres -- "$R" --repo "$d/repo" --pgdata "$d/pgdata" \
-        --target "$(target_of "$port")" backup database --channels "$CHANNELS" --compress "$comp" --tag "$tag" || return 0
-    local total sustained budget written diag
+recman_backup() { # ds port comp tag [op [more `backup database` options...]]
+    local ds=$1 port=$2 comp=$3 tag=$4 op=${5:-backup} d=$WORK/$1
+    shift $(($# < 5 ? $# : 5))
+    measure "$ds" "$op" "$comp" recman -- runuser -u postgres -- "$R" --repo "$d/repo" --pgdata "$d/pgdata" \
+        --target "$(target_of "$port")" backup database --channels "$CHANNELS" --compress "$comp" --tag "$tag" "$@" || return 0
+    local total sustained budget written diag btype parent
     total=$(sed -n 's/.*total \([0-9.]*\) MB\/s.*/\1/p' "$LAST_LOG" | tail -1)
     sustained=$(sed -n 's/.*sustained \([0-9.]*\) MB\/s.*/\1/p' "$LAST_LOG" | tail -1)
     budget=$(sed -n 's/.*memory budget \([0-9]*\) MiB.*/\1/p' "$LAST_LOG" | tail -1)
-    written=$(as_pg "$R" --repo "$d/repo" list backup --json | python3 -c '
+    read -r written btype parent < <(as_pg "$R" --repo "$d/repo" list backup --json | python3 -c '
 import json, sys
 tag = sys.argv[1].upper()
-print(sum(b["written_bytes"] for b in json.load(sys.stdin) if b["tag"] == tag))' "$tag")
+bs = [b for b in json.load(sys.stdin) if b["tag"] == tag]
+print(sum(b["written_bytes"] for b in bs), bs[-1].get("type") or "-" if bs else "-",
+      bs[-1].get("parent") or "-" if bs else "-")' "$tag")
     diag=$(as_pg "$R" --repo "$d/repo" report io "$tag" --json 2>/dev/null | python3 -c '
 import json, sys
 try:
@@ -342,9 +383,15 @@ except ValueError:
     sys.exit()
 d = next((x for x in r.get("diagnosis", []) if x.startswith("bottleneck")), "")
 print(d.split(" — ")[0].split(";")[0])') || diag=
-    amend "{\"repo_bytes\": ${written:-0}, \"recman_total_mb_s\": ${total:-null}, \"recman_sustained_mb_s\": ${sustained:-null}, \"budget_mib\": ${budget:-null}, \"note\": $(printf '%s' "$diag" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')}"
+    amend "{\"repo_bytes\": ${written:-0}, \"recman_total_mb_s\": ${total:-null}, \"recman_sustained_mb_s\": ${sustained:-null}, \"budget_mib\": ${budget:-null}, \"backup_type\": \"${btype:-}\", \"parent\": \"${parent:-}\", \"note\": $(printf '%s' "$diag" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')}"
+    LAST_TYPE=$btype LAST_PARENT=$parent
 }
 recman_delete() { as_pg "$R" --repo "$WORK/$1/repo" delete backup "$2" --noprompt >/dev/null 2>&1 || true; }
+recman_id_of() { # ds tag -> backup id
+    as_pg "$R" --repo "$WORK/$1/repo" list backup --json | python3 -c '
+import json, sys
+print(next((b["id"] for b in json.load(sys.stdin) if b["tag"] == sys.argv[1].upper()), ""))' "$2"
+}
 pgbr_opts() { # comp -> pgBackRest compression options
     case $1 in
         none) echo "--compress-type=none" ;;
@@ -352,13 +399,14 @@ pgbr_opts() { # comp -> pgBackRest compression options
         zstd:*) echo "--compress-type=zst --compress-level=${1#zstd:}" ;;
     esac
 }
-pgbr_backup() { # ds comp
-    local ds=$1 comp=$2 opts
+pgbr_backup() { # ds comp [full|incr]
+    local ds=$1 comp=$2 type=${3:-full} opts op=backup suffix=F
+    [[ $type == incr ]] && { op=incremental; suffix=I; }
     read -r -a opts <<<"$(pgbr_opts "$comp")"
-    measure "$ds" backup "$comp" pgbackrest -- runuser -u postgres -- pgbackrest --config="$PGBR_CONF" --stanza="$ds" \
-        --type=full --process-max="$CHANNELS" "${opts[@]}" backup || return 0
+    measure "$ds" "$op" "$comp" pgbackrest -- runuser -u postgres -- pgbackrest --config="$PGBR_CONF" --stanza="$ds" \
+        --type="$type" --process-max="$CHANNELS" "${opts[@]}" backup || return 0
     local label
-    label=$(find "$WORK/pgbr-repo/backup/$ds" -maxdepth 1 -name '*F' -printf '%f\n' | sort | tail -1)
+    label=$(find "$WORK/pgbr-repo/backup/$ds" -maxdepth 1 -name "*$suffix" -printf '%f\n' | sort | tail -1)
     amend "{\"repo_bytes\": $(du -sb "$WORK/pgbr-repo/backup/$ds/$label" | cut -f1)}"
 }
 pgbb_backup() { # ds port comp
@@ -376,6 +424,9 @@ pgbb_backup() { # ds port comp
 }
 
 COMPS=(none lz4 zstd:1 zstd:3)
+# the incremental's workload: 25 pgbench transactions per client and per unit of scale (at
+# scales 1 and 5 this changed 3 % of pgbench_accounts' pages and 16 % of its primary key's)
+INCR_TX=$((SCALE * 25))
 for ((REP = 1; REP <= REPEAT; REP++)); do
     log "round $REP of $REPEAT"
     for comp in "${COMPS[@]}"; do
@@ -389,10 +440,11 @@ for ((REP = 1; REP <= REPEAT; REP++)); do
         recman_delete pgbench "R$REP${comp/:/}"
         log "  backup $comp done"
     done
+    # recman's lz4 backup is a level 0 (a full backup that level 1s build on, the same work)
     if ((REP % 2)); then
-        recman_backup pgbench "$PORT_MAIN" lz4 "R${REP}LZ4"; pgbr_backup pgbench lz4; pgbb_backup pgbench "$PORT_MAIN" lz4
+        recman_backup pgbench "$PORT_MAIN" lz4 "R${REP}LZ4" backup --incremental-level 0; pgbr_backup pgbench lz4; pgbb_backup pgbench "$PORT_MAIN" lz4
     else
-        pgbb_backup pgbench "$PORT_MAIN" lz4; pgbr_backup pgbench lz4; recman_backup pgbench "$PORT_MAIN" lz4 "R${REP}LZ4"
+        pgbb_backup pgbench "$PORT_MAIN" lz4; pgbr_backup pgbench lz4; recman_backup pgbench "$PORT_MAIN" lz4 "R${REP}LZ4" backup --incremental-level 0
     fi
     log "  backup lz4 done"
     # restore the lz4 backups (pgBackRest's latest is its lz4 one)
@@ -411,7 +463,6 @@ for ((REP = 1; REP <= REPEAT; REP++)); do
         --process-max="$CHANNELS" verify || true
     measure pgbench validate_database none recman -- runuser -u postgres -- "$R" --pgdata "$WORK/pgbench/pgdata" \
         --target "$(target_of "$PORT_MAIN")" validate database || true
-    recman_delete pgbench "R${REP}LZ4"
     # pg_verifybackup reads plain-format backups only (PostgreSQL 15): one plain copy, verified
     if [[ $REP == 1 ]]; then
         rm -rf "$WORK/pgbb-plain"
@@ -420,10 +471,38 @@ for ((REP = 1; REP <= REPEAT; REP++)); do
     fi
     measure pgbench verify none pg_basebackup -- runuser -u postgres -- "$BIN/pg_verifybackup" -n "$WORK/pgbb-plain" || true
     log "  validate/verify done"
+    # incremental: a fixed pgbench workload, then recman's level 1 on this round's lz4 level 0
+    # against pgBackRest's incr on its lz4 full (the newest backup of each; pgBackRest's restore
+    # and verify above ran before, so they saw only the full)
+    as_pg "$BIN/pgbench" -h "$WORK/sock" -p "$PORT_MAIN" -U postgres -n -c 2 -j 2 -t "$INCR_TX" postgres \
+        >>"$WORK/pgbench-incr.log" 2>&1 || { tail -20 "$WORK/pgbench-incr.log" >&2; die "pgbench workload failed"; }
+    settle "$PORT_MAIN"
+    DB_NOW=$(db_bytes "$WORK/pgbench/pgdata")
+    PARENT_ID=$(recman_id_of pgbench "R${REP}LZ4")
+    LAST_TYPE='' LAST_PARENT=''
+    if ((REP % 2)); then
+        BASIS=$DB_NOW recman_backup pgbench "$PORT_MAIN" lz4 "R${REP}INC" incremental --incremental-level 1
+        BASIS=$DB_NOW pgbr_backup pgbench lz4 incr
+    else
+        BASIS=$DB_NOW pgbr_backup pgbench lz4 incr
+        BASIS=$DB_NOW recman_backup pgbench "$PORT_MAIN" lz4 "R${REP}INC" incremental --incremental-level 1
+    fi
+    if [[ -n $LAST_TYPE && ($LAST_TYPE != LEVEL1 || $LAST_PARENT != "$PARENT_ID") ]]; then
+        log "FAILED: recman's incremental R${REP}INC is $LAST_TYPE on ${LAST_PARENT:-nothing}, not a level 1 on R${REP}LZ4 ($PARENT_ID)"
+        FAILS=$((FAILS + 1))
+    fi
+    recman_delete pgbench "R${REP}INC"
+    recman_delete pgbench "R${REP}LZ4"
+    log "  incremental done"
     # the incompressible data set: lz4 backups
     recman_backup random "$PORT_RND" lz4 "X${REP}LZ4"; pgbr_backup random lz4; pgbb_backup random "$PORT_RND" lz4
     recman_delete random "X${REP}LZ4"
     log "  random data set done"
+    # the small data set: recman's peak memory at a second scale (the same kind of backup)
+    recman_backup small "$PORT_SMALL" lz4 "S${REP}LZ4" backup --incremental-level 0
+    recman_delete small "S${REP}LZ4"
+    log "  small data set done"
+    wal_round
 done
 rm -rf "$WORK/pgbb-plain"
 
@@ -433,7 +512,7 @@ python3 - "$WORK/meta.json" <<EOF
 import json, sys
 meta = {
     "date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
-    "command": "bench/peers.sh --scale $SCALE --random-mb $RANDOM_MB --repeat $REPEAT --channels $CHANNELS$( ((SMOKE)) && echo ' --smoke')",
+    "command": "bench/peers.sh --scale $SCALE --random-mb $RANDOM_MB --small-scale $SMALL_SCALE --wal-segments $WAL_SEGS --repeat $REPEAT --channels $CHANNELS$( ((SMOKE)) && echo ' --smoke')",
     "cores": $(nproc),
     "cpu": "$MODEL",
     "memory_gib": $(free -g | awk '/Mem:/{print $2}'),
@@ -451,7 +530,11 @@ meta = {
     "datasets": {
         "pgbench": {"db_bytes": $DB_MAIN, "codec_file": "accounts", "what": "pgbench scale $SCALE"},
         "random": {"db_bytes": $DB_RND, "codec_file": "random", "what": "$RANDOM_MB MB of gen_random_bytes rows"},
+        "small": {"db_bytes": $DB_SMALL, "codec_file": "accounts", "what": "pgbench scale $SMALL_SCALE"},
+        "wal": {"db_bytes": $((WAL_SEGS * SEG_BYTES)), "segments": $WAL_SEGS,
+                "what": "$WAL_SEGS WAL segments of pgbench (scale $WAL_SCALE: tpcb-like and a 100-row range update)"},
     },
+    "incremental_workload": "pgbench -n -c 2 -j 2 -t $INCR_TX",
 }
 json.dump(meta, open(sys.argv[1], "w"), indent=1)
 EOF

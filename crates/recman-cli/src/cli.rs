@@ -88,15 +88,58 @@ pub enum Command {
         #[command(subcommand)]
         what: ListWhat,
     },
-    /// Archive one WAL file (for archive_command = 'recman --repo R archive-push %p').
+    /// Archive a WAL file, and the next ones PostgreSQL has marked ready (for
+    /// archive_command = 'recman --repo R archive-push %p').
     ArchivePush {
         path: PathBuf,
         /// Compression of archived WAL.
         #[arg(long, default_value = "lz4")]
         compress: String,
+        /// Segments archived per call, %p included: the oldest further segments with a
+        /// `.ready` file in archive_status go along, so a backlog drains in batches and
+        /// PostgreSQL's later calls for them return at once. 1: %p alone.
+        #[arg(long, default_value_t = recman_engine::DEFAULT_PUSH_BATCH as u32,
+              value_parser = clap::value_parser!(u32).range(1..=1024))]
+        batch: u32,
+        /// Segments read, compressed and written at once (default: one per CPU core, at least
+        /// 4, since each also waits for its fsyncs).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+        parallel: Option<u32>,
     },
-    /// Fetch one archived WAL file (for restore_command).
-    ArchiveGet { name: String, dest: PathBuf },
+    /// Fetch an archived WAL file (for restore_command), with read-ahead of the next segments.
+    ArchiveGet {
+        name: String,
+        dest: PathBuf,
+        /// Segments kept fetched ahead of PostgreSQL in the spool by one background process;
+        /// 0 turns read-ahead off.
+        #[arg(long, default_value_t = recman_engine::DEFAULT_PREFETCH as u32,
+              value_parser = clap::value_parser!(u32).range(0..=1024))]
+        prefetch: u32,
+        /// The read-ahead directory (default: recman-prefetch next to DEST, i.e. in pg_wal).
+        /// One per cluster.
+        #[arg(long)]
+        spool: Option<PathBuf>,
+    },
+    /// Fills archive-get's spool; started by archive-get in the background.
+    #[command(hide = true)]
+    ArchivePrefetch {
+        /// The spool directory.
+        #[arg(long)]
+        spool: PathBuf,
+        /// Fetch the archived segments after this one, on its timeline.
+        #[arg(long)]
+        after: String,
+        /// How many.
+        #[arg(long)]
+        count: usize,
+        /// Segments fetched at once (default: one per core but one, 1 to 8).
+        #[arg(long)]
+        parallel: Option<usize>,
+        /// When archive-get started it (nanoseconds since the epoch): a spool clear after
+        /// this time stops it.
+        #[arg(long)]
+        spawned_at: Option<u64>,
+    },
     /// Persistent settings in the catalog (RMAN's CONFIGURE).
     Configure {
         #[command(subcommand)]
@@ -149,7 +192,7 @@ pub enum RegisterWhat {
 
 #[derive(Subcommand, Debug)]
 pub enum BackupWhat {
-    Database(BackupArgs),
+    Database(Box<BackupArgs>),
     /// Archived WAL from the repository's archive into backup sets.
     Archivelog(crate::catalog_cmds::ArchivelogBackupArgs),
     /// A new level 0 merged from a level 0 and its level 1s inside the repository, without
@@ -297,7 +340,12 @@ pub enum ValidateWhat {
         io: crate::io_args::IoArgs,
     },
     /// Every piece of a backup (default: the newest).
-    Backup { which: Option<String> },
+    Backup {
+        which: Option<String>,
+        /// Pieces read at once, each on its own thread (default: one per core).
+        #[arg(long)]
+        channels: Option<u32>,
+    },
 }
 
 #[derive(Subcommand, Debug)]

@@ -3,7 +3,7 @@
 
 use crate::EngineError;
 use crate::util::{now_micros, wal_path};
-use recman_catalog::{DbRecord, Repository, WalRecord};
+use recman_catalog::{DbRecord, Media, Repository, WalRecord};
 use recman_format::{
     Compression, IndexedPiece, PieceHeader, PieceReader, PieceWriter, Record, SetFile,
 };
@@ -11,7 +11,14 @@ use std::io::{BufReader, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+mod batch;
+pub use batch::{
+    DEFAULT_PUSH_BATCH, PushBatchReport, PushOptions, archive_push_batch, default_parallel,
+};
+
 const WAL_CHUNK: usize = 1 << 20;
+/// PostgreSQL's default WAL segment size.
+const WAL_SEGMENT_HINT: usize = 16 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArchivePushOutcome {
@@ -44,38 +51,103 @@ fn timeline_of(name: &str) -> u32 {
         .unwrap_or(0)
 }
 
-pub fn archive_push(
-    repo: &Repository,
-    db: &DbRecord,
-    path: &Path,
-    compression: Compression,
-) -> Result<ArchivePushOutcome, EngineError> {
-    let name = path
-        .file_name()
+/// Whether `name` is a WAL segment file name: 24 upper-case hex digits (timeline, log,
+/// segment), which sort in WAL order within a timeline. History, backup history and
+/// `.partial` files are not segments.
+pub fn is_segment_name(name: &str) -> bool {
+    name.len() == 24
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(&b))
+}
+
+fn wal_file_name(path: &Path) -> Result<String, EngineError> {
+    path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .ok_or_else(|| {
-            EngineError::Invalid(format!("{} is not a WAL file path", path.display()))
-        })?;
-    let data = std::fs::read(path).map_err(|e| EngineError::io("read WAL file", path, e))?;
-    let crc = crc32c::crc32c(&data);
-    let cat = repo.catalog();
-    if let Some(prev) = cat.wal(db.id, &name)?
-        && repo.object_size(&prev.path)?.is_some()
-    {
-        if prev.crc32c == crc && prev.size == data.len() as u64 {
-            return Ok(ArchivePushOutcome::AlreadyArchived { name });
-        }
-        return Err(EngineError::Wal(format!(
-            "wal file {name} is already archived in repository {} with different content (size {} crc {:08x}, now size {} crc {:08x}); refusing to overwrite it; hint: two clusters may be archiving into database {:?}: give each its own registration, or remove the wrong one",
-            repo.location(),
-            prev.size,
-            prev.crc32c,
-            data.len(),
-            crc,
-            db.name
-        )));
+            EngineError::Invalid(format!(
+                "{} is not a WAL file path; hint: archive_command passes %p, the path of one WAL file",
+                path.display()
+            ))
+        })
+}
+
+/// The check PostgreSQL's retries need: Some(AlreadyArchived) when the catalog holds `name`
+/// with the size and checksum `content` gives (called only then) and its object is still
+/// there, an error when it holds other content, None when it has to be pushed. Reads nothing
+/// of the stored copy but its size.
+fn check_archived(
+    repo: &Repository,
+    db: &DbRecord,
+    name: &str,
+    content: impl FnOnce() -> Result<(u64, u32), EngineError>,
+) -> Result<Option<ArchivePushOutcome>, EngineError> {
+    let Some(prev) = repo.catalog().wal(db.id, name)? else {
+        return Ok(None);
+    };
+    if repo.object_size(&prev.path)?.is_none() {
+        return Ok(None);
     }
-    let rel = wal_path(&db.name, &name);
+    let (size, crc) = content()?;
+    if prev.crc32c == crc && prev.size == size {
+        return Ok(Some(ArchivePushOutcome::AlreadyArchived {
+            name: name.to_string(),
+        }));
+    }
+    Err(EngineError::Wal(format!(
+        "wal file {name} is already archived in repository {} with different content (size {} crc {:08x}, now size {size} crc {crc:08x}); refusing to overwrite it; hint: two clusters may be archiving into database {:?}: give each its own registration, or remove the wrong one",
+        repo.location(),
+        prev.size,
+        prev.crc32c,
+        db.name
+    )))
+}
+
+/// Size and CRC-32C of a local file, read in 1 MiB steps (no whole-file buffer).
+fn file_crc(path: &Path) -> Result<(u64, u32), EngineError> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| EngineError::io("read WAL file", path, e))?;
+    let mut buf = vec![0u8; WAL_CHUNK];
+    let (mut size, mut crc) = (0u64, 0u32);
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => return Ok((size, crc)),
+            Ok(n) => {
+                crc = crc32c::crc32c_append(crc, &buf[..n]);
+                size += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(EngineError::io("read WAL file", path, e)),
+        }
+    }
+}
+
+/// Reads a whole local file into `buf` (cleared first, its capacity reused).
+fn read_into(path: &Path, buf: &mut Vec<u8>) -> Result<(), EngineError> {
+    use std::io::Read;
+    buf.clear();
+    let mut f = std::fs::File::open(path).map_err(|e| EngineError::io("read WAL file", path, e))?;
+    if let Ok(m) = f.metadata() {
+        buf.reserve(m.len() as usize);
+    }
+    f.read_to_end(buf)
+        .map_err(|e| EngineError::io("read WAL file", path, e))?;
+    Ok(())
+}
+
+/// Writes WAL file `name` (its whole content, with checksum `crc`) as a one-file piece and
+/// commits it durably; returns the catalog record to add. Touches only the media, so it runs
+/// on any thread.
+fn store_wal(
+    media: &dyn Media,
+    location: &str,
+    db: &DbRecord,
+    name: &str,
+    data: &[u8],
+    crc: u32,
+    compression: Compression,
+) -> Result<WalRecord, EngineError> {
+    let rel = wal_path(&db.name, name);
     let header = PieceHeader {
         backup_id: String::new(),
         db_name: db.name.clone(),
@@ -86,10 +158,10 @@ pub fn archive_push(
         created_unix: now_micros() / 1_000_000,
         files: vec![SetFile {
             index: 0,
-            path: name.clone(),
+            path: name.to_string(),
         }],
     };
-    let sink = repo.create_atomic(&rel)?;
+    let sink = media.create(&rel)?;
     let mut w = PieceWriter::new(sink, &header).map_err(|e| EngineError::piece(&rel, e))?;
     for (i, chunk) in data.chunks(WAL_CHUNK).enumerate() {
         w.write_chunk(0, (i * WAL_CHUNK) as u64, chunk)
@@ -99,21 +171,47 @@ pub fn archive_push(
         .map_err(|e| EngineError::piece(&rel, e))?;
     let (mut sink, summary) = w.finish().map_err(|e| EngineError::piece(&rel, e))?;
     sink.flush()
-        .map_err(|e| crate::util::media_io(repo, &rel, "write", e))?;
+        .map_err(|e| recman_media::MediaError::io(location, &rel, "write", e))?;
     sink.commit()?;
-    cat.add_wal(&WalRecord {
+    Ok(WalRecord {
         db_id: db.id,
-        name: name.clone(),
-        timeline: timeline_of(&name),
+        name: name.to_string(),
+        timeline: timeline_of(name),
         path: rel,
         size: data.len() as u64,
         stored_size: summary.size,
         crc32c: crc,
         archived_at: now_micros(),
-    })?;
+    })
+}
+
+/// Archives one WAL file, and nothing else (see [`archive_push_batch`] for the batching
+/// archive_command).
+pub fn archive_push(
+    repo: &Repository,
+    db: &DbRecord,
+    path: &Path,
+    compression: Compression,
+) -> Result<ArchivePushOutcome, EngineError> {
+    let name = wal_file_name(path)?;
+    let data = std::fs::read(path).map_err(|e| EngineError::io("read WAL file", path, e))?;
+    let crc = crc32c::crc32c(&data);
+    if let Some(done) = check_archived(repo, db, &name, || Ok((data.len() as u64, crc)))? {
+        return Ok(done);
+    }
+    let rec = store_wal(
+        repo.media().as_ref(),
+        repo.location(),
+        db,
+        &name,
+        &data,
+        crc,
+        compression,
+    )?;
+    repo.catalog().add_wal(&rec)?;
     Ok(ArchivePushOutcome::Archived {
         name,
-        stored_size: summary.size,
+        stored_size: rec.stored_size,
     })
 }
 
@@ -123,18 +221,44 @@ pub(crate) fn read_wal(
     db: &DbRecord,
     name: &str,
 ) -> Result<Option<Vec<u8>>, EngineError> {
+    Ok(read_wal_checked(repo, db, name)?.map(|(data, _)| data))
+}
+
+/// Like [`read_wal`], with the CRC-32C the content was verified against.
+pub(crate) fn read_wal_checked(
+    repo: &Repository,
+    db: &DbRecord,
+    name: &str,
+) -> Result<Option<(Vec<u8>, u32)>, EngineError> {
+    let mut out = Vec::new();
+    Ok(read_wal_into(repo, db, name, &mut out)?.map(|crc| (out, crc)))
+}
+
+/// Like [`read_wal_checked`], into `out` (cleared first; a caller reading many files reuses
+/// one buffer, which spares a fresh 16 MiB mapping and its page faults per segment).
+pub(crate) fn read_wal_into(
+    repo: &Repository,
+    db: &DbRecord,
+    name: &str,
+    out: &mut Vec<u8>,
+) -> Result<Option<u32>, EngineError> {
+    out.clear();
     let rel = wal_path(&db.name, name);
     let path = format!("{}/{rel}", repo.location());
     let f = match repo.media().open(&rel) {
         Ok(f) => f,
         // Gone from the archive (BACKUP ARCHIVELOG DELETE INPUT): a backup set may hold it.
         Err(e) if e.is_not_found() => {
-            return read_wal_from_backups(repo, db, name);
+            return Ok(read_wal_from_backups(repo, db, name)?.map(|(data, crc)| {
+                *out = data;
+                crc
+            }));
         }
         Err(e) => return Err(e.into()),
     };
     let mut r = PieceReader::open(BufReader::new(f)).map_err(|e| EngineError::piece(&rel, e))?;
-    let mut out = Vec::new();
+    // A segment's size up front: untouched capacity costs nothing, regrowth copies.
+    out.reserve(WAL_SEGMENT_HINT);
     let mut end = None;
     while let Some(rec) = r.next().map_err(|e| EngineError::piece(&rel, e))? {
         match rec {
@@ -153,8 +277,8 @@ pub(crate) fn read_wal(
     }
     r.finish().map_err(|e| EngineError::piece(&rel, e))?;
     match end {
-        Some((size, crc)) if size == out.len() as u64 && crc == crc32c::crc32c(&out) => {
-            Ok(Some(out))
+        Some((size, crc)) if size == out.len() as u64 && crc == crc32c::crc32c(out) => {
+            Ok(Some(crc))
         }
         _ => Err(EngineError::Wal(format!(
             "archived wal file {path} does not match its recorded size and checksum; hint: the file is damaged, archive it again from the server if it still has it"
@@ -173,21 +297,27 @@ pub fn archive_get(
             name: name.to_string(),
         });
     };
-    // PostgreSQL may read the destination as soon as it exists: write aside, then rename.
+    write_aside(dest, &data)?;
+    Ok(ArchiveGetOutcome::Restored {
+        name: name.to_string(),
+        size: data.len() as u64,
+    })
+}
+
+/// Writes `data` to `dest` under a temporary name, then renames it into place: PostgreSQL may
+/// read the destination as soon as it exists, so it never sees half a file. No fsync:
+/// PostgreSQL fetches the file again after a crash, and the archive still holds it.
+pub(crate) fn write_aside(dest: &Path, data: &[u8]) -> Result<(), EngineError> {
     let tmp = dest.with_extension("recman-tmp");
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&data)?;
-        f.sync_all()?;
+        f.write_all(data)?;
+        drop(f);
         std::fs::rename(&tmp, dest)
     };
     write().map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         EngineError::io("write", dest, e)
-    })?;
-    Ok(ArchiveGetOutcome::Restored {
-        name: name.to_string(),
-        size: data.len() as u64,
     })
 }
 
@@ -198,7 +328,7 @@ fn read_wal_from_backups(
     repo: &Repository,
     db: &DbRecord,
     name: &str,
-) -> Result<Option<Vec<u8>>, EngineError> {
+) -> Result<Option<(Vec<u8>, u32)>, EngineError> {
     let cat = repo.catalog();
     let mut last_err = None;
     for (backup_id, set_no) in cat.wal_backup_sources(db.id, name)? {
@@ -224,7 +354,7 @@ fn read_from_piece(
     repo: &Repository,
     rel: &str,
     name: &str,
-) -> Result<Option<Vec<u8>>, EngineError> {
+) -> Result<Option<(Vec<u8>, u32)>, EngineError> {
     let f = crate::pieces::open(repo, rel)?;
     let mut piece =
         IndexedPiece::open(BufReader::new(f)).map_err(|e| EngineError::piece(rel, e))?;
@@ -245,12 +375,13 @@ fn read_from_piece(
                 .map_err(|e| EngineError::piece(rel, e))?,
         );
     }
-    if file.size != Some(out.len() as u64) || file.crc32c != Some(crc32c::crc32c(&out)) {
+    let crc = crc32c::crc32c(&out);
+    if file.size != Some(out.len() as u64) || file.crc32c != Some(crc) {
         return Err(EngineError::Wal(format!(
             "wal file {name} in backup piece {rel} does not match its recorded size and checksum; hint: the piece is damaged, run `recman validate backup`"
         )));
     }
-    Ok(Some(out))
+    Ok(Some((out, crc)))
 }
 
 /// The first step of BACKUP DATABASE PLUS ARCHIVELOG: switches to a new WAL segment so the

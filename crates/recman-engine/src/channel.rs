@@ -266,7 +266,8 @@ fn backup_set(
         .collect();
     let mut state: Vec<(u32, PageVerdicts)> = vec![(0, PageVerdicts::default()); set.files.len()];
     let mut done = Vec::new();
-    let mut mux = InputMux::new(engine, plan, set.mux, inputs, throttle);
+    let mut mux =
+        InputMux::new(engine, plan, set.mux, inputs, throttle).direct_reads(sh.io.direct_reads);
     let buf = (plan.size as u64, plan.per_file as u64);
     loop {
         if sh.cancel.load(Ordering::Relaxed) {
@@ -311,9 +312,10 @@ fn backup_set(
                         }
                     }
                     None => {
-                        *crc = crc32c::crc32c_append(*crc, data);
+                        let c = crc32c::crc32c(data);
+                        *crc = crc32c::crc32c_combine(*crc, c, data.len());
                         writer
-                            .write_chunk(slot, offset, data)
+                            .write_chunk_with_crc(slot, offset, data, c)
                             .map_err(|e| EngineError::piece(&piece_path, e))?;
                     }
                 }

@@ -26,9 +26,13 @@ mod select;
 mod synthetic;
 mod util;
 mod validate;
+mod validate_backup;
+mod wal_prefetch;
 
 pub use archive::{
-    ArchiveGetOutcome, ArchivePushOutcome, archive_current, archive_get, archive_push,
+    ArchiveGetOutcome, ArchivePushOutcome, DEFAULT_PUSH_BATCH, PushBatchReport, PushOptions,
+    archive_current, archive_get, archive_push, archive_push_batch, default_parallel,
+    is_segment_name,
 };
 pub use archivelog::{ARCHIVELOG, ArchivelogOptions, ArchivelogReport, backup_archivelog};
 pub use backup::{BackupOptions, BackupReport, backup_database};
@@ -44,6 +48,10 @@ pub use secondtier::{CopyReport, backup_backupsets, backup_recovery_area};
 pub use select::select_backup;
 pub use synthetic::{SyntheticOptions, synthetic_full};
 pub use validate::{
-    CorruptReport, ValidateBackupReport, ValidateDatabaseReport, find_backup, validate_backup,
-    validate_database,
+    CorruptReport, ValidateBackupReport, ValidateDatabaseReport, find_backup, validate_database,
+};
+pub use validate_backup::validate_backup;
+pub use wal_prefetch::{
+    DEFAULT_PREFETCH, PrefetchReport, SPOOL_DIR_NAME, Spool, SpoolLock, Take,
+    default_prefetch_parallel, prefetch_into_spool, unix_nanos,
 };

@@ -57,23 +57,25 @@ pub fn check_chunk(
         let mut last_fault = fault;
         let mut passed = false;
         if let Some(f) = file {
-            let mut again = vec![0u8; BLCKSZ];
+            // Aligned, because the file may be open with O_DIRECT.
+            let mut again_buf = crate::io::AlignedBuf::new(BLCKSZ);
+            let again = again_buf.as_mut_slice();
             let at = file_offset + (i * BLCKSZ) as u64;
             for _ in 0..REREADS {
-                let n = read_full_at(f, &mut again, at)?;
+                let n = read_full_at(f, again, at)?;
                 if n < BLCKSZ {
                     // Truncated meanwhile (VACUUM): replay restores the right length.
                     is_volatile = true;
                     break;
                 }
-                match recman_page::verify_page(&again, blkno, checksums) {
+                match recman_page::verify_page(again, blkno, checksums) {
                     Ok(()) => {
-                        page.copy_from_slice(&again);
+                        page.copy_from_slice(again);
                         passed = true;
                         break;
                     }
                     Err(f2) => {
-                        is_volatile |= newer(&again) || again != *page;
+                        is_volatile |= newer(again) || *again != *page;
                         last_fault = f2;
                     }
                 }
@@ -102,6 +104,14 @@ pub fn read_full_at(f: &File, buf: &mut [u8], mut at: u64) -> std::io::Result<us
                 at += n as u64;
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            // Reads start on aligned offsets; an unaligned one follows a short read, which on
+            // an O_DIRECT file means its end (the kernel refuses the unaligned request).
+            Err(e)
+                if e.raw_os_error() == Some(libc::EINVAL)
+                    && !at.is_multiple_of(crate::io::ALIGN as u64) =>
+            {
+                break;
+            }
             Err(e) => return Err(e),
         }
     }

@@ -45,6 +45,23 @@ pub fn sections(size: u64, section: u64) -> Vec<(u64, u64)> {
         .collect()
 }
 
+/// Smallest section the planner chooses by itself: below it the extra pieces cost more than
+/// the balance gains.
+pub const AUTO_SECTION_MIN: u64 = 64 << 20;
+
+/// The section size used when none is set: a file larger than a quarter of one channel's share
+/// is split, so that no channel is left alone with one large file (a 1 GB relation segment in
+/// a small database) while the others are done. Large databases with many files are balanced
+/// by whole files and get no sections.
+pub fn auto_section(sizes: &[u64], channels: u32) -> Option<u64> {
+    if channels < 2 {
+        return None;
+    }
+    let total: u64 = sizes.iter().sum();
+    let sec = (total / (channels as u64 * 4)).max(AUTO_SECTION_MIN);
+    sizes.iter().any(|&x| x > sec).then_some(sec)
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
     pub sets: Vec<PlannedSet>,
@@ -62,6 +79,10 @@ impl Plan {
 /// first, into the lightest set that still has room; sets go, heaviest first, to the lightest
 /// channel.
 pub fn plan(sizes: &[u64], s: PlanSettings) -> Plan {
+    let s = PlanSettings {
+        section_size: s.section_size.or_else(|| auto_section(sizes, s.channels)),
+        ..s
+    };
     let sectioned: Vec<usize> = match s.section_size {
         Some(sec) => (0..sizes.len())
             .filter(|&i| !sections(sizes[i], sec).is_empty())
@@ -161,6 +182,27 @@ mod tests {
             maxopenfiles,
             section_size: None,
         }
+    }
+
+    #[test]
+    fn auto_sections_split_a_dominant_file_only() {
+        // A 1 GiB file beside 500 MiB of small ones, two channels: sections of 1.5G / 8.
+        let mut sizes = vec![1 << 30];
+        sizes.extend(std::iter::repeat_n(5 << 20, 100));
+        let sec = auto_section(&sizes, 2).expect("the large file is split");
+        assert_eq!(sec, sizes.iter().sum::<u64>() / 8);
+        let p = plan(&sizes, st(2, 64, 8));
+        let multi: Vec<_> = p.sets.iter().filter(|s| !s.sections.is_empty()).collect();
+        assert_eq!(multi.len(), 1);
+        assert_eq!(multi[0].files, vec![0]);
+        // One channel, or files all below the share: no sections.
+        assert_eq!(auto_section(&sizes, 1), None);
+        assert_eq!(auto_section(&vec![1 << 30; 64], 4), None);
+        // Never smaller than the floor.
+        assert_eq!(
+            auto_section(&[100 << 20, 1 << 20], 8),
+            Some(AUTO_SECTION_MIN)
+        );
     }
 
     #[test]

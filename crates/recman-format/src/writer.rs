@@ -115,6 +115,30 @@ impl<W: Write> PieceWriter<W> {
     /// Appends a chunk of `file_index`'s data at `file_offset`.
     /// `data.len()` must be at most [`MAX_CHUNK`]; empty chunks are ignored.
     pub fn write_chunk(&mut self, file_index: u32, file_offset: u64, data: &[u8]) -> Result<()> {
+        self.write_chunk_inner(file_index, file_offset, data, None)
+    }
+
+    /// As [`PieceWriter::write_chunk`], with the caller's CRC-32C of `data`, which the caller
+    /// computes anyway for the file's checksum; a chunk stored uncompressed reuses it instead
+    /// of reading the bytes a second time. A wrong `data_crc` makes the chunk fail its check
+    /// when read, never go unnoticed.
+    pub fn write_chunk_with_crc(
+        &mut self,
+        file_index: u32,
+        file_offset: u64,
+        data: &[u8],
+        data_crc: u32,
+    ) -> Result<()> {
+        self.write_chunk_inner(file_index, file_offset, data, Some(data_crc))
+    }
+
+    fn write_chunk_inner(
+        &mut self,
+        file_index: u32,
+        file_offset: u64,
+        data: &[u8],
+        data_crc: Option<u32>,
+    ) -> Result<()> {
         if data.len() > MAX_CHUNK {
             return Err(FormatError::ChunkTooLarge { len: data.len() });
         }
@@ -136,7 +160,10 @@ impl<W: Write> PieceWriter<W> {
         put_u32(&mut hdr, 12, data.len() as u32);
         put_u64(&mut hdr, 16, file_offset);
         put_u32(&mut hdr, 24, stored_len as u32);
-        let payload_crc = crc32c(payload);
+        let payload_crc = match (compressed, data_crc) {
+            (None, Some(c)) => c,
+            _ => crc32c(payload),
+        };
         let rcrc = record_crc(&hdr, payload_crc, stored_len);
         put_u32(&mut hdr, 28, rcrc);
 

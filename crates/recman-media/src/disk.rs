@@ -6,6 +6,7 @@ use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::direct::DirectWriter;
 use crate::{Capabilities, Media, MediaError, MediaReader, MediaWriter, ObjectInfo, check_name};
 
 const BUF_SIZE: usize = 256 * 1024;
@@ -216,70 +217,14 @@ pub struct AtomicFile {
     written: u64,
 }
 
-/// How the bytes reach the file: through the page cache, or with O_DIRECT from an aligned
-/// buffer in whole blocks. Direct writes skip the copy into the page cache and the flush at
-/// commit, which on this machine class is what limits an uncompressed backup (buffered
-/// writes with fsync run at a sixth of direct ones and cost kernel CPU).
+/// How the bytes reach the file: through the page cache, or with O_DIRECT from aligned
+/// blocks, several in flight (`direct.rs`). Direct writes skip the copy into the page cache
+/// and the flush at commit, which on this machine class is what limits an uncompressed backup
+/// (buffered writes with fsync run at a sixth of direct ones and cost kernel CPU).
 #[derive(Debug)]
 enum Sink {
     Buffered(BufWriter<File>),
-    Direct(DirectBuf),
-}
-
-/// The alignment O_DIRECT asks of offsets, lengths and memory on the file systems we meet.
-const DIRECT_ALIGN: usize = 4096;
-const DIRECT_CHUNK: usize = 1 << 20;
-
-#[derive(Debug)]
-struct DirectBuf {
-    file: File,
-    /// Never resized, so the aligned window below stays put.
-    mem: Vec<u8>,
-    /// Where the aligned window of DIRECT_CHUNK bytes starts in `mem`.
-    start: usize,
-    filled: usize,
-}
-
-impl DirectBuf {
-    fn new(file: File) -> DirectBuf {
-        let mem = vec![0u8; DIRECT_CHUNK + DIRECT_ALIGN];
-        let start = mem.as_ptr().align_offset(DIRECT_ALIGN);
-        DirectBuf {
-            file,
-            mem,
-            start,
-            filled: 0,
-        }
-    }
-
-    fn write_all(&mut self, mut data: &[u8]) -> io::Result<()> {
-        while !data.is_empty() {
-            let room = DIRECT_CHUNK - self.filled;
-            let n = room.min(data.len());
-            let at = self.start + self.filled;
-            self.mem[at..at + n].copy_from_slice(&data[..n]);
-            self.filled += n;
-            data = &data[n..];
-            if self.filled == DIRECT_CHUNK {
-                self.file
-                    .write_all(&self.mem[self.start..self.start + DIRECT_CHUNK])?;
-                self.filled = 0;
-            }
-        }
-        Ok(())
-    }
-
-    /// Writes the tail padded to a whole block, then cuts the file to its real length.
-    fn finish(mut self, len: u64) -> io::Result<File> {
-        if self.filled > 0 {
-            let padded = self.filled.div_ceil(DIRECT_ALIGN) * DIRECT_ALIGN;
-            let window = &mut self.mem[self.start..self.start + padded];
-            window[self.filled..].fill(0);
-            self.file.write_all(window)?;
-            self.file.set_len(len)?;
-        }
-        Ok(self.file)
-    }
+    Direct(Box<DirectWriter>),
 }
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
@@ -315,7 +260,7 @@ impl AtomicFile {
                 .open(&tmp)
         };
         let sink = match direct.then(|| open(libc::O_DIRECT)) {
-            Some(Ok(f)) => Sink::Direct(DirectBuf::new(f)),
+            Some(Ok(f)) => Sink::Direct(Box::new(DirectWriter::new(f))),
             Some(Err(e)) if e.raw_os_error() != Some(libc::EINVAL) => return Err(e),
             _ => Sink::Buffered(BufWriter::with_capacity(BUF_SIZE, open(0)?)),
         };

@@ -7,6 +7,9 @@
 //! where they live.
 
 pub mod conformance;
+mod direct;
+/// Memory one piece written with O_DIRECT holds: its aligned blocks in flight and filling.
+pub const DIRECT_WRITE_MEMORY: u64 = ((direct::DEPTH + 1) * direct::BLOCK) as u64;
 pub mod disk;
 mod error;
 pub mod plugin;

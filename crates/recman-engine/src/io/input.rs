@@ -3,9 +3,10 @@
 //! round-robin order (RMAN's multiplexing). Every buffer the channel waits for is counted as
 //! READY, a SHORT wait or a LONG wait against its file.
 
-use super::{AlignedBuf, BufferPlan, IoCounters, IoEngine, ReadDone, ReadReq, Throttle};
+use super::{ALIGN, AlignedBuf, BufferPlan, IoCounters, IoEngine, ReadDone, ReadReq, Throttle};
 use std::collections::{HashMap, VecDeque};
-use std::fs::File;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -47,6 +48,8 @@ pub enum Event<'a> {
 struct Open {
     f: InputFile,
     file: Arc<File>,
+    /// Opened with O_DIRECT: requests are rounded up to whole aligned blocks.
+    direct: bool,
     next_submit: u64,
     next_consume: u64,
     limit: u64,
@@ -73,6 +76,24 @@ pub struct InputMux<'e> {
     lent: Option<(u32, AlignedBuf)>,
     throttle: &'e mut Throttle,
     slow: Option<(String, std::time::Duration)>,
+    direct: bool,
+}
+
+/// Opens a file to read, with O_DIRECT when asked and the file system takes it (tmpfs and
+/// some others refuse it with EINVAL; those are read through the page cache).
+fn open_input(path: &std::path::Path, direct: bool) -> std::io::Result<(File, bool)> {
+    if direct {
+        match OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(path)
+        {
+            Ok(f) => return Ok((f, true)),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    File::open(path).map(|f| (f, false))
 }
 
 /// `RECMAN_FAULT_SLOW_READ=<path substring>:<milliseconds>` makes every read of matching files
@@ -115,7 +136,14 @@ impl<'e> InputMux<'e> {
             lent: None,
             throttle,
             slow: slow_fault(),
+            direct: false,
         }
+    }
+
+    /// Reads with O_DIRECT where the file system allows it (see `IoSettings::direct_reads`).
+    pub fn direct_reads(mut self, on: bool) -> Self {
+        self.direct = on;
+        self
     }
 
     pub fn plan(&self) -> BufferPlan {
@@ -168,7 +196,11 @@ impl<'e> InputMux<'e> {
             let Some(buf) = self.free.pop() else {
                 return Ok(());
             };
-            let len = (self.plan.size as u64).min(o.limit - o.next_submit) as usize;
+            let mut len = (self.plan.size as u64).min(o.limit - o.next_submit) as usize;
+            if o.direct {
+                // Whole aligned blocks; the bytes past a range's end are dropped on completion.
+                len = len.next_multiple_of(ALIGN).min(buf.capacity());
+            }
             let (tag, offset, file, slot) =
                 (self.next_tag, o.next_submit, Arc::clone(&o.file), o.f.slot);
             self.next_tag += 1;
@@ -192,11 +224,12 @@ impl<'e> InputMux<'e> {
             let Some(f) = self.queue.pop_front() else {
                 return Ok(None);
             };
-            match File::open(&f.path) {
-                Ok(file) => {
-                    let (start, limit) = f.range.unwrap_or((0, u64::MAX));
+            let (start, limit) = f.range.unwrap_or((0, u64::MAX));
+            match open_input(&f.path, self.direct && start.is_multiple_of(ALIGN as u64)) {
+                Ok((file, direct)) => {
                     self.open.push(Open {
                         file: Arc::new(file),
+                        direct,
                         next_submit: start,
                         next_consume: start,
                         limit,
@@ -272,8 +305,10 @@ impl<'e> InputMux<'e> {
         }
         self.open[k].held.remove(&want);
         let d = self.open[k].done.remove(&want).expect("waited for it");
+        let asked = (self.plan.size as u64).min(self.open[k].limit - want) as usize;
         let n = match d.result {
-            Ok(n) => n,
+            // A direct read may run past the end of a range: those bytes belong to the next one.
+            Ok(n) => n.min(asked),
             Err(e) => {
                 self.free.push(d.buf);
                 let p = self.open[k].f.path.display().to_string();
@@ -283,7 +318,6 @@ impl<'e> InputMux<'e> {
                 ));
             }
         };
-        let asked = (self.plan.size as u64).min(self.open[k].limit - want) as usize;
         self.throttle.add(n as u64);
         let o = &mut self.open[k];
         o.counters.io_count += 1;

@@ -19,7 +19,7 @@ mod throttle;
 mod timed;
 mod uring;
 
-pub use buffer::AlignedBuf;
+pub use buffer::{ALIGN, AlignedBuf};
 pub use engine::{IoEngine, ReadDone, ReadReq, open_engine, probe_uring};
 pub use output::OutputStream;
 pub use settings::{BufferPlan, IoMode, IoSettings, parse_size};

@@ -51,6 +51,11 @@ pub struct IoSettings {
     pub blksize: usize,
     /// Bytes per second per channel.
     pub rate: Option<u64>,
+    /// Read data files with O_DIRECT where the file system allows it: no copy through the
+    /// page cache (the CPU cost of a buffered read) and no eviction of the database's working
+    /// set by a backup. Off reads through the page cache, which wins only when the files are
+    /// already cached.
+    pub direct_reads: bool,
 }
 
 impl Default for IoSettings {
@@ -63,6 +68,7 @@ impl Default for IoSettings {
             output_buffers: 4,
             blksize: 1 << 20,
             rate: None,
+            direct_reads: true,
         }
     }
 }
@@ -120,13 +126,14 @@ impl IoSettings {
     }
 
     /// The memory one channel may hold for a set of `mux` files: input buffers, output
-    /// buffers, the compressor's scratch for one chunk and the piece file's write buffer.
+    /// buffers, the compressor's scratch for one chunk and the piece file's write blocks
+    /// (direct writes in flight on a disk repository).
     pub fn channel_budget(&self, mux: u32) -> u64 {
         let input = BufferPlan::for_mux(mux, self);
         input.bytes(mux)
             + (self.output_buffers * self.blksize) as u64
             + (input.size as u64 * 11 / 10 + 4096)
-            + (256 << 10)
+            + recman_media::DIRECT_WRITE_MEMORY
     }
 }
 

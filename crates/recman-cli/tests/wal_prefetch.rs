@@ -1,0 +1,466 @@
+//! WAL in and out of the repository in bulk: archive-push batches (the call for one segment
+//! also pushes the next ready ones) and archive-get read-ahead (a background prefetcher fills
+//! a spool that later calls serve from), against real PostgreSQL 15 clusters.
+
+mod common;
+mod flows;
+
+use common::*;
+use flows::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn wal(setup: &Setup) -> Vec<Value> {
+    serde_json::from_str::<Value>(&setup.ok(&["list", "archivelog", "--json"]))
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn segment_names(setup: &Setup) -> BTreeSet<String> {
+    wal(setup)
+        .into_iter()
+        .filter(|w| w["kind"] == "segment")
+        .map(|w| w["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn is_segment(name: &str) -> bool {
+    name.len() == 24
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(&b))
+}
+
+/// Names in `dir` (empty when it does not exist).
+fn names_in(dir: &Path) -> BTreeSet<String> {
+    match fs::read_dir(dir) {
+        Ok(rd) => rd
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(_) => BTreeSet::new(),
+    }
+}
+
+/// The spool's file of archived segment `segment`, named as the prefetcher names what it
+/// verified: with the size and checksum the catalog recorded.
+fn ready_name(setup: &Setup, segment: &str) -> String {
+    let w = wal(setup)
+        .into_iter()
+        .find(|w| w["name"] == segment)
+        .unwrap_or_else(|| panic!("{segment} is not archived"));
+    format!(
+        "{segment}.{}-{:08x}.wal",
+        w["size"].as_u64().unwrap(),
+        w["crc32c"].as_u64().unwrap()
+    )
+}
+
+/// Waits until no prefetcher holds the spool's lock and the spool satisfies `done`.
+fn wait_spool(spool: &Path, what: &str, done: impl Fn(&BTreeSet<String>) -> bool) {
+    let start = Instant::now();
+    loop {
+        let free = match fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(spool.join(".lock"))
+        {
+            Ok(f) => f.try_lock().is_ok(),
+            Err(_) => true,
+        };
+        let names = names_in(spool);
+        if free && done(&names) {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "spool {} never got to: {what}; it holds {names:?}; prefetch.log: {}",
+            spool.display(),
+            fs::read_to_string(spool.join("prefetch.log")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Writes `n` WAL segments of timeline `tli` with ready files into a fake pg_wal under
+/// `dir`, returning their names in order.
+fn fake_pg_wal(dir: &Path, tli: u32, n: u32) -> (PathBuf, Vec<String>) {
+    let pg_wal = dir.join("pg_wal");
+    fs::create_dir_all(pg_wal.join("archive_status")).unwrap();
+    let mut names = Vec::new();
+    for i in 0..n {
+        let name = format!("{tli:08X}{:08X}{:08X}", 0, 0x10 + i);
+        let data: Vec<u8> = (0..16u32 << 20)
+            .map(|b| (b.wrapping_mul(2654435761) >> 11) as u8 ^ (i as u8))
+            .collect();
+        fs::write(pg_wal.join(&name), &data).unwrap();
+        fs::write(pg_wal.join(format!("archive_status/{name}.ready")), "").unwrap();
+        names.push(name);
+    }
+    chown_tree_to_cluster_user(dir);
+    (pg_wal, names)
+}
+
+#[test]
+fn batch_push_takes_ready_segments_along() {
+    let setup = Setup::new();
+    let (_t, scratch) = new_scratch_dir();
+    let (pg_wal, names) = fake_pg_wal(&scratch, 0x30, 7);
+    // A ready segment whose file is gone: its failure must not fail %p's call.
+    let gone = format!("{:08X}{:08X}{:08X}", 0x30, 0, 0x0F);
+    fs::write(pg_wal.join(format!("archive_status/{gone}.ready")), "").unwrap();
+    chown_tree_to_cluster_user(&scratch);
+    let seg = |n: &str| path_str(&pg_wal.join(n)).to_string();
+    let ours = |setup: &Setup| -> BTreeSet<String> {
+        segment_names(setup)
+            .into_iter()
+            .filter(|n| n.starts_with("00000030"))
+            .collect()
+    };
+
+    // The call for names[0] with --batch 4 takes the oldest three other ready ones: the
+    // missing one (which fails, with a warning) and names[1], names[2].
+    let out = recman_cmd(setup.args(&[
+        "-v",
+        "archive-push",
+        &seg(&names[0]),
+        "--batch",
+        "4",
+        "--parallel",
+        "3",
+    ]))
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(&gone) && stderr.contains("warning"),
+        "{stderr}"
+    );
+    assert_eq!(
+        ours(&setup),
+        names[..3].iter().cloned().collect::<BTreeSet<_>>()
+    );
+    // PostgreSQL's status files are PostgreSQL's: every .ready is still there, no .done.
+    let status = names_in(&pg_wal.join("archive_status"));
+    assert_eq!(status.len(), names.len() + 1, "{status:?}");
+    assert!(status.iter().all(|s| s.ends_with(".ready")), "{status:?}");
+
+    // PostgreSQL's own call for a segment pushed along says it is archived, and pushes
+    // nothing more (a batch starts only when %p itself needs pushing).
+    let out = setup.ok(&["-v", "archive-push", &seg(&names[1]), "--batch", "4"]);
+    assert!(
+        out.contains(&format!("wal file {} is already archived", names[1])),
+        "{out}"
+    );
+    assert_eq!(ours(&setup).len(), 3);
+
+    // The next call that pushes takes the rest, in parallel by default.
+    let out = setup.ok(&["-v", "archive-push", &seg(&names[3])]);
+    assert_eq!(out.matches("archived wal file").count(), 4, "{out}");
+    assert_eq!(ours(&setup), names.iter().cloned().collect::<BTreeSet<_>>());
+
+    // What went along is stored intact: archive-get returns the same bytes.
+    for n in [&names[2], &names[6]] {
+        let dest = scratch.join(format!("{n}.back"));
+        setup.ok(&["archive-get", n, path_str(&dest), "--prefetch", "0"]);
+        assert_eq!(fs::read(&dest).unwrap(), fs::read(pg_wal.join(n)).unwrap());
+    }
+
+    // --batch 1 pushes %p alone; changed content under an archived name is refused.
+    fs::write(pg_wal.join(&names[0]), b"other content").unwrap();
+    let err = setup.err(&["archive-push", &seg(&names[0]), "--batch", "1"]);
+    assert!(
+        err.contains("different content") && err.contains("hint"),
+        "{err}"
+    );
+}
+
+#[test]
+fn batched_archive_command_drains_a_backlog() {
+    // Archiving configured but without a command: WAL piles up as .ready files.
+    let setup = Setup::with(ClusterOpts {
+        extra_conf: vec!["archive_command = ''".into()],
+        ..Default::default()
+    });
+    let c = &setup.cluster;
+    c.psql("create table t(x int)");
+    let mut last = String::new();
+    for i in 0..12 {
+        c.psql(&format!(
+            "insert into t select generate_series(1, 20000) + {i}"
+        ));
+        last = c.psql("select pg_walfile_name(pg_switch_wal())");
+    }
+    let status = c.pgdata.join("pg_wal/archive_status");
+    let backlog: BTreeSet<String> = names_in(&status)
+        .into_iter()
+        .filter_map(|n| n.strip_suffix(".ready").map(str::to_string))
+        .filter(|n| is_segment(n))
+        .collect();
+    assert!(backlog.len() >= 12, "{backlog:?}");
+    assert!(backlog.contains(&last));
+    assert!(segment_names(&setup).is_empty());
+
+    let cmd = format!("{} --batch 8 --parallel 2", archive_command(&setup.repo));
+    c.psql(&format!(
+        "alter system set archive_command = {}",
+        sql_literal(&cmd)
+    ));
+    c.psql("select pg_reload_conf()");
+    c.wait_archived(&last);
+    assert_eq!(segment_names(&setup), backlog);
+    // Every archived segment is intact in the repository.
+    for w in wal(&setup) {
+        assert_eq!(w["status"], "AVAILABLE", "{w}");
+    }
+    let failed = c.psql("select failed_count from pg_stat_archiver");
+    assert_eq!(failed, "0", "{}", c.log_tail());
+}
+
+/// A cluster with a backup and a dozen archived segments after it.
+fn setup_with_wal() -> (Setup, Vec<String>) {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table t(x int)");
+    setup.backup(&[]);
+    for i in 0..10 {
+        c.psql(&format!(
+            "insert into t select generate_series(1, 5000) + {i}"
+        ));
+        c.switch_wal_and_wait_archived();
+    }
+    let segs: Vec<String> = segment_names(&setup).into_iter().collect();
+    (setup, segs)
+}
+
+#[test]
+fn damaged_spool_files_are_not_served() {
+    let (setup, segs) = setup_with_wal();
+    let (_t, scratch) = new_scratch_dir();
+    let spool = scratch.join("spool");
+    fs::create_dir(&spool).unwrap();
+    chown_to_cluster_user(&spool);
+    let seg = &segs[segs.len() - 2];
+    let good = scratch.join("good");
+    setup.ok(&["archive-get", seg, path_str(&good), "--prefetch", "0"]);
+    let data = fs::read(&good).unwrap();
+    let ready = ready_name(&setup, seg);
+    assert!(
+        ready.starts_with(&format!("{seg}.{}-", data.len())),
+        "{ready}"
+    );
+    let get = |dest: &Path| {
+        let out = recman_cmd(setup.args(&[
+            "archive-get",
+            seg,
+            path_str(dest),
+            "--spool",
+            path_str(&spool),
+            "--prefetch",
+            "2",
+        ]))
+        .output()
+        .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let put = |file: &str, bytes: &[u8]| {
+        let p = spool.join(file);
+        fs::write(&p, bytes).unwrap();
+        chown_to_cluster_user(&p);
+    };
+
+    // Truncated, then damaged, under the name the prefetcher gives verified files: neither is
+    // served; each is removed and the segment comes from the repository.
+    let mut bad = data.clone();
+    bad[12345] ^= 0x40;
+    for (i, content) in [&data[..data.len() / 2], &bad[..]].into_iter().enumerate() {
+        put(&ready, content);
+        let dest = scratch.join(format!("out{i}"));
+        let stderr = get(&dest);
+        assert!(
+            stderr.contains("spool file") && stderr.contains("removed it"),
+            "{stderr}"
+        );
+        assert_eq!(fs::read(&dest).unwrap(), data, "case {i}");
+        assert!(!spool.join(&ready).exists());
+        wait_spool(&spool, "prefetcher done", |_| true);
+    }
+    // A file under the bare segment name is not the prefetcher's: never served, left alone.
+    put(seg, b"not wal");
+    let dest = scratch.join("out-bare");
+    get(&dest);
+    assert_eq!(fs::read(&dest).unwrap(), data);
+    assert_eq!(fs::read(spool.join(seg)).unwrap(), b"not wal");
+    // An intact file is served by a rename: it leaves the spool.
+    put(&ready, &data);
+    let dest = scratch.join("out-good");
+    get(&dest);
+    assert_eq!(fs::read(&dest).unwrap(), data);
+    assert!(!spool.join(&ready).exists());
+    wait_spool(&spool, "no temporary files", |n| {
+        n.iter().all(|f| !f.ends_with(".tmp"))
+    });
+}
+
+#[test]
+fn prefetch_fills_the_spool_and_keeps_timelines_apart() {
+    let (setup, segs) = setup_with_wal();
+    let (_t, scratch) = new_scratch_dir();
+    let spool = scratch.join("pg_wal/recman-prefetch");
+    fs::create_dir_all(scratch.join("pg_wal")).unwrap();
+    chown_tree_to_cluster_user(&scratch);
+    let dest = |n: &str| scratch.join(format!("pg_wal/{n}"));
+    let get = |name: &str, to: &Path| {
+        recman_cmd(setup.args(&["archive-get", name, path_str(to), "--prefetch", "4"]))
+            .output()
+            .unwrap()
+    };
+    // The default spool is recman-prefetch next to %p. The first call fetches directly and
+    // starts the prefetcher on the next four archived segments of timeline 1.
+    let first = &segs[2];
+    let out = get(first, &dest("RECOVERYXLOG"));
+    assert!(out.status.success(), "{out:?}");
+    let want: Vec<String> = segs[3..7].to_vec();
+    wait_spool(&spool, "the next four segments", |n| {
+        want.iter().all(|w| {
+            n.iter()
+                .any(|f| f.starts_with(&format!("{w}.")) && f.ends_with(".wal"))
+        })
+    });
+    let ready: Vec<String> = names_in(&spool)
+        .into_iter()
+        .filter(|f| f.ends_with(".wal"))
+        .collect();
+    assert_eq!(ready.len(), 4, "{ready:?}");
+
+    // PostgreSQL asking for the timeline 2 segment at a prefetched position gets no
+    // timeline 1 data: the repository has none, so "not found".
+    let tl2 = format!("00000002{}", &segs[3][8..]);
+    let out = get(&tl2, &dest("RECOVERYXLOG2"));
+    assert!(!out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not in repository"),
+        "{out:?}"
+    );
+    assert!(!dest("RECOVERYXLOG2").exists());
+    assert!(names_in(&spool).iter().any(|f| f.starts_with(&segs[3])));
+
+    // The timeline 1 name is served from the spool, byte for byte what the archive holds.
+    let out = get(&segs[3], &dest("RECOVERYXLOG"));
+    assert!(out.status.success(), "{out:?}");
+    assert!(!names_in(&spool).iter().any(|f| f.starts_with(&segs[3])));
+    let direct = scratch.join("direct");
+    setup.ok(&[
+        "archive-get",
+        &segs[3],
+        path_str(&direct),
+        "--prefetch",
+        "0",
+    ]);
+    assert_eq!(
+        fs::read(dest("RECOVERYXLOG")).unwrap(),
+        fs::read(&direct).unwrap()
+    );
+    // Skipping ahead removes what PostgreSQL moved past, and starts the prefetcher again.
+    let out = get(&segs[6], &dest("RECOVERYXLOG"));
+    assert!(out.status.success(), "{out:?}");
+    let want: Vec<String> = segs[7..].iter().take(4).cloned().collect();
+    assert!(!want.is_empty());
+    wait_spool(&spool, "the segments after the skip", |n| {
+        want.iter().all(|w| {
+            n.iter()
+                .any(|f| f.starts_with(&format!("{w}.")) && f.ends_with(".wal"))
+        })
+    });
+    assert!(
+        names_in(&spool)
+            .iter()
+            .filter(|f| f.ends_with(".wal"))
+            .all(|f| f[..24] > *segs[6]),
+        "{:?}",
+        names_in(&spool)
+    );
+    // A history-file request (the end of recovery) empties the spool.
+    let out = get("00000002.history", &dest("RECOVERYHISTORY"));
+    assert!(!out.status.success());
+    wait_spool(&spool, "empty of segments", |n| {
+        n.iter()
+            .all(|f| !f.ends_with(".wal") && !f.ends_with(".tmp"))
+    });
+    assert_eq!(
+        fs::read_to_string(spool.join("prefetch.log")).unwrap_or_default(),
+        ""
+    );
+}
+
+#[test]
+fn recovery_with_prefetch_reaches_the_same_data() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table markers(id int primary key)");
+    setup.backup(&[]);
+    c.pgbench_init(6);
+    c.psql("insert into markers values (1)");
+    let at_target = c.all_table_checksums();
+    std::thread::sleep(Duration::from_millis(1200));
+    let target = c.psql("select clock_timestamp()::text");
+    std::thread::sleep(Duration::from_millis(1200));
+    // Plenty of WAL after the target, so the prefetcher runs ahead of it.
+    c.psql("create table later as select generate_series(1, 1500000) as x");
+    c.psql("insert into markers values (2)");
+    c.switch_wal_and_wait_archived();
+    let at_end = c.all_table_checksums();
+    assert!(segment_names(&setup).len() > 12);
+
+    for (extra, expected) in [
+        (vec!["--until-time", target.as_str()], &at_target),
+        (vec![], &at_end),
+    ] {
+        let (_keep, to) = setup.restore(&extra);
+        let conf = fs::read_to_string(to.join("postgresql.auto.conf")).unwrap();
+        assert!(conf.contains("archive-get"), "{conf}");
+        // Recovery runs through the spool: prefetched segments show up in it while it runs.
+        let spool = to.join("pg_wal/recman-prefetch");
+        let restored = Cluster::from_restored(to.clone());
+        let start = Instant::now();
+        let mut prefetched = BTreeSet::new();
+        loop {
+            prefetched.extend(
+                names_in(&spool)
+                    .into_iter()
+                    .filter(|f| f.ends_with(".wal"))
+                    .map(|f| f[..24].to_string()),
+            );
+            if restored.try_psql("select pg_is_in_recovery()").as_deref() == Ok("f") {
+                break;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(180),
+                "recovery not done: {}",
+                restored.log_tail()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!prefetched.is_empty(), "no segment went through the spool");
+        restored.amcheck_all();
+        assert_eq!(&restored.all_table_checksums(), expected);
+        // The spool ends up with no segment and no temporary file in it.
+        wait_spool(&spool, "clean", |n| {
+            n.iter()
+                .all(|f| !f.ends_with(".tmp") && !f.ends_with(".wal"))
+        });
+        assert_eq!(
+            fs::read_to_string(spool.join("prefetch.log")).unwrap_or_default(),
+            "",
+            "prefetch failures"
+        );
+        drop(restored);
+    }
+}

@@ -1,0 +1,214 @@
+//! archive-push in batches, like pgBackRest's asynchronous push but without a daemon: the call
+//! PostgreSQL makes for one segment (%p) also pushes the next segments PostgreSQL has marked
+//! ready (`archive_status/<name>.ready`), several at a time on threads. PostgreSQL's own later
+//! calls for those segments then find them archived and return at once (same size and
+//! checksum: one read of the local file, no read of the stored copy).
+//!
+//! The threads read, compress and write their pieces (through the media driver, which is
+//! `Sync`); the calling thread records each finished piece in the catalog, whose connection
+//! is not shared between threads. `archive_status` is PostgreSQL's: nothing here writes it.
+
+use super::{
+    ArchivePushOutcome, check_archived, file_crc, is_segment_name, read_into, store_wal,
+    wal_file_name,
+};
+use crate::EngineError;
+use recman_catalog::{DbRecord, Repository, WalRecord};
+use recman_format::Compression;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+/// Segments one archive-push call pushes by default, %p included: 256 MiB of 16 MiB segments,
+/// which keeps each call short while a backlog drains 16 segments per call.
+pub const DEFAULT_PUSH_BATCH: usize = 16;
+
+/// How far past the batch the ready list is checked against the catalog, so a long backlog
+/// already pushed costs a bounded number of lookups.
+const LOOKUPS_PER_SLOT: usize = 4;
+
+#[derive(Debug, Clone)]
+pub struct PushOptions {
+    pub compression: Compression,
+    /// Segments per call, %p included; 1 pushes %p alone.
+    pub batch: usize,
+    /// Threads that read, compress and write pieces at once.
+    pub parallel: usize,
+}
+
+impl PushOptions {
+    /// The defaults: [`DEFAULT_PUSH_BATCH`] segments a call, [`default_parallel`] threads.
+    pub fn new(compression: Compression) -> PushOptions {
+        PushOptions {
+            compression,
+            batch: DEFAULT_PUSH_BATCH,
+            parallel: default_parallel(),
+        }
+    }
+}
+
+/// One thread per core, and at least 4: a pushed segment spends much of its time waiting
+/// for its fsyncs, so even a 2-core host pushes faster with 4 streams than with 2.
+pub fn default_parallel() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .max(4)
+}
+
+#[derive(Debug)]
+pub struct PushBatchReport {
+    /// What happened to %p.
+    pub outcome: ArchivePushOutcome,
+    /// The further ready segments this call archived.
+    pub extra: Vec<ArchivePushOutcome>,
+    /// Further segments (or the ready list itself) this call could not archive; each is left
+    /// for PostgreSQL's own call for it.
+    pub failed: Vec<(String, EngineError)>,
+}
+
+/// Archives WAL file `path` (%p), and with `opts.batch` > 1 also the oldest further WAL
+/// segments PostgreSQL has marked ready in `<dir of path>/archive_status`, up to `opts.batch`
+/// in all, `opts.parallel` at a time. Succeeds only when %p is durably stored and recorded;
+/// a failure on another segment is reported in [`PushBatchReport::failed`], never as the
+/// call's error. When %p is already archived (an earlier batch took it), returns at once.
+pub fn archive_push_batch(
+    repo: &Repository,
+    db: &DbRecord,
+    path: &Path,
+    opts: &PushOptions,
+) -> Result<PushBatchReport, EngineError> {
+    let name = wal_file_name(path)?;
+    // Pushed along by an earlier call: one pass over the local file, no copy of it kept.
+    if let Some(done) = check_archived(repo, db, &name, || file_crc(path))? {
+        return Ok(PushBatchReport {
+            outcome: done,
+            extra: Vec::new(),
+            failed: Vec::new(),
+        });
+    }
+    let mut failed = Vec::new();
+    let mut work = vec![(name.clone(), path.to_path_buf())];
+    if opts.batch > 1 {
+        work.extend(ready_segments(
+            repo,
+            db,
+            path,
+            &name,
+            opts.batch - 1,
+            &mut failed,
+        ));
+    }
+    let next = AtomicUsize::new(0);
+    let media = repo.media().as_ref();
+    let location = repo.location();
+    let threads = opts.parallel.clamp(1, work.len());
+    let mut outcome = None;
+    let mut extra = Vec::new();
+    std::thread::scope(|s| {
+        let (tx, rx) = mpsc::channel::<(usize, Result<WalRecord, EngineError>)>();
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let (work, next) = (&work, &next);
+            s.spawn(move || {
+                // One buffer per thread, reused for each segment it reads.
+                let mut buf = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((name, path)) = work.get(i) else {
+                        break;
+                    };
+                    let r = read_into(path, &mut buf).and_then(|()| {
+                        let crc = crc32c::crc32c(&buf);
+                        store_wal(media, location, db, name, &buf, crc, opts.compression)
+                    });
+                    if tx.send((i, r)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        // Catalog writes stay on this thread, one transaction per segment, as pieces finish.
+        for (i, r) in rx {
+            let name = work[i].0.clone();
+            let r = r.and_then(|rec| {
+                repo.catalog().add_wal(&rec)?;
+                Ok(ArchivePushOutcome::Archived {
+                    name: name.clone(),
+                    stored_size: rec.stored_size,
+                })
+            });
+            match (i, r) {
+                (0, r) => outcome = Some(r),
+                (_, Ok(o)) => extra.push(o),
+                (_, Err(e)) => failed.push((name, e)),
+            }
+        }
+    });
+    let outcome = outcome.unwrap_or_else(|| {
+        Err(EngineError::Wal(format!(
+            "wal file {name} was not archived into repository {location}: its worker thread ended early; hint: run archive-push for it again"
+        )))
+    })?;
+    Ok(PushBatchReport {
+        outcome,
+        extra,
+        failed,
+    })
+}
+
+/// The oldest WAL segments PostgreSQL has marked ready next to `path`, other than `name`, that
+/// the catalog does not hold yet, at most `limit`. Name order is WAL order within a timeline,
+/// and a later timeline's segments sort after an earlier one's, as PostgreSQL archives them.
+/// What cannot be read goes to `failed`, naming the object; it only shortens the batch.
+fn ready_segments(
+    repo: &Repository,
+    db: &DbRecord,
+    path: &Path,
+    name: &str,
+    limit: usize,
+    failed: &mut Vec<(String, EngineError)>,
+) -> Vec<(String, PathBuf)> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let status = dir.join("archive_status");
+    let rd = match std::fs::read_dir(&status) {
+        Ok(rd) => rd,
+        // A file archived by hand from elsewhere: nothing else is ready there.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => {
+            let what = status.display().to_string();
+            failed.push((what, EngineError::io("read directory", &status, e)));
+            return Vec::new();
+        }
+    };
+    let mut ready: Vec<String> = rd
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let f = e.file_name().to_string_lossy().into_owned();
+            f.strip_suffix(".ready")
+                .filter(|s| is_segment_name(s) && *s != name)
+                .map(str::to_string)
+        })
+        .collect();
+    ready.sort();
+    let mut out = Vec::new();
+    let cat = repo.catalog();
+    for seg in ready.into_iter().take(limit * LOOKUPS_PER_SLOT) {
+        if out.len() == limit {
+            break;
+        }
+        // Recorded already (by an earlier batch): its own call checks it cheaply.
+        match cat.wal(db.id, &seg) {
+            Ok(Some(_)) => continue,
+            Ok(None) => {}
+            Err(e) => {
+                failed.push((seg, e.into()));
+                break;
+            }
+        }
+        let p = dir.join(&seg);
+        out.push((seg, p));
+    }
+    out
+}
