@@ -60,6 +60,13 @@ impl Catalog {
         })
     }
 
+    /// Records several archived WAL files in one transaction (one commit, one fsync of the
+    /// catalog, for a batch of segments archive-push stored together); all or none.
+    pub fn add_wals(&self, ws: &[WalRecord]) -> Result<(), CatalogError> {
+        let ctx = format!("recording {} archived wal files", ws.len());
+        self.write_tx(&ctx, || ws.iter().try_for_each(|w| self.add_wal(w)))
+    }
+
     pub fn wal(&self, db_id: i64, name: &str) -> Result<Option<WalRecord>, CatalogError> {
         self.query_opt(
             &format!("reading archived wal {name}"),

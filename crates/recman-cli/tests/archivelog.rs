@@ -11,11 +11,7 @@ use flows::*;
 use serde_json::Value;
 
 fn wal(setup: &Setup) -> Vec<Value> {
-    serde_json::from_str::<Value>(&setup.ok(&["list", "archivelog", "--json"]))
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
+    setup.archivelogs()
 }
 
 fn segments(setup: &Setup) -> Vec<Value> {

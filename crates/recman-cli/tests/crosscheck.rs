@@ -23,11 +23,7 @@ fn statuses(setup: &Setup) -> Vec<(String, String)> {
 }
 
 fn wal(setup: &Setup) -> Vec<Value> {
-    serde_json::from_str::<Value>(&setup.ok(&["list", "archivelog", "--json"]))
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
+    setup.archivelogs()
 }
 
 #[test]

@@ -14,11 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 fn wal(setup: &Setup) -> Vec<Value> {
-    serde_json::from_str::<Value>(&setup.ok(&["list", "archivelog", "--json"]))
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
+    setup.archivelogs()
 }
 
 fn segment_names(setup: &Setup) -> BTreeSet<String> {

@@ -4,6 +4,7 @@
 mod chain;
 mod copy_restore;
 mod files;
+mod outfile;
 mod recovery;
 mod target;
 

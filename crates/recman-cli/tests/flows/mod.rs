@@ -75,6 +75,13 @@ impl Setup {
             .unwrap_or_else(|e| panic!("list backup --json is not JSON ({e}):\n{out}"))
     }
 
+    /// `list archivelog --json`: one object per archived WAL file.
+    pub fn archivelogs(&self) -> Vec<serde_json::Value> {
+        let out = self.ok(&["list", "archivelog", "--json"]);
+        serde_json::from_str(&out)
+            .unwrap_or_else(|e| panic!("list archivelog --json is not JSON ({e}):\n{out}"))
+    }
+
     /// Restores into a new directory and returns it (kept alive by the TempDir).
     pub fn restore(&self, extra: &[&str]) -> (TempDir, PathBuf) {
         let (tmp, dir) = new_scratch_dir();

@@ -5,8 +5,8 @@
 //! checksum: one read of the local file, no read of the stored copy).
 //!
 //! The threads read, compress and write their pieces (through the media driver, which is
-//! `Sync`); the calling thread records each finished piece in the catalog, whose connection
-//! is not shared between threads. `archive_status` is PostgreSQL's: nothing here writes it.
+//! `Sync`); the calling thread then records the finished pieces in the catalog, whose
+//! connection is not shared between threads, in one transaction. `archive_status` is PostgreSQL's: nothing here writes it.
 
 use super::{
     ArchivePushOutcome, check_archived, file_crc, is_segment_name, read_into, store_wal,
@@ -105,6 +105,7 @@ pub fn archive_push_batch(
     let threads = opts.parallel.clamp(1, work.len());
     let mut outcome = None;
     let mut extra = Vec::new();
+    let mut stored: Vec<(usize, WalRecord)> = Vec::new();
     std::thread::scope(|s| {
         let (tx, rx) = mpsc::channel::<(usize, Result<WalRecord, EngineError>)>();
         for _ in 0..threads {
@@ -129,23 +130,48 @@ pub fn archive_push_batch(
             });
         }
         drop(tx);
-        // Catalog writes stay on this thread, one transaction per segment, as pieces finish.
         for (i, r) in rx {
-            let name = work[i].0.clone();
-            let r = r.and_then(|rec| {
-                repo.catalog().add_wal(&rec)?;
-                Ok(ArchivePushOutcome::Archived {
-                    name: name.clone(),
-                    stored_size: rec.stored_size,
-                })
-            });
-            match (i, r) {
-                (0, r) => outcome = Some(r),
-                (_, Ok(o)) => extra.push(o),
-                (_, Err(e)) => failed.push((name, e)),
+            match r {
+                Ok(rec) => stored.push((i, rec)),
+                Err(e) if i == 0 => outcome = Some(Err(e)),
+                Err(e) => failed.push((work[i].0.clone(), e)),
             }
         }
     });
+    // Every stored piece is durable by now: record them in one catalog transaction (one
+    // commit and fsync for the batch instead of one per segment). The catalog connection
+    // stays on this thread.
+    stored.sort_by_key(|(i, _)| *i);
+    let recs: Vec<WalRecord> = stored.iter().map(|(_, r)| r.clone()).collect();
+    match repo.catalog().add_wals(&recs) {
+        Ok(()) => {
+            for (i, rec) in stored {
+                let o = ArchivePushOutcome::Archived {
+                    name: rec.name,
+                    stored_size: rec.stored_size,
+                };
+                if i == 0 {
+                    outcome = Some(Ok(o));
+                } else {
+                    extra.push(o);
+                }
+            }
+        }
+        Err(e) => {
+            let why = e.to_string();
+            for (i, rec) in stored {
+                let e = EngineError::Wal(format!(
+                    "wal file {} was stored in repository {location} but could not be recorded in its catalog: {why}; hint: PostgreSQL retries archive_command, which stores it again",
+                    rec.name
+                ));
+                if i == 0 {
+                    outcome = Some(Err(e));
+                } else {
+                    failed.push((rec.name, e));
+                }
+            }
+        }
+    }
     let outcome = outcome.unwrap_or_else(|| {
         Err(EngineError::Wal(format!(
             "wal file {name} was not archived into repository {location}: its worker thread ended early; hint: run archive-push for it again"

@@ -4,16 +4,16 @@
 //! whole is skipped in older ones. Every chunk is verified before any byte of it is used.
 
 use super::files::{Layout, apply_metadata, make_entries};
+use super::outfile::OutFile;
 use crate::pieces::Source;
 use crate::{EngineError, Progress};
 use recman_catalog::IoStatRow;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestEntry};
 use recman_format::{PieceReader, Record};
 use std::collections::{HashMap, HashSet};
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::BufReader;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::PathBuf;
+use std::os::unix::fs::OpenOptionsExt;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -321,7 +321,8 @@ fn restore_piece(
         .map_err(|e| EngineError::piece(rel, e))?;
     let names: Vec<String> = r.header().files.iter().map(|f| f.path.clone()).collect();
     let piece_no = r.header().piece_no;
-    let mut open: HashMap<u32, (File, u32, PathBuf)> = HashMap::new();
+    let mut open: HashMap<u32, OutFile> = HashMap::new();
+    let mut bounce = None;
     let mut done = 0;
     while let Some(rec) = r.next().map_err(|e| EngineError::piece(rel, e))? {
         match rec {
@@ -331,12 +332,11 @@ fn restore_piece(
                 data,
             } => {
                 let name = names.get(file_index as usize).cloned().unwrap_or_default();
-                let (out, running, p) = get_open(&mut open, file_index, &names, pass.layout, rel)?;
-                *running = crc32c::crc32c_append(*running, &data);
+                let out = get_open(&mut open, file_index, &names, pass.layout, rel)?;
+                out.crc = crc32c::crc32c_append(out.crc, &data);
                 for (at, len) in to_write(pass, &name, file_offset, data.len()) {
                     let t = std::time::Instant::now();
-                    out.write_all_at(&data[at..at + len], file_offset + at as u64)
-                        .map_err(|e| EngineError::io("write", p.as_path(), e))?;
+                    out.write_at(&data[at..at + len], file_offset + at as u64, &mut bounce)?;
                     stats.output.io_count += 1;
                     stats.output.ready += 1;
                     stats.output.bytes += len as u64;
@@ -350,12 +350,12 @@ fn restore_piece(
                 crc32c: fcrc,
             } => {
                 let name = names.get(file_index as usize).cloned().unwrap_or_default();
-                let (out, running, p) = get_open(&mut open, file_index, &names, pass.layout, rel)?;
+                let out = get_open(&mut open, file_index, &names, pass.layout, rel)?;
                 let expected = pass.own.get(name.as_str()).copied();
                 // A file in sections is checked section by section.
                 let section =
                     expected.and_then(|e| e.sections.iter().find(|s| s.piece_no == piece_no));
-                let ok = *running == fcrc
+                let ok = out.crc == fcrc
                     && match section {
                         Some(sec) => sec.crc32c == fcrc && sec.offset + sec.len == fsize,
                         None => {
@@ -367,8 +367,7 @@ fn restore_piece(
                         "file {name} in backup piece {rel} does not match its recorded checksum; hint: the piece is damaged, restore from another backup with --from-tag"
                     )));
                 }
-                out.sync_all()
-                    .map_err(|e| EngineError::io("sync", p.as_path(), e))?;
+                out.sync()?;
                 open.remove(&file_index);
                 done += 1;
             }
@@ -404,29 +403,21 @@ fn restore_piece(
 }
 
 fn get_open<'a>(
-    open: &'a mut HashMap<u32, (File, u32, PathBuf)>,
+    open: &'a mut HashMap<u32, OutFile>,
     idx: u32,
     names: &[String],
     layout: &Layout,
     rel: &str,
-) -> Result<&'a mut (File, u32, PathBuf), EngineError> {
+) -> Result<&'a mut OutFile, EngineError> {
     match open.entry(idx) {
         std::collections::hash_map::Entry::Occupied(e) => Ok(e.into_mut()),
         std::collections::hash_map::Entry::Vacant(v) => {
             let name = names.get(idx as usize).ok_or_else(|| {
                 EngineError::Invalid(format!("backup piece {rel} refers to file #{idx}, which its header does not list; hint: the piece is damaged"))
             })?;
-            let p = layout.real(name);
             // The restore directory was checked empty; files are opened by several pieces
             // (sections) and several backups (a chain).
-            let f = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .mode(0o600)
-                .open(&p)
-                .map_err(|e| EngineError::io("create", &p, e))?;
-            Ok(v.insert((f, 0, p)))
+            Ok(v.insert(OutFile::open(layout.real(name))?))
         }
     }
 }
