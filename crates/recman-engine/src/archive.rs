@@ -103,23 +103,9 @@ fn check_archived(
     )))
 }
 
-/// Size and CRC-32C of a local file, read in 1 MiB steps (no whole-file buffer).
+/// Size and CRC-32C of a local WAL file.
 fn file_crc(path: &Path) -> Result<(u64, u32), EngineError> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path).map_err(|e| EngineError::io("read WAL file", path, e))?;
-    let mut buf = vec![0u8; WAL_CHUNK];
-    let (mut size, mut crc) = (0u64, 0u32);
-    loop {
-        match f.read(&mut buf) {
-            Ok(0) => return Ok((size, crc)),
-            Ok(n) => {
-                crc = crc32c::crc32c_append(crc, &buf[..n]);
-                size += n as u64;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(EngineError::io("read WAL file", path, e)),
-        }
-    }
+    crate::util::file_size_crc(path).map_err(|e| EngineError::io("read WAL file", path, e))
 }
 
 /// Reads a whole local file into `buf` (cleared first, its capacity reused).
@@ -185,57 +171,19 @@ fn store_wal(
     })
 }
 
-/// Archives one WAL file, and nothing else (see [`archive_push_batch`] for the batching
-/// archive_command).
-pub fn archive_push(
-    repo: &Repository,
-    db: &DbRecord,
-    path: &Path,
-    compression: Compression,
-) -> Result<ArchivePushOutcome, EngineError> {
-    let name = wal_file_name(path)?;
-    let data = std::fs::read(path).map_err(|e| EngineError::io("read WAL file", path, e))?;
-    let crc = crc32c::crc32c(&data);
-    if let Some(done) = check_archived(repo, db, &name, || Ok((data.len() as u64, crc)))? {
-        return Ok(done);
-    }
-    let rec = store_wal(
-        repo.media().as_ref(),
-        repo.location(),
-        db,
-        &name,
-        &data,
-        crc,
-        compression,
-    )?;
-    repo.catalog().add_wal(&rec)?;
-    Ok(ArchivePushOutcome::Archived {
-        name,
-        stored_size: rec.stored_size,
-    })
-}
-
 /// Reads one archived WAL file and returns its verified content.
 pub(crate) fn read_wal(
     repo: &Repository,
     db: &DbRecord,
     name: &str,
 ) -> Result<Option<Vec<u8>>, EngineError> {
-    Ok(read_wal_checked(repo, db, name)?.map(|(data, _)| data))
-}
-
-/// Like [`read_wal`], with the CRC-32C the content was verified against.
-pub(crate) fn read_wal_checked(
-    repo: &Repository,
-    db: &DbRecord,
-    name: &str,
-) -> Result<Option<(Vec<u8>, u32)>, EngineError> {
     let mut out = Vec::new();
-    Ok(read_wal_into(repo, db, name, &mut out)?.map(|crc| (out, crc)))
+    Ok(read_wal_into(repo, db, name, &mut out)?.map(|_| out))
 }
 
-/// Like [`read_wal_checked`], into `out` (cleared first; a caller reading many files reuses
-/// one buffer, which spares a fresh 16 MiB mapping and its page faults per segment).
+/// Like [`read_wal`], into `out` (cleared first; a caller reading many files reuses one
+/// buffer, which spares a fresh 16 MiB mapping and its page faults per segment); returns the
+/// CRC-32C the content was verified against.
 pub(crate) fn read_wal_into(
     repo: &Repository,
     db: &DbRecord,

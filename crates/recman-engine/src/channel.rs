@@ -128,6 +128,30 @@ impl ChannelShared<'_> {
     }
 }
 
+/// Tags the statistics rows of a restore or validate job (`kind`: RESTORE, VALIDATE) with one
+/// job id, the job's type and backup, and sync I/O (pieces are read sequentially), and stores
+/// them. A record of the job, not part of it: failing to store them fails nothing, so a
+/// read-only repository still validates.
+pub(crate) fn record_piece_job(
+    repo: &Repository,
+    kind: &str,
+    backup_id: &str,
+    rows: &mut [IoStatRow],
+) {
+    let job = format!(
+        "{}{}",
+        &kind[..1],
+        chrono::Utc::now().format("%Y%m%dT%H%M%S%3f")
+    );
+    for r in rows.iter_mut() {
+        r.job_id = job.clone();
+        r.job_type = kind.into();
+        r.backup_id = Some(backup_id.to_string());
+        r.io_mode = "sync".into();
+    }
+    let _ = repo.catalog().add_io_stats(rows);
+}
+
 pub fn stat_row(
     kind: &str,
     channel: u32,

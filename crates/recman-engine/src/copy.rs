@@ -10,8 +10,8 @@ use recman_catalog::BackupStatus;
 use recman_format::manifest::{BackupManifest, EntryKind};
 use recman_format::{PieceReader, Record};
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
-use std::io::{BufReader, Read};
+use std::fs::OpenOptions;
+use std::io::BufReader;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::PathBuf;
 
@@ -273,16 +273,7 @@ fn apply(
 }
 
 pub(crate) fn file_crc(p: &std::path::Path) -> Result<u32, EngineError> {
-    let mut f = File::open(p).map_err(|e| EngineError::io("read", p, e))?;
-    let mut buf = vec![0u8; 1 << 20];
-    let mut crc = 0u32;
-    loop {
-        let n = f
-            .read(&mut buf)
-            .map_err(|e| EngineError::io("read", p, e))?;
-        if n == 0 {
-            return Ok(crc);
-        }
-        crc = crc32c::crc32c_append(crc, &buf[..n]);
-    }
+    crate::util::file_size_crc(p)
+        .map(|(_, crc)| crc)
+        .map_err(|e| EngineError::io("read", p, e))
 }

@@ -31,8 +31,7 @@ mod wal_prefetch;
 
 pub use archive::{
     ArchiveGetOutcome, ArchivePushOutcome, DEFAULT_PUSH_BATCH, PushBatchReport, PushOptions,
-    archive_current, archive_get, archive_push, archive_push_batch, default_parallel,
-    is_segment_name,
+    archive_current, archive_get, archive_push_batch, default_parallel, is_segment_name,
 };
 pub use archivelog::{ARCHIVELOG, ArchivelogOptions, ArchivelogReport, backup_archivelog};
 pub use backup::{BackupOptions, BackupReport, backup_database};

@@ -58,8 +58,17 @@ pub(crate) fn sources(repo: &Repository, rel: &str) -> Result<Vec<Source>, Engin
 
 /// Opens object `rel` from the first place that has it.
 pub(crate) fn open(repo: &Repository, rel: &str) -> Result<Box<dyn MediaReader>, EngineError> {
+    open_from(&sources(repo, rel)?, rel)
+}
+
+/// Opens object `rel` from the first of `sources` that has it (for callers that looked the
+/// sources up already, on a thread without the catalog).
+pub(crate) fn open_from(
+    sources: &[Source],
+    rel: &str,
+) -> Result<Box<dyn MediaReader>, EngineError> {
     let mut first_err = None;
-    for s in sources(repo, rel)? {
+    for s in sources {
         match s.media.open(&s.name) {
             Ok(r) => return Ok(r),
             Err(e) if e.is_not_found() => {
@@ -68,9 +77,11 @@ pub(crate) fn open(repo: &Repository, rel: &str) -> Result<Box<dyn MediaReader>,
             Err(e) => return Err(e.into()),
         }
     }
-    Err(first_err
-        .map(EngineError::from)
-        .unwrap_or_else(|| EngineError::Invalid(format!("object {rel} has no source"))))
+    Err(first_err.map(EngineError::from).unwrap_or_else(|| {
+        EngineError::Invalid(format!(
+            "object {rel} has no source; hint: run `recman crosscheck`"
+        ))
+    }))
 }
 
 /// Removes the copies on other devices of every object under `dir` (a backup being deleted)

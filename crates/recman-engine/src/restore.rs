@@ -104,15 +104,7 @@ pub fn restore_database(
     let result = chain::restore_chain(ctx, &backups_chain, &layout, opts.channels.max(1), progress)
         .and_then(|(n, bytes, mut rows)| {
             let settings = recovery::write_recovery(ctx, manifest, &layout, opts)?;
-            // Statistics are a record of the job, not part of it: losing them fails nothing.
-            let job = format!("R{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%3f"));
-            for r in &mut rows {
-                r.job_id = job.clone();
-                r.job_type = "RESTORE".into();
-                r.backup_id = Some(manifest.backup_id.clone());
-                r.io_mode = "sync".into();
-            }
-            let _ = ctx.repo.catalog().add_io_stats(&rows);
+            crate::channel::record_piece_job(&ctx.repo, "RESTORE", &manifest.backup_id, &mut rows);
             Ok((n, bytes, settings))
         });
     match result {

@@ -41,3 +41,22 @@ pub(crate) fn media_io(
 ) -> crate::EngineError {
     recman_media::MediaError::io(repo.location(), rel, op, e).into()
 }
+
+/// Size and CRC-32C of a local file, read in 1 MiB steps (no whole-file buffer).
+pub(crate) fn file_size_crc(path: &std::path::Path) -> std::io::Result<(u64, u32)> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let (mut size, mut crc) = (0u64, 0u32);
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => return Ok((size, crc)),
+            Ok(n) => {
+                crc = crc32c::crc32c_append(crc, &buf[..n]);
+                size += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}

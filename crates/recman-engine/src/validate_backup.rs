@@ -103,15 +103,7 @@ pub fn validate_backup(
         crate::util::now_micros(),
         (1 << 20, 1),
     ));
-    let job = format!("V{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%3f"));
-    for r in &mut rows {
-        r.job_id = job.clone();
-        r.job_type = "VALIDATE".into();
-        r.backup_id = Some(b.id.clone());
-        r.io_mode = "sync".into();
-    }
-    // A record of the job, not part of it: a read-only repository still validates.
-    let _ = ctx.repo.catalog().add_io_stats(&rows);
+    crate::channel::record_piece_job(&ctx.repo, "VALIDATE", &b.id, &mut rows);
     progress.finish();
     // A database backup is only usable with the WAL up to its stop point; a backup of archived
     // WAL is that WAL, and its pieces were just verified.
@@ -163,7 +155,8 @@ fn run_lanes(
                             break;
                         };
                         let (set_no, p, sources) = &pieces[i];
-                        let r = validate_piece_any(check, k as u32 + 1, *set_no, p, sources);
+                        let r = crate::pieces::open_from(sources, &p.path)
+                            .and_then(|f| validate_piece(check, k as u32 + 1, *set_no, p, f));
                         if r.is_err() {
                             cancel.store(true, Ordering::Relaxed);
                         }
@@ -186,32 +179,6 @@ fn run_lanes(
     });
     done.sort_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, r)| r).collect()
-}
-
-/// Validates a piece from the first of its sources that can be opened.
-fn validate_piece_any(
-    check: &Check,
-    channel: u32,
-    set_no: u32,
-    p: &ManifestPiece,
-    sources: &[Source],
-) -> Result<PieceResult, EngineError> {
-    let mut first_err = None;
-    for s in sources {
-        match s.media.open(&s.name) {
-            Ok(f) => return validate_piece(check, channel, set_no, p, f),
-            Err(e) if e.is_not_found() => {
-                first_err.get_or_insert(e);
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(first_err.map(EngineError::from).unwrap_or_else(|| {
-        EngineError::Invalid(format!(
-            "backup piece {} has no source; hint: run `recman crosscheck`",
-            p.path
-        ))
-    }))
 }
 
 fn validate_piece(

@@ -29,7 +29,6 @@ use crate::archive::{is_segment_name, read_wal_into, write_aside};
 use recman_catalog::{DbRecord, Repository, WalRecord};
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -251,36 +250,11 @@ impl Spool {
 
     fn serve(&self, file: &str, size: u64, crc: u32, dest: &Path) -> Result<Take, EngineError> {
         let path = self.dir.join(file);
-        let mut f = match File::open(&path) {
-            Ok(f) => f,
+        let (got, sum) = match crate::util::file_size_crc(&path) {
+            Ok(v) => v,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Take::Missing),
-            Err(e) => return Err(EngineError::io("open spool file", path, e)),
+            Err(e) => return Err(EngineError::io("read spool file", path, e)),
         };
-        let len = f
-            .metadata()
-            .map_err(|e| EngineError::io("inspect spool file", &path, e))?
-            .len();
-        if len != size {
-            drop(f);
-            self.remove(file)?;
-            return Ok(Take::Rejected(format!(
-                "spool file {} holds {len} bytes, not the {size} bytes fetched from the repository",
-                path.display()
-            )));
-        }
-        let mut buf = vec![0u8; 1 << 18];
-        let (mut got, mut sum) = (0u64, 0u32);
-        loop {
-            let n = match f.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(EngineError::io("read spool file", path, e)),
-            };
-            sum = crc32c::crc32c_append(sum, &buf[..n]);
-            got += n as u64;
-        }
-        drop(f);
         if got != size || sum != crc {
             self.remove(file)?;
             return Ok(Take::Rejected(format!(

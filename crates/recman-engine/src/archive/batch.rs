@@ -142,10 +142,10 @@ pub fn archive_push_batch(
     // commit and fsync for the batch instead of one per segment). The catalog connection
     // stays on this thread.
     stored.sort_by_key(|(i, _)| *i);
-    let recs: Vec<WalRecord> = stored.iter().map(|(_, r)| r.clone()).collect();
+    let (order, recs): (Vec<usize>, Vec<WalRecord>) = stored.into_iter().unzip();
     match repo.catalog().add_wals(&recs) {
         Ok(()) => {
-            for (i, rec) in stored {
+            for (i, rec) in order.into_iter().zip(recs) {
                 let o = ArchivePushOutcome::Archived {
                     name: rec.name,
                     stored_size: rec.stored_size,
@@ -159,7 +159,7 @@ pub fn archive_push_batch(
         }
         Err(e) => {
             let why = e.to_string();
-            for (i, rec) in stored {
+            for (i, rec) in order.into_iter().zip(recs) {
                 let e = EngineError::Wal(format!(
                     "wal file {} was stored in repository {location} but could not be recorded in its catalog: {why}; hint: PostgreSQL retries archive_command, which stores it again",
                     rec.name
