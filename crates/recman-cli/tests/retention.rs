@@ -176,6 +176,7 @@ fn sigkill_during_backup_delete_obsolete_and_archive_push() {
         c.switch_wal_and_wait_archived();
     }
     setup.backup(&[]);
+    let sysid = c.system_identifier();
     let (_t, scratch) = new_scratch_dir();
     // Pseudo-random delays from a fixed seed, so a failure can be replayed.
     let mut seed: u64 = 0x5eed_1234;
@@ -191,10 +192,7 @@ fn sigkill_during_backup_delete_obsolete_and_archive_push() {
         // A segment of another timeline at position 0: obsolete as soon as it is archived.
         let name = format!("{:08X}{:016X}", 0x40 + i, 0);
         let f = scratch.join(&name);
-        let data: Vec<u8> = (0..16u32 << 20)
-            .map(|b| (b.wrapping_mul(2654435761) >> 13) as u8 ^ i as u8)
-            .collect();
-        std::fs::write(&f, &data).unwrap();
+        std::fs::write(&f, fake_segment(sysid, &name, i as u8)).unwrap();
         chown_to_cluster_user(&f);
         kill_after(
             setup.args(&["--db", "main", "archive-push", path_str(&f)]),

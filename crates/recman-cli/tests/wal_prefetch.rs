@@ -84,16 +84,13 @@ fn wait_spool(spool: &Path, what: &str, done: impl Fn(&BTreeSet<String>) -> bool
 
 /// Writes `n` WAL segments of timeline `tli` with ready files into a fake pg_wal under
 /// `dir`, returning their names in order.
-fn fake_pg_wal(dir: &Path, tli: u32, n: u32) -> (PathBuf, Vec<String>) {
+fn fake_pg_wal(dir: &Path, sysid: u64, tli: u32, n: u32) -> (PathBuf, Vec<String>) {
     let pg_wal = dir.join("pg_wal");
     fs::create_dir_all(pg_wal.join("archive_status")).unwrap();
     let mut names = Vec::new();
     for i in 0..n {
         let name = format!("{tli:08X}{:08X}{:08X}", 0, 0x10 + i);
-        let data: Vec<u8> = (0..16u32 << 20)
-            .map(|b| (b.wrapping_mul(2654435761) >> 11) as u8 ^ (i as u8))
-            .collect();
-        fs::write(pg_wal.join(&name), &data).unwrap();
+        fs::write(pg_wal.join(&name), fake_segment(sysid, &name, i as u8)).unwrap();
         fs::write(pg_wal.join(format!("archive_status/{name}.ready")), "").unwrap();
         names.push(name);
     }
@@ -105,7 +102,7 @@ fn fake_pg_wal(dir: &Path, tli: u32, n: u32) -> (PathBuf, Vec<String>) {
 fn batch_push_takes_ready_segments_along() {
     let setup = Setup::new();
     let (_t, scratch) = new_scratch_dir();
-    let (pg_wal, names) = fake_pg_wal(&scratch, 0x30, 7);
+    let (pg_wal, names) = fake_pg_wal(&scratch, setup.cluster.system_identifier(), 0x30, 7);
     // A ready segment whose file is gone: its failure must not fail %p's call.
     let gone = format!("{:08X}{:08X}{:08X}", 0x30, 0, 0x0F);
     fs::write(pg_wal.join(format!("archive_status/{gone}.ready")), "").unwrap();

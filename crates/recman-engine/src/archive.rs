@@ -12,6 +12,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 mod batch;
+mod check;
 pub use batch::{
     DEFAULT_PUSH_BATCH, PushBatchReport, PushOptions, archive_push_batch, default_parallel,
 };
@@ -184,6 +185,13 @@ pub(crate) fn read_wal(
 /// Like [`read_wal`], into `out` (cleared first; a caller reading many files reuses one
 /// buffer, which spares a fresh 16 MiB mapping and its page faults per segment); returns the
 /// CRC-32C the content was verified against.
+///
+/// Every copy the catalog knows is tried before giving up: the archived object in the
+/// repository and its copies on other devices, then each ARCHIVELOG backup set holding the
+/// file (each of its pieces' copies too). `Ok(None)` only when the file was never archived:
+/// PostgreSQL takes that answer as the end of the archive. A file the catalog records, or
+/// whose copies exist but are all damaged or unreadable, is an error naming each copy tried,
+/// so that recovery stops instead of ending early (DESIGN.md, invariant 8).
 pub(crate) fn read_wal_into(
     repo: &Repository,
     db: &DbRecord,
@@ -192,45 +200,72 @@ pub(crate) fn read_wal_into(
 ) -> Result<Option<u32>, EngineError> {
     out.clear();
     let rel = wal_path(&db.name, name);
-    let path = format!("{}/{rel}", repo.location());
-    let f = match repo.media().open(&rel) {
-        Ok(f) => f,
-        // Gone from the archive (BACKUP ARCHIVELOG DELETE INPUT): a backup set may hold it.
-        Err(e) if e.is_not_found() => {
-            return Ok(read_wal_from_backups(repo, db, name)?.map(|(data, crc)| {
-                *out = data;
-                crc
-            }));
+    let mut failures: Vec<String> = Vec::new();
+    for src in crate::pieces::sources(repo, &rel)? {
+        let f = match src.media.open(&src.name) {
+            Ok(f) => f,
+            Err(e) if e.is_not_found() => continue,
+            Err(e) => {
+                failures.push(format!("{}: {e}", src.describe()));
+                continue;
+            }
+        };
+        match read_wal_object(f, out) {
+            Ok(crc) => return Ok(Some(crc)),
+            Err(why) => failures.push(format!("{} on {}: {why}", src.name, src.describe())),
         }
-        Err(e) => return Err(e.into()),
-    };
-    let mut r = PieceReader::open(BufReader::new(f)).map_err(|e| EngineError::piece(&rel, e))?;
+    }
+    // Gone from the archive (BACKUP ARCHIVELOG DELETE INPUT) or damaged there: a backup set
+    // may hold it.
+    if let Some((data, crc)) = read_wal_from_backups(repo, db, name, &mut failures)? {
+        *out = data;
+        return Ok(Some(crc));
+    }
+    let recorded = repo.catalog().wal(db.id, name)?.is_some();
+    if failures.is_empty() && !recorded {
+        return Ok(None);
+    }
+    if failures.is_empty() {
+        failures.push(format!(
+            "{rel} is recorded in the catalog but no device holds it"
+        ));
+    }
+    Err(EngineError::Wal(format!(
+        "archived wal file {name} of database {:?} could not be delivered intact from repository {}: {}; hint: recovery must not go on without it: restore it from another copy (`recman list archivelog`, `recman crosscheck`), or recover to a target before it with --until-lsn/--until-time",
+        db.name,
+        repo.location(),
+        crate::util::join_limited(&failures, 4)
+    )))
+}
+
+/// Reads one archived WAL object: its chunks in order, checked against the size and checksum
+/// at its end. The error says what is wrong with it.
+fn read_wal_object(
+    f: Box<dyn recman_media::MediaReader>,
+    out: &mut Vec<u8>,
+) -> Result<u32, String> {
+    out.clear();
+    let mut r = PieceReader::open(BufReader::new(f)).map_err(|e| e.to_string())?;
     // A segment's size up front: untouched capacity costs nothing, regrowth copies.
     out.reserve(WAL_SEGMENT_HINT);
     let mut end = None;
-    while let Some(rec) = r.next().map_err(|e| EngineError::piece(&rel, e))? {
+    while let Some(rec) = r.next().map_err(|e| e.to_string())? {
         match rec {
             Record::Chunk {
                 file_offset, data, ..
             } => {
                 if file_offset != out.len() as u64 {
-                    return Err(EngineError::Wal(format!(
-                        "archived wal file {path} has a gap at offset {file_offset}; hint: the file is damaged, archive it again from the server if it still has it"
-                    )));
+                    return Err(format!("a gap at offset {file_offset}"));
                 }
                 out.extend_from_slice(&data);
             }
             Record::FileEnd { size, crc32c, .. } => end = Some((size, crc32c)),
         }
     }
-    r.finish().map_err(|e| EngineError::piece(&rel, e))?;
+    r.finish().map_err(|e| e.to_string())?;
     match end {
-        Some((size, crc)) if size == out.len() as u64 && crc == crc32c::crc32c(out) => {
-            Ok(Some(crc))
-        }
-        _ => Err(EngineError::Wal(format!(
-            "archived wal file {path} does not match its recorded size and checksum; hint: the file is damaged, archive it again from the server if it still has it"
-        ))),
+        Some((size, crc)) if size == out.len() as u64 && crc == crc32c::crc32c(out) => Ok(crc),
+        _ => Err("its content does not match its recorded size and checksum".into()),
     }
 }
 
@@ -270,64 +305,73 @@ pub(crate) fn write_aside(dest: &Path, data: &[u8]) -> Result<(), EngineError> {
 }
 
 /// Reads archived WAL file `name` from the newest AVAILABLE backup set that holds it, verified
-/// against the size and checksum the set recorded. A set whose piece is missing or damaged is
-/// passed over for the next one; None when no set holds the file.
+/// against the size and checksum the set recorded. Each copy of each piece is tried; what
+/// fails is added to `failures` and the next one tried. None when no copy delivered it.
 fn read_wal_from_backups(
     repo: &Repository,
     db: &DbRecord,
     name: &str,
+    failures: &mut Vec<String>,
 ) -> Result<Option<(Vec<u8>, u32)>, EngineError> {
     let cat = repo.catalog();
-    let mut last_err = None;
     for (backup_id, set_no) in cat.wal_backup_sources(db.id, name)? {
         for p in cat
             .pieces(&backup_id)?
             .iter()
             .filter(|p| p.set_no == set_no)
         {
-            match read_from_piece(repo, &p.path, name) {
-                Ok(Some(data)) => return Ok(Some(data)),
-                Ok(None) => {}
-                Err(e) => last_err = Some(e),
+            for src in crate::pieces::sources(repo, &p.path)? {
+                let f = match src.media.open(&src.name) {
+                    Ok(f) => f,
+                    Err(e) if e.is_not_found() => continue,
+                    Err(e) => {
+                        failures.push(format!(
+                            "backup piece {} on {}: {e}",
+                            p.path,
+                            src.describe()
+                        ));
+                        continue;
+                    }
+                };
+                match read_from_piece(f, name) {
+                    Ok(Some(data)) => return Ok(Some(data)),
+                    Ok(None) => break,
+                    Err(why) => failures.push(format!(
+                        "backup piece {} on {}: {why}",
+                        p.path,
+                        src.describe()
+                    )),
+                }
             }
         }
     }
-    match last_err {
-        Some(e) => Err(e),
-        None => Ok(None),
-    }
+    Ok(None)
 }
 
+/// Reads WAL file `name` out of an opened piece: None when the piece does not hold it.
 fn read_from_piece(
-    repo: &Repository,
-    rel: &str,
+    f: Box<dyn recman_media::MediaReader>,
     name: &str,
-) -> Result<Option<(Vec<u8>, u32)>, EngineError> {
-    let f = crate::pieces::open(repo, rel)?;
-    let mut piece =
-        IndexedPiece::open(BufReader::new(f)).map_err(|e| EngineError::piece(rel, e))?;
+) -> Result<Option<(Vec<u8>, u32)>, String> {
+    let mut piece = IndexedPiece::open(BufReader::new(f)).map_err(|e| e.to_string())?;
     let Some(file) = piece.index().file_by_path(name).cloned() else {
         return Ok(None);
     };
     let mut out = Vec::new();
     for loc in &file.chunks {
         if loc.file_offset != out.len() as u64 {
-            return Err(EngineError::Wal(format!(
-                "wal file {name} in backup piece {rel} has a gap at offset {}; hint: the piece is damaged, run `recman validate backup`",
+            return Err(format!(
+                "wal file {name} has a gap at offset {}",
                 loc.file_offset
-            )));
+            ));
         }
-        out.extend_from_slice(
-            &piece
-                .read_chunk(loc)
-                .map_err(|e| EngineError::piece(rel, e))?,
-        );
+        out.extend_from_slice(&piece.read_chunk(loc).map_err(|e| e.to_string())?);
     }
     let crc = crc32c::crc32c(&out);
     if file.size != Some(out.len() as u64) || file.crc32c != Some(crc) {
-        return Err(EngineError::Wal(format!(
-            "wal file {name} in backup piece {rel} does not match its recorded size and checksum; hint: the piece is damaged, run `recman validate backup`"
-        )));
+        return Err(format!(
+            "wal file {name} in it does not match its recorded size and checksum"
+        ));
     }
     Ok(Some((out, crc)))
 }

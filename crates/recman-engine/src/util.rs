@@ -60,3 +60,13 @@ pub(crate) fn file_size_crc(path: &std::path::Path) -> std::io::Result<(u64, u32
         }
     }
 }
+
+/// `items` joined with "; ", the first `keep` of them and a count of the rest, so that an error
+/// about many objects stays one readable line.
+pub(crate) fn join_limited(items: &[String], keep: usize) -> String {
+    let mut s = items[..items.len().min(keep)].join("; ");
+    if items.len() > keep {
+        s.push_str(&format!("; and {} more", items.len() - keep));
+    }
+    s
+}

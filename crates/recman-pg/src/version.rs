@@ -23,6 +23,20 @@ const PG13: VersionFacts = VersionFacts {
     backup_stop_sql: "select lsn::text, labelfile, spcmapfile from pg_stop_backup(false, false)",
 };
 
+/// The `xlp_magic` of a WAL page header written by `major`: archive-push checks a segment's
+/// first page against it. None for a major this table does not know.
+pub fn wal_page_magic(major: u32) -> Option<u16> {
+    Some(match major {
+        13 => 0xD106,
+        14 => 0xD10D,
+        15 => 0xD110,
+        16 => 0xD113,
+        17 => 0xD116,
+        18 => 0xD118,
+        _ => return None,
+    })
+}
+
 /// Facts for a server_version_num (e.g. 150018), or None when older than 13.
 pub fn facts(version_num: u32) -> Option<VersionFacts> {
     let major = version_num / 10000;

@@ -993,6 +993,14 @@ impl Cluster {
         self.run_amcheck(&["--all"]);
     }
 
+    /// The cluster's system identifier, which every WAL segment's first page carries.
+    pub fn system_identifier(&self) -> u64 {
+        self.psql("select system_identifier from pg_control_system()")
+            .trim()
+            .parse()
+            .expect("system identifier")
+    }
+
     /// Switches to a new WAL segment and waits until the archiver reports
     /// the finished one as archived; returns that segment's file name.
     /// Panics with pg_stat_archiver and the log tail on timeout.
@@ -1087,4 +1095,27 @@ impl Drop for Cluster {
         // The TempDir field removes the dir (unless kept) after this.
         let _ = self.tmp.take();
     }
+}
+
+/// A 16 MiB WAL segment named `name` as PostgreSQL 15 would write it for the cluster with
+/// `sysid`: a long page header at the start (what archive-push checks), then bytes varied by
+/// `seed`, so tests can archive segments the server never wrote.
+pub fn fake_segment(sysid: u64, name: &str, seed: u8) -> Vec<u8> {
+    const SEG: u32 = 16 << 20;
+    let tli = u32::from_str_radix(&name[..8], 16).expect("timeline");
+    let log = u64::from_str_radix(&name[8..16], 16).expect("log");
+    let seg = u64::from_str_radix(&name[16..24], 16).expect("segment");
+    let addr = (log * 256 + seg) * u64::from(SEG);
+    let mut d: Vec<u8> = (0..SEG)
+        .map(|b| (b.wrapping_mul(2654435761) >> 11) as u8 ^ seed)
+        .collect();
+    d[..40].fill(0);
+    d[0..2].copy_from_slice(&0xD110u16.to_le_bytes());
+    d[2..4].copy_from_slice(&2u16.to_le_bytes()); // XLP_LONG_HEADER
+    d[4..8].copy_from_slice(&tli.to_le_bytes());
+    d[8..16].copy_from_slice(&addr.to_le_bytes());
+    d[24..32].copy_from_slice(&sysid.to_le_bytes());
+    d[32..36].copy_from_slice(&SEG.to_le_bytes());
+    d[36..40].copy_from_slice(&8192u32.to_le_bytes());
+    d
 }

@@ -8,6 +8,7 @@
 //! `Sync`); the calling thread then records the finished pieces in the catalog, whose
 //! connection is not shared between threads, in one transaction. `archive_status` is PostgreSQL's: nothing here writes it.
 
+use super::check::check_wal_file;
 use super::{
     ArchivePushOutcome, check_archived, file_crc, is_segment_name, read_into, store_wal,
     wal_file_name,
@@ -120,6 +121,7 @@ pub fn archive_push_batch(
                         break;
                     };
                     let r = read_into(path, &mut buf).and_then(|()| {
+                        check_wal_file(db, name, &buf)?;
                         let crc = crc32c::crc32c(&buf);
                         store_wal(media, location, db, name, &buf, crc, opts.compression)
                     });
