@@ -137,6 +137,7 @@ impl Catalog {
             }
         };
         let mut conn = Connection::open_with_flags(path, flags).map_err(sql("opening"))?;
+        make_private(path);
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(sql("setting busy_timeout"))?;
         // WAL: readers never wait for the writer. synchronous=FULL: a committed AVAILABLE
@@ -149,6 +150,13 @@ impl Catalog {
                 path: path.to_path_buf(),
                 detail: format!("journal mode stays {mode:?}, WAL is required"),
             });
+        }
+        // SQLite gives its -wal and -shm files the database file's mode; these are the older
+        // repositories' files, made before the catalog was private.
+        for suffix in ["-wal", "-shm"] {
+            let mut side = path.as_os_str().to_owned();
+            side.push(suffix);
+            make_private(Path::new(&side));
         }
         conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
             .map_err(sql("setting pragmas"))?;
@@ -351,4 +359,16 @@ pub(crate) fn now_micros() -> i64 {
 /// Converts a u64 for storage in the catalog's signed 64-bit integers.
 pub(crate) fn to_i64(what: &'static str, value: u64) -> Result<i64, CatalogError> {
     i64::try_from(value).map_err(|_| CatalogError::OutOfRange { what, value })
+}
+
+/// Makes the catalog file at `path` readable by its owner only (it describes every backup and
+/// where it lives). Best effort: a catalog owned by another user (a read-only open by an
+/// operator) keeps its mode, and a missing side file is no error.
+fn make_private(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(m) = std::fs::metadata(path)
+        && m.permissions().mode() & 0o777 != recman_media::modes::PRIVATE_MODE
+    {
+        let _ = recman_media::modes::set_path_mode(path, recman_media::modes::PRIVATE_MODE);
+    }
 }

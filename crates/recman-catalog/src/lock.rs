@@ -5,7 +5,7 @@
 //! process or another, conflicts with the first. The file's content only tells a refused
 //! command who is in the way; the lock itself is the flock, never the content.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -23,13 +23,9 @@ impl RepoLock {
     /// Takes the lock at `path` without waiting; `repo` is named in the refusal.
     pub(crate) fn acquire(repo: &Path, path: &Path, what: &str) -> Result<RepoLock, CatalogError> {
         // No truncate on open: the file may belong to the current holder.
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(|e| CatalogError::io("open lock file", path, e))?;
+        let mut file =
+            recman_media::modes::open_private(path, recman_media::modes::PRIVATE_MODE, true)
+                .map_err(|e| CatalogError::io("open lock file", path, e))?;
         if !try_flock(&file).map_err(|e| CatalogError::io("lock", path, e))? {
             let holder = std::fs::read_to_string(path)
                 .map(|s| parse_holder(&s))

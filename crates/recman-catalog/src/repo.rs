@@ -102,7 +102,11 @@ impl Repository {
             None => embedded,
         };
         let lock = abs.join(LOCK_FILE);
-        fs::File::create(&lock).map_err(|e| CatalogError::io("create", &lock, e))?;
+        recman_media::modes::open_private(&lock, recman_media::modes::PRIVATE_MODE, false)
+            .map_err(|e| CatalogError::io("create", &lock, e))?;
+        // The root may be a directory the user made under a permissive umask: what is in it
+        // is nobody else's business.
+        close_to_others(&abs)?;
         let json = marker_json();
         let repo = Repository::disk(abs, catalog)?;
         // write_atomic fsyncs the root, which also makes catalog.db and lock durable.
@@ -393,6 +397,20 @@ fn move_aside(root: &Path) -> Result<(), CatalogError> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(CatalogError::io("move aside", from, e)),
         }
+    }
+    Ok(())
+}
+
+/// Takes the read, write and search bits of "others" off the repository's root directory.
+fn close_to_others(root: &Path) -> Result<(), CatalogError> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = fs::metadata(root)
+        .map_err(|e| CatalogError::io("inspect", root, e))?
+        .permissions()
+        .mode();
+    if mode & 0o007 != 0 {
+        recman_media::modes::set_path_mode(root, mode & 0o770)
+            .map_err(|e| CatalogError::io("set the mode of", root, e))?;
     }
     Ok(())
 }

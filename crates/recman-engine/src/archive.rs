@@ -289,11 +289,18 @@ pub fn archive_get(
 
 /// Writes `data` to `dest` under a temporary name, then renames it into place: PostgreSQL may
 /// read the destination as soon as it exists, so it never sees half a file. No fsync:
-/// PostgreSQL fetches the file again after a crash, and the archive still holds it.
+/// PostgreSQL fetches the file again after a crash, and the archive still holds it. The file
+/// is the owner's alone, like the server's own files in pg_wal.
 pub(crate) fn write_aside(dest: &Path, data: &[u8]) -> Result<(), EngineError> {
+    use std::os::unix::fs::OpenOptionsExt;
     let tmp = dest.with_extension("recman-tmp");
     let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
         f.write_all(data)?;
         drop(f);
         std::fs::rename(&tmp, dest)

@@ -294,11 +294,20 @@ impl Spool {
             .map_err(|e| EngineError::io("open spool lock", p, e))
     }
 
+    /// Creates the spool directory, private like the pg_wal it sits in.
+    fn create_dir(&self) -> Result<(), EngineError> {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)
+            .map_err(|e| EngineError::io("create spool directory", &self.dir, e))
+    }
+
     /// Takes the prefetcher's lock without waiting; None while another prefetcher holds it.
     /// Creates the spool directory when it is missing.
     pub fn try_lock(&self) -> Result<Option<SpoolLock>, EngineError> {
-        std::fs::create_dir_all(&self.dir)
-            .map_err(|e| EngineError::io("create spool directory", &self.dir, e))?;
+        self.create_dir()?;
         let file = self.open_lock_file()?;
         match file.try_lock() {
             Ok(()) => Ok(Some(SpoolLock {
@@ -338,8 +347,7 @@ impl Spool {
     /// log, the same process group (a server shutdown that signals restore_command's group
     /// ends it too).
     pub fn start_prefetcher(&self, mut cmd: Command) -> Result<(), EngineError> {
-        std::fs::create_dir_all(&self.dir)
-            .map_err(|e| EngineError::io("create spool directory", &self.dir, e))?;
+        self.create_dir()?;
         let log_path = self.dir.join(LOG_FILE);
         let log = OpenOptions::new()
             .create(true)
@@ -545,7 +553,16 @@ fn fetch_one(
     let tmp = spool.dir.join(format!("{name}.{}.tmp", std::process::id()));
     let done = spool.dir.join(ready_name(name, w.size, crc));
     let write = || -> std::io::Result<bool> {
-        std::fs::write(&tmp, &*data)?;
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            std::io::Write::write_all(&mut f, &data)?;
+        }
         if spool.stop_requested(started) {
             std::fs::remove_file(&tmp)?;
             return Ok(false);

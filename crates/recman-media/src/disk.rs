@@ -252,12 +252,15 @@ impl AtomicFile {
         let n = SEQ.fetch_add(1, Ordering::Relaxed);
         let tmp = path.with_file_name(format!("{name}{TMP_MARK}{}-{n}", std::process::id()));
         let open = |flags: i32| {
-            OpenOptions::new()
+            let f = OpenOptions::new()
                 .write(true)
                 .create(true)
                 .truncate(true)
+                .mode(crate::modes::FILE_MODE)
                 .custom_flags(flags)
-                .open(&tmp)
+                .open(&tmp)?;
+            crate::modes::set_file_mode(&f, crate::modes::FILE_MODE)?;
+            Ok::<File, io::Error>(f)
         };
         let sink = match direct.then(|| open(libc::O_DIRECT)) {
             Some(Ok(f)) => Sink::Direct(Box::new(DirectWriter::new(f))),
@@ -344,7 +347,7 @@ fn sync_parent(path: &Path) -> io::Result<()> {
     }
 }
 
-/// Creates `dir` and its missing parents, fsyncing each new directory's parent so the new
+/// Creates `dir` and its missing parents (mode [`crate::modes::DIR_MODE`]), fsyncing each new directory's parent so the new
 /// entries survive a power loss as well as the files later written into them.
 pub fn create_dir_all_durable(dir: &Path) -> io::Result<()> {
     let mut missing = Vec::new();
@@ -358,7 +361,10 @@ pub fn create_dir_all_durable(dir: &Path) -> io::Result<()> {
     }
     for d in missing.into_iter().rev() {
         match fs::create_dir(d) {
-            Ok(()) => sync_parent(d)?,
+            Ok(()) => {
+                crate::modes::set_path_mode(d, crate::modes::DIR_MODE)?;
+                sync_parent(d)?
+            }
             // A concurrent creator got there first; its own fsync covers the entry.
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && d.is_dir() => {}
             Err(e) => return Err(e),

@@ -12,6 +12,7 @@ mod direct;
 pub const DIRECT_WRITE_MEMORY: u64 = ((direct::DEPTH + 1) * direct::BLOCK) as u64;
 pub mod disk;
 mod error;
+pub mod modes;
 pub mod plugin;
 pub mod s3;
 mod spec;

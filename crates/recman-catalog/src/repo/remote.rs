@@ -106,13 +106,17 @@ impl Repository {
             Ok(_) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 fs::write(&owner, format!("{location}\n"))
+                    .and_then(|()| {
+                        recman_media::modes::set_path_mode(&owner, recman_media::modes::FILE_MODE)
+                    })
                     .map_err(|e| CatalogError::io("write", &owner, e))?;
             }
             Err(e) => return Err(CatalogError::io("read", &owner, e)),
         }
         let lock = abs.join(LOCK_FILE);
         if !lock.exists() {
-            fs::File::create(&lock).map_err(|e| CatalogError::io("create", &lock, e))?;
+            recman_media::modes::open_private(&lock, recman_media::modes::PRIVATE_MODE, false)
+                .map_err(|e| CatalogError::io("create", &lock, e))?;
         }
         let db = abs.join(CATALOG_FILE);
         let catalog = match shared {

@@ -3,7 +3,7 @@
 
 use crate::EngineError;
 use recman_format::manifest::{BackupManifest, EntryKind};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 pub struct Layout {
@@ -125,7 +125,13 @@ impl Layout {
     pub fn prepare(&self) -> Result<Created, EngineError> {
         let mut made = Vec::new();
         for d in std::iter::once(&self.to).chain(self.tablespaces.iter().map(|(_, p)| p)) {
-            std::fs::create_dir_all(d).map_err(|e| EngineError::io("create directory", d, e))?;
+            // Missing parents are made private too (an image copy's directories in the
+            // repository, a restore target's new parents).
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(d)
+                .map_err(|e| EngineError::io("create directory", d, e))?;
             std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))
                 .map_err(|e| EngineError::io("set mode of", d, e))?;
             made.push(d.clone());

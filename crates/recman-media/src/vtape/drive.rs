@@ -3,7 +3,7 @@
 //! by the process-local `busy` flag and by an flock on `drives/Dnn.lock`, so other processes
 //! sharing the library wait for it too.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -38,13 +38,11 @@ impl Drives {
         let mut locks = Vec::with_capacity(n);
         let mut states = Vec::with_capacity(n);
         for d in 0..n {
-            locks.push(
-                OpenOptions::new()
-                    .create(true)
-                    .truncate(false)
-                    .write(true)
-                    .open(drive_lock_path(dir, d))?,
-            );
+            locks.push(crate::modes::open_private(
+                &drive_lock_path(dir, d),
+                crate::modes::PRIVATE_MODE,
+                false,
+            )?);
             let mut state = DriveState::default();
             state.stats.drive = d + 1;
             states.push(Mutex::new(state));

@@ -176,12 +176,7 @@ pub(super) fn reserve(
             continue;
         }
         let path = cartridge_path(&inner.dir, number);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
+        let file = crate::modes::open_private(&path, crate::modes::FILE_MODE, true)
             .map_err(|e| inner.err(object, "open cartridge", e))?;
         match file.try_lock() {
             Ok(()) => {}

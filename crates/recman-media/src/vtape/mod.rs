@@ -26,7 +26,7 @@ mod writer;
 pub use library::Extent;
 pub use model::{DriveStats, MAX_COMPRESSION_RATIO, STREAM_SLACK, lz4_ratio};
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -228,12 +228,9 @@ impl VtapeMedia {
         create_dir_all_durable(&dir.join("drives")).map_err(|e| io_err("create directory", e))?;
         let drives =
             Drives::open(&dir, config.drives).map_err(|e| io_err("open drive locks", e))?;
-        let lock_file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(dir.join("lock"))
-            .map_err(|e| io_err("open lock", e))?;
+        let lock_file =
+            crate::modes::open_private(&dir.join("lock"), crate::modes::PRIVATE_MODE, false)
+                .map_err(|e| io_err("open lock", e))?;
         Ok(VtapeMedia {
             inner: Arc::new(Inner {
                 dir,
