@@ -561,7 +561,7 @@ fn fetch_one(
                 .truncate(true)
                 .mode(0o600)
                 .open(&tmp)?;
-            std::io::Write::write_all(&mut f, &data)?;
+            std::io::Write::write_all(&mut f, data)?;
         }
         if spool.stop_requested(started) {
             std::fs::remove_file(&tmp)?;

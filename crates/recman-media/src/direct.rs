@@ -174,12 +174,12 @@ impl DirectWriter {
         if pushed.is_err() {
             // Never more than DEPTH + 1 blocks exist, and the ring has room for DEPTH entries
             // beyond those reaped; a full queue means submitted work waits in the kernel.
-            ring.submit_and_wait(1)?;
+            retry_eintr(|| ring.submit_and_wait(1))?;
             // SAFETY: as above.
             unsafe { ring.submission().push(&entry) }
                 .map_err(|_| io::Error::other("io_uring submission queue stays full"))?;
         }
-        ring.submit()?;
+        retry_eintr(|| ring.submit())?;
         Ok(())
     }
 
@@ -201,6 +201,11 @@ impl DirectWriter {
                     .remove(&cqe.user_data())
                     .expect("every completion belongs to a submitted write");
                 let res = cqe.result();
+                if res == -libc::EINTR || res == -libc::EAGAIN {
+                    // Interrupted, or refused for now: write the block here instead.
+                    self.file.write_all_at(&block.window()[..len], offset)?;
+                    return Ok(block);
+                }
                 if res < 0 {
                     return Err(io::Error::from_raw_os_error(-res));
                 }
@@ -270,6 +275,17 @@ impl Drop for DirectWriter {
                 std::mem::forget(std::mem::take(&mut self.inflight));
                 break;
             }
+        }
+    }
+}
+
+/// Runs `f` again while it fails with EINTR (a signal interrupted a blocking
+/// io_uring_enter; what the kernel took from the queue is not submitted twice).
+fn retry_eintr<T>(mut f: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+    loop {
+        match f() {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => return r,
         }
     }
 }

@@ -26,3 +26,15 @@ pub use settings::{BufferPlan, IoMode, IoSettings, parse_size};
 pub use stats::IoCounters;
 pub use throttle::Throttle;
 pub use timed::TimedReader;
+
+/// Runs `f` again while it fails with EINTR: a signal (SIGSTOP and SIGCONT from Ctrl-Z, a
+/// debugger, a cgroup freezer) interrupts a blocking io_uring_enter without anything being
+/// wrong. Submitted entries the kernel took are not resubmitted: it consumed them.
+pub(crate) fn retry_eintr<T>(mut f: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
+    loop {
+        match f() {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            r => return r,
+        }
+    }
+}

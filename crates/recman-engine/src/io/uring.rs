@@ -1,4 +1,4 @@
-use super::{AlignedBuf, IoEngine, IoMode, ReadDone, ReadReq};
+use super::{AlignedBuf, IoEngine, IoMode, ReadDone, ReadReq, retry_eintr};
 use crate::pagecheck::read_full_at;
 use io_uring::{IoUring, opcode, types};
 use std::collections::HashMap;
@@ -43,7 +43,10 @@ impl UringEngine {
             .remove(&tag)
             .expect("every completion belongs to a submitted read");
         let res = cqe.result();
-        let result = if res < 0 {
+        let result = if res == -libc::EINTR || res == -libc::EAGAIN {
+            // Interrupted (a stopped and continued process) or refused for now: read it here.
+            read_full_at(&f.file, &mut f.buf.as_mut_slice()[..f.len], f.offset)
+        } else if res < 0 {
             Err(std::io::Error::from_raw_os_error(-res))
         } else {
             let n = res as usize;
@@ -109,10 +112,10 @@ impl IoEngine for UringEngine {
                 break;
             }
             // Submission queue full: hand what is queued to the kernel and retry.
-            self.ring.submit()?;
+            retry_eintr(|| self.ring.submit())?;
             self.submissions += 1;
         }
-        self.ring.submit()?;
+        retry_eintr(|| self.ring.submit())?;
         self.submissions += 1;
         Ok(())
     }
@@ -129,7 +132,7 @@ impl IoEngine for UringEngine {
             if self.inflight.is_empty() {
                 return Err(std::io::Error::other("no read outstanding"));
             }
-            self.ring.submit_and_wait(1)?;
+            retry_eintr(|| self.ring.submit_and_wait(1))?;
             self.submissions += 1;
         }
     }
@@ -147,7 +150,7 @@ impl Drop for UringEngine {
     fn drop(&mut self) {
         // Buffers of outstanding reads must outlive the kernel's use of them.
         while !self.inflight.is_empty() {
-            if self.reap().is_none() && self.ring.submit_and_wait(1).is_err() {
+            if self.reap().is_none() && retry_eintr(|| self.ring.submit_and_wait(1)).is_err() {
                 // The ring is unusable; leaking the buffers is the only safe choice left.
                 std::mem::forget(std::mem::take(&mut self.inflight));
                 break;
