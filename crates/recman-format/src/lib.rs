@@ -20,6 +20,7 @@
 //! The byte layout is specified in `docs/format.md`.
 
 pub mod manifest;
+pub mod seal;
 
 mod codec;
 mod crc;

@@ -5,7 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 pub const MANIFEST_FORMAT: &str = "recman-backup-manifest";
-pub const MANIFEST_VERSION: u32 = 1;
+/// 2: the manifest ends with its own checksum member (see [`crate::seal`]).
+pub const MANIFEST_VERSION: u32 = 2;
 
 /// A manifest as read back: every entry in memory.
 pub type BackupManifest = BackupManifestOf<Vec<ManifestEntry>>;
