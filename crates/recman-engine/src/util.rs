@@ -10,6 +10,22 @@ pub fn rfc3339(micros: i64) -> String {
         .unwrap_or_default()
 }
 
+/// A list for an error message: the first few entries and how many more, so that a message
+/// about a million files stays one readable line.
+pub fn cut_list<T: std::fmt::Display>(items: &[T], sep: &str) -> String {
+    const SHOWN: usize = 5;
+    let mut s = items
+        .iter()
+        .take(SHOWN)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(sep);
+    if items.len() > SHOWN {
+        s.push_str(&format!("{sep}and {} more", items.len() - SHOWN));
+    }
+    s
+}
+
 pub fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
@@ -58,5 +74,15 @@ pub(crate) fn file_size_crc(path: &std::path::Path) -> std::io::Result<(u64, u32
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cut_list_keeps_five_and_counts_the_rest() {
+        let v: Vec<u32> = (1..=12).collect();
+        assert_eq!(super::cut_list(&v, ", "), "1, 2, 3, 4, 5, and 7 more");
+        assert_eq!(super::cut_list(&v[..3], ", "), "1, 2, 3");
     }
 }
