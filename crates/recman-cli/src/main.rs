@@ -5,6 +5,7 @@ mod cli;
 mod commands;
 mod config;
 mod device_cmds;
+mod input;
 mod io_args;
 mod list;
 mod progress;
@@ -12,11 +13,31 @@ mod report_io;
 mod report_schema;
 mod script;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    input::unset_empty_env();
+    if std::env::var_os("RECMAN_LIST_NUMERIC_OPTIONS").is_some() {
+        input::list_numeric_options(&cli::Cli::command(), &mut Vec::new());
+        return ExitCode::SUCCESS;
+    }
     let cli = cli::Cli::parse();
+    if let Some(t) = &cli.global.target {
+        input::warn_password("--target", t);
+    }
+    if let Some(c) = &cli.global.catalog
+        && std::env::args().any(|a| a == "--catalog" || a.starts_with("--catalog="))
+    {
+        input::warn_password("--catalog", c);
+    }
+    if let Some(cli::Command::Backup {
+        what: cli::BackupWhat::Database(a),
+    }) = &cli.command
+        && let Some(s) = &a.standby
+    {
+        input::warn_password("--standby", s);
+    }
     match commands::run(cli) {
         Ok(code) => code,
         Err(e) => {

@@ -13,6 +13,17 @@ pub(crate) fn parse_argv(argv: &[String]) -> Result<Command> {
     let cli =
         Cli::try_parse_from(std::iter::once("recman".to_string()).chain(argv.iter().cloned()))
             .map_err(|e| {
+                // A value out of its range is the user's, not ours: the same message as the
+                // subcommand gives, without clap's usage lines.
+                if e.kind() == clap::error::ErrorKind::ValueValidation {
+                    let text = e.to_string();
+                    let first = text
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                        .trim_start_matches("error: ");
+                    return anyhow!("{first}; hint: docs/commands.md gives each option's range");
+                }
                 anyhow!(
                     "internal: the statement became `recman {}`, which does not parse: {e}",
                     argv.join(" ")
