@@ -97,6 +97,12 @@ impl Catalog {
                     supported: SCHEMA_VERSION,
                 });
             }
+            Err(OpenError::Conninfo(source)) => {
+                return Err(CatalogError::SharedConnection {
+                    catalog: label.display().to_string(),
+                    error: source,
+                });
+            }
             Err(OpenError::Sql(context, source)) => {
                 return Err(CatalogError::Postgres {
                     catalog: label.display().to_string(),

@@ -145,6 +145,12 @@ pub enum CatalogError {
         source: postgres::Error,
     },
 
+    #[error("shared catalog {catalog}: {error}")]
+    SharedConnection {
+        catalog: String,
+        error: recman_pg::PgError,
+    },
+
     #[error(
         "database name {name:?} is already registered for system identifier {registered_sysid}, not {sysid}; hint: register this cluster under another name"
     )]

@@ -9,7 +9,8 @@ pub enum PgError {
     )]
     BadConninfo { conninfo: String, reason: String },
     #[error(
-        "cannot connect to PostgreSQL at {target}: {reason}; hint: check that the server is running and that --target (or PGHOST/PGPORT/PGUSER) points at it"
+        "cannot connect to PostgreSQL at {target}: {reason}; hint: {}",
+        connect_hint(reason)
     )]
     Connect { target: String, reason: String },
     #[error(
@@ -51,6 +52,15 @@ pub enum PgError {
     Unsupported { version: String },
     #[error("invalid LSN {text:?}; hint: write it as PostgreSQL does, e.g. 0/3000028")]
     BadLsn { text: String },
+}
+
+/// A refused password needs another fix than a server that is not there.
+fn connect_hint(reason: &str) -> &'static str {
+    if reason.contains("password") {
+        "give the password in ~/.pgpass (or the file PGPASSFILE names, mode 0600) or PGPASSWORD, and check the pg_hba.conf line that applies"
+    } else {
+        "check that the server is running and that --target (or PGHOST/PGPORT/PGUSER, PGSERVICE) points at it"
+    }
 }
 
 impl PgError {
