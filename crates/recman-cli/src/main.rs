@@ -42,9 +42,11 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             // One line per cause, outermost first: the hint stays with the message that has it.
-            eprintln!("recman: error: {e}");
+            // Errors may quote what was typed (a script line, a lowered command): no password
+            // leaves through them.
+            eprintln!("recman: error: {}", input::redact_secrets(&e.to_string()));
             for cause in e.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+                eprintln!("  caused by: {}", input::redact_secrets(&cause.to_string()));
             }
             ExitCode::FAILURE
         }

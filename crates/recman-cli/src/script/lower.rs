@@ -90,12 +90,17 @@ pub(crate) fn channel_args(
                         && g.target.as_deref() != Some(cs.as_str())
                         && has_flag(path, "standby") =>
                 {
-                    agree(
-                        &mut standby,
-                        cs.clone(),
-                        &c.name,
-                        "CONNECT (the standby it reads)",
-                    )?;
+                    if let Some(old) = &standby
+                        && old != cs
+                    {
+                        bail!(
+                            "channel {}: CONNECT '{}' (the standby it reads) differs from another channel's '{}'; recman applies one value to all channels of a command; hint: give every channel the same CONNECT",
+                            c.name,
+                            recman_pg::redact_conninfo(cs),
+                            recman_pg::redact_conninfo(old)
+                        );
+                    }
+                    standby = Some(cs.clone());
                 }
                 ChannelOp::Connect(cs) => {
                     if cs != "/" && g.target.as_deref() != Some(cs.as_str()) {
@@ -103,8 +108,9 @@ pub(crate) fn channel_args(
                             "{}",
                             unsupported(
                                 &format!(
-                                    "channel {} CONNECT '{cs}' (a channel reading from another server)",
-                                    c.name
+                                    "channel {} CONNECT '{}' (a channel reading from another server)",
+                                    c.name,
+                                    recman_pg::redact_conninfo(cs)
                                 ),
                                 "drop CONNECT: every channel reads the target's data directory"
                             )
