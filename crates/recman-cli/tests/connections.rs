@@ -151,6 +151,14 @@ fn sslmode_require_refuses_a_server_without_tls() {
     let (ok, err) = run(&args2, &[]);
     assert!(ok, "{err}");
 
+    // Through the Unix socket sslmode does not apply, as in libpq: local traffic never
+    // leaves the host.
+    let (ok, err) = run(
+        &["--target", &c.conninfo(), "report", "schema"],
+        &[("PGSSLMODE", "require")],
+    );
+    assert!(ok, "socket with PGSSLMODE=require: {err}");
+
     // prefer (libpq's default) connects, unencrypted.
     let (ok, err) = run(
         &["--target", &tcp, "report", "schema"],

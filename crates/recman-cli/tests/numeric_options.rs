@@ -5,8 +5,10 @@
 //! environment variables, control characters in names and tags, `configure` values.
 
 mod common;
+mod flows;
 
 use common::*;
+use flows::*;
 use std::process::Output;
 
 struct NumericOption {
@@ -261,4 +263,19 @@ fn empty_environment_variables_mean_unset() {
     let err = assert_no_panic("create catalog with empty RECMAN_* variables", &out);
     assert!(out.status.success(), "{err}");
     assert!(repo.join("catalog.db").is_file());
+}
+
+#[test]
+fn the_channel_bound_itself_backs_up_validates_and_restores() {
+    // 256 is the documented bound: every command taking --channels must work there, not only
+    // refuse 257. The channels beyond the number of sets simply have nothing to do.
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table t as select g as id, md5(g::text) as v from generate_series(1, 20000) g");
+    setup.backup(&["--channels", "256", "--filesperset", "1"]);
+    c.switch_wal_and_wait_archived();
+    let expected = c.all_table_checksums();
+    setup.ok(&["validate", "backup", "--channels", "256"]);
+    let (_keep, to) = setup.restore(&["--channels", "256"]);
+    start_and_compare(&to, &expected);
 }

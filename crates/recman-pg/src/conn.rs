@@ -168,7 +168,11 @@ pub(crate) fn resolve_with(
         .parse()
         .map_err(|e: postgres::Error| bad(crate::session::error_text(&e)))?;
     let display = describe(&config);
-    refuse_encryption(&s, &display)?;
+    // As in libpq, TLS and GSSAPI encryption concern TCP only: traffic through a Unix socket
+    // never leaves the host, and sslmode does not apply to it.
+    let tcp = config.get_hosts().iter().any(|h| matches!(h, Host::Tcp(_)))
+        || !config.get_hostaddrs().is_empty();
+    refuse_encryption(&s, &display, tcp)?;
 
     let mut password_file = None;
     if config.get_password().is_none() {
@@ -231,9 +235,14 @@ fn connect_timeout(v: Option<&Setting>) -> Result<Option<u64>, String> {
     })
 }
 
-/// Refuses every setting that asks for an encrypted connection: recman has no TLS (nor GSSAPI
-/// encryption) yet, and connecting in plaintext instead would betray what was asked for.
-fn refuse_encryption(s: &BTreeMap<String, Setting>, target: &str) -> Result<(), PgError> {
+/// Refuses every setting that asks for an encrypted connection over TCP: recman has no TLS
+/// (nor GSSAPI encryption) yet, and connecting in plaintext instead would betray what was
+/// asked for. The value of sslmode is checked in every case.
+fn refuse_encryption(
+    s: &BTreeMap<String, Setting>,
+    target: &str,
+    tcp: bool,
+) -> Result<(), PgError> {
     let refuse = |setting: String, origin: &str| PgError::EncryptionUnavailable {
         target: target.to_string(),
         setting,
@@ -242,9 +251,10 @@ fn refuse_encryption(s: &BTreeMap<String, Setting>, target: &str) -> Result<(), 
     match s.get("sslmode") {
         Some(m) => match m.value.as_str() {
             "disable" | "allow" | "prefer" => {}
-            "require" | "verify-ca" | "verify-full" => {
+            "require" | "verify-ca" | "verify-full" if tcp => {
                 return Err(refuse(format!("sslmode={}", m.value), &m.origin));
             }
+            "require" | "verify-ca" | "verify-full" => {}
             other => {
                 return Err(PgError::BadConninfo {
                     conninfo: format!("sslmode={other}"),
@@ -255,6 +265,7 @@ fn refuse_encryption(s: &BTreeMap<String, Setting>, target: &str) -> Result<(), 
                 });
             }
         },
+        None if !tcp => {}
         None => {
             if let Some(r) = s.get("requiressl").filter(|r| r.value == "1") {
                 return Err(refuse("requiressl=1".into(), &r.origin));
@@ -268,7 +279,7 @@ fn refuse_encryption(s: &BTreeMap<String, Setting>, target: &str) -> Result<(), 
             }
         }
     }
-    if let Some(g) = s.get("gssencmode").filter(|g| g.value == "require") {
+    if let Some(g) = s.get("gssencmode").filter(|g| tcp && g.value == "require") {
         return Err(refuse("gssencmode=require".into(), &g.origin));
     }
     Ok(())

@@ -87,6 +87,11 @@ fn encryption_requests_are_refused_never_downgraded() {
         let t = resolve_with(Some("host=h"), &env_of(&[("PGSSLMODE", mode)])).unwrap();
         assert_eq!(t.config.get_ssl_mode(), postgres::config::SslMode::Disable);
     }
+    // A Unix socket is not TCP: sslmode does not apply, as in libpq.
+    let t = resolve_with(Some("host=/tmp"), &env_of(&[("PGSSLMODE", "verify-full")]));
+    assert!(t.is_ok());
+    let e = resolve_with(Some("host=/tmp,h"), &env_of(&[("PGSSLMODE", "require")]));
+    assert!(e.is_err(), "a TCP host among sockets must refuse");
     let e = resolve_with(Some("host=h sslmode=sometimes"), &env_of(&[])).unwrap_err();
     assert!(e.to_string().contains("verify-full"), "{e}");
 }
