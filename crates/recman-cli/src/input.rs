@@ -8,6 +8,12 @@ use clap::error::ErrorKind;
 use std::ffi::OsStr;
 use std::marker::PhantomData;
 
+mod listing;
+mod secrets;
+
+pub use listing::list_numeric_options;
+pub use secrets::{redact_secrets, warn_password};
+
 /// Parallel streams of a backup, restore or validation. Each channel is a thread with its own
 /// buffers (tens of MiB): beyond a few hundred the machine runs out of threads or memory
 /// before the storage runs out of bandwidth.
@@ -214,150 +220,6 @@ pub fn unset_empty_env() {
     }
 }
 
-/// A password inside a connection string typed on the command line is visible to every user
-/// of the host (`ps`) and stays in shell history: say so once, and where it belongs instead.
-pub fn warn_password(what: &str, conninfo: &str) {
-    if recman_pg::conninfo_has_password(conninfo) {
-        eprintln!(
-            "recman: warning: the password in {what} is visible to other users of this host and kept in shell history; hint: put it in ~/.pgpass (mode 0600) or PGPASSWORD instead"
-        );
-    }
-}
-
-/// For the test that feeds every numeric option out-of-range values: one JSON line per numeric
-/// option of every subcommand (hidden ones too), with its help text, which must state the
-/// range, and what the subcommand requires besides (so that a valid value reaches the
-/// command itself). Printed when RECMAN_LIST_NUMERIC_OPTIONS is set.
-pub fn list_numeric_options(cmd: &clap::Command, path: &mut Vec<String>) {
-    use clap::builder::ValueParser;
-    let numeric = [
-        ValueParser::from(clap::value_parser!(u8)).type_id(),
-        ValueParser::from(clap::value_parser!(u16)).type_id(),
-        ValueParser::from(clap::value_parser!(u32)).type_id(),
-        ValueParser::from(clap::value_parser!(u64)).type_id(),
-        ValueParser::from(clap::value_parser!(usize)).type_id(),
-        ValueParser::from(clap::value_parser!(i64)).type_id(),
-        ValueParser::from(clap::value_parser!(f64)).type_id(),
-    ];
-    let required: Vec<serde_json::Value> = cmd
-        .get_arguments()
-        .filter(|a| a.is_required_set() && !a.is_global_set())
-        .map(|a| {
-            let fill = a
-                .get_possible_values()
-                .first()
-                .map(|v| v.get_name().to_string())
-                .unwrap_or_else(|| "1".to_string());
-            serde_json::json!({"long": a.get_long(), "id": a.get_id().as_str(), "fill": fill})
-        })
-        .collect();
-    for a in cmd.get_arguments() {
-        let Some(long) = a.get_long() else { continue };
-        let takes_value = a.get_action().takes_values();
-        let is_size = a
-            .get_value_names()
-            .is_some_and(|v| v.iter().any(|n| n.as_str() == "SIZE"));
-        let is_number = numeric.contains(&a.get_value_parser().type_id());
-        if !takes_value || !(is_size || is_number) || a.is_global_set() && !path.is_empty() {
-            continue;
-        }
-        let line = serde_json::json!({
-            "path": path,
-            "option": format!("--{long}"),
-            "id": a.get_id().as_str(),
-            "kind": if is_size { "size" } else { "number" },
-            "help": a.get_help().map(|h| h.to_string()).unwrap_or_default(),
-            "required": required,
-        });
-        println!("{line}");
-    }
-    for sub in cmd.get_subcommands() {
-        path.push(sub.get_name().to_string());
-        list_numeric_options(sub, path);
-        path.pop();
-    }
-}
-
-/// Takes passwords out of any text about to be printed: `password=VALUE` (quoted or not, any
-/// case, spaces around `=`) and the password of a `scheme://user:password@host` URI. The last
-/// guard for messages that quote what the user typed (a script line, a lowered command).
-pub fn redact_secrets(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let lower = text.to_ascii_lowercase();
-    let b = text.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if lower[i..].starts_with("password") {
-            let mut j = i + "password".len();
-            while j < b.len() && b[j] == b' ' {
-                j += 1;
-            }
-            if j < b.len() && b[j] == b'=' {
-                j += 1;
-                while j < b.len() && b[j] == b' ' {
-                    j += 1;
-                }
-                let end = value_end(b, j);
-                out.push_str(&text[i..i + "password".len()]);
-                out.push_str("=***");
-                i = end;
-                continue;
-            }
-        }
-        if lower[i..].starts_with("://") {
-            let start = i + 3;
-            let mut end = start;
-            while end < b.len() && !b" /?'\"\t\n".contains(&b[end]) {
-                end += 1;
-            }
-            let auth = &text[start..end];
-            if let Some(at) = auth.rfind('@')
-                && let Some(colon) = auth[..at].find(':')
-            {
-                out.push_str("://");
-                out.push_str(&auth[..colon]);
-                out.push_str(":***");
-                out.push_str(&auth[at..]);
-                i = end;
-                continue;
-            }
-        }
-        let c = text[i..].chars().next().unwrap_or(' ');
-        out.push(c);
-        i += c.len_utf8();
-    }
-    out
-}
-
-/// Where a conninfo value starting at `j` ends: past its closing quote when quoted (or at the
-/// end of the text when the quote is never closed), else at the next space, quote or `&`.
-fn value_end(b: &[u8], j: usize) -> usize {
-    // Inside a script's '...' string a quote is doubled: ''a b'' is the quoted value.
-    if b[j..].starts_with(b"''") {
-        let mut k = j + 2;
-        while k < b.len() && !b[k..].starts_with(b"''") {
-            k += 1;
-        }
-        return (k + 2).min(b.len());
-    }
-    if j < b.len() && b[j] == b'\'' {
-        let mut k = j + 1;
-        while k < b.len() {
-            match b[k] {
-                b'\\' => k += 2,
-                b'\'' => return k + 1,
-                _ => k += 1,
-            }
-        }
-        return b.len();
-    }
-    let mut k = j;
-    while k < b.len() && !b" '\"&\t\n".contains(&b[k]) {
-        k += 1;
-    }
-    k
-}
-
 /// 8192 -> "8K", 4194304 -> "4M": bounds as users write them.
 pub fn human(n: u64) -> String {
     for (shift, unit) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
@@ -402,31 +264,5 @@ mod tests {
         assert!(check_name("a\u{1b}[31mb").is_err());
         assert!(check_name("a\nb").is_err());
         assert!(check_name("").is_err());
-    }
-
-    #[test]
-    fn secrets_are_redacted_from_any_text() {
-        for (text, secret) in [
-            (
-                "line 1: CONNECT TARGET 'host=h password = ''a b'' user=u';",
-                "a b",
-            ),
-            (
-                "recman backup database --standby host=h PASSWORD=s3cret",
-                "s3cret",
-            ),
-            (
-                "CONNECT TARGET \"postgresql://u:s3cret@h:5432/db\";",
-                "s3cret",
-            ),
-            ("password='unterminated s3cret", "s3cret"),
-            ("x?password=s3cret&host=h", "s3cret"),
-        ] {
-            let r = redact_secrets(text);
-            assert!(!r.contains(secret), "{text} -> {r}");
-        }
-        let keep = "password authentication failed; hint: ~/.pgpass or PGPASSWORD";
-        assert_eq!(redact_secrets(keep), keep);
-        assert_eq!(redact_secrets("postgresql://u@h/db"), "postgresql://u@h/db");
     }
 }
