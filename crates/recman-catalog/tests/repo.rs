@@ -293,3 +293,39 @@ fn layout_helpers() {
         "prod/wal/000000010000000A"
     );
 }
+
+#[test]
+fn an_unusable_cached_catalog_of_a_remote_repository_is_refilled() {
+    // The catalog of a remote repository is a cache of its manifests: an empty or foreign file
+    // there is set aside and the cache counts as new (refilled by the caller), not an error.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("remote");
+    drop(Repository::create(&root).unwrap());
+    let cache = tmp.path().join("cache");
+    let media = || -> std::sync::Arc<dyn recman_media::Media> {
+        std::sync::Arc::new(recman_media::disk::DiskMedia::new(&root).unwrap())
+    };
+    let (repo, fresh) =
+        Repository::open_remote_with_catalog(media(), "remote", &cache, None).unwrap();
+    assert!(fresh);
+    drop(repo);
+    let (repo, fresh) =
+        Repository::open_remote_with_catalog(media(), "remote", &cache, None).unwrap();
+    assert!(!fresh);
+    drop(repo);
+    for f in ["catalog.db-wal", "catalog.db-shm"] {
+        let _ = fs::remove_file(cache.join(f));
+    }
+    fs::write(cache.join("catalog.db"), b"").unwrap();
+    let (repo, fresh) =
+        Repository::open_remote_with_catalog(media(), "remote", &cache, None).unwrap();
+    assert!(fresh, "an empty cached catalog must be refilled");
+    assert_eq!(repo.catalog().schema_version().unwrap(), SCHEMA_VERSION);
+    assert!(
+        fs::read_dir(&cache).unwrap().flatten().any(|e| e
+            .file_name()
+            .to_string_lossy()
+            .starts_with("catalog.db.damaged-")),
+        "the unusable cache file was not kept aside"
+    );
+}
