@@ -135,6 +135,15 @@ pub(crate) fn resolve_with(
     }
     s.retain(|_, v| !v.value.is_empty());
     let get = |k: &str| s.get(k).map(|v| v.value.as_str());
+    // Named with where it came from: a bad PGPORT is not the connection string's fault.
+    if let Some(p) = s.get("port")
+        && p.value.split(',').any(|x| x.trim().parse::<u16>().is_err())
+    {
+        return Err(bad(format!(
+            "port {:?} (from {}) is not a port number (1 to 65535)",
+            p.value, p.origin
+        )));
+    }
 
     let mut text_out = vec![("sslmode".to_string(), "disable".to_string())];
     for (ours, theirs) in PASSED_ON {

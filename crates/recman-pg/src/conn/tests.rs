@@ -46,6 +46,8 @@ fn environment_fills_gaps() {
     );
     let t = resolve_with(None, &env_of(&[("PGCONNECT_TIMEOUT", "0")])).unwrap();
     assert_eq!(t.config.get_connect_timeout(), None);
+    let e = resolve_with(Some("host=h"), &env_of(&[("PGPORT", "99999")])).unwrap_err();
+    assert!(e.to_string().contains("PGPORT"), "{e}");
     let e = resolve_with(None, &env_of(&[("PGCONNECT_TIMEOUT", "soon")])).unwrap_err();
     assert!(e.to_string().contains("PGCONNECT_TIMEOUT"), "{e}");
 }
