@@ -63,6 +63,18 @@ impl Catalog {
                 path: path.to_path_buf(),
             });
         }
+        // SQLite takes an empty file for an empty database and would migrate it into a fresh,
+        // empty catalog: every backup's record quietly gone. Refuse it, and any SQLite file
+        // that is not a recman catalog, so that the rebuild from the manifests is a choice.
+        let len = std::fs::metadata(path)
+            .map_err(|e| CatalogError::io("read", path, e))?
+            .len();
+        if len == 0 {
+            return Err(CatalogError::Corrupt {
+                path: path.to_path_buf(),
+                detail: "the file is empty (0 bytes), so it holds no record of any backup".into(),
+            });
+        }
         Self::open_with(path, OpenFlags::default() & !OpenFlags::SQLITE_OPEN_CREATE)
     }
 
@@ -83,6 +95,12 @@ impl Catalog {
                 return Err(CatalogError::SchemaTooNew {
                     found,
                     supported: SCHEMA_VERSION,
+                });
+            }
+            Err(OpenError::Conninfo(source)) => {
+                return Err(CatalogError::SharedConnection {
+                    catalog: label.display().to_string(),
+                    error: source,
                 });
             }
             Err(OpenError::Sql(context, source)) => {
@@ -160,6 +178,17 @@ impl Catalog {
         }
         conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
             .map_err(sql("setting pragmas"))?;
+        let creating = flags.contains(OpenFlags::SQLITE_OPEN_CREATE);
+        if !creating
+            && schema::current_version(&conn).map_err(sql("reading the schema version"))? == 0
+        {
+            return Err(CatalogError::Corrupt {
+                path: path.to_path_buf(),
+                detail:
+                    "it is an SQLite database but not a recman catalog (no schema_version table)"
+                        .into(),
+            });
+        }
         match schema::migrate(&mut conn, now_micros()) {
             Ok(()) => {}
             Err(MigrateError::TooNew(found)) => {

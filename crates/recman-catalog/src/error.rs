@@ -77,7 +77,7 @@ pub enum CatalogError {
     },
 
     #[error(
-        "catalog {} is missing from the repository; hint: restore catalog.db from a copy of the repository",
+        "catalog {} is missing from the repository; hint: rebuild it from the repository's manifests with `recman catalog start-with`, or restore catalog.db from a copy",
         path.display()
     )]
     CatalogMissing { path: PathBuf },
@@ -145,6 +145,12 @@ pub enum CatalogError {
         source: postgres::Error,
     },
 
+    #[error("shared catalog {catalog}: {error}")]
+    SharedConnection {
+        catalog: String,
+        error: recman_pg::PgError,
+    },
+
     #[error(
         "database name {name:?} is already registered for system identifier {registered_sysid}, not {sysid}; hint: register this cluster under another name"
     )]
@@ -167,9 +173,13 @@ pub enum CatalogError {
     )]
     OutOfRange { what: &'static str, value: u64 },
 
-    #[error("catalog {}: {detail}; hint: the catalog is damaged, restore catalog.db from a copy of the repository", path.display())]
+    #[error("catalog {}: {detail}; hint: {REBUILD_HINT}", path.display())]
     Corrupt { path: PathBuf, detail: String },
 }
+
+/// What to do about a damaged catalog: the manifests in the repository are the truth, and
+/// `catalog start-with` rebuilds the catalog from them, keeping the damaged file aside.
+const REBUILD_HINT: &str = "the catalog is damaged; rebuild it from the repository's manifests with `recman catalog start-with` (the damaged file is kept as catalog.db.damaged-<time>), or restore catalog.db from a copy";
 
 impl CatalogError {
     pub(crate) fn io(
@@ -205,9 +215,7 @@ fn sqlite_hint(path: &std::path::Path, e: &rusqlite::Error) -> String {
             "check that the repository's files are writable by this user".to_string()
         }
         Some(C::DiskFull) => "free space on the repository's file system".to_string(),
-        Some(C::DatabaseCorrupt | C::NotADatabase) => {
-            "the catalog is damaged, restore catalog.db from a copy of the repository".to_string()
-        }
+        Some(C::DatabaseCorrupt | C::NotADatabase) => REBUILD_HINT.to_string(),
         _ => format!(
             "check that the file is readable, writable and intact (`sqlite3 {} 'pragma integrity_check'`)",
             path.display()

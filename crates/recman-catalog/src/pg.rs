@@ -40,6 +40,9 @@ pub(crate) struct Opened {
 
 /// Why opening failed, before the caller adds what it was doing.
 pub(crate) enum OpenError {
+    /// The URL does not resolve to a connection recman may make (bad syntax, an unknown
+    /// service, sslmode=require before TLS support).
+    Conninfo(recman_pg::PgError),
     Sql(&'static str, postgres::Error),
     TooNew(u32),
 }
@@ -52,7 +55,13 @@ impl From<(&'static str, postgres::Error)> for OpenError {
 
 /// Connects, registers `location` if needed, and migrates its schema.
 pub(crate) fn open(url: &str, location: &str, now: i64) -> Result<Opened, OpenError> {
-    let mut client = Client::connect(url, NoTls).map_err(|e| ("connecting", e))?;
+    // Resolved as libpq would (PG* variables, service and password files, sslmode), so the
+    // shared catalog's connection follows the same rules as the target's.
+    let target = recman_pg::resolve_conninfo(Some(url)).map_err(OpenError::Conninfo)?;
+    let mut client = target
+        .config
+        .connect(NoTls)
+        .map_err(|e| ("connecting", e))?;
     let latest = MIGRATIONS.len() as u32;
     // Cheap path first: a known repository at the current schema needs no lock and no write.
     if let Some(id) =
@@ -297,7 +306,7 @@ fn read_row(r: &postgres::Row) -> PgResult<Vec<Value>> {
 /// The URL without its password, for messages.
 pub(crate) fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
+        return recman_pg::redact_conninfo(url);
     };
     let (auth, tail) = match rest.find(['/', '?']) {
         Some(i) => rest.split_at(i),

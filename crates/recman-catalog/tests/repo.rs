@@ -158,16 +158,54 @@ fn open_refuses_newer_catalog_schema() {
 }
 
 #[test]
-fn open_migrates_a_catalog_without_schema() {
-    // A catalog.db with no tables (schema 0) is brought up to date on open.
+fn open_refuses_an_empty_or_foreign_catalog_and_start_with_sets_it_aside() {
+    // A 0-byte catalog.db (a truncation, a full disk) or an SQLite file of another program
+    // must not be turned silently into a new, empty catalog: the record of every backup would
+    // be gone without a word. Opening refuses it and points at the rebuild.
     let tmp = tempfile::tempdir().unwrap();
     Repository::create(tmp.path()).unwrap();
     let db = tmp.path().join("catalog.db");
-    fs::remove_file(&db).unwrap();
-    rusqlite::Connection::open(&db).unwrap();
-    let repo = Repository::open(tmp.path()).unwrap();
-    assert_eq!(repo.catalog().schema_version().unwrap(), SCHEMA_VERSION);
-    assert!(repo.catalog().databases().unwrap().is_empty());
+    for make in ["empty", "foreign"] {
+        fs::remove_file(&db).unwrap();
+        match make {
+            "empty" => fs::write(&db, b"").unwrap(),
+            _ => {
+                let c = rusqlite::Connection::open(&db).unwrap();
+                c.execute_batch("CREATE TABLE songs (title TEXT)").unwrap();
+            }
+        }
+        let err = Repository::open(tmp.path()).unwrap_err().to_string();
+        assert!(err.contains("catalog start-with"), "{make}: {err}");
+        let expected = if make == "empty" {
+            "0 bytes"
+        } else {
+            "not a recman catalog"
+        };
+        assert!(err.contains(expected), "{make}: {err}");
+        // The file is left as it was.
+        let len = fs::metadata(&db).unwrap().len();
+        assert_eq!(len == 0, make == "empty", "{make}");
+        // The rebuild path moves it aside, never deletes it, and starts a new catalog.
+        let (repo, created) = Repository::open_recreating_catalog(tmp.path()).unwrap();
+        assert!(created, "{make}");
+        assert_eq!(repo.catalog().schema_version().unwrap(), SCHEMA_VERSION);
+        drop(repo);
+        let aside = fs::read_dir(tmp.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("catalog.db.damaged-")
+            })
+            .count();
+        assert!(aside >= 1, "{make}: the damaged catalog was not kept");
+        for e in fs::read_dir(tmp.path()).unwrap().flatten() {
+            if e.file_name().to_string_lossy().contains(".damaged-") {
+                fs::remove_file(e.path()).unwrap();
+            }
+        }
+    }
 }
 
 #[test]
@@ -253,5 +291,41 @@ fn layout_helpers() {
     assert_eq!(
         Repository::wal_dir("prod", "000000010000000A00000003"),
         "prod/wal/000000010000000A"
+    );
+}
+
+#[test]
+fn an_unusable_cached_catalog_of_a_remote_repository_is_refilled() {
+    // The catalog of a remote repository is a cache of its manifests: an empty or foreign file
+    // there is set aside and the cache counts as new (refilled by the caller), not an error.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("remote");
+    drop(Repository::create(&root).unwrap());
+    let cache = tmp.path().join("cache");
+    let media = || -> std::sync::Arc<dyn recman_media::Media> {
+        std::sync::Arc::new(recman_media::disk::DiskMedia::new(&root).unwrap())
+    };
+    let (repo, fresh) =
+        Repository::open_remote_with_catalog(media(), "remote", &cache, None).unwrap();
+    assert!(fresh);
+    drop(repo);
+    let (repo, fresh) =
+        Repository::open_remote_with_catalog(media(), "remote", &cache, None).unwrap();
+    assert!(!fresh);
+    drop(repo);
+    for f in ["catalog.db-wal", "catalog.db-shm"] {
+        let _ = fs::remove_file(cache.join(f));
+    }
+    fs::write(cache.join("catalog.db"), b"").unwrap();
+    let (repo, fresh) =
+        Repository::open_remote_with_catalog(media(), "remote", &cache, None).unwrap();
+    assert!(fresh, "an empty cached catalog must be refilled");
+    assert_eq!(repo.catalog().schema_version().unwrap(), SCHEMA_VERSION);
+    assert!(
+        fs::read_dir(&cache).unwrap().flatten().any(|e| e
+            .file_name()
+            .to_string_lossy()
+            .starts_with("catalog.db.damaged-")),
+        "the unusable cache file was not kept aside"
     );
 }

@@ -66,11 +66,13 @@ pub enum ShowWhat {
 /// A policy for one command instead of the configured one (never both kinds at once).
 #[derive(Args, Debug, Clone, Default)]
 pub struct PolicyOverride {
-    /// Keep this many newest full backups.
-    #[arg(long, conflicts_with = "recovery_window")]
+    /// Keep this many newest full backups. Range: 1 to 10000.
+    #[arg(long, conflicts_with = "recovery_window",
+          value_parser = crate::input::count::<u32>(crate::input::COPIES))]
     pub redundancy: Option<u32>,
     /// Keep what recovery to any point of the last DAYS days needs (fractions allowed).
-    #[arg(long)]
+    /// Range: 0 to 36500.
+    #[arg(long, value_parser = crate::input::Days)]
     pub recovery_window: Option<f64>,
 }
 
@@ -89,6 +91,7 @@ pub enum ReportWhat {
     /// I/O statistics of a backup (RMAN's V$BACKUP_ASYNC_IO / V$BACKUP_SYNC_IO) and the bottleneck.
     Io {
         /// Backup id or tag (default: the newest available).
+        #[arg(value_parser = crate::input::Name)]
         which: Option<String>,
         #[arg(long)]
         json: bool,
@@ -105,10 +108,13 @@ pub enum ReportWhat {
     },
     /// Whether the database has enough backups under a redundancy or a recovery window.
     NeedBackup {
-        #[arg(long, conflicts_with = "days")]
+        /// Report when there are fewer full backups than this. Range: 1 to 10000.
+        #[arg(long, conflicts_with = "days",
+              value_parser = crate::input::count::<u32>(crate::input::COPIES))]
         redundancy: Option<u32>,
         /// Report when recovery needs more than this many days of archived WAL.
-        #[arg(long)]
+        /// Range: 0 to 36500.
+        #[arg(long, value_parser = crate::input::Days)]
         days: Option<f64>,
     },
 }
@@ -129,6 +135,7 @@ pub enum DeleteWhat {
     },
     /// One backup by id, or every backup with a tag.
     Backup {
+        #[arg(value_parser = crate::input::Name)]
         which: String,
         #[arg(long)]
         noprompt: bool,
@@ -137,8 +144,9 @@ pub enum DeleteWhat {
     Archivelog {
         #[arg(value_parser = ["all"])]
         which: String,
-        /// Only WAL held by at least N backup sets.
-        #[arg(long, value_name = "N")]
+        /// Only WAL held by at least N backup sets. Range: 1 to 10000.
+        #[arg(long, value_name = "N",
+              value_parser = crate::input::count::<u32>(crate::input::COPIES))]
         backed_up: Option<u32>,
         #[arg(long)]
         noprompt: bool,

@@ -41,7 +41,7 @@ pub struct Global {
     #[arg(long, global = true, env = "RECMAN_CONFIG")]
     pub config: Option<PathBuf>,
     /// Name of the registered database, when the repository holds several.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, value_parser = crate::input::Name)]
     pub db: Option<String>,
     /// Print only errors.
     #[arg(long, short, global = true)]
@@ -97,13 +97,13 @@ pub enum Command {
         compress: String,
         /// Segments archived per call, %p included: the oldest further segments with a
         /// `.ready` file in archive_status go along, so a backlog drains in batches and
-        /// PostgreSQL's later calls for them return at once. 1: %p alone.
+        /// PostgreSQL's later calls for them return at once. 1: %p alone. Range: 1 to 1024.
         #[arg(long, default_value_t = recman_engine::DEFAULT_PUSH_BATCH as u32,
-              value_parser = clap::value_parser!(u32).range(1..=1024))]
+              value_parser = crate::input::count::<u32>((1, 1024)))]
         batch: u32,
         /// Segments read, compressed and written at once (default: one per CPU core, at least
-        /// 4, since each also waits for its fsyncs).
-        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+        /// 4, since each also waits for its fsyncs). Range: 1 to 256.
+        #[arg(long, value_parser = crate::input::count::<u32>((1, 256)))]
         parallel: Option<u32>,
     },
     /// Fetch an archived WAL file (for restore_command), with read-ahead of the next segments.
@@ -111,9 +111,9 @@ pub enum Command {
         name: String,
         dest: PathBuf,
         /// Segments kept fetched ahead of PostgreSQL in the spool by one background process;
-        /// 0 turns read-ahead off.
+        /// 0 turns read-ahead off. Range: 0 to 1024.
         #[arg(long, default_value_t = recman_engine::DEFAULT_PREFETCH as u32,
-              value_parser = clap::value_parser!(u32).range(0..=1024))]
+              value_parser = crate::input::count::<u32>((0, 1024)))]
         prefetch: u32,
         /// The read-ahead directory (default: recman-prefetch next to DEST, i.e. in pg_wal).
         /// One per cluster.
@@ -129,15 +129,15 @@ pub enum Command {
         /// Fetch the archived segments after this one, on its timeline.
         #[arg(long)]
         after: String,
-        /// How many.
-        #[arg(long)]
+        /// How many. Range: 0 to 1024.
+        #[arg(long, value_parser = crate::input::count::<usize>((0, 1024)))]
         count: usize,
-        /// Segments fetched at once (default: one per core but one, 1 to 8).
-        #[arg(long)]
+        /// Segments fetched at once (default: one per core but one, 1 to 8). Range: 1 to 64.
+        #[arg(long, value_parser = crate::input::count::<usize>((1, 64)))]
         parallel: Option<usize>,
         /// When archive-get started it (nanoseconds since the epoch): a spool clear after
-        /// this time stops it.
-        #[arg(long)]
+        /// this time stops it. Range: 0 to 18446744073709551615.
+        #[arg(long, value_parser = crate::input::count::<u64>((0, u64::MAX)))]
         spawned_at: Option<u64>,
     },
     /// Persistent settings in the catalog (RMAN's CONFIGURE).
@@ -185,7 +185,7 @@ pub enum RegisterWhat {
     /// The cluster at --pgdata / --target.
     Database {
         /// Name for the cluster in this repository (clones share a system identifier).
-        #[arg(long, default_value = "main")]
+        #[arg(long, default_value = "main", value_parser = crate::input::Name)]
         name: String,
     },
 }
@@ -199,9 +199,9 @@ pub enum BackupWhat {
     /// reading the database.
     SyntheticFull {
         /// The backup (id or tag) whose chain to merge (default: the newest available).
-        #[arg(long)]
+        #[arg(long, value_parser = crate::input::Name)]
         from: Option<String>,
-        #[arg(long)]
+        #[arg(long, value_parser = crate::input::Name)]
         tag: Option<String>,
         /// none, lz4, zstd or zstd:LEVEL.
         #[arg(long, default_value = "lz4")]
@@ -210,6 +210,7 @@ pub enum BackupWhat {
     /// Copy backups already in the repository to another device (second tier).
     Backupset {
         /// `all` (every AVAILABLE backup), or a backup id or tag.
+        #[arg(value_parser = crate::input::Name)]
         which: String,
         /// disk, s3 or sbt, as configured with `configure device-type`.
         #[arg(long)]
@@ -225,25 +226,26 @@ pub enum BackupWhat {
 #[derive(Args, Debug)]
 pub struct BackupArgs {
     /// Parallel streams, each writing its own backup sets.
-    /// Default: `configure channels` in the catalog, else built in.
-    #[arg(long)]
+    /// Default: `configure channels` in the catalog, else built in. Range: 1 to 256.
+    #[arg(long, value_parser = crate::input::count::<u32>(crate::input::CHANNELS))]
     pub channels: Option<u32>,
     /// Most files in one backup set.
-    /// Default: `configure filesperset` in the catalog, else built in.
-    #[arg(long)]
+    /// Default: `configure filesperset` in the catalog, else built in. Range: 1 to 1000000.
+    #[arg(long, value_parser = crate::input::count::<u32>(crate::input::FILESPERSET))]
     pub filesperset: Option<u32>,
     /// Files read at once and interleaved into one piece.
-    /// Default: `configure maxopenfiles` in the catalog, else built in.
-    #[arg(long)]
+    /// Default: `configure maxopenfiles` in the catalog, else built in. Range: 1 to 1024.
+    #[arg(long, value_parser = crate::input::count::<u32>(crate::input::MAXOPENFILES))]
     pub maxopenfiles: Option<u32>,
     /// none, lz4, zstd or zstd:LEVEL.
     /// Default: `configure compression` in the catalog, else none.
     #[arg(long)]
     pub compress: Option<String>,
-    #[arg(long)]
+    #[arg(long, value_parser = crate::input::Name)]
     pub tag: Option<String>,
-    /// Corrupt blocks tolerated per file.
-    #[arg(long, default_value_t = 0)]
+    /// Corrupt blocks tolerated per file. Range: 0 to 4294967295.
+    #[arg(long, default_value_t = 0,
+          value_parser = crate::input::count::<u32>((0, u32::MAX as u64)))]
     pub maxcorrupt: u32,
     /// Back up every file even when backup optimization is on (RMAN's FORCE).
     #[arg(long)]
@@ -256,20 +258,20 @@ pub struct BackupArgs {
     /// device stream. Default: `configure default-device-type`, else the repository.
     #[arg(long)]
     pub device_type: Option<String>,
-    /// Seconds to wait for the backup's WAL to be archived.
-    #[arg(long, default_value_t = 120)]
+    /// Seconds to wait for the backup's WAL to be archived. Range: 1 to 86400.
+    #[arg(long, default_value_t = 120, value_parser = crate::input::count::<u64>((1, 86400)))]
     pub archive_timeout: u64,
     /// Also back up archived WAL: the WAL not yet backed up before the database, the WAL
     /// generated during it after (RMAN's PLUS ARCHIVELOG).
     #[arg(long)]
     pub plus_archivelog: bool,
     /// Split files larger than this into sections backed up in parallel as pieces of one set,
-    /// e.g. 256M (RMAN's SECTION SIZE; at most 256 sections a file).
-    #[arg(long)]
+    /// e.g. 256M (RMAN's SECTION SIZE; at most 256 sections a file). Range: 1M to 1T.
+    #[arg(long, value_name = "SIZE", value_parser = crate::input::size(crate::input::SECTION_SIZE.0, crate::input::SECTION_SIZE.1))]
     pub section_size: Option<String>,
     /// RMAN's INCREMENTAL LEVEL: 0 (a base for level 1s) or 1 (blocks changed since the last
-    /// level 0 or 1). Without it the backup is a plain full backup.
-    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=1))]
+    /// level 0 or 1). Without it the backup is a plain full backup. Range: 0 to 1.
+    #[arg(long, value_parser = crate::input::count::<u8>((0, 1)))]
     pub incremental_level: Option<u8>,
     /// With --incremental-level 1: changes since the last level 0 rather than the last backup.
     #[arg(long, requires = "incremental_level")]
@@ -306,9 +308,11 @@ pub struct RestoreArgs {
     #[arg(long, group = "until")]
     pub until_xid: Option<String>,
     /// Restore from the newest backup with this tag.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::input::Name)]
     pub from_tag: Option<String>,
-    #[arg(long, default_value_t = 1)]
+    /// Parallel streams. Range: 1 to 256.
+    #[arg(long, default_value_t = 1,
+          value_parser = crate::input::count::<u32>(crate::input::CHANNELS))]
     pub channels: u32,
     /// OLD=NEW: restore the tablespace at location (or name, or oid) OLD to NEW.
     #[arg(long, value_name = "OLD=NEW")]
@@ -318,7 +322,7 @@ pub struct RestoreArgs {
     #[arg(long, default_value = "off", value_parser = ["off", "preserve"])]
     pub archive_mode: String,
     /// Restore from the image copy with this tag instead of backup sets.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::input::Name)]
     pub from_copy: Option<String>,
     /// With --from-copy: move the copy's files into place instead of copying them (the copy
     /// is used up; same file system only). The shortest recovery time.
@@ -333,17 +337,20 @@ pub struct RestoreArgs {
 pub enum ValidateWhat {
     /// Every page of the data directory at --pgdata.
     Database {
-        /// Files read at once.
-        #[arg(long, default_value_t = 8)]
+        /// Files read at once. Range: 1 to 1024.
+        #[arg(long, default_value_t = 8,
+              value_parser = crate::input::count::<u32>(crate::input::MAXOPENFILES))]
         maxopenfiles: u32,
         #[command(flatten)]
         io: crate::io_args::IoArgs,
     },
     /// Every piece of a backup (default: the newest).
     Backup {
+        #[arg(value_parser = crate::input::Name)]
         which: Option<String>,
         /// Pieces read at once, each on its own thread (default: one per core).
-        #[arg(long)]
+        /// Range: 1 to 256.
+        #[arg(long, value_parser = crate::input::count::<u32>(crate::input::CHANNELS))]
         channels: Option<u32>,
     },
 }
@@ -393,7 +400,7 @@ pub enum RecoverWhat {
     /// Apply the level 1 backups taken --for-recover-of-copy to the image copy.
     Copy {
         /// The copy's tag.
-        #[arg(long)]
+        #[arg(long, value_parser = crate::input::Name)]
         tag: String,
         /// Apply only level 1s that ended by this time (e.g. a day ago, to keep a copy that lags).
         #[arg(long)]

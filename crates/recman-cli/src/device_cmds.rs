@@ -159,11 +159,9 @@ pub fn configure_device(g: &Global, device: &str, words: &[String]) -> Result<()
                 changed = true;
             }
             "parallelism" => {
-                let n = it
-                    .next()
-                    .and_then(|v| v.parse::<u32>().ok())
-                    .filter(|n| *n >= 1)
-                    .ok_or_else(|| anyhow!("parallelism needs a whole number of at least 1; hint: e.g. `recman configure device-type sbt parallelism 4`"))?;
+                let (lo, hi) = crate::input::CHANNELS;
+                let n = crate::input::check_count(it.next().map(String::as_str).unwrap_or(""), lo, hi)
+                    .map_err(|e| anyhow!("parallelism: {e}; hint: e.g. `recman configure device-type sbt parallelism 4`"))?;
                 cat.set_config(&parallelism_key(device), &n.to_string())?;
                 say(format!(
                     "new configuration: device-type {device} parallelism {n}"
@@ -278,7 +276,12 @@ pub fn backup_device(
         channels_flag,
         repo.catalog().config(&parallelism_key(&device))?,
     ) {
-        (None, Some(p)) => p.parse().unwrap_or(channels),
+        (None, Some(p)) => {
+            let (lo, hi) = crate::input::CHANNELS;
+            crate::input::check_count(&p, lo, hi).map_err(|e| {
+                anyhow!("device-type {device} parallelism {p:?}: {e}; hint: `recman configure device-type {device} parallelism 4`")
+            })? as u32
+        }
         _ => channels,
     };
     Ok((Some(device), channels))

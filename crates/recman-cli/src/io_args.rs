@@ -9,24 +9,25 @@ pub struct IoArgs {
     /// How reads are issued: auto (io_uring, else helper threads), uring, threads, sync.
     #[arg(long = "io", default_value = "auto")]
     pub io_mode: String,
-    /// Helper i/o threads per channel in threads mode (RMAN's I/O slaves).
-    #[arg(long, default_value_t = 4)]
+    /// Helper i/o threads per channel in threads mode (RMAN's I/O slaves). Range: 1 to 64.
+    #[arg(long, default_value_t = 4, value_parser = crate::input::count::<usize>((1, 64)))]
     pub io_slaves: usize,
     /// Input buffers per open file (default: RMAN's rule by multiplexing level).
-    #[arg(long)]
+    /// Range: 1 to 256.
+    #[arg(long, value_parser = crate::input::count::<usize>((1, 256)))]
     pub input_buffers: Option<usize>,
-    /// Size of each input buffer, e.g. 1M (a multiple of 8K, at most 4M).
-    #[arg(long)]
+    /// Size of each input buffer, e.g. 1M (a multiple of 8K). Range: 8K to 4M.
+    #[arg(long, value_name = "SIZE", value_parser = crate::input::size(8 << 10, 4 << 20))]
     pub input_buffer_size: Option<String>,
     /// Output block size: the size of each write to the media (RMAN's BLKSIZE).
-    /// Default: the device type's configured blksize, else 1M.
-    #[arg(long)]
+    /// Default: the device type's configured blksize, else 1M. Range: 4K to 64M.
+    #[arg(long, value_name = "SIZE", value_parser = crate::input::size(4 << 10, 64 << 20))]
     pub blksize: Option<String>,
-    /// Output buffers per channel.
-    #[arg(long, default_value_t = 4)]
+    /// Output buffers per channel. Range: 1 to 256.
+    #[arg(long, default_value_t = 4, value_parser = crate::input::count::<usize>((1, 256)))]
     pub output_buffers: usize,
-    /// Most bytes per second each channel reads, e.g. 50M (RMAN's RATE).
-    #[arg(long)]
+    /// Most bytes per second each channel reads, e.g. 50M (RMAN's RATE). Range: 1K to 1T.
+    #[arg(long, value_name = "SIZE", value_parser = crate::input::size(1 << 10, 1 << 40))]
     pub rate: Option<String>,
     /// Read data files through the page cache instead of with direct I/O (the default, where
     /// the file system allows it: no copy through the cache, no eviction of the database's

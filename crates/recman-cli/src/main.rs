@@ -5,6 +5,7 @@ mod cli;
 mod commands;
 mod config;
 mod device_cmds;
+mod input;
 mod io_args;
 mod list;
 mod progress;
@@ -12,7 +13,7 @@ mod report_io;
 mod report_schema;
 mod script;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use std::process::ExitCode;
 
 /// archive-get's exit status for every failure other than "not in the archive". PostgreSQL
@@ -22,6 +23,11 @@ use std::process::ExitCode;
 const ARCHIVE_GET_FATAL: u8 = 255;
 
 fn main() -> ExitCode {
+    input::unset_empty_env();
+    if std::env::var_os("RECMAN_LIST_NUMERIC_OPTIONS").is_some() {
+        input::list_numeric_options(&cli::Cli::command(), &mut Vec::new());
+        return ExitCode::SUCCESS;
+    }
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if is_archive_get_call() && e.use_stderr() => {
@@ -31,6 +37,21 @@ fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
+    if let Some(t) = &cli.global.target {
+        input::warn_password("--target", t);
+    }
+    if let Some(c) = &cli.global.catalog
+        && std::env::args().any(|a| a == "--catalog" || a.starts_with("--catalog="))
+    {
+        input::warn_password("--catalog", c);
+    }
+    if let Some(cli::Command::Backup {
+        what: cli::BackupWhat::Database(a),
+    }) = &cli.command
+        && let Some(s) = &a.standby
+    {
+        input::warn_password("--standby", s);
+    }
     let archive_get = matches!(cli.command, Some(cli::Command::ArchiveGet { .. }));
     if archive_get {
         let default_hook = std::panic::take_hook();
@@ -43,9 +64,11 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             // One line per cause, outermost first: the hint stays with the message that has it.
-            eprintln!("recman: error: {e}");
+            // Errors may quote what was typed (a script line, a lowered command): no password
+            // leaves through them.
+            eprintln!("recman: error: {}", input::redact_secrets(&e.to_string()));
             for cause in e.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+                eprintln!("  caused by: {}", input::redact_secrets(&cause.to_string()));
             }
             if archive_get {
                 ExitCode::from(ARCHIVE_GET_FATAL)

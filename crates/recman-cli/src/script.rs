@@ -80,7 +80,10 @@ impl Session {
     /// Runs one top-level statement (a RUN block runs its body).
     pub(crate) fn run_stmt(&mut self, stmt: &Stmt) -> Result<Flow> {
         if self.g.verbose {
-            eprintln!("recman: running {}", stmt.statement);
+            eprintln!(
+                "recman: running {}",
+                crate::input::redact_secrets(&stmt.statement.to_string())
+            );
         }
         match &stmt.statement {
             Statement::Run(body) => {
@@ -122,6 +125,6 @@ impl Session {
 /// A note about how a statement was understood, on stderr so stdout stays the subcommands'.
 pub(crate) fn note(g: &Global, s: &str) {
     if !g.quiet {
-        eprintln!("recman: note: {s}");
+        eprintln!("recman: note: {}", crate::input::redact_secrets(s));
     }
 }

@@ -234,7 +234,7 @@ pub(crate) fn read_wal_into(
         "archived wal file {name} of database {:?} could not be delivered intact from repository {}: {}; hint: recovery must not go on without it: restore it from another copy (`recman list archivelog`, `recman crosscheck`), or recover to a target before it with --until-lsn/--until-time",
         db.name,
         repo.location(),
-        crate::util::join_limited(&failures, 4)
+        crate::util::cut_list(&failures, "; ")
     )))
 }
 

@@ -513,8 +513,8 @@ fn run(
             "backup {} failed: exceeded the limit of {} corrupt block(s) per file in {}; corrupt blocks: {}; hint: repair the relation, or accept the blocks with --maxcorrupt N",
             rec.id,
             opts.maxcorrupt,
-            over_limit.join(", "),
-            list.join("; ")
+            crate::util::cut_list(&over_limit, ", "),
+            crate::util::cut_list(&list, "; ")
         )));
     }
     wait_for_wal(ctx, session, &needed, opts.archive_timeout)?;

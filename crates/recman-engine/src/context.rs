@@ -52,7 +52,7 @@ pub fn resolve_database(
             let names: Vec<_> = all.iter().map(|d| d.name.as_str()).collect();
             Err(EngineError::Invalid(format!(
                 "repository {root} holds several databases ({}); hint: name one with --db NAME",
-                names.join(", ")
+                crate::util::cut_list(&names, ", ")
             )))
         }
     }

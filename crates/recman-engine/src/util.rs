@@ -10,6 +10,22 @@ pub fn rfc3339(micros: i64) -> String {
         .unwrap_or_default()
 }
 
+/// A list for an error message: the first few entries and how many more, so that a message
+/// about a million files stays one readable line.
+pub fn cut_list<T: std::fmt::Display>(items: &[T], sep: &str) -> String {
+    const SHOWN: usize = 5;
+    let mut s = items
+        .iter()
+        .take(SHOWN)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(sep);
+    if items.len() > SHOWN {
+        s.push_str(&format!("{sep}and {} more", items.len() - SHOWN));
+    }
+    s
+}
+
 pub fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
@@ -61,12 +77,12 @@ pub(crate) fn file_size_crc(path: &std::path::Path) -> std::io::Result<(u64, u32
     }
 }
 
-/// `items` joined with "; ", the first `keep` of them and a count of the rest, so that an error
-/// about many objects stays one readable line.
-pub(crate) fn join_limited(items: &[String], keep: usize) -> String {
-    let mut s = items[..items.len().min(keep)].join("; ");
-    if items.len() > keep {
-        s.push_str(&format!("; and {} more", items.len() - keep));
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cut_list_keeps_five_and_counts_the_rest() {
+        let v: Vec<u32> = (1..=12).collect();
+        assert_eq!(super::cut_list(&v, ", "), "1, 2, 3, 4, 5, and 7 more");
+        assert_eq!(super::cut_list(&v[..3], ", "), "1, 2, 3");
     }
-    s
 }

@@ -9,9 +9,30 @@ pub enum PgError {
     )]
     BadConninfo { conninfo: String, reason: String },
     #[error(
-        "cannot connect to PostgreSQL at {target}: {reason}; hint: check that the server is running and that --target (or PGHOST/PGPORT/PGUSER) points at it"
+        "cannot connect to PostgreSQL at {target}: {reason}; hint: {}",
+        connect_hint(reason)
     )]
     Connect { target: String, reason: String },
+    #[error(
+        "refusing to connect to PostgreSQL at {target}: {setting} (from {origin}) asks for an encrypted connection, and recman cannot encrypt connections yet; hint: recman never falls back to plaintext when encryption is asked for: connect through the local socket (host=/var/run/postgresql), or, only where plaintext on this network is acceptable, set sslmode=prefer or disable"
+    )]
+    EncryptionUnavailable {
+        target: String,
+        setting: String,
+        origin: String,
+    },
+    #[error(
+        "connection service {name:?} is not defined: {reason}; hint: define it in ~/.pg_service.conf (or the file PGSERVICEFILE names, or PGSYSCONFDIR/pg_service.conf), or fix PGSERVICE / service="
+    )]
+    Service { name: String, reason: String },
+    #[error(
+        "service file {}, line {line}: {reason}; hint: lines are key=value libpq connection settings under a [service] header", path.display()
+    )]
+    ServiceFile {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
     #[error("query failed on {target} ({what}): {reason}")]
     Query {
         target: String,
@@ -31,6 +52,15 @@ pub enum PgError {
     Unsupported { version: String },
     #[error("invalid LSN {text:?}; hint: write it as PostgreSQL does, e.g. 0/3000028")]
     BadLsn { text: String },
+}
+
+/// A refused password needs another fix than a server that is not there.
+fn connect_hint(reason: &str) -> &'static str {
+    if reason.contains("password") {
+        "give the password in ~/.pgpass (or the file PGPASSFILE names, mode 0600) or PGPASSWORD, and check the pg_hba.conf line that applies"
+    } else {
+        "check that the server is running and that --target (or PGHOST/PGPORT/PGUSER, PGSERVICE) points at it"
+    }
 }
 
 impl PgError {

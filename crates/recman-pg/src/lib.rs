@@ -5,13 +5,16 @@
 //! never compares version numbers itself.
 
 mod conn;
+mod conninfo;
 mod control;
 mod error;
 mod lsn;
+mod pgfiles;
 mod session;
 pub mod version;
 
 pub use conn::{ConnTarget, resolve_conninfo};
+pub use conninfo::{has_password as conninfo_has_password, redact as redact_conninfo};
 pub use control::{DataDirFacts, read_data_dir_facts};
 pub use error::PgError;
 pub use lsn::{Lsn, WalName, wal_segments_between};

@@ -48,9 +48,16 @@ pub struct Tablespace {
 
 impl Session {
     pub fn connect(target: &ConnTarget) -> Result<Session, PgError> {
-        let mut client = target.config.connect(NoTls).map_err(|e| PgError::Connect {
-            target: target.display.clone(),
-            reason: error_text(&e),
+        let mut client = target.config.connect(NoTls).map_err(|e| {
+            let mut reason = error_text(&e);
+            // libpq says the same: a stale password file line is a common cause.
+            if let Some(f) = &target.password_file {
+                reason.push_str(&format!(" (the password came from {})", f.display()));
+            }
+            PgError::Connect {
+                target: target.display.clone(),
+                reason,
+            }
         })?;
         let t = &target.display;
         let show = |c: &mut Client, name: &str| -> Result<String, PgError> {
@@ -265,7 +272,7 @@ fn text_rows(msgs: Vec<postgres::SimpleQueryMessage>) -> Vec<Vec<Option<String>>
 }
 
 /// The server's own message when there is one: postgres::Error's Display hides it.
-fn error_text(e: &postgres::Error) -> String {
+pub(crate) fn error_text(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => db.message().to_string(),
         None => {

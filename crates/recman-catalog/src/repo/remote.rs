@@ -79,7 +79,20 @@ impl Repository {
             Err(e) => return Err(e.into()),
         };
         check_marker(Path::new(location), Path::new(location), &text)?;
-        let fresh = catalog.is_none() && !cache.join(CATALOG_FILE).exists();
+        // The cached catalog is only a cache: an empty, foreign or damaged one is set aside
+        // and refilled from the repository's manifests, like a missing one.
+        let cached = cache.join(CATALOG_FILE);
+        if catalog.is_none() && cached.exists() {
+            match Catalog::open(&cached) {
+                Ok(_) => {}
+                Err(CatalogError::Corrupt { .. }) => super::move_aside(cache)?,
+                Err(CatalogError::Sqlite { source, .. }) if super::is_damage(&source) => {
+                    super::move_aside(cache)?
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let fresh = catalog.is_none() && !cached.exists();
         let repo = Repository::remote(media, location, cache, fresh, catalog)?;
         let fresh = fresh || repo.catalog.fresh();
         Ok((repo, fresh))

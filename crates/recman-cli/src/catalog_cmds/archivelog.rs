@@ -18,7 +18,9 @@ pub struct ArchivelogBackupArgs {
     #[arg(value_parser = ["all"])]
     pub which: String,
     /// Only WAL held by fewer than N available backups (RMAN's NOT BACKED UP N TIMES).
-    #[arg(long, value_name = "N")]
+    /// Range: 1 to 10000.
+    #[arg(long, value_name = "N",
+          value_parser = crate::input::count::<u32>(crate::input::COPIES))]
     pub not_backed_up: Option<u32>,
     /// Remove the backed-up segments from the archive once they are in the completed backup;
     /// archive-get then reads them from the backup set.
@@ -28,9 +30,10 @@ pub struct ArchivelogBackupArgs {
     #[arg(long)]
     pub compress: Option<String>,
     /// Most WAL files in one backup set. Default: `configure filesperset`, else built in.
-    #[arg(long)]
+    /// Range: 1 to 1000000.
+    #[arg(long, value_parser = crate::input::count::<u32>(crate::input::FILESPERSET))]
     pub filesperset: Option<u32>,
-    #[arg(long)]
+    #[arg(long, value_parser = crate::input::Name)]
     pub tag: Option<String>,
 }
 

@@ -71,11 +71,10 @@ pub struct Setting {
 fn validate(name: &str, words: &[String]) -> Result<String> {
     let v = words.join(" ").trim().to_lowercase();
     let int = |what: &str| -> Result<String> {
-        match v.parse::<u32>() {
-            Ok(n) if n >= 1 => Ok(n.to_string()),
-            _ => bail!(
-                "{what} {v:?} is not a whole number of at least 1; hint: e.g. `recman configure {what} 4`"
-            ),
+        let (lo, hi) = crate::input::range_of(what);
+        match crate::input::check_count(&v, lo, hi) {
+            Ok(n) => Ok(n.to_string()),
+            Err(why) => bail!("{what} {v:?}: {why}; hint: e.g. `recman configure {what} 4`"),
         }
     };
     match name {
@@ -91,7 +90,8 @@ fn validate(name: &str, words: &[String]) -> Result<String> {
         },
         "section-size" if v == "none" => Ok(v),
         "section-size" => {
-            let n = recman_engine::io::parse_size(&v).map_err(|e| {
+            let (lo, hi) = crate::input::SECTION_SIZE;
+            let n = crate::input::check_size(&v, lo, hi).map_err(|e| {
                 anyhow!("section size {v:?}: {e}; hint: e.g. `recman configure section-size 1G`, or `none`")
             })?;
             Ok(n.to_string())
@@ -100,7 +100,14 @@ fn validate(name: &str, words: &[String]) -> Result<String> {
             let w: Vec<&str> = v.split_whitespace().collect();
             match w.as_slice() {
                 ["none"] => Ok("none".into()),
-                ["backed-up", n, "times" | "time"] if n.parse::<u32>().is_ok_and(|n| n >= 1) => {
+                ["backed-up", n, "times" | "time"]
+                    if crate::input::check_count(
+                        n,
+                        crate::input::COPIES.0,
+                        crate::input::COPIES.1,
+                    )
+                    .is_ok() =>
+                {
                     Ok(format!("backed-up {n} times"))
                 }
                 _ => bail!(
@@ -254,12 +261,20 @@ pub fn backup_defaults(
     compress: Option<&str>,
 ) -> Result<BackupDefaults> {
     let all = resolve_all(g)?;
+    // A value stored by an older recman, or written in the config file, gets the same range
+    // check as the flag.
     let num = |flag: Option<u32>, name: &str| -> Result<u32> {
         match flag {
             Some(v) => Ok(v),
-            None => setting(&all, name)
-                .parse()
-                .map_err(|e| anyhow!("setting {name}: {e}; hint: `recman configure {name} clear`")),
+            None => {
+                let (lo, hi) = crate::input::range_of(name);
+                let v = setting(&all, name);
+                crate::input::check_count(&v, lo, hi)
+                    .map(|n| n as u32)
+                    .map_err(|e| {
+                        anyhow!("setting {name} {v:?}: {e}; hint: `recman configure {name} clear`")
+                    })
+            }
         }
     };
     let compression = match compress {

@@ -76,7 +76,10 @@ impl Block {
     /// Runs statement `i` of the block.
     pub(crate) fn run(&mut self, s: &mut Session, i: usize, stmt: &Stmt) -> Result<Flow> {
         if s.g.verbose {
-            eprintln!("recman: running {}", stmt.statement);
+            eprintln!(
+                "recman: running {}",
+                crate::input::redact_secrets(&stmt.statement.to_string())
+            );
         }
         if let Statement::Restore(r) = &stmt.statement
             && let Some((at, until)) = self.restore_joins.clone()

@@ -13,6 +13,17 @@ pub(crate) fn parse_argv(argv: &[String]) -> Result<Command> {
     let cli =
         Cli::try_parse_from(std::iter::once("recman".to_string()).chain(argv.iter().cloned()))
             .map_err(|e| {
+                // A value out of its range is the user's, not ours: the same message as the
+                // subcommand gives, without clap's usage lines.
+                if e.kind() == clap::error::ErrorKind::ValueValidation {
+                    let text = e.to_string();
+                    let first = text
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                        .trim_start_matches("error: ");
+                    return anyhow!("{first}; hint: docs/commands.md gives each option's range");
+                }
                 anyhow!(
                     "internal: the statement became `recman {}`, which does not parse: {e}",
                     argv.join(" ")
@@ -79,12 +90,17 @@ pub(crate) fn channel_args(
                         && g.target.as_deref() != Some(cs.as_str())
                         && has_flag(path, "standby") =>
                 {
-                    agree(
-                        &mut standby,
-                        cs.clone(),
-                        &c.name,
-                        "CONNECT (the standby it reads)",
-                    )?;
+                    if let Some(old) = &standby
+                        && old != cs
+                    {
+                        bail!(
+                            "channel {}: CONNECT '{}' (the standby it reads) differs from another channel's '{}'; recman applies one value to all channels of a command; hint: give every channel the same CONNECT",
+                            c.name,
+                            recman_pg::redact_conninfo(cs),
+                            recman_pg::redact_conninfo(old)
+                        );
+                    }
+                    standby = Some(cs.clone());
                 }
                 ChannelOp::Connect(cs) => {
                     if cs != "/" && g.target.as_deref() != Some(cs.as_str()) {
@@ -92,8 +108,9 @@ pub(crate) fn channel_args(
                             "{}",
                             unsupported(
                                 &format!(
-                                    "channel {} CONNECT '{cs}' (a channel reading from another server)",
-                                    c.name
+                                    "channel {} CONNECT '{}' (a channel reading from another server)",
+                                    c.name,
+                                    recman_pg::redact_conninfo(cs)
                                 ),
                                 "drop CONNECT: every channel reads the target's data directory"
                             )

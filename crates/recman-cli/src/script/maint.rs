@@ -15,7 +15,10 @@ pub(crate) fn connect(s: &mut Session, to: ConnectTo, string: Option<&str>) -> R
                 "CONNECT TARGET: using the default target (--target, PG* variables, or the local socket)",
             );
         }
-        (ConnectTo::Target, Some(c)) => s.g.target = Some(c.to_string()),
+        (ConnectTo::Target, Some(c)) => {
+            crate::input::warn_password("CONNECT TARGET", c);
+            s.g.target = Some(c.to_string());
+        }
         (ConnectTo::Catalog, Some(p)) if p.starts_with('/') || p.starts_with('.') => {
             s.g.repo = Some(PathBuf::from(p));
         }

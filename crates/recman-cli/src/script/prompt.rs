@@ -57,7 +57,9 @@ pub fn interactive(g: &Global) -> Result<ExitCode> {
                 if !is_complete(&buf) {
                     continue;
                 }
-                let _ = rl.add_history_entry(buf.as_str());
+                // The history file outlives the session: a CONNECT with a password is kept
+                // out of it, redacted.
+                let _ = rl.add_history_entry(crate::input::redact_secrets(&buf).as_str());
                 let text = std::mem::take(&mut buf);
                 if run_text(&mut session, &text) == Flow::Exit {
                     break;

@@ -61,7 +61,7 @@ impl Layout {
                     if names.is_empty() {
                         "none".to_string()
                     } else {
-                        names.join(", ")
+                        crate::util::cut_list(&names, ", ")
                     }
                 )));
             }
