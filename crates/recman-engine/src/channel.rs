@@ -4,16 +4,17 @@
 //! channel's thread, and pieces are written in BLKSIZE blocks by a writer thread.
 
 use crate::io::input::{Event, InputFile, InputMux};
-use crate::io::{BufferPlan, IoCounters, IoEngine, IoSettings, OutputStream, Throttle};
+use crate::io::{BufferPlan, IoCounters, IoEngine, IoSettings, Throttle};
 use crate::pagecheck::{PageRules, PageVerdicts, check_chunk};
+use crate::pipeline::pool::Worker;
+use crate::pipeline::{OutputShape, SetWriter};
 use crate::plan::PlannedSet;
 use crate::util::now_micros;
 use crate::{EngineError, Progress, ScannedFile};
 use recman_catalog::{IoStatRow, Repository};
-use recman_format::{PieceHeader, PieceWriter, SetFile};
+use recman_format::{PieceHeader, SetFile};
 use std::collections::VecDeque;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 pub struct ChannelShared<'a> {
     /// Each channel opens its own handle: a catalog connection is not shared between threads.
@@ -29,7 +30,6 @@ pub struct ChannelShared<'a> {
     pub checksums: bool,
     pub start_lsn: u64,
     pub progress: &'a dyn Progress,
-    pub cancel: &'a AtomicBool,
     pub io: &'a IoSettings,
     /// For a level 1: the parent whose blocks are not taken again.
     pub increment: Option<&'a crate::incremental::Increment>,
@@ -143,8 +143,20 @@ pub(crate) fn record_piece_job(
         &kind[..1],
         chrono::Utc::now().format("%Y%m%dT%H%M%S%3f")
     );
+    record_job(repo, &job, kind, backup_id, rows);
+}
+
+/// As [`record_piece_job`] with the job id given: a backup written by one set writer (BACKUP
+/// ARCHIVELOG, a synthetic full) is its own job, as a database backup is.
+pub(crate) fn record_job(
+    repo: &Repository,
+    job: &str,
+    kind: &str,
+    backup_id: &str,
+    rows: &mut [IoStatRow],
+) {
     for r in rows.iter_mut() {
-        r.job_id = job.clone();
+        r.job_id = job.to_string();
         r.job_type = kind.into();
         r.backup_id = Some(backup_id.to_string());
         r.io_mode = "sync".into();
@@ -181,7 +193,10 @@ pub fn stat_row(
     }
 }
 
-pub fn run_channel(sh: &ChannelShared, channel: u32) -> Result<ChannelOutcome, EngineError> {
+/// Runs one channel as worker `w` of the backup's pool: sets from the shared queue until it is
+/// empty or another channel failed.
+pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutcome, EngineError> {
+    let channel = w.no;
     let repo = sh.repo.open()?;
     let started = now_micros();
     let (mut engine, notice) = crate::io::open_engine(sh.io, 64).map_err(|e| {
@@ -198,7 +213,7 @@ pub fn run_channel(sh: &ChannelShared, channel: u32) -> Result<ChannelOutcome, E
     };
     let mut total = IoCounters::default();
     loop {
-        if sh.cancel.load(Ordering::Relaxed) {
+        if w.cancelled() {
             break;
         }
         let Some(set) = sh.queue.lock().expect("queue lock").pop_front() else {
@@ -210,7 +225,7 @@ pub fn run_channel(sh: &ChannelShared, channel: u32) -> Result<ChannelOutcome, E
             &repo,
             engine.as_mut(),
             &mut throttle,
-            channel,
+            w,
             set,
             &mut rows,
             &mut total,
@@ -248,13 +263,13 @@ fn backup_set(
     repo: &Repository,
     engine: &mut dyn IoEngine,
     throttle: &mut Throttle,
-    channel: u32,
+    w: &Worker,
     unit: Unit,
     stats: &mut Vec<IoStatRow>,
     total: &mut IoCounters,
 ) -> Result<SetOutcome, EngineError> {
     let set = unit.set;
-    let set_opened = now_micros();
+    let channel = w.no;
     let piece_path = format!(
         "{}/s{:05}_p{:03}.rmp",
         sh.backup_dir, set.set_no, unit.piece_no
@@ -271,10 +286,13 @@ fn backup_set(
             path: sh.files[i].rel.clone(),
         })
         .collect();
-    let sink = sh.output.create(&piece_path)?;
-    let out = OutputStream::new(sink, sh.io.blksize, sh.io.output_buffers);
-    let mut writer =
-        PieceWriter::new(out, &header).map_err(|e| EngineError::piece(&piece_path, e))?;
+    let mut writer = SetWriter::create(
+        sh.output.as_ref(),
+        repo.location(),
+        &piece_path,
+        &header,
+        OutputShape::of(sh.io),
+    )?;
     let plan = BufferPlan::for_mux(set.mux, sh.io);
     let inputs: Vec<InputFile> = set
         .files
@@ -294,11 +312,7 @@ fn backup_set(
         InputMux::new(engine, plan, set.mux, inputs, throttle).direct_reads(sh.io.direct_reads);
     let buf = (plan.size as u64, plan.per_file as u64);
     loop {
-        if sh.cancel.load(Ordering::Relaxed) {
-            return Err(EngineError::Invalid(
-                "backup cancelled because another channel failed".into(),
-            ));
-        }
+        w.check()?;
         let ev = mux.next_event().map_err(|e| {
             EngineError::Invalid(format!("channel {channel}, backup set {}: {e}", set.set_no))
         })?;
@@ -330,17 +344,13 @@ fn backup_set(
                         {
                             let run = &data[at..at + len];
                             *crc = crc32c::crc32c_append(*crc, run);
-                            writer
-                                .write_chunk(slot, offset + at as u64, run)
-                                .map_err(|e| EngineError::piece(&piece_path, e))?;
+                            writer.chunk(slot, offset + at as u64, run)?;
                         }
                     }
                     None => {
                         let c = crc32c::crc32c(data);
                         *crc = crc32c::crc32c_combine(*crc, c, data.len());
-                        writer
-                            .write_chunk_with_crc(slot, offset, data, c)
-                            .map_err(|e| EngineError::piece(&piece_path, e))?;
+                        writer.chunk_with_crc(slot, offset, data, c)?;
                     }
                 }
                 sh.progress.advance(data.len() as u64);
@@ -354,9 +364,7 @@ fn backup_set(
                 closed,
             }) => {
                 let (crc, verdicts) = std::mem::take(&mut state[slot as usize]);
-                writer
-                    .end_file(slot, end, crc)
-                    .map_err(|e| EngineError::piece(&piece_path, e))?;
+                writer.end_file(slot, end, crc)?;
                 let mut row = stat_row(
                     "INPUT",
                     channel,
@@ -383,9 +391,7 @@ fn backup_set(
             }
             // Dropped by the server after we listed it; WAL replay removes it again.
             Some(Event::Vanished { slot, index }) => {
-                writer
-                    .end_file(slot, 0, 0)
-                    .map_err(|e| EngineError::piece(&piece_path, e))?;
+                writer.end_file(slot, 0, 0)?;
                 done.push(FileOutcome {
                     index,
                     set_no: set.set_no,
@@ -399,33 +405,16 @@ fn backup_set(
             }
         }
     }
-    let (out, summary) = writer
-        .finish()
-        .map_err(|e| EngineError::piece(&piece_path, e))?;
-    let (sink, counters): (Box<dyn recman_media::MediaWriter>, IoCounters) = out
-        .finish()
-        .map_err(|e| crate::util::media_io(repo, &piece_path, "write", e))?;
-    sink.commit()?;
-    let mut row = stat_row(
-        "OUTPUT",
-        channel,
-        Some(piece_path.clone()),
-        &counters,
-        set_opened,
-        now_micros(),
-        (sh.io.blksize as u64, sh.io.output_buffers as u64),
-    );
-    row.set_no = Some(set.set_no);
-    row.piece_no = Some(unit.piece_no);
-    stats.push(row);
+    let piece = writer.finish()?;
+    stats.push(piece.output_row(channel, set.set_no, unit.piece_no));
     Ok(SetOutcome {
         set_no: set.set_no,
         piece_no: unit.piece_no,
         channel,
         piece_path,
-        size: summary.size,
-        crc32c: summary.crc32c,
-        raw_bytes: summary.raw_bytes,
+        size: piece.size,
+        crc32c: piece.crc32c,
+        raw_bytes: piece.raw_bytes,
         files: done,
     })
 }
