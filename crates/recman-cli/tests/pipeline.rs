@@ -163,8 +163,7 @@ fn raw_relation_chunk(path: &Path) -> (String, recman_format::ChunkLoc) {
         .iter()
         .filter(|f| f.path.starts_with("base/"))
         .flat_map(|f| f.chunks.iter().map(move |c| (f.path.clone(), *c)))
-        .filter(|(_, c)| c.stored_len == c.raw_len && c.raw_len >= 8192)
-        .last()
+        .rfind(|(_, c)| c.stored_len == c.raw_len && c.raw_len >= 8192)
         .unwrap_or_else(|| panic!("no raw relation chunk in {}", path.display()))
 }
 

@@ -12,4 +12,4 @@ pub(crate) use scanner::{
     scan_from,
 };
 pub(crate) use stages::PageCheck;
-pub(crate) use writer::{OutputShape, SetWriter};
+pub(crate) use writer::{ObjectWriter, OutputShape, SetWriter};

@@ -148,6 +148,60 @@ impl SetWriter {
     }
 }
 
+/// The write phase alone, for objects copied byte for byte (second-tier copies of pieces):
+/// BLKSIZE blocks through the writer thread, then commit or abort.
+pub(crate) struct ObjectWriter {
+    rel: String,
+    location: String,
+    out: OutputStream<Box<dyn MediaWriter>>,
+}
+
+impl ObjectWriter {
+    pub fn create(
+        media: &dyn Media,
+        location: &str,
+        rel: &str,
+        shape: OutputShape,
+    ) -> Result<ObjectWriter, EngineError> {
+        let sink = media.create(rel)?;
+        Ok(ObjectWriter {
+            rel: rel.to_string(),
+            location: location.to_string(),
+            out: OutputStream::new(sink, shape.blksize, shape.buffers),
+        })
+    }
+
+    pub fn write(&mut self, data: &[u8]) -> Result<(), EngineError> {
+        use std::io::Write;
+        self.out.write_all(data).map_err(|e| self.io_error(e))
+    }
+
+    fn io_error(&self, e: std::io::Error) -> EngineError {
+        recman_media::MediaError::io(&self.location, &self.rel, "write", e).into()
+    }
+
+    /// Waits for the last block and commits the object; returns the writes' statistics.
+    pub fn commit(self) -> Result<IoCounters, EngineError> {
+        let (sink, counters) = self.out.finish().map_err(|e| {
+            EngineError::from(recman_media::MediaError::io(
+                &self.location,
+                &self.rel,
+                "write",
+                e,
+            ))
+        })?;
+        sink.commit()?;
+        Ok(counters)
+    }
+
+    /// Drops what was written: the object is not created.
+    pub fn abort(self) {
+        if let Ok((sink, _)) = self.out.finish() {
+            sink.abort();
+        }
+    }
+}
+
 impl WrittenPiece {
     /// The catalog's record of this piece.
     pub fn record(
