@@ -384,8 +384,8 @@ fn run(
         None => None,
     };
     let shared = ChannelShared {
-        repo: ctx.repo.handle(),
-        output,
+        repo: Some(ctx.repo.handle()),
+        output: Some(output),
         files: &scan.files,
         pgdata,
         relation_root: standby.as_ref().map(|s| s.data_dir.as_path()),
@@ -401,7 +401,7 @@ fn run(
         },
         backup_dir: dir.to_string(),
         checksums: session.checksums_enabled,
-        start_lsn: rec.start_lsn,
+        start_lsn: Some(rec.start_lsn),
         progress,
         io: &opts.io,
         increment: inc.increment,

@@ -18,9 +18,11 @@ use std::sync::Mutex;
 
 pub struct ChannelShared<'a> {
     /// Each channel opens its own handle: a catalog connection is not shared between threads.
-    pub repo: recman_catalog::RepoHandle,
+    /// None for BACKUP VALIDATE without a repository: statistics rows are not stored.
+    pub repo: Option<recman_catalog::RepoHandle>,
     /// Where this backup's pieces go: the repository's media or another device's.
-    pub output: std::sync::Arc<dyn recman_media::Media>,
+    /// None: BACKUP VALIDATE, every file read and checked as for a backup, nothing written.
+    pub output: Option<std::sync::Arc<dyn recman_media::Media>>,
     pub files: &'a [ScannedFile],
     pub pgdata: &'a std::path::Path,
     /// Where relation files are read from when not from `pgdata`: a standby's data directory.
@@ -28,7 +30,9 @@ pub struct ChannelShared<'a> {
     pub header: PieceHeader,
     pub backup_dir: String,
     pub checksums: bool,
-    pub start_lsn: u64,
+    /// Pages newer than this were being written while read (volatile, repaired by WAL
+    /// replay), not corrupt; None: every failing page is corrupt (a cluster shut down).
+    pub start_lsn: Option<u64>,
     pub progress: &'a dyn Progress,
     pub io: &'a IoSettings,
     /// For a level 1: the parent whose blocks are not taken again.
@@ -87,6 +91,10 @@ pub struct FileOutcome {
     pub size: u64,
     pub crc32c: u32,
     pub verdicts: PageVerdicts,
+    /// Pages checked (whole pages of a relation file's chunks).
+    pub pages: u64,
+    /// Dropped by the server after it was listed.
+    pub vanished: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -197,7 +205,7 @@ pub fn stat_row(
 /// empty or another channel failed.
 pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutcome, EngineError> {
     let channel = w.no;
-    let repo = sh.repo.open()?;
+    let repo = sh.repo.as_ref().map(|h| h.open()).transpose()?;
     let started = now_micros();
     let (mut engine, notice) = crate::io::open_engine(sh.io, 64).map_err(|e| {
         EngineError::Invalid(format!(
@@ -222,7 +230,7 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
         let mut rows = Vec::new();
         let so = backup_set(
             sh,
-            &repo,
+            repo.as_ref(),
             engine.as_mut(),
             &mut throttle,
             w,
@@ -239,7 +247,9 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
             r.job_type = "BACKUP".into();
             r.backup_id = Some(sh.header.backup_id.clone());
         }
-        repo.catalog().add_io_stats(&rows)?;
+        if let Some(repo) = &repo {
+            repo.catalog().add_io_stats(&rows)?;
+        }
         out.sets.push(so);
     }
     let mut agg = stat_row(
@@ -260,7 +270,7 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
 #[allow(clippy::too_many_arguments)]
 fn backup_set(
     sh: &ChannelShared,
-    repo: &Repository,
+    repo: Option<&Repository>,
     engine: &mut dyn IoEngine,
     throttle: &mut Throttle,
     w: &Worker,
@@ -286,13 +296,16 @@ fn backup_set(
             path: sh.files[i].rel.clone(),
         })
         .collect();
-    let mut writer = SetWriter::create(
-        sh.output.as_ref(),
-        repo.location(),
-        &piece_path,
-        &header,
-        OutputShape::of(sh.io),
-    )?;
+    let mut writer = match &sh.output {
+        Some(media) => SetOut::Piece(SetWriter::create(
+            media.as_ref(),
+            repo.map(|r| r.location()).unwrap_or_default(),
+            &piece_path,
+            &header,
+            OutputShape::of(sh.io),
+        )?),
+        None => SetOut::Null,
+    };
     let plan = BufferPlan::for_mux(set.mux, sh.io);
     let inputs: Vec<InputFile> = set
         .files
@@ -306,15 +319,19 @@ fn backup_set(
             range: unit.range,
         })
         .collect();
-    let mut state: Vec<(u32, PageVerdicts)> = vec![(0, PageVerdicts::default()); set.files.len()];
+    let mut state: Vec<(u32, PageVerdicts, u64)> =
+        vec![(0, PageVerdicts::default(), 0); set.files.len()];
     let mut done = Vec::new();
     let mut mux =
         InputMux::new(engine, plan, set.mux, inputs, throttle).direct_reads(sh.io.direct_reads);
     let buf = (plan.size as u64, plan.per_file as u64);
     loop {
         w.check()?;
-        let ev = mux.next_event().map_err(|e| {
-            EngineError::Invalid(format!("channel {channel}, backup set {}: {e}", set.set_no))
+        let ev = mux.next_event().map_err(|e| match sh.output {
+            Some(_) => {
+                EngineError::Invalid(format!("channel {channel}, backup set {}: {e}", set.set_no))
+            }
+            None => EngineError::Invalid(format!("validate {}: {e}", sh.pgdata.display())),
         })?;
         match ev {
             None => break,
@@ -326,16 +343,17 @@ fn backup_set(
                 file,
             }) => {
                 let sf = &sh.files[index];
-                let (crc, verdicts) = &mut state[slot as usize];
+                let (crc, verdicts, pages) = &mut state[slot as usize];
                 if let Some(rf) = &sf.relfile {
                     let rules = PageRules {
                         relfile: rf,
                         checksums: sh.checksums,
-                        start_lsn: Some(sh.start_lsn),
+                        start_lsn: sh.start_lsn,
                         skip: &[],
                     };
                     check_chunk(Some(file), &rules, offset, data, verdicts)
                         .map_err(|e| EngineError::io("re-read", sf.abs(sh.root_of(index)), e))?;
+                    *pages += (data.len() / recman_page::BLCKSZ) as u64;
                 }
                 match sh.increment.filter(|_| sh.filtered(index)) {
                     Some(inc) => {
@@ -363,7 +381,7 @@ fn backup_set(
                 opened,
                 closed,
             }) => {
-                let (crc, verdicts) = std::mem::take(&mut state[slot as usize]);
+                let (crc, verdicts, pages) = std::mem::take(&mut state[slot as usize]);
                 writer.end_file(slot, end, crc)?;
                 let mut row = stat_row(
                     "INPUT",
@@ -387,6 +405,8 @@ fn backup_set(
                     size: end,
                     crc32c: crc,
                     verdicts,
+                    pages,
+                    vanished: false,
                 });
             }
             // Dropped by the server after we listed it; WAL replay removes it again.
@@ -401,20 +421,62 @@ fn backup_set(
                     size: 0,
                     crc32c: 0,
                     verdicts: PageVerdicts::default(),
+                    pages: 0,
+                    vanished: true,
                 });
             }
         }
     }
-    let piece = writer.finish()?;
-    stats.push(piece.output_row(channel, set.set_no, unit.piece_no));
+    let (size, crc32c, raw_bytes) = match writer {
+        SetOut::Piece(w) => {
+            let piece = w.finish()?;
+            stats.push(piece.output_row(channel, set.set_no, unit.piece_no));
+            (piece.size, piece.crc32c, piece.raw_bytes)
+        }
+        SetOut::Null => (0, 0, 0),
+    };
     Ok(SetOutcome {
         set_no: set.set_no,
         piece_no: unit.piece_no,
         channel,
         piece_path,
-        size: piece.size,
-        crc32c: piece.crc32c,
-        raw_bytes: piece.raw_bytes,
+        size,
+        crc32c,
+        raw_bytes,
         files: done,
     })
+}
+
+/// Where a channel's set goes: a piece, or nowhere (BACKUP VALIDATE: the same reads and
+/// checks, no write).
+enum SetOut {
+    Piece(SetWriter),
+    Null,
+}
+
+impl SetOut {
+    fn chunk(&mut self, slot: u32, offset: u64, data: &[u8]) -> Result<(), EngineError> {
+        match self {
+            SetOut::Piece(w) => w.chunk(slot, offset, data),
+            SetOut::Null => Ok(()),
+        }
+    }
+    fn chunk_with_crc(
+        &mut self,
+        slot: u32,
+        offset: u64,
+        data: &[u8],
+        crc: u32,
+    ) -> Result<(), EngineError> {
+        match self {
+            SetOut::Piece(w) => w.chunk_with_crc(slot, offset, data, crc),
+            SetOut::Null => Ok(()),
+        }
+    }
+    fn end_file(&mut self, slot: u32, size: u64, crc: u32) -> Result<(), EngineError> {
+        match self {
+            SetOut::Piece(w) => w.end_file(slot, size, crc),
+            SetOut::Null => Ok(()),
+        }
+    }
 }
