@@ -378,6 +378,6 @@ fn write_sets(
     mf.commit()?;
     rec.status = BackupStatus::Available;
     repo.catalog().complete_wal_backup(rec, &pieces, &held)?;
-    crate::channel::record_job(repo, &rec.id, "BACKUP", &rec.id, &mut rows);
+    crate::pipeline::stats::record_job(repo, &rec.id, "BACKUP", &rec.id, &mut rows);
     Ok(pieces.len())
 }

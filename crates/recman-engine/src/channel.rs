@@ -7,7 +7,8 @@ use crate::io::input::{Event, InputFile, InputMux};
 use crate::io::{BufferPlan, IoCounters, IoEngine, IoSettings, Throttle};
 use crate::pagecheck::{PageRules, PageVerdicts, check_chunk};
 use crate::pipeline::pool::Worker;
-use crate::pipeline::{OutputShape, SetWriter};
+use crate::pipeline::stats::stat_row;
+use crate::pipeline::{OutputShape, SetOut, SetWriter};
 use crate::plan::PlannedSet;
 use crate::util::now_micros;
 use crate::{EngineError, Progress, ScannedFile};
@@ -136,71 +137,6 @@ impl ChannelShared<'_> {
     }
 }
 
-/// Tags the statistics rows of a restore or validate job (`kind`: RESTORE, VALIDATE) with one
-/// job id, the job's type and backup, and sync I/O (pieces are read sequentially), and stores
-/// them. A record of the job, not part of it: failing to store them fails nothing, so a
-/// read-only repository still validates.
-pub(crate) fn record_piece_job(
-    repo: &Repository,
-    kind: &str,
-    backup_id: &str,
-    rows: &mut [IoStatRow],
-) {
-    let job = format!(
-        "{}{}",
-        &kind[..1],
-        chrono::Utc::now().format("%Y%m%dT%H%M%S%3f")
-    );
-    record_job(repo, &job, kind, backup_id, rows);
-}
-
-/// As [`record_piece_job`] with the job id given: a backup written by one set writer (BACKUP
-/// ARCHIVELOG, a synthetic full) is its own job, as a database backup is.
-pub(crate) fn record_job(
-    repo: &Repository,
-    job: &str,
-    kind: &str,
-    backup_id: &str,
-    rows: &mut [IoStatRow],
-) {
-    for r in rows.iter_mut() {
-        r.job_id = job.to_string();
-        r.job_type = kind.into();
-        r.backup_id = Some(backup_id.to_string());
-        r.io_mode = "sync".into();
-    }
-    let _ = repo.catalog().add_io_stats(rows);
-}
-
-pub fn stat_row(
-    kind: &str,
-    channel: u32,
-    name: Option<String>,
-    c: &IoCounters,
-    open: i64,
-    close: i64,
-    buf: (u64, u64),
-) -> IoStatRow {
-    IoStatRow {
-        kind: kind.into(),
-        channel,
-        filename: name,
-        open_time: open,
-        close_time: close,
-        io_count: c.io_count,
-        ready: c.ready,
-        short_waits: c.short_waits,
-        short_wait_time: c.short_wait_time.as_micros() as u64,
-        long_waits: c.long_waits,
-        long_wait_time: c.long_wait_time.as_micros() as u64,
-        bytes: c.bytes,
-        buffer_size: buf.0,
-        buffer_count: buf.1,
-        io_time: c.io_time.as_micros() as u64,
-        ..Default::default()
-    }
-}
-
 /// Runs one channel as worker `w` of the backup's pool: sets from the shared queue until it is
 /// empty or another channel failed.
 pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutcome, EngineError> {
@@ -297,13 +233,13 @@ fn backup_set(
         })
         .collect();
     let mut writer = match &sh.output {
-        Some(media) => SetOut::Piece(SetWriter::create(
+        Some(media) => SetOut::Piece(Box::new(SetWriter::create(
             media.as_ref(),
             repo.map(|r| r.location()).unwrap_or_default(),
             &piece_path,
             &header,
             OutputShape::of(sh.io),
-        )?),
+        )?)),
         None => SetOut::Null,
     };
     let plan = BufferPlan::for_mux(set.mux, sh.io);
@@ -445,38 +381,4 @@ fn backup_set(
         raw_bytes,
         files: done,
     })
-}
-
-/// Where a channel's set goes: a piece, or nowhere (BACKUP VALIDATE: the same reads and
-/// checks, no write).
-enum SetOut {
-    Piece(SetWriter),
-    Null,
-}
-
-impl SetOut {
-    fn chunk(&mut self, slot: u32, offset: u64, data: &[u8]) -> Result<(), EngineError> {
-        match self {
-            SetOut::Piece(w) => w.chunk(slot, offset, data),
-            SetOut::Null => Ok(()),
-        }
-    }
-    fn chunk_with_crc(
-        &mut self,
-        slot: u32,
-        offset: u64,
-        data: &[u8],
-        crc: u32,
-    ) -> Result<(), EngineError> {
-        match self {
-            SetOut::Piece(w) => w.chunk_with_crc(slot, offset, data, crc),
-            SetOut::Null => Ok(()),
-        }
-    }
-    fn end_file(&mut self, slot: u32, size: u64, crc: u32) -> Result<(), EngineError> {
-        match self {
-            SetOut::Piece(w) => w.end_file(slot, size, crc),
-            SetOut::Null => Ok(()),
-        }
-    }
 }

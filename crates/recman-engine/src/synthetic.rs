@@ -195,7 +195,7 @@ fn write(
     rec.written_bytes = pieces.iter().map(|p| p.size).sum();
     rec.status = BackupStatus::Available;
     ctx.repo.catalog().complete_backup(rec, &pieces, &[])?;
-    crate::channel::record_job(&ctx.repo, &rec.id, "BACKUP", &rec.id, &mut rows);
+    crate::pipeline::stats::record_job(&ctx.repo, &rec.id, "BACKUP", &rec.id, &mut rows);
     Ok(())
 }
 

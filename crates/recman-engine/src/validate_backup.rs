@@ -83,7 +83,7 @@ pub fn validate_backup(
         total.add(&r.counters);
         rows.extend(r.row);
     }
-    rows.push(crate::channel::stat_row(
+    rows.push(crate::pipeline::stats::stat_row(
         "AGGREGATE",
         1,
         None,
@@ -92,7 +92,7 @@ pub fn validate_backup(
         crate::util::now_micros(),
         (1 << 20, 1),
     ));
-    crate::channel::record_piece_job(&ctx.repo, "VALIDATE", &b.id, &mut rows);
+    crate::pipeline::stats::record_piece_job(&ctx.repo, "VALIDATE", &b.id, &mut rows);
     progress.finish();
     // A database backup is only usable with the WAL up to its stop point; a backup of archived
     // WAL is that WAL, and its pieces were just verified.

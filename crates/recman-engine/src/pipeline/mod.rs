@@ -5,6 +5,7 @@
 pub(crate) mod pool;
 pub(crate) mod scanner;
 mod stages;
+pub(crate) mod stats;
 mod writer;
 
 pub(crate) use scanner::{
@@ -12,4 +13,4 @@ pub(crate) use scanner::{
     scan_from,
 };
 pub(crate) use stages::PageCheck;
-pub(crate) use writer::{ObjectWriter, OutputShape, SetWriter};
+pub(crate) use writer::{ObjectWriter, OutputShape, SetOut, SetWriter};

@@ -285,7 +285,7 @@ impl OpenPiece {
             )));
         }
         let input = self.counters.lock().expect("counters lock").clone();
-        let mut row = crate::channel::stat_row(
+        let mut row = crate::pipeline::stats::stat_row(
             "INPUT",
             scan.channel,
             Some(rel.clone()),

@@ -238,7 +238,7 @@ impl WrittenPiece {
 
     /// The OUTPUT statistics row of the piece's writes.
     pub fn output_row(&self, channel: u32, set_no: u32, piece_no: u32) -> IoStatRow {
-        let mut row = crate::channel::stat_row(
+        let mut row = crate::pipeline::stats::stat_row(
             "OUTPUT",
             channel,
             Some(self.rel.clone()),
@@ -250,5 +250,39 @@ impl WrittenPiece {
         row.set_no = Some(set_no);
         row.piece_no = Some(piece_no);
         row
+    }
+}
+
+/// Where a channel's set goes: a piece, or nowhere (BACKUP VALIDATE: the same reads and
+/// checks, no write).
+pub(crate) enum SetOut {
+    Piece(Box<SetWriter>),
+    Null,
+}
+
+impl SetOut {
+    pub fn chunk(&mut self, slot: u32, offset: u64, data: &[u8]) -> Result<(), EngineError> {
+        match self {
+            SetOut::Piece(w) => w.chunk(slot, offset, data),
+            SetOut::Null => Ok(()),
+        }
+    }
+    pub fn chunk_with_crc(
+        &mut self,
+        slot: u32,
+        offset: u64,
+        data: &[u8],
+        crc: u32,
+    ) -> Result<(), EngineError> {
+        match self {
+            SetOut::Piece(w) => w.chunk_with_crc(slot, offset, data, crc),
+            SetOut::Null => Ok(()),
+        }
+    }
+    pub fn end_file(&mut self, slot: u32, size: u64, crc: u32) -> Result<(), EngineError> {
+        match self {
+            SetOut::Piece(w) => w.end_file(slot, size, crc),
+            SetOut::Null => Ok(()),
+        }
     }
 }

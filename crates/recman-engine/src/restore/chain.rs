@@ -188,7 +188,7 @@ impl Lane {
     fn finish(mut self) -> Result<Vec<IoStatRow>, EngineError> {
         let output = self.out.finish()?;
         let now = crate::util::now_micros();
-        let out = crate::channel::stat_row(
+        let out = crate::pipeline::stats::stat_row(
             "OUTPUT",
             self.channel,
             Some("restored files".into()),
@@ -197,7 +197,7 @@ impl Lane {
             now,
             (1 << 20, 4),
         );
-        let agg = crate::channel::stat_row(
+        let agg = crate::pipeline::stats::stat_row(
             "AGGREGATE",
             self.channel,
             None,
