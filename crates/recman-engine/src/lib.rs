@@ -13,6 +13,7 @@ pub mod devices;
 mod error;
 mod incremental;
 pub mod io;
+mod manifest_io;
 mod pagecheck;
 mod pieces;
 mod pipeline;

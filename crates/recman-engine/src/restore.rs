@@ -62,11 +62,8 @@ pub(crate) fn load_manifest(ctx: &Context, backup_id: &str) -> Result<BackupMani
     );
     let path = format!("{}/{rel}", ctx.repo.location());
     let bytes = ctx.repo.media().get(&rel)?;
-    let m: BackupManifest = serde_json::from_slice(&bytes).map_err(|e| {
-        EngineError::Invalid(format!(
-            "backup manifest {path} is damaged: {e}; hint: restore from another backup with --from-tag"
-        ))
-    })?;
+    let m: BackupManifest =
+        crate::manifest_io::read(&bytes, &path, "restore from another backup with --from-tag")?;
     if m.version > recman_format::manifest::MANIFEST_VERSION {
         return Err(EngineError::Invalid(format!(
             "backup manifest {path} has version {}, newer than this recman understands; hint: upgrade recman",
