@@ -9,6 +9,7 @@ mod plan;
 mod plan_wal;
 mod recovery;
 mod target;
+mod timeline;
 mod verify;
 
 pub(crate) use chain::restore_chain;

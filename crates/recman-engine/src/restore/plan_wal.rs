@@ -5,10 +5,11 @@
 
 use super::RecoveryTarget;
 use super::plan::cut;
+use super::timeline::{ancestry, parse_segment, seg_name};
 use crate::{Context, EngineError};
 use recman_catalog::{CopyRecord, MediaStatus, WalRecord};
 use recman_format::manifest::BackupManifest;
-use recman_pg::{Lsn, WalName};
+use recman_pg::Lsn;
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
 
@@ -132,39 +133,13 @@ impl WalPlan {
     }
 }
 
-fn parse_segment(name: &str, seg_size: u64) -> Option<(u32, u64)> {
-    if !crate::is_segment_name(name) {
-        return None;
-    }
-    let tli = u32::from_str_radix(&name[..8], 16).ok()?;
-    let log = u64::from_str_radix(&name[8..16], 16).ok()?;
-    let seg = u64::from_str_radix(&name[16..24], 16).ok()?;
-    Some((tli, log * (0x1_0000_0000 / seg_size) + seg))
-}
-
-fn seg_name(timeline: u32, segno: u64, seg_size: u64) -> String {
-    WalName {
-        timeline,
-        segno,
-        seg_size,
-    }
-    .to_string()
-}
-
-/// One timeline of the ancestry, as an LSN range [begin, end).
-#[derive(Clone, Copy)]
-struct Span {
-    tli: u32,
-    begin: u64,
-    end: Option<u64>,
-}
-
 /// Where the archive's copies of each segment are, from the catalog only.
-struct Known {
+pub(super) struct Known {
     archive: HashMap<(u32, u64), (WalRecord, MediaStatus)>,
     in_sets: BTreeSet<(u32, u64)>,
     copies: HashMap<String, Vec<CopyRecord>>,
-    histories: BTreeSet<u32>,
+    /// Timelines with an archived history file.
+    pub(super) histories: BTreeSet<u32>,
 }
 
 pub(crate) fn plan_wal(
@@ -345,86 +320,6 @@ fn known(ctx: &Context, seg: u64) -> Result<Known, EngineError> {
     Ok(k)
 }
 
-/// The timelines recovery walks, oldest first: recovery_target_timeline 'latest' follows the
-/// run of history files after the backup's timeline, as PostgreSQL probes for them.
-fn ancestry(
-    ctx: &Context,
-    m: &BackupManifest,
-    known: &Known,
-    timeline: Option<&str>,
-    notes: &mut Vec<String>,
-) -> Result<Vec<Span>, EngineError> {
-    let own = vec![Span {
-        tli: m.timeline,
-        begin: 0,
-        end: None,
-    }];
-    let target = match timeline.map(str::trim) {
-        None | Some("latest") => {
-            let mut t = m.timeline;
-            while known.histories.contains(&(t + 1)) {
-                t += 1;
-            }
-            t
-        }
-        Some("current") => m.timeline,
-        Some(n) => {
-            match n.parse::<u32>() {
-                Ok(t) => t,
-                Err(_) => {
-                    notes.push(format!("timeline {n:?} is not a number: the WAL plan follows the backup's timeline {}", m.timeline));
-                    m.timeline
-                }
-            }
-        }
-    };
-    if target == m.timeline {
-        return Ok(own);
-    }
-    let name = format!("{target:08X}.history");
-    let Some(data) = crate::archive::read_wal(&ctx.repo, &ctx.db, &name)? else {
-        notes.push(format!(
-            "history file {name} of target timeline {target} is not archived: PostgreSQL cannot follow it; the WAL plan follows the backup's timeline {}",
-            m.timeline
-        ));
-        return Ok(own);
-    };
-    let mut spans = Vec::new();
-    let mut begin = 0;
-    for line in String::from_utf8_lossy(&data).lines() {
-        let mut f = line.split_whitespace();
-        let (Some(tli), Some(lsn)) = (f.next(), f.next()) else {
-            continue;
-        };
-        let (Ok(tli), Ok(lsn)) = (tli.parse::<u32>(), lsn.parse::<Lsn>()) else {
-            continue;
-        };
-        spans.push(Span {
-            tli,
-            begin,
-            end: Some(lsn.0),
-        });
-        begin = lsn.0;
-    }
-    spans.push(Span {
-        tli: target,
-        begin,
-        end: None,
-    });
-    let start: Lsn = m.start_lsn.parse()?;
-    let on_path = spans
-        .iter()
-        .any(|s| s.tli == m.timeline && s.end.is_none_or(|e| start.0 < e));
-    if !on_path {
-        notes.push(format!(
-            "backup {} (timeline {} at {}) is not in the history of timeline {target}: PostgreSQL will refuse to recover along it; the WAL plan follows the backup's timeline",
-            m.backup_id, m.timeline, m.start_lsn
-        ));
-        return Ok(own);
-    }
-    Ok(spans)
-}
-
 /// Every place segment (tli, s) can be read from, in archive-get's order, looked at until one
 /// is present; and its archive record, if any.
 fn segment_sources(
@@ -502,19 +397,45 @@ fn segment_sources(
 mod tests {
     use super::*;
 
+    fn plan(gaps: &[u64], required: u64, checked: u64) -> WalPlan {
+        let name = |s: u64| seg_name(1, s, 16 << 20);
+        WalPlan {
+            segment_size: 16 << 20,
+            timeline: 1,
+            timelines: Vec::new(),
+            first: name(2),
+            last: name(9),
+            required_through: name(required),
+            end: "the newest archived segment".into(),
+            segments: Vec::new(),
+            bytes: 0,
+            gaps: gaps.iter().map(|s| name(*s)).collect(),
+            notes: Vec::new(),
+            required_segno: required,
+            checked_segno: checked,
+            gap_segnos: gaps.to_vec(),
+        }
+    }
+
     #[test]
-    fn segment_names_parse_with_the_segment_size() {
-        let seg = 16 << 20;
-        assert_eq!(
-            parse_segment("0000000200000001000000FF", seg),
-            Some((2, 0x100 + 0xFF))
+    fn gaps_refuse_by_where_they_are() {
+        // Before the backup's end: refused even when gaps are allowed.
+        let e = plan(&[3], 3, 9).check("B1", true).unwrap_err().to_string();
+        assert!(
+            e.contains("000000010000000000000003") && e.contains("consistent"),
+            "{e}"
         );
-        assert_eq!(seg_name(2, 0x1FF, seg), "0000000200000001000000FF");
-        // 64 MiB segments: 64 per 4 GiB log file.
-        assert_eq!(
-            parse_segment("000000010000000300000010", 64 << 20),
-            Some((1, 3 * 64 + 16))
+        // Between the end and the target: refused unless allowed, naming the first ones.
+        let p = plan(&[5, 6, 7, 8, 9, 10, 11], 3, 11);
+        let e = p.check("B1", false).unwrap_err().to_string();
+        assert!(
+            e.contains("000000010000000000000005") && e.contains("(and 2 more)"),
+            "{e}"
         );
-        assert_eq!(parse_segment("00000002.history", seg), None);
+        assert!(e.contains("--allow-wal-gap") && e.contains("hint"), "{e}");
+        assert!(p.check("B1", true).is_ok());
+        // Past what the target is known to need (an xid target): not refused.
+        assert!(plan(&[5], 3, 3).check("B1", false).is_ok());
+        assert!(plan(&[], 3, 9).check("B1", false).is_ok());
     }
 }
