@@ -95,7 +95,7 @@ pub fn restore_database(
     // One plan for the preview, the validation and this restore: all three read the same.
     let plan = plan::plan_restore(ctx, opts)?;
     plan.check(opts.allow_wal_gap)?;
-    for n in &plan.notes {
+    for n in plan.notes.iter().chain(&plan.wal.notes) {
         progress.notice(n);
     }
     if let Some(first) = plan.wal.gaps.first() {
