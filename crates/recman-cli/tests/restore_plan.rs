@@ -2,7 +2,8 @@
 //! and WAL segments the following restore reads; `--validate` reads them all and names what is
 //! missing or damaged, failing over to a copy as restore does; a gap in the archived WAL makes
 //! a restore to the end refuse before writing, while a target before the gap restores. The
-//! statements `RESTORE DATABASE PREVIEW;` and `RESTORE DATABASE VALIDATE;` through `recman run`.
+//! statements `RESTORE DATABASE PREVIEW;` and `RESTORE DATABASE VALIDATE;` through `recman run`;
+//! the plan follows the newest timeline through its history file, as recovery does.
 
 mod common;
 mod flows;
@@ -307,6 +308,80 @@ fn a_gap_in_the_wal_refuses_a_restore_to_the_end_before_writing() {
     assert_eq!(
         r.psql("select string_agg(id::text, ',' order by id) from markers"),
         "1,2"
+    );
+    r.stop();
+}
+
+#[test]
+fn the_plan_follows_the_newest_timeline_and_its_parent() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table markers(id int)");
+    setup.backup(&[]);
+    c.psql("insert into markers values (1)");
+    let switched = c.switch_wal_and_wait_archived();
+    c.stop();
+
+    // A clone that keeps archiving into the repository: it opens on timeline 2.
+    let (_k, clone_dir) = setup.restore(&["--archive-mode", "preserve"]);
+    let clone = Cluster::from_restored(clone_dir);
+    clone.wait_recovery_done(Duration::from_secs(180));
+    clone.psql("insert into markers values (2)");
+    clone.switch_wal_and_wait_archived();
+    clone.stop();
+    assert!(
+        setup
+            .archivelogs()
+            .iter()
+            .any(|w| w["name"] == "00000002.history"),
+        "the clone archived no history file"
+    );
+
+    // Latest: timeline 1 up to the switch, then timeline 2 to its newest segment.
+    let plan = preview(&setup, &[]);
+    assert_eq!(plan["wal"]["timeline"], 2, "{plan:#}");
+    let spans: Vec<u64> = plan["wal"]["timelines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["timeline"].as_u64().unwrap())
+        .collect();
+    assert_eq!(spans, vec![1, 2], "{plan:#}");
+    assert!(
+        plan["wal"]["gaps"].as_array().unwrap().is_empty(),
+        "{plan:#}"
+    );
+    let segments = plan_segments(&plan);
+    assert!(segments.contains(&switched), "{segments:?}");
+    assert!(
+        segments.iter().any(|s| s.starts_with("00000002")),
+        "{segments:?}"
+    );
+    // The backup's own timeline, when asked for: timeline 1 names only.
+    let own = preview(&setup, &["--timeline", "current"]);
+    assert_eq!(own["wal"]["timeline"], 1, "{own:#}");
+    assert!(
+        plan_segments(&own)
+            .iter()
+            .all(|s| s.starts_with("00000001")),
+        "{own:#}"
+    );
+    assert!(
+        own["wal"]["last"].as_str().unwrap() >= switched.as_str(),
+        "{own:#}"
+    );
+
+    let (_k2, to) = setup.restore(&[]);
+    let r = Cluster::from_restored(to);
+    r.wait_recovery_done(Duration::from_secs(180));
+    assert_eq!(
+        r.psql("select string_agg(id::text, ',' order by id) from markers"),
+        "1,2"
+    );
+    assert_eq!(
+        restored_segments(&r.log),
+        segments,
+        "segments restored differ from the preview"
     );
     r.stop();
 }
