@@ -245,7 +245,7 @@ fn a_gap_in_the_wal_refuses_a_restore_to_the_end_before_writing() {
     std::thread::sleep(Duration::from_millis(1200));
     // A commit after the target in the same segment: recovery to t1 stops there.
     c.psql("insert into markers values (2)");
-    c.switch_wal_and_wait_archived();
+    let before_gap = c.switch_wal_and_wait_archived();
     c.psql("insert into markers values (3)");
     let gap = c.switch_wal_and_wait_archived();
     c.psql("insert into markers values (4)");
@@ -281,6 +281,22 @@ fn a_gap_in_the_wal_refuses_a_restore_to_the_end_before_writing() {
     assert!(plan["refusal"].is_null(), "{plan:#}");
     assert!(!plan_segments(&plan).contains(&gap), "{plan:#}");
     setup.ok(&["restore", "database", "--validate", "--until-time", &t1]);
+    // A damaged segment before the target: --validate names it.
+    let damaged = setup.repo.join(
+        wal.iter()
+            .find(|w| w["name"] == before_gap.as_str())
+            .unwrap()["path"]
+            .as_str()
+            .unwrap(),
+    );
+    let good = std::fs::read(&damaged).unwrap();
+    let mut bad = good.clone();
+    let at = bad.len() / 2;
+    bad[at] ^= 0x08;
+    std::fs::write(&damaged, &bad).unwrap();
+    let err = setup.err(&["restore", "database", "--validate", "--until-time", &t1]);
+    assert!(err.contains(before_gap.as_str()), "{err}");
+    std::fs::write(&damaged, &good).unwrap();
     let (_k, to1) = setup.restore(&["--until-time", &t1]);
     let r = start_and_compare(&to1, &at_t1);
     assert_eq!(
