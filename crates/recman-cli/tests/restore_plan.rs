@@ -3,7 +3,8 @@
 //! missing or damaged, failing over to a copy as restore does; a gap in the archived WAL makes
 //! a restore to the end refuse before writing, while a target before the gap restores. The
 //! statements `RESTORE DATABASE PREVIEW;` and `RESTORE DATABASE VALIDATE;` through `recman run`;
-//! the plan follows the newest timeline through its history file, as recovery does.
+//! the plan follows the newest timeline through its history file, as recovery does; an image
+//! copy is planned and its files validated.
 
 mod common;
 mod flows;
@@ -400,4 +401,60 @@ fn the_plan_follows_the_newest_timeline_and_its_parent() {
         "segments restored differ from the preview"
     );
     r.stop();
+}
+
+#[test]
+fn an_image_copy_is_planned_and_validated() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.pgbench_init(1);
+    setup.ok(&[
+        "backup",
+        "database",
+        "--incremental-level",
+        "1",
+        "--for-recover-of-copy",
+        "--tag",
+        "ROLL",
+    ]);
+    c.switch_wal_and_wait_archived();
+    let plan = preview(&setup, &["--from-copy", "ROLL"]);
+    assert_eq!(plan["image_copy"], "ROLL", "{plan:#}");
+    assert!(plan_pieces(&plan).is_empty(), "{plan:#}");
+    assert!(plan["refusal"].is_null(), "{plan:#}");
+    let segments = plan_segments(&plan);
+    assert!(!segments.is_empty(), "{plan:#}");
+    let v: Value = serde_json::from_str(&setup.ok(&[
+        "restore",
+        "database",
+        "--validate",
+        "--json",
+        "--from-copy",
+        "ROLL",
+    ]))
+    .unwrap();
+    let read: BTreeSet<String> = v["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(read, segments, "{v:#}");
+    assert!(v["pieces"].as_array().unwrap().len() > 100, "{v:#}");
+
+    // A damaged file of the copy is named.
+    let base = setup.repo.join("main/copy/ROLL/data/base");
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&base)
+        .unwrap()
+        .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort_by_key(|p| std::fs::metadata(p).unwrap().len());
+    let victim = files.last().unwrap();
+    let mut bytes = std::fs::read(victim).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x01;
+    std::fs::write(victim, &bytes).unwrap();
+    let err = setup.err(&["restore", "database", "--validate", "--from-copy", "ROLL"]);
+    assert!(err.contains(path_str(victim)), "{err}");
 }

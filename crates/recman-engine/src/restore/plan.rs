@@ -149,7 +149,14 @@ pub fn plan_restore(ctx: &Context, opts: &RestoreOptions) -> Result<RestorePlan,
     let mut backups = Vec::new();
     for m in &chain {
         let mut pieces = Vec::new();
-        for set in &m.sets {
+        // An image copy's state names the pieces of the backup that made it; the copy's own
+        // files are what a restore from it reads.
+        let sets = if image_copy.is_some() {
+            &[][..]
+        } else {
+            &m.sets[..]
+        };
+        for set in sets {
             for p in &set.pieces {
                 let (copies, srcs) = piece_copies(ctx, &p.path, &mut notes)?;
                 if copies.iter().all(|c| c.present == Some(false)) {

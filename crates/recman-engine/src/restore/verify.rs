@@ -82,7 +82,10 @@ pub fn validate_restore(
     let report = RestoreValidateReport {
         backup_id: plan.backup_id.clone(),
         tag: plan.tag.clone(),
-        bytes: plan.piece_bytes + plan.wal.bytes,
+        bytes: match plan.image_copy {
+            Some(_) => plan.restored_bytes,
+            None => plan.piece_bytes,
+        } + plan.wal.bytes,
         pieces,
         segments,
         elapsed: t0.elapsed(),
