@@ -98,7 +98,7 @@ pub fn restore_database(
     for n in plan.notes.iter().chain(&plan.wal.notes) {
         progress.notice(n);
     }
-    if let Some(first) = plan.wal.gaps.first() {
+    if let Some(first) = plan.wal.gaps.first().filter(|_| opts.allow_wal_gap) {
         progress.notice(&format!(
             "the wal has a gap at segment {first}: recovery will end before it, as --allow-wal-gap asks"
         ));
