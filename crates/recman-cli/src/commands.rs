@@ -238,55 +238,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         }
         Command::Restore {
             what: RestoreWhat::Database(a),
-        } => {
-            let ctx = context(g)?;
-            let target = if let Some(t) = &a.until_time {
-                RecoveryTarget::parse_time(t)?
-            } else if let Some(l) = &a.until_lsn {
-                RecoveryTarget::parse_lsn(l)?
-            } else if let Some(x) = &a.until_xid {
-                RecoveryTarget::parse_xid(x)?
-            } else {
-                RecoveryTarget::Latest
-            };
-            let mut map = Vec::new();
-            for m in &a.tablespace_map {
-                let (old, new) = m.split_once('=').ok_or_else(|| anyhow!("--tablespace-map {m:?} is not OLD=NEW; hint: e.g. --tablespace-map /data/ts1=/restore/ts1"))?;
-                map.push((old.to_string(), PathBuf::from(new)));
-            }
-            let to = absolute(&a.to)?;
-            let opts = recman_engine::RestoreOptions {
-                to,
-                target,
-                from_tag: a.from_tag,
-                channels: a.channels,
-                tablespace_map: map,
-                timeline: a.timeline,
-                preserve_archive_mode: a.archive_mode == "preserve",
-                from_copy: a.from_copy,
-                switch_to_copy: a.switch_to_copy,
-                recman_exe: std::env::current_exe()?,
-                restore_command_args: crate::device_cmds::passed_on_args(g, &ctx.repo)?,
-            };
-            let r = recman_engine::restore_database(&ctx, &opts, &bar)?;
-            say(&format!(
-                "restored backup {} (tag {}) to {}: {} files, {} in {:.1}s",
-                r.backup_id,
-                r.tag,
-                r.to.display(),
-                r.files,
-                crate::list::size(r.bytes),
-                r.elapsed.as_secs_f64()
-            ));
-            say(&format!(
-                "recovery target: {}; settings written to postgresql.auto.conf:",
-                opts.target
-            ));
-            for s in &r.recovery_settings {
-                say(&format!("  {s}"));
-            }
-            say("start PostgreSQL on it to recover and open it (pg_ctl -D DIR start)");
-        }
+        } => crate::restore_cmd::restore_database(g, a, &bar)?,
         Command::Validate {
             what: ValidateWhat::Database { maxopenfiles, io },
         } => {
@@ -586,7 +538,7 @@ fn report_corrupt(c: &recman_engine::CorruptReport, where_: &str) -> Result<()> 
     bail!("{} corrupt block(s) found in {where_}", c.blocks.len())
 }
 
-fn absolute(p: &Path) -> Result<PathBuf> {
+pub(crate) fn absolute(p: &Path) -> Result<PathBuf> {
     Ok(if p.is_absolute() {
         p.to_path_buf()
     } else {

@@ -11,6 +11,7 @@ mod list;
 mod progress;
 mod report_io;
 mod report_schema;
+mod restore_cmd;
 mod script;
 
 use clap::{CommandFactory, Parser};

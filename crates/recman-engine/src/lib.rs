@@ -42,7 +42,11 @@ pub use crosscheck::{BackupCheck, ObjectCheck, crosscheck_backups, crosscheck_wa
 pub use error::EngineError;
 pub use progress::{NoProgress, Progress};
 pub use rebuild::{Incarnation, RebuildReport, incarnations, rebuild_catalog};
-pub use restore::{RecoveryTarget, RestoreOptions, RestoreReport, restore_database};
+pub use restore::{
+    Estimate, PlannedBackup, PlannedCopy, PlannedPiece, PlannedSegment, RecoveryTarget,
+    RestoreOptions, RestorePlan, RestoreReport, RestoreValidateReport, TimelineSpan, Verified,
+    WalPlan, WalSource, plan_restore, restore_database, validate_restore,
+};
 pub use retention::{DeleteReport, Obsolete, RetentionPolicy};
 pub use scan::{Scan, ScannedFile, scan_data_dir};
 pub use secondtier::{CopyReport, backup_backupsets, backup_recovery_area};

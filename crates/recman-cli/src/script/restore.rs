@@ -35,7 +35,9 @@ pub(crate) fn restore(
     let mut to = b.newname.clone();
     let mut until = None;
     let mut tag = None;
-    let mut validate = false;
+    // RESTORE … PREVIEW and RESTORE … VALIDATE read the plan of the same restore, and need
+    // no directory: they write nothing.
+    let mut mode = None;
     for o in &r.options {
         match o {
             RestoreOpt::To(p) => to = Some(p.clone()),
@@ -60,14 +62,8 @@ pub(crate) fn restore(
                     "restore from backup sets"
                 )
             ),
-            RestoreOpt::Preview { .. } => bail!(
-                "{}",
-                unsupported(
-                    "RESTORE … PREVIEW",
-                    "LIST BACKUP shows the backups and their stop LSN and time"
-                )
-            ),
-            RestoreOpt::Validate => validate = true,
+            RestoreOpt::Preview { .. } => mode = Some("--preview"),
+            RestoreOpt::Validate => mode = Some("--validate"),
             RestoreOpt::CheckLogical => bail!(
                 "{}",
                 unsupported(
@@ -84,20 +80,22 @@ pub(crate) fn restore(
             ),
         }
     }
-    if validate {
-        let mut argv = vec!["validate".to_string(), "backup".to_string()];
-        argv.extend(tag);
-        return Ok(argv);
-    }
     let until = until.or(recover_until.cloned()).or(b.until.clone());
-    let Some(to) = to else {
-        bail!(
-            "RESTORE DATABASE needs a new directory: recman never restores over the running cluster; hint: RESTORE DATABASE TO '/new/dir', or SET NEWNAME FOR DATABASE TO '/new/dir' in the RUN block"
-        );
-    };
     let path = ["restore", "database"];
     let mut argv: Vec<String> = path.iter().map(|s| s.to_string()).collect();
-    push(&mut argv, "to", &to);
+    if let Some(m) = mode {
+        argv.push(m.to_string());
+    }
+    let to = match to {
+        Some(to) => Some(to),
+        None if mode.is_some() => None,
+        None => bail!(
+            "RESTORE DATABASE needs a new directory: recman never restores over the running cluster; hint: RESTORE DATABASE TO '/new/dir', or SET NEWNAME FOR DATABASE TO '/new/dir' in the RUN block"
+        ),
+    };
+    if let Some(to) = to {
+        push(&mut argv, "to", &to);
+    }
     if let Some(t) = tag {
         push(&mut argv, "from-tag", t);
     }
