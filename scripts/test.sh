@@ -25,10 +25,18 @@ export RUST_TEST_THREADS=${RUST_TEST_THREADS:-2}
 log_file=$(mktemp /tmp/recman-test.XXXXXX.log)
 trap 'rm -f "$log_file"' EXIT
 
-echo "[test] cargo test --workspace --no-fail-fast $* (RUST_TEST_THREADS=$RUST_TEST_THREADS${RECMAN_TEST_SKIP:+, RECMAN_TEST_SKIP=$RECMAN_TEST_SKIP})"
+# The whole workspace, unless the arguments name packages (cargo would otherwise run every
+# member anyway: --workspace wins over -p).
+scope=(--workspace)
+for arg in "$@"; do
+    case $arg in
+    -p | -p* | --package | --package=*) scope=() ;;
+    esac
+done
+echo "[test] cargo test ${scope[*]} --no-fail-fast $* (RUST_TEST_THREADS=$RUST_TEST_THREADS${RECMAN_TEST_SKIP:+, RECMAN_TEST_SKIP=$RECMAN_TEST_SKIP})"
 set +e
 # --no-fail-fast: one failing test binary must not hide the results of the others.
-cargo test --workspace --no-fail-fast "$@" 2>&1 | tee "$log_file"
+cargo test "${scope[@]}" --no-fail-fast "$@" 2>&1 | tee "$log_file"
 status=${PIPESTATUS[0]}
 set -e
 

@@ -189,3 +189,27 @@ fn tablespace_outside_the_data_directory_restored_in_place_and_elsewhere() {
     let r2 = start_and_compare(&to2, &expected);
     drop(r2);
 }
+
+/// A test of the tests: the restore comparison every acceptance test relies on notices a
+/// restore that dropped one relation file (the mutant, applied to the restored directory).
+#[test]
+fn the_comparison_catches_a_restore_that_drops_a_file() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table kept as select g from generate_series(1, 10000) g");
+    c.psql("checkpoint");
+    let file = c.psql("select pg_relation_filepath('kept')");
+    setup.backup(&["--tag", "FULL"]);
+    c.switch_wal_and_wait_archived();
+    let expected = c.all_table_checksums();
+    let (_keep, to) = setup.restore(&["--from-tag", "FULL"]);
+    assert!(to.join(&file).is_file(), "{file} was not restored");
+    std::fs::remove_file(to.join(&file)).unwrap();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        drop(start_and_compare(&to, &expected));
+    }));
+    assert!(
+        caught.is_err(),
+        "a restore without {file} passed the comparison"
+    );
+}
