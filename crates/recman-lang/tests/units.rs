@@ -150,3 +150,19 @@ fn restore_preview_and_validate_parse_and_print_back() {
     let h = help::help(Some("RESTORE"));
     assert!(h.contains("PREVIEW") && h.contains("VALIDATE"), "{h}");
 }
+
+/// Found by the statement soup of tests/fuzz.rs: CUMULATIVE before INCREMENTAL took any level,
+/// and the canonical form (INCREMENTAL LEVEL n CUMULATIVE) then refused to parse.
+#[test]
+fn an_incremental_level_is_range_checked_in_either_word_order() {
+    for src in [
+        "BACKUP INCREMENTAL LEVEL 9 CUMULATIVE DATABASE;",
+        "BACKUP CUMULATIVE INCREMENTAL LEVEL 9 DATABASE;",
+    ] {
+        let e = recman_lang::parse_script(src).unwrap_err().to_string();
+        assert!(
+            e.contains("incremental level 9 is out of range"),
+            "{src}: {e}"
+        );
+    }
+}
