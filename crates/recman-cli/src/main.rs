@@ -25,7 +25,9 @@ const ARCHIVE_GET_FATAL: u8 = 255;
 
 fn main() -> ExitCode {
     input::unset_empty_env();
-    if std::env::var_os("RECMAN_LIST_NUMERIC_OPTIONS").is_some() {
+    if recman_engine::fault::test_build()
+        && std::env::var_os("RECMAN_LIST_NUMERIC_OPTIONS").is_some()
+    {
         input::list_numeric_options(&cli::Cli::command(), &mut Vec::new());
         return ExitCode::SUCCESS;
     }

@@ -32,3 +32,9 @@ pub(crate) fn uring_refused() -> Option<std::io::Error> {
 pub(crate) fn uring_refused() -> Option<std::io::Error> {
     None
 }
+
+/// Whether this build has the test-only switches (the `fault-injection` feature): the CLI's
+/// own test hooks (listing its numeric options for the range test) follow it.
+pub fn test_build() -> bool {
+    cfg!(feature = "fault-injection")
+}

@@ -11,7 +11,7 @@ pub mod copy;
 mod crosscheck;
 pub mod devices;
 mod error;
-mod fault;
+pub mod fault;
 mod incremental;
 pub mod io;
 mod manifest_io;

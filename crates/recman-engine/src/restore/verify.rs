@@ -174,8 +174,6 @@ fn chain_pieces(
 /// Where a piece was read from and the file parts it holds, or why no copy read intact.
 type PieceOutcome = Result<(String, u64), String>;
 
-/// Judges one file of a piece: (name, piece number, size, CRC).
-
 /// Verifies piece `p` from the first of its copies that reads intact; returns where it was
 /// read and the file parts it holds, or the reason no copy did.
 fn piece_any(
