@@ -50,6 +50,7 @@ pub(crate) fn restore_database(g: &Global, a: RestoreArgs, bar: &Bar) -> Result<
         recman_exe: std::env::current_exe()?,
         restore_command_args: crate::device_cmds::passed_on_args(g, &ctx.repo)?,
         allow_wal_gap: a.allow_wal_gap,
+        force: a.force,
     };
     if a.preview {
         let plan = recman_engine::plan_restore(&ctx, &opts)?;

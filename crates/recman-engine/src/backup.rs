@@ -215,6 +215,11 @@ pub fn backup_database(
             })
         }
         Err(e) => {
+            // End the backup on the server too (PostgreSQL would when the session closes, but
+            // a stopped recman says so itself), unless the failure came after the stop.
+            if rec.stop_lsn.is_none() {
+                let _ = session.backup_stop();
+            }
             rec.status = BackupStatus::Failed;
             rec.error = Some(e.to_string());
             rec.stop_time = Some(now_micros());
@@ -230,8 +235,32 @@ pub fn backup_database(
                 }
             }
             let _ = crate::pieces::remove_copies_of_backup(&ctx.repo, &dir);
-            Err(e)
+            Err(explain_failed(e, &rec, &dir))
         }
+    }
+}
+
+/// What a failed backup left, said with the error that stopped it: its row is FAILED, its
+/// pieces are gone, and what the repository held before is as it was.
+fn explain_failed(e: EngineError, rec: &BackupRecord, dir: &str) -> EngineError {
+    let kept = format!(
+        "backup {} is recorded FAILED and its pieces under {dir} were removed; earlier backups and archived WAL are kept as they were",
+        rec.id
+    );
+    match e {
+        EngineError::Stopped { signal, .. } => EngineError::Stopped {
+            signal,
+            done: format!(": {kept}"),
+        },
+        EngineError::NoSpace { path, source, .. } => EngineError::NoSpace {
+            path,
+            needed: format!(
+                " (the backup reads {} bytes of data files; {kept})",
+                rec.db_bytes
+            ),
+            source,
+        },
+        other => other,
     }
 }
 
@@ -325,6 +354,8 @@ fn run(
     }
     let tablespaces = session.tablespaces()?;
     let sizes: Vec<u64> = scan.files.iter().map(|f| f.size).collect();
+    // Known before anything is written, so a failed backup can say what it needed.
+    rec.db_bytes = sizes.iter().sum();
     let settings = PlanSettings {
         channels: opts.channels,
         filesperset: opts.filesperset,

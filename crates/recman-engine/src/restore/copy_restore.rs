@@ -51,7 +51,7 @@ pub fn restore_from_copy(
     })?;
     check_target(tag, &state, &opts.target)?;
     let layout = Layout::new(&opts.to, &state, &opts.tablespace_map)?;
-    layout.check_empty()?;
+    layout.check_empty(false)?;
     let source = copy_layout(ctx, tag, &state)?;
     let files: Vec<_> = state
         .entries
