@@ -243,6 +243,10 @@ fn stopped_and_killed_restores_are_cleaned_and_rerun_with_force() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(killed.join(marker).is_file());
+    // Stands for whatever the killed restore wrote that this backup would not write again
+    // (a file of another backup's layout, a half-written temporary).
+    let debris = killed.join("base").join("debris-of-the-killed-restore");
+    std::fs::write(&debris, "left by the killed restore").unwrap();
     let err = setup.err(&["restore", "database", "--to", path_str(&killed)]);
     assert!(
         err.contains("interrupted restore") && err.contains("--force"),
@@ -271,5 +275,9 @@ fn stopped_and_killed_restores_are_cleaned_and_rerun_with_force() {
         String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("cleared"), "{said}");
     assert!(!killed.join(marker).exists());
+    assert!(
+        !debris.exists(),
+        "--force kept what the killed restore wrote"
+    );
     drop(start_and_compare(&killed, &expected));
 }
