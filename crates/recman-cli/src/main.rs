@@ -69,9 +69,7 @@ fn main() -> ExitCode {
             cli::Command::Backup { .. }
                 | cli::Command::Restore { .. }
                 | cli::Command::Validate { .. }
-                | cli::Command::Recover { .. }
                 | cli::Command::Delete { .. }
-                | cli::Command::Run(_)
         )
     ) {
         install_stop_handlers();
@@ -106,8 +104,10 @@ fn is_archive_get_call() -> bool {
 
 /// SIGINT and SIGTERM ask the engine to stop (it cleans up what it began and the command
 /// fails with what it kept); a second one ends the process at once. Only for the commands
-/// whose work checks the flag: archive-push and archive-get stay atomic per file and die as
-/// before, and the interactive shell keeps its own Ctrl-C.
+/// whose work checks the flag and cleans up after it: archive-push and archive-get stay atomic
+/// per file and die as before, `recover copy` (which changes an image copy in place) is not
+/// stopped half-way by the flag, and scripts and the interactive shell (which may run it)
+/// keep the default.
 fn install_stop_handlers() {
     use std::sync::Arc;
     use std::sync::atomic::AtomicBool;

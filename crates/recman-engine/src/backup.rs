@@ -242,7 +242,7 @@ pub fn backup_database(
 
 /// What a failed backup left, said with the error that stopped it: its row is FAILED, its
 /// pieces are gone, and what the repository held before is as it was.
-fn explain_failed(e: EngineError, rec: &BackupRecord, dir: &str) -> EngineError {
+pub(crate) fn explain_failed(e: EngineError, rec: &BackupRecord, dir: &str) -> EngineError {
     let kept = format!(
         "backup {} is recorded FAILED and its pieces under {dir} were removed; earlier backups and archived WAL are kept as they were",
         rec.id
@@ -254,10 +254,14 @@ fn explain_failed(e: EngineError, rec: &BackupRecord, dir: &str) -> EngineError 
         },
         EngineError::NoSpace { path, source, .. } => EngineError::NoSpace {
             path,
-            needed: format!(
-                " (the backup reads {} bytes of data files; {kept})",
-                rec.db_bytes
-            ),
+            needed: if rec.db_bytes > 0 {
+                format!(
+                    " (the backup reads {} bytes of data files; {kept})",
+                    rec.db_bytes
+                )
+            } else {
+                format!(" ({kept})")
+            },
             source,
         },
         other => other,
