@@ -281,3 +281,58 @@ fn stopped_and_killed_restores_are_cleaned_and_rerun_with_force() {
     );
     drop(start_and_compare(&killed, &expected));
 }
+
+/// Pieces of the backups that `list backup` shows with a copy on device type `device`, and all.
+fn copied_to(setup: &Setup, device: &str) -> (usize, usize) {
+    let list = setup.backups();
+    let pieces: Vec<&serde_json::Value> = list
+        .iter()
+        .flat_map(|b| b["pieces"].as_array().unwrap().iter())
+        .collect();
+    let copied = pieces
+        .iter()
+        .filter(|p| p["copies"].as_array().unwrap().iter().any(|c| c == device))
+        .count();
+    (copied, pieces.len())
+}
+
+#[test]
+fn sigterm_stops_a_copy_to_tape_keeping_the_complete_copies() {
+    let setup = Setup::new();
+    setup.cluster.pgbench_init(2);
+    let id = setup.backup(&["--filesperset", "8"]);
+    let (_t, scratch) = new_scratch_dir();
+    let spec = format!(
+        "vtape:{}/lib,drives=2,rate=2G,capacity=256M",
+        path_str(&scratch)
+    );
+    setup.ok(&["configure", "device-type", "sbt", "parms", &spec]);
+    let log = scratch.join("stderr");
+
+    // Every 1 MiB block of a piece copied takes 50 ms more.
+    let mut child = spawn(
+        setup.args(&["backup", "backupset", "all", "--device-type", "sbt"]),
+        &[("RECMAN_FAULT_SLOW_READ", ".rmp:50")],
+        &log,
+    );
+    wait_until(&mut child, "a piece copied to tape", || {
+        copied_to(&setup, "sbt").0 > 0
+    });
+    signal(&child, "-TERM");
+    let status = child.wait().unwrap();
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{status}: {err}");
+    let (copied, total) = copied_to(&setup, "sbt");
+    assert!(copied > 0 && copied < total, "{copied} of {total} copied");
+    assert!(
+        err.contains(&format!(
+            "stopped by SIGTERM: {copied} object(s) copied to sbt are complete and recorded"
+        )) && err.contains("was discarded"),
+        "{err}"
+    );
+
+    // The rerun copies the rest, leaving the complete copies as they are.
+    let out = setup.ok(&["backup", "backupset", "all", "--device-type", "sbt"]);
+    assert_eq!(copied_to(&setup, "sbt"), (total, total), "{out}");
+    setup.ok(&["validate", "backup", &id]);
+}

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 /// `RECMAN_FAULT_SLOW_READ=<path substring>:<milliseconds>` makes every read of matching files
 /// complete that much later: a slow device for tests of the statistics, and a backup (data
-/// files) or restore (pieces: each record of a matching piece waits) slow enough to be
-/// signalled or killed half-way.
+/// files), restore (pieces: each record of a matching piece waits) or second-tier copy (each
+/// block of a matching object) slow enough to be signalled or killed half-way.
 #[cfg(feature = "fault-injection")]
 pub(crate) fn slow_read() -> Option<(String, Duration)> {
     let v = std::env::var("RECMAN_FAULT_SLOW_READ").ok()?;
