@@ -336,3 +336,62 @@ fn sigterm_stops_a_copy_to_tape_keeping_the_complete_copies() {
     assert_eq!(copied_to(&setup, "sbt"), (total, total), "{out}");
     setup.ok(&["validate", "backup", &id]);
 }
+
+#[test]
+fn sigterm_stops_delete_obsolete_between_objects_and_the_next_delete_finishes() {
+    let setup = Setup::new();
+    let mut ids = Vec::new();
+    for _ in 0..4 {
+        ids.push(setup.backup(&[]));
+    }
+    let dir = |id: &str| setup.repo.join("main/backup").join(id);
+    let (_t, scratch) = new_scratch_dir();
+    let log = scratch.join("stderr");
+
+    // Each object waits 1.5 s before it is removed: stopped once the first backup is gone.
+    let mut child = spawn(
+        setup.args(&["delete", "obsolete", "--redundancy", "1", "--noprompt"]),
+        &[("RECMAN_FAULT_SLOW_DELETE", "1500")],
+        &log,
+    );
+    wait_until(&mut child, "a deleted backup", || !dir(&ids[0]).exists());
+    signal(&child, "-TERM");
+    let status = child.wait().unwrap();
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{status}: {err}");
+    assert!(
+        err.contains("stopped by SIGTERM")
+            && err.contains("the next `recman delete` finishes them"),
+        "{err}"
+    );
+    assert!(
+        dir(&ids[2]).exists(),
+        "the stop came too late to test anything"
+    );
+    // Nothing the catalog calls AVAILABLE is missing, and the obsolete ones are no longer AVAILABLE.
+    let list = setup.backups();
+    for b in &list {
+        if b["status"] == "AVAILABLE" {
+            assert!(dir(b["id"].as_str().unwrap()).exists(), "{b}");
+        }
+    }
+    let available: Vec<&str> = list
+        .iter()
+        .filter(|b| b["status"] == "AVAILABLE")
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(available, vec![ids[3].as_str()]);
+
+    // The next delete finishes the journal.
+    setup.ok(&["delete", "obsolete", "--redundancy", "1", "--noprompt"]);
+    for id in &ids[..3] {
+        assert!(!dir(id).exists(), "{id} left behind");
+    }
+    let left: Vec<String> = setup
+        .backups()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(left, vec![ids[3].clone()]);
+    setup.ok(&["validate", "backup", &ids[3]]);
+}

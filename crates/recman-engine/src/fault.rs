@@ -21,6 +21,20 @@ pub(crate) fn slow_read() -> Option<(String, Duration)> {
     None
 }
 
+/// `RECMAN_FAULT_SLOW_DELETE=<milliseconds>` makes each object a deletion removes (a backup's
+/// directory, an archived WAL file) wait that long first: a delete slow enough to be
+/// signalled half-way.
+#[cfg(feature = "fault-injection")]
+pub(crate) fn slow_delete() -> Option<Duration> {
+    let v = std::env::var("RECMAN_FAULT_SLOW_DELETE").ok()?;
+    Some(Duration::from_millis(v.parse().ok()?))
+}
+
+#[cfg(not(feature = "fault-injection"))]
+pub(crate) fn slow_delete() -> Option<Duration> {
+    None
+}
+
 /// `RECMAN_FAULT_URING_REFUSED=1` makes every io_uring setup fail with EPERM, as a kernel with
 /// `kernel.io_uring_disabled` set (or a seccomp policy) refuses it, so that the fallback is
 /// tested on any kernel without touching a system-wide knob.
