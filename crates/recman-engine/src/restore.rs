@@ -104,7 +104,16 @@ pub fn restore_database(
         ));
     }
     if let Some(tag) = &opts.from_copy {
-        return copy_restore::restore_from_copy(ctx, opts, tag, progress, t0);
+        return copy_restore::restore_from_copy(ctx, opts, tag, progress, t0).map_err(|e| match e {
+            EngineError::Stopped { signal, .. } => EngineError::Stopped {
+                signal,
+                done: format!(
+                    ": what the restore wrote into {} was removed; image copy {tag} is unchanged",
+                    opts.to.display()
+                ),
+            },
+            e => e,
+        });
     }
     let backups_chain = &plan.chain;
     let manifest = backups_chain
