@@ -2,11 +2,13 @@
 
 mod checks;
 mod entries;
+mod failed;
 mod optimize;
 mod standby;
 
 use checks::{check_target, wait_for_wal};
 use entries::{LazyEntries, file_entry};
+pub(crate) use failed::explain_failed;
 
 use crate::channel::{ChannelShared, FileOutcome, Unit, run_channel};
 use crate::io::{BufferPlan, IoSettings};
@@ -237,34 +239,6 @@ pub fn backup_database(
             let _ = crate::pieces::remove_copies_of_backup(&ctx.repo, &dir);
             Err(explain_failed(e, &rec, &dir))
         }
-    }
-}
-
-/// What a failed backup left, said with the error that stopped it: its row is FAILED, its
-/// pieces are gone, and what the repository held before is as it was.
-pub(crate) fn explain_failed(e: EngineError, rec: &BackupRecord, dir: &str) -> EngineError {
-    let kept = format!(
-        "backup {} is recorded FAILED and its pieces under {dir} were removed; earlier backups and archived WAL are kept as they were",
-        rec.id
-    );
-    match e {
-        EngineError::Stopped { signal, .. } => EngineError::Stopped {
-            signal,
-            done: format!(": {kept}"),
-        },
-        EngineError::NoSpace { path, source, .. } => EngineError::NoSpace {
-            path,
-            needed: if rec.db_bytes > 0 {
-                format!(
-                    " (the backup reads {} bytes of data files; {kept})",
-                    rec.db_bytes
-                )
-            } else {
-                format!(" ({kept})")
-            },
-            source,
-        },
-        other => other,
     }
 }
 

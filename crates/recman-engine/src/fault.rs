@@ -21,6 +21,13 @@ pub(crate) fn slow_read() -> Option<(String, Duration)> {
     None
 }
 
+/// The delay [`slow_read`] puts on each read of object `rel`, if it matches.
+pub(crate) fn slow_read_of(rel: &str) -> Option<Duration> {
+    slow_read()
+        .filter(|(pat, _)| rel.contains(pat.as_str()))
+        .map(|(_, d)| d)
+}
+
 /// `RECMAN_FAULT_SLOW_DELETE=<milliseconds>` makes each object a deletion removes (a backup's
 /// directory, an archived WAL file) wait that long first: a delete slow enough to be
 /// signalled half-way.

@@ -134,9 +134,7 @@ fn copy_object(
     let mut buf = vec![0u8; 1 << 20];
     let (mut n, mut crc, mut crc_body) = (0u64, 0u32, 0u32);
     let body_len = piece.map(|(size, _)| size.saturating_sub(FOOTER_LEN as u64));
-    let slow = crate::fault::slow_read()
-        .filter(|(pat, _)| rel.contains(pat.as_str()))
-        .map(|(_, d)| d);
+    let slow = crate::fault::slow_read_of(rel);
     loop {
         if let Some(d) = slow {
             std::thread::sleep(d);

@@ -214,9 +214,7 @@ impl OpenPiece {
                 ))
             })
         };
-        let slow = crate::fault::slow_read()
-            .filter(|(pat, _)| rel.contains(pat.as_str()))
-            .map(|(_, d)| d);
+        let slow = crate::fault::slow_read_of(&rel);
         loop {
             // A stop (SIGINT, SIGTERM) is seen within a record, not only between pieces: a
             // restore of one large piece ends as promptly as a backup.
