@@ -387,7 +387,20 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             dest,
             prefetch,
             spool,
-        } => return archive_get(g, &name, &dest, prefetch as usize, spool),
+            with_recovery_target,
+        } => {
+            let got = archive_get(g, &name, &dest, prefetch as usize, spool);
+            return match got {
+                Err(e) if with_recovery_target => {
+                    let e = crate::input::redact_secrets(&format!("{e:#}"));
+                    eprintln!(
+                        "recman: {name} cannot be delivered: {e}; answered as not archived, so recovery ends here; PostgreSQL stops with an error if it needed {name} before its recovery target"
+                    );
+                    Ok(ExitCode::FAILURE)
+                }
+                r => r,
+            };
+        }
         Command::ArchivePrefetch {
             spool,
             after,
