@@ -178,3 +178,20 @@ fn unlogged_relfilenodes(rel: &str, names: &[String]) -> HashSet<u32> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_uncombined_incremental_backup_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("base/5")).unwrap();
+        std::fs::write(d.path().join("base/5/1259"), [0u8; 8192]).unwrap();
+        super::scan_data_dir(d.path()).expect("a plain relation file is fine");
+        std::fs::write(d.path().join("base/5/INCREMENTAL.16384"), b"x").unwrap();
+        let e = super::scan_data_dir(d.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("INCREMENTAL.16384") && e.contains("pg_combinebackup"),
+            "{e}"
+        );
+    }
+}
