@@ -7,23 +7,6 @@ mod flows;
 use common::*;
 use flows::*;
 
-fn backup_while_writing_then_restore(setup: &Setup, backup_args: &[&str], restore_args: &[&str]) {
-    let c = &setup.cluster;
-    let mut bench = c.pgbench_background(8, 2);
-    let id = setup.backup(backup_args);
-    let _ = bench.wait();
-    c.psql("checkpoint");
-    c.switch_wal_and_wait_archived();
-    let expected = c.all_table_checksums();
-    let list = setup.backups();
-    let b = list.iter().find(|b| b["id"] == id.as_str()).unwrap();
-    assert_eq!(b["status"], "AVAILABLE", "{b}");
-    setup.ok(&["validate", "backup", &id]);
-    let (_keep, to) = setup.restore(restore_args);
-    let restored = start_and_compare(&to, &expected);
-    drop(restored);
-}
-
 #[test]
 fn matrix_of_channels_filesperset_maxopenfiles_and_compression() {
     let setup = Setup::new();

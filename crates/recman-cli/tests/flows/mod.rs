@@ -109,3 +109,26 @@ pub fn start_and_compare(
     );
     c
 }
+
+/// A backup taken while pgbench writes, validated, restored and recovered: the data equals
+/// the source's after the backup.
+pub fn backup_while_writing_then_restore(
+    setup: &Setup,
+    backup_args: &[&str],
+    restore_args: &[&str],
+) {
+    let c = &setup.cluster;
+    let mut bench = c.pgbench_background(8, 2);
+    let id = setup.backup(backup_args);
+    let _ = bench.wait();
+    c.psql("checkpoint");
+    c.switch_wal_and_wait_archived();
+    let expected = c.all_table_checksums();
+    let list = setup.backups();
+    let b = list.iter().find(|b| b["id"] == id.as_str()).unwrap();
+    assert_eq!(b["status"], "AVAILABLE", "{b}");
+    setup.ok(&["validate", "backup", &id]);
+    let (_keep, to) = setup.restore(restore_args);
+    let restored = start_and_compare(&to, &expected);
+    drop(restored);
+}
