@@ -284,9 +284,10 @@ pub fn server_major() -> u32 {
             .output()
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.display()));
         let text = String::from_utf8_lossy(&out.stdout);
-        // "postgres (PostgreSQL) 17.10"
+        // "postgres (PostgreSQL) 17.10", Debian's with " (Debian 15.18-0+deb12u1)" after it.
         text.split_whitespace()
-            .last()
+            .skip_while(|w| *w != "(PostgreSQL)")
+            .nth(1)
             .and_then(|v| v.split('.').next())
             .and_then(|m| m.parse().ok())
             .unwrap_or_else(|| {
