@@ -1,9 +1,10 @@
 //! Runs one parsed command against the engine and prints its outcome.
 
-use crate::cli::*;
+use crate::cli::{Cli, Global};
 use crate::progress::Bar;
 use anyhow::{Result, anyhow, bail};
 use recman_catalog::Repository;
+use recman_command::Command;
 use recman_engine::{Context, RecoveryTarget};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -14,7 +15,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     let Some(command) = cli.command else {
         return crate::script::interactive(&g);
     };
-    execute(&g, command)
+    execute(&g, command.into())
 }
 
 /// Executes one command value. The subcommands and the RMAN-style language both end here, so
@@ -27,18 +28,14 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         }
     };
     match command {
-        Command::Create {
-            what: CreateWhat::Catalog,
-        } => {
+        Command::CreateCatalog => {
             let r = crate::device_cmds::create_repo(g)?;
             say(&format!(
                 "created repository and catalog at {}",
                 r.location()
             ));
         }
-        Command::Register {
-            what: RegisterWhat::Database { name },
-        } => {
+        Command::RegisterDatabase { name } => {
             let repo = open_repo(g)?;
             let pgdata = g.pgdata.clone();
             let target = recman_pg::resolve_conninfo(g.target.as_deref())?;
@@ -74,9 +71,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 repo.location()
             ));
         }
-        Command::Backup {
-            what: BackupWhat::Database(a),
-        } => {
+        Command::BackupDatabase(a) => {
             let ctx = context(g)?;
             let plus = a
                 .plus_archivelog
@@ -100,20 +95,16 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 a.maxopenfiles,
                 a.compress.as_deref(),
             )?;
-            let (device, channels) = crate::device_cmds::backup_device(
+            let choice = crate::device_cmds::backup_device(
                 &ctx.repo,
                 a.device_type.as_deref(),
                 a.channels,
                 d.channels,
+                a.io.blksize.as_deref(),
             )?;
-            let mut io = a.io.settings()?;
-            if a.io.blksize.is_none()
-                && let Some(d) = &device
-                && let Some(b) = ctx
-                    .repo
-                    .catalog()
-                    .config(&crate::device_cmds::blksize_key(d))?
-            {
+            let (device, channels) = (choice.device, choice.channels);
+            let mut io = crate::io_args::settings(&a.io)?;
+            if let Some(b) = &choice.blksize {
                 // RMAN's PARMS 'BLKSIZE=n': each write to the device is one block of n bytes.
                 io.blksize = b.parse()?;
             }
@@ -125,7 +116,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 filesperset: d.filesperset,
                 maxopenfiles: d.maxopenfiles,
                 compression: d.compression,
-                tag: a.tag,
+                tag: a.tag.clone(),
                 maxcorrupt: a.maxcorrupt,
                 archive_timeout: Duration::from_secs(a.archive_timeout),
                 io,
@@ -174,13 +165,10 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 crate::catalog_cmds::plus_archivelog_after(g, &ctx, c.as_deref(), t, &bar)?;
             }
         }
-        Command::Backup {
-            what:
-                BackupWhat::SyntheticFull {
-                    from,
-                    tag,
-                    compress,
-                },
+        Command::SyntheticFull {
+            from,
+            tag,
+            compress,
         } => {
             let ctx = context(g)?;
             let opts = recman_engine::SyntheticOptions {
@@ -201,18 +189,14 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 recman_pg::Lsn(b.stop_lsn.unwrap_or(0))
             ));
         }
-        Command::Backup {
-            what: BackupWhat::Archivelog(a),
-        } => crate::catalog_cmds::backup_archivelog(g, a, &bar)?,
-        Command::Backup {
-            what: BackupWhat::Backupset { which, device_type },
-        } => crate::device_cmds::second_tier(g, Some(&which), &device_type, &bar)?,
-        Command::Backup {
-            what: BackupWhat::RecoveryArea { device_type },
-        } => crate::device_cmds::second_tier(g, None, &device_type, &bar)?,
-        Command::Recover {
-            what: RecoverWhat::Copy { tag, until_time },
-        } => {
+        Command::BackupArchivelog(a) => crate::catalog_cmds::backup_archivelog(g, a, &bar)?,
+        Command::BackupBackupset { which, device_type } => {
+            crate::device_cmds::second_tier(g, Some(&which), &device_type, &bar)?
+        }
+        Command::BackupRecoveryArea { device_type } => {
+            crate::device_cmds::second_tier(g, None, &device_type, &bar)?
+        }
+        Command::RecoverCopy { tag, until_time } => {
             let ctx = context(g)?;
             let until = match &until_time {
                 Some(t) => match RecoveryTarget::parse_time(t)? {
@@ -236,9 +220,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 ));
             }
         }
-        Command::Restore {
-            what: RestoreWhat::Database(a),
-        } => {
+        Command::RestoreDatabase(a) => {
             let ctx = context(g)?;
             let target = if let Some(t) = &a.until_time {
                 RecoveryTarget::parse_time(t)?
@@ -287,9 +269,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             }
             say("start PostgreSQL on it to recover and open it (pg_ctl -D DIR start)");
         }
-        Command::Validate {
-            what: ValidateWhat::Database { maxopenfiles, io },
-        } => {
+        Command::ValidateDatabase { maxopenfiles, io } => {
             let pgdata = g.pgdata.clone().ok_or_else(|| {
                 anyhow!("validate database needs --pgdata DIR (or RECMAN_PGDATA)")
             })?;
@@ -300,7 +280,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             let r = recman_engine::validate_database(
                 &pgdata,
                 conninfo.as_deref(),
-                &io.settings()?,
+                &crate::io_args::settings(&io)?,
                 maxopenfiles,
                 &bar,
             )?;
@@ -335,9 +315,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             )?;
             say("no corrupt blocks found");
         }
-        Command::Validate {
-            what: ValidateWhat::Backup { which, channels },
-        } => {
+        Command::ValidateBackup { which, channels } => {
             let ctx = context(g)?;
             let channels = channels.unwrap_or_else(|| {
                 std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
@@ -362,39 +340,30 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             )?;
             say("backup is intact");
         }
-        Command::List {
-            what:
-                ListWhat::Backup {
-                    json,
-                    summary,
-                    by_file,
-                },
+        Command::ListBackup {
+            json,
+            summary,
+            by_file,
         } => {
             let ctx = context(g)?;
             crate::list::list_backup_as(&ctx, json, summary, by_file)?;
         }
-        Command::List {
-            what: ListWhat::Archivelog { json, .. },
-        } => crate::list::list_archivelog(&context(g)?, json)?,
-        Command::List {
-            what: ListWhat::Incarnation { json },
-        } => crate::list::list_incarnation(&context(g)?, json)?,
-        Command::List {
-            what: ListWhat::Copy { json },
-        } => crate::list::list_copy(&context(g)?, json)?,
-        Command::Configure { what } => crate::catalog_cmds::configure(g, what)?,
-        Command::Show { what } => crate::catalog_cmds::show(g, what)?,
-        Command::Report { what } => crate::catalog_cmds::report(g, what)?,
-        Command::Delete { what } => crate::catalog_cmds::delete(g, what)?,
-        Command::Crosscheck { what } => crate::catalog_cmds::crosscheck(g, what)?,
-        Command::Catalog { what } => crate::catalog_cmds::catalog(g, what)?,
-        Command::Run(a) => return crate::script::run(g, a),
-        Command::ArchivePush {
+        Command::ListArchivelog { json } => crate::list::list_archivelog(&context(g)?, json)?,
+        Command::ListIncarnation { json } => crate::list::list_incarnation(&context(g)?, json)?,
+        Command::ListCopy { json } => crate::list::list_copy(&context(g)?, json)?,
+        Command::Configure(what) => crate::catalog_cmds::configure(g, what)?,
+        Command::Show(what) => crate::catalog_cmds::show(g, what)?,
+        Command::Report(what) => crate::catalog_cmds::report(g, what)?,
+        Command::Delete(what) => crate::catalog_cmds::delete(g, what)?,
+        Command::Crosscheck(what) => crate::catalog_cmds::crosscheck(g, what)?,
+        Command::Catalog(what) => crate::catalog_cmds::catalog(g, what)?,
+        Command::Run { file, text } => return crate::script::run(g, file, text),
+        Command::ArchivePush(recman_command::ArchivePush {
             path,
             compress,
             batch,
             parallel,
-        } => {
+        }) => {
             let repo = open_repo(g)?;
             let pgdata = g.pgdata.clone().or_else(|| std::env::current_dir().ok());
             let db = recman_engine::resolve_database(&repo, g.db.as_deref(), pgdata.as_deref())?;
@@ -430,19 +399,19 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 }
             }
         }
-        Command::ArchiveGet {
+        Command::ArchiveGet(recman_command::ArchiveGet {
             name,
             dest,
             prefetch,
             spool,
-        } => return archive_get(g, &name, &dest, prefetch as usize, spool),
-        Command::ArchivePrefetch {
+        }) => return archive_get(g, &name, &dest, prefetch as usize, spool),
+        Command::ArchivePrefetch(recman_command::ArchivePrefetch {
             spool,
             after,
             count,
             parallel,
             spawned_at,
-        } => {
+        }) => {
             let started = spawned_at
                 .map(|n| std::time::UNIX_EPOCH + Duration::from_nanos(n))
                 .unwrap_or_else(std::time::SystemTime::now);

@@ -36,28 +36,23 @@ pub struct IoArgs {
     pub buffered_reads: bool,
 }
 
-impl IoArgs {
-    pub fn settings(&self) -> Result<IoSettings> {
-        let size = |what: &str, v: &str| parse_size(v).map_err(|e| anyhow!("{what}: {e}"));
-        let s = IoSettings {
-            mode: self.io_mode.parse::<IoMode>()?,
-            slaves: self.io_slaves,
-            input_buffers: self.input_buffers,
-            input_buffer_size: self
-                .input_buffer_size
-                .as_deref()
-                .map(|v| size("--input-buffer-size", v).map(|n| n as usize))
-                .transpose()?,
-            output_buffers: self.output_buffers,
-            blksize: size("--blksize", self.blksize.as_deref().unwrap_or("1M"))? as usize,
-            rate: self
-                .rate
-                .as_deref()
-                .map(|v| size("--rate", v))
-                .transpose()?,
-            direct_reads: !self.buffered_reads,
-        };
-        s.validate()?;
-        Ok(s)
-    }
+/// The I/O engine's settings for a command's I/O options.
+pub fn settings(o: &recman_command::IoOptions) -> Result<IoSettings> {
+    let size = |what: &str, v: &str| parse_size(v).map_err(|e| anyhow!("{what}: {e}"));
+    let s = IoSettings {
+        mode: o.io_mode.parse::<IoMode>()?,
+        slaves: o.io_slaves,
+        input_buffers: o.input_buffers,
+        input_buffer_size: o
+            .input_buffer_size
+            .as_deref()
+            .map(|v| size("--input-buffer-size", v).map(|n| n as usize))
+            .transpose()?,
+        output_buffers: o.output_buffers,
+        blksize: size("--blksize", o.blksize.as_deref().unwrap_or("1M"))? as usize,
+        rate: o.rate.as_deref().map(|v| size("--rate", v)).transpose()?,
+        direct_reads: !o.buffered_reads,
+    };
+    s.validate()?;
+    Ok(s)
 }

@@ -4,6 +4,7 @@ mod catalog_cmds;
 mod cli;
 mod commands;
 mod config;
+mod convert;
 mod device_cmds;
 mod input;
 mod io_args;

@@ -11,9 +11,10 @@ mod prompt;
 mod refuse;
 mod restore;
 
-use crate::cli::{Global, RunArgs};
+use crate::cli::Global;
 use anyhow::{Context, Result, bail};
 use recman_lang::{Statement, Stmt, parse_script};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub use prompt::interactive;
@@ -32,8 +33,8 @@ pub(crate) struct Session {
 
 /// `recman run`: parses the whole script first (a syntax error runs nothing), then runs it,
 /// stopping at the first failed statement as RMAN's batch mode does.
-pub fn run(g: &Global, a: RunArgs) -> Result<ExitCode> {
-    let (text, origin) = match (&a.file, &a.text) {
+pub fn run(g: &Global, file: Option<PathBuf>, text: Option<String>) -> Result<ExitCode> {
+    let (text, origin) = match (&file, &text) {
         (Some(f), None) if f.as_os_str() == "-" => {
             let mut s = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
@@ -114,7 +115,7 @@ impl Session {
     /// Runs one lowered command through the same interpreter as the subcommands.
     pub(crate) fn exec(&self, argv: Vec<String>) -> Result<()> {
         let cli = lower::parse_argv(&argv)?;
-        let code = crate::commands::execute(&self.g, cli)?;
+        let code = crate::commands::execute(&self.g, cli.into())?;
         if code != ExitCode::SUCCESS {
             bail!("recman {} did not succeed", argv.join(" "));
         }

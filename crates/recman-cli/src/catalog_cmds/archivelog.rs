@@ -79,7 +79,11 @@ fn say_report(g: &Global, r: &ArchivelogReport) {
 }
 
 /// `recman backup archivelog all`.
-pub fn backup_archivelog(g: &Global, a: ArchivelogBackupArgs, bar: &dyn Progress) -> Result<()> {
+pub fn backup_archivelog(
+    g: &Global,
+    a: recman_command::BackupArchivelog,
+    bar: &dyn Progress,
+) -> Result<()> {
     let ctx = crate::commands::context(g)?;
     let mut opts = options(g, a.compress.as_deref(), a.filesperset, a.tag)?;
     opts.not_backed_up = a.not_backed_up;
