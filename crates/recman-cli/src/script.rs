@@ -1,7 +1,7 @@
 //! The RMAN-style language: `recman run -f FILE`, `recman run 'TEXT'` and the `RECMAN>` prompt.
-//! Statements are parsed by recman-lang, lowered to the same command values the subcommands
-//! produce (as argument vectors parsed by clap, so every default and check is shared) and run by
-//! `commands::execute`.
+//! Statements are parsed by recman-lang and lowered straight into the command model
+//! (`recman_command::Command`), the same values the subcommands are converted into; each is
+//! checked against the options' documented ranges and run by `commands::execute`.
 
 mod block;
 mod configure;
@@ -112,12 +112,14 @@ impl Session {
         }
     }
 
-    /// Runs one lowered command through the same interpreter as the subcommands.
-    pub(crate) fn exec(&self, argv: Vec<String>) -> Result<()> {
-        let cli = lower::parse_argv(&argv)?;
-        let code = crate::commands::execute(&self.g, cli.into())?;
+    /// Runs one lowered command through the same interpreter as the subcommands, after the
+    /// checks the subcommand's options get on the command line.
+    pub(crate) fn exec(&self, c: recman_command::Command) -> Result<()> {
+        c.check()?;
+        let path = c.path().join(" ");
+        let code = crate::commands::execute(&self.g, c)?;
         if code != ExitCode::SUCCESS {
-            bail!("recman {} did not succeed", argv.join(" "));
+            bail!("recman {path} did not succeed");
         }
         Ok(())
     }
