@@ -115,7 +115,8 @@ impl Session {
     /// Runs one lowered command through the same interpreter as the subcommands, after the
     /// checks the subcommand's options get on the command line.
     pub(crate) fn exec(&self, c: recman_command::Command) -> Result<()> {
-        c.check()?;
+        c.check()
+            .map_err(|e| anyhow::anyhow!("{}", in_statement_words(&e)))?;
         let path = c.path().join(" ");
         let code = crate::commands::execute(&self.g, c)?;
         if code != ExitCode::SUCCESS {
@@ -129,5 +130,34 @@ impl Session {
 pub(crate) fn note(g: &Global, s: &str) {
     if !g.quiet {
         eprintln!("recman: note: {}", crate::input::redact_secrets(s));
+    }
+}
+
+/// A refused option value in the statement's words (`FILESPERSET 0`), not the subcommand's
+/// (`--filesperset`): the caller names the statement and its line.
+fn in_statement_words(e: &recman_command::CheckError) -> String {
+    use recman_command::CheckError;
+    match e {
+        CheckError::Value { option, value, why } => {
+            let clause = match *option {
+                "filesperset" => "FILESPERSET",
+                "maxopenfiles" => "MAXOPENFILES",
+                "channels" => "the number of allocated channels",
+                "section-size" => "SECTION SIZE",
+                "maxcorrupt" => "SET MAXCORRUPT",
+                "rate" => "RATE",
+                "tag" | "from-tag" => "TAG",
+                "redundancy" => "REDUNDANCY",
+                "recovery-window" | "days" => "the number of days",
+                "backed-up" => "BACKED UP n TIMES",
+                "incremental-level" => "INCREMENTAL LEVEL",
+                "which" => "the backup named",
+                other => other,
+            };
+            format!(
+                "{clause} {value:?} is refused: {why}; hint: docs/language.md and docs/commands.md give each clause's range"
+            )
+        }
+        other => other.to_string(),
     }
 }
