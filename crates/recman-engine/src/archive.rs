@@ -2,11 +2,10 @@
 //! stored as a one-file piece: the same chunk checksums and compression as backups.
 
 use crate::EngineError;
+use crate::pipeline::{OutputShape, SetWriter};
 use crate::util::{now_micros, wal_path};
 use recman_catalog::{DbRecord, Media, Repository, WalRecord};
-use recman_format::{
-    Compression, IndexedPiece, PieceHeader, PieceReader, PieceWriter, Record, SetFile,
-};
+use recman_format::{Compression, IndexedPiece, PieceHeader, PieceReader, Record, SetFile};
 use std::io::{BufReader, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -148,25 +147,20 @@ fn store_wal(
             path: name.to_string(),
         }],
     };
-    let sink = media.create(&rel)?;
-    let mut w = PieceWriter::new(sink, &header).map_err(|e| EngineError::piece(&rel, e))?;
-    for (i, chunk) in data.chunks(WAL_CHUNK).enumerate() {
-        w.write_chunk(0, (i * WAL_CHUNK) as u64, chunk)
-            .map_err(|e| EngineError::piece(&rel, e))?;
-    }
-    w.end_file(0, data.len() as u64, crc)
-        .map_err(|e| EngineError::piece(&rel, e))?;
-    let (mut sink, summary) = w.finish().map_err(|e| EngineError::piece(&rel, e))?;
-    sink.flush()
-        .map_err(|e| recman_media::MediaError::io(location, &rel, "write", e))?;
-    sink.commit()?;
+    let mut w = SetWriter::create(media, location, &rel, &header, OutputShape::default())?;
+    let written_crc = w.whole_file(0, data, WAL_CHUNK)?;
+    debug_assert_eq!(
+        written_crc, crc,
+        "the caller's checksum is of the same bytes"
+    );
+    let piece = w.finish()?;
     Ok(WalRecord {
         db_id: db.id,
         name: name.to_string(),
         timeline: timeline_of(name),
         path: rel,
         size: data.len() as u64,
-        stored_size: summary.size,
+        stored_size: piece.size,
         crc32c: crc,
         archived_at: now_micros(),
     })

@@ -11,16 +11,14 @@
 //! needs. Once a WAL file is in an AVAILABLE set, archive-get can read it from there, which is
 //! what makes `--delete-input` and `delete archivelog all --backed-up N` safe.
 
-use std::io::Write;
 use std::time::{Duration, Instant};
 
-use recman_catalog::{
-    BackupRecord, BackupStatus, DbRecord, MediaStatus, PieceRecord, Repository, WalRecord,
-};
+use recman_catalog::{BackupRecord, BackupStatus, DbRecord, MediaStatus, Repository, WalRecord};
 use recman_format::manifest::*;
-use recman_format::{Compression, PieceHeader, PieceWriter, SetFile};
+use recman_format::{Compression, PieceHeader, SetFile};
 use recman_pg::Lsn;
 
+use crate::pipeline::{OutputShape, SetWriter};
 use crate::retention::wal_position;
 use crate::util::{backup_dir, hostname, now_micros, rfc3339};
 use crate::{EngineError, Progress};
@@ -271,6 +269,7 @@ fn write_sets(
     let mut held = Vec::new();
     let mut entries = Vec::new();
     let mut msets = Vec::new();
+    let mut rows = Vec::new();
     for (i, group) in wal.chunks(opts.filesperset as usize).enumerate() {
         let set_no = i as u32 + 1;
         let rel = format!("{dir}/s{set_no:05}_p001.rmp");
@@ -291,8 +290,13 @@ fn write_sets(
                 })
                 .collect(),
         };
-        let sink = repo.create_atomic(&rel)?;
-        let mut pw = PieceWriter::new(sink, &header).map_err(|e| EngineError::piece(&rel, e))?;
+        let mut pw = SetWriter::create(
+            repo.media().as_ref(),
+            repo.location(),
+            &rel,
+            &header,
+            OutputShape::default(),
+        )?;
         for (k, w) in group.iter().enumerate() {
             let data = crate::archive::read_wal(repo, db, &w.name)?.ok_or_else(|| {
                 EngineError::Wal(format!(
@@ -301,13 +305,7 @@ fn write_sets(
                     repo.location()
                 ))
             })?;
-            for (c, chunk) in data.chunks(CHUNK).enumerate() {
-                pw.write_chunk(k as u32, (c * CHUNK) as u64, chunk)
-                    .map_err(|e| EngineError::piece(&rel, e))?;
-            }
-            let crc = crc32c::crc32c(&data);
-            pw.end_file(k as u32, data.len() as u64, crc)
-                .map_err(|e| EngineError::piece(&rel, e))?;
+            let crc = pw.whole_file(k as u32, &data, CHUNK)?;
             progress.advance(data.len() as u64);
             held.push((w.name.clone(), set_no));
             entries.push(ManifestEntry {
@@ -326,31 +324,13 @@ fn write_sets(
                 sections: Vec::new(),
             });
         }
-        let (mut sink, summary) = pw.finish().map_err(|e| EngineError::piece(&rel, e))?;
-        sink.flush()
-            .map_err(|e| crate::util::media_io(repo, &rel, "write", e))?;
-        sink.commit()?;
-        pieces.push(PieceRecord {
-            backup_id: rec.id.clone(),
-            set_no,
-            piece_no: 1,
-            channel: 1,
-            path: rel.clone(),
-            size: summary.size,
-            crc32c: summary.crc32c,
-            file_count: group.len() as u32,
-            raw_bytes: summary.raw_bytes,
-        });
+        let piece = pw.finish()?;
+        rows.push(piece.output_row(1, set_no, 1));
+        pieces.push(piece.record(&rec.id, set_no, 1, 1, group.len() as u32));
         msets.push(ManifestSet {
             set_no,
             channel: 1,
-            pieces: vec![ManifestPiece {
-                piece_no: 1,
-                path: rel,
-                size: summary.size,
-                crc32c: summary.crc32c,
-                device: None,
-            }],
+            pieces: vec![piece.manifest(1)],
         });
     }
     progress.finish();
@@ -398,5 +378,6 @@ fn write_sets(
     mf.commit()?;
     rec.status = BackupStatus::Available;
     repo.catalog().complete_wal_backup(rec, &pieces, &held)?;
+    crate::pipeline::stats::record_job(repo, &rec.id, "BACKUP", &rec.id, &mut rows);
     Ok(pieces.len())
 }

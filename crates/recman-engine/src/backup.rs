@@ -8,7 +8,7 @@ mod standby;
 use checks::{check_target, wait_for_wal};
 use entries::{LazyEntries, file_entry};
 
-use crate::channel::{ChannelOutcome, ChannelShared, FileOutcome, Unit, run_channel};
+use crate::channel::{ChannelShared, FileOutcome, Unit, run_channel};
 use crate::io::{BufferPlan, IoSettings};
 use crate::plan::{PlanSettings, plan};
 use crate::util::{backup_dir, hostname, now_micros, rfc3339};
@@ -21,7 +21,6 @@ use recman_pg::{Lsn, Session, WalName, resolve_conninfo, wal_segments_between};
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Mutex;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug)]
@@ -357,7 +356,6 @@ fn run(
         opts.io.mode
     ));
     progress.start("backup", scan.total_bytes());
-    let cancel = AtomicBool::new(false);
     let queue = Mutex::new(
         Unit::all(&the_plan.sets)
             .into_iter()
@@ -386,8 +384,8 @@ fn run(
         None => None,
     };
     let shared = ChannelShared {
-        repo: ctx.repo.handle(),
-        output,
+        repo: Some(ctx.repo.handle()),
+        output: Some(output),
         files: &scan.files,
         pgdata,
         relation_root: standby.as_ref().map(|s| s.data_dir.as_path()),
@@ -403,61 +401,24 @@ fn run(
         },
         backup_dir: dir.to_string(),
         checksums: session.checksums_enabled,
-        start_lsn: rec.start_lsn,
+        start_lsn: Some(rec.start_lsn),
         progress,
-        cancel: &cancel,
         io: &opts.io,
         increment: inc.increment,
         queue: &queue,
     };
-    let outcomes: Vec<Result<ChannelOutcome, EngineError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (1..=opts.channels)
-            .map(|c| {
-                let shared = &shared;
-                let cancel = &cancel;
-                s.spawn(move || {
-                    let r = run_channel(shared, c);
-                    if r.is_err() {
-                        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-                    }
-                    r
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(EngineError::Invalid("a channel thread panicked".into()))
-                })
-            })
-            .collect()
+    let outcomes = crate::pipeline::pool::each(opts.channels as usize, "backup", |w| {
+        run_channel(&shared, w)
     });
     progress.finish();
     let mut sets = Vec::new();
     let mut stats: Vec<IoStatRow> = Vec::new();
-    let mut first_err = None;
-    for o in outcomes {
-        match o {
-            Ok(v) => {
-                if let Some(n) = &v.notice {
-                    progress.notice(n);
-                }
-                sets.extend(v.sets);
-                stats.extend(v.stats);
-            }
-            // The cancellation notice of the other channels is not the cause.
-            Err(e)
-                if first_err.is_none()
-                    || matches!(first_err, Some(EngineError::Invalid(ref m)) if m.contains("cancelled")) =>
-            {
-                first_err = Some(e)
-            }
-            Err(_) => {}
+    for v in outcomes? {
+        if let Some(n) = &v.notice {
+            progress.notice(n);
         }
-    }
-    if let Some(e) = first_err {
-        return Err(e);
+        sets.extend(v.sets);
+        stats.extend(v.stats);
     }
     for r in &mut stats {
         r.job_id = rec.id.clone();

@@ -4,22 +4,26 @@
 //! channel's thread, and pieces are written in BLKSIZE blocks by a writer thread.
 
 use crate::io::input::{Event, InputFile, InputMux};
-use crate::io::{BufferPlan, IoCounters, IoEngine, IoSettings, OutputStream, Throttle};
+use crate::io::{BufferPlan, IoCounters, IoEngine, IoSettings, Throttle};
 use crate::pagecheck::{PageRules, PageVerdicts, check_chunk};
+use crate::pipeline::pool::Worker;
+use crate::pipeline::stats::stat_row;
+use crate::pipeline::{OutputShape, SetOut, SetWriter};
 use crate::plan::PlannedSet;
 use crate::util::now_micros;
 use crate::{EngineError, Progress, ScannedFile};
 use recman_catalog::{IoStatRow, Repository};
-use recman_format::{PieceHeader, PieceWriter, SetFile};
+use recman_format::{PieceHeader, SetFile};
 use std::collections::VecDeque;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 pub struct ChannelShared<'a> {
     /// Each channel opens its own handle: a catalog connection is not shared between threads.
-    pub repo: recman_catalog::RepoHandle,
+    /// None for BACKUP VALIDATE without a repository: statistics rows are not stored.
+    pub repo: Option<recman_catalog::RepoHandle>,
     /// Where this backup's pieces go: the repository's media or another device's.
-    pub output: std::sync::Arc<dyn recman_media::Media>,
+    /// None: BACKUP VALIDATE, every file read and checked as for a backup, nothing written.
+    pub output: Option<std::sync::Arc<dyn recman_media::Media>>,
     pub files: &'a [ScannedFile],
     pub pgdata: &'a std::path::Path,
     /// Where relation files are read from when not from `pgdata`: a standby's data directory.
@@ -27,9 +31,10 @@ pub struct ChannelShared<'a> {
     pub header: PieceHeader,
     pub backup_dir: String,
     pub checksums: bool,
-    pub start_lsn: u64,
+    /// Pages newer than this were being written while read (volatile, repaired by WAL
+    /// replay), not corrupt; None: every failing page is corrupt (a cluster shut down).
+    pub start_lsn: Option<u64>,
     pub progress: &'a dyn Progress,
-    pub cancel: &'a AtomicBool,
     pub io: &'a IoSettings,
     /// For a level 1: the parent whose blocks are not taken again.
     pub increment: Option<&'a crate::incremental::Increment>,
@@ -87,6 +92,10 @@ pub struct FileOutcome {
     pub size: u64,
     pub crc32c: u32,
     pub verdicts: PageVerdicts,
+    /// Pages checked (whole pages of a relation file's chunks).
+    pub pages: u64,
+    /// Dropped by the server after it was listed.
+    pub vanished: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -128,61 +137,11 @@ impl ChannelShared<'_> {
     }
 }
 
-/// Tags the statistics rows of a restore or validate job (`kind`: RESTORE, VALIDATE) with one
-/// job id, the job's type and backup, and sync I/O (pieces are read sequentially), and stores
-/// them. A record of the job, not part of it: failing to store them fails nothing, so a
-/// read-only repository still validates.
-pub(crate) fn record_piece_job(
-    repo: &Repository,
-    kind: &str,
-    backup_id: &str,
-    rows: &mut [IoStatRow],
-) {
-    let job = format!(
-        "{}{}",
-        &kind[..1],
-        chrono::Utc::now().format("%Y%m%dT%H%M%S%3f")
-    );
-    for r in rows.iter_mut() {
-        r.job_id = job.clone();
-        r.job_type = kind.into();
-        r.backup_id = Some(backup_id.to_string());
-        r.io_mode = "sync".into();
-    }
-    let _ = repo.catalog().add_io_stats(rows);
-}
-
-pub fn stat_row(
-    kind: &str,
-    channel: u32,
-    name: Option<String>,
-    c: &IoCounters,
-    open: i64,
-    close: i64,
-    buf: (u64, u64),
-) -> IoStatRow {
-    IoStatRow {
-        kind: kind.into(),
-        channel,
-        filename: name,
-        open_time: open,
-        close_time: close,
-        io_count: c.io_count,
-        ready: c.ready,
-        short_waits: c.short_waits,
-        short_wait_time: c.short_wait_time.as_micros() as u64,
-        long_waits: c.long_waits,
-        long_wait_time: c.long_wait_time.as_micros() as u64,
-        bytes: c.bytes,
-        buffer_size: buf.0,
-        buffer_count: buf.1,
-        io_time: c.io_time.as_micros() as u64,
-        ..Default::default()
-    }
-}
-
-pub fn run_channel(sh: &ChannelShared, channel: u32) -> Result<ChannelOutcome, EngineError> {
-    let repo = sh.repo.open()?;
+/// Runs one channel as worker `w` of the backup's pool: sets from the shared queue until it is
+/// empty or another channel failed.
+pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutcome, EngineError> {
+    let channel = w.no;
+    let repo = sh.repo.as_ref().map(|h| h.open()).transpose()?;
     let started = now_micros();
     let (mut engine, notice) = crate::io::open_engine(sh.io, 64).map_err(|e| {
         EngineError::Invalid(format!(
@@ -198,7 +157,7 @@ pub fn run_channel(sh: &ChannelShared, channel: u32) -> Result<ChannelOutcome, E
     };
     let mut total = IoCounters::default();
     loop {
-        if sh.cancel.load(Ordering::Relaxed) {
+        if w.cancelled() {
             break;
         }
         let Some(set) = sh.queue.lock().expect("queue lock").pop_front() else {
@@ -207,10 +166,10 @@ pub fn run_channel(sh: &ChannelShared, channel: u32) -> Result<ChannelOutcome, E
         let mut rows = Vec::new();
         let so = backup_set(
             sh,
-            &repo,
+            repo.as_ref(),
             engine.as_mut(),
             &mut throttle,
-            channel,
+            w,
             set,
             &mut rows,
             &mut total,
@@ -224,7 +183,9 @@ pub fn run_channel(sh: &ChannelShared, channel: u32) -> Result<ChannelOutcome, E
             r.job_type = "BACKUP".into();
             r.backup_id = Some(sh.header.backup_id.clone());
         }
-        repo.catalog().add_io_stats(&rows)?;
+        if let Some(repo) = &repo {
+            repo.catalog().add_io_stats(&rows)?;
+        }
         out.sets.push(so);
     }
     let mut agg = stat_row(
@@ -245,16 +206,16 @@ pub fn run_channel(sh: &ChannelShared, channel: u32) -> Result<ChannelOutcome, E
 #[allow(clippy::too_many_arguments)]
 fn backup_set(
     sh: &ChannelShared,
-    repo: &Repository,
+    repo: Option<&Repository>,
     engine: &mut dyn IoEngine,
     throttle: &mut Throttle,
-    channel: u32,
+    w: &Worker,
     unit: Unit,
     stats: &mut Vec<IoStatRow>,
     total: &mut IoCounters,
 ) -> Result<SetOutcome, EngineError> {
     let set = unit.set;
-    let set_opened = now_micros();
+    let channel = w.no;
     let piece_path = format!(
         "{}/s{:05}_p{:03}.rmp",
         sh.backup_dir, set.set_no, unit.piece_no
@@ -271,10 +232,16 @@ fn backup_set(
             path: sh.files[i].rel.clone(),
         })
         .collect();
-    let sink = sh.output.create(&piece_path)?;
-    let out = OutputStream::new(sink, sh.io.blksize, sh.io.output_buffers);
-    let mut writer =
-        PieceWriter::new(out, &header).map_err(|e| EngineError::piece(&piece_path, e))?;
+    let mut writer = match &sh.output {
+        Some(media) => SetOut::Piece(Box::new(SetWriter::create(
+            media.as_ref(),
+            repo.map(|r| r.location()).unwrap_or_default(),
+            &piece_path,
+            &header,
+            OutputShape::of(sh.io),
+        )?)),
+        None => SetOut::Null,
+    };
     let plan = BufferPlan::for_mux(set.mux, sh.io);
     let inputs: Vec<InputFile> = set
         .files
@@ -288,19 +255,19 @@ fn backup_set(
             range: unit.range,
         })
         .collect();
-    let mut state: Vec<(u32, PageVerdicts)> = vec![(0, PageVerdicts::default()); set.files.len()];
+    let mut state: Vec<(u32, PageVerdicts, u64)> =
+        vec![(0, PageVerdicts::default(), 0); set.files.len()];
     let mut done = Vec::new();
     let mut mux =
         InputMux::new(engine, plan, set.mux, inputs, throttle).direct_reads(sh.io.direct_reads);
     let buf = (plan.size as u64, plan.per_file as u64);
     loop {
-        if sh.cancel.load(Ordering::Relaxed) {
-            return Err(EngineError::Invalid(
-                "backup cancelled because another channel failed".into(),
-            ));
-        }
-        let ev = mux.next_event().map_err(|e| {
-            EngineError::Invalid(format!("channel {channel}, backup set {}: {e}", set.set_no))
+        w.check()?;
+        let ev = mux.next_event().map_err(|e| match sh.output {
+            Some(_) => {
+                EngineError::Invalid(format!("channel {channel}, backup set {}: {e}", set.set_no))
+            }
+            None => EngineError::Invalid(format!("validate {}: {e}", sh.pgdata.display())),
         })?;
         match ev {
             None => break,
@@ -312,16 +279,17 @@ fn backup_set(
                 file,
             }) => {
                 let sf = &sh.files[index];
-                let (crc, verdicts) = &mut state[slot as usize];
+                let (crc, verdicts, pages) = &mut state[slot as usize];
                 if let Some(rf) = &sf.relfile {
                     let rules = PageRules {
                         relfile: rf,
                         checksums: sh.checksums,
-                        start_lsn: Some(sh.start_lsn),
+                        start_lsn: sh.start_lsn,
                         skip: &[],
                     };
                     check_chunk(Some(file), &rules, offset, data, verdicts)
                         .map_err(|e| EngineError::io("re-read", sf.abs(sh.root_of(index)), e))?;
+                    *pages += (data.len() / recman_page::BLCKSZ) as u64;
                 }
                 match sh.increment.filter(|_| sh.filtered(index)) {
                     Some(inc) => {
@@ -330,17 +298,13 @@ fn backup_set(
                         {
                             let run = &data[at..at + len];
                             *crc = crc32c::crc32c_append(*crc, run);
-                            writer
-                                .write_chunk(slot, offset + at as u64, run)
-                                .map_err(|e| EngineError::piece(&piece_path, e))?;
+                            writer.chunk(slot, offset + at as u64, run)?;
                         }
                     }
                     None => {
                         let c = crc32c::crc32c(data);
                         *crc = crc32c::crc32c_combine(*crc, c, data.len());
-                        writer
-                            .write_chunk_with_crc(slot, offset, data, c)
-                            .map_err(|e| EngineError::piece(&piece_path, e))?;
+                        writer.chunk_with_crc(slot, offset, data, c)?;
                     }
                 }
                 sh.progress.advance(data.len() as u64);
@@ -353,10 +317,8 @@ fn backup_set(
                 opened,
                 closed,
             }) => {
-                let (crc, verdicts) = std::mem::take(&mut state[slot as usize]);
-                writer
-                    .end_file(slot, end, crc)
-                    .map_err(|e| EngineError::piece(&piece_path, e))?;
+                let (crc, verdicts, pages) = std::mem::take(&mut state[slot as usize]);
+                writer.end_file(slot, end, crc)?;
                 let mut row = stat_row(
                     "INPUT",
                     channel,
@@ -379,13 +341,13 @@ fn backup_set(
                     size: end,
                     crc32c: crc,
                     verdicts,
+                    pages,
+                    vanished: false,
                 });
             }
             // Dropped by the server after we listed it; WAL replay removes it again.
             Some(Event::Vanished { slot, index }) => {
-                writer
-                    .end_file(slot, 0, 0)
-                    .map_err(|e| EngineError::piece(&piece_path, e))?;
+                writer.end_file(slot, 0, 0)?;
                 done.push(FileOutcome {
                     index,
                     set_no: set.set_no,
@@ -395,37 +357,28 @@ fn backup_set(
                     size: 0,
                     crc32c: 0,
                     verdicts: PageVerdicts::default(),
+                    pages: 0,
+                    vanished: true,
                 });
             }
         }
     }
-    let (out, summary) = writer
-        .finish()
-        .map_err(|e| EngineError::piece(&piece_path, e))?;
-    let (sink, counters): (Box<dyn recman_media::MediaWriter>, IoCounters) = out
-        .finish()
-        .map_err(|e| crate::util::media_io(repo, &piece_path, "write", e))?;
-    sink.commit()?;
-    let mut row = stat_row(
-        "OUTPUT",
-        channel,
-        Some(piece_path.clone()),
-        &counters,
-        set_opened,
-        now_micros(),
-        (sh.io.blksize as u64, sh.io.output_buffers as u64),
-    );
-    row.set_no = Some(set.set_no);
-    row.piece_no = Some(unit.piece_no);
-    stats.push(row);
+    let (size, crc32c, raw_bytes) = match writer {
+        SetOut::Piece(w) => {
+            let piece = w.finish()?;
+            stats.push(piece.output_row(channel, set.set_no, unit.piece_no));
+            (piece.size, piece.crc32c, piece.raw_bytes)
+        }
+        SetOut::Null => (0, 0, 0),
+    };
     Ok(SetOutcome {
         set_no: set.set_no,
         piece_no: unit.piece_no,
         channel,
         piece_path,
-        size: summary.size,
-        crc32c: summary.crc32c,
-        raw_bytes: summary.raw_bytes,
+        size,
+        crc32c,
+        raw_bytes,
         files: done,
     })
 }

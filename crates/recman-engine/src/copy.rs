@@ -4,14 +4,13 @@
 //! `copy.json` beside it is the manifest of the backup state the copy holds; restoring from the
 //! copy is a file copy, or a rename (`--switch-to-copy`) for the shortest recovery time.
 
+use crate::pipeline::{Failover, FileRef, ManifestFiles, NullSink, Scan, Sink, Wording, scan_from};
 use crate::restore::{Layout, load_manifest, restore_chain};
-use crate::{Context, EngineError, Progress};
+use crate::{Context, EngineError, NoProgress, Progress};
 use recman_catalog::BackupStatus;
-use recman_format::manifest::{BackupManifest, EntryKind};
-use recman_format::{PieceReader, Record};
+use recman_format::manifest::{BackupManifest, EntryKind, ManifestPiece};
 use std::collections::HashSet;
 use std::fs::OpenOptions;
-use std::io::BufReader;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::PathBuf;
 
@@ -178,6 +177,25 @@ fn apply(
     l1: BackupManifest,
 ) -> Result<BackupManifest, EngineError> {
     let layout = copy_layout(ctx, tag, &l1)?;
+    // Every piece is checked whole (chunks, files against the manifest, the piece against
+    // its record) before a byte of the copy changes: a damaged level 1 leaves the copy as it
+    // was, still usable and still rolled forward by the next good level 1.
+    let files = ManifestFiles::new(&l1);
+    let pieces: Vec<_> = l1.sets.iter().flat_map(|s| s.pieces.iter()).collect();
+    let mut sources = Vec::with_capacity(pieces.len());
+    for piece in &pieces {
+        sources.push(crate::pieces::sources(&ctx.repo, &piece.path)?);
+    }
+    for (piece, from) in pieces.iter().zip(&sources) {
+        scan_from(
+            from,
+            &scan_of(piece, &files),
+            Failover::Missing,
+            &mut [],
+            &mut NullSink::default(),
+            &NoProgress,
+        )?;
+    }
     for e in &l1.entries {
         let p = layout.real(&e.path);
         match e.kind {
@@ -199,32 +217,15 @@ fn apply(
             _ => {}
         }
     }
-    for piece in l1.sets.iter().flat_map(|s| s.pieces.iter()) {
-        let f = crate::pieces::open(&ctx.repo, &piece.path)?;
-        let mut r = PieceReader::open(BufReader::with_capacity(1 << 20, f))
-            .map_err(|e| EngineError::piece(&piece.path, e))?;
-        let names: Vec<String> = r.header().files.iter().map(|f| f.path.clone()).collect();
-        while let Some(rec) = r.next().map_err(|e| EngineError::piece(&piece.path, e))? {
-            if let Record::Chunk {
-                file_index,
-                file_offset,
-                data,
-            } = rec
-            {
-                let name = names.get(file_index as usize).cloned().unwrap_or_default();
-                let p = layout.real(&name);
-                let out = OpenOptions::new()
-                    .write(true)
-                    .create(true)
-                    .truncate(false)
-                    .mode(0o600)
-                    .open(&p)
-                    .map_err(|e| EngineError::io("open", &p, e))?;
-                out.write_all_at(&data, file_offset)
-                    .map_err(|e| EngineError::io("write", &p, e))?;
-            }
-        }
-        r.finish().map_err(|e| EngineError::piece(&piece.path, e))?;
+    for (piece, from) in pieces.iter().zip(&sources) {
+        scan_from(
+            from,
+            &scan_of(piece, &files),
+            Failover::Missing,
+            &mut [],
+            &mut ApplySink { layout: &layout },
+            &NoProgress,
+        )?;
     }
     // Sizes and existence follow the level 1: truncation, extension, drops.
     let now: HashSet<&str> = l1
@@ -270,6 +271,40 @@ fn apply(
     next.parent = None;
     next.parent_start_lsn = None;
     Ok(next)
+}
+
+fn scan_of<'a>(piece: &'a ManifestPiece, files: &'a ManifestFiles) -> Scan<'a> {
+    Scan {
+        rel: &piece.path,
+        piece: Some((piece.size, piece.crc32c)),
+        files,
+        wording: Wording::APPLY,
+        channel: 1,
+        set_no: None,
+    }
+}
+
+/// Writes a level 1's chunks into the copy's files in place.
+struct ApplySink<'a> {
+    layout: &'a Layout,
+}
+
+impl Sink for ApplySink<'_> {
+    fn chunk(&mut self, file: &FileRef, offset: u64, data: &[u8]) -> Result<(), EngineError> {
+        let p = self.layout.real(file.name);
+        let out = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&p)
+            .map_err(|e| EngineError::io("open", &p, e))?;
+        out.write_all_at(data, offset)
+            .map_err(|e| EngineError::io("write", &p, e))
+    }
+    fn file_end(&mut self, _: &FileRef, _: u64, _: u32) -> Result<(), EngineError> {
+        Ok(())
+    }
 }
 
 pub(crate) fn file_crc(p: &std::path::Path) -> Result<u32, EngineError> {

@@ -3,12 +3,10 @@
 //! `verify` also reads it all and compares its checksums. Anything missing or damaged is
 //! EXPIRED, and a file found again is AVAILABLE again. Nothing is ever deleted here.
 
-use std::io::BufReader;
-
 use recman_catalog::{BackupStatus, DbRecord, MediaStatus, Repository};
-use recman_format::{PieceReader, Record};
 
 use crate::EngineError;
+use crate::pipeline::{AnyFile, NullSink, OpenPiece, Scan, Wording};
 
 /// What a crosscheck found for one piece or WAL file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,17 +109,15 @@ fn check_piece(
     verify: bool,
 ) -> Result<(), String> {
     let f = open_sized(repo, rel, size)?;
-    let mut r = PieceReader::open(BufReader::with_capacity(1 << 20, f))
-        .map_err(|e| format!("damaged header: {e}"))?;
+    let piece = OpenPiece::open(rel, f).map_err(|e| format!("damaged header: {}", reason(e)))?;
     if !verify {
         return Ok(());
     }
-    while r.next_ref().map_err(|e| format!("damaged: {e}"))?.is_some() {}
-    let summary = r.finish().map_err(|e| format!("damaged: {e}"))?;
-    if summary.crc32c != crc {
+    let done = read_all(piece, rel)?;
+    if done.summary.crc32c != crc {
         return Err(format!(
             "piece checksum {:08x} differs from the recorded {crc:08x}",
-            summary.crc32c
+            done.summary.crc32c
         ));
     }
     Ok(())
@@ -138,23 +134,50 @@ fn check_wal(
     verify: bool,
 ) -> Result<(), String> {
     let f = open_sized(repo, rel, stored)?;
-    let mut r = PieceReader::open(BufReader::new(f)).map_err(|e| format!("damaged header: {e}"))?;
+    let piece = OpenPiece::open(rel, f).map_err(|e| format!("damaged header: {}", reason(e)))?;
     if !verify {
         return Ok(());
     }
-    let mut end = None;
-    while let Some(rec) = r.next().map_err(|e| format!("damaged: {e}"))? {
-        if let Record::FileEnd { size, crc32c, .. } = rec {
-            end = Some((size, crc32c));
-        }
-    }
-    r.finish().map_err(|e| format!("damaged: {e}"))?;
-    match end {
+    let mut sink = NullSink::default();
+    piece
+        .scan(&null_scan(rel), &mut [], &mut sink)
+        .map_err(|e| format!("damaged: {}", reason(e)))?;
+    match sink.ends.last().map(|(_, s, c)| (*s, *c)) {
         Some(e) if e == (size, crc) => Ok(()),
         Some((s, c)) => Err(format!(
             "holds {s} bytes with checksum {c:08x}, the catalog recorded {size} bytes with {crc:08x}"
         )),
         None => Err("holds no complete file".into()),
+    }
+}
+
+/// What crosscheck checks a piece against: its own records only (the catalog's figures are
+/// compared by the caller, in crosscheck's words).
+pub(crate) fn null_scan(rel: &str) -> Scan<'_> {
+    Scan {
+        rel,
+        piece: None,
+        files: &AnyFile,
+        wording: Wording::VALIDATE,
+        channel: 1,
+        set_no: None,
+    }
+}
+
+/// Reads every record of `piece` into a null sink; Err is the reason it is damaged.
+fn read_all(piece: OpenPiece, rel: &str) -> Result<crate::pipeline::Scanned, String> {
+    piece
+        .scan(&null_scan(rel), &mut [], &mut NullSink::default())
+        .map_err(|e| format!("damaged: {}", reason(e)))
+}
+
+/// The format's own words for damage, as crosscheck has always reported it.
+pub(crate) fn reason(e: EngineError) -> String {
+    match e {
+        EngineError::Piece { source, .. } | EngineError::PieceFile { source, .. } => {
+            source.to_string()
+        }
+        e => e.to_string(),
     }
 }
 

@@ -18,6 +18,15 @@ pub enum EngineError {
         "backup piece {piece} is damaged: {source}; hint: run `recman validate backup` to check the other backups and restore from an intact one with --from-tag"
     )]
     Piece { piece: String, source: FormatError },
+    /// As `Piece`, for a chunk whose record names the file it belongs to.
+    #[error(
+        "backup piece {piece} is damaged in file {file}: {source}; hint: run `recman validate backup` to check the other backups and restore from an intact one with --from-tag"
+    )]
+    PieceFile {
+        piece: String,
+        file: String,
+        source: FormatError,
+    },
     #[error("cannot {op} {path}: {source}")]
     Io {
         op: &'static str,
@@ -31,6 +40,11 @@ pub enum EngineError {
     Corrupt(String),
     #[error("{0}")]
     Wal(String),
+    /// Work stopped because another worker of the same command failed; never the cause of a
+    /// failure, so a pool reports the error that made it cancel instead (see
+    /// [`crate::pipeline::pool`]).
+    #[error("{what} cancelled because another worker failed")]
+    Cancelled { what: &'static str },
 }
 
 impl EngineError {
@@ -40,6 +54,10 @@ impl EngineError {
             path: path.into(),
             source,
         }
+    }
+    /// Whether this error only says that the work was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, EngineError::Cancelled { .. })
     }
     pub(crate) fn piece(piece: impl Into<String>, source: FormatError) -> Self {
         EngineError::Piece {

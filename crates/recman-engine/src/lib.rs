@@ -15,6 +15,7 @@ mod incremental;
 pub mod io;
 mod pagecheck;
 mod pieces;
+mod pipeline;
 pub mod plan;
 mod progress;
 mod rebuild;

@@ -93,6 +93,25 @@ pub fn check_chunk(
     Ok(())
 }
 
+/// As [`check_chunk`] for pages read back from a piece (validation): nothing to re-read, so
+/// nothing in `buf` changes; a failing page newer than the backup's start is volatile.
+pub fn check_stored(rules: &PageRules, file_offset: u64, buf: &[u8], out: &mut PageVerdicts) {
+    let first = rules.relfile.first_block() as u64 + file_offset / BLCKSZ as u64;
+    for (i, page) in buf.chunks_exact(BLCKSZ).enumerate() {
+        let blkno = (first + i as u64) as u32;
+        let Err(fault) = recman_page::verify_page(page, blkno, rules.checksums) else {
+            continue;
+        };
+        if rules.skip.contains(&blkno) {
+            continue;
+        }
+        match rules.start_lsn {
+            Some(s) if recman_page::page_lsn(page) >= s => out.volatile.push(blkno),
+            _ => out.corrupt.push((blkno, fault)),
+        }
+    }
+}
+
 /// pread until the buffer is full or end of file; returns the bytes read.
 pub fn read_full_at(f: &File, buf: &mut [u8], mut at: u64) -> std::io::Result<usize> {
     let mut done = 0;

@@ -6,15 +6,14 @@
 //! Also here: the database incarnations (PostgreSQL timelines) read from archived history
 //! files, which LIST INCARNATION shows.
 
-use std::io::BufReader;
-
 use recman_catalog::Repository;
 use recman_catalog::{BackupRecord, BackupStatus, CorruptBlock, DbRecord, PieceRecord, WalRecord};
 use recman_format::manifest::{BackupManifest, EntryKind, MANIFEST_FORMAT};
-use recman_format::{PieceReader, Record};
 use recman_pg::Lsn;
 
 use crate::EngineError;
+use crate::crosscheck::{null_scan, reason};
+use crate::pipeline::{NullSink, OpenPiece};
 
 /// What a rebuild found and did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -212,8 +211,8 @@ fn add_wal(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result<(), 
         .open(rel)
         .map_err(|e| format!("cannot open: {e}"))?;
     let stored_size = f.len();
-    let mut r = PieceReader::open(BufReader::new(f)).map_err(|e| format!("damaged: {e}"))?;
-    let h = r.header().clone();
+    let piece = OpenPiece::open(rel, f).map_err(|e| format!("damaged: {}", reason(e)))?;
+    let h = piece.header().clone();
     let [file] = h.files.as_slice() else {
         return Err(format!(
             "holds {} files, an archived wal piece holds one",
@@ -229,14 +228,11 @@ fn add_wal(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result<(), 
         rep.wal_known += 1;
         return Ok(());
     }
-    let mut end = None;
-    while let Some(rec) = r.next().map_err(|e| format!("damaged: {e}"))? {
-        if let Record::FileEnd { size, crc32c, .. } = rec {
-            end = Some((size, crc32c));
-        }
-    }
-    r.finish().map_err(|e| format!("damaged: {e}"))?;
-    let (size, crc32c) = end.ok_or("holds no complete file")?;
+    let mut sink = NullSink::default();
+    piece
+        .scan(&null_scan(rel), &mut [], &mut sink)
+        .map_err(|e| format!("damaged: {}", reason(e)))?;
+    let (_, size, crc32c) = sink.ends.pop().ok_or("holds no complete file")?;
     // Objects stores keep no usable modification time; the piece records its creation.
     let archived_at = h.created_unix * 1_000_000;
     cat.add_wal(&WalRecord {

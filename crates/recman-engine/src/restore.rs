@@ -104,7 +104,12 @@ pub fn restore_database(
     let result = chain::restore_chain(ctx, &backups_chain, &layout, opts.channels.max(1), progress)
         .and_then(|(n, bytes, mut rows)| {
             let settings = recovery::write_recovery(ctx, manifest, &layout, opts)?;
-            crate::channel::record_piece_job(&ctx.repo, "RESTORE", &manifest.backup_id, &mut rows);
+            crate::pipeline::stats::record_piece_job(
+                &ctx.repo,
+                "RESTORE",
+                &manifest.backup_id,
+                &mut rows,
+            );
             Ok((n, bytes, settings))
         });
     match result {

@@ -3,11 +3,12 @@
 //! weekly copy to tape). Each copied object is checked against what the catalog recorded
 //! while it streams, and recorded as a copy, which restore falls back to.
 
-use std::io::{Read, Write};
+use std::io::Read;
 
 use recman_catalog::{BackupStatus, CopyRecord};
 use recman_format::FOOTER_LEN;
 
+use crate::pipeline::{ObjectWriter, OutputShape};
 use crate::util::{backup_dir, now_micros};
 use crate::{Context, EngineError, Progress};
 
@@ -124,7 +125,12 @@ fn copy_object(
         return Ok(false);
     }
     let mut src = crate::pieces::open(&ctx.repo, rel)?;
-    let mut out = target.create(rel)?;
+    let mut out = ObjectWriter::create(
+        target.as_ref(),
+        &target.describe(),
+        rel,
+        OutputShape::default(),
+    )?;
     let mut buf = vec![0u8; 1 << 20];
     let (mut n, mut crc, mut crc_body) = (0u64, 0u32, 0u32);
     let body_len = piece.map(|(size, _)| size.saturating_sub(FOOTER_LEN as u64));
@@ -141,8 +147,7 @@ fn copy_object(
             crc_body = crc32c::crc32c_append(crc_body, &chunk[..take]);
         }
         crc = crc32c::crc32c_append(crc, chunk);
-        out.write_all(chunk)
-            .map_err(|e| recman_media::MediaError::io(&target.describe(), rel, "write", e))?;
+        out.write(chunk)?;
         n += k as u64;
     }
     if let Some((size, want)) = piece

@@ -5,16 +5,14 @@
 //! newest backup and is itself a parent for later level 1s.
 
 use crate::incremental::chain;
+use crate::pipeline::{OutputShape, SetWriter};
 use crate::restore::load_manifest;
 use crate::util::{backup_dir, now_micros};
 use crate::{Context, EngineError, Progress};
-use recman_catalog::{BackupRecord, BackupStatus, PieceRecord};
-use recman_format::manifest::{BackupManifest, EntryKind, ManifestPiece, ManifestSet};
-use recman_format::{
-    ChunkLoc, Compression, PieceHeader, PieceWriter, SetFile, read_chunk_at, read_index,
-};
+use recman_catalog::{BackupRecord, BackupStatus};
+use recman_format::manifest::{BackupManifest, EntryKind, ManifestSet};
+use recman_format::{ChunkLoc, Compression, PieceHeader, SetFile, read_chunk_at, read_index};
 use std::collections::HashMap;
-use std::io::Write;
 
 const WINDOW: u64 = 1 << 20;
 const FILES_PER_SET: usize = 64;
@@ -134,6 +132,7 @@ fn write(
     );
     let mut handles: HashMap<String, Box<dyn recman_media::MediaReader>> = HashMap::new();
     let mut pieces = Vec::new();
+    let mut rows = Vec::new();
     for (set_k, group) in files.chunks(FILES_PER_SET).enumerate() {
         let set_no = set_k as u32 + 1;
         let rel = format!("{dir}/s{set_no:05}_p001.rmp");
@@ -154,8 +153,13 @@ fn write(
                 })
                 .collect(),
         };
-        let mut w = PieceWriter::new(ctx.repo.create_atomic(&rel)?, &header)
-            .map_err(|e| EngineError::piece(&rel, e))?;
+        let mut w = SetWriter::create(
+            ctx.repo.media().as_ref(),
+            ctx.repo.location(),
+            &rel,
+            &header,
+            OutputShape::default(),
+        )?;
         for (slot, &i) in group.iter().enumerate() {
             let (size, crc) = rebuild(
                 ctx,
@@ -165,43 +169,23 @@ fn write(
                 slot as u32,
                 &mut w,
                 &mut handles,
-                &rel,
                 progress,
             )?;
-            w.end_file(slot as u32, size, crc)
-                .map_err(|e| EngineError::piece(&rel, e))?;
+            w.end_file(slot as u32, size, crc)?;
             let e = &mut m.entries[i];
             e.crc32c = Some(crc);
             e.set_no = Some(set_no);
             e.incremental = false;
             e.sections = Vec::new();
         }
-        let (mut sink, summary) = w.finish().map_err(|e| EngineError::piece(&rel, e))?;
-        sink.flush()
-            .map_err(|e| crate::util::media_io(&ctx.repo, &rel, "write", e))?;
-        sink.commit()?;
+        let piece = w.finish()?;
+        rows.push(piece.output_row(1, set_no, 1));
         m.sets.push(ManifestSet {
             set_no,
             channel: 1,
-            pieces: vec![ManifestPiece {
-                piece_no: 1,
-                path: rel.clone(),
-                size: summary.size,
-                crc32c: summary.crc32c,
-                device: None,
-            }],
+            pieces: vec![piece.manifest(1)],
         });
-        pieces.push(PieceRecord {
-            backup_id: rec.id.clone(),
-            set_no,
-            piece_no: 1,
-            channel: 1,
-            path: rel,
-            size: summary.size,
-            crc32c: summary.crc32c,
-            file_count: group.len() as u32,
-            raw_bytes: summary.raw_bytes,
-        });
+        pieces.push(piece.record(&rec.id, set_no, 1, 1, group.len() as u32));
     }
     progress.finish();
     let mut mf = ctx.repo.create_atomic(&format!("{dir}/manifest.json"))?;
@@ -211,20 +195,20 @@ fn write(
     rec.written_bytes = pieces.iter().map(|p| p.size).sum();
     rec.status = BackupStatus::Available;
     ctx.repo.catalog().complete_backup(rec, &pieces, &[])?;
+    crate::pipeline::stats::record_job(&ctx.repo, &rec.id, "BACKUP", &rec.id, &mut rows);
     Ok(())
 }
 
 /// Writes the whole content of one file, merged from the chain; returns (size, crc).
 #[allow(clippy::too_many_arguments)]
-fn rebuild<W: Write>(
+fn rebuild(
     ctx: &Context,
     locs: &Locations,
     path: &str,
     size: u64,
     slot: u32,
-    w: &mut PieceWriter<W>,
+    w: &mut SetWriter,
     handles: &mut HashMap<String, Box<dyn recman_media::MediaReader>>,
-    rel: &str,
     progress: &dyn Progress,
 ) -> Result<(u64, u32), EngineError> {
     let empty = (0, Vec::new());
@@ -257,8 +241,7 @@ fn rebuild<W: Write>(
             }
         }
         crc = crc32c::crc32c_append(crc, &buf);
-        w.write_chunk(slot, start, &buf)
-            .map_err(|e| EngineError::piece(rel, e))?;
+        w.chunk(slot, start, &buf)?;
         progress.advance(len);
         start += len;
     }

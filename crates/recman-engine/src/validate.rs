@@ -1,14 +1,16 @@
 //! VALIDATE: reading without writing. `validate_database` checks every page of a data
-//! directory (RMAN's BACKUP VALIDATE); `validate_backup` (validate_backup.rs) reads every
+//! directory (RMAN's BACKUP VALIDATE: the backup channel, its output a null sink); `validate_backup` (validate_backup.rs) reads every
 //! piece of a backup as a restore would.
 
 use crate::backup::describe_corrupt;
-use crate::io::input::{Event, InputFile, InputMux};
-use crate::pagecheck::{PageRules, PageVerdicts, check_chunk};
+use crate::channel::{ChannelShared, Unit, run_channel};
+use crate::plan::PlannedSet;
 use crate::{Context, EngineError, Progress, scan_data_dir};
 use recman_catalog::{BackupStatus, CorruptBlock};
-use std::collections::HashMap;
+use recman_format::PieceHeader;
+use std::collections::VecDeque;
 use std::path::Path;
+use std::sync::Mutex;
 
 #[derive(Clone, Debug, Default)]
 pub struct CorruptReport {
@@ -83,111 +85,82 @@ pub fn validate_database(
         ..Default::default()
     };
     progress.start("validate", scan.total_bytes());
-    let (mut engine, notice) = crate::io::open_engine(io, 64).map_err(|e| {
-        EngineError::Invalid(format!(
-            "cannot start i/o mode {}: {e}; hint: choose another with --io",
-            io.mode
-        ))
-    })?;
-    if let Some(n) = notice {
+    // BACKUP VALIDATE: one backup channel over every file as one set, writing nothing.
+    let mux = maxopenfiles.max(1);
+    let set = PlannedSet {
+        set_no: 1,
+        channel: 1,
+        files: (0..scan.files.len()).collect(),
+        bytes: scan.total_bytes(),
+        mux: mux.min(scan.files.len().max(1) as u32),
+        sections: Vec::new(),
+    };
+    let sets = [set];
+    let queue = Mutex::new(Unit::all(&sets).into_iter().collect::<VecDeque<_>>());
+    let shared = ChannelShared {
+        repo: None,
+        output: None,
+        files: &scan.files,
+        pgdata,
+        relation_root: None,
+        header: PieceHeader {
+            backup_id: String::new(),
+            db_name: String::new(),
+            system_identifier: facts.system_identifier,
+            set_no: 0,
+            piece_no: 0,
+            compression: recman_format::Compression::None,
+            created_unix: 0,
+            files: Vec::new(),
+        },
+        backup_dir: String::new(),
+        checksums,
+        start_lsn: redo,
+        progress,
+        io,
+        increment: None,
+        queue: &queue,
+    };
+    let mut outcome = crate::pipeline::pool::each(1, "validate", |w| run_channel(&shared, w))?
+        .pop()
+        .expect("one channel");
+    if let Some(n) = outcome.notice.take() {
         progress.notice(&n);
     }
-    let mut throttle = crate::io::Throttle::new(io.rate);
-    let mux = maxopenfiles.max(1);
-    let plan = crate::io::BufferPlan::for_mux(mux, io);
-    let inputs = scan
-        .files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| InputFile {
-            slot: i as u32,
-            index: i,
-            path: f.abs(pgdata),
-            size_hint: f.size,
-            range: None,
-        })
-        .collect();
-    let started = crate::util::now_micros();
-    let mut verdicts: HashMap<usize, PageVerdicts> = HashMap::new();
-    let mut total = crate::io::IoCounters::default();
-    let mut input = InputMux::new(engine.as_mut(), plan, mux, inputs, &mut throttle)
-        .direct_reads(io.direct_reads);
-    while let Some(ev) = input
-        .next_event()
-        .map_err(|e| EngineError::Invalid(format!("validate {}: {e}", pgdata.display())))?
-    {
-        match ev {
-            Event::Chunk {
-                index,
-                offset,
-                data,
-                file,
-                ..
-            } => {
-                let f = &scan.files[index];
-                if let Some(rf) = &f.relfile {
-                    let rules = PageRules {
-                        relfile: rf,
-                        checksums,
-                        start_lsn: redo,
-                        skip: &[],
-                    };
-                    check_chunk(
-                        Some(file),
-                        &rules,
-                        offset,
-                        data,
-                        verdicts.entry(index).or_default(),
-                    )
-                    .map_err(|e| EngineError::io("re-read", f.abs(pgdata), e))?;
-                    report.pages += (data.len() / recman_page::BLCKSZ) as u64;
-                }
-                report.bytes += data.len() as u64;
-                progress.advance(data.len() as u64);
-            }
-            Event::End {
-                index, counters, ..
-            } => {
-                report.files += 1;
-                total.add(&counters);
-                let f = &scan.files[index];
-                let Some(rf) = &f.relfile else { continue };
-                report.relation_files += 1;
-                let v = verdicts.remove(&index).unwrap_or_default();
-                if v.corrupt.is_empty() {
-                    continue;
-                }
-                let relation = session
-                    .as_mut()
-                    .and_then(|s| s.relation_name(rf.db_oid, rf.tablespace_oid, rf.relfilenode));
-                for (block, fault) in v.corrupt {
-                    report.corrupt.blocks.push(CorruptBlock {
-                        backup_id: String::new(),
-                        path: f.rel.clone(),
-                        block,
-                        kind: fault.kind().to_string(),
-                        relation: relation.clone(),
-                        detail: fault.to_string(),
-                    });
-                }
-            }
-            Event::Vanished { .. } => {}
+    for fo in outcome.sets.iter().flat_map(|s| s.files.iter()) {
+        if fo.vanished {
+            continue;
+        }
+        report.files += 1;
+        report.bytes += fo.size;
+        report.pages += fo.pages;
+        let f = &scan.files[fo.index];
+        let Some(rf) = &f.relfile else { continue };
+        report.relation_files += 1;
+        if fo.verdicts.corrupt.is_empty() {
+            continue;
+        }
+        let relation = session
+            .as_mut()
+            .and_then(|s| s.relation_name(rf.db_oid, rf.tablespace_oid, rf.relfilenode));
+        for (block, fault) in &fo.verdicts.corrupt {
+            report.corrupt.blocks.push(CorruptBlock {
+                backup_id: String::new(),
+                path: f.rel.clone(),
+                block: *block,
+                kind: fault.kind().to_string(),
+                relation: relation.clone(),
+                detail: fault.to_string(),
+            });
         }
     }
-    drop(input);
-    let mut agg = crate::channel::stat_row(
-        "AGGREGATE",
-        1,
-        None,
-        &total,
-        started,
-        crate::util::now_micros(),
-        (plan.size as u64, plan.per_file as u64),
-    );
-    agg.io_mode = engine.mode().to_string();
-    agg.ring_submissions = engine.ring_submissions();
-    agg.job_type = "VALIDATE".into();
-    report.io = Some(agg);
+    let plan = crate::io::BufferPlan::for_mux(sets[0].mux, io);
+    report.io = outcome.stats.pop().map(|mut agg| {
+        agg.job_type = "VALIDATE".into();
+        agg.buffer_size = plan.size as u64;
+        agg.buffer_count = plan.per_file as u64;
+        agg
+    });
     progress.finish();
     Ok(report)
 }

@@ -33,6 +33,8 @@ pub struct PieceReader<R: Read> {
     sbuf: Vec<u8>,
     /// Raw data for `next_ref`.
     rbuf: Vec<u8>,
+    /// The file index the last chunk record claimed, listed in the header.
+    chunk_file: Option<u32>,
 }
 
 /// Reads exactly `buf.len()` bytes; EOF gives `Truncated` at the offset
@@ -134,6 +136,7 @@ impl<R: Read> PieceReader<R> {
             decoder: Decoder::new(),
             sbuf: Vec::new(),
             rbuf: Vec::new(),
+            chunk_file: None,
         })
     }
 
@@ -144,6 +147,13 @@ impl<R: Read> PieceReader<R> {
     /// Offset of the next byte to read.
     pub fn offset(&self) -> u64 {
         self.offset
+    }
+
+    /// The file index named by the last chunk record whose header was read (a header file),
+    /// even when that chunk then failed its check: lets a caller say which file a damaged
+    /// chunk belongs to. The index comes from the damaged record, so it is a claim, not a fact.
+    pub fn last_chunk_file(&self) -> Option<u32> {
+        self.chunk_file
     }
 
     /// The index, once `next` has returned `None`.
@@ -191,6 +201,7 @@ impl<R: Read> PieceReader<R> {
                     }
                     Some(_) => {}
                 }
+                self.chunk_file = Some(h.file_index);
                 let chunk_no = self.chunks;
                 let stored_len = h.stored_len as usize;
                 let raw_len = h.raw_len as usize;

@@ -897,3 +897,35 @@ fn reader_refuses_chunk_after_file_end_and_double_end() {
     r.next().unwrap();
     assert!(matches!(r.next(), Err(FormatError::BadRecord { .. })));
 }
+
+#[test]
+fn a_damaged_chunk_tells_which_file_it_claims() {
+    for c in ALL {
+        let (buf, index) = small_piece(c);
+        // The last chunk in piece order, and the file whose chunk it is.
+        let (file, loc) = index
+            .files
+            .iter()
+            .flat_map(|f| f.chunks.iter().map(move |l| (f.index, *l)))
+            .max_by_key(|(_, l)| l.chunk_no)
+            .unwrap();
+        let mut bad = buf.clone();
+        bad[(loc.piece_offset + 32 + 1) as usize] ^= 0x40;
+        let mut r = PieceReader::open(Cursor::new(&bad)).unwrap();
+        let err = loop {
+            match r.next() {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("{c}: the damage went unnoticed"),
+                Err(e) => break e,
+            }
+        };
+        assert!(
+            matches!(
+                err,
+                FormatError::ChunkChecksum { .. } | FormatError::Decompress { .. }
+            ),
+            "{c}: {err}"
+        );
+        assert_eq!(r.last_chunk_file(), Some(file), "{c}");
+    }
+}

@@ -4,18 +4,18 @@
 //! whole is skipped in older ones. Every chunk is verified before any byte of it is used.
 
 use super::files::{Layout, apply_metadata, make_entries};
-use super::outfile::OutFile;
+use super::outfile::{FileWriter, OutFile};
+use crate::io::IoCounters;
 use crate::pieces::Source;
+use crate::pipeline::{Failover, FileRef, ManifestFiles, Scan, Sink, Wording, scan_from};
 use crate::{EngineError, Progress};
 use recman_catalog::IoStatRow;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestEntry};
-use recman_format::{PieceReader, Record};
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::fs::OpenOptions;
-use std::io::BufReader;
 use std::os::unix::fs::OpenOptionsExt;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 const BS: usize = recman_page::BLCKSZ;
 
@@ -31,7 +31,7 @@ struct Written {
 /// One backup's pass over its pieces.
 struct Pass<'a> {
     /// This backup's own entries, to verify what its pieces say.
-    own: HashMap<&'a str, &'a ManifestEntry>,
+    own: ManifestFiles<'a>,
     /// The newest backup's files: only those exist after the restore.
     newest: &'a HashMap<&'a str, &'a ManifestEntry>,
     written: &'a Mutex<Written>,
@@ -73,7 +73,7 @@ pub fn restore_chain(
     let mut rows = Vec::new();
     for m in chain.iter().rev() {
         let pass = Pass {
-            own: files_of(m),
+            own: ManifestFiles::new(m),
             newest: &newest,
             written: &written,
             layout,
@@ -131,7 +131,7 @@ fn files_of(m: &BackupManifest) -> HashMap<&str, &ManifestEntry> {
         .collect()
 }
 
-/// Reads one backup's pieces over `channels` threads; returns the file parts it ended.
+/// Reads one backup's pieces over `channels` workers; returns the file parts it ended.
 fn restore_backup(
     sources: &HashMap<String, Vec<Source>>,
     m: &BackupManifest,
@@ -148,78 +148,56 @@ fn restore_backup(
         load[k] += p.size;
         lanes[k].push(p);
     }
-    let cancel = AtomicBool::new(false);
-    let results: Vec<Result<(u64, Vec<IoStatRow>), EngineError>> = std::thread::scope(|s| {
-        let hs: Vec<_> = lanes
-            .iter()
-            .enumerate()
-            .map(|(k, lane)| {
-                let cancel = &cancel;
-                s.spawn(move || {
-                    let mut stats = LaneStats {
-                        channel: k as u32 + 1,
-                        started: crate::util::now_micros(),
-                        ..Default::default()
-                    };
-                    let mut n = 0;
-                    for p in lane {
-                        if cancel.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        let from = sources.get(&p.path).map(Vec::as_slice).unwrap_or_default();
-                        match restore_piece_any(from, p, pass, &mut stats) {
-                            Ok(k) => n += k,
-                            Err(e) => {
-                                cancel.store(true, Ordering::Relaxed);
-                                return Err(e);
-                            }
-                        }
-                    }
-                    Ok((n, stats.finish()))
-                })
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(EngineError::Invalid("a restore channel panicked".into()))
-                })
-            })
-            .collect()
-    });
+    let results = crate::pipeline::pool::each(n, "restore", |w| {
+        let mut lane = Lane {
+            channel: w.no,
+            started: crate::util::now_micros(),
+            input: IoCounters::default(),
+            rows: Vec::new(),
+            out: FileWriter::new(),
+        };
+        let mut n = 0;
+        for p in &lanes[w.no as usize - 1] {
+            w.check()?;
+            let from = sources.get(&p.path).map(Vec::as_slice).unwrap_or_default();
+            n += restore_piece(from, p, pass, &mut lane)?;
+        }
+        Ok((n, lane.finish()?))
+    })?;
     let mut restored = 0;
     let mut rows = Vec::new();
-    for r in results {
-        let (n, r) = r?;
+    for (n, r) in results {
         restored += n;
         rows.extend(r);
     }
     Ok((restored, rows))
 }
 
-/// Statistics of one restore channel: pieces read (INPUT rows), files written (OUTPUT).
-#[derive(Default)]
-struct LaneStats {
+/// One restore channel: its writer, and the statistics of the pieces it read (INPUT rows)
+/// and the writes it made (its OUTPUT row).
+struct Lane {
     channel: u32,
     started: i64,
-    input: crate::io::IoCounters,
-    output: crate::io::IoCounters,
+    input: IoCounters,
     rows: Vec<IoStatRow>,
+    out: FileWriter,
 }
 
-impl LaneStats {
-    fn finish(mut self) -> Vec<IoStatRow> {
+impl Lane {
+    /// Waits for the channel's last write and sync; returns its statistics rows.
+    fn finish(mut self) -> Result<Vec<IoStatRow>, EngineError> {
+        let output = self.out.finish()?;
         let now = crate::util::now_micros();
-        let out = crate::channel::stat_row(
+        let out = crate::pipeline::stats::stat_row(
             "OUTPUT",
             self.channel,
             Some("restored files".into()),
-            &self.output,
+            &output,
             self.started,
             now,
-            (0, 0),
+            (1 << 20, 4),
         );
-        let agg = crate::channel::stat_row(
+        let agg = crate::pipeline::stats::stat_row(
             "AGGREGATE",
             self.channel,
             None,
@@ -230,7 +208,7 @@ impl LaneStats {
         );
         self.rows.push(out);
         self.rows.push(agg);
-        self.rows
+        Ok(self.rows)
     }
 }
 
@@ -272,152 +250,79 @@ fn to_write(pass: &Pass, name: &str, offset: u64, len: usize) -> Vec<(usize, usi
     out
 }
 
-/// Restores a piece from the first of its sources that is present and intact. A piece that
-/// fails part-way is read again whole from the next source: what it already wrote was
-/// verified chunk by chunk, so writing it again is harmless.
-fn restore_piece_any(
+/// Restores a piece from the first of its sources that is present and intact (the scanner
+/// reads it again whole from the next source after a failure); returns the file parts it
+/// ended.
+fn restore_piece(
     sources: &[Source],
     p: &recman_format::manifest::ManifestPiece,
     pass: &Pass,
-    stats: &mut LaneStats,
+    lane: &mut Lane,
 ) -> Result<u64, EngineError> {
-    let mut last = None;
-    for (i, s) in sources.iter().enumerate() {
-        match restore_piece(s, &p.path, p.size, p.crc32c, pass, stats) {
-            Ok(n) => return Ok(n),
-            Err(e) => {
-                if let Some(next) = sources.get(i + 1) {
-                    pass.progress.notice(&format!(
-                        "backup piece {} on {} cannot be used: {e}; restoring it from its copy on {}",
-                        p.path,
-                        s.describe(),
-                        next.describe()
-                    ));
-                }
-                last = Some(e);
-            }
-        }
-    }
-    Err(last.unwrap_or_else(|| {
-        EngineError::Invalid(format!(
-            "backup piece {} has no copy to restore from; hint: run `recman crosscheck` and restore from another backup",
-            p.path
-        ))
-    }))
+    let scan = Scan {
+        rel: &p.path,
+        piece: Some((p.size, p.crc32c)),
+        files: &pass.own,
+        wording: Wording::RESTORE,
+        channel: lane.channel,
+        set_no: None,
+    };
+    let mut sink = RestoreSink {
+        pass,
+        out: &mut lane.out,
+        open: HashMap::new(),
+    };
+    let done = scan_from(
+        sources,
+        &scan,
+        Failover::AnyError,
+        &mut [],
+        &mut sink,
+        pass.progress,
+    )?;
+    lane.input.add(&done.input);
+    lane.rows.push(done.row);
+    Ok(done.files)
 }
 
-fn restore_piece(
-    source: &Source,
-    rel: &str,
-    size: u64,
-    crc: u32,
-    pass: &Pass,
-    stats: &mut LaneStats,
-) -> Result<u64, EngineError> {
-    let opened = crate::util::now_micros();
-    let f = source.media.open(&source.name)?;
-    let (timed, counters) = crate::io::TimedReader::new(f);
-    let mut r = PieceReader::open(BufReader::with_capacity(1 << 20, timed))
-        .map_err(|e| EngineError::piece(rel, e))?;
-    let names: Vec<String> = r.header().files.iter().map(|f| f.path.clone()).collect();
-    let piece_no = r.header().piece_no;
-    let mut open: HashMap<u32, OutFile> = HashMap::new();
-    let mut bounce = None;
-    let mut done = 0;
-    while let Some(rec) = r.next().map_err(|e| EngineError::piece(rel, e))? {
-        match rec {
-            Record::Chunk {
-                file_index,
-                file_offset,
-                data,
-            } => {
-                let name = names.get(file_index as usize).cloned().unwrap_or_default();
-                let out = get_open(&mut open, file_index, &names, pass.layout, rel)?;
-                out.crc = crc32c::crc32c_append(out.crc, &data);
-                for (at, len) in to_write(pass, &name, file_offset, data.len()) {
-                    let t = std::time::Instant::now();
-                    out.write_at(&data[at..at + len], file_offset + at as u64, &mut bounce)?;
-                    stats.output.io_count += 1;
-                    stats.output.ready += 1;
-                    stats.output.bytes += len as u64;
-                    stats.output.io_time += t.elapsed();
-                }
-                pass.progress.advance(data.len() as u64);
-            }
-            Record::FileEnd {
-                file_index,
-                size: fsize,
-                crc32c: fcrc,
-            } => {
-                let name = names.get(file_index as usize).cloned().unwrap_or_default();
-                let out = get_open(&mut open, file_index, &names, pass.layout, rel)?;
-                let expected = pass.own.get(name.as_str()).copied();
-                // A file in sections is checked section by section.
-                let section =
-                    expected.and_then(|e| e.sections.iter().find(|s| s.piece_no == piece_no));
-                let ok = out.crc == fcrc
-                    && match section {
-                        Some(sec) => sec.crc32c == fcrc && sec.offset + sec.len == fsize,
-                        None => {
-                            expected.is_none_or(|e| e.crc32c == Some(fcrc) && e.size == Some(fsize))
-                        }
-                    };
-                if !ok {
-                    return Err(EngineError::Invalid(format!(
-                        "file {name} in backup piece {rel} does not match its recorded checksum; hint: the piece is damaged, restore from another backup with --from-tag"
-                    )));
-                }
-                out.sync()?;
-                open.remove(&file_index);
-                done += 1;
-            }
-        }
-    }
-    let summary = r.finish().map_err(|e| EngineError::piece(rel, e))?;
-    let c = counters.lock().expect("counters lock").clone();
-    let mut row = crate::channel::stat_row(
-        "INPUT",
-        stats.channel,
-        Some(rel.to_string()),
-        &c,
-        opened,
-        crate::util::now_micros(),
-        (1 << 20, 1),
-    );
-    row.piece_no = Some(piece_no);
-    stats.input.add(&c);
-    stats.rows.push(row);
-    if summary.size != size || summary.crc32c != crc {
-        return Err(EngineError::Invalid(format!(
-            "backup piece {rel} is not the piece the manifest recorded (size {} crc {:08x}, expected size {size} crc {crc:08x}); hint: restore from another backup with --from-tag",
-            summary.size, summary.crc32c
-        )));
-    }
-    if let Some((idx, _)) = open.iter().next() {
-        return Err(EngineError::Invalid(format!(
-            "file {} in backup piece {rel} has no end record; hint: the piece is truncated",
-            names.get(*idx as usize).cloned().unwrap_or_default()
-        )));
-    }
-    Ok(done)
+/// Writes a piece's chunks into the restored files, each block once across the chain.
+struct RestoreSink<'a, 'p> {
+    pass: &'a Pass<'p>,
+    out: &'a mut FileWriter,
+    /// The files of the piece being read, open until their end record.
+    open: HashMap<u32, Arc<OutFile>>,
 }
 
-fn get_open<'a>(
-    open: &'a mut HashMap<u32, OutFile>,
-    idx: u32,
-    names: &[String],
-    layout: &Layout,
-    rel: &str,
-) -> Result<&'a mut OutFile, EngineError> {
-    match open.entry(idx) {
-        std::collections::hash_map::Entry::Occupied(e) => Ok(e.into_mut()),
-        std::collections::hash_map::Entry::Vacant(v) => {
-            let name = names.get(idx as usize).ok_or_else(|| {
-                EngineError::Invalid(format!("backup piece {rel} refers to file #{idx}, which its header does not list; hint: the piece is damaged"))
-            })?;
-            // The restore directory was checked empty; files are opened by several pieces
-            // (sections) and several backups (a chain).
-            Ok(v.insert(OutFile::open(layout.real(name))?))
+impl Sink for RestoreSink<'_, '_> {
+    fn begin(&mut self, _: &recman_format::PieceHeader) -> Result<(), EngineError> {
+        self.open.clear();
+        Ok(())
+    }
+
+    fn chunk(&mut self, file: &FileRef, offset: u64, data: &[u8]) -> Result<(), EngineError> {
+        let parts = to_write(self.pass, file.name, offset, data.len());
+        if !parts.is_empty() {
+            let out = match self.open.entry(file.slot) {
+                Entry::Occupied(e) => e.into_mut(),
+                // The restore directory was checked empty; files are opened by several pieces
+                // (sections) and several backups (a chain).
+                Entry::Vacant(v) => {
+                    v.insert(Arc::new(OutFile::open(self.pass.layout.real(file.name))?))
+                }
+            };
+            for (at, len) in parts {
+                self.out
+                    .write(out, offset + at as u64, &data[at..at + len])?;
+            }
         }
+        self.pass.progress.advance(data.len() as u64);
+        Ok(())
+    }
+
+    fn file_end(&mut self, file: &FileRef, _: u64, _: u32) -> Result<(), EngineError> {
+        if let Some(out) = self.open.remove(&file.slot) {
+            self.out.sync(&out)?;
+        }
+        Ok(())
     }
 }
