@@ -13,7 +13,7 @@ use clap::{Args, Subcommand};
 pub use archivelog::{
     ArchivelogBackupArgs, backup_archivelog, plus_archivelog_after, plus_archivelog_before,
 };
-pub use settings::backup_defaults;
+pub use settings::{backup_defaults, resolve_backup};
 
 #[derive(Subcommand, Debug, Clone)]
 pub enum ConfigureWhat {

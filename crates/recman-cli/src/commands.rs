@@ -5,8 +5,7 @@ use crate::progress::Bar;
 use anyhow::{Result, anyhow, bail};
 use recman_catalog::Repository;
 use recman_command::Command;
-use recman_engine::{Context, RecoveryTarget};
-use std::path::{Path, PathBuf};
+use recman_engine::Context;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -37,30 +36,11 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         }
         Command::RegisterDatabase { name } => {
             let repo = open_repo(g)?;
-            let pgdata = g.pgdata.clone();
-            let target = recman_pg::resolve_conninfo(g.target.as_deref())?;
-            let mut session = recman_pg::Session::connect(&target)?;
-            if let Some(p) = &pgdata {
-                let facts = recman_pg::read_data_dir_facts(p)?;
-                if facts.system_identifier != session.system_identifier {
-                    bail!(
-                        "data directory {} (system identifier {}) does not belong to the server at {} (system identifier {}); hint: point --pgdata and --target at the same cluster",
-                        p.display(),
-                        facts.system_identifier,
-                        session.target(),
-                        session.system_identifier
-                    );
-                }
-            }
-            let dir = pgdata
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|| session.data_directory.clone());
-            let _ = session.simple_query("select 1")?;
-            let db = repo.catalog().register_database(
+            let db = recman_engine::register_database(
+                &repo,
                 &name,
-                session.system_identifier,
-                session.version_num,
-                &dir,
+                g.pgdata.as_deref(),
+                g.target.as_deref(),
             )?;
             say(&format!(
                 "registered database {} (system identifier {}, PostgreSQL {}, data directory {}) in repository {}",
@@ -87,52 +67,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                     &bar,
                 )?;
             }
-            // flag > config file > catalog > built-in default
-            let d = crate::catalog_cmds::backup_defaults(
-                g,
-                a.channels,
-                a.filesperset,
-                a.maxopenfiles,
-                a.compress.as_deref(),
-            )?;
-            let choice = crate::device_cmds::backup_device(
-                &ctx.repo,
-                a.device_type.as_deref(),
-                a.channels,
-                d.channels,
-                a.io.blksize.as_deref(),
-            )?;
-            let (device, channels) = (choice.device, choice.channels);
-            let mut io = crate::io_args::settings(&a.io)?;
-            if let Some(b) = &choice.blksize {
-                // RMAN's PARMS 'BLKSIZE=n': each write to the device is one block of n bytes.
-                io.blksize = b.parse()?;
-            }
-            let opts = recman_engine::BackupOptions {
-                standby: a.standby.clone(),
-                optimization: d.optimization && !a.force,
-                device,
-                channels,
-                filesperset: d.filesperset,
-                maxopenfiles: d.maxopenfiles,
-                compression: d.compression,
-                tag: a.tag.clone(),
-                maxcorrupt: a.maxcorrupt,
-                archive_timeout: Duration::from_secs(a.archive_timeout),
-                io,
-                section_size: a
-                    .section_size
-                    .as_deref()
-                    .map(|v| {
-                        recman_engine::io::parse_size(v).map_err(|e| anyhow!("--section-size: {e}"))
-                    })
-                    .transpose()?
-                    .or(d.section_size),
-                incremental_level: a.incremental_level,
-                cumulative: a.cumulative,
-                as_copy: a.as_copy,
-                for_recover_of_copy: a.for_recover_of_copy,
-            };
+            let opts = a.options(&crate::catalog_cmds::resolve_backup(g, &ctx.repo, &a)?)?;
             let r = recman_engine::backup_database(&ctx, &opts, &bar)?;
             for c in &r.corrupt {
                 eprintln!(
@@ -174,7 +109,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             let opts = recman_engine::SyntheticOptions {
                 from,
                 tag,
-                compression: compress.parse().map_err(|e| anyhow!("--compress: {e}"))?,
+                compression: recman_command::options::compression(&compress)?,
             };
             let b = recman_engine::synthetic_full(&ctx, &opts, &bar)?;
             say(&format!(
@@ -198,13 +133,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         }
         Command::RecoverCopy { tag, until_time } => {
             let ctx = context(g)?;
-            let until = match &until_time {
-                Some(t) => match RecoveryTarget::parse_time(t)? {
-                    RecoveryTarget::Time { micros, .. } => Some(micros),
-                    _ => None,
-                },
-                None => None,
-            };
+            let until = recman_command::options::until_micros(until_time.as_deref())?;
             let applied = recman_engine::copy::recover_copy(&ctx, &tag, until, &bar)?;
             if applied.is_empty() {
                 say(&format!(
@@ -222,34 +151,11 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         }
         Command::RestoreDatabase(a) => {
             let ctx = context(g)?;
-            let target = if let Some(t) = &a.until_time {
-                RecoveryTarget::parse_time(t)?
-            } else if let Some(l) = &a.until_lsn {
-                RecoveryTarget::parse_lsn(l)?
-            } else if let Some(x) = &a.until_xid {
-                RecoveryTarget::parse_xid(x)?
-            } else {
-                RecoveryTarget::Latest
-            };
-            let mut map = Vec::new();
-            for m in &a.tablespace_map {
-                let (old, new) = m.split_once('=').ok_or_else(|| anyhow!("--tablespace-map {m:?} is not OLD=NEW; hint: e.g. --tablespace-map /data/ts1=/restore/ts1"))?;
-                map.push((old.to_string(), PathBuf::from(new)));
-            }
-            let to = absolute(&a.to)?;
-            let opts = recman_engine::RestoreOptions {
-                to,
-                target,
-                from_tag: a.from_tag,
-                channels: a.channels,
-                tablespace_map: map,
-                timeline: a.timeline,
-                preserve_archive_mode: a.archive_mode == "preserve",
-                from_copy: a.from_copy,
-                switch_to_copy: a.switch_to_copy,
-                recman_exe: std::env::current_exe()?,
-                restore_command_args: crate::device_cmds::passed_on_args(g, &ctx.repo)?,
-            };
+            let opts = a.options(
+                &std::env::current_dir()?,
+                std::env::current_exe()?,
+                crate::device_cmds::passed_on_args(g, &ctx.repo)?,
+            )?;
             let r = recman_engine::restore_database(&ctx, &opts, &bar)?;
             say(&format!(
                 "restored backup {} (tag {}) to {}: {} files, {} in {:.1}s",
@@ -280,7 +186,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             let r = recman_engine::validate_database(
                 &pgdata,
                 conninfo.as_deref(),
-                &crate::io_args::settings(&io)?,
+                &io.settings(None)?,
                 maxopenfiles,
                 &bar,
             )?;
@@ -317,9 +223,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         }
         Command::ValidateBackup { which, channels } => {
             let ctx = context(g)?;
-            let channels = channels.unwrap_or_else(|| {
-                std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
-            });
+            let channels = recman_command::options::validate_channels(channels);
             let r = recman_engine::validate_backup(&ctx, which.as_deref(), channels, &bar)?;
             say(&format!(
                 "validated backup {} (tag {}): {} pieces, {} files, {} pages, {}, {} wal segments",
@@ -358,190 +262,11 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Crosscheck(what) => crate::catalog_cmds::crosscheck(g, what)?,
         Command::Catalog(what) => crate::catalog_cmds::catalog(g, what)?,
         Command::Run { file, text } => return crate::script::run(g, file, text),
-        Command::ArchivePush(recman_command::ArchivePush {
-            path,
-            compress,
-            batch,
-            parallel,
-        }) => {
-            let repo = open_repo(g)?;
-            let pgdata = g.pgdata.clone().or_else(|| std::env::current_dir().ok());
-            let db = recman_engine::resolve_database(&repo, g.db.as_deref(), pgdata.as_deref())?;
-            let mut opts = recman_engine::PushOptions::new(
-                compress.parse().map_err(|e| anyhow!("--compress: {e}"))?,
-            );
-            opts.batch = batch as usize;
-            if let Some(p) = parallel {
-                opts.parallel = p as usize;
-            }
-            let r = recman_engine::archive_push_batch(&repo, &db, &path, &opts)?;
-            for (name, e) in &r.failed {
-                eprintln!(
-                    "recman: warning: could not archive {name} along with {}: {e}; PostgreSQL's own archive-push call for it will try again",
-                    path.display()
-                );
-            }
-            if g.verbose {
-                for o in std::iter::once(&r.outcome).chain(&r.extra) {
-                    match o {
-                        recman_engine::ArchivePushOutcome::Archived { name, stored_size } => {
-                            println!(
-                                "archived wal file {name} into repository {} ({} stored)",
-                                repo.location(),
-                                crate::list::size(*stored_size)
-                            )
-                        }
-                        recman_engine::ArchivePushOutcome::AlreadyArchived { name } => println!(
-                            "wal file {name} is already archived in repository {} with the same content",
-                            repo.location()
-                        ),
-                    }
-                }
-            }
-        }
-        Command::ArchiveGet(recman_command::ArchiveGet {
-            name,
-            dest,
-            prefetch,
-            spool,
-        }) => return archive_get(g, &name, &dest, prefetch as usize, spool),
-        Command::ArchivePrefetch(recman_command::ArchivePrefetch {
-            spool,
-            after,
-            count,
-            parallel,
-            spawned_at,
-        }) => {
-            let started = spawned_at
-                .map(|n| std::time::UNIX_EPOCH + Duration::from_nanos(n))
-                .unwrap_or_else(std::time::SystemTime::now);
-            let spool = recman_engine::Spool::new(spool);
-            // archive-get's probe of the lock may hold it for an instant: try a few times.
-            let mut lock = None;
-            for _ in 0..5 {
-                lock = spool.try_lock()?;
-                if lock.is_some() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            let Some(lock) = lock else {
-                return Ok(ExitCode::SUCCESS); // another prefetcher is at work
-            };
-            let repo = open_repo(g)?;
-            let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
-            let parallel = parallel.unwrap_or_else(recman_engine::default_prefetch_parallel);
-            let r = recman_engine::prefetch_into_spool(
-                &repo, &db, &lock, &after, count, parallel, started,
-            )?;
-            for (name, e) in &r.failed {
-                eprintln!(
-                    "recman: prefetch of wal segment {name} into {} failed: {e}; archive-get fetches it from the repository when PostgreSQL asks for it",
-                    spool.dir().display()
-                );
-            }
-        }
+        Command::ArchivePush(p) => crate::archive_cmds::push(g, p)?,
+        Command::ArchiveGet(a) => return crate::archive_cmds::get(g, a),
+        Command::ArchivePrefetch(p) => return crate::archive_cmds::prefetch(g, p),
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// archive-get: from the read-ahead spool when the prefetcher put %f there, else from the
-/// repository; then makes sure one background prefetcher is fetching the segments after %f.
-fn archive_get(
-    g: &Global,
-    name: &str,
-    dest: &Path,
-    prefetch: usize,
-    spool: Option<PathBuf>,
-) -> Result<ExitCode> {
-    use recman_engine::{Spool, Take};
-    let spool = match (prefetch, spool) {
-        (0, _) => None,
-        (_, Some(dir)) => Some(Spool::new(absolute(&dir)?)),
-        (_, None) => Some(Spool::default_for(dest)?),
-    };
-    // Read-ahead is a help, never a reason to fail: its errors are warnings.
-    let warn = |e: &dyn std::fmt::Display| eprintln!("recman: warning: wal read-ahead: {e}");
-    let segment = recman_engine::is_segment_name(name);
-    if let Some(sp) = &spool {
-        if segment {
-            if let Err(e) = sp.prune_before(name) {
-                warn(&e);
-            }
-            match sp.take(name, dest) {
-                Ok(Take::Served(_)) => {
-                    start_prefetcher(g, sp, name, prefetch);
-                    return Ok(ExitCode::SUCCESS);
-                }
-                Ok(Take::Missing) => {}
-                Ok(Take::Rejected(why)) => warn(&format!(
-                    "{why}; removed it, fetching {name} from the repository"
-                )),
-                Err(e) => warn(&e),
-            }
-            start_prefetcher(g, sp, name, prefetch);
-        } else if name.ends_with(".history") {
-            // The start or the end of recovery: nothing in the spool is needed any more.
-            if let Err(e) = sp.clear() {
-                warn(&e);
-            }
-        }
-    }
-    let repo = open_repo(g)?;
-    let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
-    match recman_engine::archive_get(&repo, &db, name, dest)? {
-        recman_engine::ArchiveGetOutcome::Restored { .. } => Ok(ExitCode::SUCCESS),
-        recman_engine::ArchiveGetOutcome::NotFound { name } => {
-            eprintln!("recman: {name} is not in repository {}", repo.location());
-            Ok(ExitCode::FAILURE)
-        }
-    }
-}
-
-/// Starts `recman archive-prefetch` in the background for the `count` segments after
-/// `segment`, unless one is running or enough of them are in the spool already. It gets this
-/// call's repository, catalog and database settings.
-fn start_prefetcher(g: &Global, spool: &recman_engine::Spool, segment: &str, count: usize) {
-    let start = || -> Result<()> {
-        if !spool.wants_prefetcher(segment, count)? {
-            return Ok(());
-        }
-        let mut cmd = std::process::Command::new(std::env::current_exe()?);
-        let mut flag = |f: &str, v: &std::ffi::OsStr| {
-            cmd.arg(f).arg(v);
-        };
-        if let Some(r) = &g.repo {
-            flag("--repo", r.as_os_str());
-        }
-        if let Some(c) = &g.repo_cache {
-            flag("--repo-cache", c.as_os_str());
-        }
-        if let Some(c) = &g.config {
-            flag("--config", c.as_os_str());
-        }
-        if let Some(p) = &g.pgdata {
-            flag("--pgdata", p.as_os_str());
-        }
-        if let Some(d) = &g.db {
-            flag("--db", d.as_ref());
-        }
-        // A shared catalog's URL may hold a password: the environment, not the command line.
-        if let Some(url) = &g.catalog {
-            cmd.env("RECMAN_CATALOG", url);
-        }
-        cmd.arg("--quiet")
-            .arg("archive-prefetch")
-            .arg("--spool")
-            .arg(spool.dir())
-            .args(["--after", segment, "--count", &count.to_string()])
-            .arg("--spawned-at")
-            .arg(recman_engine::unix_nanos(std::time::SystemTime::now()).to_string());
-        spool.start_prefetcher(cmd)?;
-        Ok(())
-    };
-    if let Err(e) = start() {
-        eprintln!("recman: warning: wal read-ahead: cannot start the prefetcher: {e}");
-    }
 }
 
 /// Lists each corrupt block on stderr, then fails naming where they were found.
@@ -553,14 +278,6 @@ fn report_corrupt(c: &recman_engine::CorruptReport, where_: &str) -> Result<()> 
         eprintln!("recman: corrupt block: {l}");
     }
     bail!("{} corrupt block(s) found in {where_}", c.blocks.len())
-}
-
-fn absolute(p: &Path) -> Result<PathBuf> {
-    Ok(if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir()?.join(p)
-    })
 }
 
 pub(crate) fn open_repo(g: &Global) -> Result<Repository> {

@@ -1,8 +1,7 @@
-//! Options of the I/O engine, shared by every command that moves data.
+//! Options of the I/O engine, shared by every command that moves data: their clap form;
+//! `recman_command::IoOptions::settings` turns them into the engine's.
 
-use anyhow::{Result, anyhow};
 use clap::Args;
-use recman_engine::io::{IoMode, IoSettings, parse_size};
 
 #[derive(Args, Debug, Clone)]
 pub struct IoArgs {
@@ -34,25 +33,4 @@ pub struct IoArgs {
     /// cached pages). Faster only when the files are already in memory.
     #[arg(long)]
     pub buffered_reads: bool,
-}
-
-/// The I/O engine's settings for a command's I/O options.
-pub fn settings(o: &recman_command::IoOptions) -> Result<IoSettings> {
-    let size = |what: &str, v: &str| parse_size(v).map_err(|e| anyhow!("{what}: {e}"));
-    let s = IoSettings {
-        mode: o.io_mode.parse::<IoMode>()?,
-        slaves: o.io_slaves,
-        input_buffers: o.input_buffers,
-        input_buffer_size: o
-            .input_buffer_size
-            .as_deref()
-            .map(|v| size("--input-buffer-size", v).map(|n| n as usize))
-            .transpose()?,
-        output_buffers: o.output_buffers,
-        blksize: size("--blksize", o.blksize.as_deref().unwrap_or("1M"))? as usize,
-        rate: o.rate.as_deref().map(|v| size("--rate", v)).transpose()?,
-        direct_reads: !o.buffered_reads,
-    };
-    s.validate()?;
-    Ok(s)
 }

@@ -1,5 +1,6 @@
 //! recman: a recovery manager for PostgreSQL.
 
+mod archive_cmds;
 mod catalog_cmds;
 mod cli;
 mod commands;

@@ -11,6 +11,7 @@
 mod catalog;
 mod check;
 mod command;
+pub mod options;
 pub mod precedence;
 
 pub use catalog::*;

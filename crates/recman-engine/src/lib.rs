@@ -19,6 +19,7 @@ mod pipeline;
 pub mod plan;
 mod progress;
 mod rebuild;
+mod register;
 mod restore;
 pub mod retention;
 mod scan;
@@ -41,6 +42,7 @@ pub use crosscheck::{BackupCheck, ObjectCheck, crosscheck_backups, crosscheck_wa
 pub use error::EngineError;
 pub use progress::{NoProgress, Progress};
 pub use rebuild::{Incarnation, RebuildReport, incarnations, rebuild_catalog};
+pub use register::register_database;
 pub use restore::{RecoveryTarget, RestoreOptions, RestoreReport, restore_database};
 pub use retention::{DeleteReport, Obsolete, RetentionPolicy};
 pub use scan::{Scan, ScannedFile, scan_data_dir};

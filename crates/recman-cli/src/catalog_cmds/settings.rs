@@ -243,3 +243,34 @@ pub fn backup_defaults(
         optimization: setting(&all, "backup-optimization") == "on",
     })
 }
+
+/// The settings of a `backup database` resolved by precedence (flag > config file > catalog
+/// > default), with its device, channels and BLKSIZE.
+pub fn resolve_backup(
+    g: &Global,
+    repo: &recman_catalog::Repository,
+    a: &recman_command::BackupDatabase,
+) -> Result<recman_command::options::ResolvedBackup> {
+    let d = backup_defaults(
+        g,
+        a.channels,
+        a.filesperset,
+        a.maxopenfiles,
+        a.compress.as_deref(),
+    )?;
+    let device = crate::device_cmds::backup_device(
+        repo,
+        a.device_type.as_deref(),
+        a.channels,
+        d.channels,
+        a.io.blksize.as_deref(),
+    )?;
+    Ok(recman_command::options::ResolvedBackup {
+        filesperset: d.filesperset,
+        maxopenfiles: d.maxopenfiles,
+        compression: d.compression,
+        section_size: d.section_size,
+        optimization: d.optimization,
+        device,
+    })
+}
