@@ -10,9 +10,7 @@ use crate::cli::Global;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
-pub use archivelog::{
-    ArchivelogBackupArgs, backup_archivelog, plus_archivelog_after, plus_archivelog_before,
-};
+pub use archivelog::{ArchivelogBackupArgs, say_archivelog};
 pub use settings::{backup_defaults, resolve_backup};
 
 #[derive(Subcommand, Debug, Clone)]

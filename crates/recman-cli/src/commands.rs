@@ -1,13 +1,13 @@
-//! Runs one parsed command against the engine and prints its outcome.
+//! Dispatches one command: to the shared executor (`recman_command::execute`), whose
+//! outcomes `front.rs` prints, or to the CLI's own listing, catalog and WAL commands.
 
 use crate::cli::{Cli, Global};
 use crate::progress::Bar;
 use anyhow::{Result, anyhow, bail};
 use recman_catalog::Repository;
-use recman_command::Command;
+use recman_command::{Command, Executed};
 use recman_engine::Context;
 use std::process::ExitCode;
-use std::time::Duration;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let g = crate::config::merge(cli.global)?;
@@ -26,6 +26,12 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             println!("{s}");
         }
     };
+    let env = crate::front::CliEnv { g, bar: &bar };
+    let mut printer = crate::front::CliPrinter { g };
+    let command = match recman_command::execute(command, &env, &mut printer)? {
+        Executed::Done => return Ok(ExitCode::SUCCESS),
+        Executed::FrontEnd(c) => c,
+    };
     match command {
         Command::CreateCatalog => {
             let r = crate::device_cmds::create_repo(g)?;
@@ -33,147 +39,6 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 "created repository and catalog at {}",
                 r.location()
             ));
-        }
-        Command::RegisterDatabase { name } => {
-            let repo = open_repo(g)?;
-            let db = recman_engine::register_database(
-                &repo,
-                &name,
-                g.pgdata.as_deref(),
-                g.target.as_deref(),
-            )?;
-            say(&format!(
-                "registered database {} (system identifier {}, PostgreSQL {}, data directory {}) in repository {}",
-                db.name,
-                db.system_identifier,
-                db.pg_version,
-                db.pgdata,
-                repo.location()
-            ));
-        }
-        Command::BackupDatabase(a) => {
-            let ctx = context(g)?;
-            let plus = a
-                .plus_archivelog
-                .then(|| (a.compress.clone(), a.tag.clone()));
-            if let Some((c, t)) = &plus {
-                let wait = Duration::from_secs(a.archive_timeout);
-                crate::catalog_cmds::plus_archivelog_before(
-                    g,
-                    &ctx,
-                    c.as_deref(),
-                    t.clone(),
-                    wait,
-                    &bar,
-                )?;
-            }
-            let opts = a.options(&crate::catalog_cmds::resolve_backup(g, &ctx.repo, &a)?)?;
-            let r = recman_engine::backup_database(&ctx, &opts, &bar)?;
-            for c in &r.corrupt {
-                eprintln!(
-                    "recman: warning: corrupt block accepted (--maxcorrupt {}): file {} block {}{}: {}",
-                    opts.maxcorrupt,
-                    c.path,
-                    c.block,
-                    c.relation
-                        .as_ref()
-                        .map(|r| format!(" (relation {r})"))
-                        .unwrap_or_default(),
-                    c.detail
-                );
-            }
-            let b = &r.record;
-            say(&format!(
-                "backup {} tag {} completed: {} files, {} sets, {} read, {} written, {:.1}s, total {:.1} MB/s, sustained {:.1} MB/s, status {}",
-                b.id,
-                b.tag,
-                b.file_count,
-                r.sets,
-                crate::list::size(b.db_bytes),
-                crate::list::size(b.written_bytes),
-                r.elapsed.as_secs_f64(),
-                r.total_rate / 1e6,
-                r.sustained_rate / 1e6,
-                b.status.as_str()
-            ));
-            if let Some((c, t)) = plus {
-                crate::catalog_cmds::plus_archivelog_after(g, &ctx, c.as_deref(), t, &bar)?;
-            }
-        }
-        Command::SyntheticFull {
-            from,
-            tag,
-            compress,
-        } => {
-            let ctx = context(g)?;
-            let opts = recman_engine::SyntheticOptions {
-                from,
-                tag,
-                compression: recman_command::options::compression(&compress)?,
-            };
-            let b = recman_engine::synthetic_full(&ctx, &opts, &bar)?;
-            say(&format!(
-                "synthetic full backup {} tag {} completed: {} written, stands for {} (lsn {})",
-                b.id,
-                b.tag,
-                crate::list::size(b.written_bytes),
-                b.stop_time
-                    .and_then(chrono::DateTime::from_timestamp_micros)
-                    .map(|t| t.to_rfc3339())
-                    .unwrap_or_default(),
-                recman_pg::Lsn(b.stop_lsn.unwrap_or(0))
-            ));
-        }
-        Command::BackupArchivelog(a) => crate::catalog_cmds::backup_archivelog(g, a, &bar)?,
-        Command::BackupBackupset { which, device_type } => {
-            crate::device_cmds::second_tier(g, Some(&which), &device_type, &bar)?
-        }
-        Command::BackupRecoveryArea { device_type } => {
-            crate::device_cmds::second_tier(g, None, &device_type, &bar)?
-        }
-        Command::RecoverCopy { tag, until_time } => {
-            let ctx = context(g)?;
-            let until = recman_command::options::until_micros(until_time.as_deref())?;
-            let applied = recman_engine::copy::recover_copy(&ctx, &tag, until, &bar)?;
-            if applied.is_empty() {
-                say(&format!(
-                    "image copy {} is up to date: no level 1 to apply",
-                    tag.to_uppercase()
-                ));
-            } else {
-                say(&format!(
-                    "image copy {} rolled forward with {} level 1 backup(s): {}",
-                    tag.to_uppercase(),
-                    applied.len(),
-                    applied.join(", ")
-                ));
-            }
-        }
-        Command::RestoreDatabase(a) => {
-            let ctx = context(g)?;
-            let opts = a.options(
-                &std::env::current_dir()?,
-                std::env::current_exe()?,
-                crate::device_cmds::passed_on_args(g, &ctx.repo)?,
-            )?;
-            let r = recman_engine::restore_database(&ctx, &opts, &bar)?;
-            say(&format!(
-                "restored backup {} (tag {}) to {}: {} files, {} in {:.1}s",
-                r.backup_id,
-                r.tag,
-                r.to.display(),
-                r.files,
-                crate::list::size(r.bytes),
-                r.elapsed.as_secs_f64()
-            ));
-            say(&format!(
-                "recovery target: {}; settings written to postgresql.auto.conf:",
-                opts.target
-            ));
-            for s in &r.recovery_settings {
-                say(&format!("  {s}"));
-            }
-            say("start PostgreSQL on it to recover and open it (pg_ctl -D DIR start)");
         }
         Command::ValidateDatabase { maxopenfiles, io } => {
             let pgdata = g.pgdata.clone().ok_or_else(|| {
@@ -221,29 +86,6 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             )?;
             say("no corrupt blocks found");
         }
-        Command::ValidateBackup { which, channels } => {
-            let ctx = context(g)?;
-            let channels = recman_command::options::validate_channels(channels);
-            let r = recman_engine::validate_backup(&ctx, which.as_deref(), channels, &bar)?;
-            say(&format!(
-                "validated backup {} (tag {}): {} pieces, {} files, {} pages, {}, {} wal segments",
-                r.backup_id,
-                r.tag,
-                r.pieces,
-                r.files,
-                r.pages,
-                crate::list::size(r.bytes),
-                r.wal_segments
-            ));
-            report_corrupt(
-                &r.corrupt,
-                &format!(
-                    "backup {}; hint: take a new backup and keep this one out of restores",
-                    r.backup_id
-                ),
-            )?;
-            say("backup is intact");
-        }
         Command::ListBackup {
             json,
             summary,
@@ -265,6 +107,22 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::ArchivePush(p) => crate::archive_cmds::push(g, p)?,
         Command::ArchiveGet(a) => return crate::archive_cmds::get(g, a),
         Command::ArchivePrefetch(p) => return crate::archive_cmds::prefetch(g, p),
+        Command::BackupBackupset { which, device_type } => {
+            crate::device_cmds::second_tier(g, Some(&which), &device_type, &bar)?
+        }
+        Command::BackupRecoveryArea { device_type } => {
+            crate::device_cmds::second_tier(g, None, &device_type, &bar)?
+        }
+        c @ (Command::RegisterDatabase { .. }
+        | Command::BackupDatabase(_)
+        | Command::BackupArchivelog(_)
+        | Command::SyntheticFull { .. }
+        | Command::RestoreDatabase(_)
+        | Command::ValidateBackup { .. }
+        | Command::RecoverCopy { .. }) => bail!(
+            "internal: recman {} is run by the shared executor, not by the CLI",
+            c.path().join(" ")
+        ),
     }
     Ok(ExitCode::SUCCESS)
 }

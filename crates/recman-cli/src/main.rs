@@ -7,6 +7,7 @@ mod commands;
 mod config;
 mod convert;
 mod device_cmds;
+mod front;
 mod input;
 mod io_args;
 mod list;

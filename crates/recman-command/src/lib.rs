@@ -11,9 +11,11 @@
 mod catalog;
 mod check;
 mod command;
+pub mod execute;
 pub mod options;
 pub mod precedence;
 
 pub use catalog::*;
 pub use check::{CheckError, Range, check_count, check_name, check_size, human, ranges};
 pub use command::*;
+pub use execute::{Env, EnvError, ExecError, Executed, Outcome, Printer, execute};

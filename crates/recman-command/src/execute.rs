@@ -1,0 +1,243 @@
+//! The interpreter both front ends share: [`execute`] runs a [`Command`] against the engine
+//! and hands each result to the front end's [`Printer`] as a typed [`Outcome`], in the order
+//! the work happens (PLUS ARCHIVELOG reports its archived-log backups around the database
+//! backup). What only a front end knows — the configuration file, the catalog's settings as
+//! precedence layers, the progress display, the executable that restore_command calls —
+//! comes through [`Env`].
+//!
+//! Commands whose work is mostly printing a listing (LIST, REPORT, SHOW, CONFIGURE, DELETE,
+//! CROSSCHECK, CATALOG) and the WAL commands PostgreSQL calls are still run by the CLI:
+//! `execute` returns [`Executed::FrontEnd`] for them.
+
+use crate::command::*;
+use crate::options::{self, OptionError, ResolvedBackup};
+use recman_catalog::{BackupRecord, DbRecord, Repository};
+use recman_engine::{
+    ArchivelogOptions, ArchivelogReport, BackupReport, Context, EngineError, Progress,
+    RestoreReport, ValidateBackupReport,
+};
+use recman_format::Compression;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// An error of the front end's environment (reading the config file, opening the catalog).
+pub type EnvError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why a command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error(transparent)]
+    Engine(Box<EngineError>),
+    #[error(transparent)]
+    Options(#[from] OptionError),
+    #[error(transparent)]
+    Env(EnvError),
+    /// A validation found damage; the printer has listed each block.
+    #[error("{count} corrupt block(s) found in {place}; hint: {hint}")]
+    Corrupt {
+        count: usize,
+        place: String,
+        hint: &'static str,
+    },
+}
+
+impl From<EngineError> for ExecError {
+    fn from(e: EngineError) -> Self {
+        ExecError::Engine(Box::new(e))
+    }
+}
+
+/// What the front end provides.
+pub trait Env {
+    /// The repository, with the registered database the command is for.
+    fn context(&self) -> Result<Context, EnvError>;
+    fn repository(&self) -> Result<Repository, EnvError>;
+    /// --pgdata and --target (or their environment and config-file values).
+    fn pgdata(&self) -> Option<PathBuf>;
+    fn target(&self) -> Option<String>;
+    /// A backup's settings by precedence (flag > environment > config file > catalog >
+    /// default), with its device, channels and BLKSIZE (see [`crate::precedence`]).
+    fn resolve_backup(
+        &self,
+        repo: &Repository,
+        b: &BackupDatabase,
+    ) -> Result<ResolvedBackup, EnvError>;
+    /// Compression and FILESPERSET of an archived-log backup, by the same precedence.
+    fn resolve_archivelog(
+        &self,
+        compress: Option<&str>,
+        filesperset: Option<u32>,
+    ) -> Result<(Compression, u32), EnvError>;
+    /// The directory a relative path is taken from, the recman executable restore_command
+    /// calls and the global options it passes on.
+    fn restore_invocation(
+        &self,
+        repo: &Repository,
+    ) -> Result<(PathBuf, PathBuf, Vec<String>), EnvError>;
+    fn progress(&self) -> &dyn Progress;
+}
+
+/// One result of a command, in the order they happen.
+#[derive(Debug)]
+pub enum Outcome {
+    Registered {
+        db: DbRecord,
+        repository: String,
+    },
+    /// PLUS ARCHIVELOG's first step: the current WAL segment was archived.
+    ArchivedCurrent {
+        upto: String,
+    },
+    ArchivelogBackedUp(ArchivelogReport),
+    BackedUp {
+        report: BackupReport,
+        maxcorrupt: u32,
+    },
+    SyntheticFull(BackupRecord),
+    Restored {
+        report: RestoreReport,
+        target: String,
+    },
+    ValidatedBackup(ValidateBackupReport),
+    CopyRecovered {
+        tag: String,
+        applied: Vec<String>,
+    },
+}
+
+/// How the front end shows outcomes.
+pub trait Printer {
+    fn outcome(&mut self, o: Outcome);
+}
+
+/// Whether `execute` ran the command or leaves it to the front end.
+#[derive(Debug, PartialEq)]
+pub enum Executed {
+    Done,
+    FrontEnd(Command),
+}
+
+fn env<T>(r: Result<T, EnvError>) -> Result<T, ExecError> {
+    r.map_err(ExecError::Env)
+}
+
+/// Runs `c` (already checked: see [`Command::check`]).
+pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed, ExecError> {
+    match c {
+        Command::RegisterDatabase { name } => {
+            let repo = env(e.repository())?;
+            let db = recman_engine::register_database(
+                &repo,
+                &name,
+                e.pgdata().as_deref(),
+                e.target().as_deref(),
+            )?;
+            p.outcome(Outcome::Registered {
+                db,
+                repository: repo.location().to_string(),
+            });
+        }
+        Command::BackupDatabase(b) => backup_database(&b, e, p)?,
+        Command::BackupArchivelog(a) => {
+            let ctx = env(e.context())?;
+            let (compression, filesperset) =
+                env(e.resolve_archivelog(a.compress.as_deref(), a.filesperset))?;
+            let opts = ArchivelogOptions {
+                compression,
+                tag: a.tag,
+                not_backed_up: a.not_backed_up,
+                delete_input: a.delete_input,
+                filesperset,
+            };
+            let r = recman_engine::backup_archivelog(&ctx.repo, &ctx.db, &opts, e.progress())?;
+            p.outcome(Outcome::ArchivelogBackedUp(r));
+        }
+        Command::SyntheticFull {
+            from,
+            tag,
+            compress,
+        } => {
+            let ctx = env(e.context())?;
+            let opts = recman_engine::SyntheticOptions {
+                from,
+                tag,
+                compression: options::compression(&compress)?,
+            };
+            let b = recman_engine::synthetic_full(&ctx, &opts, e.progress())?;
+            p.outcome(Outcome::SyntheticFull(b));
+        }
+        Command::RecoverCopy { tag, until_time } => {
+            let ctx = env(e.context())?;
+            let until = options::until_micros(until_time.as_deref())?;
+            let applied = recman_engine::copy::recover_copy(&ctx, &tag, until, e.progress())?;
+            p.outcome(Outcome::CopyRecovered { tag, applied });
+        }
+        Command::RestoreDatabase(r) => {
+            let ctx = env(e.context())?;
+            let (cwd, exe, args) = env(e.restore_invocation(&ctx.repo))?;
+            let opts = r.options(&cwd, exe, args)?;
+            let report = recman_engine::restore_database(&ctx, &opts, e.progress())?;
+            p.outcome(Outcome::Restored {
+                report,
+                target: opts.target.to_string(),
+            });
+        }
+        Command::ValidateBackup { which, channels } => {
+            let ctx = env(e.context())?;
+            let channels = options::validate_channels(channels);
+            let r = recman_engine::validate_backup(&ctx, which.as_deref(), channels, e.progress())?;
+            let (count, place) = (r.corrupt.blocks.len(), format!("backup {}", r.backup_id));
+            p.outcome(Outcome::ValidatedBackup(r));
+            if count > 0 {
+                return Err(ExecError::Corrupt {
+                    count,
+                    place,
+                    hint: "take a new backup and keep this one out of restores",
+                });
+            }
+        }
+        other => return Ok(Executed::FrontEnd(other)),
+    }
+    Ok(Executed::Done)
+}
+
+/// BACKUP DATABASE, with PLUS ARCHIVELOG's steps around it: archive the current WAL and back
+/// up the archived WAL not yet in a backup set, then the database, then the WAL generated
+/// during it.
+fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+    let ctx = env(e.context())?;
+    let plus = |p: &mut dyn Printer| -> Result<(), ExecError> {
+        let (compression, filesperset) = env(e.resolve_archivelog(b.compress.as_deref(), None))?;
+        let opts = ArchivelogOptions {
+            compression,
+            tag: b.tag.clone(),
+            not_backed_up: Some(1),
+            delete_input: false,
+            filesperset,
+        };
+        let r = recman_engine::backup_archivelog(&ctx.repo, &ctx.db, &opts, e.progress())?;
+        p.outcome(Outcome::ArchivelogBackedUp(r));
+        Ok(())
+    };
+    if b.plus_archivelog {
+        let upto = recman_engine::archive_current(
+            &ctx.repo,
+            &ctx.db,
+            ctx.conninfo.as_deref(),
+            Duration::from_secs(b.archive_timeout),
+        )?;
+        p.outcome(Outcome::ArchivedCurrent { upto });
+        plus(p)?;
+    }
+    let opts = b.options(&env(e.resolve_backup(&ctx.repo, b))?)?;
+    let report = recman_engine::backup_database(&ctx, &opts, e.progress())?;
+    p.outcome(Outcome::BackedUp {
+        report,
+        maxcorrupt: opts.maxcorrupt,
+    });
+    if b.plus_archivelog {
+        // The database backup waited for its last segment to be archived.
+        plus(p)?;
+    }
+    Ok(())
+}
