@@ -241,3 +241,75 @@ fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Resu
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An environment with no repository: every lookup fails, naming itself.
+    struct NoRepo;
+
+    impl Env for NoRepo {
+        fn context(&self) -> Result<Context, EnvError> {
+            Err("no repository here".into())
+        }
+        fn repository(&self) -> Result<Repository, EnvError> {
+            Err("no repository here".into())
+        }
+        fn pgdata(&self) -> Option<PathBuf> {
+            None
+        }
+        fn target(&self) -> Option<String> {
+            None
+        }
+        fn resolve_backup(
+            &self,
+            _: &Repository,
+            _: &BackupDatabase,
+        ) -> Result<ResolvedBackup, EnvError> {
+            unreachable!("no repository")
+        }
+        fn resolve_archivelog(
+            &self,
+            _: Option<&str>,
+            _: Option<u32>,
+        ) -> Result<(Compression, u32), EnvError> {
+            unreachable!("no repository")
+        }
+        fn restore_invocation(
+            &self,
+            _: &Repository,
+        ) -> Result<(PathBuf, PathBuf, Vec<String>), EnvError> {
+            unreachable!("no repository")
+        }
+        fn progress(&self) -> &dyn Progress {
+            &recman_engine::NoProgress
+        }
+    }
+
+    #[derive(Default)]
+    struct Collect(Vec<String>);
+
+    impl Printer for Collect {
+        fn outcome(&mut self, o: Outcome) {
+            self.0.push(format!("{o:?}"));
+        }
+    }
+
+    #[test]
+    fn listings_stay_with_the_front_end_and_env_errors_pass_through() {
+        let mut p = Collect::default();
+        let list = Command::ListCopy { json: true };
+        assert_eq!(
+            execute(list.clone(), &NoRepo, &mut p).unwrap(),
+            Executed::FrontEnd(list)
+        );
+        let backup = Command::BackupDatabase(Box::default());
+        let e = execute(backup, &NoRepo, &mut p).unwrap_err();
+        assert!(
+            matches!(e, ExecError::Env(_)) && e.to_string() == "no repository here",
+            "{e}"
+        );
+        assert!(p.0.is_empty(), "nothing ran, nothing to print: {:?}", p.0);
+    }
+}
