@@ -3,7 +3,7 @@
 
 use crate::cli::{Cli, Global};
 use crate::progress::Bar;
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, bail};
 use recman_catalog::Repository;
 use recman_command::{Command, Executed};
 use recman_engine::Context;
@@ -40,52 +40,6 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
                 r.location()
             ));
         }
-        Command::ValidateDatabase { maxopenfiles, io } => {
-            let pgdata = g.pgdata.clone().ok_or_else(|| {
-                anyhow!("validate database needs --pgdata DIR (or RECMAN_PGDATA)")
-            })?;
-            let conninfo = g
-                .target
-                .clone()
-                .or_else(|| std::env::var("PGHOST").ok().map(|_| String::new()));
-            let r = recman_engine::validate_database(
-                &pgdata,
-                conninfo.as_deref(),
-                &io.settings(None)?,
-                maxopenfiles,
-                &bar,
-            )?;
-            if let Some(a) = &r.io {
-                say(&format!(
-                    "read {} in {:.2}s ({:.1} MB/s, i/o mode {}, {} reads: {} ready, {} short waits, {} long waits)",
-                    crate::list::size(a.bytes),
-                    (a.close_time - a.open_time) as f64 / 1e6,
-                    a.effective_bytes_per_second().unwrap_or(0) as f64 / 1e6,
-                    a.io_mode,
-                    a.io_count,
-                    a.ready,
-                    a.short_waits,
-                    a.long_waits
-                ));
-            }
-            say(&format!(
-                "validated {}: {} files ({} relation files, {} pages, {}), data checksums {}",
-                pgdata.display(),
-                r.files,
-                r.relation_files,
-                r.pages,
-                crate::list::size(r.bytes),
-                if r.checksums_enabled { "on" } else { "off" }
-            ));
-            report_corrupt(
-                &r.corrupt,
-                &format!(
-                    "{}; hint: the files listed above need repair (restore, or REINDEX for an index)",
-                    pgdata.display()
-                ),
-            )?;
-            say("no corrupt blocks found");
-        }
         Command::ListBackup {
             json,
             summary,
@@ -119,23 +73,13 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         | Command::SyntheticFull { .. }
         | Command::RestoreDatabase(_)
         | Command::ValidateBackup { .. }
+        | Command::ValidateDatabase { .. }
         | Command::RecoverCopy { .. }) => bail!(
             "internal: recman {} is run by the shared executor, not by the CLI",
             c.path().join(" ")
         ),
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Lists each corrupt block on stderr, then fails naming where they were found.
-fn report_corrupt(c: &recman_engine::CorruptReport, where_: &str) -> Result<()> {
-    if c.blocks.is_empty() {
-        return Ok(());
-    }
-    for l in c.lines() {
-        eprintln!("recman: corrupt block: {l}");
-    }
-    bail!("{} corrupt block(s) found in {where_}", c.blocks.len())
 }
 
 pub(crate) fn open_repo(g: &Global) -> Result<Repository> {

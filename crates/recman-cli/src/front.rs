@@ -164,6 +164,36 @@ impl recman_command::Printer for CliPrinter<'_> {
                 }
                 self.say("start PostgreSQL on it to recover and open it (pg_ctl -D DIR start)");
             }
+            Outcome::ValidatedDatabase { pgdata, report: r } => {
+                if let Some(a) = &r.io {
+                    self.say(&format!(
+                        "read {} in {:.2}s ({:.1} MB/s, i/o mode {}, {} reads: {} ready, {} short waits, {} long waits)",
+                        size(a.bytes),
+                        (a.close_time - a.open_time) as f64 / 1e6,
+                        a.effective_bytes_per_second().unwrap_or(0) as f64 / 1e6,
+                        a.io_mode,
+                        a.io_count,
+                        a.ready,
+                        a.short_waits,
+                        a.long_waits
+                    ));
+                }
+                self.say(&format!(
+                    "validated {}: {} files ({} relation files, {} pages, {}), data checksums {}",
+                    pgdata.display(),
+                    r.files,
+                    r.relation_files,
+                    r.pages,
+                    size(r.bytes),
+                    if r.checksums_enabled { "on" } else { "off" }
+                ));
+                for l in r.corrupt.lines() {
+                    eprintln!("recman: corrupt block: {l}");
+                }
+                if r.corrupt.blocks.is_empty() {
+                    self.say("no corrupt blocks found");
+                }
+            }
             Outcome::ValidatedBackup(r) => {
                 self.say(&format!(
                     "validated backup {} (tag {}): {} pieces, {} files, {} pages, {}, {} wal segments",

@@ -14,7 +14,7 @@ use crate::options::{self, OptionError, ResolvedBackup};
 use recman_catalog::{BackupRecord, DbRecord, Repository};
 use recman_engine::{
     ArchivelogOptions, ArchivelogReport, BackupReport, Context, EngineError, Progress,
-    RestoreReport, ValidateBackupReport,
+    RestoreReport, ValidateBackupReport, ValidateDatabaseReport,
 };
 use recman_format::Compression;
 use std::path::PathBuf;
@@ -32,6 +32,8 @@ pub enum ExecError {
     Options(#[from] OptionError),
     #[error(transparent)]
     Env(EnvError),
+    #[error("validate database needs --pgdata DIR (or RECMAN_PGDATA)")]
+    NeedsPgdata,
     /// A validation found damage; the printer has listed each block.
     #[error("{count} corrupt block(s) found in {place}; hint: {hint}")]
     Corrupt {
@@ -99,6 +101,10 @@ pub enum Outcome {
         target: String,
     },
     ValidatedBackup(ValidateBackupReport),
+    ValidatedDatabase {
+        pgdata: PathBuf,
+        report: ValidateDatabaseReport,
+    },
     CopyRecovered {
         tag: String,
         applied: Vec<String>,
@@ -193,6 +199,31 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
                     count,
                     place,
                     hint: "take a new backup and keep this one out of restores",
+                });
+            }
+        }
+        Command::ValidateDatabase { maxopenfiles, io } => {
+            let pgdata = e.pgdata().ok_or(ExecError::NeedsPgdata)?;
+            // Without --target, libpq's defaults apply when PGHOST says where the server is;
+            // else the files are checked without asking the server.
+            let conninfo = e
+                .target()
+                .or_else(|| std::env::var("PGHOST").ok().map(|_| String::new()));
+            let report = recman_engine::validate_database(
+                &pgdata,
+                conninfo.as_deref(),
+                &io.settings(None)?,
+                maxopenfiles,
+                e.progress(),
+            )?;
+            let count = report.corrupt.blocks.len();
+            let place = pgdata.display().to_string();
+            p.outcome(Outcome::ValidatedDatabase { pgdata, report });
+            if count > 0 {
+                return Err(ExecError::Corrupt {
+                    count,
+                    place,
+                    hint: "the files listed above need repair (restore, or REINDEX for an index)",
                 });
             }
         }
