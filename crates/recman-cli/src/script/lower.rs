@@ -136,7 +136,6 @@ fn agree<T: PartialEq + std::fmt::Display>(
     Ok(())
 }
 
-/// BACKUP: one command, or one per backup set named by BACKUP BACKUPSET.
 /// A number of a statement as a command's u32 option; beyond u32 it is out of every range.
 pub(crate) fn fit(n: u64, option: &str) -> Result<u32> {
     u32::try_from(n).map_err(|_| {
@@ -147,6 +146,7 @@ pub(crate) fn fit(n: u64, option: &str) -> Result<u32> {
     })
 }
 
+/// BACKUP: one command, or one per backup set named by BACKUP BACKUPSET.
 pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Command>> {
     let mut opts: Vec<&BackupOpt> = bk.options.iter().collect();
     if bk.specs.len() != 1 {
