@@ -1,6 +1,7 @@
 //! Coverage-guided fuzzing of the script parser: the property of `crates/recman-lang/tests/fuzz.rs`
 //! with libFuzzer choosing the inputs. Nothing may panic, and whatever parses must print to a
-//! canonical form that parses and prints back to itself.
+//! canonical form that parses back to the same statements (`parse(print(ast)) == ast`, where
+//! each statement starts aside).
 
 #![no_main]
 

@@ -379,10 +379,10 @@ fn reader_is_not_blocked_by_an_open_write_transaction() {
             [db.id],
         )
         .unwrap();
-    // WAL mode: the reader sees the last committed state at once, without waiting.
-    let started = std::time::Instant::now();
+    // WAL mode: the reader sees the last committed state without waiting for the writer,
+    // which commits only after this read (in this same thread): a reader that waited would
+    // fail with "database is locked" at its busy timeout instead of returning.
     assert_eq!(repo.catalog().database("prod").unwrap(), Some(db.clone()));
-    assert!(started.elapsed() < std::time::Duration::from_secs(5));
     writer.execute_batch("COMMIT").unwrap();
     assert_eq!(
         repo.catalog().database("prod").unwrap().unwrap().pgdata,

@@ -20,11 +20,34 @@ fn create_makes_missing_dirs_and_open_finds_it() {
     assert!(marker["created"].as_str().unwrap().contains('T'));
     assert_eq!(repo.catalog().schema_version().unwrap(), SCHEMA_VERSION);
     assert_eq!(repo.disk_path("x/y").unwrap(), repo.root().join("x/y"));
+    assert!(repo.catalog().databases().unwrap().is_empty());
+    let prod = repo
+        .catalog()
+        .register_database("prod", 7_000_000_000_000_000_001, 150004, "/srv/pg")
+        .unwrap();
     drop(repo);
 
+    // Open finds the same catalog: the row registered through create's handle is there.
     let repo = Repository::open(&root).unwrap();
     assert!(repo.root().is_absolute());
+    assert_eq!(repo.root(), fs::canonicalize(&root).unwrap());
     assert_eq!(repo.catalog().schema_version().unwrap(), SCHEMA_VERSION);
+    let dbs = repo.catalog().databases().unwrap();
+    assert_eq!(dbs.len(), 1, "{dbs:?}");
+    assert_eq!(dbs[0].id, prod.id);
+    assert_eq!(dbs[0].name, "prod");
+    assert_eq!(dbs[0].system_identifier, 7_000_000_000_000_000_001);
+    assert_eq!(dbs[0].pg_version, 150004);
+    assert_eq!(dbs[0].pgdata, "/srv/pg");
+    // And the row is in catalog.db itself, not in some other file.
+    let conn = rusqlite::Connection::open(root.join("catalog.db")).unwrap();
+    let row: (String, String) = conn
+        .query_row("SELECT name, system_identifier FROM database", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(row, ("prod".into(), "7000000000000000001".into()));
+    drop(conn);
     let mode: String = {
         let c = rusqlite_journal_mode(&root.join("catalog.db"));
         c.to_lowercase()
@@ -42,8 +65,25 @@ fn rusqlite_journal_mode(db: &std::path::Path) -> String {
 #[test]
 fn create_accepts_empty_dir() {
     let tmp = tempfile::tempdir().unwrap();
-    Repository::create(tmp.path()).unwrap();
-    Repository::open(tmp.path()).unwrap();
+    let repo = Repository::create(tmp.path()).unwrap();
+    let mut names: Vec<_> = fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with("catalog.db-")) // SQLite's WAL and shared-memory files
+        .collect();
+    names.sort();
+    assert_eq!(names, ["catalog.db", "lock", "recman.repo"]);
+    repo.catalog()
+        .register_database("main", 42, 150004, "/pg")
+        .unwrap();
+    drop(repo);
+    let repo = Repository::open(tmp.path()).unwrap();
+    let db = repo
+        .catalog()
+        .database("main")
+        .unwrap()
+        .expect("registered row");
+    assert_eq!((db.system_identifier, db.pgdata.as_str()), (42, "/pg"));
 }
 
 #[test]

@@ -296,8 +296,23 @@ pub enum RestoreWhat {
 #[derive(Args, Debug)]
 pub struct RestoreArgs {
     /// New (or empty) data directory.
+    #[arg(long, required_unless_present_any = ["preview", "validate"])]
+    pub to: Option<PathBuf>,
+    /// Print the restore plan (backups, pieces and their copies, WAL segments and where each
+    /// comes from, bytes, estimated duration) and write nothing (RMAN's RESTORE … PREVIEW).
+    #[arg(long, conflicts_with = "validate")]
+    pub preview: bool,
+    /// Read and verify every piece and WAL segment the restore would use, writing nothing
+    /// (RMAN's RESTORE … VALIDATE).
     #[arg(long)]
-    pub to: PathBuf,
+    pub validate: bool,
+    /// With --preview or --validate: print the plan or the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Restore although the archived WAL has a gap between the backup's end and the target:
+    /// recovery then ends before the first missing segment.
+    #[arg(long)]
+    pub allow_wal_gap: bool,
     /// Recover to this time (local time unless a zone is given).
     #[arg(long, group = "until")]
     pub until_time: Option<String>,

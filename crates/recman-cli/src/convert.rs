@@ -174,6 +174,10 @@ impl From<cli::RestoreArgs> for m::RestoreDatabase {
     fn from(a: cli::RestoreArgs) -> Self {
         m::RestoreDatabase {
             to: a.to,
+            preview: a.preview,
+            validate: a.validate,
+            json: a.json,
+            allow_wal_gap: a.allow_wal_gap,
             until_time: a.until_time,
             until_lsn: a.until_lsn,
             until_xid: a.until_xid,

@@ -194,6 +194,27 @@ impl recman_command::Printer for CliPrinter<'_> {
                     self.say("no corrupt blocks found");
                 }
             }
+            Outcome::RestorePlan { plan, json } => {
+                // The plan is the command's answer: printed even with --quiet.
+                if json {
+                    match serde_json::to_string_pretty(&plan) {
+                        Ok(t) => println!("{t}"),
+                        Err(e) => eprintln!("recman: cannot print the plan as JSON: {e}"),
+                    }
+                } else {
+                    crate::restore_cmd::print_plan(&plan);
+                }
+            }
+            Outcome::RestoreValidated { report, json } => {
+                if json {
+                    match serde_json::to_string_pretty(&report) {
+                        Ok(t) => println!("{t}"),
+                        Err(e) => eprintln!("recman: cannot print the validation as JSON: {e}"),
+                    }
+                } else {
+                    crate::restore_cmd::print_validation(self.g, &report);
+                }
+            }
             Outcome::ValidatedBackup(r) => {
                 self.say(&format!(
                     "validated backup {} (tag {}): {} pieces, {} files, {} pages, {}, {} wal segments",

@@ -7,11 +7,48 @@ mod flows;
 use common::*;
 use flows::*;
 
+fn history_rows(c: &Cluster) -> u64 {
+    c.psql("select count(*) from pgbench_history")
+        .parse()
+        .unwrap()
+}
+
+/// A backup taken while pgbench writes: pgbench has committed before the backup starts, is
+/// still running (so it did not die) when the backup ends, and committed in between, so the
+/// backup really ran against a busy cluster. pgbench runs until the test stops it, whatever
+/// the speed of the machine.
 fn backup_while_writing_then_restore(setup: &Setup, backup_args: &[&str], restore_args: &[&str]) {
     let c = &setup.cluster;
-    let mut bench = c.pgbench_background(8, 2);
+    let before = history_rows(c);
+    let mut bench = c.pgbench_background(3600, 2);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let at_start = loop {
+        let n = history_rows(c);
+        if n > before {
+            break n;
+        }
+        if let Some(status) = bench.try_wait().unwrap() {
+            panic!(
+                "pgbench ended ({status}) before its first commit; see its log in the cluster dir"
+            );
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "pgbench committed nothing in 120 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
     let id = setup.backup(backup_args);
-    let _ = bench.wait();
+    let at_end = history_rows(c);
+    if let Some(status) = bench.try_wait().unwrap() {
+        panic!("pgbench died during the backup ({status}); the backup did not run under load");
+    }
+    bench.kill().unwrap();
+    bench.wait().unwrap();
+    assert!(
+        at_end > at_start,
+        "pgbench committed nothing while backup {id} ran ({at_start} history rows before and after)"
+    );
     c.psql("checkpoint");
     c.switch_wal_and_wait_archived();
     let expected = c.all_table_checksums();
@@ -151,4 +188,28 @@ fn tablespace_outside_the_data_directory_restored_in_place_and_elsewhere() {
     let (_keep2, to2) = setup.restore(&[]);
     let r2 = start_and_compare(&to2, &expected);
     drop(r2);
+}
+
+/// A test of the tests: the restore comparison every acceptance test relies on notices a
+/// restore that dropped one relation file (the mutant, applied to the restored directory).
+#[test]
+fn the_comparison_catches_a_restore_that_drops_a_file() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table kept as select g from generate_series(1, 10000) g");
+    c.psql("checkpoint");
+    let file = c.psql("select pg_relation_filepath('kept')");
+    setup.backup(&["--tag", "FULL"]);
+    c.switch_wal_and_wait_archived();
+    let expected = c.all_table_checksums();
+    let (_keep, to) = setup.restore(&["--from-tag", "FULL"]);
+    assert!(to.join(&file).is_file(), "{file} was not restored");
+    std::fs::remove_file(to.join(&file)).unwrap();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        drop(start_and_compare(&to, &expected));
+    }));
+    assert!(
+        caught.is_err(),
+        "a restore without {file} passed the comparison"
+    );
 }

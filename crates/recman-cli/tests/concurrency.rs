@@ -8,35 +8,46 @@ use common::*;
 use flows::*;
 use std::time::{Duration, Instant};
 
-/// Starts a deliberately slow backup and waits until the catalog shows it RUNNING.
+/// Starts a backup made slow by the test build's fault switch (every read under base/ takes
+/// 25 ms more: some 900 files, many seconds on any machine, without burning CPU) and
+/// waits until it has stored a piece, so that killing it leaves something to clean up.
 // The child is returned to the caller, which kills and waits for it.
 #[allow(clippy::zombie_processes)]
 fn start_slow_backup(setup: &Setup) -> std::process::Child {
-    let mut child = recman_cmd(setup.args(&[
-        "backup",
-        "database",
-        "--compress",
-        "zstd:19",
-        "--filesperset",
-        "1",
-        "--tag",
-        "SLOW",
-    ]))
-    .stdout(std::process::Stdio::null())
-    .stderr(std::process::Stdio::null())
-    .spawn()
-    .unwrap();
+    let mut child =
+        recman_cmd(setup.args(&["backup", "database", "--filesperset", "1", "--tag", "SLOW"]))
+            .env("RECMAN_FAULT_SLOW_READ", "base/:25")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
     let t0 = Instant::now();
     loop {
-        if setup.backups().iter().any(|b| b["status"] == "RUNNING") {
-            // Let it write some pieces.
-            std::thread::sleep(Duration::from_millis(500));
-            return child;
+        let running = setup
+            .backups()
+            .into_iter()
+            .find(|b| b["status"] == "RUNNING");
+        if let Some(b) = running {
+            let dir = setup
+                .repo
+                .join("main/backup")
+                .join(b["id"].as_str().unwrap());
+            let pieces = std::fs::read_dir(&dir).map_or(0, |d| {
+                d.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".rmp"))
+                    .count()
+            });
+            if pieces > 0 {
+                return child;
+            }
         }
-        if t0.elapsed() > Duration::from_secs(60) {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the slow backup ended ({status}) before it stored a piece");
+        }
+        if t0.elapsed() > Duration::from_secs(120) {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("the backup never showed as RUNNING");
+            panic!("the backup stored no piece in 120 s");
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -45,7 +56,7 @@ fn start_slow_backup(setup: &Setup) -> std::process::Child {
 #[test]
 fn killed_backup_is_never_available_and_concurrent_backup_is_refused() {
     let setup = Setup::new();
-    setup.cluster.pgbench_init(8);
+    setup.cluster.pgbench_init(2);
 
     let mut first = start_slow_backup(&setup);
     let err = setup.err(&["backup", "database", "--tag", "SECOND"]);
@@ -61,6 +72,7 @@ fn killed_backup_is_never_available_and_concurrent_backup_is_refused() {
     first.kill().unwrap();
     first.wait().unwrap();
     let killed = setup.backups().last().unwrap().clone();
+    assert_eq!(killed["tag"], "SLOW", "{killed}");
     assert_eq!(killed["status"], "FAILED", "{killed}");
     assert!(
         killed["error"].as_str().unwrap().contains("interrupted"),

@@ -10,7 +10,6 @@ use common::*;
 use flows::start_and_compare;
 use recman_media::testkit::{FaultProxy, Faults, S3Server, s3_server_or_skip};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 struct S3Setup {
@@ -165,7 +164,7 @@ fn everything_works_on_an_s3_repository() {
     ]);
     assert!(out.contains("status AVAILABLE"), "{out}");
     c.psql("insert into marker values (2)");
-    s.archive_now();
+    let segment = c.switch_wal_and_wait_archived();
     let expected = c.all_table_checksums();
 
     // The pieces and the manifest are objects in the bucket, under the prefix.
@@ -181,15 +180,35 @@ fn everything_works_on_an_s3_repository() {
     let b = s.backups();
     assert_eq!(b.len(), 1);
     assert_eq!(b[0]["status"], "AVAILABLE");
+    let id = b[0]["id"].as_str().unwrap().to_string();
+    // Validate read every piece of the backup that is in the bucket, and found it intact.
+    let pieces = objs
+        .iter()
+        .filter(|o| o.contains(&id) && o.ends_with(".rmp"))
+        .count();
+    assert!(pieces >= 2, "two channels wrote {pieces} pieces: {objs:?}");
     let out = s.ok(&["validate", "backup", "S3FULL"]);
     assert!(
-        out.to_lowercase().contains("ok") || out.contains("valid"),
+        out.contains(&format!(
+            "validated backup {id} (tag S3FULL): {pieces} pieces, "
+        )) && out.contains("backup is intact"),
         "{out}"
     );
     let out = s.ok(&["crosscheck", "backup"]);
-    assert!(out.contains("found to be 'AVAILABLE'"), "{out}");
-    let wal = s.ok(&["list", "archivelog", "--json"]);
-    assert!(wal.contains(".rmw") || wal.contains("0000000"), "{wal}");
+    assert!(
+        out.contains(&id) && out.contains("found to be 'AVAILABLE'"),
+        "{out}"
+    );
+    // The segment archived above is listed, and its object is in the bucket.
+    let wal: Vec<serde_json::Value> =
+        serde_json::from_str(&s.ok(&["list", "archivelog", "--json"])).unwrap();
+    assert!(wal.iter().any(|w| w["name"] == segment.as_str()), "{wal:?}");
+    let objs = objects(&server, "prod/pg");
+    assert!(
+        objs.iter()
+            .any(|o| o.contains(segment.as_str()) && o.ends_with(".rmw")),
+        "{segment} is not in the bucket: {objs:?}"
+    );
 
     // The catalog is a cache: without it, the next command rebuilds it from the manifests.
     std::fs::remove_dir_all(&s.cache).unwrap();
@@ -222,7 +241,6 @@ fn everything_works_on_an_s3_repository() {
     r.stop();
 
     // Delete removes the objects from the bucket.
-    let id = b[0]["id"].as_str().unwrap().to_string();
     s.ok(&["delete", "backup", &id, "--noprompt"]);
     let left: Vec<_> = objects(&server, "prod/pg")
         .into_iter()
@@ -265,33 +283,65 @@ fn a_flaky_server_does_not_fail_the_backup_and_a_permanent_error_is_clean() {
     s.ok(&["restore", "database", "--to", path_str(&to)]);
     start_and_compare(&to, &expected).stop();
 
-    // Revoked keys: the backup fails naming the store and the object, with a hint, and
-    // leaves nothing half-written once the store answers again.
-    proxy.set_faults(Faults::Deny);
-    let started = Instant::now();
-    let err = s.err(&["backup", "database", "--tag", "DENIED"]);
+    // Write permission revoked in the middle of a backup: the repository opened and the
+    // backup's row exists, ten piece writes (a few whole pieces) pass, then every further one is
+    // refused. The backup fails naming the store, with a hint, is not AVAILABLE, and nothing
+    // of it is left in the bucket.
+    let ok_before: Vec<_> = s.backups().iter().map(|b| b["id"].clone()).collect();
+    proxy.set_faults(Faults::DenyWrites {
+        path: ".rmp",
+        after: 10,
+    });
+    let denials = proxy.denials();
+    let err = s.err(&[
+        "backup",
+        "database",
+        "--filesperset",
+        "1",
+        "--compress",
+        "none",
+        "--tag",
+        "DENIED",
+    ]);
+    // A permanent error is not retried as if it were a slow-down: counted in requests, not
+    // timed. Retried, one refused write alone would be refused 1 + max-retries (13) times.
+    let refused = proxy.denials() - denials;
+    eprintln!("piece writes refused: {refused}");
+    assert!(refused > 0, "no piece upload was refused: {err}");
     assert!(
-        started.elapsed() < Duration::from_secs(120),
-        "a permanent error was retried for {:?}",
-        started.elapsed()
+        refused < 13,
+        "{refused} refusals: a permanent error was retried\n{err}"
     );
-    assert!(err.contains("s3://") && err.contains("hint"), "{err}");
+    assert!(
+        err.contains("s3://") && err.contains(".rmp") && err.contains("hint"),
+        "{err}"
+    );
     proxy.set_faults(Faults::None);
-    let denied: Vec<_> = s
-        .backups()
+    let all = s.backups();
+    let denied: Vec<_> = all.iter().filter(|b| b["tag"] == "DENIED").collect();
+    assert_eq!(denied.len(), 1, "the denied backup is not listed: {all:?}");
+    let b = denied[0];
+    assert_ne!(b["status"], "AVAILABLE", "{b}");
+    assert_eq!(b["status"], "FAILED", "{b}");
+    let id = b["id"].as_str().unwrap();
+    let left: Vec<_> = objects(&server, "flaky")
         .into_iter()
-        .filter(|b| b["tag"] == "DENIED")
+        .filter(|o| o.contains(id))
         .collect();
-    for b in &denied {
-        assert_eq!(b["status"], "FAILED", "{b}");
-        let id = b["id"].as_str().unwrap();
-        let left: Vec<_> = objects(&server, "flaky")
-            .into_iter()
-            .filter(|o| o.contains(id))
-            .collect();
-        assert!(
-            left.is_empty(),
-            "pieces of the failed backup remain: {left:?}"
-        );
-    }
+    assert!(
+        left.is_empty(),
+        "pieces of the failed backup remain: {left:?}"
+    );
+    // The backups made before are untouched and still restore-ready.
+    let now: Vec<_> = all
+        .iter()
+        .filter(|b| b["tag"] != "DENIED")
+        .map(|b| b["id"].clone())
+        .collect();
+    assert_eq!(now, ok_before);
+    let last = ok_before.last().unwrap().as_str().unwrap();
+    assert!(
+        s.ok(&["validate", "backup", last])
+            .contains("backup is intact")
+    );
 }

@@ -259,27 +259,63 @@ fn prompt_through_a_pty(setup: &Setup) {
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("run script(1)");
     let mut stdin = child.stdin.take().unwrap();
-    for l in ["LIST", "BACKUP SUMMARY;", "HELP RESTORE;", "EXIT;"] {
-        std::thread::sleep(Duration::from_millis(700));
+    // What the prompt printed so far, read as it comes: each line is typed once the prompt
+    // shows that it waits for it, however slowly this machine runs it.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let seen = std::sync::Arc::clone(&seen);
+        let mut stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                seen.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
+    let start = Instant::now();
+    let mut at = 0;
+    let mut wait_for = |needles: &[&str], child: &mut std::process::Child| {
+        for needle in needles {
+            loop {
+                let text = seen.lock().unwrap().clone();
+                if let Some(i) = text[at..].find(needle) {
+                    at += i + needle.len();
+                    break;
+                }
+                if start.elapsed() > Duration::from_secs(120) || child.try_wait().unwrap().is_some()
+                {
+                    let _ = child.kill();
+                    panic!("the prompt never printed {needle:?}:\n{text}");
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    };
+    for (l, after) in [
+        ("LIST", &["RECMAN> "][..]),
+        ("BACKUP SUMMARY;", &["2> "][..]),
+        ("HELP RESTORE;", &["SCRIPT_FULL", "RECMAN> "][..]),
+        ("EXIT;", &["new directory", "RECMAN> "][..]),
+    ] {
+        wait_for(after, &mut child);
         stdin.write_all(l.as_bytes()).unwrap();
         stdin.write_all(b"\r").unwrap();
         stdin.flush().unwrap();
     }
-    let start = Instant::now();
     while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(60) {
+        if start.elapsed() > Duration::from_secs(180) {
             let _ = child.kill();
             panic!("the prompt did not exit after EXIT;");
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
+    reader.join().unwrap();
+    let out = seen.lock().unwrap().clone();
     assert!(out.contains("RECMAN> "), "{out}");
     assert!(out.contains("2> "), "no continuation prompt:\n{out}");
     assert!(

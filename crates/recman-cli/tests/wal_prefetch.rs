@@ -13,6 +13,68 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// The kernel's record of renames out of a directory (inotify IN_MOVED_FROM): every segment
+/// served from the spool is renamed out of it, and the kernel queues each such event until it
+/// is read, so nothing is missed however late the test looks (unlike sampling the directory).
+struct MovesOut(i32);
+
+impl MovesOut {
+    fn watch(dir: &Path) -> MovesOut {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
+        // SAFETY: plain system calls on a descriptor this value owns.
+        unsafe {
+            let fd = libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC);
+            assert!(
+                fd >= 0,
+                "inotify_init1: {}",
+                std::io::Error::last_os_error()
+            );
+            let wd = libc::inotify_add_watch(fd, c.as_ptr(), libc::IN_MOVED_FROM);
+            assert!(
+                wd >= 0,
+                "watch {}: {}",
+                dir.display(),
+                std::io::Error::last_os_error()
+            );
+            MovesOut(fd)
+        }
+    }
+
+    /// Names moved out since the last call.
+    fn names(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            // SAFETY: reads into a buffer of the length given.
+            let n = unsafe { libc::read(self.0, buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                return out;
+            }
+            let mut at = 0;
+            while at < n as usize {
+                // struct inotify_event: wd, mask, cookie, len (4 bytes each), then the name.
+                let field = |i: usize| {
+                    u32::from_ne_bytes(buf[at + 4 * i..at + 4 * i + 4].try_into().unwrap())
+                };
+                let (mask, len) = (field(1), field(3) as usize);
+                assert_eq!(mask & libc::IN_Q_OVERFLOW, 0, "inotify queue overflowed");
+                let name = &buf[at + 16..at + 16 + len];
+                let end = name.iter().position(|&b| b == 0).unwrap_or(len);
+                out.push(String::from_utf8_lossy(&name[..end]).into_owned());
+                at += 16 + len;
+            }
+        }
+    }
+}
+
+impl Drop for MovesOut {
+    fn drop(&mut self) {
+        // SAFETY: closes the descriptor this value owns.
+        unsafe { libc::close(self.0) };
+    }
+}
+
 fn wal(setup: &Setup) -> Vec<Value> {
     setup.archivelogs()
 }
@@ -419,29 +481,30 @@ fn recovery_with_prefetch_reaches_the_same_data() {
         let (_keep, to) = setup.restore(&extra);
         let conf = fs::read_to_string(to.join("postgresql.auto.conf")).unwrap();
         assert!(conf.contains("archive-get"), "{conf}");
-        // Recovery runs through the spool: prefetched segments show up in it while it runs.
+        // Recovery runs through the spool: the segments served from it are renamed out of it,
+        // each rename an event the kernel keeps for us. The spool is made (as the prefetcher
+        // would) before the cluster starts, so that the watch sees every one.
         let spool = to.join("pg_wal/recman-prefetch");
+        fs::create_dir_all(&spool).unwrap();
+        chown_to_cluster_user(&spool);
+        let moves = MovesOut::watch(&spool);
         let restored = Cluster::from_restored(to.clone());
         let start = Instant::now();
-        let mut prefetched = BTreeSet::new();
-        loop {
-            prefetched.extend(
-                names_in(&spool)
-                    .into_iter()
-                    .filter(|f| f.ends_with(".wal"))
-                    .map(|f| f[..24].to_string()),
-            );
-            if restored.try_psql("select pg_is_in_recovery()").as_deref() == Ok("f") {
-                break;
-            }
+        while restored.try_psql("select pg_is_in_recovery()").as_deref() != Ok("f") {
             assert!(
-                start.elapsed() < Duration::from_secs(180),
+                start.elapsed() < Duration::from_secs(300),
                 "recovery not done: {}",
                 restored.log_tail()
             );
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(200));
         }
-        assert!(!prefetched.is_empty(), "no segment went through the spool");
+        let served: BTreeSet<String> = moves
+            .names()
+            .into_iter()
+            .filter(|f| f.ends_with(".wal") && f.get(..24).is_some_and(is_segment))
+            .map(|f| f[..24].to_string())
+            .collect();
+        assert!(!served.is_empty(), "no segment was served from the spool");
         restored.amcheck_all();
         assert_eq!(&restored.all_table_checksums(), expected);
         // The spool ends up with no segment and no temporary file in it.

@@ -312,6 +312,14 @@ impl Command {
                 c.pair("until-time", untils[0], "until-lsn", untils[1], false)?;
                 c.pair("until-time", untils[0], "until-xid", untils[2], false)?;
                 c.pair("until-lsn", untils[1], "until-xid", untils[2], false)?;
+                c.pair("preview", r.preview, "validate", r.validate, false)?;
+                c.pair(
+                    "to",
+                    r.to.is_none(),
+                    "preview or --validate",
+                    r.preview || r.validate,
+                    true,
+                )?;
                 c.pair(
                     "switch-to-copy",
                     r.switch_to_copy,
@@ -436,7 +444,7 @@ mod tests {
         );
         b.incremental_level = Some(1);
         assert_eq!(Command::BackupDatabase(Box::new(b)).check(), Ok(()));
-        let mut r = RestoreDatabase::into_dir("/x".into());
+        let mut r = RestoreDatabase::into(Some("/x".into()));
         r.channels = 0;
         assert!(Command::RestoreDatabase(Box::new(r)).check().is_err());
     }

@@ -207,10 +207,19 @@ pub struct BackupArchivelog {
     pub tag: Option<String>,
 }
 
-/// `restore database`.
+/// `restore database`: the restore, or with `preview`/`validate` its plan or the reading of
+/// everything the plan names (neither writes, so neither needs `to`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RestoreDatabase {
-    pub to: PathBuf,
+    pub to: Option<PathBuf>,
+    /// Print the plan, write nothing (RMAN's RESTORE … PREVIEW).
+    pub preview: bool,
+    /// Read and verify what the plan names, write nothing (RMAN's RESTORE … VALIDATE).
+    pub validate: bool,
+    /// The plan or the validation as JSON.
+    pub json: bool,
+    /// Restore although the archived WAL has a gap before the target.
+    pub allow_wal_gap: bool,
     pub until_time: Option<String>,
     pub until_lsn: Option<String>,
     pub until_xid: Option<String>,
@@ -226,10 +235,15 @@ pub struct RestoreDatabase {
 }
 
 impl RestoreDatabase {
-    /// A restore into `to` with every other option at its default.
-    pub fn into_dir(to: PathBuf) -> Self {
+    /// A restore into `to` (None: a preview or validation) with every other option at its
+    /// default.
+    pub fn into(to: Option<PathBuf>) -> Self {
         RestoreDatabase {
             to,
+            preview: false,
+            validate: false,
+            json: false,
+            allow_wal_gap: false,
             until_time: None,
             until_lsn: None,
             until_xid: None,

@@ -13,8 +13,8 @@ use crate::command::*;
 use crate::options::{self, OptionError, ResolvedBackup};
 use recman_catalog::{BackupRecord, DbRecord, Repository};
 use recman_engine::{
-    ArchivelogOptions, ArchivelogReport, BackupReport, Context, EngineError, Progress,
-    RestoreReport, ValidateBackupReport, ValidateDatabaseReport,
+    ArchivelogOptions, ArchivelogReport, BackupReport, Context, EngineError, Progress, RestorePlan,
+    RestoreReport, RestoreValidateReport, ValidateBackupReport, ValidateDatabaseReport,
 };
 use recman_format::Compression;
 use std::path::PathBuf;
@@ -32,6 +32,8 @@ pub enum ExecError {
     Options(#[from] OptionError),
     #[error(transparent)]
     Env(EnvError),
+    #[error("--json prints a plan or a validation; hint: add --preview or --validate")]
+    JsonWithoutPlan,
     #[error("validate database needs --pgdata DIR (or RECMAN_PGDATA)")]
     NeedsPgdata,
     /// A validation found damage; the printer has listed each block.
@@ -99,6 +101,16 @@ pub enum Outcome {
     Restored {
         report: RestoreReport,
         target: String,
+    },
+    /// RESTORE … PREVIEW: what a restore would read; nothing was written.
+    RestorePlan {
+        plan: Box<RestorePlan>,
+        json: bool,
+    },
+    /// RESTORE … VALIDATE: everything the plan names was read and verified.
+    RestoreValidated {
+        report: RestoreValidateReport,
+        json: bool,
     },
     ValidatedBackup(ValidateBackupReport),
     ValidatedDatabase {
@@ -179,9 +191,28 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
             p.outcome(Outcome::CopyRecovered { tag, applied });
         }
         Command::RestoreDatabase(r) => {
+            if r.json && !r.preview && !r.validate {
+                return Err(ExecError::JsonWithoutPlan);
+            }
             let ctx = env(e.context())?;
             let (cwd, exe, args) = env(e.restore_invocation(&ctx.repo))?;
             let opts = r.options(&cwd, exe, args)?;
+            if r.preview {
+                let plan = recman_engine::plan_restore(&ctx, &opts)?;
+                p.outcome(Outcome::RestorePlan {
+                    plan: Box::new(plan),
+                    json: r.json,
+                });
+                return Ok(Executed::Done);
+            }
+            if r.validate {
+                let (_, report) = recman_engine::validate_restore(&ctx, &opts, e.progress())?;
+                p.outcome(Outcome::RestoreValidated {
+                    report,
+                    json: r.json,
+                });
+                return Ok(Executed::Done);
+            }
             let report = recman_engine::restore_database(&ctx, &opts, e.progress())?;
             p.outcome(Outcome::Restored {
                 report,

@@ -150,7 +150,12 @@ impl RestoreDatabase {
             map.push((old.to_string(), PathBuf::from(new)));
         }
         Ok(RestoreOptions {
-            to: absolute(cwd, &self.to),
+            // A preview or a validation writes nothing, so it needs no directory.
+            to: self
+                .to
+                .as_deref()
+                .map(|t| absolute(cwd, t))
+                .unwrap_or_default(),
             target,
             from_tag: self.from_tag.clone(),
             channels: self.channels,
@@ -161,6 +166,7 @@ impl RestoreDatabase {
             switch_to_copy: self.switch_to_copy,
             recman_exe,
             restore_command_args,
+            allow_wal_gap: self.allow_wal_gap,
         })
     }
 }
@@ -240,7 +246,7 @@ mod tests {
 
     #[test]
     fn restore_target_and_map() {
-        let mut r = RestoreDatabase::into_dir("rel/dir".into());
+        let mut r = RestoreDatabase::into(Some("rel/dir".into()));
         r.tablespace_map = vec!["/a=/b".into()];
         r.until_lsn = Some("0/3000000".into());
         let o = r

@@ -5,7 +5,7 @@ use crate::EngineError;
 use crate::pipeline::{OutputShape, SetWriter};
 use crate::util::{now_micros, wal_path};
 use recman_catalog::{DbRecord, Media, Repository, WalRecord};
-use recman_format::{Compression, IndexedPiece, PieceHeader, PieceReader, Record, SetFile};
+use recman_format::{Compression, IndexedPiece, PieceHeader, SetFile};
 use std::io::{BufReader, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -195,6 +195,7 @@ pub(crate) fn read_wal_into(
     out.clear();
     let rel = wal_path(&db.name, name);
     let mut failures: Vec<String> = Vec::new();
+    let recorded = repo.catalog().wal(db.id, name)?.map(|w| (w.size, w.crc32c));
     for src in crate::pieces::sources(repo, &rel)? {
         let f = match src.media.open(&src.name) {
             Ok(f) => f,
@@ -204,7 +205,7 @@ pub(crate) fn read_wal_into(
                 continue;
             }
         };
-        match read_wal_object(f, out) {
+        match read_wal_object(&rel, f, recorded, out) {
             Ok(crc) => return Ok(Some(crc)),
             Err(why) => failures.push(format!("{} on {}: {why}", src.name, src.describe())),
         }
@@ -215,8 +216,7 @@ pub(crate) fn read_wal_into(
         *out = data;
         return Ok(Some(crc));
     }
-    let recorded = repo.catalog().wal(db.id, name)?.is_some();
-    if failures.is_empty() && !recorded {
+    if failures.is_empty() && recorded.is_none() {
         return Ok(None);
     }
     if failures.is_empty() {
@@ -232,34 +232,72 @@ pub(crate) fn read_wal_into(
     )))
 }
 
-/// Reads one archived WAL object: its chunks in order, checked against the size and checksum
-/// at its end. The error says what is wrong with it.
+/// Reads one archived WAL object through the piece scanner: its chunks in order, each file's
+/// CRC against its end record and against what the catalog recorded (`recorded`: size and
+/// CRC-32C), and the piece whole. The error says what is wrong with it.
 fn read_wal_object(
+    rel: &str,
     f: Box<dyn recman_media::MediaReader>,
+    recorded: Option<(u64, u32)>,
     out: &mut Vec<u8>,
 ) -> Result<u32, String> {
-    out.clear();
-    let mut r = PieceReader::open(BufReader::new(f)).map_err(|e| e.to_string())?;
-    // A segment's size up front: untouched capacity costs nothing, regrowth copies.
-    out.reserve(WAL_SEGMENT_HINT);
-    let mut end = None;
-    while let Some(rec) = r.next().map_err(|e| e.to_string())? {
-        match rec {
-            Record::Chunk {
-                file_offset, data, ..
-            } => {
-                if file_offset != out.len() as u64 {
-                    return Err(format!("a gap at offset {file_offset}"));
-                }
-                out.extend_from_slice(&data);
+    use crate::pipeline::{FileRef, OpenPiece, Scan, Sink, Wording};
+    /// Gathers the segment's bytes, which must come in order without a gap.
+    struct WalSink<'a> {
+        out: &'a mut Vec<u8>,
+        crc: Option<u32>,
+    }
+    impl Sink for WalSink<'_> {
+        fn begin(&mut self, _: &recman_format::PieceHeader) -> Result<(), EngineError> {
+            self.out.clear();
+            // A segment's size up front: untouched capacity costs nothing, regrowth copies.
+            self.out.reserve(WAL_SEGMENT_HINT);
+            Ok(())
+        }
+        fn chunk(&mut self, file: &FileRef, offset: u64, data: &[u8]) -> Result<(), EngineError> {
+            if offset != self.out.len() as u64 {
+                return Err(EngineError::Wal(format!(
+                    "{} has a gap at offset {offset}",
+                    file.name
+                )));
             }
-            Record::FileEnd { size, crc32c, .. } => end = Some((size, crc32c)),
+            self.out.extend_from_slice(data);
+            Ok(())
+        }
+        fn file_end(&mut self, _: &FileRef, _: u64, crc: u32) -> Result<(), EngineError> {
+            self.crc = Some(crc);
+            Ok(())
         }
     }
-    r.finish().map_err(|e| e.to_string())?;
-    match end {
-        Some((size, crc)) if size == out.len() as u64 && crc == crc32c::crc32c(out) => Ok(crc),
-        _ => Err("its content does not match its recorded size and checksum".into()),
+    /// The catalog's size and checksum of the one file, when it has them.
+    struct Recorded(Option<(u64, u32)>);
+    impl crate::pipeline::scanner::Expect for Recorded {
+        fn file_matches(&self, _: &str, _: u32, size: u64, crc: u32) -> bool {
+            self.0.is_none_or(|r| r == (size, crc))
+        }
+    }
+    let expect = Recorded(recorded);
+    let scan = Scan {
+        rel,
+        piece: None,
+        files: &expect,
+        wording: Wording {
+            kind: EngineError::Wal,
+            hint: "the archived copy is damaged",
+        },
+        channel: 0,
+        set_no: None,
+    };
+    let mut sink = WalSink { out, crc: None };
+    let piece = OpenPiece::open(rel, f).map_err(|e| e.to_string())?;
+    piece
+        .scan(&scan, &mut [], &mut sink)
+        .map_err(|e| e.to_string())?;
+    match sink.crc {
+        Some(crc) if sink.out.len() as u64 == recorded.map_or(sink.out.len() as u64, |r| r.0) => {
+            Ok(crc)
+        }
+        _ => Err("it does not hold the whole file".into()),
     }
 }
 

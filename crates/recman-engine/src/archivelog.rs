@@ -373,8 +373,7 @@ fn write_sets(
     // Manifest last: its presence marks a complete backup in the repository.
     let mpath = format!("{dir}/manifest.json");
     let mut mf = repo.create_atomic(&mpath)?;
-    serde_json::to_writer(&mut mf, &manifest)
-        .map_err(|e| EngineError::Invalid(format!("cannot write manifest {mpath}: {e}")))?;
+    crate::manifest_io::write(&mut mf, &manifest, &mpath)?;
     mf.commit()?;
     rec.status = BackupStatus::Available;
     repo.catalog().complete_wal_backup(rec, &pieces, &held)?;

@@ -611,8 +611,7 @@ fn run(
     // Streamed into the file: a manifest of a million files is never one string in memory.
     let mpath = format!("{dir}/manifest.json");
     let mut mf = ctx.repo.create_atomic(&mpath)?;
-    serde_json::to_writer(&mut mf, &manifest)
-        .map_err(|e| EngineError::Invalid(format!("cannot write manifest {mpath}: {e}")))?;
+    crate::manifest_io::write(&mut mf, &manifest, &mpath)?;
     mf.commit()?;
     rec.status = BackupStatus::Available;
     ctx.repo.catalog().complete_backup(rec, &pieces, &corrupt)?;

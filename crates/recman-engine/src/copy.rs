@@ -27,9 +27,12 @@ pub fn load_copy(ctx: &Context, tag: &str) -> Result<Option<BackupManifest>, Eng
         .repo
         .disk_path(&format!("{}/copy.json", copy_rel(&ctx.db.name, tag)))?;
     match std::fs::read(&path) {
-        Ok(b) => serde_json::from_slice(&b)
-            .map(Some)
-            .map_err(|e| EngineError::Invalid(format!("image copy state {} is damaged: {e}; hint: make a new copy with `backup database --as-copy --tag {tag}`", path.display()))),
+        Ok(b) => crate::manifest_io::read(
+            &b,
+            &path.display().to_string(),
+            &format!("make a new copy with `backup database --as-copy --tag {tag}`"),
+        )
+        .map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(EngineError::io("read", &path, e)),
     }
@@ -38,8 +41,7 @@ pub fn load_copy(ctx: &Context, tag: &str) -> Result<Option<BackupManifest>, Eng
 fn save_state(ctx: &Context, tag: &str, m: &BackupManifest) -> Result<(), EngineError> {
     let rel = format!("{}/copy.json", copy_rel(&ctx.db.name, tag));
     let mut f = ctx.repo.create_atomic(&rel)?;
-    serde_json::to_writer(&mut f, m)
-        .map_err(|e| EngineError::Invalid(format!("cannot write {rel}: {e}")))?;
+    crate::manifest_io::write(&mut f, m, &rel)?;
     f.commit()?;
     Ok(())
 }

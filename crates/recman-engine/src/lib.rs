@@ -11,8 +11,10 @@ pub mod copy;
 mod crosscheck;
 pub mod devices;
 mod error;
+pub mod fault;
 mod incremental;
 pub mod io;
+mod manifest_io;
 mod pagecheck;
 mod pieces;
 mod pipeline;
@@ -43,7 +45,11 @@ pub use error::EngineError;
 pub use progress::{NoProgress, Progress};
 pub use rebuild::{Incarnation, RebuildReport, incarnations, rebuild_catalog};
 pub use register::register_database;
-pub use restore::{RecoveryTarget, RestoreOptions, RestoreReport, restore_database};
+pub use restore::{
+    Estimate, PlannedBackup, PlannedCopy, PlannedPiece, PlannedSegment, RecoveryTarget,
+    RestoreOptions, RestorePlan, RestoreReport, RestoreValidateReport, TimelineSpan, Verified,
+    WalPlan, WalSource, plan_restore, restore_database, validate_restore,
+};
 pub use retention::{DeleteReport, Obsolete, RetentionPolicy};
 pub use scan::{Scan, ScannedFile, scan_data_dir};
 pub use secondtier::{CopyReport, backup_backupsets, backup_recovery_area};

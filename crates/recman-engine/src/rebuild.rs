@@ -98,8 +98,8 @@ fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result
         .media()
         .get(rel)
         .map_err(|e| format!("cannot read: {e}"))?;
-    let m: BackupManifest =
-        serde_json::from_slice(&text).map_err(|e| format!("not a backup manifest: {e}"))?;
+    let m: BackupManifest = recman_format::seal::read_sealed(&text)
+        .map_err(|e| format!("not a backup manifest that can be trusted: {e}"))?;
     if m.format != MANIFEST_FORMAT {
         return Err(format!("format is {:?}, not {MANIFEST_FORMAT:?}", m.format));
     }

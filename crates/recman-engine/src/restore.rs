@@ -5,15 +5,22 @@ mod chain;
 mod copy_restore;
 mod files;
 mod outfile;
+mod plan;
+mod plan_wal;
 mod recovery;
 mod target;
+mod timeline;
+mod verify;
 
 pub(crate) use chain::restore_chain;
 pub(crate) use files::{Layout, apply_metadata};
+pub use plan::{Estimate, PlannedBackup, PlannedCopy, PlannedPiece, RestorePlan, plan_restore};
+pub use plan_wal::{PlannedSegment, TimelineSpan, WalPlan, WalSource};
 pub(crate) use recovery::write_recovery;
 pub use target::RecoveryTarget;
+pub use verify::{RestoreValidateReport, Verified, validate_restore};
 
-use crate::{Context, EngineError, Progress, select_backup};
+use crate::{Context, EngineError, Progress};
 use recman_format::manifest::BackupManifest;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -42,6 +49,9 @@ pub struct RestoreOptions {
     /// Global options restore_command passes on (`--config FILE`, `--repo-cache DIR`), so
     /// it reaches a remote repository with the same settings; never secrets themselves.
     pub restore_command_args: Vec<String>,
+    /// Restore although the WAL from the backup to the target has a gap after the backup's
+    /// end: recovery then ends at the gap.
+    pub allow_wal_gap: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -62,11 +72,8 @@ pub(crate) fn load_manifest(ctx: &Context, backup_id: &str) -> Result<BackupMani
     );
     let path = format!("{}/{rel}", ctx.repo.location());
     let bytes = ctx.repo.media().get(&rel)?;
-    let m: BackupManifest = serde_json::from_slice(&bytes).map_err(|e| {
-        EngineError::Invalid(format!(
-            "backup manifest {path} is damaged: {e}; hint: restore from another backup with --from-tag"
-        ))
-    })?;
+    let m: BackupManifest =
+        crate::manifest_io::read(&bytes, &path, "restore from another backup with --from-tag")?;
     if m.version > recman_format::manifest::MANIFEST_VERSION {
         return Err(EngineError::Invalid(format!(
             "backup manifest {path} has version {}, newer than this recman understands; hint: upgrade recman",
@@ -82,13 +89,21 @@ pub fn restore_database(
     progress: &dyn Progress,
 ) -> Result<RestoreReport, EngineError> {
     let t0 = Instant::now();
+    // One plan for the preview, the validation and this restore: all three read the same.
+    let plan = plan::plan_restore(ctx, opts)?;
+    plan.check(opts.allow_wal_gap)?;
+    for n in plan.notes.iter().chain(&plan.wal.notes) {
+        progress.notice(n);
+    }
+    if let Some(first) = plan.wal.gaps.first().filter(|_| opts.allow_wal_gap) {
+        progress.notice(&format!(
+            "the wal has a gap at segment {first}: recovery will end before it, as --allow-wal-gap asks"
+        ));
+    }
     if let Some(tag) = &opts.from_copy {
         return copy_restore::restore_from_copy(ctx, opts, tag, progress, t0);
     }
-    let backups = ctx.repo.catalog().backups(ctx.db.id)?;
-    let chosen = select_backup(&backups, &opts.target, opts.from_tag.as_deref())?;
-    // A level 1 restores with its parents: the newest backup decides what exists.
-    let backups_chain = crate::incremental::chain(ctx, load_manifest(ctx, &chosen.id)?)?;
+    let backups_chain = &plan.chain;
     let manifest = backups_chain
         .last()
         .expect("a chain has at least one backup");
@@ -101,17 +116,24 @@ pub fn restore_database(
         opts.to.display()
     ));
     let created = layout.prepare()?;
-    let result = chain::restore_chain(ctx, &backups_chain, &layout, opts.channels.max(1), progress)
-        .and_then(|(n, bytes, mut rows)| {
-            let settings = recovery::write_recovery(ctx, manifest, &layout, opts)?;
-            crate::pipeline::stats::record_piece_job(
-                &ctx.repo,
-                "RESTORE",
-                &manifest.backup_id,
-                &mut rows,
-            );
-            Ok((n, bytes, settings))
-        });
+    let result = chain::restore_chain_with(
+        ctx,
+        backups_chain,
+        &plan.sources,
+        &layout,
+        opts.channels.max(1),
+        progress,
+    )
+    .and_then(|(n, bytes, mut rows)| {
+        let settings = recovery::write_recovery(ctx, manifest, &layout, opts)?;
+        crate::pipeline::stats::record_piece_job(
+            &ctx.repo,
+            "RESTORE",
+            &manifest.backup_id,
+            &mut rows,
+        );
+        Ok((n, bytes, settings))
+    });
     match result {
         Ok((files, bytes, recovery_settings)) => Ok(RestoreReport {
             backup_id: manifest.backup_id.clone(),

@@ -188,9 +188,10 @@ fn write(
         pieces.push(piece.record(&rec.id, set_no, 1, 1, group.len() as u32));
     }
     progress.finish();
-    let mut mf = ctx.repo.create_atomic(&format!("{dir}/manifest.json"))?;
-    serde_json::to_writer(&mut mf, &m)
-        .map_err(|e| EngineError::Invalid(format!("cannot write manifest of {}: {e}", rec.id)))?;
+    let mpath = format!("{dir}/manifest.json");
+    let mut mf = ctx.repo.create_atomic(&mpath)?;
+    m.version = recman_format::manifest::MANIFEST_VERSION;
+    crate::manifest_io::write(&mut mf, &m, &mpath)?;
     mf.commit()?;
     rec.written_bytes = pieces.iter().map(|p| p.size).sum();
     rec.status = BackupStatus::Available;

@@ -15,6 +15,8 @@ use recman_pg::{Lsn, wal_segments_between};
 /// What one piece held.
 #[derive(Default)]
 struct PieceResult {
+    /// Names of the files whose end the piece held, checked.
+    ends: Vec<String>,
     files: u64,
     pages: u64,
     bytes: u64,
@@ -72,6 +74,7 @@ pub fn validate_backup(
         check.files.values().filter_map(|e| e.size).sum(),
     );
     let results = run_lanes(&check, &pieces, channels)?;
+    check_coverage(&b.id, &check.files, &results)?;
     let mut rows = Vec::new();
     let mut total = crate::io::IoCounters::default();
     for r in results {
@@ -115,6 +118,55 @@ pub fn validate_backup(
         }
     }
     Ok(report)
+}
+
+/// Every file the manifest says is in a backup set was read whole from a piece (once per
+/// section), and every file a piece held is in the manifest: a manifest entry removed, or a
+/// piece swapped for another backup's, does not pass.
+fn check_coverage(
+    backup_id: &str,
+    files: &ManifestFiles,
+    results: &[PieceResult],
+) -> Result<(), EngineError> {
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for name in results.iter().flat_map(|r| r.ends.iter()) {
+        *seen.entry(name.as_str()).or_default() += 1;
+    }
+    let mut unread: Vec<&str> = files
+        .values()
+        .filter(|e| e.set_no.is_some())
+        .filter(|e| seen.get(e.path.as_str()).copied().unwrap_or(0) < e.sections.len().max(1))
+        .map(|e| e.path.as_str())
+        .collect();
+    let mut unlisted: Vec<&str> = seen
+        .keys()
+        .copied()
+        .filter(|n| files.get(n).is_none())
+        .collect();
+    if unread.is_empty() && unlisted.is_empty() {
+        return Ok(());
+    }
+    unread.sort_unstable();
+    unlisted.sort_unstable();
+    let mut what = Vec::new();
+    if !unread.is_empty() {
+        what.push(format!(
+            "{} file(s) of the manifest are in no piece: {}",
+            unread.len(),
+            crate::util::cut_list(&unread, ", ")
+        ));
+    }
+    if !unlisted.is_empty() {
+        what.push(format!(
+            "{} file(s) in its pieces are not in the manifest: {}",
+            unlisted.len(),
+            crate::util::cut_list(&unlisted, ", ")
+        ));
+    }
+    Err(EngineError::Corrupt(format!(
+        "backup {backup_id} does not match its manifest: {}; hint: the manifest or a piece was changed or replaced; restore from another backup",
+        what.join("; ")
+    )))
 }
 
 /// Validates the pieces over `channels` workers, largest pieces first, each worker taking the
@@ -174,6 +226,7 @@ fn validate_piece(
         check.progress,
     )?;
     let mut out = PieceResult {
+        ends: sink.ends.iter().map(|(n, _, _)| n.clone()).collect(),
         files: done.files,
         pages: pages.pages,
         bytes: sink.bytes,

@@ -9,6 +9,30 @@ pub struct Script {
     pub statements: Vec<Stmt>,
 }
 
+impl Script {
+    /// The statements with where they started in the source cleared (nested RUN blocks too):
+    /// two scripts that say the same thing compare equal this way however they were laid out.
+    pub fn without_spans(&self) -> Script {
+        fn strip(stmts: &[Stmt]) -> Vec<Stmt> {
+            stmts
+                .iter()
+                .map(|s| Stmt {
+                    statement: match &s.statement {
+                        Statement::Run(inner) => Statement::Run(strip(inner)),
+                        other => other.clone(),
+                    },
+                    line: 0,
+                    column: 0,
+                    first_line: String::new(),
+                })
+                .collect()
+        }
+        Script {
+            statements: strip(&self.statements),
+        }
+    }
+}
+
 /// One statement with where it started, so that a failure can name it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stmt {

@@ -86,8 +86,8 @@ pub const TOPICS: &[Topic] = &[
     },
     Topic {
         keyword: "RESTORE",
-        syntax: "RESTORE DATABASE [TO '/new/dir'] [FROM TAG 't'] [UNTIL TIME 'date' | UNTIL SCN lsn] [VALIDATE];",
-        meaning: "Restores the cluster into a new directory given by TO or by SET NEWNAME FOR DATABASE in the same RUN block, and writes the recovery settings (recman restore database). RESTORE DATABASE VALIDATE checks the backup it would use without writing. recman never restores over the running cluster.",
+        syntax: "RESTORE DATABASE [TO '/new/dir'] [FROM TAG 't'] [UNTIL TIME 'date' | UNTIL SCN lsn] [PREVIEW | VALIDATE];",
+        meaning: "Restores the cluster into a new directory given by TO or by SET NEWNAME FOR DATABASE in the same RUN block, and writes the recovery settings (recman restore database). RESTORE DATABASE PREVIEW prints the restore's plan (backups, pieces and their copies, WAL segments and their sources, gaps, bytes, estimated duration) and RESTORE DATABASE VALIDATE reads and checks everything that plan names; neither writes anything nor needs a directory (recman restore database --preview / --validate). recman never restores over the running cluster.",
     },
     Topic {
         keyword: "RUN",

@@ -1,5 +1,5 @@
 //! Small properties: statement completeness for the prompt, FORMAT substitution, date strings,
-//! and HELP covering every statement.
+//! RESTORE … PREVIEW / VALIDATE, and HELP covering every statement.
 
 use recman_lang::format::{PieceVars, substitute};
 use recman_lang::{DateExpr, help, is_complete, parse_script};
@@ -99,5 +99,70 @@ fn help_covers_every_statement() {
                     .unwrap()
                     .keyword
             )));
+    }
+}
+
+#[test]
+fn restore_preview_and_validate_parse_and_print_back() {
+    use recman_lang::{Restore, RestoreObject, RestoreOpt, Statement};
+    let cases = [
+        (
+            "restore database preview;",
+            "RESTORE DATABASE PREVIEW;",
+            vec![RestoreOpt::Preview { summary: false }],
+        ),
+        (
+            "RESTORE DATABASE PREVIEW RECALL SUMMARY;",
+            "RESTORE DATABASE PREVIEW SUMMARY;",
+            vec![RestoreOpt::Preview { summary: true }],
+        ),
+        (
+            "Restore Database Validate;",
+            "RESTORE DATABASE VALIDATE;",
+            vec![RestoreOpt::Validate],
+        ),
+        (
+            "RESTORE DATABASE VALIDATE HEADER FROM TAG weekly;",
+            "RESTORE DATABASE VALIDATE FROM TAG 'weekly';",
+            vec![RestoreOpt::Validate, RestoreOpt::FromTag("weekly".into())],
+        ),
+    ];
+    for (src, canon, options) in cases {
+        let s = parse_script(src).unwrap_or_else(|e| panic!("{src}: {e}"));
+        assert_eq!(s.statements.len(), 1, "{src}");
+        assert_eq!(
+            s.statements[0].statement,
+            Statement::Restore(Restore {
+                object: RestoreObject::Database {
+                    skip_tablespaces: vec![]
+                },
+                options,
+            }),
+            "{src}"
+        );
+        assert_eq!(s.to_string().trim_end(), canon, "{src}");
+        let again = parse_script(&s.to_string()).unwrap();
+        assert_eq!(
+            again.statements[0].statement, s.statements[0].statement,
+            "{src}"
+        );
+    }
+    let h = help::help(Some("RESTORE"));
+    assert!(h.contains("PREVIEW") && h.contains("VALIDATE"), "{h}");
+}
+
+/// Found by the statement soup of tests/fuzz.rs: CUMULATIVE before INCREMENTAL took any level,
+/// and the canonical form (INCREMENTAL LEVEL n CUMULATIVE) then refused to parse.
+#[test]
+fn an_incremental_level_is_range_checked_in_either_word_order() {
+    for src in [
+        "BACKUP INCREMENTAL LEVEL 9 CUMULATIVE DATABASE;",
+        "BACKUP CUMULATIVE INCREMENTAL LEVEL 9 DATABASE;",
+    ] {
+        let e = recman_lang::parse_script(src).unwrap_err().to_string();
+        assert!(
+            e.contains("incremental level 9 is out of range"),
+            "{src}: {e}"
+        );
     }
 }

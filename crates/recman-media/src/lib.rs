@@ -16,6 +16,10 @@ pub mod modes;
 pub mod plugin;
 pub mod s3;
 mod spec;
+/// Test helpers (a local S3 server, a fault proxy, prerequisite checks) for the workspace's
+/// tests; only builds with the `testkit` feature, which test builds turn on through
+/// dev-dependencies, have them.
+#[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod vtape;
 

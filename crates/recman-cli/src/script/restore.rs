@@ -9,6 +9,13 @@ use recman_command as m;
 use recman_lang::*;
 use std::path::PathBuf;
 
+/// RESTORE … PREVIEW and RESTORE … VALIDATE.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Preview,
+    Validate,
+}
+
 /// RESTORE DATABASE: into TO '…' or SET NEWNAME FOR DATABASE, to the UNTIL of the statement,
 /// else of a RECOVER joined to it, else of SET UNTIL.
 pub(crate) fn restore(
@@ -37,7 +44,9 @@ pub(crate) fn restore(
     let mut to = b.newname.clone();
     let mut until = None;
     let mut tag = None;
-    let mut validate = false;
+    // RESTORE … PREVIEW and RESTORE … VALIDATE read the plan of the same restore, and need
+    // no directory: they write nothing.
+    let mut mode = None;
     for o in &r.options {
         match o {
             RestoreOpt::To(p) => to = Some(p.clone()),
@@ -62,14 +71,8 @@ pub(crate) fn restore(
                     "restore from backup sets"
                 )
             ),
-            RestoreOpt::Preview { .. } => bail!(
-                "{}",
-                unsupported(
-                    "RESTORE … PREVIEW",
-                    "LIST BACKUP shows the backups and their stop LSN and time"
-                )
-            ),
-            RestoreOpt::Validate => validate = true,
+            RestoreOpt::Preview { .. } => mode = Some(Mode::Preview),
+            RestoreOpt::Validate => mode = Some(Mode::Validate),
             RestoreOpt::CheckLogical => bail!(
                 "{}",
                 unsupported(
@@ -86,19 +89,17 @@ pub(crate) fn restore(
             ),
         }
     }
-    if validate {
-        return Ok(m::Command::ValidateBackup {
-            which: tag,
-            channels: None,
-        });
-    }
     let until = until.or(recover_until.cloned()).or(b.until.clone());
-    let Some(to) = to else {
-        bail!(
+    let to = match to {
+        Some(to) => Some(PathBuf::from(to)),
+        None if mode.is_some() => None,
+        None => bail!(
             "RESTORE DATABASE needs a new directory: recman never restores over the running cluster; hint: RESTORE DATABASE TO '/new/dir', or SET NEWNAME FOR DATABASE TO '/new/dir' in the RUN block"
-        );
+        ),
     };
-    let mut c = m::RestoreDatabase::into_dir(PathBuf::from(to));
+    let mut c = m::RestoreDatabase::into(to);
+    c.preview = mode == Some(Mode::Preview);
+    c.validate = mode == Some(Mode::Validate);
     c.from_tag = tag;
     match &until {
         None => {}

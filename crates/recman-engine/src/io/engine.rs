@@ -42,6 +42,9 @@ pub trait IoEngine: Send {
 
 /// Whether this kernel (or container policy) lets us create a ring; the error says why not.
 pub fn probe_uring() -> Result<(), String> {
+    if let Some(e) = crate::fault::uring_refused() {
+        return Err(e.to_string());
+    }
     io_uring::IoUring::new(4)
         .map(|_| ())
         .map_err(|e| e.to_string())

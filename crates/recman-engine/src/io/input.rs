@@ -96,17 +96,6 @@ fn open_input(path: &std::path::Path, direct: bool) -> std::io::Result<(File, bo
     File::open(path).map(|f| (f, false))
 }
 
-/// `RECMAN_FAULT_SLOW_READ=<path substring>:<milliseconds>` makes every read of matching files
-/// complete that much later: a slow device for tests and demonstrations of the statistics.
-fn slow_fault() -> Option<(String, std::time::Duration)> {
-    let v = std::env::var("RECMAN_FAULT_SLOW_READ").ok()?;
-    let (pat, ms) = v.rsplit_once(':')?;
-    Some((
-        pat.to_string(),
-        std::time::Duration::from_millis(ms.parse().ok()?),
-    ))
-}
-
 fn now_micros() -> i64 {
     crate::util::now_micros()
 }
@@ -135,7 +124,7 @@ impl<'e> InputMux<'e> {
             rr: 0,
             lent: None,
             throttle,
-            slow: slow_fault(),
+            slow: crate::fault::slow_read(),
             direct: false,
         }
     }

@@ -27,6 +27,9 @@ struct InFlight {
 
 impl UringEngine {
     pub fn new(depth: usize) -> std::io::Result<UringEngine> {
+        if let Some(e) = crate::fault::uring_refused() {
+            return Err(e);
+        }
         let ring = IoUring::new(depth.clamp(4, 4096).next_power_of_two() as u32)?;
         Ok(UringEngine {
             ring,
@@ -166,7 +169,11 @@ mod tests {
 
     #[test]
     fn reads_through_the_ring() {
-        if super::super::probe_uring().is_err() {
+        if let Err(e) = super::super::probe_uring() {
+            recman_media::testkit::missing_prerequisite(
+                "io_uring",
+                &format!("this kernel refuses io_uring ({e})"),
+            );
             return;
         }
         let mut f = tempfile::tempfile().unwrap();

@@ -47,6 +47,25 @@ pub fn restore_chain(
     channels: u32,
     progress: &dyn Progress,
 ) -> Result<(u64, u64, Vec<IoStatRow>), EngineError> {
+    // Threads get the pieces' sources only: a catalog connection is not shared between them.
+    let mut sources = HashMap::new();
+    for m in chain {
+        for p in m.sets.iter().flat_map(|s| s.pieces.iter()) {
+            sources.insert(p.path.clone(), crate::pieces::sources(&ctx.repo, &p.path)?);
+        }
+    }
+    restore_chain_with(ctx, chain, &sources, layout, channels, progress)
+}
+
+/// [`restore_chain`] reading each piece from `sources` (a restore plan's), in their order.
+pub fn restore_chain_with(
+    ctx: &crate::Context,
+    chain: &[BackupManifest],
+    sources: &HashMap<String, Vec<Source>>,
+    layout: &Layout,
+    channels: u32,
+    progress: &dyn Progress,
+) -> Result<(u64, u64, Vec<IoStatRow>), EngineError> {
     let newest_m = chain.last().expect("a chain has at least one backup");
     make_entries(newest_m, layout)?;
     let newest: HashMap<&str, &ManifestEntry> = files_of(newest_m);
@@ -61,13 +80,6 @@ pub fn restore_chain(
             .map(|p| p.raw_bytes)
             .sum::<u64>();
     }
-    // Threads get the pieces' sources only: a catalog connection is not shared between them.
-    let mut sources = HashMap::new();
-    for m in chain {
-        for p in m.sets.iter().flat_map(|s| s.pieces.iter()) {
-            sources.insert(p.path.clone(), crate::pieces::sources(&ctx.repo, &p.path)?);
-        }
-    }
     progress.start("restore", total);
     let written = Mutex::new(Written::default());
     let mut rows = Vec::new();
@@ -79,7 +91,7 @@ pub fn restore_chain(
             layout,
             progress,
         };
-        let (restored, r) = restore_backup(&sources, m, &pass, channels)?;
+        let (restored, r) = restore_backup(sources, m, &pass, channels)?;
         rows.extend(r);
         // Files without a set are held by the parent (backup optimization).
         let expected: u64 = pass

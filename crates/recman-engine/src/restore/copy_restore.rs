@@ -18,7 +18,7 @@ fn micros(rfc3339: &str) -> i64 {
 }
 
 /// Refuses a target the copy is already past: recovery cannot go backwards.
-fn check_target(
+pub(super) fn check_target(
     tag: &str,
     state: &BackupManifest,
     target: &RecoveryTarget,

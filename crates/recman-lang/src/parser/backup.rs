@@ -129,6 +129,22 @@ impl Parser<'_> {
         Ok(Selection::Keys(self.ints()?))
     }
 
+    /// `LEVEL [=] n` of either word order; the range is checked in both, or one order would
+    /// take a level the printed (canonical) order refuses.
+    fn incremental_level(&mut self) -> R<u64> {
+        self.expect_kw("LEVEL")?;
+        self.eat_eq();
+        let t = self.peek().clone();
+        let level = self.int()?;
+        if level > 4 {
+            return Err(self.invalid_at(
+                &t,
+                format!("incremental level {level} is out of range; hint: use LEVEL 0 or LEVEL 1"),
+            ));
+        }
+        Ok(level)
+    }
+
     /// One BACKUP operand, or None when the current token starts none.
     fn backup_opt(&mut self) -> R<Option<BackupOpt>> {
         let o = if self.eat_kw("FULL") {
@@ -137,25 +153,14 @@ impl Parser<'_> {
             if self.eat_kws(&["FROM", "SCN"]) {
                 BackupOpt::IncrementalFromScn(self.lsn()?)
             } else {
-                self.expect_kw("LEVEL")?;
-                self.eat_eq();
-                let t = self.peek().clone();
-                let level = self.int()?;
-                if level > 4 {
-                    return Err(self.invalid_at(
-                        &t,
-                        format!("incremental level {level} is out of range; hint: use LEVEL 0 or LEVEL 1"),
-                    ));
-                }
+                let level = self.incremental_level()?;
                 let cumulative = self.eat_kw("CUMULATIVE");
                 BackupOpt::Incremental { level, cumulative }
             }
         } else if self.eat_kw("CUMULATIVE") {
             // RMAN also accepts CUMULATIVE before INCREMENTAL.
             self.expect_kw("INCREMENTAL")?;
-            self.expect_kw("LEVEL")?;
-            self.eat_eq();
-            let level = self.int()?;
+            let level = self.incremental_level()?;
             BackupOpt::Incremental {
                 level,
                 cumulative: true,

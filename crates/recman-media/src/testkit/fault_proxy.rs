@@ -19,6 +19,11 @@ pub enum Faults {
     Random { slowdown: f64, cut: f64 },
     /// Answers 403 AccessDenied to every request, like a store with revoked keys.
     Deny,
+    /// Forwards the first `after` writes (PUT and POST) whose request path contains `path`,
+    /// then answers 403 AccessDenied to each further one; reads, lists and deletes pass. A
+    /// store whose write permission is revoked in the middle of a command, which then can
+    /// still clean up. The count starts again at each [`FaultProxy::set_faults`].
+    DenyWrites { path: &'static str, after: u64 },
 }
 
 enum Action {
@@ -45,6 +50,8 @@ struct Shared {
     slowdowns: AtomicU64,
     cuts: AtomicU64,
     denials: AtomicU64,
+    /// Writes matched by `Faults::DenyWrites` since the faults were last set.
+    matched_writes: AtomicU64,
 }
 
 impl FaultProxy {
@@ -66,6 +73,7 @@ impl FaultProxy {
             slowdowns: AtomicU64::new(0),
             cuts: AtomicU64::new(0),
             denials: AtomicU64::new(0),
+            matched_writes: AtomicU64::new(0),
         });
         let sh = Arc::clone(&shared);
         let accept = std::thread::Builder::new()
@@ -97,7 +105,9 @@ impl FaultProxy {
     }
 
     pub fn set_faults(&self, faults: Faults) {
-        *lock(&self.shared.faults) = faults;
+        let mut f = lock(&self.shared.faults);
+        self.shared.matched_writes.store(0, Ordering::SeqCst);
+        *f = faults;
     }
 
     /// Faults injected so far, of every kind.
@@ -157,11 +167,25 @@ impl Shared {
         z ^ (z >> 31)
     }
 
-    fn decide(&self) -> Action {
+    /// What to do with the request whose first line (`METHOD PATH VERSION`) is `first`.
+    fn decide(&self, first: &str) -> Action {
         let faults = *lock(&self.faults);
         match faults {
             Faults::None => Action::Forward,
             Faults::Deny => Action::Deny,
+            Faults::DenyWrites { path, after } => {
+                let mut parts = first.split(' ');
+                let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+                let write = method == "PUT" || method == "POST";
+                if write
+                    && target.contains(path)
+                    && self.matched_writes.fetch_add(1, Ordering::SeqCst) >= after
+                {
+                    Action::Deny
+                } else {
+                    Action::Forward
+                }
+            }
             Faults::Random { slowdown, cut } => {
                 let r = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
                 if r < slowdown {
@@ -303,7 +327,7 @@ fn serve(client: TcpStream, sh: &Shared) -> io::Result<()> {
     while let Some(req) = read_head(&mut cr)? {
         sh.requests.fetch_add(1, Ordering::SeqCst);
         let is_head = req.first.starts_with("HEAD ");
-        let action = sh.decide();
+        let action = sh.decide(&req.first);
         if let Action::SlowDown | Action::Deny = action {
             // The body must be consumed so the next request on this connection parses.
             copy_body(&mut cr, &mut io::sink(), req.body)?;

@@ -1,0 +1,40 @@
+//! Fault switches for the tests, read from the environment. They exist only in builds with the
+//! `fault-injection` feature, which the workspace's test builds turn on (recman-cli's
+//! dev-dependency on this crate) and release builds never do: a product built for users neither
+//! reads these variables nor contains their names.
+
+use std::time::Duration;
+
+/// `RECMAN_FAULT_SLOW_READ=<path substring>:<milliseconds>` makes every read of matching files
+/// complete that much later: a slow device for tests of the statistics.
+#[cfg(feature = "fault-injection")]
+pub(crate) fn slow_read() -> Option<(String, Duration)> {
+    let v = std::env::var("RECMAN_FAULT_SLOW_READ").ok()?;
+    let (pat, ms) = v.rsplit_once(':')?;
+    Some((pat.to_string(), Duration::from_millis(ms.parse().ok()?)))
+}
+
+#[cfg(not(feature = "fault-injection"))]
+pub(crate) fn slow_read() -> Option<(String, Duration)> {
+    None
+}
+
+/// `RECMAN_FAULT_URING_REFUSED=1` makes every io_uring setup fail with EPERM, as a kernel with
+/// `kernel.io_uring_disabled` set (or a seccomp policy) refuses it, so that the fallback is
+/// tested on any kernel without touching a system-wide knob.
+#[cfg(feature = "fault-injection")]
+pub(crate) fn uring_refused() -> Option<std::io::Error> {
+    (std::env::var_os("RECMAN_FAULT_URING_REFUSED").is_some_and(|v| v == "1"))
+        .then(|| std::io::Error::from_raw_os_error(libc::EPERM))
+}
+
+#[cfg(not(feature = "fault-injection"))]
+pub(crate) fn uring_refused() -> Option<std::io::Error> {
+    None
+}
+
+/// Whether this build has the test-only switches (the `fault-injection` feature): the CLI's
+/// own test hooks (listing its numeric options for the range test) follow it.
+pub fn test_build() -> bool {
+    cfg!(feature = "fault-injection")
+}

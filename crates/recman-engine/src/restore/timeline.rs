@@ -1,0 +1,136 @@
+//! Timelines and segment names for the WAL plan: which timelines recovery walks (the target
+//! and its parents, from the target's history file) and the segment numbers of names, in the
+//! cluster's segment size.
+
+use super::plan_wal::Known;
+use crate::{Context, EngineError};
+use recman_format::manifest::BackupManifest;
+use recman_pg::{Lsn, WalName};
+
+pub(super) fn parse_segment(name: &str, seg_size: u64) -> Option<(u32, u64)> {
+    if !crate::is_segment_name(name) {
+        return None;
+    }
+    let tli = u32::from_str_radix(&name[..8], 16).ok()?;
+    let log = u64::from_str_radix(&name[8..16], 16).ok()?;
+    let seg = u64::from_str_radix(&name[16..24], 16).ok()?;
+    Some((tli, log * (0x1_0000_0000 / seg_size) + seg))
+}
+
+pub(super) fn seg_name(timeline: u32, segno: u64, seg_size: u64) -> String {
+    WalName {
+        timeline,
+        segno,
+        seg_size,
+    }
+    .to_string()
+}
+
+/// One timeline of the ancestry, as an LSN range [begin, end).
+#[derive(Clone, Copy)]
+pub(super) struct Span {
+    pub(super) tli: u32,
+    pub(super) begin: u64,
+    pub(super) end: Option<u64>,
+}
+
+/// The timelines recovery walks, oldest first: recovery_target_timeline 'latest' follows the
+/// run of history files after the backup's timeline, as PostgreSQL probes for them.
+pub(super) fn ancestry(
+    ctx: &Context,
+    m: &BackupManifest,
+    known: &Known,
+    timeline: Option<&str>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Span>, EngineError> {
+    let own = vec![Span {
+        tli: m.timeline,
+        begin: 0,
+        end: None,
+    }];
+    let target = match timeline.map(str::trim) {
+        None | Some("latest") => {
+            let mut t = m.timeline;
+            while known.histories.contains(&(t + 1)) {
+                t += 1;
+            }
+            t
+        }
+        Some("current") => m.timeline,
+        Some(n) => {
+            match n.parse::<u32>() {
+                Ok(t) => t,
+                Err(_) => {
+                    notes.push(format!("timeline {n:?} is not a number: the WAL plan follows the backup's timeline {}", m.timeline));
+                    m.timeline
+                }
+            }
+        }
+    };
+    if target == m.timeline {
+        return Ok(own);
+    }
+    let name = format!("{target:08X}.history");
+    let Some(data) = crate::archive::read_wal(&ctx.repo, &ctx.db, &name)? else {
+        notes.push(format!(
+            "history file {name} of target timeline {target} is not archived: PostgreSQL cannot follow it; the WAL plan follows the backup's timeline {}",
+            m.timeline
+        ));
+        return Ok(own);
+    };
+    let mut spans = Vec::new();
+    let mut begin = 0;
+    for line in String::from_utf8_lossy(&data).lines() {
+        let mut f = line.split_whitespace();
+        let (Some(tli), Some(lsn)) = (f.next(), f.next()) else {
+            continue;
+        };
+        let (Ok(tli), Ok(lsn)) = (tli.parse::<u32>(), lsn.parse::<Lsn>()) else {
+            continue;
+        };
+        spans.push(Span {
+            tli,
+            begin,
+            end: Some(lsn.0),
+        });
+        begin = lsn.0;
+    }
+    spans.push(Span {
+        tli: target,
+        begin,
+        end: None,
+    });
+    let start: Lsn = m.start_lsn.parse()?;
+    let on_path = spans
+        .iter()
+        .any(|s| s.tli == m.timeline && s.end.is_none_or(|e| start.0 < e));
+    if !on_path {
+        notes.push(format!(
+            "backup {} (timeline {} at {}) is not in the history of timeline {target}: PostgreSQL will refuse to recover along it; the WAL plan follows the backup's timeline",
+            m.backup_id, m.timeline, m.start_lsn
+        ));
+        return Ok(own);
+    }
+    Ok(spans)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segment_names_parse_with_the_segment_size() {
+        let seg = 16 << 20;
+        assert_eq!(
+            parse_segment("0000000200000001000000FF", seg),
+            Some((2, 0x100 + 0xFF))
+        );
+        assert_eq!(seg_name(2, 0x1FF, seg), "0000000200000001000000FF");
+        // 64 MiB segments: 64 per 4 GiB log file.
+        assert_eq!(
+            parse_segment("000000010000000300000010", 64 << 20),
+            Some((1, 3 * 64 + 16))
+        );
+        assert_eq!(parse_segment("00000002.history", seg), None);
+    }
+}
