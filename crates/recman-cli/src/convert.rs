@@ -302,6 +302,9 @@ mod parity {
         ("for-recover-of-copy", &["--tag", "t"]),
         ("switch-to-copy", &["--from-copy", "c"]),
     ];
+    /// Options a subcommand needs to parse at all that clap does not mark required (a
+    /// `required_unless_present_any`).
+    const BASES: &[(&str, &[&str])] = &[("restore database", &["--to", "1"])];
     /// Values tried for an option or positional until one parses and changes the command.
     const SAMPLES: &[&str] = &[
         "2", "1", "8M", "16K", "all", "x=y", "zstd", "sbt", "preserve", "t",
@@ -347,6 +350,9 @@ mod parity {
                 });
             argv.push(fill);
         }
+        if let Some((_, extra)) = BASES.iter().find(|(p, _)| *p == path.join(" ")) {
+            argv.extend(extra.iter().map(|s| s.to_string()));
+        }
         for a in c
             .get_arguments()
             .filter(|a| a.is_required_set() && !a.is_positional())
@@ -381,7 +387,8 @@ mod parity {
             );
             for a in c.get_arguments() {
                 let Some(long) = a.get_long() else { continue };
-                if a.is_global_set() || a.is_required_set() || long == "help" {
+                let in_base = argv.iter().any(|w| *w == format!("--{long}"));
+                if a.is_global_set() || a.is_required_set() || long == "help" || in_base {
                     continue;
                 }
                 let companion: Vec<String> = COMPANIONS
