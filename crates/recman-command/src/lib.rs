@@ -14,6 +14,7 @@ mod command;
 pub mod execute;
 pub mod options;
 pub mod precedence;
+mod rules;
 
 pub use catalog::*;
 pub use check::{CheckError, Range, check_count, check_name, check_size, human, ranges};
