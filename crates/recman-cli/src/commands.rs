@@ -61,15 +61,11 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::ArchivePush(p) => crate::archive_cmds::push(g, p)?,
         Command::ArchiveGet(a) => return crate::archive_cmds::get(g, a),
         Command::ArchivePrefetch(p) => return crate::archive_cmds::prefetch(g, p),
-        Command::BackupBackupset { which, device_type } => {
-            crate::device_cmds::second_tier(g, Some(&which), &device_type, &bar)?
-        }
-        Command::BackupRecoveryArea { device_type } => {
-            crate::device_cmds::second_tier(g, None, &device_type, &bar)?
-        }
         c @ (Command::RegisterDatabase { .. }
         | Command::BackupDatabase(_)
         | Command::BackupArchivelog(_)
+        | Command::BackupBackupset { .. }
+        | Command::BackupRecoveryArea { .. }
         | Command::SyntheticFull { .. }
         | Command::RestoreDatabase(_)
         | Command::ValidateBackup { .. }

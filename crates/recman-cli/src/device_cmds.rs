@@ -300,38 +300,6 @@ pub fn backup_device(
     Ok(choice)
 }
 
-pub fn second_tier(
-    g: &Global,
-    which: Option<&str>,
-    device: &str,
-    bar: &dyn recman_engine::Progress,
-) -> Result<()> {
-    let ctx = crate::commands::context(g)?;
-    let device = device.to_lowercase();
-    let r = match which {
-        None => recman_engine::backup_recovery_area(&ctx, &device, bar)?,
-        Some(w) if w.eq_ignore_ascii_case("all") => {
-            recman_engine::backup_backupsets(&ctx, None, &device, bar)?
-        }
-        Some(w) => recman_engine::backup_backupsets(&ctx, Some(w), &device, bar)?,
-    };
-    if !g.quiet {
-        println!(
-            "copied {} object(s), {} bytes, of {} backup(s){} to device type {device}; {} object(s) already had a copy there",
-            r.objects,
-            r.bytes,
-            r.backups.len(),
-            if which.is_none() {
-                format!(" and {} archived log(s)", r.wal_files)
-            } else {
-                String::new()
-            },
-            r.already
-        );
-    }
-    Ok(())
-}
-
 /// The global options a restored cluster's restore_command needs to reach this repository
 /// as this command did: the config file (which may hold S3 settings) and a remote
 /// repository's catalog cache.

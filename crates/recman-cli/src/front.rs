@@ -120,6 +120,22 @@ impl recman_command::Printer for CliPrinter<'_> {
                     b.status.as_str()
                 ));
             }
+            Outcome::Copied {
+                report: r,
+                device,
+                with_wal,
+            } => self.say(&format!(
+                "copied {} object(s), {} bytes, of {} backup(s){} to device type {device}; {} object(s) already had a copy there",
+                r.objects,
+                r.bytes,
+                r.backups.len(),
+                if with_wal {
+                    format!(" and {} archived log(s)", r.wal_files)
+                } else {
+                    String::new()
+                },
+                r.already
+            )),
             Outcome::SyntheticFull(b) => self.say(&format!(
                 "synthetic full backup {} tag {} completed: {} written, stands for {} (lsn {})",
                 b.id,

@@ -6,15 +6,16 @@
 //! comes through [`Env`].
 //!
 //! Commands whose work is mostly printing a listing (LIST, REPORT, SHOW, CONFIGURE, DELETE,
-//! CROSSCHECK, CATALOG) and the WAL commands PostgreSQL calls are still run by the CLI:
+//! CROSSCHECK, CATALOG), CREATE CATALOG and the WAL commands PostgreSQL calls are still run by the CLI:
 //! `execute` returns [`Executed::FrontEnd`] for them.
 
 use crate::command::*;
 use crate::options::{self, OptionError, ResolvedBackup};
 use recman_catalog::{BackupRecord, DbRecord, Repository};
 use recman_engine::{
-    ArchivelogOptions, ArchivelogReport, BackupReport, Context, EngineError, Progress, RestorePlan,
-    RestoreReport, RestoreValidateReport, ValidateBackupReport, ValidateDatabaseReport,
+    ArchivelogOptions, ArchivelogReport, BackupReport, Context, CopyReport, EngineError, Progress,
+    RestorePlan, RestoreReport, RestoreValidateReport, ValidateBackupReport,
+    ValidateDatabaseReport,
 };
 use recman_format::Compression;
 use std::path::PathBuf;
@@ -97,6 +98,13 @@ pub enum Outcome {
         report: BackupReport,
         maxcorrupt: u32,
     },
+    /// Second-tier copies (BACKUP BACKUPSET, BACKUP RECOVERY AREA) on `device`; `with_wal`
+    /// when the archived WAL was copied too.
+    Copied {
+        report: CopyReport,
+        device: String,
+        with_wal: bool,
+    },
     SyntheticFull(BackupRecord),
     Restored {
         report: RestoreReport,
@@ -169,6 +177,27 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
             };
             let r = recman_engine::backup_archivelog(&ctx.repo, &ctx.db, &opts, e.progress())?;
             p.outcome(Outcome::ArchivelogBackedUp(r));
+        }
+        Command::BackupBackupset { which, device_type } => {
+            let ctx = env(e.context())?;
+            let device = device_type.to_lowercase();
+            let only = (!which.eq_ignore_ascii_case("all")).then_some(which.as_str());
+            let report = recman_engine::backup_backupsets(&ctx, only, &device, e.progress())?;
+            p.outcome(Outcome::Copied {
+                report,
+                device,
+                with_wal: false,
+            });
+        }
+        Command::BackupRecoveryArea { device_type } => {
+            let ctx = env(e.context())?;
+            let device = device_type.to_lowercase();
+            let report = recman_engine::backup_recovery_area(&ctx, &device, e.progress())?;
+            p.outcome(Outcome::Copied {
+                report,
+                device,
+                with_wal: true,
+            });
         }
         Command::SyntheticFull {
             from,
