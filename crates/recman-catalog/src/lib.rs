@@ -19,6 +19,7 @@ mod copies;
 mod db;
 mod error;
 mod iostat;
+pub mod layout;
 mod lock;
 mod maint;
 mod pg;

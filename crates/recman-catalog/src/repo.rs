@@ -309,14 +309,13 @@ impl Repository {
 
     /// Where the pieces and manifest of a backup live, relative to the root.
     pub fn backup_dir(db_name: &str, backup_id: &str) -> String {
-        format!("{db_name}/backup/{backup_id}")
+        crate::layout::backup_dir(db_name, backup_id)
     }
 
     /// Where an archived WAL segment lives, relative to the root: grouped by its first
     /// 16 hex digits (timeline and log), so no directory grows without bound.
     pub fn wal_dir(db_name: &str, segment: &str) -> String {
-        let group = segment.get(..16).unwrap_or(segment);
-        format!("{db_name}/wal/{group}")
+        crate::layout::wal_dir(db_name, segment)
     }
 }
 

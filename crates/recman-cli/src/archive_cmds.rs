@@ -43,7 +43,18 @@ pub fn push(g: &Global, p: recman_command::ArchivePush) -> Result<()> {
 }
 
 pub fn get(g: &Global, a: recman_command::ArchiveGet) -> Result<ExitCode> {
-    archive_get(g, &a.name, &a.dest, a.prefetch as usize, a.spool)
+    let got = archive_get(g, &a.name, &a.dest, a.prefetch as usize, a.spool);
+    match got {
+        Err(e) if a.with_recovery_target => {
+            let name = &a.name;
+            let e = crate::input::redact_secrets(&format!("{e:#}"));
+            eprintln!(
+                "recman: {name} cannot be delivered: {e}; answered as not archived, so recovery ends here; PostgreSQL stops with an error if it needed {name} before its recovery target"
+            );
+            Ok(ExitCode::FAILURE)
+        }
+        r => r,
+    }
 }
 
 /// archive-prefetch: fills the spool unless another prefetcher holds its lock.

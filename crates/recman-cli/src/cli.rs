@@ -119,6 +119,11 @@ pub enum Command {
         /// One per cluster.
         #[arg(long)]
         spool: Option<PathBuf>,
+        /// Written by restore when it sets a recovery target: a file that cannot be delivered
+        /// is answered "not archived" (exit 1), since PostgreSQL then fails recovery itself if
+        /// it needed the file before its target.
+        #[arg(long, hide = true)]
+        with_recovery_target: bool,
     },
     /// Fills archive-get's spool; started by archive-get in the background.
     #[command(hide = true)]

@@ -61,11 +61,13 @@ impl From<cli::Command> for m::Command {
                 dest,
                 prefetch,
                 spool,
+                with_recovery_target,
             } => m::Command::ArchiveGet(m::ArchiveGet {
                 name,
                 dest,
                 prefetch,
                 spool,
+                with_recovery_target,
             }),
             cli::Command::ArchivePrefetch {
                 spool,

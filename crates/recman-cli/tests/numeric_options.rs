@@ -161,9 +161,16 @@ fn every_numeric_option_refuses_out_of_range_values_without_panicking() {
                 );
                 assert!(err.contains("error"), "{what}: no error line\n{err}");
             } else {
+                // archive-get's usage errors stop recovery like its other failures (255):
+                // a restore_command that does not parse must not look like the end of WAL.
+                let usage = if what.contains(" archive-get ") {
+                    255
+                } else {
+                    2
+                };
                 assert_eq!(
                     out.status.code(),
-                    Some(2),
+                    Some(usage),
                     "{what}: not a usage error\n{err}"
                 );
                 let range = format!("{} to {}", o.lo, o.hi);

@@ -272,6 +272,10 @@ pub struct ArchiveGet {
     pub dest: PathBuf,
     pub prefetch: u32,
     pub spool: Option<PathBuf>,
+    /// Set by restore when it writes a recovery target: a file that cannot be delivered is
+    /// answered "not archived", since PostgreSQL fails recovery itself if it needed the file
+    /// before its target.
+    pub with_recovery_target: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -272,7 +272,7 @@ fn write_sets(
     let mut rows = Vec::new();
     for (i, group) in wal.chunks(opts.filesperset as usize).enumerate() {
         let set_no = i as u32 + 1;
-        let rel = format!("{dir}/s{set_no:05}_p001.rmp");
+        let rel = recman_catalog::layout::piece(dir, set_no, 1);
         let header = PieceHeader {
             backup_id: rec.id.clone(),
             db_name: db.name.clone(),

@@ -216,10 +216,7 @@ fn backup_set(
 ) -> Result<SetOutcome, EngineError> {
     let set = unit.set;
     let channel = w.no;
-    let piece_path = format!(
-        "{}/s{:05}_p{:03}.rmp",
-        sh.backup_dir, set.set_no, unit.piece_no
-    );
+    let piece_path = recman_catalog::layout::piece(&sh.backup_dir, set.set_no, unit.piece_no);
     let mut header = sh.header.clone();
     header.set_no = set.set_no;
     header.piece_no = unit.piece_no;

@@ -15,7 +15,7 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::PathBuf;
 
 pub fn copy_rel(db: &str, tag: &str) -> String {
-    format!("{db}/copy/{}", tag.to_uppercase())
+    recman_catalog::layout::copy_dir(db, tag)
 }
 
 /// The state a copy holds, or None when there is no copy with this tag.

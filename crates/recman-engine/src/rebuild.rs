@@ -32,14 +32,8 @@ pub struct RebuildReport {
 pub fn rebuild_catalog(repo: &Repository, start: &str) -> Result<RebuildReport, EngineError> {
     let mut rep = RebuildReport::default();
     let objects = repo.list_objects(start)?;
-    let is_manifest = |n: &str| {
-        let p: Vec<&str> = n.split('/').collect();
-        p.len() == 4 && p[1] == "backup" && p[3] == "manifest.json"
-    };
-    let is_wal = |n: &str| {
-        let p: Vec<&str> = n.split('/').collect();
-        p.len() == 4 && p[1] == "wal" && p[3].ends_with(".rmw")
-    };
+    let is_manifest = recman_catalog::layout::is_manifest;
+    let is_wal = recman_catalog::layout::is_wal_object;
     // Manifests first: they register databases with their PostgreSQL version.
     for o in objects.iter().filter(|o| is_manifest(&o.name)) {
         if let Err(why) = add_manifest(repo, &o.name, &mut rep) {

@@ -66,10 +66,7 @@ pub struct RestoreReport {
 }
 
 pub(crate) fn load_manifest(ctx: &Context, backup_id: &str) -> Result<BackupManifest, EngineError> {
-    let rel = format!(
-        "{}/manifest.json",
-        crate::util::backup_dir(&ctx.db.name, backup_id)
-    );
+    let rel = recman_catalog::layout::manifest(&ctx.db.name, backup_id);
     let path = format!("{}/{rel}", ctx.repo.location());
     let bytes = ctx.repo.media().get(&rel)?;
     let m: BackupManifest =

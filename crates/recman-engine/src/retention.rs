@@ -308,7 +308,7 @@ pub fn parent_of(repo: &Repository, db_name: &str, b: &BackupRecord) -> Option<S
     if b.backup_type.eq_ignore_ascii_case(crate::ARCHIVELOG) {
         return None;
     }
-    let rel = format!("{}/manifest.json", crate::util::backup_dir(db_name, &b.id));
+    let rel = recman_catalog::layout::manifest(db_name, &b.id);
     let bytes = repo.read_object(&rel).ok()??;
     serde_json::from_slice::<Parent>(&bytes).ok()?.parent
 }

@@ -9,7 +9,7 @@ use recman_catalog::{BackupStatus, CopyRecord};
 use recman_format::FOOTER_LEN;
 
 use crate::pipeline::{ObjectWriter, OutputShape};
-use crate::util::{backup_dir, now_micros};
+use crate::util::now_micros;
 use crate::{Context, EngineError, Progress};
 
 /// What a second-tier command copied.
@@ -97,7 +97,7 @@ fn copy_backup(
         progress.advance(p.size);
     }
     // The manifest goes too, so the device alone describes the backup.
-    let manifest = format!("{}/manifest.json", backup_dir(&ctx.db.name, id));
+    let manifest = recman_catalog::layout::manifest(&ctx.db.name, id);
     copy_object(ctx, &manifest, device, None, rep)?;
     progress.finish();
     Ok(())

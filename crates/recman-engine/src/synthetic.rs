@@ -135,7 +135,7 @@ fn write(
     let mut rows = Vec::new();
     for (set_k, group) in files.chunks(FILES_PER_SET).enumerate() {
         let set_no = set_k as u32 + 1;
-        let rel = format!("{dir}/s{set_no:05}_p001.rmp");
+        let rel = recman_catalog::layout::piece(dir, set_no, 1);
         let header = PieceHeader {
             backup_id: rec.id.clone(),
             db_name: ctx.db.name.clone(),

@@ -32,21 +32,8 @@ pub fn hostname() -> String {
         .unwrap_or_default()
 }
 
-/// Relative path of a backup's directory inside the repository.
-pub fn backup_dir(db: &str, backup_id: &str) -> String {
-    format!("{db}/backup/{backup_id}")
-}
-
-/// Where an archived WAL file lives: grouped by the first 16 characters (timeline and log)
-/// so that no directory grows past a few hundred entries.
-pub fn wal_path(db: &str, name: &str) -> String {
-    let group = if name.len() >= 16 && name.chars().take(16).all(|c| c.is_ascii_hexdigit()) {
-        &name[..16]
-    } else {
-        "misc"
-    };
-    format!("{db}/wal/{group}/{name}.rmw")
-}
+/// The repository layout lives in one place, the catalog crate's `layout` module.
+pub use recman_catalog::layout::{backup_dir, wal_object as wal_path};
 
 /// An I/O error on repository object `rel`, kept as a media error so its class and hint stay.
 pub(crate) fn media_io(

@@ -141,7 +141,7 @@ pub fn detailed(ctx: &Context, backups: &[BackupRecord]) -> Result<()> {
 pub fn by_file(ctx: &Context, backups: &[BackupRecord]) -> Result<()> {
     let mut rows: Vec<(String, String, String)> = Vec::new();
     for b in backups.iter().filter(|b| b.status != BackupStatus::Failed) {
-        let rel = format!("{}/backup/{}/manifest.json", ctx.db.name, b.id);
+        let rel = recman_catalog::layout::manifest(&ctx.db.name, &b.id);
         let m: BackupManifest = match ctx
             .repo
             .media()

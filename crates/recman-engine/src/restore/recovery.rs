@@ -81,8 +81,16 @@ pub fn write_recovery(
         .iter()
         .map(|a| format!(" {}", quote_shell(a)))
         .collect();
+    // With a recovery target PostgreSQL (13 and later) fails recovery itself when the WAL
+    // ends before the target, so archive-get may answer "not archived" for a segment it cannot
+    // deliver: its read-ahead asks for segments past the target, which need not be there.
+    let guarded = if opts.target == RecoveryTarget::Latest {
+        ""
+    } else {
+        " --with-recovery-target"
+    };
     let cmd = format!(
-        "{} --repo {}{extra} --db {} archive-get \"%f\" \"%p\"",
+        "{} --repo {}{extra} --db {} archive-get{guarded} \"%f\" \"%p\"",
         quote_shell(&exe.display().to_string()),
         quote_shell(&repo),
         quote_shell(&ctx.db.name)
