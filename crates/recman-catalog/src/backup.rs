@@ -3,7 +3,7 @@
 use crate::catalog::{Catalog, to_i64};
 use crate::db::{DbRow, Value, vals};
 use crate::error::CatalogError;
-use crate::records::{BackupRecord, CorruptBlock, PieceRecord};
+use crate::records::{BackupRecord, BackupStatus, CorruptBlock, PieceRecord};
 
 const BACKUP_COLS: &str = "id, db_id, tag, backup_type, status, start_lsn, stop_lsn, timeline, \
     start_wal, stop_wal, start_time, stop_time, stop_next_xid, db_bytes, written_bytes, \
@@ -69,7 +69,7 @@ fn normalize_tag(tag: &str) -> String {
 }
 
 fn backup_row(r: &DbRow<'_>) -> Result<BackupRecord, CatalogError> {
-    Ok(BackupRecord {
+    let mut b = BackupRecord {
         id: r.get_text(0)?,
         db_id: r.get_i64(1)?,
         tag: r.get_text(2)?,
@@ -93,7 +93,28 @@ fn backup_row(r: &DbRow<'_>) -> Result<BackupRecord, CatalogError> {
         pid: r.get_u32(20)?,
         host: r.get_text(21)?,
         error: r.get_opt_text(22)?,
-    })
+    };
+    settle_interrupted(&mut b);
+    Ok(b)
+}
+
+/// A RUNNING backup whose process on this host is gone (SIGKILL, a crash) reads as FAILED for
+/// every reader — list, validate, report, delete — so they all agree; the row itself is
+/// rewritten by the next backup under the repository lock, which also removes its pieces.
+pub fn settle_interrupted(b: &mut BackupRecord) {
+    if b.status != BackupStatus::Running {
+        return;
+    }
+    let here = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default();
+    if b.host == here && !std::path::Path::new(&format!("/proc/{}", b.pid)).exists() {
+        b.status = BackupStatus::Failed;
+        b.error = Some(format!(
+            "interrupted: process {} ended before the backup completed",
+            b.pid
+        ));
+    }
 }
 
 pub(crate) fn piece_row(r: &DbRow<'_>) -> Result<PieceRecord, CatalogError> {

@@ -216,6 +216,12 @@ fn sqlite_hint(path: &std::path::Path, e: &rusqlite::Error) -> String {
         }
         Some(C::DiskFull) => "free space on the repository's file system".to_string(),
         Some(C::DatabaseCorrupt | C::NotADatabase) => REBUILD_HINT.to_string(),
+        // A full file system shows up as an I/O error too when SQLite grows its shared-memory
+        // or journal files, not only as "disk is full".
+        Some(C::SystemIoFailure) => format!(
+            "if the repository's file system has no space left, free space there; otherwise check that the file is readable, writable and intact (`sqlite3 {} 'pragma integrity_check'`)",
+            path.display()
+        ),
         _ => format!(
             "check that the file is readable, writable and intact (`sqlite3 {} 'pragma integrity_check'`)",
             path.display()

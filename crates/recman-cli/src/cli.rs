@@ -318,6 +318,11 @@ pub struct RestoreArgs {
     /// recovery then ends before the first missing segment.
     #[arg(long)]
     pub allow_wal_gap: bool,
+    /// Clear a target directory that an interrupted (failed or killed) restore wrote before
+    /// restoring into it; recman knows it by the marker file that restore left, and refuses
+    /// any other non-empty directory.
+    #[arg(long)]
+    pub force: bool,
     /// Recover to this time (local time unless a zone is given).
     #[arg(long, group = "until")]
     pub until_time: Option<String>,

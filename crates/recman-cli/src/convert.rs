@@ -180,6 +180,7 @@ impl From<cli::RestoreArgs> for m::RestoreDatabase {
             validate: a.validate,
             json: a.json,
             allow_wal_gap: a.allow_wal_gap,
+            force: a.force,
             until_time: a.until_time,
             until_lsn: a.until_lsn,
             until_xid: a.until_xid,

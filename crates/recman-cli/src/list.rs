@@ -1,7 +1,7 @@
 //! LIST output: a table for people, stable JSON for programs (documented in docs/commands.md).
 
 use anyhow::Result;
-use recman_catalog::{BackupRecord, BackupStatus};
+use recman_catalog::BackupRecord;
 use recman_engine::Context;
 use recman_pg::Lsn;
 
@@ -36,24 +36,6 @@ fn rfc3339(micros: Option<i64>) -> serde_json::Value {
         .and_then(chrono::DateTime::from_timestamp_micros)
         .map(|t| serde_json::Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)))
         .unwrap_or(serde_json::Value::Null)
-}
-
-/// A RUNNING backup whose process is gone (killed, host crash) is shown as FAILED at once; the
-/// catalog row itself is corrected by the next backup, under the repository lock.
-fn effective(b: &mut BackupRecord) {
-    let here = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_default();
-    if b.status == BackupStatus::Running
-        && b.host == here
-        && !std::path::Path::new(&format!("/proc/{}", b.pid)).exists()
-    {
-        b.status = BackupStatus::Failed;
-        b.error = Some(format!(
-            "interrupted: process {} ended before the backup completed",
-            b.pid
-        ));
-    }
 }
 
 /// The backup a level 1 builds on, from its manifest (the catalog row does not hold it).
@@ -118,8 +100,9 @@ fn backup_json(ctx: &Context, b: &BackupRecord) -> Result<serde_json::Value> {
 }
 
 pub fn list_backup_as(ctx: &Context, json: bool, summary: bool, by_file: bool) -> Result<()> {
-    let mut backups = ctx.repo.catalog().backups(ctx.db.id)?;
-    backups.iter_mut().for_each(effective);
+    // A backup whose process was killed reads as FAILED here as everywhere (the catalog's
+    // reads settle it).
+    let backups = ctx.repo.catalog().backups(ctx.db.id)?;
     if json {
         let v = backups
             .iter()

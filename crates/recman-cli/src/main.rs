@@ -66,6 +66,17 @@ fn main() -> ExitCode {
             std::process::exit(ARCHIVE_GET_FATAL.into());
         }));
     }
+    if matches!(
+        cli.command,
+        Some(
+            cli::Command::Backup { .. }
+                | cli::Command::Restore { .. }
+                | cli::Command::Validate { .. }
+                | cli::Command::Delete { .. }
+        )
+    ) {
+        install_stop_handlers();
+    }
     match commands::run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -78,6 +89,9 @@ fn main() -> ExitCode {
             }
             if archive_get {
                 ExitCode::from(ARCHIVE_GET_FATAL)
+            } else if let Some(signal) = stopped_by(&e) {
+                // The shell's convention for a command ended by a signal.
+                ExitCode::from(128 + signal as u8)
             } else {
                 ExitCode::FAILURE
             }
@@ -89,4 +103,41 @@ fn main() -> ExitCode {
 /// parse, so that restore_command's failures stay fatal).
 fn is_archive_get_call() -> bool {
     std::env::args_os().skip(1).any(|a| a == "archive-get")
+}
+
+/// SIGINT and SIGTERM ask the engine to stop (it cleans up what it began and the command
+/// fails with what it kept); a second one ends the process at once. Only for the commands
+/// whose work checks the flag and cleans up after it: archive-push and archive-get stay atomic
+/// per file and die as before, `recover copy` (which changes an image copy in place) is not
+/// stopped half-way by the flag, and scripts and the interactive shell (which may run it)
+/// keep the default.
+fn install_stop_handlers() {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    let stop = recman_engine::stop::flag();
+    let second = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // Registered in this order: the exit looks at `second` before the first signal sets it.
+        let installed =
+            signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, second.clone())
+                .and_then(|_| signal_hook::flag::register(sig, second.clone()))
+                .and_then(|_| signal_hook::flag::register_usize(sig, stop.clone(), sig as usize));
+        if let Err(e) = installed {
+            eprintln!(
+                "recman: warning: cannot handle signal {sig} ({e}); a signal ends the process without cleaning up"
+            );
+        }
+    }
+}
+
+/// The signal that stopped the command, if a stop ended it.
+fn stopped_by(e: &anyhow::Error) -> Option<i32> {
+    e.chain()
+        .find_map(|c| match c.downcast_ref::<recman_engine::EngineError>() {
+            Some(recman_engine::EngineError::Stopped { signal, .. }) => Some(match *signal {
+                "SIGINT" => signal_hook::consts::SIGINT,
+                _ => signal_hook::consts::SIGTERM,
+            }),
+            _ => None,
+        })
 }

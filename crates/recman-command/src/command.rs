@@ -220,6 +220,8 @@ pub struct RestoreDatabase {
     pub json: bool,
     /// Restore although the archived WAL has a gap before the target.
     pub allow_wal_gap: bool,
+    /// Clear a target directory that an interrupted restore left (known by its marker).
+    pub force: bool,
     pub until_time: Option<String>,
     pub until_lsn: Option<String>,
     pub until_xid: Option<String>,
@@ -244,6 +246,7 @@ impl RestoreDatabase {
             validate: false,
             json: false,
             allow_wal_gap: false,
+            force: false,
             until_time: None,
             until_lsn: None,
             until_xid: None,

@@ -167,6 +167,7 @@ impl RestoreDatabase {
             recman_exe,
             restore_command_args,
             allow_wal_gap: self.allow_wal_gap,
+            force: self.force,
         })
     }
 }

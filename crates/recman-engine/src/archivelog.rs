@@ -143,7 +143,7 @@ pub fn backup_archivelog(
             let _ = cat.update_backup(&rec);
             // Nothing of a failed backup may be mistaken for a usable one later.
             let _ = repo.remove_prefix(&dir);
-            Err(e)
+            Err(crate::backup::explain_failed(e, &rec, &dir))
         }
     }
 }
@@ -298,6 +298,8 @@ fn write_sets(
             OutputShape::default(),
         )?;
         for (k, w) in group.iter().enumerate() {
+            // Stopped: the error path records the backup FAILED and removes its pieces.
+            crate::stop::check()?;
             let data = crate::archive::read_wal(repo, db, &w.name)?.ok_or_else(|| {
                 EngineError::Wal(format!(
                     "archived wal file {} left repository {} during the backup; hint: run `recman crosscheck archivelog all` and back up again",

@@ -2,11 +2,13 @@
 
 mod checks;
 mod entries;
+mod failed;
 mod optimize;
 mod standby;
 
 use checks::{check_target, wait_for_wal};
 use entries::{LazyEntries, file_entry};
+pub(crate) use failed::explain_failed;
 
 use crate::channel::{ChannelShared, FileOutcome, Unit, run_channel};
 use crate::io::{BufferPlan, IoSettings};
@@ -215,6 +217,11 @@ pub fn backup_database(
             })
         }
         Err(e) => {
+            // End the backup on the server too (PostgreSQL would when the session closes, but
+            // a stopped recman says so itself), unless the failure came after the stop.
+            if rec.stop_lsn.is_none() {
+                let _ = session.backup_stop();
+            }
             rec.status = BackupStatus::Failed;
             rec.error = Some(e.to_string());
             rec.stop_time = Some(now_micros());
@@ -230,7 +237,7 @@ pub fn backup_database(
                 }
             }
             let _ = crate::pieces::remove_copies_of_backup(&ctx.repo, &dir);
-            Err(e)
+            Err(explain_failed(e, &rec, &dir))
         }
     }
 }
@@ -325,6 +332,8 @@ fn run(
     }
     let tablespaces = session.tablespaces()?;
     let sizes: Vec<u64> = scan.files.iter().map(|f| f.size).collect();
+    // Known before anything is written, so a failed backup can say what it needed.
+    rec.db_bytes = sizes.iter().sum();
     let settings = PlanSettings {
         channels: opts.channels,
         filesperset: opts.filesperset,

@@ -157,9 +157,9 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
     };
     let mut total = IoCounters::default();
     loop {
-        if w.cancelled() {
-            break;
-        }
+        // A stop (another channel failed, or a signal) must fail the backup, never end it
+        // short with sets missing.
+        w.check()?;
         let Some(set) = sh.queue.lock().expect("queue lock").pop_front() else {
             break;
         };

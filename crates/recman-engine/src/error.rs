@@ -45,21 +45,57 @@ pub enum EngineError {
     /// [`crate::pipeline::pool`]).
     #[error("{what} cancelled because another worker failed")]
     Cancelled { what: &'static str },
+    /// SIGINT or SIGTERM asked the process to stop ([`crate::stop`]); `done` is what the
+    /// command did about its unfinished work, added by the command that cleaned up.
+    #[error("stopped by {signal}{done}")]
+    Stopped { signal: &'static str, done: String },
+    /// A write found the device full or the quota used up: an I/O error of the device, never
+    /// damage of what it already holds.
+    #[error(
+        "no space left on the device for {path}: {source}{needed}; hint: free space there (or raise the quota) or write elsewhere, then run the command again"
+    )]
+    NoSpace {
+        path: String,
+        needed: String,
+        source: std::io::Error,
+    },
+}
+
+/// Whether an I/O error says the device is full or the quota is used up.
+pub(crate) fn is_no_space(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
 }
 
 impl EngineError {
     pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        EngineError::Io {
-            op,
-            path: path.into(),
-            source,
+        let path = path.into();
+        if is_no_space(&source) {
+            return EngineError::NoSpace {
+                path: path.display().to_string(),
+                needed: String::new(),
+                source,
+            };
         }
+        EngineError::Io { op, path, source }
     }
     /// Whether this error only says that the work was cancelled.
     pub fn is_cancelled(&self) -> bool {
         matches!(self, EngineError::Cancelled { .. })
     }
     pub(crate) fn piece(piece: impl Into<String>, source: FormatError) -> Self {
+        // A write that found the device full is not damage: say so, with no hint to validate.
+        if let FormatError::Io(e) = &source
+            && is_no_space(e)
+        {
+            let FormatError::Io(e) = source else {
+                unreachable!("matched above")
+            };
+            return EngineError::NoSpace {
+                path: piece.into(),
+                needed: String::new(),
+                source: e,
+            };
+        }
         EngineError::Piece {
             piece: piece.into(),
             source,

@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 /// `RECMAN_FAULT_SLOW_READ=<path substring>:<milliseconds>` makes every read of matching files
-/// complete that much later: a slow device for tests of the statistics.
+/// complete that much later: a slow device for tests of the statistics, and a backup (data
+/// files), restore (pieces: each record of a matching piece waits) or second-tier copy (each
+/// block of a matching object) slow enough to be signalled or killed half-way.
 #[cfg(feature = "fault-injection")]
 pub(crate) fn slow_read() -> Option<(String, Duration)> {
     let v = std::env::var("RECMAN_FAULT_SLOW_READ").ok()?;
@@ -16,6 +18,27 @@ pub(crate) fn slow_read() -> Option<(String, Duration)> {
 
 #[cfg(not(feature = "fault-injection"))]
 pub(crate) fn slow_read() -> Option<(String, Duration)> {
+    None
+}
+
+/// The delay [`slow_read`] puts on each read of object `rel`, if it matches.
+pub(crate) fn slow_read_of(rel: &str) -> Option<Duration> {
+    slow_read()
+        .filter(|(pat, _)| rel.contains(pat.as_str()))
+        .map(|(_, d)| d)
+}
+
+/// `RECMAN_FAULT_SLOW_DELETE=<milliseconds>` makes each object a deletion removes (a backup's
+/// directory, an archived WAL file) wait that long first: a delete slow enough to be
+/// signalled half-way.
+#[cfg(feature = "fault-injection")]
+pub(crate) fn slow_delete() -> Option<Duration> {
+    let v = std::env::var("RECMAN_FAULT_SLOW_DELETE").ok()?;
+    Some(Duration::from_millis(v.parse().ok()?))
+}
+
+#[cfg(not(feature = "fault-injection"))]
+pub(crate) fn slow_delete() -> Option<Duration> {
     None
 }
 

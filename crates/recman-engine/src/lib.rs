@@ -27,6 +27,7 @@ pub mod retention;
 mod scan;
 mod secondtier;
 mod select;
+pub mod stop;
 mod synthetic;
 mod util;
 mod validate;

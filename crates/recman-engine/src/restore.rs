@@ -52,6 +52,9 @@ pub struct RestoreOptions {
     /// Restore although the WAL from the backup to the target has a gap after the backup's
     /// end: recovery then ends at the gap.
     pub allow_wal_gap: bool,
+    /// Clear a target directory an interrupted restore wrote (it holds the restore's marker)
+    /// before restoring into it; a directory without the marker is still refused.
+    pub force: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -98,14 +101,28 @@ pub fn restore_database(
         ));
     }
     if let Some(tag) = &opts.from_copy {
-        return copy_restore::restore_from_copy(ctx, opts, tag, progress, t0);
+        return copy_restore::restore_from_copy(ctx, opts, tag, progress, t0).map_err(|e| match e {
+            EngineError::Stopped { signal, .. } => EngineError::Stopped {
+                signal,
+                done: format!(
+                    ": what the restore wrote into {} was removed; image copy {tag} is unchanged",
+                    opts.to.display()
+                ),
+            },
+            e => e,
+        });
     }
     let backups_chain = &plan.chain;
     let manifest = backups_chain
         .last()
         .expect("a chain has at least one backup");
     let layout = files::Layout::new(&opts.to, manifest, &opts.tablespace_map)?;
-    layout.check_empty()?;
+    for d in layout.check_empty(opts.force)? {
+        progress.notice(&format!(
+            "cleared {}: an interrupted restore had written it",
+            d.display()
+        ));
+    }
     progress.message(&format!(
         "restoring backup {} (tag {}) to {}",
         manifest.backup_id,
@@ -113,24 +130,29 @@ pub fn restore_database(
         opts.to.display()
     ));
     let created = layout.prepare()?;
-    let result = chain::restore_chain_with(
-        ctx,
-        backups_chain,
-        &plan.sources,
-        &layout,
-        opts.channels.max(1),
-        progress,
-    )
-    .and_then(|(n, bytes, mut rows)| {
-        let settings = recovery::write_recovery(ctx, manifest, &layout, opts)?;
-        crate::pipeline::stats::record_piece_job(
-            &ctx.repo,
-            "RESTORE",
-            &manifest.backup_id,
-            &mut rows,
-        );
-        Ok((n, bytes, settings))
-    });
+    let result = layout
+        .mark()
+        .and_then(|()| {
+            chain::restore_chain_with(
+                ctx,
+                backups_chain,
+                &plan.sources,
+                &layout,
+                opts.channels.max(1),
+                progress,
+            )
+        })
+        .and_then(|(n, bytes, mut rows)| {
+            let settings = recovery::write_recovery(ctx, manifest, &layout, opts)?;
+            layout.unmark()?;
+            crate::pipeline::stats::record_piece_job(
+                &ctx.repo,
+                "RESTORE",
+                &manifest.backup_id,
+                &mut rows,
+            );
+            Ok((n, bytes, settings))
+        });
     match result {
         Ok((files, bytes, recovery_settings)) => Ok(RestoreReport {
             backup_id: manifest.backup_id.clone(),
@@ -144,7 +166,25 @@ pub fn restore_database(
         Err(e) => {
             // A half-restored directory must not be started by mistake.
             created.undo();
-            Err(e)
+            match e {
+                EngineError::Stopped { signal, .. } => Err(EngineError::Stopped {
+                    signal,
+                    done: format!(
+                        ": what the restore wrote into {} was removed; the repository is unchanged",
+                        opts.to.display()
+                    ),
+                }),
+                EngineError::NoSpace { path, source, .. } => Err(EngineError::NoSpace {
+                    path,
+                    needed: format!(
+                        " (the restore writes {} bytes; what it wrote into {} was removed, the repository is unchanged)",
+                        plan.restored_bytes,
+                        opts.to.display()
+                    ),
+                    source,
+                }),
+                e => Err(e),
+            }
         }
     }
 }

@@ -350,7 +350,22 @@ pub fn delete_objects(
         path: path.clone(),
     }));
     repo.catalog().begin_delete(&items)?;
-    for it in &items {
+    let slow = crate::fault::slow_delete();
+    for (done, it) in items.iter().enumerate() {
+        if let Some(d) = slow {
+            std::thread::sleep(d);
+        }
+        // Stopped between objects: every record already claims nothing (EXPIRED, journalled),
+        // so what is left is only media that the next delete removes.
+        if let Err(EngineError::Stopped { signal, .. }) = crate::stop::check() {
+            return Err(EngineError::Stopped {
+                signal,
+                done: format!(
+                    ": {done} of {} deletions done; the rest are recorded EXPIRED and the next `recman delete` finishes them",
+                    items.len()
+                ),
+            });
+        }
         finish_one(repo, it)?;
     }
     Ok(DeleteReport {

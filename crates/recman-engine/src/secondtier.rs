@@ -134,7 +134,21 @@ fn copy_object(
     let mut buf = vec![0u8; 1 << 20];
     let (mut n, mut crc, mut crc_body) = (0u64, 0u32, 0u32);
     let body_len = piece.map(|(size, _)| size.saturating_sub(FOOTER_LEN as u64));
+    let slow = crate::fault::slow_read_of(rel);
     loop {
+        if let Some(d) = slow {
+            std::thread::sleep(d);
+        }
+        if let Some(signal) = crate::stop::requested() {
+            out.abort();
+            return Err(EngineError::Stopped {
+                signal,
+                done: format!(
+                    ": {} object(s) copied to {device} are complete and recorded, the copy of {rel} in progress was discarded; hint: run the command again to copy the rest",
+                    rep.objects
+                ),
+            });
+        }
         let k = src
             .read(&mut buf)
             .map_err(|e| crate::util::media_io(&ctx.repo, rel, "read", e))?;

@@ -70,7 +70,7 @@ pub fn synthetic_full(
             rec.stop_time = Some(now_micros());
             let _ = ctx.repo.catalog().update_backup(&rec);
             let _ = ctx.repo.remove_prefix(&dir);
-            Err(e)
+            Err(crate::backup::explain_failed(e, &rec, &dir))
         }
     }
 }
@@ -134,6 +134,8 @@ fn write(
     let mut pieces = Vec::new();
     let mut rows = Vec::new();
     for (set_k, group) in files.chunks(FILES_PER_SET).enumerate() {
+        // Stopped: the error path records the backup FAILED and removes its pieces.
+        crate::stop::check()?;
         let set_no = set_k as u32 + 1;
         let rel = recman_catalog::layout::piece(dir, set_no, 1);
         let header = PieceHeader {

@@ -110,13 +110,21 @@ impl MediaError {
             _ => ErrorClass::Permanent,
         };
         let hint = match e.raw_os_error() {
-            Some(libc::ENOSPC) => Some("free space on the device or move the repository"),
+            Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
+                Some("free space on the device (or raise the quota) or move the repository")
+            }
             Some(libc::EACCES) | Some(libc::EPERM) => {
                 Some("check the owner and permissions of the repository directory")
             }
             _ => None,
         };
-        let mut err = MediaError::new(class, device, object, op, e.to_string());
+        // A full device or quota says so in words a user searches for, not only errno's text.
+        let message = match e.raw_os_error() {
+            Some(libc::ENOSPC) => format!("no space left on the device ({e})"),
+            Some(libc::EDQUOT) => format!("no space left within the disk quota ({e})"),
+            _ => e.to_string(),
+        };
+        let mut err = MediaError::new(class, device, object, op, message);
         err.detail.hint = hint.map(str::to_string);
         err
     }

@@ -1,7 +1,8 @@
 //! One worker pool for the commands that spread pieces or sets over threads (backup channels,
 //! restore and validate). Workers share one cancellation flag: the first worker to fail sets
 //! it, the others see it between items and stop with [`EngineError::Cancelled`], and the pool
-//! reports the error that caused the stop, never a cancellation.
+//! reports the error that caused the stop, never a cancellation. A stop asked for by a signal
+//! ([`crate::stop`]) ends every worker the same way, and is what the pool reports.
 
 use crate::EngineError;
 use std::sync::Mutex;
@@ -16,18 +17,15 @@ pub(crate) struct Worker<'a> {
 }
 
 impl Worker<'_> {
-    /// Err(Cancelled) once another worker has failed; call between items of work.
+    /// Err(Cancelled) once another worker has failed, Err(Stopped) once SIGINT or SIGTERM
+    /// asked the process to stop; call between items of work.
     pub fn check(&self) -> Result<(), EngineError> {
+        crate::stop::check()?;
         if self.cancel.load(Ordering::Relaxed) {
             Err(EngineError::Cancelled { what: self.what })
         } else {
             Ok(())
         }
-    }
-
-    /// Whether another worker has failed.
-    pub fn cancelled(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed)
     }
 }
 

@@ -214,7 +214,14 @@ impl OpenPiece {
                 ))
             })
         };
+        let slow = crate::fault::slow_read_of(&rel);
         loop {
+            // A stop (SIGINT, SIGTERM) is seen within a record, not only between pieces: a
+            // restore of one large piece ends as promptly as a backup.
+            crate::stop::check()?;
+            if let Some(d) = slow {
+                std::thread::sleep(d);
+            }
             let rec = match self.r.next_ref() {
                 Ok(Some(rec)) => rec,
                 Ok(None) => break,
@@ -342,6 +349,8 @@ pub(crate) fn scan_from(
             .and_then(|p| p.scan(scan, stages, sink));
         match r {
             Ok(done) => return Ok(done),
+            // A stop is no fault of this copy: no other is tried.
+            Err(e @ EngineError::Stopped { .. }) => return Err(e),
             Err(e) => {
                 if let Some(next) = sources.get(i + 1) {
                     progress.notice(&format!(

@@ -76,7 +76,7 @@ impl SetWriter {
         let opened = now_micros();
         let sink = media.create(rel)?;
         let out = OutputStream::new(sink, shape.blksize, shape.buffers);
-        let w = PieceWriter::new(out, header).map_err(|e| EngineError::piece(rel, e))?;
+        let w = PieceWriter::new(out, header).map_err(|e| write_err(location, rel, e))?;
         Ok(SetWriter {
             rel: rel.to_string(),
             location: location.to_string(),
@@ -90,7 +90,7 @@ impl SetWriter {
     pub fn chunk(&mut self, slot: u32, offset: u64, data: &[u8]) -> Result<(), EngineError> {
         self.w
             .write_chunk(slot, offset, data)
-            .map_err(|e| EngineError::piece(&self.rel, e))
+            .map_err(|e| write_err(&self.location, &self.rel, e))
     }
 
     /// As [`SetWriter::chunk`] with the caller's CRC-32C of `data` (see
@@ -104,7 +104,7 @@ impl SetWriter {
     ) -> Result<(), EngineError> {
         self.w
             .write_chunk_with_crc(slot, offset, data, crc)
-            .map_err(|e| EngineError::piece(&self.rel, e))
+            .map_err(|e| write_err(&self.location, &self.rel, e))
     }
 
     /// Writes all of `data` as file `slot`, in chunks of `chunk` bytes, and ends the file;
@@ -124,13 +124,16 @@ impl SetWriter {
     pub fn end_file(&mut self, slot: u32, size: u64, crc: u32) -> Result<(), EngineError> {
         self.w
             .end_file(slot, size, crc)
-            .map_err(|e| EngineError::piece(&self.rel, e))
+            .map_err(|e| write_err(&self.location, &self.rel, e))
     }
 
     /// Writes the index and footer, waits for the last block and commits the object durably.
     pub fn finish(self) -> Result<WrittenPiece, EngineError> {
         let rel = self.rel;
-        let (out, summary) = self.w.finish().map_err(|e| EngineError::piece(&rel, e))?;
+        let (out, summary) = self
+            .w
+            .finish()
+            .map_err(|e| write_err(&self.location, &rel, e))?;
         let (sink, counters) = out
             .finish()
             .map_err(|e| recman_media::MediaError::io(&self.location, &rel, "write", e))?;
@@ -145,6 +148,24 @@ impl SetWriter {
             closed: now_micros(),
             shape: self.shape,
         })
+    }
+}
+
+/// A piece writer's error as the command reports it: a full device or quota names the piece's
+/// place on the device (never "damaged": nothing stored was touched), anything else stays a
+/// piece error.
+fn write_err(location: &str, rel: &str, e: recman_format::FormatError) -> EngineError {
+    match EngineError::piece(rel, e) {
+        EngineError::NoSpace { needed, source, .. } => EngineError::NoSpace {
+            path: if location.is_empty() {
+                rel.to_string()
+            } else {
+                format!("{}/{rel}", location.trim_end_matches('/'))
+            },
+            needed,
+            source,
+        },
+        other => other,
     }
 }
 

@@ -51,7 +51,14 @@ pub fn restore_from_copy(
     })?;
     check_target(tag, &state, &opts.target)?;
     let layout = Layout::new(&opts.to, &state, &opts.tablespace_map)?;
-    layout.check_empty()?;
+    // Switching moves the copy's own files: only a copied restore is marked, so only its
+    // interrupted target may be cleared.
+    for d in layout.check_empty(opts.force && !opts.switch_to_copy)? {
+        progress.notice(&format!(
+            "cleared {}: an interrupted restore had written it",
+            d.display()
+        ));
+    }
     let source = copy_layout(ctx, tag, &state)?;
     let files: Vec<_> = state
         .entries
@@ -63,12 +70,18 @@ pub fn restore_from_copy(
         switch(ctx, tag, &source, &layout)?;
     } else {
         let made = layout.prepare()?;
-        if let Err(e) = copy_files(&state, &source, &layout, progress, bytes) {
+        if let Err(e) = layout
+            .mark()
+            .and_then(|()| copy_files(&state, &source, &layout, progress, bytes))
+        {
             made.undo();
             return Err(e);
         }
     }
     let settings = write_recovery(ctx, &state, &layout, opts)?;
+    if !opts.switch_to_copy {
+        layout.unmark()?;
+    }
     Ok(RestoreReport {
         backup_id: state.backup_id.clone(),
         tag: tag.to_uppercase(),
@@ -98,6 +111,8 @@ fn copy_files(
             std::fs::File::create(&dest).map_err(|er| EngineError::io("create", &dest, er))?;
         let mut crc = 0u32;
         loop {
+            // Stopped: the caller removes what was written.
+            crate::stop::check()?;
             let n = r
                 .read(&mut buf)
                 .map_err(|er| EngineError::io("read", &from, er))?;

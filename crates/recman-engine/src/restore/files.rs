@@ -12,6 +12,28 @@ pub struct Layout {
     pub tablespaces: Vec<(u32, PathBuf)>,
 }
 
+/// The file a restore writes first into each directory it restores into and removes last: a
+/// directory holding it was being restored into when recman stopped, and holds nothing else
+/// than what that restore wrote (it began empty), so `--force` may clear it.
+pub const RESTORE_MARKER: &str = ".recman-restore-in-progress";
+
+/// Removes everything inside `d`, keeping `d`; symbolic links are removed, never followed.
+fn empty_dir(d: &Path) -> Result<(), EngineError> {
+    let rd = std::fs::read_dir(d).map_err(|e| EngineError::io("read directory", d, e))?;
+    for e in rd {
+        let path = e
+            .map_err(|e| EngineError::io("read directory", d, e))?
+            .path();
+        let r = if path.is_dir() && !path.is_symlink() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        r.map_err(|e| EngineError::io("remove", &path, e))?;
+    }
+    Ok(())
+}
+
 /// What `prepare` created, so that a failed restore leaves nothing behind.
 pub struct Created {
     made: Vec<PathBuf>,
@@ -99,25 +121,76 @@ impl Layout {
         self.to.join(rel)
     }
 
-    pub fn check_empty(&self) -> Result<(), EngineError> {
+    /// Refuses a target that holds anything, except, with `force`, one that holds only what
+    /// an interrupted restore of recman wrote (its [`RESTORE_MARKER`] is there): that one is
+    /// emptied. Returns the directories emptied.
+    pub fn check_empty(&self, force: bool) -> Result<Vec<PathBuf>, EngineError> {
         let mut dirs = vec![(self.to.clone(), "restore directory")];
         dirs.extend(
             self.tablespaces
                 .iter()
                 .map(|(_, p)| (p.clone(), "tablespace location")),
         );
-        for (d, what) in dirs {
-            if d.exists() && !super::is_empty_dir(&d) {
-                let hint = if what == "restore directory" {
+        // Every directory is checked before any is cleared: --force clears all or nothing.
+        let mut clear = Vec::new();
+        for (d, what) in &dirs {
+            if d.exists() && !super::is_empty_dir(d) && d.join(RESTORE_MARKER).is_file() {
+                if !force {
+                    return Err(EngineError::Invalid(format!(
+                        "{what} {} holds what an interrupted restore wrote (its {RESTORE_MARKER} is there); nothing was written; hint: run the restore again with --force to clear it first",
+                        d.display()
+                    )));
+                }
+                clear.push(d.clone());
+                continue;
+            }
+            if d.exists() && !super::is_empty_dir(d) {
+                let hint = if *what == "restore directory" {
                     "restore into a new or empty directory"
                 } else {
                     "move it aside, or restore the tablespace elsewhere with --tablespace-map OLD=NEW"
                 };
+                let forced = if force {
+                    format!(
+                        " (--force clears only a directory an interrupted recman restore wrote, marked by its {RESTORE_MARKER}, and this one has none)"
+                    )
+                } else {
+                    String::new()
+                };
                 return Err(EngineError::Invalid(format!(
-                    "{what} {} is not empty; nothing was written; hint: {hint}",
+                    "{what} {} is not empty{forced}; nothing was written; hint: {hint}",
                     d.display()
                 )));
             }
+        }
+        for d in &clear {
+            empty_dir(d)?;
+        }
+        Ok(clear)
+    }
+
+    /// Marks each target directory as being restored into, before any file is written: a
+    /// restore killed half-way leaves the mark, and only a marked directory is ever cleared.
+    pub fn mark(&self) -> Result<(), EngineError> {
+        for d in std::iter::once(&self.to).chain(self.tablespaces.iter().map(|(_, p)| p)) {
+            let m = d.join(RESTORE_MARKER);
+            std::fs::write(
+                &m,
+                format!(
+                    "recman restore in progress (process {}); the directory holds nothing else recman did not write\n",
+                    std::process::id()
+                ),
+            )
+            .map_err(|e| EngineError::io("write", &m, e))?;
+        }
+        Ok(())
+    }
+
+    /// Takes the marks away once the restore is complete.
+    pub fn unmark(&self) -> Result<(), EngineError> {
+        for d in std::iter::once(&self.to).chain(self.tablespaces.iter().map(|(_, p)| p)) {
+            let m = d.join(RESTORE_MARKER);
+            std::fs::remove_file(&m).map_err(|e| EngineError::io("remove", &m, e))?;
         }
         Ok(())
     }
