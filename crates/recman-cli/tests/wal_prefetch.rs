@@ -250,7 +250,11 @@ fn batched_archive_command_drains_a_backlog() {
         c.psql(&format!(
             "insert into t select generate_series(1, 20000) + {i}"
         ));
-        last = c.psql("select pg_walfile_name(pg_switch_wal())");
+        last = c.psql(
+            recman_pg::version::for_major(server_major())
+                .unwrap()
+                .switch_wal_sql,
+        );
     }
     let status = c.pgdata.join("pg_wal/archive_status");
     let backlog: BTreeSet<String> = names_in(&status)

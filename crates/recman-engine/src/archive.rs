@@ -426,9 +426,9 @@ pub fn archive_current(
 ) -> Result<String, EngineError> {
     let target = recman_pg::resolve_conninfo(conninfo)?;
     let mut session = recman_pg::Session::connect(&target)?;
-    // pg_walfile_name names the segment the switch completed; on an idle server, which has
-    // nothing to switch, the last completed one, archived already.
-    let rows = session.simple_query("SELECT pg_walfile_name(pg_switch_wal())")?;
+    // Names the segment the switch completed; on an idle server, which has nothing to switch,
+    // the last completed one, archived already. The SQL differs by major (version table).
+    let rows = session.simple_query(session.version.switch_wal_sql)?;
     let name = rows
         .first()
         .and_then(|r| r.first().cloned().flatten())

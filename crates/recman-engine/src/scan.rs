@@ -128,6 +128,13 @@ fn walk(dir: &Path, rel: &str, scan: &mut Scan) -> Result<(), EngineError> {
             scan.entries.push(entry(child.clone(), EntryKind::Dir, &md));
             walk(&path, &child, scan)?;
         } else if ft.is_file() {
+            if let Some(prefix) = incremental_prefix(&name) {
+                return Err(EngineError::Invalid(format!(
+                    "{} is a file of an incremental pg_basebackup ({prefix}*), so {} is not a cluster's data directory but a backup pg_combinebackup has not combined; hint: run pg_combinebackup and start PostgreSQL on its output before backing it up with recman",
+                    path.display(),
+                    dir.display()
+                )));
+            }
             let relfile = recman_page::classify(&child);
             if let Some(r) = &relfile
                 && r.fork != Fork::Init
@@ -150,6 +157,15 @@ fn walk(dir: &Path, rel: &str, scan: &mut Scan) -> Result<(), EngineError> {
     Ok(())
 }
 
+/// The version table's incremental-file prefix `name` starts with, if any. Such a file in any
+/// directory means an uncombined incremental backup: no major's server writes one.
+fn incremental_prefix(name: &str) -> Option<&'static str> {
+    recman_pg::version::TABLE
+        .iter()
+        .filter_map(|f| f.incremental_file_prefix)
+        .find(|p| name.starts_with(p))
+}
+
 /// Relfilenodes in one database directory that have an init fork, i.e. unlogged relations.
 fn unlogged_relfilenodes(rel: &str, names: &[String]) -> HashSet<u32> {
     let mut out = HashSet::new();
@@ -161,4 +177,21 @@ fn unlogged_relfilenodes(rel: &str, names: &[String]) -> HashSet<u32> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_uncombined_incremental_backup_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("base/5")).unwrap();
+        std::fs::write(d.path().join("base/5/1259"), [0u8; 8192]).unwrap();
+        super::scan_data_dir(d.path()).expect("a plain relation file is fine");
+        std::fs::write(d.path().join("base/5/INCREMENTAL.16384"), b"x").unwrap();
+        let e = super::scan_data_dir(d.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("INCREMENTAL.16384") && e.contains("pg_combinebackup"),
+            "{e}"
+        );
+    }
 }

@@ -64,7 +64,7 @@ pub fn validate_database(
         (Some(c), _) => c,
         (None, Some(s)) => s.checksums_enabled,
         (None, None) => {
-            progress.message("could not tell whether data checksums are enabled (pg_controldata not found): checking page headers only");
+            progress.message("could not tell whether data checksums are enabled (global/pg_control fails its CRC and no server answered): checking page headers only");
             false
         }
     };

@@ -48,8 +48,11 @@ pub enum PgError {
         "{path} is not a PostgreSQL data directory: {reason}; hint: point --pgdata at the directory holding PG_VERSION and global/pg_control"
     )]
     NotDataDir { path: PathBuf, reason: String },
-    #[error("PostgreSQL {version} is not supported; hint: recman supports PostgreSQL 13 and later")]
-    Unsupported { version: String },
+    #[error(
+        "PostgreSQL {version} at {at} is not supported; hint: {}",
+        crate::version::supported_hint()
+    )]
+    Unsupported { version: String, at: String },
     #[error("invalid LSN {text:?}; hint: write it as PostgreSQL does, e.g. 0/3000028")]
     BadLsn { text: String },
 }

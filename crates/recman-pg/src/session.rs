@@ -70,7 +70,8 @@ impl Session {
             .parse()
             .unwrap_or(0);
         let version = version::facts(version_num).ok_or_else(|| PgError::Unsupported {
-            version: version_num.to_string(),
+            version: version::display_version(version_num),
+            at: t.clone(),
         })?;
         let data_directory = show(&mut client, "data_directory")?;
         let checksums_enabled = show(&mut client, "data_checksums")? == "on";

@@ -1,5 +1,5 @@
-//! Shared harness for recman's integration tests: throwaway, real PostgreSQL 15
-//! clusters and a way to run the `recman` binary against them.
+//! Shared harness for recman's integration tests: throwaway, real PostgreSQL
+//! clusters (Debian's 15 unless `RECMAN_TEST_PG_BINDIR` names another major's server) and a way to run the `recman` binary against them.
 //!
 //! Use it from a test file with `mod common;` and `use common::*;`.
 //!
@@ -22,8 +22,10 @@
 //! When a test panics, dropping a cluster also prints its server log tail.
 //!
 //! # Environment
-//! - `RECMAN_TEST_PG_BINDIR`: PostgreSQL bin dir (default
-//!   `/usr/lib/postgresql/15/bin`, then `pg_config --bindir`).
+//! - `RECMAN_TEST_PG_BINDIR`: bin dir of the PostgreSQL server to test (default
+//!   `/usr/lib/postgresql/15/bin`, then `pg_config --bindir`). Programs it lacks (psql,
+//!   pgbench, pg_amcheck, ...) come from the default; scripts/test-majors.sh sets it to each
+//!   supported major in turn.
 //! - `RECMAN_TEST_KEEP=1`: keep cluster, repo and scratch dirs.
 //!
 //! Children never inherit `PG*` or `RECMAN_*` variables from the test process:
@@ -46,7 +48,7 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
-/// Major version the harness (and recman) targets.
+/// Major of Debian's PostgreSQL, the harness's default server and the source of client tools.
 pub const PG_MAJOR: u32 = 15;
 
 /// Seconds pg_ctl may wait for a start or stop; crash recovery of a busy
@@ -219,31 +221,82 @@ pub fn path_str(path: &Path) -> &str {
 // Binaries
 // ---------------------------------------------------------------------------
 
-/// Full path of a PostgreSQL 15 program such as `initdb` or `pg_ctl`.
-pub fn pg_bin(name: &str) -> PathBuf {
+/// Directory of Debian's PostgreSQL 15 programs: the default server, and the client tools
+/// (psql, pgbench, pg_amcheck, ...) for every major, since the packaged servers of the other
+/// majors (scripts/setup.sh, setup_pg_majors) carry only initdb, pg_ctl and postgres.
+fn default_bindir() -> &'static Path {
     static BINDIR: OnceLock<PathBuf> = OnceLock::new();
-    BINDIR
-        .get_or_init(|| {
-            if let Some(dir) = std::env::var_os("RECMAN_TEST_PG_BINDIR") {
-                return PathBuf::from(dir);
-            }
-            let default = PathBuf::from(format!("/usr/lib/postgresql/{PG_MAJOR}/bin"));
-            if default.join("initdb").is_file() {
-                return default;
-            }
-            let out = Command::new("pg_config").arg("--bindir").output();
-            match out {
-                Ok(o) if o.status.success() => {
-                    PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())
-                }
-                _ => panic!(
-                    "PostgreSQL {PG_MAJOR} not found: no {} and no pg_config on PATH; \
-                     run scripts/setup.sh or set RECMAN_TEST_PG_BINDIR",
-                    default.display()
-                ),
-            }
-        })
-        .join(name)
+    BINDIR.get_or_init(|| {
+        let default = PathBuf::from(format!("/usr/lib/postgresql/{PG_MAJOR}/bin"));
+        if default.join("initdb").is_file() {
+            return default;
+        }
+        let out = Command::new("pg_config").arg("--bindir").output();
+        match out {
+            Ok(o) if o.status.success() => PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
+            _ => panic!(
+                "PostgreSQL {PG_MAJOR} not found: no {} and no pg_config on PATH; \
+                 run scripts/setup.sh",
+                default.display()
+            ),
+        }
+    })
+}
+
+/// The server's bin dir: `RECMAN_TEST_PG_BINDIR` when set (scripts/test-majors.sh points it
+/// at another major), else Debian's 15.
+fn server_bindir() -> &'static Path {
+    static BINDIR: OnceLock<PathBuf> = OnceLock::new();
+    BINDIR.get_or_init(|| match std::env::var_os("RECMAN_TEST_PG_BINDIR") {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            assert!(
+                dir.join("initdb").is_file() && dir.join("postgres").is_file(),
+                "RECMAN_TEST_PG_BINDIR={} holds no initdb and postgres; \
+                 run scripts/setup.sh's setup_pg_majors or fix the variable",
+                dir.display()
+            );
+            dir
+        }
+        None => default_bindir().to_path_buf(),
+    })
+}
+
+/// Full path of a PostgreSQL program such as `initdb` or `psql`: from the server's bin dir
+/// when it has it, else Debian's 15 (a client tool talking to another major).
+pub fn pg_bin(name: &str) -> PathBuf {
+    let own = server_bindir().join(name);
+    if own.is_file() {
+        own
+    } else {
+        default_bindir().join(name)
+    }
+}
+
+/// Major version of the server binaries the tests run (15 unless `RECMAN_TEST_PG_BINDIR`
+/// names another), from `postgres --version`.
+pub fn server_major() -> u32 {
+    static MAJOR: OnceLock<u32> = OnceLock::new();
+    *MAJOR.get_or_init(|| {
+        let bin = server_bindir().join("postgres");
+        let out = Command::new(&bin)
+            .arg("--version")
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.display()));
+        let text = String::from_utf8_lossy(&out.stdout);
+        // "postgres (PostgreSQL) 17.10", Debian's with " (Debian 15.18-0+deb12u1)" after it.
+        text.split_whitespace()
+            .skip_while(|w| *w != "(PostgreSQL)")
+            .nth(1)
+            .and_then(|v| v.split('.').next())
+            .and_then(|m| m.parse().ok())
+            .unwrap_or_else(|| {
+                panic!(
+                    "cannot read a major from {} --version: {text:?}",
+                    bin.display()
+                )
+            })
+    })
 }
 
 /// The recman binary as the cluster user can execute it.
@@ -491,7 +544,7 @@ pub fn file_tail(path: &Path, n: usize) -> String {
     }
 }
 
-/// One throwaway PostgreSQL 15 cluster. See the module docs for its layout.
+/// One throwaway PostgreSQL cluster. See the module docs for its layout.
 pub struct Cluster {
     /// Temp dir holding the socket dir, the server log and (except for
     /// adopted data dirs) `pgdata`.
@@ -529,12 +582,19 @@ impl Cluster {
             .arg("-D")
             .arg(&pgdata)
             .args(["--auth=trust", "-U", "postgres", "--encoding=UTF8"])
-            .args(["--locale=C", "--no-instructions"])
+            .arg("--locale=C")
             // Durability of initdb's own files is not what we test; syncing
             // them costs seconds per cluster on CI disks.
             .arg("--no-sync");
+        // Only quietens the "start the server with" lines; initdb learnt it in 14.
+        if server_major() >= 14 {
+            initdb.arg("--no-instructions");
+        }
+        // Explicit both ways: initdb enables checksums by default from PostgreSQL 18 on.
         if opts.data_checksums {
             initdb.arg("--data-checksums");
+        } else if server_major() >= 18 {
+            initdb.arg("--no-data-checksums");
         }
         initdb.args(&opts.initdb_args);
         as_cluster_user(&mut initdb);
@@ -967,6 +1027,9 @@ impl Cluster {
     }
 
     fn run_amcheck(&self, target: &[&str]) {
+        if server_major() != PG_MAJOR {
+            return self.run_amcheck_sql(target);
+        }
         let mut cmd = self.client("pg_amcheck");
         cmd.args(target)
             .args(["--install-missing", "--heapallindexed", "--no-strict-names"]);
@@ -979,6 +1042,49 @@ impl Cluster {
                 &show_output(&out)
             )
         );
+    }
+
+    /// What pg_amcheck does, in SQL: Debian's 15 pg_amcheck is the only one at hand and is not
+    /// made for other majors' amcheck, so for those the checks run through the extension's
+    /// functions directly (verify_heapam on every table, bt_index_check with heapallindexed
+    /// on every valid btree index).
+    fn run_amcheck_sql(&self, target: &[&str]) {
+        let dbs = if target == ["--all"] {
+            self.databases()
+        } else {
+            vec![target[1].to_owned()]
+        };
+        for db in dbs {
+            // verify_heapam came with amcheck 1.3 in PostgreSQL 14; on 13 the heap is checked
+            // through heapallindexed only (every live tuple has its index entries).
+            let heap_sql = if server_major() >= 14 {
+                "select string_agg(v, E'\\n') from (
+                   select format('%s block %s offset %s: %s', c.oid::regclass, h.blkno, h.offnum, h.msg) v
+                   from pg_class c, lateral verify_heapam(c.oid) h
+                   where c.relkind in ('r', 'm', 't') and c.relpersistence <> 't'
+                 ) x;"
+            } else {
+                "select '';"
+            };
+            let found = self.psql_db(
+                &db,
+                &format!(
+                    "create extension if not exists amcheck;
+                     {heap_sql}
+                     select count(bt_index_check(i.indexrelid, true))
+                       from pg_index i join pg_class c on c.oid = i.indexrelid
+                       join pg_am a on a.oid = c.relam
+                       where a.amname = 'btree' and i.indisvalid and i.indisready
+                         and c.relpersistence <> 't';"
+                ),
+            );
+            let heap = found.lines().next().unwrap_or("").trim();
+            assert!(
+                heap.is_empty(),
+                "{}",
+                self.failure(&format!("amcheck (SQL) found problems in {db}"), heap)
+            );
+        }
     }
 
     /// Heap and btree checks (with heapallindexed) on database `db`;
@@ -1005,11 +1111,11 @@ impl Cluster {
     /// the finished one as archived; returns that segment's file name.
     /// Panics with pg_stat_archiver and the log tail on timeout.
     pub fn switch_wal_and_wait_archived(&self) -> String {
-        // pg_switch_wal returns the end of the finished segment, i.e. a
-        // segment boundary, which pg_walfile_name maps to the finished
-        // segment. With nothing written since the last switch it returns the
-        // current boundary, naming the previous, already finished segment.
-        let seg = self.psql("select pg_walfile_name(pg_switch_wal())");
+        // The SQL differs by major: see switch_wal_sql in recman-pg's version table.
+        let sql = recman_pg::version::for_major(server_major())
+            .expect("a supported major")
+            .switch_wal_sql;
+        let seg = self.psql(sql);
         self.wait_archived(&seg);
         seg
     }
@@ -1097,7 +1203,7 @@ impl Drop for Cluster {
     }
 }
 
-/// A 16 MiB WAL segment named `name` as PostgreSQL 15 would write it for the cluster with
+/// A 16 MiB WAL segment named `name` as the server under test would write it for the cluster with
 /// `sysid`: a long page header at the start (what archive-push checks), then bytes varied by
 /// `seed`, so tests can archive segments the server never wrote.
 pub fn fake_segment(sysid: u64, name: &str, seed: u8) -> Vec<u8> {
@@ -1110,7 +1216,8 @@ pub fn fake_segment(sysid: u64, name: &str, seed: u8) -> Vec<u8> {
         .map(|b| (b.wrapping_mul(2654435761) >> 11) as u8 ^ seed)
         .collect();
     d[..40].fill(0);
-    d[0..2].copy_from_slice(&0xD110u16.to_le_bytes());
+    let magic = recman_pg::version::wal_page_magic(server_major()).expect("a supported major");
+    d[0..2].copy_from_slice(&magic.to_le_bytes());
     d[2..4].copy_from_slice(&2u16.to_le_bytes()); // XLP_LONG_HEADER
     d[4..8].copy_from_slice(&tli.to_le_bytes());
     d[8..16].copy_from_slice(&addr.to_le_bytes());

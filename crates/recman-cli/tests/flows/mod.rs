@@ -109,3 +109,61 @@ pub fn start_and_compare(
     );
     c
 }
+
+pub fn history_rows(c: &Cluster) -> u64 {
+    c.psql("select count(*) from pgbench_history")
+        .parse()
+        .unwrap()
+}
+
+/// A backup taken while pgbench writes: pgbench has committed before the backup starts, is
+/// still running (so it did not die) when the backup ends, and committed in between, so the
+/// backup really ran against a busy cluster. pgbench runs until the test stops it, whatever
+/// the speed of the machine.
+pub fn backup_while_writing_then_restore(
+    setup: &Setup,
+    backup_args: &[&str],
+    restore_args: &[&str],
+) {
+    let c = &setup.cluster;
+    let before = history_rows(c);
+    let mut bench = c.pgbench_background(3600, 2);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let at_start = loop {
+        let n = history_rows(c);
+        if n > before {
+            break n;
+        }
+        if let Some(status) = bench.try_wait().unwrap() {
+            panic!(
+                "pgbench ended ({status}) before its first commit; see its log in the cluster dir"
+            );
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "pgbench committed nothing in 120 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let id = setup.backup(backup_args);
+    let at_end = history_rows(c);
+    if let Some(status) = bench.try_wait().unwrap() {
+        panic!("pgbench died during the backup ({status}); the backup did not run under load");
+    }
+    bench.kill().unwrap();
+    bench.wait().unwrap();
+    assert!(
+        at_end > at_start,
+        "pgbench committed nothing while backup {id} ran ({at_start} history rows before and after)"
+    );
+    c.psql("checkpoint");
+    c.switch_wal_and_wait_archived();
+    let expected = c.all_table_checksums();
+    let list = setup.backups();
+    let b = list.iter().find(|b| b["id"] == id.as_str()).unwrap();
+    assert_eq!(b["status"], "AVAILABLE", "{b}");
+    setup.ok(&["validate", "backup", &id]);
+    let (_keep, to) = setup.restore(restore_args);
+    let restored = start_and_compare(&to, &expected);
+    drop(restored);
+}
