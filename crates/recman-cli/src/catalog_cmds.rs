@@ -10,10 +10,8 @@ use crate::cli::Global;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
-pub use archivelog::{
-    ArchivelogBackupArgs, backup_archivelog, plus_archivelog_after, plus_archivelog_before,
-};
-pub use settings::backup_defaults;
+pub use archivelog::{ArchivelogBackupArgs, say_archivelog};
+pub use settings::{backup_defaults, resolve_backup};
 
 #[derive(Subcommand, Debug, Clone)]
 pub enum ConfigureWhat {
@@ -177,28 +175,28 @@ pub enum CatalogWhat {
     StartWith { path: Option<std::path::PathBuf> },
 }
 
-pub fn configure(g: &Global, what: ConfigureWhat) -> Result<()> {
+pub fn configure(g: &Global, what: recman_command::ConfigureWhat) -> Result<()> {
     settings::configure(g, what)
 }
 
-pub fn show(g: &Global, what: ShowWhat) -> Result<()> {
+pub fn show(g: &Global, what: recman_command::ShowWhat) -> Result<()> {
     match what {
-        ShowWhat::All { json } => settings::show_all(g, json),
+        recman_command::ShowWhat::All { json } => settings::show_all(g, json),
     }
 }
 
-pub fn report(g: &Global, what: ReportWhat) -> Result<()> {
+pub fn report(g: &Global, what: recman_command::ReportWhat) -> Result<()> {
     maint::report(g, what)
 }
 
-pub fn delete(g: &Global, what: DeleteWhat) -> Result<()> {
+pub fn delete(g: &Global, what: recman_command::DeleteWhat) -> Result<()> {
     maint::delete(g, what)
 }
 
-pub fn crosscheck(g: &Global, what: CrosscheckWhat) -> Result<()> {
+pub fn crosscheck(g: &Global, what: recman_command::CrosscheckWhat) -> Result<()> {
     maint::crosscheck(g, what)
 }
 
-pub fn catalog(g: &Global, what: CatalogWhat) -> Result<()> {
+pub fn catalog(g: &Global, what: recman_command::CatalogWhat) -> Result<()> {
     maint::catalog(g, what)
 }

@@ -256,67 +256,48 @@ pub fn configure_default_device(g: &Global, value: &str) -> Result<()> {
     Ok(())
 }
 
-/// The device type and channel count of a backup: the flag, else the configured default
-/// device type; its configured parallelism applies when --channels was not given.
+/// The device type, channel count and block size of a backup, by the command model's
+/// precedence (flag, else the catalog's default device type and its settings).
 pub fn backup_device(
     repo: &Repository,
     flag: Option<&str>,
     channels_flag: Option<u32>,
     channels: u32,
-) -> Result<(Option<String>, u32)> {
-    let device = match flag {
-        Some(d) => Some(d.to_lowercase()),
-        None => repo.catalog().config("default-device-type")?,
+    blksize_flag: Option<&str>,
+) -> Result<recman_command::precedence::DeviceChoice> {
+    let cat = repo.catalog();
+    let default = match flag {
+        Some(_) => None,
+        None => cat.config("default-device-type")?,
     };
-    let Some(device) = device else {
-        return Ok((None, channels));
-    };
-    check_device(&device)?;
-    let channels = match (
-        channels_flag,
-        repo.catalog().config(&parallelism_key(&device))?,
-    ) {
-        (None, Some(p)) => {
-            let (lo, hi) = crate::input::CHANNELS;
-            crate::input::check_count(&p, lo, hi).map_err(|e| {
-                anyhow!("device-type {device} parallelism {p:?}: {e}; hint: `recman configure device-type {device} parallelism 4`")
-            })? as u32
-        }
-        _ => channels,
-    };
-    Ok((Some(device), channels))
-}
-
-pub fn second_tier(
-    g: &Global,
-    which: Option<&str>,
-    device: &str,
-    bar: &dyn recman_engine::Progress,
-) -> Result<()> {
-    let ctx = crate::commands::context(g)?;
-    let device = device.to_lowercase();
-    let r = match which {
-        None => recman_engine::backup_recovery_area(&ctx, &device, bar)?,
-        Some(w) if w.eq_ignore_ascii_case("all") => {
-            recman_engine::backup_backupsets(&ctx, None, &device, bar)?
-        }
-        Some(w) => recman_engine::backup_backupsets(&ctx, Some(w), &device, bar)?,
-    };
-    if !g.quiet {
-        println!(
-            "copied {} object(s), {} bytes, of {} backup(s){} to device type {device}; {} object(s) already had a copy there",
-            r.objects,
-            r.bytes,
-            r.backups.len(),
-            if which.is_none() {
-                format!(" and {} archived log(s)", r.wal_files)
-            } else {
-                String::new()
-            },
-            r.already
-        );
+    if let Some(d) = flag.map(str::to_lowercase).or(default.clone()) {
+        check_device(&d)?;
     }
-    Ok(())
+    let mut lookup_err = None;
+    let choice = recman_command::precedence::resolve_device(
+        flag,
+        default,
+        channels_flag,
+        channels,
+        blksize_flag,
+        |device| {
+            let mut get = |k: String| {
+                cat.config(&k).unwrap_or_else(|e| {
+                    lookup_err.get_or_insert(e);
+                    None
+                })
+            };
+            recman_command::precedence::DeviceSettings {
+                default_device_type: None,
+                parallelism: get(parallelism_key(device)),
+                blksize: get(blksize_key(device)),
+            }
+        },
+    )?;
+    if let Some(e) = lookup_err {
+        return Err(e.into());
+    }
+    Ok(choice)
 }
 
 /// The global options a restored cluster's restore_command needs to reach this repository

@@ -14,31 +14,10 @@ mod secrets;
 pub use listing::list_numeric_options;
 pub use secrets::{redact_secrets, warn_password};
 
-/// Parallel streams of a backup, restore or validation. Each channel is a thread with its own
-/// buffers (tens of MiB): beyond a few hundred the machine runs out of threads or memory
-/// before the storage runs out of bandwidth.
-pub const CHANNELS: (u64, u64) = (1, 256);
-/// FILESPERSET: most files in one backup set.
-pub const FILESPERSET: (u64, u64) = (1, 1_000_000);
-/// MAXOPENFILES: files read at once by one channel, each with its own input buffers.
-pub const MAXOPENFILES: (u64, u64) = (1, 1024);
-/// Kept-backup counts of retention (REDUNDANCY, BACKED UP N TIMES).
-pub const COPIES: (u64, u64) = (1, 10_000);
-/// SECTION SIZE: at most 256 sections a file, so small sections only help small files.
-pub const SECTION_SIZE: (u64, u64) = (1 << 20, 1 << 40);
-/// Days of a recovery window, of WAL a recovery may need.
-pub const DAYS: (f64, f64) = (0.0, 36_500.0);
-
-/// The range of a backup setting that `configure`, the config file and the catalog share with
-/// the flag of the same name.
-pub fn range_of(setting: &str) -> (u64, u64) {
-    match setting {
-        "channels" => CHANNELS,
-        "filesperset" => FILESPERSET,
-        "maxopenfiles" => MAXOPENFILES,
-        _ => (1, u32::MAX as u64),
-    }
-}
+// The ranges and checks are the command model's: a script's statement gets the same ones.
+pub use recman_command::check_count;
+pub use recman_command::ranges::of_setting as range_of;
+pub use recman_command::ranges::{CHANNELS, COPIES, DAYS, FILESPERSET, MAXOPENFILES, SECTION_SIZE};
 
 /// A whole number within `lo..=hi`, as type `T`; the message of a refusal gives the range.
 #[derive(Clone)]
@@ -53,14 +32,6 @@ pub fn count<T>(range: (u64, u64)) -> Count<T> {
         lo: range.0,
         hi: range.1,
         _t: PhantomData,
-    }
-}
-
-/// Why `text` is not a whole number in `lo..=hi`, in words that give the range.
-pub fn check_count(text: &str, lo: u64, hi: u64) -> Result<u64, String> {
-    match text.trim().parse::<u64>() {
-        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
-        _ => Err(format!("expected a whole number from {lo} to {hi}")),
     }
 }
 
@@ -95,15 +66,7 @@ pub fn size(lo: u64, hi: u64) -> Size {
     Size { lo, hi }
 }
 
-/// Why `text` is not a size in `lo..=hi`, in words that give the range.
-pub fn check_size(text: &str, lo: u64, hi: u64) -> Result<u64, String> {
-    let range = format!("a size from {} to {}, e.g. 1M", human(lo), human(hi));
-    // parse_size saturates: "inf" and 2^64 land above any bound, "nan" at 0.
-    match recman_engine::io::parse_size(text) {
-        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
-        _ => Err(format!("expected {range}")),
-    }
-}
+pub use recman_command::check_size;
 
 impl TypedValueParser for Size {
     type Value = String;
@@ -151,21 +114,7 @@ impl TypedValueParser for Days {
 #[derive(Clone)]
 pub struct Name;
 
-pub fn check_name(text: &str) -> Result<(), String> {
-    if text.trim().is_empty() {
-        return Err("it is empty".into());
-    }
-    if let Some(c) = text.chars().find(|c| c.is_control()) {
-        return Err(format!(
-            "it holds the control character {:?}; hint: use letters, digits and punctuation",
-            c
-        ));
-    }
-    if text.chars().count() > 200 {
-        return Err("it is longer than 200 characters".into());
-    }
-    Ok(())
-}
+pub use recman_command::check_name;
 
 impl TypedValueParser for Name {
     type Value = String;
@@ -218,16 +167,6 @@ pub fn unset_empty_env() {
         // SAFETY: called first thing in main, before any other thread exists.
         unsafe { std::env::remove_var(k) };
     }
-}
-
-/// 8192 -> "8K", 4194304 -> "4M": bounds as users write them.
-pub fn human(n: u64) -> String {
-    for (shift, unit) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
-        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
-            return format!("{}{unit}", n >> shift);
-        }
-    }
-    n.to_string()
 }
 
 #[cfg(test)]

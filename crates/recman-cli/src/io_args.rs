@@ -1,8 +1,7 @@
-//! Options of the I/O engine, shared by every command that moves data.
+//! Options of the I/O engine, shared by every command that moves data: their clap form;
+//! `recman_command::IoOptions::settings` turns them into the engine's.
 
-use anyhow::{Result, anyhow};
 use clap::Args;
-use recman_engine::io::{IoMode, IoSettings, parse_size};
 
 #[derive(Args, Debug, Clone)]
 pub struct IoArgs {
@@ -34,30 +33,4 @@ pub struct IoArgs {
     /// cached pages). Faster only when the files are already in memory.
     #[arg(long)]
     pub buffered_reads: bool,
-}
-
-impl IoArgs {
-    pub fn settings(&self) -> Result<IoSettings> {
-        let size = |what: &str, v: &str| parse_size(v).map_err(|e| anyhow!("{what}: {e}"));
-        let s = IoSettings {
-            mode: self.io_mode.parse::<IoMode>()?,
-            slaves: self.io_slaves,
-            input_buffers: self.input_buffers,
-            input_buffer_size: self
-                .input_buffer_size
-                .as_deref()
-                .map(|v| size("--input-buffer-size", v).map(|n| n as usize))
-                .transpose()?,
-            output_buffers: self.output_buffers,
-            blksize: size("--blksize", self.blksize.as_deref().unwrap_or("1M"))? as usize,
-            rate: self
-                .rate
-                .as_deref()
-                .map(|v| size("--rate", v))
-                .transpose()?,
-            direct_reads: !self.buffered_reads,
-        };
-        s.validate()?;
-        Ok(s)
-    }
 }

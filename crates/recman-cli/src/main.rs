@@ -1,10 +1,13 @@
 //! recman: a recovery manager for PostgreSQL.
 
+mod archive_cmds;
 mod catalog_cmds;
 mod cli;
 mod commands;
 mod config;
+mod convert;
 mod device_cmds;
+mod front;
 mod input;
 mod io_args;
 mod list;
@@ -129,12 +132,21 @@ fn install_stop_handlers() {
 
 /// The signal that stopped the command, if a stop ended it.
 fn stopped_by(e: &anyhow::Error) -> Option<i32> {
-    e.chain()
-        .find_map(|c| match c.downcast_ref::<recman_engine::EngineError>() {
+    e.chain().find_map(|c| {
+        // The shared executor wraps engine errors (transparently, so the chain shows the
+        // wrapper, not the engine error itself).
+        let engine = c.downcast_ref::<recman_engine::EngineError>().or_else(|| {
+            match c.downcast_ref::<recman_command::ExecError>() {
+                Some(recman_command::ExecError::Engine(e)) => Some(e.as_ref()),
+                _ => None,
+            }
+        });
+        match engine {
             Some(recman_engine::EngineError::Stopped { signal, .. }) => Some(match *signal {
                 "SIGINT" => signal_hook::consts::SIGINT,
                 _ => signal_hook::consts::SIGTERM,
             }),
             _ => None,
-        })
+        }
+    })
 }

@@ -1,95 +1,9 @@
-//! `restore database`: the restore itself, its plan (`--preview`) and the reading of
-//! everything that plan names (`--validate`); all three start from the engine's one plan.
+//! How `restore database --preview` (the plan) and `--validate` (the reading of everything
+//! the plan names) are printed; the shared executor runs them from the engine's one plan.
 
-use crate::cli::{Global, RestoreArgs};
+use crate::cli::Global;
 use crate::list::size;
-use crate::progress::Bar;
-use anyhow::{Result, anyhow, bail};
-use recman_engine::{PlannedCopy, RecoveryTarget, RestorePlan, RestoreValidateReport};
-use std::path::PathBuf;
-
-pub(crate) fn restore_database(g: &Global, a: RestoreArgs, bar: &Bar) -> Result<()> {
-    let say = |s: &str| {
-        if !g.quiet {
-            println!("{s}");
-        }
-    };
-    if a.json && !a.preview && !a.validate {
-        bail!("--json prints a plan or a validation; hint: add --preview or --validate");
-    }
-    let ctx = crate::commands::context(g)?;
-    let target = if let Some(t) = &a.until_time {
-        RecoveryTarget::parse_time(t)?
-    } else if let Some(l) = &a.until_lsn {
-        RecoveryTarget::parse_lsn(l)?
-    } else if let Some(x) = &a.until_xid {
-        RecoveryTarget::parse_xid(x)?
-    } else {
-        RecoveryTarget::Latest
-    };
-    let mut map = Vec::new();
-    for m in &a.tablespace_map {
-        let (old, new) = m.split_once('=').ok_or_else(|| anyhow!("--tablespace-map {m:?} is not OLD=NEW; hint: e.g. --tablespace-map /data/ts1=/restore/ts1"))?;
-        map.push((old.to_string(), PathBuf::from(new)));
-    }
-    // A preview or a validation writes nothing, so it needs no directory.
-    let to = match &a.to {
-        Some(t) => crate::commands::absolute(t)?,
-        None => PathBuf::new(),
-    };
-    let opts = recman_engine::RestoreOptions {
-        to,
-        target,
-        from_tag: a.from_tag,
-        channels: a.channels,
-        tablespace_map: map,
-        timeline: a.timeline,
-        preserve_archive_mode: a.archive_mode == "preserve",
-        from_copy: a.from_copy,
-        switch_to_copy: a.switch_to_copy,
-        recman_exe: std::env::current_exe()?,
-        restore_command_args: crate::device_cmds::passed_on_args(g, &ctx.repo)?,
-        allow_wal_gap: a.allow_wal_gap,
-        force: a.force,
-    };
-    if a.preview {
-        let plan = recman_engine::plan_restore(&ctx, &opts)?;
-        if a.json {
-            println!("{}", serde_json::to_string_pretty(&plan)?);
-        } else {
-            print_plan(&plan);
-        }
-        return Ok(());
-    }
-    if a.validate {
-        let (_, r) = recman_engine::validate_restore(&ctx, &opts, bar)?;
-        if a.json {
-            println!("{}", serde_json::to_string_pretty(&r)?);
-        } else {
-            print_validation(g, &r);
-        }
-        return Ok(());
-    }
-    let r = recman_engine::restore_database(&ctx, &opts, bar)?;
-    say(&format!(
-        "restored backup {} (tag {}) to {}: {} files, {} in {:.1}s",
-        r.backup_id,
-        r.tag,
-        r.to.display(),
-        r.files,
-        size(r.bytes),
-        r.elapsed.as_secs_f64()
-    ));
-    say(&format!(
-        "recovery target: {}; settings written to postgresql.auto.conf:",
-        opts.target
-    ));
-    for s in &r.recovery_settings {
-        say(&format!("  {s}"));
-    }
-    say("start PostgreSQL on it to recover and open it (pg_ctl -D DIR start)");
-    Ok(())
-}
+use recman_engine::{PlannedCopy, RestorePlan, RestoreValidateReport};
 
 fn presence(c: &PlannedCopy) -> &'static str {
     match c.present {
@@ -101,7 +15,7 @@ fn presence(c: &PlannedCopy) -> &'static str {
 }
 
 /// The plan as a DBA reads it: printed even with --quiet, as it is the command's answer.
-fn print_plan(p: &RestorePlan) {
+pub(crate) fn print_plan(p: &RestorePlan) {
     let from = match &p.image_copy {
         Some(t) => format!("image copy {t}"),
         None => format!("backup {} (tag {})", p.backup_id, p.tag),
@@ -214,7 +128,7 @@ fn print_plan(p: &RestorePlan) {
     }
 }
 
-fn print_validation(g: &Global, r: &RestoreValidateReport) {
+pub(crate) fn print_validation(g: &Global, r: &RestoreValidateReport) {
     if g.quiet {
         return;
     }

@@ -1,7 +1,7 @@
 //! The RMAN-style language: `recman run -f FILE`, `recman run 'TEXT'` and the `RECMAN>` prompt.
-//! Statements are parsed by recman-lang, lowered to the same command values the subcommands
-//! produce (as argument vectors parsed by clap, so every default and check is shared) and run by
-//! `commands::execute`.
+//! Statements are parsed by recman-lang and lowered straight into the command model
+//! (`recman_command::Command`), the same values the subcommands are converted into; each is
+//! checked against the options' documented ranges and run by `commands::execute`.
 
 mod block;
 mod configure;
@@ -11,9 +11,10 @@ mod prompt;
 mod refuse;
 mod restore;
 
-use crate::cli::{Global, RunArgs};
+use crate::cli::Global;
 use anyhow::{Context, Result, bail};
 use recman_lang::{Statement, Stmt, parse_script};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub use prompt::interactive;
@@ -32,8 +33,8 @@ pub(crate) struct Session {
 
 /// `recman run`: parses the whole script first (a syntax error runs nothing), then runs it,
 /// stopping at the first failed statement as RMAN's batch mode does.
-pub fn run(g: &Global, a: RunArgs) -> Result<ExitCode> {
-    let (text, origin) = match (&a.file, &a.text) {
+pub fn run(g: &Global, file: Option<PathBuf>, text: Option<String>) -> Result<ExitCode> {
+    let (text, origin) = match (&file, &text) {
         (Some(f), None) if f.as_os_str() == "-" => {
             let mut s = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
@@ -111,12 +112,15 @@ impl Session {
         }
     }
 
-    /// Runs one lowered command through the same interpreter as the subcommands.
-    pub(crate) fn exec(&self, argv: Vec<String>) -> Result<()> {
-        let cli = lower::parse_argv(&argv)?;
-        let code = crate::commands::execute(&self.g, cli)?;
+    /// Runs one lowered command through the same interpreter as the subcommands, after the
+    /// checks the subcommand's options get on the command line.
+    pub(crate) fn exec(&self, c: recman_command::Command) -> Result<()> {
+        c.check()
+            .map_err(|e| anyhow::anyhow!("{}", in_statement_words(&e)))?;
+        let path = c.path().join(" ");
+        let code = crate::commands::execute(&self.g, c)?;
         if code != ExitCode::SUCCESS {
-            bail!("recman {} did not succeed", argv.join(" "));
+            bail!("recman {path} did not succeed");
         }
         Ok(())
     }
@@ -126,5 +130,34 @@ impl Session {
 pub(crate) fn note(g: &Global, s: &str) {
     if !g.quiet {
         eprintln!("recman: note: {}", crate::input::redact_secrets(s));
+    }
+}
+
+/// A refused option value in the statement's words (`FILESPERSET 0`), not the subcommand's
+/// (`--filesperset`): the caller names the statement and its line.
+fn in_statement_words(e: &recman_command::CheckError) -> String {
+    use recman_command::CheckError;
+    match e {
+        CheckError::Value { option, value, why } => {
+            let clause = match *option {
+                "filesperset" => "FILESPERSET",
+                "maxopenfiles" => "MAXOPENFILES",
+                "channels" => "the number of allocated channels",
+                "section-size" => "SECTION SIZE",
+                "maxcorrupt" => "SET MAXCORRUPT",
+                "rate" => "RATE",
+                "tag" | "from-tag" => "TAG",
+                "redundancy" => "REDUNDANCY",
+                "recovery-window" | "days" => "the number of days",
+                "backed-up" => "BACKED UP n TIMES",
+                "incremental-level" => "INCREMENTAL LEVEL",
+                "which" => "the backup named",
+                other => other,
+            };
+            format!(
+                "{clause} {value:?} is refused: {why}; hint: docs/language.md and docs/commands.md give each clause's range"
+            )
+        }
+        other => other.to_string(),
     }
 }

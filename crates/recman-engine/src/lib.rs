@@ -21,6 +21,7 @@ mod pipeline;
 pub mod plan;
 mod progress;
 mod rebuild;
+mod register;
 mod restore;
 pub mod retention;
 mod scan;
@@ -44,6 +45,7 @@ pub use crosscheck::{BackupCheck, ObjectCheck, crosscheck_backups, crosscheck_wa
 pub use error::EngineError;
 pub use progress::{NoProgress, Progress};
 pub use rebuild::{Incarnation, RebuildReport, incarnations, rebuild_catalog};
+pub use register::register_database;
 pub use restore::{
     Estimate, PlannedBackup, PlannedCopy, PlannedPiece, PlannedSegment, RecoveryTarget,
     RestoreOptions, RestorePlan, RestoreReport, RestoreValidateReport, TimelineSpan, Verified,

@@ -1,12 +1,11 @@
-//! BACKUP ARCHIVELOG ALL, the archivelog steps of BACKUP DATABASE PLUS ARCHIVELOG, and
-//! DELETE ARCHIVELOG ALL BACKED UP N TIMES.
-
-use std::time::Duration;
+//! How archived-log backups are reported (BACKUP ARCHIVELOG ALL and the steps of BACKUP
+//! DATABASE PLUS ARCHIVELOG, run by the shared executor), and DELETE ARCHIVELOG ALL BACKED UP
+//! N TIMES.
 
 use anyhow::{Result, anyhow};
 use clap::Args;
 use recman_catalog::MediaStatus;
-use recman_engine::{ArchivelogOptions, ArchivelogReport, Context, Progress};
+use recman_engine::{ArchivelogReport, Context};
 
 use super::maint::{confirm, say_deleted};
 use crate::cli::Global;
@@ -37,23 +36,8 @@ pub struct ArchivelogBackupArgs {
     pub tag: Option<String>,
 }
 
-fn options(
-    g: &Global,
-    compress: Option<&str>,
-    filesperset: Option<u32>,
-    tag: Option<String>,
-) -> Result<ArchivelogOptions> {
-    let d = super::backup_defaults(g, None, filesperset, None, compress)?;
-    Ok(ArchivelogOptions {
-        compression: d.compression,
-        tag,
-        not_backed_up: None,
-        delete_input: false,
-        filesperset: d.filesperset,
-    })
-}
-
-fn say_report(g: &Global, r: &ArchivelogReport) {
+/// How an archived-log backup is reported (BACKUP ARCHIVELOG and PLUS ARCHIVELOG's steps).
+pub fn say_archivelog(g: &Global, r: &ArchivelogReport) {
     if g.quiet {
         return;
     }
@@ -76,52 +60,6 @@ fn say_report(g: &Global, r: &ArchivelogReport) {
     for w in &r.deleted {
         println!("deleted archived log (input)\narchived log file name={w}");
     }
-}
-
-/// `recman backup archivelog all`.
-pub fn backup_archivelog(g: &Global, a: ArchivelogBackupArgs, bar: &dyn Progress) -> Result<()> {
-    let ctx = crate::commands::context(g)?;
-    let mut opts = options(g, a.compress.as_deref(), a.filesperset, a.tag)?;
-    opts.not_backed_up = a.not_backed_up;
-    opts.delete_input = a.delete_input;
-    let r = recman_engine::backup_archivelog(&ctx.repo, &ctx.db, &opts, bar)?;
-    say_report(g, &r);
-    Ok(())
-}
-
-/// Before the database backup of PLUS ARCHIVELOG: archive the current WAL segment, then back
-/// up every archived WAL file not backed up yet (RMAN's first two steps).
-pub fn plus_archivelog_before(
-    g: &Global,
-    ctx: &Context,
-    compress: Option<&str>,
-    tag: Option<String>,
-    timeout: Duration,
-    bar: &dyn Progress,
-) -> Result<()> {
-    let name =
-        recman_engine::archive_current(&ctx.repo, &ctx.db, ctx.conninfo.as_deref(), timeout)?;
-    if g.verbose {
-        println!("archived the current wal up to {name}");
-    }
-    plus_archivelog_after(g, ctx, compress, tag, bar)
-}
-
-/// Backs up the archived WAL no backup set holds yet: the step before PLUS ARCHIVELOG's
-/// database backup, and the step after it (the database backup already waited for its last
-/// segment to be archived).
-pub fn plus_archivelog_after(
-    g: &Global,
-    ctx: &Context,
-    compress: Option<&str>,
-    tag: Option<String>,
-    bar: &dyn Progress,
-) -> Result<()> {
-    let mut opts = options(g, compress, None, tag)?;
-    opts.not_backed_up = Some(1);
-    let r = recman_engine::backup_archivelog(&ctx.repo, &ctx.db, &opts, bar)?;
-    say_report(g, &r);
-    Ok(())
 }
 
 /// `delete archivelog all --backed-up N`: archived segments held by at least N available

@@ -1,11 +1,11 @@
 //! REPORT, DELETE, CROSSCHECK and CATALOG START WITH, printed in RMAN's layouts.
 
-use super::{CatalogWhat, CrosscheckWhat, DeleteWhat, PolicyOverride, ReportWhat};
 use crate::cli::Global;
 use crate::commands::context;
 use crate::list::time;
 use anyhow::{Result, bail};
 use recman_catalog::{BackupRecord, BackupStatus, MediaStatus, Repository};
+use recman_command::{CatalogWhat, CrosscheckWhat, DeleteWhat, PolicyOverride, ReportWhat};
 use recman_engine::retention::{MICROS_PER_DAY, obsolete_in_catalog};
 use recman_engine::{Context, Obsolete, RetentionPolicy};
 use std::io::{BufRead, IsTerminal, Write};

@@ -2,61 +2,13 @@
 //! a value is taken from, in order: the command's flag, the --config file, the catalog, the
 //! built-in default. `show all` names which one applied.
 
-use super::ConfigureWhat;
 use crate::cli::Global;
 use anyhow::{Result, anyhow, bail};
+use recman_command::ConfigureWhat;
 use recman_engine::RetentionPolicy;
 use recman_format::Compression;
 
-/// One setting: its CLI name, catalog key and built-in default.
-struct Spec {
-    name: &'static str,
-    key: &'static str,
-    default: &'static str,
-}
-
-const SPECS: &[Spec] = &[
-    Spec {
-        name: "retention-policy",
-        key: "retention_policy",
-        default: "redundancy 1",
-    },
-    Spec {
-        name: "channels",
-        key: "channels",
-        default: "1",
-    },
-    Spec {
-        name: "compression",
-        key: "compression",
-        default: "none",
-    },
-    Spec {
-        name: "filesperset",
-        key: "filesperset",
-        default: "64",
-    },
-    Spec {
-        name: "maxopenfiles",
-        key: "maxopenfiles",
-        default: "8",
-    },
-    Spec {
-        name: "backup-optimization",
-        key: "backup_optimization",
-        default: "off",
-    },
-    Spec {
-        name: "section-size",
-        key: "section_size",
-        default: "none",
-    },
-    Spec {
-        name: "archivelog-deletion-policy",
-        key: "archivelog_deletion_policy",
-        default: "none",
-    },
-];
+use recman_command::precedence::{Layers, SPECS};
 
 /// A setting's value and where it came from.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -183,13 +135,12 @@ pub fn resolve_all(g: &Global) -> Result<Vec<Setting>> {
             "section-size" => file.section_size.clone(),
             _ => None,
         };
-        let (value, source) = if let Some(v) = from_file {
-            (validate(s.name, &[v])?, "config file")
-        } else if let Some(v) = stored.get(s.key) {
-            (v.clone(), "catalog")
-        } else {
-            (s.default.to_string(), "default")
-        };
+        let from_file = from_file.map(|v| validate(s.name, &[v])).transpose()?;
+        let (value, source) = Layers::new(s.default.to_string())
+            .config_file(from_file)
+            .catalog(stored.get(s.key).cloned())
+            .resolve();
+        let source = source.as_str();
         out.push(Setting {
             name: s.name,
             value,
@@ -290,5 +241,36 @@ pub fn backup_defaults(
         compression,
         section_size: setting(&all, "section-size").parse().ok(),
         optimization: setting(&all, "backup-optimization") == "on",
+    })
+}
+
+/// The settings of a `backup database` resolved by precedence (flag > config file > catalog
+/// > default), with its device, channels and BLKSIZE.
+pub fn resolve_backup(
+    g: &Global,
+    repo: &recman_catalog::Repository,
+    a: &recman_command::BackupDatabase,
+) -> Result<recman_command::options::ResolvedBackup> {
+    let d = backup_defaults(
+        g,
+        a.channels,
+        a.filesperset,
+        a.maxopenfiles,
+        a.compress.as_deref(),
+    )?;
+    let device = crate::device_cmds::backup_device(
+        repo,
+        a.device_type.as_deref(),
+        a.channels,
+        d.channels,
+        a.io.blksize.as_deref(),
+    )?;
+    Ok(recman_command::options::ResolvedBackup {
+        filesperset: d.filesperset,
+        maxopenfiles: d.maxopenfiles,
+        compression: d.compression,
+        section_size: d.section_size,
+        optimization: d.optimization,
+        device,
     })
 }

@@ -85,8 +85,8 @@ impl Block {
             && let Some((at, until)) = self.restore_joins.clone()
             && at == i
         {
-            let argv = restore::restore(self, &s.g, r, until.as_ref())?;
-            s.exec(argv)?;
+            let c = restore::restore(self, &s.g, r, until.as_ref())?;
+            s.exec(c)?;
             return Ok(Flow::Continue);
         }
         if self.recover_done == Some(i) {
@@ -123,31 +123,33 @@ impl Block {
             }
             Statement::Set(set) => self.set(s, set)?,
             Statement::Backup(b) => {
-                for argv in lower::backup(self, b, &s.g)? {
-                    s.exec(argv)?;
+                for c in lower::backup(self, b, &s.g)? {
+                    s.exec(c)?;
                 }
             }
             Statement::Restore(r) => {
-                let argv = restore::restore(self, &s.g, r, None)?;
-                s.exec(argv)?;
+                let c = restore::restore(self, &s.g, r, None)?;
+                s.exec(c)?;
             }
             Statement::Recover(r) => {
-                if let Some(argv) = restore::recover_alone(r)? {
-                    s.exec(argv)?;
+                if let Some(c) = restore::recover_alone(r)? {
+                    s.exec(c)?;
                 }
             }
             Statement::Validate(v) => {
-                for argv in lower::validate(self, &s.g, v)? {
-                    s.exec(argv)?;
+                for c in lower::validate(self, &s.g, v)? {
+                    s.exec(c)?;
                 }
             }
             Statement::Sql(text) => maint::sql(s, text)?,
-            Statement::CreateCatalog => s.exec(vec!["create".into(), "catalog".into()])?,
-            Statement::RegisterDatabase => s.exec(vec!["register".into(), "database".into()])?,
+            Statement::CreateCatalog => s.exec(recman_command::Command::CreateCatalog)?,
+            Statement::RegisterDatabase => s.exec(recman_command::Command::RegisterDatabase {
+                name: "main".into(),
+            })?,
             Statement::Foreign { verb, words } => return maint::foreign(s, verb, words),
             other => {
-                for argv in maint::lower(s, other)? {
-                    s.exec(argv)?;
+                for c in maint::lower(s, other)? {
+                    s.exec(c)?;
                 }
             }
         }

@@ -1,12 +1,13 @@
-//! CONFIGURE lowered to `recman configure …`, and what the device statements share: device type
+//! CONFIGURE lowered to the command model's configure values, and what the device statements share: device type
 //! names, PARMS strings, the check of a channel's PARMS and the default device of a copy.
 
-use super::lower::{compression, has_flag};
+use super::lower::compression;
 use super::refuse::unsupported;
 use super::{Session, note};
 use crate::cli::Global;
 use crate::device_cmds::{blksize_key, env_key, parse_blksize, parse_env};
 use anyhow::{Result, bail};
+use recman_command::{Command, ConfigureWhat};
 use recman_engine::devices::{parms_key, repository_device};
 use recman_lang::*;
 
@@ -14,27 +15,44 @@ fn v(args: &[&str]) -> Vec<String> {
     args.iter().map(|s| s.to_string()).collect()
 }
 
-pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Vec<String>>> {
-    let cfg = |args: &[&str]| -> Vec<Vec<String>> {
-        let mut a = v(&["configure"]);
-        a.extend(v(args));
-        vec![a]
-    };
+fn cfg(w: ConfigureWhat) -> Vec<Command> {
+    vec![Command::Configure(w)]
+}
+
+fn one(value: &str) -> String {
+    value.to_string()
+}
+
+pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Command>> {
     Ok(match c {
-        Configure::Retention(None) => cfg(&["retention-policy", "clear"]),
+        Configure::Retention(None) => cfg(ConfigureWhat::RetentionPolicy {
+            value: v(&["clear"]),
+        }),
         Configure::Retention(Some(Retention::Redundancy(n))) => {
-            cfg(&["retention-policy", "redundancy", &n.to_string()])
+            cfg(ConfigureWhat::RetentionPolicy {
+                value: v(&["redundancy", &n.to_string()]),
+            })
         }
         Configure::Retention(Some(Retention::WindowDays(n))) => {
-            cfg(&["retention-policy", "recovery-window", &n.to_string()])
+            cfg(ConfigureWhat::RetentionPolicy {
+                value: v(&["recovery-window", &n.to_string()]),
+            })
         }
-        Configure::Retention(Some(Retention::None)) => cfg(&["retention-policy", "none"]),
-        Configure::DefaultDevice(None) => cfg(&["default-device-type", "clear"]),
-        Configure::DefaultDevice(Some(d)) => cfg(&["default-device-type", device_word(d)?]),
+        Configure::Retention(Some(Retention::None)) => cfg(ConfigureWhat::RetentionPolicy {
+            value: v(&["none"]),
+        }),
+        Configure::DefaultDevice(None) => cfg(ConfigureWhat::DefaultDeviceType {
+            value: one("clear"),
+        }),
+        Configure::DefaultDevice(Some(d)) => cfg(ConfigureWhat::DefaultDeviceType {
+            value: one(device_word(d)?),
+        }),
         Configure::DeviceType {
             device: Device::Disk,
             settings: None,
-        } => cfg(&["channels", "clear"]),
+        } => cfg(ConfigureWhat::Channels {
+            value: one("clear"),
+        }),
         Configure::DeviceType {
             device,
             settings: None,
@@ -46,7 +64,10 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Vec<String>>> 
                     "CONFIGURE DEVICE TYPE {device} CLEAR: recman clears all of the device type's settings (PARMS, BLKSIZE, ENV and PARALLELISM)"
                 ),
             );
-            cfg(&["device-type", t, "clear"])
+            cfg(ConfigureWhat::DeviceType {
+                device: one(t),
+                value: v(&["clear"]),
+            })
         }
         Configure::DeviceType {
             device,
@@ -56,8 +77,13 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Vec<String>>> 
             let mut out = Vec::new();
             if let Some(p) = st.parallelism {
                 out.extend(match device {
-                    Device::Disk => cfg(&["channels", &p.to_string()]),
-                    _ => cfg(&["device-type", t, "parallelism", &p.to_string()]),
+                    Device::Disk => cfg(ConfigureWhat::Channels {
+                        value: p.to_string(),
+                    }),
+                    _ => cfg(ConfigureWhat::DeviceType {
+                        device: one(t),
+                        value: v(&["parallelism", &p.to_string()]),
+                    }),
                 });
             }
             if st.backup_type.is_some() && *device != Device::Disk {
@@ -77,8 +103,12 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Vec<String>>> 
                         "BACKUP TYPE TO BACKUPSET"
                     )
                 ),
-                Some((true, false)) => out.extend(cfg(&["compression", "lz4"])),
-                Some((false, false)) => out.extend(cfg(&["compression", "none"])),
+                Some((true, false)) => {
+                    out.extend(cfg(ConfigureWhat::Compression { value: one("lz4") }))
+                }
+                Some((false, false)) => {
+                    out.extend(cfg(ConfigureWhat::Compression { value: one("none") }))
+                }
             }
             out
         }
@@ -106,7 +136,9 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Vec<String>>> 
             device: Device::Disk,
             operands: None,
             ..
-        } => cfg(&["maxopenfiles", "clear"]),
+        } => cfg(ConfigureWhat::Maxopenfiles {
+            value: one("clear"),
+        }),
         Configure::Channel {
             device,
             operands: None,
@@ -119,7 +151,10 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Vec<String>>> 
                     "CONFIGURE CHANNEL DEVICE TYPE {device} CLEAR: recman clears all of the device type's settings (PARMS, BLKSIZE, ENV and PARALLELISM)"
                 ),
             );
-            cfg(&["device-type", t, "clear"])
+            cfg(ConfigureWhat::DeviceType {
+                device: one(t),
+                value: v(&["clear"]),
+            })
         }
         Configure::Channel {
             device,
@@ -140,7 +175,9 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Vec<String>>> 
                                 ),
                             );
                         }
-                        out.extend(cfg(&["maxopenfiles", &n.to_string()]))
+                        out.extend(cfg(ConfigureWhat::Maxopenfiles {
+                            value: n.to_string(),
+                        }))
                     }
                     ChannelOp::Parms(p) => words.extend(parse_parms(p)?.words()),
                     ChannelOp::Format(f) => super::lower::format_without_flag(
@@ -161,17 +198,26 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Vec<String>>> 
                 }
             }
             if !words.is_empty() {
-                let mut a = vec!["configure".to_string(), "device-type".into(), t.into()];
-                a.extend(words);
-                out.push(a);
+                out.extend(cfg(ConfigureWhat::DeviceType {
+                    device: one(t),
+                    value: words,
+                }));
             }
             out
         }
-        Configure::Compression(None) => cfg(&["compression", "clear"]),
-        Configure::Compression(Some(cs)) => cfg(&["compression", compression(&cs.algorithm)?]),
-        Configure::ArchivelogDeletionPolicy(None) => cfg(&["archivelog-deletion-policy", "clear"]),
+        Configure::Compression(None) => cfg(ConfigureWhat::Compression {
+            value: one("clear"),
+        }),
+        Configure::Compression(Some(cs)) => cfg(ConfigureWhat::Compression {
+            value: one(compression(&cs.algorithm)?),
+        }),
+        Configure::ArchivelogDeletionPolicy(None) => cfg(ConfigureWhat::ArchivelogDeletionPolicy {
+            value: v(&["clear"]),
+        }),
         Configure::ArchivelogDeletionPolicy(Some(rules)) if rules.is_empty() => {
-            cfg(&["archivelog-deletion-policy", "none"])
+            cfg(ConfigureWhat::ArchivelogDeletionPolicy {
+                value: v(&["none"]),
+            })
         }
         Configure::ArchivelogDeletionPolicy(Some(rules)) => match rules.as_slice() {
             [
@@ -179,12 +225,9 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Vec<String>>> 
                     times,
                     device: Device::Disk,
                 },
-            ] => cfg(&[
-                "archivelog-deletion-policy",
-                "backed-up",
-                &times.to_string(),
-                "times",
-            ]),
+            ] => cfg(ConfigureWhat::ArchivelogDeletionPolicy {
+                value: v(&["backed-up", &times.to_string(), "times"]),
+            }),
             _ => bail!(
                 "{}",
                 unsupported(
@@ -206,15 +249,14 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Vec<String>>> 
                 "encrypt the repository's file system or bucket"
             )
         ),
-        Configure::Optimization(o) => cfg(&[
-            "backup-optimization",
-            match o {
+        Configure::Optimization(o) => cfg(ConfigureWhat::BackupOptimization {
+            value: one(match o {
                 recman_lang::ast::OnOff::On => "on",
                 recman_lang::ast::OnOff::Off => "off",
                 recman_lang::ast::OnOff::Clear => "clear",
-            },
-        ]),
-        Configure::Maxsetsize(_) if !has_flag(&["configure"], "maxsetsize") => bail!(
+            }),
+        }),
+        Configure::Maxsetsize(_) => bail!(
             "{}",
             unsupported("MAXSETSIZE", "FILESPERSET limits set sizes")
         ),
@@ -224,13 +266,6 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Vec<String>>> 
         ),
         Configure::Exclude { .. } => bail!(
             "CONFIGURE EXCLUDE FOR TABLESPACE: PostgreSQL cannot start without every tablespace, so a backup without one could not be restored"
-        ),
-        other => bail!(
-            "{}",
-            unsupported(
-                &format!("CONFIGURE {other}"),
-                "SHOW ALL lists the settings recman has"
-            )
         ),
     })
 }

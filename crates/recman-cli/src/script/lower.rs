@@ -1,53 +1,32 @@
-//! BACKUP, RESTORE, RECOVER and VALIDATE lowered to recman's subcommands as argument vectors.
+//! BACKUP and VALIDATE lowered straight into the command model, and what the statements
+//! share: the options a block's channels give a command.
 
 use super::block::Block;
 use super::note;
 use super::refuse::unsupported;
-use crate::cli::{Cli, Command, Global};
-use anyhow::{Result, anyhow, bail};
-use clap::{CommandFactory, Parser};
+use crate::cli::Global;
+use anyhow::{Result, bail};
+use recman_command as m;
 use recman_lang::*;
 
-/// Parses `argv` (without the program name) as the subcommand line would be.
-pub(crate) fn parse_argv(argv: &[String]) -> Result<Command> {
-    let cli =
-        Cli::try_parse_from(std::iter::once("recman".to_string()).chain(argv.iter().cloned()))
-            .map_err(|e| {
-                // A value out of its range is the user's, not ours: the same message as the
-                // subcommand gives, without clap's usage lines.
-                if e.kind() == clap::error::ErrorKind::ValueValidation {
-                    let text = e.to_string();
-                    let first = text
-                        .lines()
-                        .next()
-                        .unwrap_or("")
-                        .trim_start_matches("error: ");
-                    return anyhow!("{first}; hint: docs/commands.md gives each option's range");
-                }
-                anyhow!(
-                    "internal: the statement became `recman {}`, which does not parse: {e}",
-                    argv.join(" ")
-                )
-            })?;
-    cli.command
-        .ok_or_else(|| anyhow!("internal: the statement became no command"))
+/// What a command takes of the options its block's channels agree on. A channel option the
+/// command has no field for is refused (or, for FORMAT, noted) against the statement.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Takes {
+    /// CONNECT to another server: a streaming standby the channels read.
+    pub standby: bool,
+    pub maxopenfiles: bool,
+    pub rate: bool,
 }
 
-/// Whether `recman <path…>` takes `--flag`: options the engine gains appear here by themselves.
-pub(crate) fn has_flag(path: &[&str], flag: &str) -> bool {
-    let mut c = Cli::command();
-    for p in path {
-        match c.find_subcommand(p) {
-            Some(s) => c = s.clone(),
-            None => return false,
-        }
-    }
-    c.get_arguments().any(|a| a.get_long() == Some(flag))
-}
-
-pub(crate) fn push(argv: &mut Vec<String>, flag: &str, value: impl ToString) {
-    argv.push(format!("--{flag}"));
-    argv.push(value.to_string());
+/// The options every channel of a block agrees on.
+#[derive(Default, Debug)]
+pub(crate) struct ChannelOpts {
+    /// How many channels the block allocated; None without any.
+    pub channels: Option<u32>,
+    pub maxopenfiles: Option<u32>,
+    pub rate: Option<String>,
+    pub standby: Option<String>,
 }
 
 /// RMAN's compression algorithm names mapped to recman's codecs.
@@ -62,19 +41,15 @@ pub(crate) fn compression(algorithm: &str) -> Result<&'static str> {
     })
 }
 
-/// The options every channel of the block agrees on become the command's options. The
+/// The options every channel of the block agrees on, for a command that `takes` them. The
 /// channels' device type is the caller's (see [`channels_device`]); their PARMS were
 /// checked when they were allocated.
-pub(crate) fn channel_args(
-    b: &Block,
-    g: &Global,
-    path: &[&str],
-    argv: &mut Vec<String>,
-) -> Result<()> {
+pub(crate) fn channel_args(b: &Block, g: &Global, takes: Takes) -> Result<ChannelOpts> {
+    let mut out = ChannelOpts::default();
     if b.channels.is_empty() {
-        return Ok(());
+        return Ok(out);
     }
-    push(argv, "channels", b.channels.len());
+    out.channels = Some(u32::try_from(b.channels.len()).unwrap_or(u32::MAX));
     let mut maxopen = None;
     let mut rate = None;
     let mut standby: Option<String> = None;
@@ -86,9 +61,7 @@ pub(crate) fn channel_args(
                 // A channel connected to another server reads a streaming standby of the
                 // target (the RAC instances of the seeds): BACKUP's --standby.
                 ChannelOp::Connect(cs)
-                    if cs != "/"
-                        && g.target.as_deref() != Some(cs.as_str())
-                        && has_flag(path, "standby") =>
+                    if cs != "/" && g.target.as_deref() != Some(cs.as_str()) && takes.standby =>
                 {
                     if let Some(old) = &standby
                         && old != cs
@@ -117,40 +90,35 @@ pub(crate) fn channel_args(
                         );
                     }
                 }
-                ChannelOp::Format(f) => {
-                    if !has_flag(path, "format") {
-                        format_without_flag(
-                            g,
-                            "channel FORMAT",
-                            f,
-                            "pieces are named by the repository",
-                        )?;
-                    }
-                }
-                ChannelOp::MaxPieceSize(_) => need_flag(
-                    path,
-                    "maxpiecesize",
-                    "channel MAXPIECESIZE",
-                    "leave piece sizes to the repository",
+                ChannelOp::Format(f) => format_without_flag(
+                    g,
+                    "channel FORMAT",
+                    f,
+                    "pieces are named by the repository",
                 )?,
+                ChannelOp::MaxPieceSize(_) => bail!(
+                    "{}",
+                    unsupported(
+                        "channel MAXPIECESIZE",
+                        "leave piece sizes to the repository"
+                    )
+                ),
                 ChannelOp::Parms(_) => {}
                 ChannelOp::Send(_) => bail!("channel {}: {}", c.name, super::refuse::SEND),
             }
         }
     }
-    if let Some(cs) = standby {
-        argv.extend(["--standby".to_string(), cs]);
-    }
-    if let Some(n) = maxopen
-        && has_flag(path, "maxopenfiles")
-    {
-        push(argv, "maxopenfiles", n);
+    out.standby = standby;
+    if takes.maxopenfiles {
+        out.maxopenfiles = maxopen.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
     }
     if let Some(r) = rate {
-        need_flag(path, "rate", "channel RATE", "drop RATE")?;
-        push(argv, "rate", r);
+        if !takes.rate {
+            bail!("{}", unsupported("channel RATE", "drop RATE"));
+        }
+        out.rate = Some(r.to_string());
     }
-    Ok(())
+    Ok(out)
 }
 
 fn agree<T: PartialEq + std::fmt::Display>(
@@ -168,16 +136,18 @@ fn agree<T: PartialEq + std::fmt::Display>(
     Ok(())
 }
 
-fn need_flag(path: &[&str], flag: &str, what: &str, hint: &str) -> Result<()> {
-    if has_flag(path, flag) {
-        Ok(())
-    } else {
-        bail!("{}", unsupported(what, hint))
-    }
+/// A number of a statement as a command's u32 option; beyond u32 it is out of every range.
+pub(crate) fn fit(n: u64, option: &str) -> Result<u32> {
+    u32::try_from(n).map_err(|_| {
+        anyhow::anyhow!(
+            "invalid value \"{n}\" for --{option}: expected at most {}; hint: docs/commands.md gives each option's range",
+            u32::MAX
+        )
+    })
 }
 
 /// BACKUP: one command, or one per backup set named by BACKUP BACKUPSET.
-pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<Vec<String>>> {
+pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Command>> {
     let mut opts: Vec<&BackupOpt> = bk.options.iter().collect();
     if bk.specs.len() != 1 {
         bail!(
@@ -231,19 +201,16 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<Vec<Strin
     if opts.iter().any(|o| matches!(o, BackupOpt::Validate)) {
         return Ok(vec![validate_database(b, g, &opts)?]);
     }
-    let path = ["backup", "database"];
-    let mut argv: Vec<String> = path.iter().map(|s| s.to_string()).collect();
-    if let Some(d) = target_device(b, &opts)? {
-        push(&mut argv, "device-type", d);
-    }
+    let mut c = m::BackupDatabase {
+        device_type: target_device(b, &opts)?.map(str::to_string),
+        ..Default::default()
+    };
     for o in opts {
         match o {
             BackupOpt::Full => {}
             BackupOpt::Incremental { level, cumulative } if *level <= 1 => {
-                push(&mut argv, "incremental-level", level);
-                if *cumulative {
-                    argv.push("--cumulative".into());
-                }
+                c.incremental_level = Some(*level as u8);
+                c.cumulative = *cumulative;
             }
             BackupOpt::Incremental { .. } | BackupOpt::IncrementalFromScn(_) => bail!(
                 "{}",
@@ -252,31 +219,19 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<Vec<Strin
                     "INCREMENTAL LEVEL 1 [CUMULATIVE]"
                 )
             ),
-            BackupOpt::As { copy: true, .. } => argv.push("--as-copy".into()),
+            BackupOpt::As { copy: true, .. } => c.as_copy = true,
             BackupOpt::As { compressed, .. } => {
                 if *compressed {
-                    push(
-                        &mut argv,
-                        "compress",
-                        b.compression.as_deref().unwrap_or("lz4"),
-                    );
+                    c.compress = Some(b.compression.as_deref().unwrap_or("lz4").to_string());
                 }
             }
             BackupOpt::ForRecoverOfCopy { tag } => {
-                argv.push("--for-recover-of-copy".into());
+                c.for_recover_of_copy = true;
                 if let Some(t) = tag {
-                    push(&mut argv, "tag", t);
+                    c.tag = Some(t.clone());
                 }
             }
-            BackupOpt::SectionSize(s) => {
-                need_flag(
-                    &path,
-                    "section-size",
-                    "SECTION SIZE",
-                    "PostgreSQL's files are at most 1 GB segments; drop SECTION SIZE",
-                )?;
-                push(&mut argv, "section-size", s.bytes());
-            }
+            BackupOpt::SectionSize(s) => c.section_size = Some(s.bytes().to_string()),
             BackupOpt::Duration { .. } => bail!(
                 "{}",
                 unsupported(
@@ -294,7 +249,7 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<Vec<Strin
             BackupOpt::NoChecksum => bail!(
                 "NOCHECKSUM: recman always verifies page checksums and writes chunk checksums; there is no way to turn that off"
             ),
-            BackupOpt::Force => argv.push("--force".into()),
+            BackupOpt::Force => c.force = true,
             BackupOpt::Skip(what) => bail!(
                 "SKIP {what}: PostgreSQL has no offline, read-only or inaccessible tablespaces; hint: drop SKIP"
             ),
@@ -310,23 +265,17 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<Vec<Strin
                 "{}",
                 unsupported("COPIES (duplexed backups)", "take a second backup")
             ),
-            BackupOpt::Format(f) => {
-                if has_flag(&path, "format") {
-                    push(&mut argv, "format", f.join(","));
-                } else {
-                    format_without_flag(
-                        g,
-                        "FORMAT",
-                        f,
-                        "pieces are named by the repository; drop FORMAT",
-                    )?;
-                }
-            }
-            BackupOpt::Tag(t) => push(&mut argv, "tag", t),
-            BackupOpt::FilesPerSet(n) => push(&mut argv, "filesperset", n),
+            BackupOpt::Format(f) => format_without_flag(
+                g,
+                "FORMAT",
+                f,
+                "pieces are named by the repository; drop FORMAT",
+            )?,
+            BackupOpt::Tag(t) => c.tag = Some(t.clone()),
+            BackupOpt::FilesPerSet(n) => c.filesperset = Some(fit(*n, "filesperset")?),
             BackupOpt::MaxSetSize(s) => {
-                need_flag(&path, "maxsetsize", "MAXSETSIZE", "drop MAXSETSIZE")?;
-                push(&mut argv, "maxsetsize", s.bytes());
+                let _ = s;
+                bail!("{}", unsupported("MAXSETSIZE", "drop MAXSETSIZE"));
             }
             BackupOpt::Keep { .. } | BackupOpt::NoKeep => bail!(
                 "{}",
@@ -345,11 +294,23 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<Vec<Strin
             BackupOpt::Validate => unreachable!("handled above"),
         }
     }
-    channel_args(b, g, &path, &mut argv)?;
-    if let Some(m) = b.maxcorrupt {
-        push(&mut argv, "maxcorrupt", m);
+    let ch = channel_args(
+        b,
+        g,
+        Takes {
+            standby: true,
+            maxopenfiles: true,
+            rate: true,
+        },
+    )?;
+    c.channels = ch.channels;
+    c.maxopenfiles = ch.maxopenfiles;
+    c.standby = ch.standby;
+    c.io.rate = ch.rate;
+    if let Some(n) = b.maxcorrupt {
+        c.maxcorrupt = fit(n, "maxcorrupt")?;
     }
-    Ok(vec![argv])
+    Ok(vec![m::Command::BackupDatabase(Box::new(c))])
 }
 
 /// The device type a BACKUP writes to: its DEVICE TYPE, else the one its block's channels
@@ -387,12 +348,7 @@ fn target_device(b: &Block, opts: &[&BackupOpt]) -> Result<Option<&'static str>>
 /// BACKUP BACKUPSET and BACKUP RECOVERY AREA (or FILES): copies of what the repository holds
 /// on another device type: the statement's DEVICE TYPE, else the block's channels', else the
 /// configured default device type.
-fn second_tier(
-    b: &Block,
-    bk: &Backup,
-    opts: &[&BackupOpt],
-    g: &Global,
-) -> Result<Vec<Vec<String>>> {
+fn second_tier(b: &Block, bk: &Backup, opts: &[&BackupOpt], g: &Global) -> Result<Vec<m::Command>> {
     let object = &bk.specs[0].object;
     let what = match object {
         BackupObject::Backupset(_) => "BACKUP BACKUPSET",
@@ -436,14 +392,9 @@ fn second_tier(
             ),
         );
     }
-    let copy = |which: &str| {
-        vec![
-            "backup".to_string(),
-            "backupset".into(),
-            which.into(),
-            "--device-type".into(),
-            device.clone(),
-        ]
+    let copy = |which: &str| m::Command::BackupBackupset {
+        which: which.to_string(),
+        device_type: device.clone(),
     };
     Ok(match object {
         BackupObject::Backupset(Selection::All) => vec![copy("all")],
@@ -466,18 +417,15 @@ fn second_tier(
                     "BACKUP RECOVERY FILES: every recovery file of recman is in the repository; copying them as BACKUP RECOVERY AREA does",
                 );
             }
-            vec![vec![
-                "backup".to_string(),
-                "recovery-area".into(),
-                "--device-type".into(),
-                device,
-            ]]
+            vec![m::Command::BackupRecoveryArea {
+                device_type: device,
+            }]
         }
     })
 }
 
 /// BACKUP VALIDATE DATABASE and VALIDATE DATABASE: every page read and checked, nothing written.
-fn validate_database(b: &Block, g: &Global, opts: &[&BackupOpt]) -> Result<Vec<String>> {
+fn validate_database(b: &Block, g: &Global, opts: &[&BackupOpt]) -> Result<m::Command> {
     for o in opts {
         match o {
             BackupOpt::Validate | BackupOpt::Full | BackupOpt::As { copy: false, .. } => {}
@@ -493,17 +441,26 @@ fn validate_database(b: &Block, g: &Global, opts: &[&BackupOpt]) -> Result<Vec<S
             }
         }
     }
-    let path = ["validate", "database"];
-    let mut argv: Vec<String> = path.iter().map(|s| s.to_string()).collect();
-    channel_args(b, g, &path, &mut argv)?;
     // validate database reads with one stream; the channel count is not one of its options.
-    if let Some(i) = argv.iter().position(|a| a == "--channels") {
-        argv.drain(i..i + 2);
-    }
-    Ok(argv)
+    let ch = channel_args(
+        b,
+        g,
+        Takes {
+            standby: false,
+            maxopenfiles: true,
+            rate: true,
+        },
+    )?;
+    Ok(m::Command::ValidateDatabase {
+        maxopenfiles: ch.maxopenfiles.unwrap_or(m::DEFAULT_VALIDATE_MAXOPENFILES),
+        io: m::IoOptions {
+            rate: ch.rate,
+            ..Default::default()
+        },
+    })
 }
 
-pub(crate) fn validate(b: &Block, g: &Global, v: &Validate) -> Result<Vec<Vec<String>>> {
+pub(crate) fn validate(b: &Block, g: &Global, v: &Validate) -> Result<Vec<m::Command>> {
     if v.check_logical {
         bail!(
             "{}",
@@ -523,7 +480,10 @@ pub(crate) fn validate(b: &Block, g: &Global, v: &Validate) -> Result<Vec<Vec<St
         ValidateObject::Database => Ok(vec![validate_database(b, g, &[])?]),
         ValidateObject::Backupset(keys) => Ok(keys
             .iter()
-            .map(|k| vec!["validate".into(), "backup".into(), k.to_string()])
+            .map(|k| m::Command::ValidateBackup {
+                which: Some(k.to_string()),
+                channels: None,
+            })
             .collect()),
         ValidateObject::Tablespace(_) | ValidateObject::Datafile(_) => bail!(
             "{}",

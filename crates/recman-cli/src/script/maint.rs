@@ -1,9 +1,10 @@
 //! CONNECT, SQL, foreign statements, and the catalog statements (CONFIGURE, SHOW, LIST, REPORT,
-//! CROSSCHECK, DELETE, CATALOG) lowered to recman's subcommands.
+//! CROSSCHECK, DELETE, CATALOG) lowered to the command model.
 
 use super::refuse::{self, unsupported};
 use super::{Flow, Session, note};
 use anyhow::{Result, anyhow, bail};
+use recman_command as m;
 use recman_lang::*;
 use std::path::PathBuf;
 
@@ -85,13 +86,9 @@ pub(crate) fn foreign(s: &Session, verb: &str, words: &[Word]) -> Result<Flow> {
     bail!("{}", refuse::foreign(verb, &plain))
 }
 
-fn v(args: &[&str]) -> Vec<String> {
-    args.iter().map(|s| s.to_string()).collect()
-}
-
 /// CONFIGURE, SHOW, LIST, REPORT, CROSSCHECK, DELETE and CATALOG.
-pub(crate) fn lower(s: &Session, st: &Statement) -> Result<Vec<Vec<String>>> {
-    let one = |a: Vec<String>| Ok(vec![a]);
+pub(crate) fn lower(s: &Session, st: &Statement) -> Result<Vec<m::Command>> {
+    let one = |c: m::Command| Ok(vec![c]);
     match st {
         Statement::Configure(c) => super::configure::configure(s, c),
         Statement::Show(words) => {
@@ -101,28 +98,25 @@ pub(crate) fn lower(s: &Session, st: &Statement) -> Result<Vec<Vec<String>>> {
                     &format!("SHOW {}: recman shows every setting", words.join(" ")),
                 );
             }
-            one(v(&["show", "all"]))
+            one(m::Command::Show(m::ShowWhat::All { json: false }))
         }
         Statement::List(l) => one(list(l)?),
-        Statement::Report(r) => one(match r {
-            Report::Obsolete(rule) => {
-                let mut a = v(&["report", "obsolete"]);
-                policy(rule.as_ref(), &mut a)?;
-                a
-            }
+        Statement::Report(r) => one(m::Command::Report(match r {
+            Report::Obsolete(rule) => m::ReportWhat::Obsolete {
+                policy: policy(rule.as_ref())?,
+                json: false,
+            },
             Report::NeedBackup { rule, object } => {
                 if !matches!(object, None | Some(OfObject::Database)) {
                     bail!(
                         "REPORT NEED BACKUP of a part: PostgreSQL backs up and restores whole clusters; hint: REPORT NEED BACKUP"
                     );
                 }
-                let mut a = v(&["report", "need-backup"]);
+                let (mut redundancy, mut days) = (None, None);
                 match rule {
                     None => {}
-                    Some(Retention2::Redundancy(n)) => {
-                        a.extend(v(&["--redundancy", &n.to_string()]))
-                    }
-                    Some(Retention2::Days(n)) => a.extend(v(&["--days", &n.to_string()])),
+                    Some(Retention2::Redundancy(n)) => redundancy = Some(count(*n, "REDUNDANCY")?),
+                    Some(Retention2::Days(n)) => days = Some(*n as f64),
                     Some(other) => bail!(
                         "{}",
                         unsupported(
@@ -131,17 +125,20 @@ pub(crate) fn lower(s: &Session, st: &Statement) -> Result<Vec<Vec<String>>> {
                         )
                     ),
                 }
-                a
+                m::ReportWhat::NeedBackup { redundancy, days }
             }
-            Report::Schema => v(&["report", "schema"]),
-            Report::Unrecoverable => v(&["report", "unrecoverable"]),
-        }),
+            Report::Schema => m::ReportWhat::Schema { json: false },
+            Report::Unrecoverable => m::ReportWhat::Unrecoverable { json: false },
+        })),
         Statement::Crosscheck(c) => {
             no_qualifiers(&c.qualifiers, "CROSSCHECK")?;
-            one(match &c.object {
-                MaintObject::Backup(None) => v(&["crosscheck", "backup"]),
+            one(m::Command::Crosscheck(match &c.object {
+                MaintObject::Backup(None) => m::CrosscheckWhat::Backup { verify: false },
                 MaintObject::Archivelog(a) if a.range == ArchRange::All && a.like.is_none() => {
-                    v(&["crosscheck", "archivelog", "all"])
+                    m::CrosscheckWhat::Archivelog {
+                        which: Some("all".into()),
+                        verify: false,
+                    }
                 }
                 other => bail!(
                     "{}",
@@ -150,14 +147,16 @@ pub(crate) fn lower(s: &Session, st: &Statement) -> Result<Vec<Vec<String>>> {
                         "CROSSCHECK BACKUP or CROSSCHECK ARCHIVELOG ALL"
                     )
                 ),
-            })
+            }))
         }
         Statement::Delete(d) => delete(s, d),
         Statement::Catalog(CatalogCmd::StartWith { prefix, noprompt }) => {
             if *noprompt {
                 note(&s.g, "CATALOG … NOPROMPT: catalog start-with never prompts");
             }
-            one(v(&["catalog", "start-with", prefix]))
+            one(m::Command::Catalog(m::CatalogWhat::StartWith {
+                path: Some(PathBuf::from(prefix)),
+            }))
         }
         Statement::Catalog(other) => bail!(
             "{}",
@@ -168,6 +167,13 @@ pub(crate) fn lower(s: &Session, st: &Statement) -> Result<Vec<Vec<String>>> {
         ),
         other => bail!("internal: {other} reached the catalog statements"),
     }
+}
+
+/// A count of the language (a u64) as the command's u32; beyond it is out of every range.
+fn count(n: u64, what: &str) -> Result<u32> {
+    u32::try_from(n).map_err(|_| {
+        anyhow!("{what} {n} is out of range; hint: docs/commands.md gives each option's range")
+    })
 }
 
 fn no_qualifiers(q: &[Qualifier], what: &str) -> Result<()> {
@@ -182,11 +188,12 @@ fn no_qualifiers(q: &[Qualifier], what: &str) -> Result<()> {
     Ok(())
 }
 
-fn policy(rule: Option<&Retention2>, a: &mut Vec<String>) -> Result<()> {
+fn policy(rule: Option<&Retention2>) -> Result<m::PolicyOverride> {
+    let mut p = m::PolicyOverride::default();
     match rule {
         None => {}
-        Some(Retention2::Redundancy(n)) => a.extend(v(&["--redundancy", &n.to_string()])),
-        Some(Retention2::WindowDays(n)) => a.extend(v(&["--recovery-window", &n.to_string()])),
+        Some(Retention2::Redundancy(n)) => p.redundancy = Some(count(*n, "REDUNDANCY")?),
+        Some(Retention2::WindowDays(n)) => p.recovery_window = Some(*n as f64),
         Some(other) => bail!(
             "{}",
             unsupported(
@@ -195,10 +202,10 @@ fn policy(rule: Option<&Retention2>, a: &mut Vec<String>) -> Result<()> {
             )
         ),
     }
-    Ok(())
+    Ok(p)
 }
 
-fn list(l: &List) -> Result<Vec<String>> {
+fn list(l: &List) -> Result<m::Command> {
     Ok(match l {
         List::Objects {
             expired: false,
@@ -207,12 +214,16 @@ fn list(l: &List) -> Result<Vec<String>> {
             by_file,
             qualifiers,
         } if qualifiers.is_empty() => {
-            let mut a = match object {
-                MaintObject::Backup(None | Some(OfObject::Database)) => v(&["list", "backup"]),
+            let c = match object {
+                MaintObject::Backup(None | Some(OfObject::Database)) => m::Command::ListBackup {
+                    json: false,
+                    summary: *summary,
+                    by_file: *by_file,
+                },
                 MaintObject::Archivelog(x) if x.range == ArchRange::All && x.like.is_none() => {
-                    v(&["list", "archivelog", "all"])
+                    m::Command::ListArchivelog { json: false }
                 }
-                MaintObject::Copy(_) => v(&["list", "copy"]),
+                MaintObject::Copy(_) => m::Command::ListCopy { json: false },
                 other => bail!(
                     "{}",
                     unsupported(
@@ -221,15 +232,18 @@ fn list(l: &List) -> Result<Vec<String>> {
                     )
                 ),
             };
-            if *summary {
-                a.push("--summary".into());
+            if (*summary || *by_file) && !matches!(c, m::Command::ListBackup { .. }) {
+                bail!(
+                    "{}",
+                    unsupported(
+                        &format!("LIST {object} SUMMARY / BY FILE"),
+                        "LIST BACKUP SUMMARY or LIST BACKUP BY FILE"
+                    )
+                );
             }
-            if *by_file {
-                a.push("--by-file".into());
-            }
-            a
+            c
         }
-        List::Incarnation => v(&["list", "incarnation"]),
+        List::Incarnation => m::Command::ListIncarnation { json: false },
         other => bail!(
             "{}",
             unsupported(
@@ -240,38 +254,43 @@ fn list(l: &List) -> Result<Vec<String>> {
     })
 }
 
-fn delete(s: &Session, d: &Delete) -> Result<Vec<Vec<String>>> {
+fn delete(s: &Session, d: &Delete) -> Result<Vec<m::Command>> {
     if d.force {
         note(
             &s.g,
             "DELETE FORCE: recman removes media first, then records; FORCE adds nothing",
         );
     }
-    let mut a = match &d.what {
+    let noprompt = d.noprompt;
+    let what = match &d.what {
         DeleteWhat::Obsolete(rule) => {
             no_qualifiers(&d.qualifiers, "DELETE OBSOLETE")?;
-            let mut a = v(&["delete", "obsolete"]);
-            policy(rule.as_ref(), &mut a)?;
-            a
+            m::DeleteWhat::Obsolete {
+                policy: policy(rule.as_ref())?,
+                noprompt,
+            }
         }
         DeleteWhat::Expired(MaintObject::Backup(None) | MaintObject::Archivelog(_)) => {
             no_qualifiers(&d.qualifiers, "DELETE EXPIRED")?;
-            v(&["delete", "expired"])
+            m::DeleteWhat::Expired { noprompt }
         }
         DeleteWhat::Object(MaintObject::Backupset(keys)) if keys.len() == 1 => {
             no_qualifiers(&d.qualifiers, "DELETE BACKUPSET")?;
-            v(&["delete", "backup", &keys[0].to_string()])
+            m::DeleteWhat::Backup {
+                which: keys[0].to_string(),
+                noprompt,
+            }
         }
         DeleteWhat::Object(MaintObject::Archivelog(x))
             if x.range == ArchRange::All && x.like.is_none() =>
         {
-            let mut a = v(&["delete", "archivelog", "all"]);
+            let mut backed_up = None;
             for q in &d.qualifiers {
                 match q {
                     Qualifier::BackedUp {
                         times,
                         device: Device::Disk,
-                    } => a.extend(v(&["--backed-up", &times.to_string()])),
+                    } => backed_up = Some(count(*times, "BACKED UP")?),
                     other => bail!(
                         "{}",
                         unsupported(
@@ -281,7 +300,11 @@ fn delete(s: &Session, d: &Delete) -> Result<Vec<Vec<String>>> {
                     ),
                 }
             }
-            a
+            m::DeleteWhat::Archivelog {
+                which: "all".into(),
+                backed_up,
+                noprompt,
+            }
         }
         other => bail!(
             "{}",
@@ -291,10 +314,7 @@ fn delete(s: &Session, d: &Delete) -> Result<Vec<Vec<String>>> {
             )
         ),
     };
-    if d.noprompt {
-        a.push("--noprompt".into());
-    }
-    Ok(vec![a])
+    Ok(vec![m::Command::Delete(what)])
 }
 
 fn print_what(w: &DeleteWhat) -> String {

@@ -1,11 +1,20 @@
-//! RESTORE and RECOVER lowered to `restore database`, and the values of UNTIL clauses.
+//! RESTORE and RECOVER lowered into the command model's restore and recover, and the values of UNTIL clauses.
 
 use super::block::Block;
-use super::lower::{channel_args, push};
+use super::lower::{Takes, channel_args};
 use super::refuse::unsupported;
 use crate::cli::Global;
 use anyhow::{Result, anyhow, bail};
+use recman_command as m;
 use recman_lang::*;
+use std::path::PathBuf;
+
+/// RESTORE … PREVIEW and RESTORE … VALIDATE.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Preview,
+    Validate,
+}
 
 /// RESTORE DATABASE: into TO '…' or SET NEWNAME FOR DATABASE, to the UNTIL of the statement,
 /// else of a RECOVER joined to it, else of SET UNTIL.
@@ -14,7 +23,7 @@ pub(crate) fn restore(
     g: &Global,
     r: &Restore,
     recover_until: Option<&Until>,
-) -> Result<Vec<String>> {
+) -> Result<m::Command> {
     match &r.object {
         RestoreObject::Database { skip_tablespaces } if skip_tablespaces.is_empty() => {}
         RestoreObject::Database { .. } => bail!(
@@ -62,8 +71,8 @@ pub(crate) fn restore(
                     "restore from backup sets"
                 )
             ),
-            RestoreOpt::Preview { .. } => mode = Some("--preview"),
-            RestoreOpt::Validate => mode = Some("--validate"),
+            RestoreOpt::Preview { .. } => mode = Some(Mode::Preview),
+            RestoreOpt::Validate => mode = Some(Mode::Validate),
             RestoreOpt::CheckLogical => bail!(
                 "{}",
                 unsupported(
@@ -81,28 +90,21 @@ pub(crate) fn restore(
         }
     }
     let until = until.or(recover_until.cloned()).or(b.until.clone());
-    let path = ["restore", "database"];
-    let mut argv: Vec<String> = path.iter().map(|s| s.to_string()).collect();
-    if let Some(m) = mode {
-        argv.push(m.to_string());
-    }
     let to = match to {
-        Some(to) => Some(to),
+        Some(to) => Some(PathBuf::from(to)),
         None if mode.is_some() => None,
         None => bail!(
             "RESTORE DATABASE needs a new directory: recman never restores over the running cluster; hint: RESTORE DATABASE TO '/new/dir', or SET NEWNAME FOR DATABASE TO '/new/dir' in the RUN block"
         ),
     };
-    if let Some(to) = to {
-        push(&mut argv, "to", &to);
-    }
-    if let Some(t) = tag {
-        push(&mut argv, "from-tag", t);
-    }
+    let mut c = m::RestoreDatabase::into(to);
+    c.preview = mode == Some(Mode::Preview);
+    c.validate = mode == Some(Mode::Validate);
+    c.from_tag = tag;
     match &until {
         None => {}
-        Some(Until::Time(d)) => push(&mut argv, "until-time", resolve_date(d)?),
-        Some(Until::Scn(l)) => push(&mut argv, "until-lsn", lsn_text(l)),
+        Some(Until::Time(d)) => c.until_time = Some(resolve_date(d)?),
+        Some(Until::Scn(l)) => c.until_lsn = Some(lsn_text(l)),
         Some(Until::Sequence { .. }) => bail!(
             "{}",
             unsupported(
@@ -118,24 +120,24 @@ pub(crate) fn restore(
             )
         ),
     }
-    channel_args(b, g, &path, &mut argv)?;
-    Ok(argv)
+    let ch = channel_args(b, g, Takes::default())?;
+    if let Some(n) = ch.channels {
+        c.channels = n;
+    }
+    Ok(m::Command::RestoreDatabase(Box::new(c)))
 }
 
 /// RECOVER not joined to a RESTORE DATABASE of its block: RECOVER COPY OF DATABASE becomes
 /// `recover copy`; the rest is refused with what PostgreSQL does instead.
-pub(crate) fn recover_alone(r: &Recover) -> Result<Option<Vec<String>>> {
+pub(crate) fn recover_alone(r: &Recover) -> Result<Option<m::Command>> {
     if let RecoverObject::CopyOfDatabase { tag } = &r.object {
         let tag = tag.clone().ok_or_else(|| {
             anyhow!("RECOVER COPY OF DATABASE needs WITH TAG 'name': recman's image copies are named by their tag; hint: RECOVER COPY OF DATABASE WITH TAG 'incr_update'")
         })?;
-        let mut argv: Vec<String> = vec!["recover".into(), "copy".into()];
-        push(&mut argv, "tag", tag);
+        let mut until_time = None;
         for o in &r.options {
             match o {
-                RecoverOpt::Until(Until::Time(d)) => {
-                    push(&mut argv, "until-time", resolve_date(d)?)
-                }
+                RecoverOpt::Until(Until::Time(d)) => until_time = Some(resolve_date(d)?),
                 _ => bail!(
                     "{}",
                     unsupported(
@@ -145,7 +147,7 @@ pub(crate) fn recover_alone(r: &Recover) -> Result<Option<Vec<String>>> {
                 ),
             }
         }
-        return Ok(Some(argv));
+        return Ok(Some(m::Command::RecoverCopy { tag, until_time }));
     }
     match &r.object {
         RecoverObject::Database => bail!(

@@ -1,0 +1,199 @@
+//! The WAL commands PostgreSQL calls: archive-push (archive_command), archive-get
+//! (restore_command) with its read-ahead, and the background archive-prefetch.
+
+use crate::cli::Global;
+use crate::commands::open_repo;
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// archive-push: %p and the next segments marked ready; the rest are warnings, since
+/// PostgreSQL's own call for each will try again.
+pub fn push(g: &Global, p: recman_command::ArchivePush) -> Result<()> {
+    let repo = open_repo(g)?;
+    let pgdata = g.pgdata.clone().or_else(|| std::env::current_dir().ok());
+    let db = recman_engine::resolve_database(&repo, g.db.as_deref(), pgdata.as_deref())?;
+    let opts = p.options()?;
+    let r = recman_engine::archive_push_batch(&repo, &db, &p.path, &opts)?;
+    for (name, e) in &r.failed {
+        eprintln!(
+            "recman: warning: could not archive {name} along with {}: {e}; PostgreSQL's own archive-push call for it will try again",
+            p.path.display()
+        );
+    }
+    if g.verbose {
+        for o in std::iter::once(&r.outcome).chain(&r.extra) {
+            match o {
+                recman_engine::ArchivePushOutcome::Archived { name, stored_size } => {
+                    println!(
+                        "archived wal file {name} into repository {} ({} stored)",
+                        repo.location(),
+                        crate::list::size(*stored_size)
+                    )
+                }
+                recman_engine::ArchivePushOutcome::AlreadyArchived { name } => println!(
+                    "wal file {name} is already archived in repository {} with the same content",
+                    repo.location()
+                ),
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn get(g: &Global, a: recman_command::ArchiveGet) -> Result<ExitCode> {
+    let got = archive_get(g, &a.name, &a.dest, a.prefetch as usize, a.spool);
+    match got {
+        Err(e) if a.with_recovery_target => {
+            let name = &a.name;
+            let e = crate::input::redact_secrets(&format!("{e:#}"));
+            eprintln!(
+                "recman: {name} cannot be delivered: {e}; answered as not archived, so recovery ends here; PostgreSQL stops with an error if it needed {name} before its recovery target"
+            );
+            Ok(ExitCode::FAILURE)
+        }
+        r => r,
+    }
+}
+
+/// archive-prefetch: fills the spool unless another prefetcher holds its lock.
+pub fn prefetch(g: &Global, p: recman_command::ArchivePrefetch) -> Result<ExitCode> {
+    let recman_command::ArchivePrefetch {
+        spool,
+        after,
+        count,
+        parallel,
+        spawned_at,
+    } = p;
+    let started = spawned_at
+        .map(|n| std::time::UNIX_EPOCH + Duration::from_nanos(n))
+        .unwrap_or_else(std::time::SystemTime::now);
+    let spool = recman_engine::Spool::new(spool);
+    // archive-get's probe of the lock may hold it for an instant: try a few times.
+    let mut lock = None;
+    for _ in 0..5 {
+        lock = spool.try_lock()?;
+        if lock.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let Some(lock) = lock else {
+        return Ok(ExitCode::SUCCESS); // another prefetcher is at work
+    };
+    let repo = open_repo(g)?;
+    let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
+    let parallel = parallel.unwrap_or_else(recman_engine::default_prefetch_parallel);
+    let r =
+        recman_engine::prefetch_into_spool(&repo, &db, &lock, &after, count, parallel, started)?;
+    for (name, e) in &r.failed {
+        eprintln!(
+            "recman: prefetch of wal segment {name} into {} failed: {e}; archive-get fetches it from the repository when PostgreSQL asks for it",
+            spool.dir().display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// archive-get: from the read-ahead spool when the prefetcher put %f there, else from the
+/// repository; then makes sure one background prefetcher is fetching the segments after %f.
+fn archive_get(
+    g: &Global,
+    name: &str,
+    dest: &Path,
+    prefetch: usize,
+    spool: Option<PathBuf>,
+) -> Result<ExitCode> {
+    use recman_engine::{Spool, Take};
+    let spool = match (prefetch, spool) {
+        (0, _) => None,
+        (_, Some(dir)) => Some(Spool::new(recman_command::options::absolute(
+            &std::env::current_dir()?,
+            &dir,
+        ))),
+        (_, None) => Some(Spool::default_for(dest)?),
+    };
+    // Read-ahead is a help, never a reason to fail: its errors are warnings.
+    let warn = |e: &dyn std::fmt::Display| eprintln!("recman: warning: wal read-ahead: {e}");
+    let segment = recman_engine::is_segment_name(name);
+    if let Some(sp) = &spool {
+        if segment {
+            if let Err(e) = sp.prune_before(name) {
+                warn(&e);
+            }
+            match sp.take(name, dest) {
+                Ok(Take::Served(_)) => {
+                    start_prefetcher(g, sp, name, prefetch);
+                    return Ok(ExitCode::SUCCESS);
+                }
+                Ok(Take::Missing) => {}
+                Ok(Take::Rejected(why)) => warn(&format!(
+                    "{why}; removed it, fetching {name} from the repository"
+                )),
+                Err(e) => warn(&e),
+            }
+            start_prefetcher(g, sp, name, prefetch);
+        } else if name.ends_with(".history") {
+            // The start or the end of recovery: nothing in the spool is needed any more.
+            if let Err(e) = sp.clear() {
+                warn(&e);
+            }
+        }
+    }
+    let repo = open_repo(g)?;
+    let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
+    match recman_engine::archive_get(&repo, &db, name, dest)? {
+        recman_engine::ArchiveGetOutcome::Restored { .. } => Ok(ExitCode::SUCCESS),
+        recman_engine::ArchiveGetOutcome::NotFound { name } => {
+            eprintln!("recman: {name} is not in repository {}", repo.location());
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// Starts `recman archive-prefetch` in the background for the `count` segments after
+/// `segment`, unless one is running or enough of them are in the spool already. It gets this
+/// call's repository, catalog and database settings.
+fn start_prefetcher(g: &Global, spool: &recman_engine::Spool, segment: &str, count: usize) {
+    let start = || -> Result<()> {
+        if !spool.wants_prefetcher(segment, count)? {
+            return Ok(());
+        }
+        let mut cmd = std::process::Command::new(std::env::current_exe()?);
+        let mut flag = |f: &str, v: &std::ffi::OsStr| {
+            cmd.arg(f).arg(v);
+        };
+        if let Some(r) = &g.repo {
+            flag("--repo", r.as_os_str());
+        }
+        if let Some(c) = &g.repo_cache {
+            flag("--repo-cache", c.as_os_str());
+        }
+        if let Some(c) = &g.config {
+            flag("--config", c.as_os_str());
+        }
+        if let Some(p) = &g.pgdata {
+            flag("--pgdata", p.as_os_str());
+        }
+        if let Some(d) = &g.db {
+            flag("--db", d.as_ref());
+        }
+        // A shared catalog's URL may hold a password: the environment, not the command line.
+        if let Some(url) = &g.catalog {
+            cmd.env("RECMAN_CATALOG", url);
+        }
+        cmd.arg("--quiet")
+            .arg("archive-prefetch")
+            .arg("--spool")
+            .arg(spool.dir())
+            .args(["--after", segment, "--count", &count.to_string()])
+            .arg("--spawned-at")
+            .arg(recman_engine::unix_nanos(std::time::SystemTime::now()).to_string());
+        spool.start_prefetcher(cmd)?;
+        Ok(())
+    };
+    if let Err(e) = start() {
+        eprintln!("recman: warning: wal read-ahead: cannot start the prefetcher: {e}");
+    }
+}

@@ -1,0 +1,294 @@
+//! clap's parse converted into the command model. One `From` per subcommand: a CLI option
+//! with no field in `recman_command` does not compile here, and the parity test in this
+//! module checks that every subcommand of the clap tree has a conversion.
+
+use crate::catalog_cmds as cc;
+use crate::cli;
+use recman_command as m;
+
+impl From<cli::Command> for m::Command {
+    fn from(c: cli::Command) -> Self {
+        match c {
+            cli::Command::Create {
+                what: cli::CreateWhat::Catalog,
+            } => m::Command::CreateCatalog,
+            cli::Command::Register {
+                what: cli::RegisterWhat::Database { name },
+            } => m::Command::RegisterDatabase { name },
+            cli::Command::Backup { what } => what.into(),
+            cli::Command::Restore {
+                what: cli::RestoreWhat::Database(a),
+            } => m::Command::RestoreDatabase(Box::new(a.into())),
+            cli::Command::Validate { what } => match what {
+                cli::ValidateWhat::Database { maxopenfiles, io } => m::Command::ValidateDatabase {
+                    maxopenfiles,
+                    io: io.into(),
+                },
+                cli::ValidateWhat::Backup { which, channels } => {
+                    m::Command::ValidateBackup { which, channels }
+                }
+            },
+            cli::Command::Recover {
+                what: cli::RecoverWhat::Copy { tag, until_time },
+            } => m::Command::RecoverCopy { tag, until_time },
+            cli::Command::List { what } => match what {
+                cli::ListWhat::Backup {
+                    json,
+                    summary,
+                    by_file,
+                } => m::Command::ListBackup {
+                    json,
+                    summary,
+                    by_file,
+                },
+                cli::ListWhat::Archivelog { json, .. } => m::Command::ListArchivelog { json },
+                cli::ListWhat::Incarnation { json } => m::Command::ListIncarnation { json },
+                cli::ListWhat::Copy { json } => m::Command::ListCopy { json },
+            },
+            cli::Command::ArchivePush {
+                path,
+                compress,
+                batch,
+                parallel,
+            } => m::Command::ArchivePush(m::ArchivePush {
+                path,
+                compress,
+                batch,
+                parallel,
+            }),
+            cli::Command::ArchiveGet {
+                name,
+                dest,
+                prefetch,
+                spool,
+                with_recovery_target,
+            } => m::Command::ArchiveGet(m::ArchiveGet {
+                name,
+                dest,
+                prefetch,
+                spool,
+                with_recovery_target,
+            }),
+            cli::Command::ArchivePrefetch {
+                spool,
+                after,
+                count,
+                parallel,
+                spawned_at,
+            } => m::Command::ArchivePrefetch(m::ArchivePrefetch {
+                spool,
+                after,
+                count,
+                parallel,
+                spawned_at,
+            }),
+            cli::Command::Configure { what } => m::Command::Configure(what.into()),
+            cli::Command::Show { what } => m::Command::Show(what.into()),
+            cli::Command::Report { what } => m::Command::Report(what.into()),
+            cli::Command::Delete { what } => m::Command::Delete(what.into()),
+            cli::Command::Crosscheck { what } => m::Command::Crosscheck(what.into()),
+            cli::Command::Catalog { what } => m::Command::Catalog(what.into()),
+            cli::Command::Run(a) => m::Command::Run {
+                file: a.file,
+                text: a.text,
+            },
+        }
+    }
+}
+
+impl From<cli::BackupWhat> for m::Command {
+    fn from(w: cli::BackupWhat) -> Self {
+        match w {
+            cli::BackupWhat::Database(a) => m::Command::BackupDatabase(Box::new((*a).into())),
+            cli::BackupWhat::Archivelog(a) => m::Command::BackupArchivelog(a.into()),
+            cli::BackupWhat::SyntheticFull {
+                from,
+                tag,
+                compress,
+            } => m::Command::SyntheticFull {
+                from,
+                tag,
+                compress,
+            },
+            cli::BackupWhat::Backupset { which, device_type } => {
+                m::Command::BackupBackupset { which, device_type }
+            }
+            cli::BackupWhat::RecoveryArea { device_type } => {
+                m::Command::BackupRecoveryArea { device_type }
+            }
+        }
+    }
+}
+
+impl From<crate::io_args::IoArgs> for m::IoOptions {
+    fn from(a: crate::io_args::IoArgs) -> Self {
+        m::IoOptions {
+            io_mode: a.io_mode,
+            io_slaves: a.io_slaves,
+            input_buffers: a.input_buffers,
+            input_buffer_size: a.input_buffer_size,
+            blksize: a.blksize,
+            output_buffers: a.output_buffers,
+            rate: a.rate,
+            buffered_reads: a.buffered_reads,
+        }
+    }
+}
+
+impl From<cli::BackupArgs> for m::BackupDatabase {
+    fn from(a: cli::BackupArgs) -> Self {
+        m::BackupDatabase {
+            channels: a.channels,
+            filesperset: a.filesperset,
+            maxopenfiles: a.maxopenfiles,
+            compress: a.compress,
+            tag: a.tag,
+            maxcorrupt: a.maxcorrupt,
+            force: a.force,
+            standby: a.standby,
+            device_type: a.device_type,
+            archive_timeout: a.archive_timeout,
+            plus_archivelog: a.plus_archivelog,
+            section_size: a.section_size,
+            incremental_level: a.incremental_level,
+            cumulative: a.cumulative,
+            as_copy: a.as_copy,
+            for_recover_of_copy: a.for_recover_of_copy,
+            io: a.io.into(),
+        }
+    }
+}
+
+impl From<cc::ArchivelogBackupArgs> for m::BackupArchivelog {
+    fn from(a: cc::ArchivelogBackupArgs) -> Self {
+        m::BackupArchivelog {
+            which: a.which,
+            not_backed_up: a.not_backed_up,
+            delete_input: a.delete_input,
+            compress: a.compress,
+            filesperset: a.filesperset,
+            tag: a.tag,
+        }
+    }
+}
+
+impl From<cli::RestoreArgs> for m::RestoreDatabase {
+    fn from(a: cli::RestoreArgs) -> Self {
+        m::RestoreDatabase {
+            to: a.to,
+            preview: a.preview,
+            validate: a.validate,
+            json: a.json,
+            allow_wal_gap: a.allow_wal_gap,
+            force: a.force,
+            until_time: a.until_time,
+            until_lsn: a.until_lsn,
+            until_xid: a.until_xid,
+            from_tag: a.from_tag,
+            channels: a.channels,
+            tablespace_map: a.tablespace_map,
+            archive_mode: a.archive_mode,
+            from_copy: a.from_copy,
+            switch_to_copy: a.switch_to_copy,
+            timeline: a.timeline,
+        }
+    }
+}
+
+impl From<cc::ConfigureWhat> for m::ConfigureWhat {
+    fn from(w: cc::ConfigureWhat) -> Self {
+        use cc::ConfigureWhat as C;
+        match w {
+            C::RetentionPolicy { value } => m::ConfigureWhat::RetentionPolicy { value },
+            C::Channels { value } => m::ConfigureWhat::Channels { value },
+            C::Compression { value } => m::ConfigureWhat::Compression { value },
+            C::Filesperset { value } => m::ConfigureWhat::Filesperset { value },
+            C::Maxopenfiles { value } => m::ConfigureWhat::Maxopenfiles { value },
+            C::SectionSize { value } => m::ConfigureWhat::SectionSize { value },
+            C::BackupOptimization { value } => m::ConfigureWhat::BackupOptimization { value },
+            C::ArchivelogDeletionPolicy { value } => {
+                m::ConfigureWhat::ArchivelogDeletionPolicy { value }
+            }
+            C::DeviceType { device, value } => m::ConfigureWhat::DeviceType { device, value },
+            C::DefaultDeviceType { value } => m::ConfigureWhat::DefaultDeviceType { value },
+        }
+    }
+}
+
+impl From<cc::ShowWhat> for m::ShowWhat {
+    fn from(w: cc::ShowWhat) -> Self {
+        match w {
+            cc::ShowWhat::All { json } => m::ShowWhat::All { json },
+        }
+    }
+}
+
+impl From<cc::PolicyOverride> for m::PolicyOverride {
+    fn from(p: cc::PolicyOverride) -> Self {
+        m::PolicyOverride {
+            redundancy: p.redundancy,
+            recovery_window: p.recovery_window,
+        }
+    }
+}
+
+impl From<cc::ReportWhat> for m::ReportWhat {
+    fn from(w: cc::ReportWhat) -> Self {
+        use cc::ReportWhat as R;
+        match w {
+            R::Schema { json } => m::ReportWhat::Schema { json },
+            R::Unrecoverable { json } => m::ReportWhat::Unrecoverable { json },
+            R::Io { which, json, all } => m::ReportWhat::Io { which, json, all },
+            R::Obsolete { policy, json } => m::ReportWhat::Obsolete {
+                policy: policy.into(),
+                json,
+            },
+            R::NeedBackup { redundancy, days } => m::ReportWhat::NeedBackup { redundancy, days },
+        }
+    }
+}
+
+impl From<cc::DeleteWhat> for m::DeleteWhat {
+    fn from(w: cc::DeleteWhat) -> Self {
+        use cc::DeleteWhat as D;
+        match w {
+            D::Obsolete { policy, noprompt } => m::DeleteWhat::Obsolete {
+                policy: policy.into(),
+                noprompt,
+            },
+            D::Expired { noprompt } => m::DeleteWhat::Expired { noprompt },
+            D::Backup { which, noprompt } => m::DeleteWhat::Backup { which, noprompt },
+            D::Archivelog {
+                which,
+                backed_up,
+                noprompt,
+            } => m::DeleteWhat::Archivelog {
+                which,
+                backed_up,
+                noprompt,
+            },
+        }
+    }
+}
+
+impl From<cc::CrosscheckWhat> for m::CrosscheckWhat {
+    fn from(w: cc::CrosscheckWhat) -> Self {
+        match w {
+            cc::CrosscheckWhat::Backup { verify } => m::CrosscheckWhat::Backup { verify },
+            cc::CrosscheckWhat::Archivelog { which, verify } => {
+                m::CrosscheckWhat::Archivelog { which, verify }
+            }
+        }
+    }
+}
+
+impl From<cc::CatalogWhat> for m::CatalogWhat {
+    fn from(w: cc::CatalogWhat) -> Self {
+        match w {
+            cc::CatalogWhat::StartWith { path } => m::CatalogWhat::StartWith { path },
+        }
+    }
+}
+
+#[cfg(test)]
+mod parity;

@@ -1,0 +1,254 @@
+//! The CLI's side of the shared executor (`recman_command::execute`): the environment it
+//! reads (config file, catalog settings, progress bar, the executable restore_command calls)
+//! and how each outcome is printed.
+
+use crate::cli::Global;
+use crate::list::size;
+use crate::progress::Bar;
+use recman_catalog::Repository;
+use recman_command::options::ResolvedBackup;
+use recman_command::{BackupDatabase, EnvError, Outcome};
+use recman_engine::{Context, Progress};
+use recman_format::Compression;
+use std::path::PathBuf;
+
+pub struct CliEnv<'a> {
+    pub g: &'a Global,
+    pub bar: &'a Bar,
+}
+
+impl recman_command::Env for CliEnv<'_> {
+    fn context(&self) -> Result<Context, EnvError> {
+        Ok(crate::commands::context(self.g)?)
+    }
+
+    fn repository(&self) -> Result<Repository, EnvError> {
+        Ok(crate::commands::open_repo(self.g)?)
+    }
+
+    fn pgdata(&self) -> Option<PathBuf> {
+        self.g.pgdata.clone()
+    }
+
+    fn target(&self) -> Option<String> {
+        self.g.target.clone()
+    }
+
+    fn resolve_backup(
+        &self,
+        repo: &Repository,
+        b: &BackupDatabase,
+    ) -> Result<ResolvedBackup, EnvError> {
+        Ok(crate::catalog_cmds::resolve_backup(self.g, repo, b)?)
+    }
+
+    fn resolve_archivelog(
+        &self,
+        compress: Option<&str>,
+        filesperset: Option<u32>,
+    ) -> Result<(Compression, u32), EnvError> {
+        let d = crate::catalog_cmds::backup_defaults(self.g, None, filesperset, None, compress)?;
+        Ok((d.compression, d.filesperset))
+    }
+
+    fn restore_invocation(
+        &self,
+        repo: &Repository,
+    ) -> Result<(PathBuf, PathBuf, Vec<String>), EnvError> {
+        Ok((
+            std::env::current_dir()?,
+            std::env::current_exe()?,
+            crate::device_cmds::passed_on_args(self.g, repo)?,
+        ))
+    }
+
+    fn progress(&self) -> &dyn Progress {
+        self.bar
+    }
+}
+
+pub struct CliPrinter<'a> {
+    pub g: &'a Global,
+}
+
+impl CliPrinter<'_> {
+    fn say(&self, s: &str) {
+        if !self.g.quiet {
+            println!("{s}");
+        }
+    }
+}
+
+impl recman_command::Printer for CliPrinter<'_> {
+    fn outcome(&mut self, o: Outcome) {
+        match o {
+            Outcome::Registered { db, repository } => self.say(&format!(
+                "registered database {} (system identifier {}, PostgreSQL {}, data directory {}) in repository {}",
+                db.name, db.system_identifier, db.pg_version, db.pgdata, repository
+            )),
+            Outcome::ArchivedCurrent { upto } => {
+                if self.g.verbose {
+                    println!("archived the current wal up to {upto}");
+                }
+            }
+            Outcome::ArchivelogBackedUp(r) => crate::catalog_cmds::say_archivelog(self.g, &r),
+            Outcome::BackedUp { report: r, maxcorrupt } => {
+                for c in &r.corrupt {
+                    eprintln!(
+                        "recman: warning: corrupt block accepted (--maxcorrupt {maxcorrupt}): file {} block {}{}: {}",
+                        c.path,
+                        c.block,
+                        c.relation
+                            .as_ref()
+                            .map(|r| format!(" (relation {r})"))
+                            .unwrap_or_default(),
+                        c.detail
+                    );
+                }
+                let b = &r.record;
+                self.say(&format!(
+                    "backup {} tag {} completed: {} files, {} sets, {} read, {} written, {:.1}s, total {:.1} MB/s, sustained {:.1} MB/s, status {}",
+                    b.id,
+                    b.tag,
+                    b.file_count,
+                    r.sets,
+                    size(b.db_bytes),
+                    size(b.written_bytes),
+                    r.elapsed.as_secs_f64(),
+                    r.total_rate / 1e6,
+                    r.sustained_rate / 1e6,
+                    b.status.as_str()
+                ));
+            }
+            Outcome::Copied {
+                report: r,
+                device,
+                with_wal,
+            } => self.say(&format!(
+                "copied {} object(s), {} bytes, of {} backup(s){} to device type {device}; {} object(s) already had a copy there",
+                r.objects,
+                r.bytes,
+                r.backups.len(),
+                if with_wal {
+                    format!(" and {} archived log(s)", r.wal_files)
+                } else {
+                    String::new()
+                },
+                r.already
+            )),
+            Outcome::SyntheticFull(b) => self.say(&format!(
+                "synthetic full backup {} tag {} completed: {} written, stands for {} (lsn {})",
+                b.id,
+                b.tag,
+                size(b.written_bytes),
+                b.stop_time
+                    .and_then(chrono::DateTime::from_timestamp_micros)
+                    .map(|t| t.to_rfc3339())
+                    .unwrap_or_default(),
+                recman_pg::Lsn(b.stop_lsn.unwrap_or(0))
+            )),
+            Outcome::CopyRecovered { tag, applied } => {
+                if applied.is_empty() {
+                    self.say(&format!(
+                        "image copy {} is up to date: no level 1 to apply",
+                        tag.to_uppercase()
+                    ));
+                } else {
+                    self.say(&format!(
+                        "image copy {} rolled forward with {} level 1 backup(s): {}",
+                        tag.to_uppercase(),
+                        applied.len(),
+                        applied.join(", ")
+                    ));
+                }
+            }
+            Outcome::Restored { report: r, target } => {
+                self.say(&format!(
+                    "restored backup {} (tag {}) to {}: {} files, {} in {:.1}s",
+                    r.backup_id,
+                    r.tag,
+                    r.to.display(),
+                    r.files,
+                    size(r.bytes),
+                    r.elapsed.as_secs_f64()
+                ));
+                self.say(&format!(
+                    "recovery target: {target}; settings written to postgresql.auto.conf:"
+                ));
+                for s in &r.recovery_settings {
+                    self.say(&format!("  {s}"));
+                }
+                self.say("start PostgreSQL on it to recover and open it (pg_ctl -D DIR start)");
+            }
+            Outcome::ValidatedDatabase { pgdata, report: r } => {
+                if let Some(a) = &r.io {
+                    self.say(&format!(
+                        "read {} in {:.2}s ({:.1} MB/s, i/o mode {}, {} reads: {} ready, {} short waits, {} long waits)",
+                        size(a.bytes),
+                        (a.close_time - a.open_time) as f64 / 1e6,
+                        a.effective_bytes_per_second().unwrap_or(0) as f64 / 1e6,
+                        a.io_mode,
+                        a.io_count,
+                        a.ready,
+                        a.short_waits,
+                        a.long_waits
+                    ));
+                }
+                self.say(&format!(
+                    "validated {}: {} files ({} relation files, {} pages, {}), data checksums {}",
+                    pgdata.display(),
+                    r.files,
+                    r.relation_files,
+                    r.pages,
+                    size(r.bytes),
+                    if r.checksums_enabled { "on" } else { "off" }
+                ));
+                for l in r.corrupt.lines() {
+                    eprintln!("recman: corrupt block: {l}");
+                }
+                if r.corrupt.blocks.is_empty() {
+                    self.say("no corrupt blocks found");
+                }
+            }
+            Outcome::RestorePlan { plan, json } => {
+                // The plan is the command's answer: printed even with --quiet.
+                if json {
+                    match serde_json::to_string_pretty(&plan) {
+                        Ok(t) => println!("{t}"),
+                        Err(e) => eprintln!("recman: cannot print the plan as JSON: {e}"),
+                    }
+                } else {
+                    crate::restore_cmd::print_plan(&plan);
+                }
+            }
+            Outcome::RestoreValidated { report, json } => {
+                if json {
+                    match serde_json::to_string_pretty(&report) {
+                        Ok(t) => println!("{t}"),
+                        Err(e) => eprintln!("recman: cannot print the validation as JSON: {e}"),
+                    }
+                } else {
+                    crate::restore_cmd::print_validation(self.g, &report);
+                }
+            }
+            Outcome::ValidatedBackup(r) => {
+                self.say(&format!(
+                    "validated backup {} (tag {}): {} pieces, {} files, {} pages, {}, {} wal segments",
+                    r.backup_id,
+                    r.tag,
+                    r.pieces,
+                    r.files,
+                    r.pages,
+                    size(r.bytes),
+                    r.wal_segments
+                ));
+                for l in r.corrupt.lines() {
+                    eprintln!("recman: corrupt block: {l}");
+                }
+                if r.corrupt.blocks.is_empty() {
+                    self.say("backup is intact");
+                }
+            }
+        }
+    }
+}

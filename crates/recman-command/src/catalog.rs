@@ -1,0 +1,107 @@
+//! The catalog's commands: CONFIGURE, SHOW, REPORT, DELETE, CROSSCHECK and CATALOG. A
+//! CONFIGURE value stays in words (`redundancy 2`): the settings module parses and checks it
+//! the same way whether it came from a flag, the config file or a script.
+
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConfigureWhat {
+    RetentionPolicy {
+        value: Vec<String>,
+    },
+    Channels {
+        value: String,
+    },
+    Compression {
+        value: String,
+    },
+    Filesperset {
+        value: String,
+    },
+    Maxopenfiles {
+        value: String,
+    },
+    SectionSize {
+        value: String,
+    },
+    BackupOptimization {
+        value: String,
+    },
+    ArchivelogDeletionPolicy {
+        value: Vec<String>,
+    },
+    /// `parms SPEC`, `parallelism N`, `blksize N`, `env A=1` or `clear` for one device type.
+    DeviceType {
+        device: String,
+        value: Vec<String>,
+    },
+    DefaultDeviceType {
+        value: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ShowWhat {
+    All { json: bool },
+}
+
+/// A retention policy for one command instead of the configured one.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PolicyOverride {
+    pub redundancy: Option<u32>,
+    pub recovery_window: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReportWhat {
+    Schema {
+        json: bool,
+    },
+    Unrecoverable {
+        json: bool,
+    },
+    Io {
+        which: Option<String>,
+        json: bool,
+        all: bool,
+    },
+    Obsolete {
+        policy: PolicyOverride,
+        json: bool,
+    },
+    NeedBackup {
+        redundancy: Option<u32>,
+        days: Option<f64>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeleteWhat {
+    Obsolete {
+        policy: PolicyOverride,
+        noprompt: bool,
+    },
+    Expired {
+        noprompt: bool,
+    },
+    Backup {
+        which: String,
+        noprompt: bool,
+    },
+    Archivelog {
+        which: String,
+        backed_up: Option<u32>,
+        noprompt: bool,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum CrosscheckWhat {
+    Backup { verify: bool },
+    Archivelog { which: Option<String>, verify: bool },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum CatalogWhat {
+    StartWith { path: Option<PathBuf> },
+}

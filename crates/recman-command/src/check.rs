@@ -1,0 +1,145 @@
+//! The documented range of every option, applied to a command value whichever front end built
+//! it. clap applies the same ranges on the command line (the CLI's value parsers use these
+//! functions), so a script statement and its subcommand refuse a value in the same words.
+
+/// A refused option value or combination; `option` is the flag's name without dashes.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum CheckError {
+    #[error(
+        "invalid value {value:?} for --{option}: {why}; hint: docs/commands.md gives each option's range"
+    )]
+    Value {
+        option: &'static str,
+        value: String,
+        why: String,
+    },
+    #[error(
+        "--{option} {rule} --{other}; hint: docs/commands.md describes the options of `recman {command}`"
+    )]
+    Combination {
+        command: String,
+        option: &'static str,
+        rule: &'static str,
+        other: &'static str,
+    },
+}
+
+/// An inclusive range of a whole-number option.
+pub type Range = (u64, u64);
+
+/// The ranges the options share; docs/commands.md lists them.
+pub mod ranges {
+    use super::Range;
+    /// Parallel streams: each channel is a thread with tens of MiB of buffers, so beyond a
+    /// few hundred the machine runs out before the storage does.
+    pub const CHANNELS: Range = (1, 256);
+    pub const FILESPERSET: Range = (1, 1_000_000);
+    pub const MAXOPENFILES: Range = (1, 1024);
+    /// Kept-backup counts of retention (REDUNDANCY, BACKED UP N TIMES).
+    pub const COPIES: Range = (1, 10_000);
+    /// At most 256 sections a file, so small sections only help small files.
+    pub const SECTION_SIZE: Range = (1 << 20, 1 << 40);
+    pub const DAYS: (f64, f64) = (0.0, 36_500.0);
+    pub const ARCHIVE_TIMEOUT: Range = (1, 86_400);
+    pub const INCREMENTAL_LEVEL: Range = (0, 1);
+    pub const IO_SLAVES: Range = (1, 64);
+    pub const BUFFERS: Range = (1, 256);
+    pub const INPUT_BUFFER_SIZE: Range = (8 << 10, 4 << 20);
+    pub const BLKSIZE: Range = (4 << 10, 64 << 20);
+    pub const RATE: Range = (1 << 10, 1 << 40);
+    pub const PUSH_BATCH: Range = (1, 1024);
+    pub const PREFETCH: Range = (0, 1024);
+    pub const PREFETCH_PARALLEL: Range = (1, 64);
+
+    /// The range of a backup setting that `configure`, the config file and the catalog share
+    /// with the flag of the same name.
+    pub fn of_setting(setting: &str) -> Range {
+        match setting {
+            "channels" => CHANNELS,
+            "filesperset" => FILESPERSET,
+            "maxopenfiles" => MAXOPENFILES,
+            _ => (1, u32::MAX as u64),
+        }
+    }
+}
+
+/// Why `text` is not a whole number in `lo..=hi`, in words that give the range.
+pub fn check_count(text: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+        _ => Err(format!("expected a whole number from {lo} to {hi}")),
+    }
+}
+
+/// Why `text` is not a size in `lo..=hi` bytes, in words that give the range.
+pub fn check_size(text: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    let range = format!("a size from {} to {}, e.g. 1M", human(lo), human(hi));
+    // parse_size saturates: "inf" and 2^64 land above any bound, "nan" at 0.
+    match recman_engine::io::parse_size(text) {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+        _ => Err(format!("expected {range}")),
+    }
+}
+
+/// A name, tag or id: not empty, no control characters (they would reach terminals and logs
+/// raw), at most 200 characters.
+pub fn check_name(text: &str) -> Result<(), String> {
+    if text.trim().is_empty() {
+        return Err("it is empty".into());
+    }
+    if let Some(c) = text.chars().find(|c| c.is_control()) {
+        return Err(format!(
+            "it holds the control character {c:?}; hint: use letters, digits and punctuation"
+        ));
+    }
+    if text.chars().count() > 200 {
+        return Err("it is longer than 200 characters".into());
+    }
+    Ok(())
+}
+
+/// 8192 -> "8K", 4194304 -> "4M": bounds as users write them.
+pub fn human(n: u64) -> String {
+    for (shift, unit) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
+        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
+            return format!("{}{unit}", n >> shift);
+        }
+    }
+    n.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_and_names() {
+        assert_eq!(check_count("4", 1, 8), Ok(4));
+        for bad in ["0", "9", "-1", "18446744073709551616", "x", ""] {
+            assert!(
+                check_count(bad, 1, 8).unwrap_err().contains("1 to 8"),
+                "{bad}"
+            );
+        }
+        assert_eq!(check_size("1M", 8192, 4 << 20), Ok(1 << 20));
+        for bad in [
+            "0",
+            "-1",
+            "4194305",
+            "18446744073709551616",
+            "inf",
+            "nan",
+            "1Q",
+        ] {
+            assert!(
+                check_size(bad, 8192, 4 << 20)
+                    .unwrap_err()
+                    .contains("8K to 4M"),
+                "{bad}"
+            );
+        }
+        assert!(check_name("nightly-2026").is_ok());
+        assert!(check_name("a\u{1b}[31mb").is_err());
+        assert!(check_name("").is_err());
+    }
+}

@@ -1,0 +1,291 @@
+//! The commands and their option structs. A field that the user may leave out is an `Option`
+//! (resolved later by [`crate::precedence`]) or carries its default in the struct's `Default`.
+
+use crate::catalog::*;
+use std::path::PathBuf;
+
+/// Seconds `backup database` waits for its WAL to be archived when not told.
+pub const DEFAULT_ARCHIVE_TIMEOUT: u64 = 120;
+/// Files `validate database` reads at once when not told.
+pub const DEFAULT_VALIDATE_MAXOPENFILES: u32 = 8;
+/// Compression of archived WAL and synthetic fulls when not told.
+pub const DEFAULT_WAL_COMPRESSION: &str = "lz4";
+
+/// One command of recman, as either front end asks for it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Create the repository and its catalog (RMAN's CREATE CATALOG).
+    CreateCatalog,
+    /// Record the target cluster in the catalog under `name`.
+    RegisterDatabase {
+        name: String,
+    },
+    BackupDatabase(Box<BackupDatabase>),
+    BackupArchivelog(BackupArchivelog),
+    /// A new level 0 merged inside the repository from a level 0 and its level 1s.
+    SyntheticFull {
+        from: Option<String>,
+        tag: Option<String>,
+        compress: String,
+    },
+    /// Copy backups already in the repository (`all`, an id or a tag) to another device.
+    BackupBackupset {
+        which: String,
+        device_type: String,
+    },
+    /// Copy every backup and the archived WAL to another device.
+    BackupRecoveryArea {
+        device_type: String,
+    },
+    RestoreDatabase(Box<RestoreDatabase>),
+    /// Check every page of the data directory, writing nothing.
+    ValidateDatabase {
+        maxopenfiles: u32,
+        io: IoOptions,
+    },
+    /// Check every piece of a backup (default: the newest).
+    ValidateBackup {
+        which: Option<String>,
+        channels: Option<u32>,
+    },
+    /// Roll an image copy forward with the level 1s taken for it.
+    RecoverCopy {
+        tag: String,
+        until_time: Option<String>,
+    },
+    ListBackup {
+        json: bool,
+        summary: bool,
+        by_file: bool,
+    },
+    ListArchivelog {
+        json: bool,
+    },
+    ListIncarnation {
+        json: bool,
+    },
+    ListCopy {
+        json: bool,
+    },
+    ArchivePush(ArchivePush),
+    ArchiveGet(ArchiveGet),
+    ArchivePrefetch(ArchivePrefetch),
+    Configure(ConfigureWhat),
+    Show(ShowWhat),
+    Report(ReportWhat),
+    Delete(DeleteWhat),
+    Crosscheck(CrosscheckWhat),
+    Catalog(CatalogWhat),
+    /// Run RMAN-style statements from a file (`-` for standard input) or a text.
+    Run {
+        file: Option<PathBuf>,
+        text: Option<String>,
+    },
+}
+
+impl Command {
+    /// The command as its subcommand is spelled (`backup database`), for messages and the
+    /// parity of the two front ends.
+    pub fn path(&self) -> &'static [&'static str] {
+        match self {
+            Command::CreateCatalog => &["create", "catalog"],
+            Command::RegisterDatabase { .. } => &["register", "database"],
+            Command::BackupDatabase(_) => &["backup", "database"],
+            Command::BackupArchivelog(_) => &["backup", "archivelog"],
+            Command::SyntheticFull { .. } => &["backup", "synthetic-full"],
+            Command::BackupBackupset { .. } => &["backup", "backupset"],
+            Command::BackupRecoveryArea { .. } => &["backup", "recovery-area"],
+            Command::RestoreDatabase(_) => &["restore", "database"],
+            Command::ValidateDatabase { .. } => &["validate", "database"],
+            Command::ValidateBackup { .. } => &["validate", "backup"],
+            Command::RecoverCopy { .. } => &["recover", "copy"],
+            Command::ListBackup { .. } => &["list", "backup"],
+            Command::ListArchivelog { .. } => &["list", "archivelog"],
+            Command::ListIncarnation { .. } => &["list", "incarnation"],
+            Command::ListCopy { .. } => &["list", "copy"],
+            Command::ArchivePush(_) => &["archive-push"],
+            Command::ArchiveGet(_) => &["archive-get"],
+            Command::ArchivePrefetch(_) => &["archive-prefetch"],
+            Command::Configure(_) => &["configure"],
+            Command::Show(_) => &["show"],
+            Command::Report(_) => &["report"],
+            Command::Delete(_) => &["delete"],
+            Command::Crosscheck(_) => &["crosscheck"],
+            Command::Catalog(_) => &["catalog"],
+            Command::Run { .. } => &["run"],
+        }
+    }
+}
+
+/// Options of the I/O engine, shared by every command that moves data. Sizes stay as typed
+/// (`1M`); the engine parses them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IoOptions {
+    /// auto, uring, threads or sync.
+    pub io_mode: String,
+    pub io_slaves: usize,
+    pub input_buffers: Option<usize>,
+    pub input_buffer_size: Option<String>,
+    /// None: the device type's configured BLKSIZE, else 1M.
+    pub blksize: Option<String>,
+    pub output_buffers: usize,
+    pub rate: Option<String>,
+    pub buffered_reads: bool,
+}
+
+impl Default for IoOptions {
+    fn default() -> Self {
+        IoOptions {
+            io_mode: "auto".into(),
+            io_slaves: 4,
+            input_buffers: None,
+            input_buffer_size: None,
+            blksize: None,
+            output_buffers: 4,
+            rate: None,
+            buffered_reads: false,
+        }
+    }
+}
+
+/// `backup database`. `None` means "resolve by precedence" (config file, catalog, default).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackupDatabase {
+    pub channels: Option<u32>,
+    pub filesperset: Option<u32>,
+    pub maxopenfiles: Option<u32>,
+    pub compress: Option<String>,
+    pub tag: Option<String>,
+    pub maxcorrupt: u32,
+    pub force: bool,
+    /// libpq conninfo of a streaming standby whose data directory the channels read.
+    pub standby: Option<String>,
+    pub device_type: Option<String>,
+    pub archive_timeout: u64,
+    pub plus_archivelog: bool,
+    pub section_size: Option<String>,
+    pub incremental_level: Option<u8>,
+    pub cumulative: bool,
+    pub as_copy: bool,
+    pub for_recover_of_copy: bool,
+    pub io: IoOptions,
+}
+
+impl Default for BackupDatabase {
+    fn default() -> Self {
+        BackupDatabase {
+            channels: None,
+            filesperset: None,
+            maxopenfiles: None,
+            compress: None,
+            tag: None,
+            maxcorrupt: 0,
+            force: false,
+            standby: None,
+            device_type: None,
+            archive_timeout: DEFAULT_ARCHIVE_TIMEOUT,
+            plus_archivelog: false,
+            section_size: None,
+            incremental_level: None,
+            cumulative: false,
+            as_copy: false,
+            for_recover_of_copy: false,
+            io: IoOptions::default(),
+        }
+    }
+}
+
+/// `backup archivelog all`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BackupArchivelog {
+    /// Always `all` today.
+    pub which: String,
+    pub not_backed_up: Option<u32>,
+    pub delete_input: bool,
+    pub compress: Option<String>,
+    pub filesperset: Option<u32>,
+    pub tag: Option<String>,
+}
+
+/// `restore database`: the restore, or with `preview`/`validate` its plan or the reading of
+/// everything the plan names (neither writes, so neither needs `to`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RestoreDatabase {
+    pub to: Option<PathBuf>,
+    /// Print the plan, write nothing (RMAN's RESTORE … PREVIEW).
+    pub preview: bool,
+    /// Read and verify what the plan names, write nothing (RMAN's RESTORE … VALIDATE).
+    pub validate: bool,
+    /// The plan or the validation as JSON.
+    pub json: bool,
+    /// Restore although the archived WAL has a gap before the target.
+    pub allow_wal_gap: bool,
+    /// Clear a target directory that an interrupted restore left (known by its marker).
+    pub force: bool,
+    pub until_time: Option<String>,
+    pub until_lsn: Option<String>,
+    pub until_xid: Option<String>,
+    pub from_tag: Option<String>,
+    pub channels: u32,
+    /// OLD=NEW pairs.
+    pub tablespace_map: Vec<String>,
+    /// off or preserve.
+    pub archive_mode: String,
+    pub from_copy: Option<String>,
+    pub switch_to_copy: bool,
+    pub timeline: Option<String>,
+}
+
+impl RestoreDatabase {
+    /// A restore into `to` (None: a preview or validation) with every other option at its
+    /// default.
+    pub fn into(to: Option<PathBuf>) -> Self {
+        RestoreDatabase {
+            to,
+            preview: false,
+            validate: false,
+            json: false,
+            allow_wal_gap: false,
+            force: false,
+            until_time: None,
+            until_lsn: None,
+            until_xid: None,
+            from_tag: None,
+            channels: 1,
+            tablespace_map: Vec::new(),
+            archive_mode: "off".into(),
+            from_copy: None,
+            switch_to_copy: false,
+            timeline: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArchivePush {
+    pub path: PathBuf,
+    pub compress: String,
+    pub batch: u32,
+    pub parallel: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArchiveGet {
+    pub name: String,
+    pub dest: PathBuf,
+    pub prefetch: u32,
+    pub spool: Option<PathBuf>,
+    /// Set by restore when it writes a recovery target: a file that cannot be delivered is
+    /// answered "not archived", since PostgreSQL fails recovery itself if it needed the file
+    /// before its target.
+    pub with_recovery_target: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArchivePrefetch {
+    pub spool: PathBuf,
+    pub after: String,
+    pub count: usize,
+    pub parallel: Option<usize>,
+    pub spawned_at: Option<u64>,
+}

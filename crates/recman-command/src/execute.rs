@@ -1,0 +1,406 @@
+//! The interpreter both front ends share: [`execute`] runs a [`Command`] against the engine
+//! and hands each result to the front end's [`Printer`] as a typed [`Outcome`], in the order
+//! the work happens (PLUS ARCHIVELOG reports its archived-log backups around the database
+//! backup). What only a front end knows — the configuration file, the catalog's settings as
+//! precedence layers, the progress display, the executable that restore_command calls —
+//! comes through [`Env`].
+//!
+//! Commands whose work is mostly printing a listing (LIST, REPORT, SHOW, CONFIGURE, DELETE,
+//! CROSSCHECK, CATALOG), CREATE CATALOG and the WAL commands PostgreSQL calls are still run by the CLI:
+//! `execute` returns [`Executed::FrontEnd`] for them.
+
+use crate::command::*;
+use crate::options::{self, OptionError, ResolvedBackup};
+use recman_catalog::{BackupRecord, DbRecord, Repository};
+use recman_engine::{
+    ArchivelogOptions, ArchivelogReport, BackupReport, Context, CopyReport, EngineError, Progress,
+    RestorePlan, RestoreReport, RestoreValidateReport, ValidateBackupReport,
+    ValidateDatabaseReport,
+};
+use recman_format::Compression;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// An error of the front end's environment (reading the config file, opening the catalog).
+pub type EnvError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why a command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error(transparent)]
+    Engine(Box<EngineError>),
+    #[error(transparent)]
+    Options(#[from] OptionError),
+    #[error(transparent)]
+    Env(EnvError),
+    #[error("--json prints a plan or a validation; hint: add --preview or --validate")]
+    JsonWithoutPlan,
+    #[error("validate database needs --pgdata DIR (or RECMAN_PGDATA)")]
+    NeedsPgdata,
+    /// A validation found damage; the printer has listed each block.
+    #[error("{count} corrupt block(s) found in {place}; hint: {hint}")]
+    Corrupt {
+        count: usize,
+        place: String,
+        hint: &'static str,
+    },
+}
+
+impl From<EngineError> for ExecError {
+    fn from(e: EngineError) -> Self {
+        ExecError::Engine(Box::new(e))
+    }
+}
+
+/// What the front end provides.
+pub trait Env {
+    /// The repository, with the registered database the command is for.
+    fn context(&self) -> Result<Context, EnvError>;
+    fn repository(&self) -> Result<Repository, EnvError>;
+    /// --pgdata and --target (or their environment and config-file values).
+    fn pgdata(&self) -> Option<PathBuf>;
+    fn target(&self) -> Option<String>;
+    /// A backup's settings by precedence (flag > environment > config file > catalog >
+    /// default), with its device, channels and BLKSIZE (see [`crate::precedence`]).
+    fn resolve_backup(
+        &self,
+        repo: &Repository,
+        b: &BackupDatabase,
+    ) -> Result<ResolvedBackup, EnvError>;
+    /// Compression and FILESPERSET of an archived-log backup, by the same precedence.
+    fn resolve_archivelog(
+        &self,
+        compress: Option<&str>,
+        filesperset: Option<u32>,
+    ) -> Result<(Compression, u32), EnvError>;
+    /// The directory a relative path is taken from, the recman executable restore_command
+    /// calls and the global options it passes on.
+    fn restore_invocation(
+        &self,
+        repo: &Repository,
+    ) -> Result<(PathBuf, PathBuf, Vec<String>), EnvError>;
+    fn progress(&self) -> &dyn Progress;
+}
+
+/// One result of a command, in the order they happen.
+#[derive(Debug)]
+pub enum Outcome {
+    Registered {
+        db: DbRecord,
+        repository: String,
+    },
+    /// PLUS ARCHIVELOG's first step: the current WAL segment was archived.
+    ArchivedCurrent {
+        upto: String,
+    },
+    ArchivelogBackedUp(ArchivelogReport),
+    BackedUp {
+        report: BackupReport,
+        maxcorrupt: u32,
+    },
+    /// Second-tier copies (BACKUP BACKUPSET, BACKUP RECOVERY AREA) on `device`; `with_wal`
+    /// when the archived WAL was copied too.
+    Copied {
+        report: CopyReport,
+        device: String,
+        with_wal: bool,
+    },
+    SyntheticFull(BackupRecord),
+    Restored {
+        report: RestoreReport,
+        target: String,
+    },
+    /// RESTORE … PREVIEW: what a restore would read; nothing was written.
+    RestorePlan {
+        plan: Box<RestorePlan>,
+        json: bool,
+    },
+    /// RESTORE … VALIDATE: everything the plan names was read and verified.
+    RestoreValidated {
+        report: RestoreValidateReport,
+        json: bool,
+    },
+    ValidatedBackup(ValidateBackupReport),
+    ValidatedDatabase {
+        pgdata: PathBuf,
+        report: ValidateDatabaseReport,
+    },
+    CopyRecovered {
+        tag: String,
+        applied: Vec<String>,
+    },
+}
+
+/// How the front end shows outcomes.
+pub trait Printer {
+    fn outcome(&mut self, o: Outcome);
+}
+
+/// Whether `execute` ran the command or leaves it to the front end.
+#[derive(Debug, PartialEq)]
+pub enum Executed {
+    Done,
+    FrontEnd(Command),
+}
+
+fn env<T>(r: Result<T, EnvError>) -> Result<T, ExecError> {
+    r.map_err(ExecError::Env)
+}
+
+/// Runs `c` (already checked: see [`Command::check`]).
+pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed, ExecError> {
+    match c {
+        Command::RegisterDatabase { name } => {
+            let repo = env(e.repository())?;
+            let db = recman_engine::register_database(
+                &repo,
+                &name,
+                e.pgdata().as_deref(),
+                e.target().as_deref(),
+            )?;
+            p.outcome(Outcome::Registered {
+                db,
+                repository: repo.location().to_string(),
+            });
+        }
+        Command::BackupDatabase(b) => backup_database(&b, e, p)?,
+        Command::BackupArchivelog(a) => {
+            let ctx = env(e.context())?;
+            let (compression, filesperset) =
+                env(e.resolve_archivelog(a.compress.as_deref(), a.filesperset))?;
+            let opts = ArchivelogOptions {
+                compression,
+                tag: a.tag,
+                not_backed_up: a.not_backed_up,
+                delete_input: a.delete_input,
+                filesperset,
+            };
+            let r = recman_engine::backup_archivelog(&ctx.repo, &ctx.db, &opts, e.progress())?;
+            p.outcome(Outcome::ArchivelogBackedUp(r));
+        }
+        Command::BackupBackupset { which, device_type } => {
+            let ctx = env(e.context())?;
+            let device = device_type.to_lowercase();
+            let only = (!which.eq_ignore_ascii_case("all")).then_some(which.as_str());
+            let report = recman_engine::backup_backupsets(&ctx, only, &device, e.progress())?;
+            p.outcome(Outcome::Copied {
+                report,
+                device,
+                with_wal: false,
+            });
+        }
+        Command::BackupRecoveryArea { device_type } => {
+            let ctx = env(e.context())?;
+            let device = device_type.to_lowercase();
+            let report = recman_engine::backup_recovery_area(&ctx, &device, e.progress())?;
+            p.outcome(Outcome::Copied {
+                report,
+                device,
+                with_wal: true,
+            });
+        }
+        Command::SyntheticFull {
+            from,
+            tag,
+            compress,
+        } => {
+            let ctx = env(e.context())?;
+            let opts = recman_engine::SyntheticOptions {
+                from,
+                tag,
+                compression: options::compression(&compress)?,
+            };
+            let b = recman_engine::synthetic_full(&ctx, &opts, e.progress())?;
+            p.outcome(Outcome::SyntheticFull(b));
+        }
+        Command::RecoverCopy { tag, until_time } => {
+            let ctx = env(e.context())?;
+            let until = options::until_micros(until_time.as_deref())?;
+            let applied = recman_engine::copy::recover_copy(&ctx, &tag, until, e.progress())?;
+            p.outcome(Outcome::CopyRecovered { tag, applied });
+        }
+        Command::RestoreDatabase(r) => {
+            if r.json && !r.preview && !r.validate {
+                return Err(ExecError::JsonWithoutPlan);
+            }
+            let ctx = env(e.context())?;
+            let (cwd, exe, args) = env(e.restore_invocation(&ctx.repo))?;
+            let opts = r.options(&cwd, exe, args)?;
+            if r.preview {
+                let plan = recman_engine::plan_restore(&ctx, &opts)?;
+                p.outcome(Outcome::RestorePlan {
+                    plan: Box::new(plan),
+                    json: r.json,
+                });
+                return Ok(Executed::Done);
+            }
+            if r.validate {
+                let (_, report) = recman_engine::validate_restore(&ctx, &opts, e.progress())?;
+                p.outcome(Outcome::RestoreValidated {
+                    report,
+                    json: r.json,
+                });
+                return Ok(Executed::Done);
+            }
+            let report = recman_engine::restore_database(&ctx, &opts, e.progress())?;
+            p.outcome(Outcome::Restored {
+                report,
+                target: opts.target.to_string(),
+            });
+        }
+        Command::ValidateBackup { which, channels } => {
+            let ctx = env(e.context())?;
+            let channels = options::validate_channels(channels);
+            let r = recman_engine::validate_backup(&ctx, which.as_deref(), channels, e.progress())?;
+            let (count, place) = (r.corrupt.blocks.len(), format!("backup {}", r.backup_id));
+            p.outcome(Outcome::ValidatedBackup(r));
+            if count > 0 {
+                return Err(ExecError::Corrupt {
+                    count,
+                    place,
+                    hint: "take a new backup and keep this one out of restores",
+                });
+            }
+        }
+        Command::ValidateDatabase { maxopenfiles, io } => {
+            let pgdata = e.pgdata().ok_or(ExecError::NeedsPgdata)?;
+            // Without --target, libpq's defaults apply when PGHOST says where the server is;
+            // else the files are checked without asking the server.
+            let conninfo = e
+                .target()
+                .or_else(|| std::env::var("PGHOST").ok().map(|_| String::new()));
+            let report = recman_engine::validate_database(
+                &pgdata,
+                conninfo.as_deref(),
+                &io.settings(None)?,
+                maxopenfiles,
+                e.progress(),
+            )?;
+            let count = report.corrupt.blocks.len();
+            let place = pgdata.display().to_string();
+            p.outcome(Outcome::ValidatedDatabase { pgdata, report });
+            if count > 0 {
+                return Err(ExecError::Corrupt {
+                    count,
+                    place,
+                    hint: "the files listed above need repair (restore, or REINDEX for an index)",
+                });
+            }
+        }
+        other => return Ok(Executed::FrontEnd(other)),
+    }
+    Ok(Executed::Done)
+}
+
+/// BACKUP DATABASE, with PLUS ARCHIVELOG's steps around it: archive the current WAL and back
+/// up the archived WAL not yet in a backup set, then the database, then the WAL generated
+/// during it.
+fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+    let ctx = env(e.context())?;
+    let plus = |p: &mut dyn Printer| -> Result<(), ExecError> {
+        let (compression, filesperset) = env(e.resolve_archivelog(b.compress.as_deref(), None))?;
+        let opts = ArchivelogOptions {
+            compression,
+            tag: b.tag.clone(),
+            not_backed_up: Some(1),
+            delete_input: false,
+            filesperset,
+        };
+        let r = recman_engine::backup_archivelog(&ctx.repo, &ctx.db, &opts, e.progress())?;
+        p.outcome(Outcome::ArchivelogBackedUp(r));
+        Ok(())
+    };
+    if b.plus_archivelog {
+        let upto = recman_engine::archive_current(
+            &ctx.repo,
+            &ctx.db,
+            ctx.conninfo.as_deref(),
+            Duration::from_secs(b.archive_timeout),
+        )?;
+        p.outcome(Outcome::ArchivedCurrent { upto });
+        plus(p)?;
+    }
+    let opts = b.options(&env(e.resolve_backup(&ctx.repo, b))?)?;
+    let report = recman_engine::backup_database(&ctx, &opts, e.progress())?;
+    p.outcome(Outcome::BackedUp {
+        report,
+        maxcorrupt: opts.maxcorrupt,
+    });
+    if b.plus_archivelog {
+        // The database backup waited for its last segment to be archived.
+        plus(p)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An environment with no repository: every lookup fails, naming itself.
+    struct NoRepo;
+
+    impl Env for NoRepo {
+        fn context(&self) -> Result<Context, EnvError> {
+            Err("no repository here".into())
+        }
+        fn repository(&self) -> Result<Repository, EnvError> {
+            Err("no repository here".into())
+        }
+        fn pgdata(&self) -> Option<PathBuf> {
+            None
+        }
+        fn target(&self) -> Option<String> {
+            None
+        }
+        fn resolve_backup(
+            &self,
+            _: &Repository,
+            _: &BackupDatabase,
+        ) -> Result<ResolvedBackup, EnvError> {
+            unreachable!("no repository")
+        }
+        fn resolve_archivelog(
+            &self,
+            _: Option<&str>,
+            _: Option<u32>,
+        ) -> Result<(Compression, u32), EnvError> {
+            unreachable!("no repository")
+        }
+        fn restore_invocation(
+            &self,
+            _: &Repository,
+        ) -> Result<(PathBuf, PathBuf, Vec<String>), EnvError> {
+            unreachable!("no repository")
+        }
+        fn progress(&self) -> &dyn Progress {
+            &recman_engine::NoProgress
+        }
+    }
+
+    #[derive(Default)]
+    struct Collect(Vec<String>);
+
+    impl Printer for Collect {
+        fn outcome(&mut self, o: Outcome) {
+            self.0.push(format!("{o:?}"));
+        }
+    }
+
+    #[test]
+    fn listings_stay_with_the_front_end_and_env_errors_pass_through() {
+        let mut p = Collect::default();
+        let list = Command::ListCopy { json: true };
+        assert_eq!(
+            execute(list.clone(), &NoRepo, &mut p).unwrap(),
+            Executed::FrontEnd(list)
+        );
+        let backup = Command::BackupDatabase(Box::default());
+        let e = execute(backup, &NoRepo, &mut p).unwrap_err();
+        assert!(
+            matches!(e, ExecError::Env(_)) && e.to_string() == "no repository here",
+            "{e}"
+        );
+        assert!(p.0.is_empty(), "nothing ran, nothing to print: {:?}", p.0);
+    }
+}

@@ -1,0 +1,22 @@
+//! recman's command model: one typed value per command, with its options and their defaults
+//! written out, shared by both front ends. The CLI converts its clap parse into a [`Command`];
+//! the RMAN-style language lowers its statements straight into one. Neither front end knows
+//! the other's syntax, and nothing here knows clap.
+//!
+//! [`Command::check`] applies the documented range of every option, so a value that comes
+//! from a script gets the same refusal as one typed on the command line. [`precedence`] holds
+//! the order in which a setting's value is taken (flag > environment > config file > catalog >
+//! default) and the table of the catalog's settings.
+
+mod catalog;
+mod check;
+mod command;
+pub mod execute;
+pub mod options;
+pub mod precedence;
+mod rules;
+
+pub use catalog::*;
+pub use check::{CheckError, Range, check_count, check_name, check_size, human, ranges};
+pub use command::*;
+pub use execute::{Env, EnvError, ExecError, Executed, Outcome, Printer, execute};

@@ -1,0 +1,315 @@
+//! The rules of each command's options: every option's documented range and the rules
+//! between options (`--cumulative` requires `--incremental-level`), applied to a command value
+//! whichever front end built it.
+
+use crate::catalog::*;
+use crate::check::{CheckError, Range, check_name, check_size, ranges};
+use crate::command::*;
+
+/// Collects the checks of one command.
+struct Checker {
+    command: String,
+}
+
+type Checked = Result<(), CheckError>;
+
+impl Checker {
+    fn count(&self, option: &'static str, v: Option<u64>, (lo, hi): Range) -> Checked {
+        match v {
+            Some(n) if !(lo..=hi).contains(&n) => Err(CheckError::Value {
+                option,
+                value: n.to_string(),
+                why: format!("expected a whole number from {lo} to {hi}"),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn size(&self, option: &'static str, v: Option<&str>, (lo, hi): Range) -> Checked {
+        match v {
+            Some(t) => check_size(t, lo, hi)
+                .map(|_| ())
+                .map_err(|why| CheckError::Value {
+                    option,
+                    value: t.to_string(),
+                    why,
+                }),
+            None => Ok(()),
+        }
+    }
+
+    fn name(&self, option: &'static str, v: Option<&str>) -> Checked {
+        match v {
+            Some(t) => check_name(t).map_err(|why| CheckError::Value {
+                option,
+                value: t.to_string(),
+                why,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn days(&self, option: &'static str, v: Option<f64>) -> Checked {
+        let (lo, hi) = ranges::DAYS;
+        match v {
+            Some(d) if !(d.is_finite() && (lo..=hi).contains(&d)) => Err(CheckError::Value {
+                option,
+                value: d.to_string(),
+                why: format!("expected a number of days from {lo} to {hi}"),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// `option` may only be given with `other` (`needs`) or never with it (`!needs`).
+    fn pair(
+        &self,
+        option: &'static str,
+        given: bool,
+        other: &'static str,
+        other_given: bool,
+        needs: bool,
+    ) -> Checked {
+        if given && other_given != needs {
+            return Err(CheckError::Combination {
+                command: self.command.clone(),
+                option,
+                rule: if needs {
+                    "requires"
+                } else {
+                    "cannot be used with"
+                },
+                other,
+            });
+        }
+        Ok(())
+    }
+
+    fn io(&self, io: &IoOptions) -> Checked {
+        self.count("io-slaves", Some(io.io_slaves as u64), ranges::IO_SLAVES)?;
+        self.count(
+            "input-buffers",
+            io.input_buffers.map(|n| n as u64),
+            ranges::BUFFERS,
+        )?;
+        self.size(
+            "input-buffer-size",
+            io.input_buffer_size.as_deref(),
+            ranges::INPUT_BUFFER_SIZE,
+        )?;
+        self.size("blksize", io.blksize.as_deref(), ranges::BLKSIZE)?;
+        self.count(
+            "output-buffers",
+            Some(io.output_buffers as u64),
+            ranges::BUFFERS,
+        )?;
+        self.size("rate", io.rate.as_deref(), ranges::RATE)
+    }
+
+    fn policy(&self, p: &PolicyOverride) -> Checked {
+        self.count("redundancy", p.redundancy.map(u64::from), ranges::COPIES)?;
+        self.days("recovery-window", p.recovery_window)?;
+        self.pair(
+            "redundancy",
+            p.redundancy.is_some(),
+            "recovery-window",
+            p.recovery_window.is_some(),
+            false,
+        )
+    }
+}
+
+impl Command {
+    /// Applies every option's documented range and the rules between options.
+    pub fn check(&self) -> Result<(), CheckError> {
+        let c = Checker {
+            command: self.path().join(" "),
+        };
+        let n = |v: Option<u32>| v.map(u64::from);
+        match self {
+            Command::CreateCatalog
+            | Command::Show(_)
+            | Command::Crosscheck(_)
+            | Command::Catalog(_)
+            | Command::Configure(_)
+            | Command::Run { .. } => Ok(()),
+            Command::ListBackup {
+                summary, by_file, ..
+            } => c.pair("summary", *summary, "by-file", *by_file, false),
+            Command::ListArchivelog { .. }
+            | Command::ListIncarnation { .. }
+            | Command::ListCopy { .. } => Ok(()),
+            Command::RegisterDatabase { name } => c.name("name", Some(name)),
+            Command::BackupDatabase(b) => {
+                c.count("channels", n(b.channels), ranges::CHANNELS)?;
+                c.count("filesperset", n(b.filesperset), ranges::FILESPERSET)?;
+                c.count("maxopenfiles", n(b.maxopenfiles), ranges::MAXOPENFILES)?;
+                c.name("tag", b.tag.as_deref())?;
+                c.count(
+                    "archive-timeout",
+                    Some(b.archive_timeout),
+                    ranges::ARCHIVE_TIMEOUT,
+                )?;
+                c.size(
+                    "section-size",
+                    b.section_size.as_deref(),
+                    ranges::SECTION_SIZE,
+                )?;
+                c.count(
+                    "incremental-level",
+                    b.incremental_level.map(u64::from),
+                    ranges::INCREMENTAL_LEVEL,
+                )?;
+                c.pair(
+                    "cumulative",
+                    b.cumulative,
+                    "incremental-level",
+                    b.incremental_level.is_some(),
+                    true,
+                )?;
+                c.pair("as-copy", b.as_copy, "tag", b.tag.is_some(), true)?;
+                c.pair(
+                    "as-copy",
+                    b.as_copy,
+                    "incremental-level",
+                    b.incremental_level.is_some(),
+                    false,
+                )?;
+                c.pair(
+                    "for-recover-of-copy",
+                    b.for_recover_of_copy,
+                    "tag",
+                    b.tag.is_some(),
+                    true,
+                )?;
+                c.io(&b.io)
+            }
+            Command::BackupArchivelog(a) => {
+                c.count("not-backed-up", n(a.not_backed_up), ranges::COPIES)?;
+                c.count("filesperset", n(a.filesperset), ranges::FILESPERSET)?;
+                c.name("tag", a.tag.as_deref())
+            }
+            Command::SyntheticFull { from, tag, .. } => {
+                c.name("from", from.as_deref())?;
+                c.name("tag", tag.as_deref())
+            }
+            Command::BackupBackupset { which, .. } => c.name("which", Some(which)),
+            Command::BackupRecoveryArea { .. } => Ok(()),
+            Command::RestoreDatabase(r) => {
+                c.name("from-tag", r.from_tag.as_deref())?;
+                c.name("from-copy", r.from_copy.as_deref())?;
+                c.count("channels", Some(u64::from(r.channels)), ranges::CHANNELS)?;
+                let untils = [
+                    r.until_time.is_some(),
+                    r.until_lsn.is_some(),
+                    r.until_xid.is_some(),
+                ];
+                c.pair("until-time", untils[0], "until-lsn", untils[1], false)?;
+                c.pair("until-time", untils[0], "until-xid", untils[2], false)?;
+                c.pair("until-lsn", untils[1], "until-xid", untils[2], false)?;
+                c.pair("preview", r.preview, "validate", r.validate, false)?;
+                c.pair(
+                    "to",
+                    r.to.is_none(),
+                    "preview or --validate",
+                    r.preview || r.validate,
+                    true,
+                )?;
+                c.pair(
+                    "switch-to-copy",
+                    r.switch_to_copy,
+                    "from-copy",
+                    r.from_copy.is_some(),
+                    true,
+                )
+            }
+            Command::ValidateDatabase { maxopenfiles, io } => {
+                c.count(
+                    "maxopenfiles",
+                    Some(u64::from(*maxopenfiles)),
+                    ranges::MAXOPENFILES,
+                )?;
+                c.io(io)
+            }
+            Command::ValidateBackup { which, channels } => {
+                c.name("which", which.as_deref())?;
+                c.count("channels", n(*channels), ranges::CHANNELS)
+            }
+            Command::RecoverCopy { tag, .. } => c.name("tag", Some(tag)),
+            Command::ArchivePush(p) => {
+                c.count("batch", Some(u64::from(p.batch)), ranges::PUSH_BATCH)?;
+                c.count("parallel", n(p.parallel), ranges::CHANNELS)
+            }
+            Command::ArchiveGet(g) => {
+                c.count("prefetch", Some(u64::from(g.prefetch)), ranges::PREFETCH)
+            }
+            Command::ArchivePrefetch(p) => {
+                c.count("count", Some(p.count as u64), ranges::PREFETCH)?;
+                c.count(
+                    "parallel",
+                    p.parallel.map(|n| n as u64),
+                    ranges::PREFETCH_PARALLEL,
+                )
+            }
+            Command::Report(r) => match r {
+                ReportWhat::Io { which, .. } => c.name("which", which.as_deref()),
+                ReportWhat::Obsolete { policy, .. } => c.policy(policy),
+                ReportWhat::NeedBackup { redundancy, days } => {
+                    c.count("redundancy", n(*redundancy), ranges::COPIES)?;
+                    c.days("days", *days)?;
+                    c.pair(
+                        "redundancy",
+                        redundancy.is_some(),
+                        "days",
+                        days.is_some(),
+                        false,
+                    )
+                }
+                ReportWhat::Schema { .. } | ReportWhat::Unrecoverable { .. } => Ok(()),
+            },
+            Command::Delete(d) => match d {
+                DeleteWhat::Obsolete { policy, .. } => c.policy(policy),
+                DeleteWhat::Expired { .. } => Ok(()),
+                DeleteWhat::Backup { which, .. } => c.name("which", Some(which)),
+                DeleteWhat::Archivelog { backed_up, .. } => {
+                    c.count("backed-up", n(*backed_up), ranges::COPIES)
+                }
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_value_gets_the_flag_ranges_and_rules() {
+        let mut b = BackupDatabase {
+            filesperset: Some(0),
+            ..Default::default()
+        };
+        let e = Command::BackupDatabase(Box::new(b.clone()))
+            .check()
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("--filesperset") && e.to_string().contains("1 to 1000000"),
+            "{e}"
+        );
+        b.filesperset = Some(4);
+        b.cumulative = true;
+        let e = Command::BackupDatabase(Box::new(b.clone()))
+            .check()
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("--cumulative requires --incremental-level"),
+            "{e}"
+        );
+        b.incremental_level = Some(1);
+        assert_eq!(Command::BackupDatabase(Box::new(b)).check(), Ok(()));
+        let mut r = RestoreDatabase::into(Some("/x".into()));
+        r.channels = 0;
+        assert!(Command::RestoreDatabase(Box::new(r)).check().is_err());
+    }
+}
