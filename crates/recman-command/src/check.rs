@@ -140,6 +140,7 @@ mod tests {
         }
         assert!(check_name("nightly-2026").is_ok());
         assert!(check_name("a\u{1b}[31mb").is_err());
+        assert!(check_name("a\nb").is_err());
         assert!(check_name("").is_err());
     }
 }

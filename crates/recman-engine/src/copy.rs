@@ -188,16 +188,21 @@ fn apply(
     for piece in &pieces {
         sources.push(crate::pieces::sources(&ctx.repo, &piece.path)?);
     }
-    for (piece, from) in pieces.iter().zip(&sources) {
-        scan_from(
-            from,
-            &scan_of(piece, &files),
-            Failover::Missing,
-            &mut [],
-            &mut NullSink::default(),
-            &NoProgress,
-        )?;
-    }
+    // One pass of every piece into `sink` (a sink starts afresh at each piece's `begin`).
+    let pass = |sink: &mut dyn Sink| -> Result<(), EngineError> {
+        for (piece, from) in pieces.iter().zip(&sources) {
+            scan_from(
+                from,
+                &scan_of(piece, &files),
+                Failover::Missing,
+                &mut [],
+                sink,
+                &NoProgress,
+            )?;
+        }
+        Ok(())
+    };
+    pass(&mut NullSink::default())?;
     for e in &l1.entries {
         let p = layout.real(&e.path);
         match e.kind {
@@ -219,16 +224,7 @@ fn apply(
             _ => {}
         }
     }
-    for (piece, from) in pieces.iter().zip(&sources) {
-        scan_from(
-            from,
-            &scan_of(piece, &files),
-            Failover::Missing,
-            &mut [],
-            &mut ApplySink { layout: &layout },
-            &NoProgress,
-        )?;
-    }
+    pass(&mut ApplySink { layout: &layout })?;
     // Sizes and existence follow the level 1: truncation, extension, drops.
     let now: HashSet<&str> = l1
         .entries
