@@ -6,7 +6,6 @@ use crate::pipeline::{OutputShape, SetWriter};
 use crate::util::{now_micros, wal_path};
 use recman_catalog::{DbRecord, Media, Repository, WalRecord};
 use recman_format::{Compression, PieceHeader, SetFile};
-use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -191,17 +190,9 @@ pub fn archive_get(
 /// PostgreSQL fetches the file again after a crash, and the archive still holds it. The file
 /// is the owner's alone, like the server's own files in pg_wal.
 pub(crate) fn write_aside(dest: &Path, data: &[u8]) -> Result<(), EngineError> {
-    use std::os::unix::fs::OpenOptionsExt;
     let tmp = dest.with_extension("recman-tmp");
     let write = || -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(data)?;
-        drop(f);
+        crate::util::write_private(&tmp, data)?;
         std::fs::rename(&tmp, dest)
     };
     write().map_err(|e| {

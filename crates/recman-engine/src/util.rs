@@ -64,6 +64,20 @@ pub(crate) fn file_size_crc(path: &std::path::Path) -> std::io::Result<(u64, u32
     }
 }
 
+/// Writes `data` to a new file at `path` (replacing one there) readable by its owner only:
+/// WAL handed to PostgreSQL in pg_wal, like the server's own files there.
+pub(crate) fn write_private(path: &std::path::Path, data: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?
+        .write_all(data)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -553,16 +553,7 @@ fn fetch_one(
     let tmp = spool.dir.join(format!("{name}.{}.tmp", std::process::id()));
     let done = spool.dir.join(ready_name(name, w.size, crc));
     let write = || -> std::io::Result<bool> {
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            let mut f = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&tmp)?;
-            std::io::Write::write_all(&mut f, data)?;
-        }
+        crate::util::write_private(&tmp, data)?;
         if spool.stop_requested(started) {
             std::fs::remove_file(&tmp)?;
             return Ok(false);
