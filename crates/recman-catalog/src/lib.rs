@@ -35,7 +35,7 @@ pub use copies::CopyRecord;
 pub use error::{CatalogError, LockHolder};
 pub use iostat::IoStatRow;
 pub use lock::RepoLock;
-pub use recman_media::{Media, MediaError, MediaReader, MediaWriter};
+pub use recman_media::{Media, MediaError, MediaReader, MediaWriter, crypt};
 pub use records::{
     BackupRecord, BackupStatus, CorruptBlock, DbRecord, DeleteKind, MediaStatus, PendingDelete,
     PieceRecord, UnknownStatus, WalRecord,

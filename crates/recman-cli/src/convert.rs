@@ -10,8 +10,12 @@ impl From<cli::Command> for m::Command {
     fn from(c: cli::Command) -> Self {
         match c {
             cli::Command::Create {
-                what: cli::CreateWhat::Catalog,
-            } => m::Command::CreateCatalog,
+                what: cli::CreateWhat::Catalog { encrypt },
+            } => m::Command::CreateCatalog { encrypt },
+            cli::Command::Key { what } => m::Command::Key(match what {
+                cli::KeyWhat::Show => m::KeyWhat::Show,
+                cli::KeyWhat::Rotate => m::KeyWhat::Rotate,
+            }),
             cli::Command::Register {
                 what: cli::RegisterWhat::Database { name },
             } => m::Command::RegisterDatabase { name },

@@ -10,6 +10,7 @@ mod device_cmds;
 mod front;
 mod input;
 mod io_args;
+mod key_cmds;
 mod list;
 mod progress;
 mod report_io;

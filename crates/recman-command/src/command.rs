@@ -11,11 +11,25 @@ pub const DEFAULT_VALIDATE_MAXOPENFILES: u32 = 8;
 /// Compression of archived WAL and synthetic fulls when not told.
 pub const DEFAULT_WAL_COMPRESSION: &str = "lz4";
 
+/// What `key` does to an encrypted repository's master key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyWhat {
+    /// Which master key is current (its fingerprint) and when it was set.
+    Show,
+    /// Re-wrap the repository's keys under a new master key; no data object is rewritten.
+    Rotate,
+}
+
 /// One command of recman, as either front end asks for it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
-    /// Create the repository and its catalog (RMAN's CREATE CATALOG).
-    CreateCatalog,
+    /// Create the repository and its catalog (RMAN's CREATE CATALOG); `encrypt` makes every
+    /// object of it encrypted under the key given (docs/security.md).
+    CreateCatalog {
+        encrypt: bool,
+    },
+    /// `key show` / `key rotate` of an encrypted repository (docs/security.md).
+    Key(KeyWhat),
     /// Record the target cluster in the catalog under `name`.
     RegisterDatabase {
         name: String,
@@ -88,7 +102,9 @@ impl Command {
     /// parity of the two front ends.
     pub fn path(&self) -> &'static [&'static str] {
         match self {
-            Command::CreateCatalog => &["create", "catalog"],
+            Command::CreateCatalog { .. } => &["create", "catalog"],
+            Command::Key(KeyWhat::Show) => &["key", "show"],
+            Command::Key(KeyWhat::Rotate) => &["key", "rotate"],
             Command::RegisterDatabase { .. } => &["register", "database"],
             Command::BackupDatabase(_) => &["backup", "database"],
             Command::BackupArchivelog(_) => &["backup", "archivelog"],
