@@ -244,15 +244,22 @@ fn tampered_encrypted_objects_are_refused_and_nothing_is_restored() {
         (
             "truncated at a segment boundary",
             Box::new(|b: &mut Vec<u8>| {
-                let n = (b.len() - HDR) / SEG * SEG + HDR - SEG;
+                let n = (b.len() - HDR) / SEG * SEG + HDR;
                 b.truncate(n);
             }),
-            "does not authenticate",
+            "truncated",
+        ),
+        (
+            "a segment dropped",
+            Box::new(|b: &mut Vec<u8>| {
+                b.drain(HDR + SEG..HDR + 2 * SEG);
+            }),
+            "segment 1",
         ),
         (
             "truncated in a segment",
             Box::new(|b: &mut Vec<u8>| b.truncate(b.len() - 100)),
-            "not that of an encrypted object",
+            "does not authenticate",
         ),
         (
             "segments reordered",
