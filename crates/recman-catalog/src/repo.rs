@@ -241,6 +241,7 @@ impl Repository {
             });
         }
         recman_media::check_name(&self.location, rel)?;
+        crypt::refuse_plain_files(self, rel)?;
         Ok(self.root.join(rel))
     }
 

@@ -300,6 +300,13 @@ fn tampered_encrypted_objects_are_refused_and_nothing_is_restored() {
         std::fs::write(&piece, orig).unwrap();
     }
 
+    // A manifest changed by a hand without the key: validate reports tampering, naming it.
+    let manifest = piece.parent().unwrap().join("manifest.json");
+    let orig = patch(&manifest, |b| b[HDR + 10] ^= 1);
+    let err = e.err(&["validate", "backup"], &[("RECMAN_PASSPHRASE", PASS)]);
+    assert!(err.contains("manifest.json") && err.contains("tampered"), "manifest: {err}");
+    std::fs::write(&manifest, orig).unwrap();
+
     // A bit flipped in a wrapped key of the key record.
     let record = e.repo.join("recman.key");
     let orig = patch(&record, |b| {

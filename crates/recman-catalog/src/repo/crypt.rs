@@ -23,6 +23,23 @@ pub(super) fn open_sealed(media: Arc<dyn Media>, location: &str) -> Result<Seale
     }
 }
 
+/// Image copies are plain data files that PostgreSQL uses in place: an encrypted repository
+/// cannot hold them.
+pub(super) fn refuse_plain_files(repo: &Repository, rel: &str) -> Result<(), CatalogError> {
+    if repo.keys.is_none() {
+        return Ok(());
+    }
+    Err(CatalogError::from(
+        recman_media::MediaError::permanent(
+            &repo.location,
+            rel,
+            "the repository is encrypted and an image copy is a plain copy of the data files",
+        )
+        .with_op("write")
+        .with_hint("back up as a backup set (the default), or keep image copies in a plain repository"),
+    ))
+}
+
 impl Repository {
     /// Makes a new, empty repository encrypted (`create catalog --encrypt`): writes its key
     /// record for the current key, and seals everything written from now on.
@@ -59,7 +76,7 @@ impl Repository {
     /// `key rotate`: re-wraps the key-encryption keys under the new key (RECMAN_NEW_PASSPHRASE,
     /// --new-key-file, --new-key-command) and replaces the key record atomically.
     pub fn rotate_key(&self) -> Result<KeyInfo, CatalogError> {
-        let Some(sealed) = self.keys.as_ref() else {
+        if self.keys.is_none() {
             return Err(CatalogError::from(
                 recman_media::MediaError::permanent(
                     &self.location,
@@ -69,17 +86,10 @@ impl Repository {
                 .with_op("rotate the key of")
                 .with_hint("create an encrypted repository with `recman create catalog --encrypt`"),
             ));
-        };
-        let _ = sealed;
+        }
         let old = KeySource::current(&self.location)?;
         let new = KeySource::new_key(&self.location)?;
-        let plain = self.plain_media();
-        Ok(Keyring::rotate(plain.as_ref(), &old, &new)?)
-    }
-
-    /// The driver under the sealing one (the key record is written there).
-    fn plain_media(&self) -> Arc<dyn Media> {
-        // The key record is a clear object, so the sealing driver passes it through.
-        Arc::clone(&self.media)
+        // The key record is a clear object: the sealing driver writes it as it is.
+        Ok(Keyring::rotate(self.media.as_ref(), &old, &new)?)
     }
 }

@@ -179,7 +179,7 @@ impl OpenReader {
         })?;
         let dk = kek
             .decrypt(Nonce::from_slice(&header[32..44]), Payload { msg: &header[44..92], aad: &wrap_ad(&header[..32], name) })
-            .map_err(|_| fail("its wrapped data key does not authenticate".into()))?;
+            .map_err(|_| fail("its wrapped data key does not authenticate: the object was tampered with or damaged".into()))?;
         let dk: [u8; 32] = dk.try_into().map_err(|_| fail("bad data key length".into()))?;
         Ok(OpenReader {
             inner,
@@ -211,7 +211,7 @@ impl OpenReader {
                 MediaError::permanent(
                     &self.device,
                     &self.name,
-                    &format!("segment {i} at plaintext offset {} does not authenticate (changed, reordered, truncated or moved from another object)", i * SEGMENT as u64),
+                    &format!("segment {i} at plaintext offset {} does not authenticate: the object was tampered with or damaged (changed, reordered, truncated or moved from another object)", i * SEGMENT as u64),
                 )
                 .with_op("decrypt")
                 .with_hint("restore the object from another copy")
