@@ -16,6 +16,8 @@ mod envelope;
 mod keyring;
 mod media;
 mod source;
+#[cfg(test)]
+mod tests;
 
 pub use envelope::{HEADER_LEN, SEGMENT, plain_len};
 pub use keyring::{KEY_RECORD, KeyInfo, Keyring};
