@@ -154,6 +154,9 @@ pub struct OpenReader {
     pos: u64,
     seg: Option<u64>,
     buf: Vec<u8>,
+    /// Where the inner reader is: a sequential read must not seek it (a seek drops a
+    /// driver's read-ahead).
+    at: u64,
 }
 
 impl OpenReader {
@@ -191,6 +194,7 @@ impl OpenReader {
             pos: 0,
             seg: None,
             buf: Vec::with_capacity(SEGMENT + TAG),
+            at: HEADER_LEN as u64,
         })
     }
 
@@ -200,8 +204,13 @@ impl OpenReader {
         let plain = if last { (self.len % SEGMENT as u64) as usize } else { SEGMENT };
         self.seg = None;
         self.buf.resize(plain + TAG, 0);
-        self.inner.seek(SeekFrom::Start(HEADER_LEN as u64 + i * (SEGMENT + TAG) as u64))?;
+        let from = HEADER_LEN as u64 + i * (SEGMENT + TAG) as u64;
+        if self.at != from {
+            self.inner.seek(SeekFrom::Start(from))?;
+        }
+        self.at = u64::MAX;
         self.inner.read_exact(&mut self.buf)?;
+        self.at = from + self.buf.len() as u64;
         let tag = Tag::clone_from_slice(&self.buf[plain..]);
         self.buf.truncate(plain);
         let a = ad(&self.header, &self.name, i, last);
