@@ -26,7 +26,11 @@ fn print(g: &Global, what: &str, k: &KeyInfo) {
             "{what}: master key {} (generation {}, {}), set at {}; {} key-encryption key(s)",
             k.fingerprint,
             k.generation,
-            if k.kdf == "raw" { "key file" } else { "Argon2id passphrase" },
+            if k.kdf == "raw" {
+                "key file"
+            } else {
+                "Argon2id passphrase"
+            },
             k.set_at,
             k.keks
         );

@@ -48,8 +48,15 @@ fn restore_writes_only_inside_its_targets() {
         reseal(&path, &edited);
         let to = dir.join(format!("r{i}"));
         let err = setup.err(&["restore", "database", "--to", path_str(&to)]);
-        assert!(err.contains(&format!("{bad:?}")) && err.contains("nothing was written"), "{bad}: {err}");
-        assert!(!to.exists() || count(&to) == 0, "{bad}: restore wrote into {}", to.display());
+        assert!(
+            err.contains(&format!("{bad:?}")) && err.contains("nothing was written"),
+            "{bad}: {err}"
+        );
+        assert!(
+            !to.exists() || count(&to) == 0,
+            "{bad}: restore wrote into {}",
+            to.display()
+        );
     }
 
     // A symbolic link entry pointing outside, and a file below it.
@@ -70,7 +77,11 @@ fn restore_writes_only_inside_its_targets() {
         err.contains("\"base/evil/PG_VERSION\"") && err.contains("below the symbolic link"),
         "{err}"
     );
-    assert!(!to.exists() || count(&to) == 0, "restore wrote into {}", to.display());
+    assert!(
+        !to.exists() || count(&to) == 0,
+        "restore wrote into {}",
+        to.display()
+    );
 
     // A symbolic link placed in the target before the restore.
     std::fs::write(&path, &good).unwrap();
@@ -79,7 +90,10 @@ fn restore_writes_only_inside_its_targets() {
     chown_to_cluster_user(&to);
     std::os::unix::fs::symlink(&outside, to.join("base")).unwrap();
     let err = setup.err(&["restore", "database", "--to", path_str(&to)]);
-    assert!(err.contains("not empty") && err.contains("nothing was written"), "{err}");
+    assert!(
+        err.contains("not empty") && err.contains("nothing was written"),
+        "{err}"
+    );
     assert_eq!(count(&to), 1);
     assert_eq!(count(&outside), 0, "restore wrote outside its target");
 

@@ -75,7 +75,10 @@ impl Enc {
 
     fn err(&self, args: &[&str], env: &[(&str, &str)]) -> String {
         let out = self.run(args, env);
-        assert!(!out.status.success(), "recman {args:?} unexpectedly succeeded");
+        assert!(
+            !out.status.success(),
+            "recman {args:?} unexpectedly succeeded"
+        );
         String::from_utf8_lossy(&out.stderr).into_owned()
     }
 }
@@ -89,11 +92,18 @@ fn setup() -> Enc {
         ["--repo", path_str(&repo), "create", "catalog", "--encrypt"],
         &[("RECMAN_PASSPHRASE", PASS)],
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let cluster = Cluster::init_with(ClusterOpts {
         extra_conf: vec![
             "archive_mode = on".into(),
-            format!("archive_command = '{}'", archive_command(&repo).replace('\'', "''")),
+            format!(
+                "archive_command = '{}'",
+                archive_command(&repo).replace('\'', "''")
+            ),
         ],
         start: false,
         ..Default::default()
@@ -171,13 +181,31 @@ fn assert_nothing_restored(to: &Path) {
 fn encrypted_repository_hides_data_and_key_and_restores_with_it() {
     let e = setup();
     let objects = data_objects(&e.repo);
-    assert!(objects.iter().any(|p| p.extension().is_some_and(|x| x == "rmp")), "{objects:?}");
-    assert!(objects.iter().any(|p| p.extension().is_some_and(|x| x == "rmw")), "{objects:?}");
+    assert!(
+        objects
+            .iter()
+            .any(|p| p.extension().is_some_and(|x| x == "rmp")),
+        "{objects:?}"
+    );
+    assert!(
+        objects
+            .iter()
+            .any(|p| p.extension().is_some_and(|x| x == "rmw")),
+        "{objects:?}"
+    );
     // No file of the repository, catalog included, holds the marker or the passphrase.
     for p in files_under(&e.repo) {
         let b = std::fs::read(&p).unwrap();
-        assert!(!contains(&b, MARKER.as_bytes()), "{} holds the marker", p.display());
-        assert!(!contains(&b, PASS.as_bytes()), "{} holds the passphrase", p.display());
+        assert!(
+            !contains(&b, MARKER.as_bytes()),
+            "{} holds the marker",
+            p.display()
+        );
+        assert!(
+            !contains(&b, PASS.as_bytes()),
+            "{} holds the passphrase",
+            p.display()
+        );
     }
     for p in &objects {
         let b = std::fs::read(p).unwrap();
@@ -186,7 +214,10 @@ fn encrypted_repository_hides_data_and_key_and_restores_with_it() {
 
     // The key is needed, and only the right one opens the repository.
     let err = e.err(&["list", "backup"], &[]);
-    assert!(err.contains("no key was given") && err.contains("RECMAN_PASSPHRASE"), "{err}");
+    assert!(
+        err.contains("no key was given") && err.contains("RECMAN_PASSPHRASE"),
+        "{err}"
+    );
     let err = e.err(&["list", "backup"], &[("RECMAN_PASSPHRASE", "wrong")]);
     assert!(err.contains("does not open the repository"), "{err}");
     assert!(!err.contains(PASS));
@@ -204,8 +235,15 @@ fn encrypted_repository_hides_data_and_key_and_restores_with_it() {
     let to = scratch.join("r");
     e.ok(&["restore", "database", "--to", path_str(&to)]);
     let conf = std::fs::read_to_string(to.join("postgresql.auto.conf")).unwrap();
-    assert!(conf.contains("archive-get") && !conf.contains(PASS), "{conf}");
-    assert_eq!(restored_rows(&to), "200/50", "recovery did not reach the end of WAL");
+    assert!(
+        conf.contains("archive-get") && !conf.contains(PASS),
+        "{conf}"
+    );
+    assert_eq!(
+        restored_rows(&to),
+        "200/50",
+        "recovery did not reach the end of WAL"
+    );
 }
 
 /// Overwrites `len` bytes of `p` at `at` with `with`, returning the original file.
@@ -235,7 +273,10 @@ fn tampered_encrypted_objects_are_refused_and_nothing_is_restored() {
         .find(|p| p.extension().is_some_and(|x| x == "rmw"))
         .unwrap()
         .clone();
-    assert!(piece.metadata().unwrap().len() as usize > HDR + 3 * SEG, "piece too small");
+    assert!(
+        piece.metadata().unwrap().len() as usize > HDR + 3 * SEG,
+        "piece too small"
+    );
     let name = piece.file_name().unwrap().to_string_lossy().to_string();
     let (_s, scratch) = new_scratch_dir();
     type Edit = Box<dyn Fn(&mut Vec<u8>)>;
@@ -304,7 +345,10 @@ fn tampered_encrypted_objects_are_refused_and_nothing_is_restored() {
     let manifest = piece.parent().unwrap().join("manifest.json");
     let orig = patch(&manifest, |b| b[HDR + 10] ^= 1);
     let err = e.err(&["validate", "backup"], &[("RECMAN_PASSPHRASE", PASS)]);
-    assert!(err.contains("manifest.json") && err.contains("tampered"), "manifest: {err}");
+    assert!(
+        err.contains("manifest.json") && err.contains("tampered"),
+        "manifest: {err}"
+    );
     std::fs::write(&manifest, orig).unwrap();
 
     // A bit flipped in a wrapped key of the key record.
@@ -319,7 +363,10 @@ fn tampered_encrypted_objects_are_refused_and_nothing_is_restored() {
         &["restore", "database", "--to", path_str(&to)],
         &[("RECMAN_PASSPHRASE", PASS)],
     );
-    assert!(err.contains("recman.key") && err.contains("does not authenticate"), "{err}");
+    assert!(
+        err.contains("recman.key") && err.contains("does not authenticate"),
+        "{err}"
+    );
     assert_nothing_restored(&to);
     std::fs::write(&record, orig).unwrap();
     e.ok(&["validate", "backup"]);
@@ -350,18 +397,33 @@ fn key_rotation_rewrites_no_data_object_and_survives_sigkill() {
     assert!(shown.contains("generation 1"), "{shown}");
     let out = e.run(
         &["key", "rotate"],
-        &[("RECMAN_PASSPHRASE", PASS), ("RECMAN_NEW_PASSPHRASE", NEW_PASS)],
+        &[
+            ("RECMAN_PASSPHRASE", PASS),
+            ("RECMAN_NEW_PASSPHRASE", NEW_PASS),
+        ],
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(snapshot(&e.repo), before, "rotation changed a data object");
     assert!(!opens(&e, PASS), "the old key still opens the repository");
     let new = [("RECMAN_PASSPHRASE", NEW_PASS)];
     let out = e.run(&["validate", "backup"], &new);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let (_s, scratch) = new_scratch_dir();
     let to = scratch.join("r");
     let out = e.run(&["restore", "database", "--to", path_str(&to)], &new);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(to.join("PG_VERSION").exists());
 
     // Rotations killed at 20 points from start to end: one of the two keys always works.
@@ -376,13 +438,25 @@ fn key_rotation_rewrites_no_data_object_and_survives_sigkill() {
         let _ = child.kill();
         let _ = child.wait();
         let (a, b) = (opens(&e, cur), opens(&e, next));
-        assert!(a || b, "after a kill at {} ms neither key opens the repository", i * 15);
+        assert!(
+            a || b,
+            "after a kill at {} ms neither key opens the repository",
+            i * 15
+        );
         assert!(!(a && b), "both keys open the repository");
         if b {
             std::mem::swap(&mut cur, &mut next);
         }
     }
-    assert_eq!(snapshot(&e.repo), before, "a rotation changed a data object");
+    assert_eq!(
+        snapshot(&e.repo),
+        before,
+        "a rotation changed a data object"
+    );
     let out = e.run(&["validate", "backup"], &[("RECMAN_PASSPHRASE", cur)]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

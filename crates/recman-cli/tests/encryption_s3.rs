@@ -88,7 +88,10 @@ fn encrypted_s3_repository_hides_data_and_restores() {
         cache.display()
     );
     let c = Cluster::init_with(ClusterOpts {
-        extra_conf: vec!["archive_mode = on".into(), format!("archive_command = {archive}")],
+        extra_conf: vec![
+            "archive_mode = on".into(),
+            format!("archive_command = {archive}"),
+        ],
         ..Default::default()
     });
     let run = |args: &[&str]| {
@@ -101,23 +104,46 @@ fn encrypted_s3_repository_hides_data_and_restores() {
         "create table secret(id int, v text); insert into secret select g, '{MARKER}' from generate_series(1, 200) g"
     ));
     run(&["backup", "database", "--compress", "none"]);
-    c.psql(&format!("insert into secret select g, '{MARKER}-after' from generate_series(1, 50) g"));
+    c.psql(&format!(
+        "insert into secret select g, '{MARKER}-after' from generate_series(1, 50) g"
+    ));
     c.switch_wal_and_wait_archived();
 
     let bucket = server.data_dir().join(server.bucket()).join("enc");
     let objects = files_under(&bucket);
-    assert!(objects.iter().any(|p| p.to_string_lossy().ends_with(".rmp")), "{objects:?}");
-    assert!(objects.iter().any(|p| p.to_string_lossy().ends_with(".rmw")), "{objects:?}");
+    assert!(
+        objects
+            .iter()
+            .any(|p| p.to_string_lossy().ends_with(".rmp")),
+        "{objects:?}"
+    );
+    assert!(
+        objects
+            .iter()
+            .any(|p| p.to_string_lossy().ends_with(".rmw")),
+        "{objects:?}"
+    );
     for p in objects.iter().chain(files_under(&cache).iter()) {
         let b = std::fs::read(p).unwrap();
-        assert!(!contains(&b, MARKER.as_bytes()), "{} holds the marker", p.display());
-        assert!(!contains(&b, PASS.as_bytes()), "{} holds the passphrase", p.display());
+        assert!(
+            !contains(&b, MARKER.as_bytes()),
+            "{} holds the marker",
+            p.display()
+        );
+        assert!(
+            !contains(&b, PASS.as_bytes()),
+            "{} holds the passphrase",
+            p.display()
+        );
     }
 
     let to = dir.join("restored");
     run(&["restore", "database", "--to", path_str(&to)]);
     let conf = std::fs::read_to_string(to.join("postgresql.auto.conf")).unwrap();
-    assert!(conf.contains("archive-get") && !conf.contains(PASS), "{conf}");
+    assert!(
+        conf.contains("archive-get") && !conf.contains(PASS),
+        "{conf}"
+    );
     c.stop();
     let r = Cluster::from_restored(to.clone());
     r.wait_recovery_done(Duration::from_secs(180));

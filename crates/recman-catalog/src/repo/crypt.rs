@@ -18,7 +18,10 @@ pub(super) fn open_sealed(media: Arc<dyn Media>, location: &str) -> Result<Seale
         None => Ok((media, None)),
         Some(k) => {
             let k = Arc::new(k);
-            Ok((Arc::new(EncryptedMedia::new(media, Arc::clone(&k))), Some(k)))
+            Ok((
+                Arc::new(EncryptedMedia::new(media, Arc::clone(&k))),
+                Some(k),
+            ))
         }
     }
 }
@@ -36,7 +39,9 @@ pub(super) fn refuse_plain_files(repo: &Repository, rel: &str) -> Result<(), Cat
             "the repository is encrypted and an image copy is a plain copy of the data files",
         )
         .with_op("write")
-        .with_hint("back up as a backup set (the default), or keep image copies in a plain repository"),
+        .with_hint(
+            "back up as a backup set (the default), or keep image copies in a plain repository",
+        ),
     ))
 }
 
@@ -44,12 +49,15 @@ impl Repository {
     /// Makes a new, empty repository encrypted (`create catalog --encrypt`): writes its key
     /// record for the current key, and seals everything written from now on.
     pub fn encrypt(&mut self) -> Result<KeyInfo, CatalogError> {
-        if self.keys.is_some() {
-            return Ok(self.keys.as_ref().expect("checked").info().clone());
+        if let Some(k) = &self.keys {
+            return Ok(k.info().clone());
         }
         let secret = KeySource::current(&self.location)?;
         let keys = Arc::new(Keyring::create(self.media.as_ref(), &secret)?);
-        self.media = Arc::new(EncryptedMedia::new(Arc::clone(&self.media), Arc::clone(&keys)));
+        self.media = Arc::new(EncryptedMedia::new(
+            Arc::clone(&self.media),
+            Arc::clone(&keys),
+        ));
         let info = keys.info().clone();
         self.keys = Some(keys);
         Ok(info)

@@ -144,7 +144,7 @@ impl Block {
             Statement::Sql(text) => maint::sql(s, text)?,
             Statement::CreateCatalog => {
                 s.exec(recman_command::Command::CreateCatalog { encrypt: false })?
-            },
+            }
             Statement::RegisterDatabase => s.exec(recman_command::Command::RegisterDatabase {
                 name: "main".into(),
             })?,

@@ -29,7 +29,13 @@ pub(crate) fn check_rel(whose: &str, path: &str) -> Result<(), EngineError> {
     for c in path.split('/') {
         match c {
             ".." => return Err(refuse(whose, path, "a path with a \"..\" component")),
-            "" | "." => return Err(refuse(whose, path, "a path with an empty or \".\" component")),
+            "" | "." => {
+                return Err(refuse(
+                    whose,
+                    path,
+                    "a path with an empty or \".\" component",
+                ));
+            }
             _ => {}
         }
     }
@@ -75,11 +81,24 @@ mod tests {
 
     #[test]
     fn paths_that_leave_the_target_are_refused() {
-        for bad in ["../../x", "/etc/passwd", "base/../../x", "base//1", "./base", "", "a\0b"] {
+        for bad in [
+            "../../x",
+            "/etc/passwd",
+            "base/../../x",
+            "base//1",
+            "./base",
+            "",
+            "a\0b",
+        ] {
             let e = check_rel("backup B1", bad).unwrap_err().to_string();
             assert!(e.contains("nothing was written"), "{bad:?}: {e}");
         }
-        for good in ["base/1/1259", "global/pg_control", "pg_tblspc/16384/PG_15/5/1", "a..b"] {
+        for good in [
+            "base/1/1259",
+            "global/pg_control",
+            "pg_tblspc/16384/PG_15/5/1",
+            "a..b",
+        ] {
             check_rel("backup B1", good).unwrap();
         }
     }

@@ -20,7 +20,7 @@
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
-use aes_gcm::aead::{AeadInPlace, KeyInit, Payload, Aead};
+use aes_gcm::aead::{Aead, AeadInPlace, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Nonce, Tag};
 
 use super::keyring::{Keyring, hex, random};
@@ -85,7 +85,13 @@ impl SealWriter {
         let wn: [u8; 12] = random();
         header[32..44].copy_from_slice(&wn);
         let wrapped = kek
-            .encrypt(Nonce::from_slice(&wn), Payload { msg: &data_key, aad: &wrap_ad(&header[..32], name) })
+            .encrypt(
+                Nonce::from_slice(&wn),
+                Payload {
+                    msg: &data_key,
+                    aad: &wrap_ad(&header[..32], name),
+                },
+            )
             .expect("wrapping 32 bytes cannot fail");
         header[44..92].copy_from_slice(&wrapped);
         let mut w = SealWriter {
@@ -104,7 +110,11 @@ impl SealWriter {
         let a = ad(&self.header, &self.name, self.index, last);
         let tag = self
             .cipher
-            .encrypt_in_place_detached(Nonce::from_slice(&nonce(self.index, last)), &a, &mut self.buf)
+            .encrypt_in_place_detached(
+                Nonce::from_slice(&nonce(self.index, last)),
+                &a,
+                &mut self.buf,
+            )
             .map_err(|_| io::Error::other("segment too long to seal"))?;
         self.buf.extend_from_slice(&tag);
         self.inner.write_all(&self.buf)?;
@@ -160,13 +170,23 @@ pub struct OpenReader {
 }
 
 impl OpenReader {
-    pub fn new(mut inner: Box<dyn MediaReader>, keys: &Keyring, device: &str, name: &str) -> Result<OpenReader, MediaError> {
+    pub fn new(
+        mut inner: Box<dyn MediaReader>,
+        keys: &Keyring,
+        device: &str,
+        name: &str,
+    ) -> Result<OpenReader, MediaError> {
         let fail = |m: String| {
             MediaError::permanent(device, name, &m)
                 .with_op("decrypt")
                 .with_hint("the object was changed, truncated or replaced, or belongs to another repository; restore it from another copy")
         };
-        let len = plain_len(inner.len()).ok_or_else(|| fail(format!("size {} is not that of an encrypted object (truncated?)", inner.len())))?;
+        let len = plain_len(inner.len()).ok_or_else(|| {
+            fail(format!(
+                "size {} is not that of an encrypted object (truncated?)",
+                inner.len()
+            ))
+        })?;
         let mut header = [0u8; HEADER_LEN];
         inner
             .read_exact(&mut header)
@@ -175,15 +195,22 @@ impl OpenReader {
             return Err(fail("it is not encrypted (no RMCRYPT1 header)".into()));
         }
         if u32::from_le_bytes(header[8..12].try_into().expect("4 bytes")) as usize != SEGMENT {
-            return Err(fail("its segment size is not the one this recman reads".into()));
+            return Err(fail(
+                "its segment size is not the one this recman reads".into(),
+            ));
         }
         let kek = keys.kek(&header[16..32]).ok_or_else(|| {
-            fail(format!("it was sealed with key {} which the key record does not hold", hex(&header[16..32])))
+            fail(format!(
+                "it was sealed with key {} which the key record does not hold",
+                hex(&header[16..32])
+            ))
         })?;
         let dk = kek
             .decrypt(Nonce::from_slice(&header[32..44]), Payload { msg: &header[44..92], aad: &wrap_ad(&header[..32], name) })
             .map_err(|_| fail("its wrapped data key does not authenticate: the object was tampered with or damaged".into()))?;
-        let dk: [u8; 32] = dk.try_into().map_err(|_| fail("bad data key length".into()))?;
+        let dk: [u8; 32] = dk
+            .try_into()
+            .map_err(|_| fail("bad data key length".into()))?;
         Ok(OpenReader {
             inner,
             cipher: Aes256Gcm::new(&dk.into()),
@@ -201,7 +228,11 @@ impl OpenReader {
     fn load(&mut self, i: u64) -> io::Result<()> {
         let last_index = self.len / SEGMENT as u64;
         let last = i == last_index;
-        let plain = if last { (self.len % SEGMENT as u64) as usize } else { SEGMENT };
+        let plain = if last {
+            (self.len % SEGMENT as u64) as usize
+        } else {
+            SEGMENT
+        };
         self.seg = None;
         self.buf.resize(plain + TAG, 0);
         let from = HEADER_LEN as u64 + i * (SEGMENT + TAG) as u64;
@@ -236,7 +267,10 @@ impl Read for OpenReader {
         if self.pos >= self.len {
             // An empty last segment still proves that the object was not cut at a boundary.
             let last = self.len / SEGMENT as u64;
-            if self.pos == self.len && self.len % SEGMENT as u64 == 0 && self.seg != Some(last) {
+            if self.pos == self.len
+                && self.len.is_multiple_of(SEGMENT as u64)
+                && self.seg != Some(last)
+            {
                 self.load(last)?;
             }
             return Ok(0);

@@ -86,7 +86,7 @@ pub(crate) fn hex(b: &[u8]) -> String {
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())
@@ -96,9 +96,15 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 }
 
 fn bad(device: &str, detail: &str) -> MediaError {
-    MediaError::permanent(device, KEY_RECORD, &format!("the key record is damaged: {detail}"))
-        .with_op("read")
-        .with_hint("restore recman.key from a copy of the repository; without it nothing can be decrypted")
+    MediaError::permanent(
+        device,
+        KEY_RECORD,
+        &format!("the key record is damaged: {detail}"),
+    )
+    .with_op("read")
+    .with_hint(
+        "restore recman.key from a copy of the repository; without it nothing can be decrypted",
+    )
 }
 
 impl Record {
@@ -115,8 +121,7 @@ impl Record {
             }),
             "argon2id" => {
                 let salt = unhex(&self.salt).ok_or_else(|| bad(device, "salt is not hex"))?;
-                derive(secret, &salt, self.m_kib, self.t, self.p)
-                    .map_err(|m| bad(device, &m))
+                derive(secret, &salt, self.m_kib, self.t, self.p).map_err(|m| bad(device, &m))
             }
             other => Err(bad(device, &format!("unknown kdf {other:?}"))),
         }
@@ -124,7 +129,8 @@ impl Record {
 }
 
 fn derive(secret: &Secret, salt: &[u8], m: u32, t: u32, p: u32) -> Result<[u8; 32], String> {
-    let params = argon2::Params::new(m, t, p, Some(32)).map_err(|e| format!("argon2 parameters: {e}"))?;
+    let params =
+        argon2::Params::new(m, t, p, Some(32)).map_err(|e| format!("argon2 parameters: {e}"))?;
     let a = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
     let mut out = [0u8; 32];
     a.hash_password_into(secret.bytes(), salt, &mut out)
@@ -149,15 +155,29 @@ fn wrap(master: &[u8; 32], id: &[u8; 16], kek: &[u8; 32]) -> String {
     let c = Aes256Gcm::new(master.into());
     let nonce: [u8; 12] = random();
     let ct = c
-        .encrypt(Nonce::from_slice(&nonce), Payload { msg: kek, aad: &kek_ad(id) })
+        .encrypt(
+            Nonce::from_slice(&nonce),
+            Payload {
+                msg: kek,
+                aad: &kek_ad(id),
+            },
+        )
         .expect("wrapping 32 bytes cannot fail");
     let mut out = nonce.to_vec();
     out.extend_from_slice(&ct);
     hex(&out)
 }
 
+/// A KDF's name and salt.
+type Kdf = (&'static str, Vec<u8>);
+
 /// Builds a record for `master` holding `keks` (the last is current).
-fn record(master: &[u8; 32], kdf: (&str, Vec<u8>), keks: &[([u8; 16], [u8; 32], String)], generation: u64) -> Record {
+fn record(
+    master: &[u8; 32],
+    kdf: (&str, Vec<u8>),
+    keks: &[([u8; 16], [u8; 32], String)],
+    generation: u64,
+) -> Record {
     let (kind, salt) = kdf;
     let argon = kind == "argon2id";
     Record {
@@ -185,7 +205,7 @@ fn record(master: &[u8; 32], kdf: (&str, Vec<u8>), keks: &[([u8; 16], [u8; 32], 
 
 /// The master key for a new record: raw when the secret is 64 hex digits, else Argon2id with
 /// a new salt.
-fn new_master(secret: &Secret) -> Result<([u8; 32], (&'static str, Vec<u8>)), String> {
+fn new_master(secret: &Secret) -> Result<([u8; 32], Kdf), String> {
     if let Some(k) = secret.raw_key() {
         return Ok((k, ("raw", Vec::new())));
     }
@@ -213,7 +233,10 @@ impl Keyring {
     }
 
     /// The key record of `media`, or None when the repository is not encrypted.
-    pub fn load(media: &dyn Media, secret: impl FnOnce() -> Result<Secret, MediaError>) -> Result<Option<Keyring>, MediaError> {
+    pub fn load(
+        media: &dyn Media,
+        secret: impl FnOnce() -> Result<Secret, MediaError>,
+    ) -> Result<Option<Keyring>, MediaError> {
         let device = media.describe();
         let text = match media.get(KEY_RECORD) {
             Ok(t) => t,
@@ -235,7 +258,12 @@ impl Keyring {
                 .ok_or_else(|| bad(device, "a key id is not 16 bytes of hex"))?;
             let w = unhex(&k.wrapped)
                 .filter(|w| w.len() == 12 + 32 + 16)
-                .ok_or_else(|| bad(device, &format!("wrapped key {} has the wrong length", k.id)))?;
+                .ok_or_else(|| {
+                    bad(
+                        device,
+                        &format!("wrapped key {} has the wrong length", k.id),
+                    )
+                })?;
             let kek = c
                 .decrypt(Nonce::from_slice(&w[..12]), Payload { msg: &w[12..], aad: &kek_ad(&id) })
                 .map_err(|_| {
@@ -251,7 +279,9 @@ impl Keyring {
                         .with_hint("give the current key; `recman key show` prints its fingerprint")
                     }
                 })?;
-            let kek: [u8; 32] = kek.try_into().map_err(|_| bad(device, "a key is not 32 bytes"))?;
+            let kek: [u8; 32] = kek
+                .try_into()
+                .map_err(|_| bad(device, "a key is not 32 bytes"))?;
             keks.push((id, Aes256Gcm::new(&kek.into())));
         }
         let current: [u8; 16] = unhex(&rec.current)
@@ -299,8 +329,12 @@ impl Keyring {
         let c = Aes256Gcm::new((&master).into());
         let mut keks = Vec::new();
         for k in &rec.keks {
-            let id: [u8; 16] = unhex(&k.id).and_then(|v| v.try_into().ok()).ok_or_else(|| bad(&device, "bad key id"))?;
-            let w = unhex(&k.wrapped).filter(|w| w.len() == 60).ok_or_else(|| bad(&device, "bad wrapped key"))?;
+            let id: [u8; 16] = unhex(&k.id)
+                .and_then(|v| v.try_into().ok())
+                .ok_or_else(|| bad(&device, "bad key id"))?;
+            let w = unhex(&k.wrapped)
+                .filter(|w| w.len() == 60)
+                .ok_or_else(|| bad(&device, "bad wrapped key"))?;
             let kek = c
                 .decrypt(Nonce::from_slice(&w[..12]), Payload { msg: &w[12..], aad: &kek_ad(&id) })
                 .map_err(|_| {
@@ -308,7 +342,11 @@ impl Keyring {
                         .with_op("rotate")
                         .with_hint("give the current key in RECMAN_PASSPHRASE, --key-file or --key-command, and the new one in RECMAN_NEW_PASSPHRASE, --new-key-file or --new-key-command")
                 })?;
-            keks.push((id, <[u8; 32]>::try_from(kek.as_slice()).map_err(|_| bad(&device, "bad key"))?, k.created.clone()));
+            keks.push((
+                id,
+                <[u8; 32]>::try_from(kek.as_slice()).map_err(|_| bad(&device, "bad key"))?,
+                k.created.clone(),
+            ));
         }
         keks.push((random(), random(), now()));
         let (new_master, kdf) = new_master(new)
@@ -339,9 +377,16 @@ impl Keyring {
 }
 
 fn parse(text: &[u8], device: &str) -> Result<Record, MediaError> {
-    let rec: Record = serde_json::from_slice(text).map_err(|e| bad(device, &format!("not valid json ({e})")))?;
+    let rec: Record =
+        serde_json::from_slice(text).map_err(|e| bad(device, &format!("not valid json ({e})")))?;
     if rec.format != FORMAT || rec.version != 1 {
-        return Err(bad(device, &format!("format {:?} version {} is not {FORMAT:?} 1", rec.format, rec.version)));
+        return Err(bad(
+            device,
+            &format!(
+                "format {:?} version {} is not {FORMAT:?} 1",
+                rec.format, rec.version
+            ),
+        ));
     }
     Ok(rec)
 }

@@ -54,7 +54,12 @@ impl Media for EncryptedMedia {
         if is_clear_object(name) {
             return Ok(r);
         }
-        Ok(Box::new(OpenReader::new(r, &self.keys, &self.inner.describe(), name)?))
+        Ok(Box::new(OpenReader::new(
+            r,
+            &self.keys,
+            &self.inner.describe(),
+            name,
+        )?))
     }
 
     fn stat(&self, name: &str) -> Result<Option<u64>, MediaError> {

@@ -72,11 +72,12 @@ pub fn set_key_source(current: KeySource, new: KeySource) {
 impl KeySource {
     /// The current key: `--key-command`, then `--key-file`, then `RECMAN_PASSPHRASE`.
     pub fn current(location: &str) -> Result<Secret, MediaError> {
-        CURRENT
-            .get()
-            .cloned()
-            .unwrap_or_default()
-            .secret(location, "RECMAN_PASSPHRASE", "--key-file", "--key-command")
+        CURRENT.get().cloned().unwrap_or_default().secret(
+            location,
+            "RECMAN_PASSPHRASE",
+            "--key-file",
+            "--key-command",
+        )
     }
 
     /// The new key of `key rotate`: `--new-key-command`, `--new-key-file`,
@@ -97,16 +98,18 @@ impl KeySource {
         file_flag: &str,
         command_flag: &str,
     ) -> Result<Secret, MediaError> {
-        let fail = |m: String| {
-            MediaError::permanent(location, "", &m).with_op("open the key for")
-        };
+        let fail = |m: String| MediaError::permanent(location, "", &m).with_op("open the key for");
         if let Some(cmd) = &self.command {
             let out = Command::new("sh")
                 .arg("-c")
                 .arg(cmd)
                 .stderr(std::process::Stdio::inherit())
                 .output()
-                .map_err(|e| fail(format!("the key command ({command_flag}) did not start: {e}")))?;
+                .map_err(|e| {
+                    fail(format!(
+                        "the key command ({command_flag}) did not start: {e}"
+                    ))
+                })?;
             if !out.status.success() {
                 return Err(fail(format!(
                     "the key command ({command_flag}) failed with {}; hint: run it by hand to see why",
@@ -141,5 +144,9 @@ impl KeySource {
 }
 
 fn non_empty(s: Secret, err: impl FnOnce() -> MediaError) -> Result<Secret, MediaError> {
-    if s.bytes().is_empty() { Err(err()) } else { Ok(s) }
+    if s.bytes().is_empty() {
+        Err(err())
+    } else {
+        Ok(s)
+    }
 }

@@ -11,7 +11,11 @@ use crate::disk::DiskMedia;
 fn setup() -> (tempfile::TempDir, Arc<dyn Media>, EncryptedMedia) {
     let d = tempfile::tempdir().unwrap();
     let disk: Arc<dyn Media> = Arc::new(DiskMedia::new(d.path()).unwrap());
-    let keys = Keyring::create(disk.as_ref(), &Secret::new(b"unit test passphrase".to_vec())).unwrap();
+    let keys = Keyring::create(
+        disk.as_ref(),
+        &Secret::new(b"unit test passphrase".to_vec()),
+    )
+    .unwrap();
     let m = EncryptedMedia::new(Arc::clone(&disk), Arc::new(keys));
     (d, disk, m)
 }
@@ -23,7 +27,15 @@ fn data(n: usize) -> Vec<u8> {
 #[test]
 fn round_trips_and_seeks_at_every_size() {
     let (_d, disk, m) = setup();
-    for n in [0, 1, SEGMENT - 1, SEGMENT, SEGMENT + 1, 3 * SEGMENT, 3 * SEGMENT + 77] {
+    for n in [
+        0,
+        1,
+        SEGMENT - 1,
+        SEGMENT,
+        SEGMENT + 1,
+        3 * SEGMENT,
+        3 * SEGMENT + 77,
+    ] {
         let name = format!("o/{n}");
         let want = data(n);
         let mut w = m.create(&name).unwrap();
@@ -54,11 +66,26 @@ fn another_key_or_a_moved_object_is_refused() {
     assert!(e.contains("wrapped data key does not authenticate"), "{e}");
     // Another passphrase does not open the key record.
     let e = Keyring::load(disk.as_ref(), || Ok(Secret::new(b"wrong".to_vec()))).unwrap_err();
-    assert!(e.to_string().contains("does not open the repository"), "{e}");
+    assert!(
+        e.to_string().contains("does not open the repository"),
+        "{e}"
+    );
     // Rotation: the old passphrase opens nothing, the new one opens the old objects.
-    Keyring::rotate(disk.as_ref(), &Secret::new(b"unit test passphrase".to_vec()), &Secret::new(b"new".to_vec())).unwrap();
-    assert!(Keyring::load(disk.as_ref(), || Ok(Secret::new(b"unit test passphrase".to_vec()))).is_err());
-    let k = Keyring::load(disk.as_ref(), || Ok(Secret::new(b"new".to_vec()))).unwrap().unwrap();
+    Keyring::rotate(
+        disk.as_ref(),
+        &Secret::new(b"unit test passphrase".to_vec()),
+        &Secret::new(b"new".to_vec()),
+    )
+    .unwrap();
+    assert!(
+        Keyring::load(disk.as_ref(), || Ok(Secret::new(
+            b"unit test passphrase".to_vec()
+        )))
+        .is_err()
+    );
+    let k = Keyring::load(disk.as_ref(), || Ok(Secret::new(b"new".to_vec())))
+        .unwrap()
+        .unwrap();
     let m2 = EncryptedMedia::new(Arc::clone(&disk), Arc::new(k));
     assert_eq!(m2.get("a").unwrap(), data(1000));
     drop(d);
