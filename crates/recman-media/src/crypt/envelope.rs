@@ -20,8 +20,9 @@
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
-use aes_gcm::aead::{Aead, AeadInPlace, KeyInit, Payload};
-use aes_gcm::{Aes256Gcm, Nonce, Tag};
+use aes_gcm::Nonce;
+use aes_gcm::aead::{Aead, Payload};
+use ring::aead::{AES_256_GCM, Aad, LessSafeKey, UnboundKey};
 
 use super::keyring::{Keyring, hex, random};
 use crate::{MediaError, MediaReader, MediaWriter};
@@ -64,10 +65,14 @@ fn wrap_ad(fixed: &[u8], name: &str) -> Vec<u8> {
     a
 }
 
+fn seal_key(k: &[u8; 32]) -> LessSafeKey {
+    LessSafeKey::new(UnboundKey::new(&AES_256_GCM, k).expect("a 32-byte key"))
+}
+
 /// A write of a sealed object.
 pub struct SealWriter {
     inner: Box<dyn MediaWriter>,
-    cipher: Aes256Gcm,
+    cipher: LessSafeKey,
     header: [u8; HEADER_LEN],
     name: String,
     buf: Vec<u8>,
@@ -96,7 +101,7 @@ impl SealWriter {
         header[44..92].copy_from_slice(&wrapped);
         let mut w = SealWriter {
             inner,
-            cipher: Aes256Gcm::new(&data_key.into()),
+            cipher: seal_key(&data_key),
             header,
             name: name.to_string(),
             buf: Vec::with_capacity(SEGMENT + TAG),
@@ -110,13 +115,13 @@ impl SealWriter {
         let a = ad(&self.header, &self.name, self.index, last);
         let tag = self
             .cipher
-            .encrypt_in_place_detached(
-                Nonce::from_slice(&nonce(self.index, last)),
-                &a,
+            .seal_in_place_separate_tag(
+                ring::aead::Nonce::assume_unique_for_key(nonce(self.index, last)),
+                Aad::from(&a),
                 &mut self.buf,
             )
             .map_err(|_| io::Error::other("segment too long to seal"))?;
-        self.buf.extend_from_slice(&tag);
+        self.buf.extend_from_slice(tag.as_ref());
         self.inner.write_all(&self.buf)?;
         self.buf.clear();
         self.index += 1;
@@ -156,7 +161,7 @@ impl MediaWriter for SealWriter {
 /// A read of a sealed object: its plaintext, verified segment by segment, seekable.
 pub struct OpenReader {
     inner: Box<dyn MediaReader>,
-    cipher: Aes256Gcm,
+    cipher: LessSafeKey,
     header: [u8; HEADER_LEN],
     name: String,
     device: String,
@@ -213,7 +218,7 @@ impl OpenReader {
             .map_err(|_| fail("bad data key length".into()))?;
         Ok(OpenReader {
             inner,
-            cipher: Aes256Gcm::new(&dk.into()),
+            cipher: seal_key(&dk),
             header,
             name: name.to_string(),
             device: device.to_string(),
@@ -242,11 +247,15 @@ impl OpenReader {
         self.at = u64::MAX;
         self.inner.read_exact(&mut self.buf)?;
         self.at = from + self.buf.len() as u64;
-        let tag = Tag::clone_from_slice(&self.buf[plain..]);
-        self.buf.truncate(plain);
         let a = ad(&self.header, &self.name, i, last);
-        self.cipher
-            .decrypt_in_place_detached(Nonce::from_slice(&nonce(i, last)), &a, &mut self.buf, &tag)
+        let opened = self
+            .cipher
+            .open_in_place(
+                ring::aead::Nonce::assume_unique_for_key(nonce(i, last)),
+                Aad::from(&a),
+                &mut self.buf,
+            )
+            .map(|p| p.len())
             .map_err(|_| {
                 MediaError::permanent(
                     &self.device,
@@ -257,6 +266,7 @@ impl OpenReader {
                 .with_hint("restore the object from another copy")
                 .into_io()
             })?;
+        self.buf.truncate(opened);
         self.seg = Some(i);
         Ok(())
     }
