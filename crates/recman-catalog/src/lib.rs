@@ -26,6 +26,7 @@ mod pg;
 mod pgschema;
 mod records;
 pub mod repo;
+mod samples;
 mod schema;
 mod wal;
 mod walbackup;
@@ -41,4 +42,5 @@ pub use records::{
     PieceRecord, UnknownStatus, WalRecord,
 };
 pub use repo::{RepoHandle, Repository};
+pub use samples::{IoSample, TuningEvent};
 pub use schema::SCHEMA_VERSION;

@@ -178,6 +178,28 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (object, device)
     );
     "#,
+    // 5: per-second samples per channel and the settings changed while a job ran.
+    r#"
+    CREATE TABLE io_sample (
+        job_id        TEXT COLLATE "C" NOT NULL,
+        channel       BIGINT NOT NULL,
+        second        BIGINT NOT NULL,
+        bytes_read    BIGINT NOT NULL,
+        bytes_written BIGINT NOT NULL,
+        PRIMARY KEY (job_id, channel, second)
+    );
+    CREATE TABLE tuning_event (
+        job_id    TEXT COLLATE "C" NOT NULL,
+        seq       BIGINT NOT NULL,
+        at_ms     BIGINT NOT NULL,
+        channel   BIGINT,
+        setting   TEXT COLLATE "C" NOT NULL,
+        old_value TEXT COLLATE "C",
+        new_value TEXT COLLATE "C" NOT NULL,
+        reason    TEXT COLLATE "C" NOT NULL,
+        PRIMARY KEY (job_id, seq)
+    );
+    "#,
 ];
 
 #[cfg(test)]

@@ -189,6 +189,28 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (object, device)
     );
     "#,
+    // 5: per-second samples per channel and the settings changed while a job ran.
+    r#"
+    CREATE TABLE io_sample (
+        job_id        TEXT NOT NULL,
+        channel       INTEGER NOT NULL,
+        second        INTEGER NOT NULL,
+        bytes_read    INTEGER NOT NULL,
+        bytes_written INTEGER NOT NULL,
+        PRIMARY KEY (job_id, channel, second)
+    );
+    CREATE TABLE tuning_event (
+        job_id    TEXT NOT NULL,
+        seq       INTEGER NOT NULL,
+        at_ms     INTEGER NOT NULL,
+        channel   INTEGER,
+        setting   TEXT NOT NULL,
+        old_value TEXT,
+        new_value TEXT NOT NULL,
+        reason    TEXT NOT NULL,
+        PRIMARY KEY (job_id, seq)
+    );
+    "#,
 ];
 
 /// The schema version this build writes and understands.

@@ -291,6 +291,8 @@ pub struct BackupArgs {
     pub for_recover_of_copy: bool,
     #[command(flatten)]
     pub io: crate::io_args::IoArgs,
+    #[command(flatten)]
+    pub window: crate::window_args::WindowArgs,
 }
 
 #[derive(Subcommand, Debug)]

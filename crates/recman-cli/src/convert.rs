@@ -155,6 +155,16 @@ impl From<cli::BackupArgs> for m::BackupDatabase {
             as_copy: a.as_copy,
             for_recover_of_copy: a.for_recover_of_copy,
             io: a.io.into(),
+            duration: a.window.duration,
+            partial: a.window.partial,
+            minimize: if a.window.minimize_load {
+                Some("load".into())
+            } else if a.window.minimize_time {
+                Some("time".into())
+            } else {
+                None
+            },
+            not_backed_up_since: a.window.not_backed_up_since,
         }
     }
 }

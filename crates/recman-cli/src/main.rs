@@ -16,6 +16,7 @@ mod report_io;
 mod report_schema;
 mod restore_cmd;
 mod script;
+mod window_args;
 
 use clap::{CommandFactory, Parser};
 use std::process::ExitCode;

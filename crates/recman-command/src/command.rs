@@ -169,6 +169,14 @@ pub struct BackupDatabase {
     pub as_copy: bool,
     pub for_recover_of_copy: bool,
     pub io: IoOptions,
+    /// RMAN's DURATION, as H:MM[:SS].
+    pub duration: Option<String>,
+    /// DURATION … PARTIAL: keep what finished in the window.
+    pub partial: bool,
+    /// DURATION … MINIMIZE TIME or LOAD (`time`, `load`); None: TIME, RMAN's default.
+    pub minimize: Option<String>,
+    /// RMAN's NOT BACKED UP SINCE TIME, as a time `restore --until-time` accepts.
+    pub not_backed_up_since: Option<String>,
 }
 
 impl Default for BackupDatabase {
@@ -191,6 +199,10 @@ impl Default for BackupDatabase {
             as_copy: false,
             for_recover_of_copy: false,
             io: IoOptions::default(),
+            duration: None,
+            partial: false,
+            minimize: None,
+            not_backed_up_since: None,
         }
     }
 }

@@ -114,7 +114,34 @@ impl BackupDatabase {
             cumulative: self.cumulative,
             as_copy: self.as_copy,
             for_recover_of_copy: self.for_recover_of_copy,
+            window: self.window()?,
+            not_backed_up_since: match &self.not_backed_up_since {
+                Some(t) => match RecoveryTarget::parse_time(t)? {
+                    RecoveryTarget::Time { micros, .. } => Some(micros),
+                    _ => None,
+                },
+                None => None,
+            },
         })
+    }
+
+    /// The DURATION window, when one was given.
+    fn window(&self) -> Result<Option<recman_engine::window::Window>, OptionError> {
+        use recman_engine::window::{Minimize, Window};
+        let Some(d) = &self.duration else {
+            return Ok(None);
+        };
+        Ok(Some(Window {
+            length: Window::parse_length(d).map_err(|e| OptionError::Value {
+                option: "duration",
+                source: Box::new(e),
+            })?,
+            partial: self.partial,
+            minimize: match self.minimize.as_deref() {
+                Some(m) if m.eq_ignore_ascii_case("load") => Minimize::Load,
+                _ => Minimize::Time,
+            },
+        }))
     }
 }
 

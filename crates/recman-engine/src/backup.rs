@@ -4,6 +4,7 @@ mod checks;
 mod entries;
 mod failed;
 mod optimize;
+mod since;
 mod standby;
 
 use checks::{check_target, wait_for_wal};
@@ -24,6 +25,10 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// `backup_type` of a backup cut short by its DURATION window with PARTIAL: the sets finished
+/// in the window, never a base for restore by itself.
+pub const PARTIAL: &str = "PARTIAL";
 
 #[derive(Clone, Debug)]
 pub struct BackupOptions {
@@ -56,6 +61,11 @@ pub struct BackupOptions {
     /// RMAN's BACKUP OPTIMIZATION: a full or level 0 leaves out files identical to their
     /// version in the newest complete full backup, which becomes its parent.
     pub optimization: bool,
+    /// RMAN's DURATION: a window for the backup and what to minimize in it.
+    pub window: Option<crate::window::Window>,
+    /// RMAN's NOT BACKED UP SINCE TIME (Unix microseconds): files held by a backup started
+    /// since then go as their changed pages only (see `backup/since.rs`).
+    pub not_backed_up_since: Option<i64>,
 }
 
 impl Default for BackupOptions {
@@ -77,6 +87,8 @@ impl Default for BackupOptions {
             device: None,
             standby: None,
             optimization: false,
+            window: None,
+            not_backed_up_since: None,
         }
     }
 }
@@ -191,6 +203,7 @@ pub fn backup_database(
     let result = run(
         ctx,
         opts,
+        t0,
         &inc,
         progress,
         &mut session,
@@ -249,6 +262,12 @@ fn copy_or_parent(
     ctx: &Context,
     opts: &BackupOptions,
 ) -> Result<(crate::incremental::ParentChoice, Option<String>), EngineError> {
+    if let Some(t) = opts.not_backed_up_since
+        && !opts.as_copy
+        && !opts.for_recover_of_copy
+    {
+        return Ok((since::choose(ctx, t)?, None));
+    }
     if !opts.as_copy && !opts.for_recover_of_copy {
         let (l, i, n) =
             crate::incremental::choose_parent(ctx, opts.incremental_level, opts.cumulative)?;
@@ -305,6 +324,7 @@ type RunResult = Result<RunOutcome, EngineError>;
 fn run(
     ctx: &Context,
     opts: &BackupOptions,
+    t0: Instant,
     inc: &IncrementChoice,
     progress: &dyn Progress,
     session: &mut Session,
@@ -365,6 +385,18 @@ fn run(
         opts.io.mode
     ));
     progress.start("backup", scan.total_bytes());
+    let live = crate::window::Live::new(opts.channels, opts.window, t0, scan.total_bytes());
+    if let Some(w) = &opts.window {
+        progress.notice(&format!(
+            "DURATION {}{} MINIMIZE {}",
+            w.text(),
+            if w.partial { " PARTIAL" } else { "" },
+            match w.minimize {
+                crate::window::Minimize::Time => "TIME",
+                crate::window::Minimize::Load => "LOAD",
+            }
+        ));
+    }
     let queue = Mutex::new(
         Unit::all(&the_plan.sets)
             .into_iter()
@@ -415,9 +447,17 @@ fn run(
         io: &opts.io,
         increment: inc.increment,
         queue: &queue,
+        live: Some(&live),
     };
-    let outcomes = crate::pipeline::pool::each(opts.channels as usize, "backup", |w| {
-        run_channel(&shared, w)
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let outcomes = std::thread::scope(|s| {
+        let monitor = s.spawn(|| live.monitor(&stop));
+        let r = crate::pipeline::pool::each(opts.channels as usize, "backup", |w| {
+            run_channel(&shared, w)
+        });
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = monitor.join();
+        r
     });
     progress.finish();
     let mut sets = Vec::new();
@@ -428,6 +468,19 @@ fn run(
         }
         sets.extend(v.sets);
         stats.extend(v.stats);
+    }
+    let partial = live.cut_short.load(std::sync::atomic::Ordering::Relaxed);
+    if partial {
+        keep_whole_files(&the_plan.sets, &mut sets);
+        rec.backup_type = PARTIAL.into();
+        let files: usize = sets.iter().map(|s| s.files.len()).sum();
+        progress.notice(&format!(
+            "DURATION window ended: backup {} keeps the {} file(s) of the {} set(s) finished as a PARTIAL backup; hint: complete it with `recman backup database --not-backed-up-since '{}'`",
+            rec.id,
+            files,
+            sets.len(),
+            rfc3339(rec.start_time)
+        ));
     }
     for r in &mut stats {
         r.job_id = rec.id.clone();
@@ -625,6 +678,9 @@ fn run(
     rec.status = BackupStatus::Available;
     ctx.repo.catalog().complete_backup(rec, &pieces, &corrupt)?;
     ctx.repo.catalog().add_io_stats(&stats)?;
+    let (samples, events) = live.take(&rec.id);
+    ctx.repo.catalog().add_io_samples(&samples)?;
+    ctx.repo.catalog().add_tuning_events(&events)?;
     Ok(RunOutcome {
         sets: sets.len(),
         corrupt,
@@ -640,5 +696,26 @@ pub(crate) fn describe_corrupt(c: &CorruptBlock) -> String {
             c.path, c.block, r, c.detail
         ),
         None => format!("file {} block {}: {}", c.path, c.block, c.detail),
+    }
+}
+
+/// A PARTIAL backup keeps only whole files: a file split in sections keeps none of them unless
+/// every section's piece was finished.
+fn keep_whole_files(planned: &[crate::plan::PlannedSet], sets: &mut [crate::channel::SetOutcome]) {
+    use std::collections::HashMap;
+    let mut pieces: HashMap<usize, usize> = HashMap::new();
+    for so in sets.iter() {
+        for fo in so.files.iter().filter(|f| f.section.is_some()) {
+            *pieces.entry(fo.index).or_default() += 1;
+        }
+    }
+    let wanted: HashMap<u32, usize> = planned
+        .iter()
+        .map(|p| (p.set_no, p.sections.len()))
+        .collect();
+    for so in sets.iter_mut() {
+        let need = wanted.get(&so.set_no).copied().unwrap_or(0);
+        so.files
+            .retain(|f| f.section.is_none() || pieces.get(&f.index).copied() == Some(need));
     }
 }

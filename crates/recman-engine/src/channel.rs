@@ -40,6 +40,8 @@ pub struct ChannelShared<'a> {
     pub increment: Option<&'a crate::incremental::Increment>,
     /// Work not yet taken by a channel, heaviest first.
     pub queue: &'a Mutex<VecDeque<Unit<'a>>>,
+    /// A backup's meters, shared pacing and DURATION window; None for validation.
+    pub live: Option<&'a crate::window::Live>,
 }
 
 /// One piece to write: a whole backup set, or one section of a multisection set.
@@ -149,7 +151,7 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
             sh.io.mode
         ))
     })?;
-    let mut throttle = Throttle::new(sh.io.rate);
+    let mut throttle = Throttle::new(sh.io.rate).shared(sh.live.and_then(|l| l.pacer.clone()));
     let mut out = ChannelOutcome {
         sets: Vec::new(),
         stats: Vec::new(),
@@ -160,11 +162,14 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
         // A stop (another channel failed, or a signal) must fail the backup, never end it
         // short with sets missing.
         w.check()?;
+        if window_ended(sh)? {
+            break;
+        }
         let Some(set) = sh.queue.lock().expect("queue lock").pop_front() else {
             break;
         };
         let mut rows = Vec::new();
-        let so = backup_set(
+        let Some(so) = backup_set(
             sh,
             repo.as_ref(),
             engine.as_mut(),
@@ -173,7 +178,11 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
             set,
             &mut rows,
             &mut total,
-        )?;
+        )?
+        else {
+            // The window ended inside this set: its piece was never committed.
+            break;
+        };
         // Rows go to the catalog set by set: a cluster of a million files must not keep a
         // million rows in memory until the end.
         let mode = engine.mode().to_string();
@@ -213,7 +222,7 @@ fn backup_set(
     unit: Unit,
     stats: &mut Vec<IoStatRow>,
     total: &mut IoCounters,
-) -> Result<SetOutcome, EngineError> {
+) -> Result<Option<SetOutcome>, EngineError> {
     let set = unit.set;
     let channel = w.no;
     let piece_path = recman_catalog::layout::piece(&sh.backup_dir, set.set_no, unit.piece_no);
@@ -258,8 +267,13 @@ fn backup_set(
     let mut mux =
         InputMux::new(engine, plan, set.mux, inputs, throttle).direct_reads(sh.io.direct_reads);
     let buf = (plan.size as u64, plan.per_file as u64);
+    let meter = sh.live.map(|l| l.meter(channel));
+    let mut written_before = 0u64;
     loop {
         w.check()?;
+        if window_ended(sh)? {
+            return Ok(None);
+        }
         let ev = mux.next_event().map_err(|e| match sh.output {
             Some(_) => {
                 EngineError::Invalid(format!("channel {channel}, backup set {}: {e}", set.set_no))
@@ -305,6 +319,13 @@ fn backup_set(
                     }
                 }
                 sh.progress.advance(data.len() as u64);
+                if let Some(m) = meter {
+                    use std::sync::atomic::Ordering::Relaxed;
+                    m.read.fetch_add(data.len() as u64, Relaxed);
+                    let now = writer.bytes_written();
+                    m.written.fetch_add(now.saturating_sub(written_before), Relaxed);
+                    written_before = now;
+                }
             }
             Some(Event::End {
                 slot,
@@ -368,7 +389,13 @@ fn backup_set(
         }
         SetOut::Null => (0, 0, 0),
     };
-    Ok(SetOutcome {
+    if let Some(m) = meter {
+        m.written.fetch_add(
+            size.saturating_sub(written_before),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+    Ok(Some(SetOutcome {
         set_no: set.set_no,
         piece_no: unit.piece_no,
         channel,
@@ -377,5 +404,24 @@ fn backup_set(
         crc32c,
         raw_bytes,
         files: done,
-    })
+    }))
+}
+
+/// Whether the backup's DURATION window has ended: Ok(true) stops the channel when PARTIAL
+/// keeps what is finished, otherwise the backup fails.
+fn window_ended(sh: &ChannelShared) -> Result<bool, EngineError> {
+    let Some(live) = sh.live.filter(|l| l.past_deadline()) else {
+        return Ok(false);
+    };
+    let w = live.window.expect("a deadline comes from a window");
+    if w.partial {
+        live.cut_short
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        return Ok(true);
+    }
+    Err(EngineError::Invalid(format!(
+        "backup {} did not finish within DURATION {}; hint: add --partial (PARTIAL) to keep the files finished in the window, or give a longer window",
+        sh.header.backup_id,
+        w.text()
+    )))
 }

@@ -33,6 +33,7 @@ mod util;
 mod validate;
 mod validate_backup;
 mod wal_prefetch;
+pub mod window;
 
 pub use archive::{
     ArchiveGetOutcome, ArchivePushOutcome, DEFAULT_PUSH_BATCH, PushBatchReport, PushOptions,

@@ -120,6 +120,7 @@ pub fn validate_database(
         io,
         increment: None,
         queue: &queue,
+        live: None,
     };
     let mut outcome = crate::pipeline::pool::each(1, "validate", |w| run_channel(&shared, w))?
         .pop()

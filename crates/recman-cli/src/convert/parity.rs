@@ -11,6 +11,9 @@ const COMPANIONS: &[(&str, &[&str])] = &[
     ("as-copy", &["--tag", "t"]),
     ("for-recover-of-copy", &["--tag", "t"]),
     ("switch-to-copy", &["--from-copy", "c"]),
+    ("partial", &["--duration", "0:01"]),
+    ("minimize-time", &["--duration", "0:01"]),
+    ("minimize-load", &["--duration", "0:01"]),
 ];
 /// Options a subcommand needs to parse at all that clap does not mark required (a
 /// `required_unless_present_any`).

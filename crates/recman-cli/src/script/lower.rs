@@ -232,13 +232,17 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
                 }
             }
             BackupOpt::SectionSize(s) => c.section_size = Some(s.bytes().to_string()),
-            BackupOpt::Duration { .. } => bail!(
-                "{}",
-                unsupported(
-                    "DURATION",
-                    "limit the read rate with ALLOCATE CHANNEL … RATE 50M"
-                )
-            ),
+            BackupOpt::Duration {
+                hours,
+                minutes,
+                seconds,
+                partial,
+                minimize,
+            } => {
+                c.duration = Some(format!("{hours}:{minutes:02}:{:02}", seconds.unwrap_or(0)));
+                c.partial = *partial;
+                c.minimize = minimize.as_deref().map(str::to_lowercase);
+            }
             BackupOpt::CheckLogical => bail!(
                 "{}",
                 unsupported(
@@ -284,6 +288,9 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
                     "tag the backup and do not DELETE OBSOLETE it"
                 )
             ),
+            BackupOpt::NotBackedUp(NotBackedUp::Since(d)) => {
+                c.not_backed_up_since = Some(super::restore::resolve_date(d)?)
+            }
             BackupOpt::NotBackedUp(_) => bail!(
                 "{}",
                 unsupported("NOT BACKED UP", "BACKUP DATABASE backs up every file")
