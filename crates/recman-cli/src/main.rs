@@ -13,6 +13,7 @@ mod io_args;
 mod list;
 mod progress;
 mod report_io;
+mod report_plot;
 mod report_schema;
 mod restore_cmd;
 mod script;

@@ -118,12 +118,15 @@ pub fn report_io(ctx: &Context, which: Option<&str>, json: bool, all_inputs: boo
                 j
             })
             .collect();
+        let (samples, tuning) = crate::report_plot::json_extras(cat, &b.id)?;
         println!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "backup_id": b.id,
                 "rows": v,
                 "diagnosis": backup_diag,
+                "samples": samples,
+                "tuning": tuning,
                 "jobs": jobs.iter().map(|(id, kind, d)| serde_json::json!({ "job_id": id, "job_type": kind, "diagnosis": d })).collect::<Vec<_>>(),
             }))?
         );

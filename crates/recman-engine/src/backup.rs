@@ -472,6 +472,13 @@ fn run(
     let partial = live.cut_short.load(std::sync::atomic::Ordering::Relaxed);
     if partial {
         keep_whole_files(&the_plan.sets, &mut sets);
+        if sets.iter().all(|s| s.files.is_empty()) {
+            return Err(EngineError::Invalid(format!(
+                "backup {} finished no backup set within DURATION {}: nothing to keep as a partial backup; hint: give a longer window, or smaller sets with --filesperset",
+                rec.id,
+                opts.window.map(|w| w.text()).unwrap_or_default()
+            )));
+        }
         rec.backup_type = PARTIAL.into();
         let files: usize = sets.iter().map(|s| s.files.len()).sum();
         progress.notice(&format!(
