@@ -96,6 +96,14 @@ pub enum ReportWhat {
         /// Show every input file, not only the 20 slowest.
         #[arg(long)]
         all: bool,
+        /// Also draw throughput over time to this SVG file: a line per channel for reads and
+        /// one for writes, from the backup's per-second samples.
+        #[arg(long, value_name = "FILE.svg")]
+        plot: Option<std::path::PathBuf>,
+        /// Also write an HTML page with the plot, the settings changed while the backup ran and
+        /// the statistics tables.
+        #[arg(long, value_name = "FILE")]
+        html: Option<std::path::PathBuf>,
     },
     /// Backups and archived WAL the retention policy no longer needs.
     Obsolete {

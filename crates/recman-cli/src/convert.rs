@@ -248,7 +248,19 @@ impl From<cc::ReportWhat> for m::ReportWhat {
         match w {
             R::Schema { json } => m::ReportWhat::Schema { json },
             R::Unrecoverable { json } => m::ReportWhat::Unrecoverable { json },
-            R::Io { which, json, all } => m::ReportWhat::Io { which, json, all },
+            R::Io {
+                which,
+                json,
+                all,
+                plot,
+                html,
+            } => m::ReportWhat::Io {
+                which,
+                json,
+                all,
+                plot,
+                html,
+            },
             R::Obsolete { policy, json } => m::ReportWhat::Obsolete {
                 policy: policy.into(),
                 json,

@@ -90,7 +90,13 @@ pub fn diagnose(rows: &[IoStatRow]) -> Vec<String> {
     out
 }
 
-pub fn report_io(ctx: &Context, which: Option<&str>, json: bool, all_inputs: bool) -> Result<()> {
+pub fn report_io(
+    ctx: &Context,
+    which: Option<&str>,
+    json: bool,
+    all_inputs: bool,
+    files: crate::report_plot::Files,
+) -> Result<()> {
     let cat = ctx.repo.catalog();
     let b = recman_engine::find_backup(ctx, which)?;
     let mut rows = Vec::new();
@@ -106,6 +112,7 @@ pub fn report_io(ctx: &Context, which: Option<&str>, json: bool, all_inputs: boo
         .find(|j| j.1 == "BACKUP")
         .map(|j| j.2.clone())
         .unwrap_or_default();
+    crate::report_plot::write_files(cat, &b, &rows, &backup_diag, &files)?;
     if json {
         let v: Vec<serde_json::Value> = rows
             .iter()
@@ -203,5 +210,6 @@ pub fn report_io(ctx: &Context, which: Option<&str>, json: bool, all_inputs: boo
             println!("  {line}");
         }
     }
+    crate::report_plot::print_tuning(cat, &b.id)?;
     Ok(())
 }

@@ -4,12 +4,69 @@
 //! statistics tables.
 
 use anyhow::{Context as _, Result};
-use recman_catalog::{Catalog, IoSample, TuningEvent};
+use recman_catalog::{BackupRecord, Catalog, IoSample, IoStatRow, TuningEvent};
 use std::fmt::Write as _;
 use std::path::Path;
 
+/// Where `report io` also writes its plot and page.
+#[derive(Clone, Copy, Default)]
+pub struct Files<'a> {
+    pub plot: Option<&'a Path>,
+    pub html: Option<&'a Path>,
+}
+
+/// Writes the plot and the page asked for, from the backup's samples and statistics.
+pub fn write_files(
+    cat: &Catalog,
+    b: &BackupRecord,
+    rows: &[IoStatRow],
+    diagnosis: &[String],
+    files: &Files,
+) -> Result<()> {
+    if files.plot.is_none() && files.html.is_none() {
+        return Ok(());
+    }
+    let samples = cat.io_samples(&b.id)?;
+    if samples.is_empty() {
+        anyhow::bail!(
+            "backup {} has no per-second samples to plot; hint: backups taken by recman before the samples were kept have none, take a new backup",
+            b.id
+        );
+    }
+    let title = format!("backup {} (tag {}): throughput per channel", b.id, b.tag);
+    if let Some(p) = files.plot {
+        write_svg(p, &title, &samples)?;
+    }
+    if let Some(p) = files.html {
+        write_html(
+            p,
+            &title,
+            &samples,
+            &cat.tuning_events(&b.id)?,
+            rows,
+            diagnosis,
+        )?;
+    }
+    Ok(())
+}
+
+/// The text report's list of settings changed while the backup ran.
+pub fn print_tuning(cat: &Catalog, backup_id: &str) -> Result<()> {
+    let lines = tuning_lines(&cat.tuning_events(backup_id)?);
+    if !lines.is_empty() {
+        println!("settings changed while it ran:");
+        for l in lines {
+            println!("  {l}");
+        }
+    }
+    Ok(())
+}
+
 /// The samples and setting changes of a backup's own job, as `report io --json` shows them.
-pub fn json_extras(cat: &Catalog, backup_id: &str) -> Result<(serde_json::Value, serde_json::Value)> {
+pub fn json_extras(
+    cat: &Catalog,
+    backup_id: &str,
+) -> Result<(serde_json::Value, serde_json::Value)> {
     Ok((
         serde_json::to_value(cat.io_samples(backup_id)?)?,
         serde_json::to_value(cat.tuning_events(backup_id)?)?,
@@ -24,7 +81,9 @@ pub fn tuning_lines(events: &[TuningEvent]) -> Vec<String> {
             format!(
                 "{:>7.1}s {}{}: {}{} ({})",
                 e.at_ms as f64 / 1e3,
-                e.channel.map(|c| format!("channel {c} ")).unwrap_or_default(),
+                e.channel
+                    .map(|c| format!("channel {c} "))
+                    .unwrap_or_default(),
                 e.setting,
                 e.old_value
                     .as_deref()
@@ -123,8 +182,14 @@ pub fn svg(title: &str, samples: &[IoSample]) -> String {
     for (k, ch) in channels.iter().enumerate() {
         let colour = COLOURS[k % COLOURS.len()];
         for (dir, dash, pick) in [
-            ("read", "", (|s: &IoSample| s.bytes_read) as fn(&IoSample) -> u64),
-            ("written", r#" stroke-dasharray="6 3""#, |s: &IoSample| s.bytes_written),
+            (
+                "read",
+                "",
+                (|s: &IoSample| s.bytes_read) as fn(&IoSample) -> u64,
+            ),
+            ("written", r#" stroke-dasharray="6 3""#, |s: &IoSample| {
+                s.bytes_written
+            }),
         ] {
             let pts: Vec<String> = samples
                 .iter()
@@ -153,18 +218,22 @@ pub fn svg(title: &str, samples: &[IoSample]) -> String {
 
 /// Writes the plot of a backup's samples to `path`.
 pub fn write_svg(path: &Path, title: &str, samples: &[IoSample]) -> Result<()> {
-    std::fs::write(path, svg(title, samples))
-        .with_context(|| format!("cannot write the plot to {}; hint: check the directory exists and is writable", path.display()))
+    std::fs::write(path, svg(title, samples)).with_context(|| {
+        format!(
+            "cannot write the plot to {}; hint: check the directory exists and is writable",
+            path.display()
+        )
+    })
 }
 
-/// An HTML page: the plot, the setting changes and the statistics tables (`tables` is the
-/// text report, shown as it prints).
+/// An HTML page: the plot, the setting changes, the diagnosis and the statistics table.
 pub fn write_html(
     path: &Path,
     title: &str,
     samples: &[IoSample],
     events: &[TuningEvent],
-    tables: &str,
+    rows: &[IoStatRow],
+    diagnosis: &[String],
 ) -> Result<()> {
     let mut o = String::new();
     let _ = writeln!(
@@ -187,11 +256,39 @@ pub fn write_html(
             esc(&e.reason)
         );
     }
-    o.push_str("</table>\n<h2>Statistics</h2>\n<pre>\n");
-    o.push_str(&esc(tables));
-    o.push_str("</pre>\n</body></html>\n");
-    std::fs::write(path, o)
-        .with_context(|| format!("cannot write the page to {}; hint: check the directory exists and is writable", path.display()))
+    o.push_str("</table>\n<h2>Diagnosis</h2>\n<ul>\n");
+    for d in diagnosis {
+        let _ = writeln!(o, "<li>{}</li>", esc(d));
+    }
+    o.push_str("</ul>\n<h2>Statistics</h2>\n<table border=\"1\"><tr><th>job</th><th>type</th><th>ch</th><th>file / piece</th><th>io count</th><th>ready</th><th>short</th><th>long</th><th>long wait s</th><th>bytes</th><th>elapsed s</th><th>MB/s</th></tr>\n");
+    for r in rows {
+        let el = (r.close_time - r.open_time) as f64 / 1e6;
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{:.2}</td><td>{}</td></tr>",
+            esc(&r.job_type),
+            esc(&r.kind),
+            r.channel,
+            esc(r.filename.as_deref().unwrap_or("")),
+            r.io_count,
+            r.ready,
+            r.short_waits,
+            r.long_waits,
+            r.long_wait_time as f64 / 1e6,
+            r.bytes,
+            el,
+            r.effective_bytes_per_second()
+                .map(|b| format!("{:.1}", b as f64 / 1e6))
+                .unwrap_or_default()
+        );
+    }
+    o.push_str("</table>\n</body></html>\n");
+    std::fs::write(path, o).with_context(|| {
+        format!(
+            "cannot write the page to {}; hint: check the directory exists and is writable",
+            path.display()
+        )
+    })
 }
 
 #[cfg(test)]

@@ -23,7 +23,16 @@ fn minimize_load_spreads_the_backup_over_the_window() {
     setup.backup(&["--tag", "FLAT"]);
     let flat = t.elapsed();
     let t = Instant::now();
-    let id = setup.backup(&["--duration", "0:00:20", "--minimize-load", "--tag", "LOAD"]);
+    // Two channels share the one schedule.
+    let id = setup.backup(&[
+        "--duration",
+        "0:00:20",
+        "--minimize-load",
+        "--channels",
+        "2",
+        "--tag",
+        "LOAD",
+    ]);
     let paced = t.elapsed();
     eprintln!("unthrottled backup {flat:?}; DURATION 0:00:20 MINIMIZE LOAD {paced:?}");
     // The pacing guarantees the lower bound; the upper one is the machine's (see the report).
@@ -42,7 +51,10 @@ fn minimize_load_spreads_the_backup_over_the_window() {
         "{} samples, {busy} seconds with reads, peak {peak} of {total} bytes",
         samples.len()
     );
-    assert!(total > 100 << 20, "the samples hold the bytes read: {total}");
+    assert!(
+        total > 100 << 20,
+        "the samples hold the bytes read: {total}"
+    );
     assert!(busy >= 15, "reads spread over only {busy} seconds");
     assert!(
         peak * 5 < total,
@@ -61,6 +73,71 @@ fn minimize_load_spreads_the_backup_over_the_window() {
         .and_then(|n| n.parse().ok())
         .expect("the pacer's waits are recorded");
     assert!(waits > 10, "the channels were held back only {waits} times");
+
+    // The plot: valid SVG, a read and a write line for each channel.
+    let (_k, dir) = new_scratch_dir();
+    let (svg, html) = (dir.join("io.svg"), dir.join("io.html"));
+    setup.ok(&[
+        "report",
+        "io",
+        "LOAD",
+        "--plot",
+        path_str(&svg),
+        "--html",
+        path_str(&html),
+    ]);
+    let lines = polylines(&std::fs::read_to_string(&svg).unwrap());
+    for ch in ["1", "2"] {
+        for dir in ["read", "written"] {
+            let n = lines
+                .iter()
+                .find(|(c, d, _)| c == ch && d == dir)
+                .map(|l| l.2)
+                .unwrap_or_else(|| panic!("no {dir} line for channel {ch}: {lines:?}"));
+            assert!(n >= 10, "channel {ch} {dir}: {n} points");
+        }
+    }
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<svg") && page.contains("DURATION 0:00:20 MINIMIZE LOAD"));
+    let text = setup.ok(&["report", "io", "LOAD"]);
+    assert!(text.contains("settings changed while it ran"), "{text}");
+}
+
+/// The SVG's polylines as (channel, direction, points), parsed by an XML parser: a document
+/// that is not well-formed fails here.
+fn polylines(svg: &str) -> Vec<(String, String, usize)> {
+    use quick_xml::events::Event;
+    let mut r = quick_xml::Reader::from_str(svg);
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut root = None;
+    loop {
+        match r
+            .read_event()
+            .unwrap_or_else(|e| panic!("invalid svg: {e}\n{svg}"))
+        {
+            Event::Eof => break,
+            Event::Start(e) => {
+                depth += 1;
+                root.get_or_insert_with(|| String::from_utf8_lossy(e.name().as_ref()).to_string());
+            }
+            Event::End(_) => depth -= 1,
+            Event::Empty(e) if e.name().as_ref() == b"polyline" => {
+                let attr = |k: &str| {
+                    e.try_get_attribute(k)
+                        .unwrap()
+                        .map(|a| a.unescape_value().unwrap().to_string())
+                        .unwrap_or_default()
+                };
+                let points = attr("points").split_whitespace().count();
+                out.push((attr("data-channel"), attr("data-direction"), points));
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(depth, 0, "unbalanced svg");
+    assert_eq!(root.as_deref(), Some("svg"));
+    out
 }
 
 #[test]
@@ -69,7 +146,14 @@ fn partial_backup_is_completed_by_a_later_run_and_restores_equal() {
     let c = &setup.cluster;
     c.pgbench_init(2);
     // MINIMIZE TIME without PARTIAL: the window's end fails the backup and leaves nothing.
-    let e = setup.err(&["backup", "database", "--duration", "0:00:02", "--rate", "8M"]);
+    let e = setup.err(&[
+        "backup",
+        "database",
+        "--duration",
+        "0:00:02",
+        "--rate",
+        "8M",
+    ]);
     assert!(e.contains("did not finish within DURATION 0:00:02"), "{e}");
     let list = setup.backups();
     assert_eq!(list.len(), 1);
@@ -77,7 +161,10 @@ fn partial_backup_is_completed_by_a_later_run_and_restores_equal() {
     let dir = setup.repo.clone();
     let left: Vec<_> = walk(&dir)
         .into_iter()
-        .filter(|p| p.to_string_lossy().contains(list[0]["id"].as_str().unwrap()))
+        .filter(|p| {
+            p.to_string_lossy()
+                .contains(list[0]["id"].as_str().unwrap())
+        })
         .collect();
     assert!(left.is_empty(), "a failed backup left {left:?}");
 
@@ -102,12 +189,7 @@ fn partial_backup_is_completed_by_a_later_run_and_restores_equal() {
     assert!(files > 0, "nothing finished in the window");
     // Never a base by itself.
     let (_k, scratch) = new_scratch_dir();
-    let e = setup.err(&[
-        "restore",
-        "database",
-        "--to",
-        path_str(&scratch.join("r")),
-    ]);
+    let e = setup.err(&["restore", "database", "--to", path_str(&scratch.join("r"))]);
     assert!(e.contains("no available backup"), "{e}");
 
     let mut b = c.pgbench_background(2, 2);

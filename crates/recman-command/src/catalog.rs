@@ -64,6 +64,10 @@ pub enum ReportWhat {
         which: Option<String>,
         json: bool,
         all: bool,
+        /// `--plot FILE.svg`: throughput over time from the per-second samples.
+        plot: Option<std::path::PathBuf>,
+        /// `--html FILE`: a page with the plot and the tables.
+        html: Option<std::path::PathBuf>,
     },
     Obsolete {
         policy: PolicyOverride,

@@ -323,7 +323,8 @@ fn backup_set(
                     use std::sync::atomic::Ordering::Relaxed;
                     m.read.fetch_add(data.len() as u64, Relaxed);
                     let now = writer.bytes_written();
-                    m.written.fetch_add(now.saturating_sub(written_before), Relaxed);
+                    m.written
+                        .fetch_add(now.saturating_sub(written_before), Relaxed);
                     written_before = now;
                 }
             }
