@@ -38,6 +38,9 @@ pub enum ConfigureWhat {
         #[arg(num_args = 1.., required = true)]
         value: Vec<String>,
     },
+    /// `auto`: backups adapt read sizes, queue depth and the zstd level while they run (as
+    /// `backup database --tune auto`); `off` or `clear`.
+    Tuning { value: String },
     /// A device type's specification and default channel count (RMAN's CONFIGURE DEVICE
     /// TYPE / CHANNEL DEVICE TYPE ... PARMS): `sbt parms 'vtape:/srv/vtape'`,
     /// `s3 parms s3://bucket/prefix`, `disk parms /srv/backup`, `sbt parallelism 4`, `sbt clear`.

@@ -165,6 +165,7 @@ impl From<cli::BackupArgs> for m::BackupDatabase {
                 None
             },
             not_backed_up_since: a.window.not_backed_up_since,
+            tune: a.window.tune,
         }
     }
 }
@@ -216,6 +217,7 @@ impl From<cc::ConfigureWhat> for m::ConfigureWhat {
             C::Maxopenfiles { value } => m::ConfigureWhat::Maxopenfiles { value },
             C::SectionSize { value } => m::ConfigureWhat::SectionSize { value },
             C::BackupOptimization { value } => m::ConfigureWhat::BackupOptimization { value },
+            C::Tuning { value } => m::ConfigureWhat::Tuning { value },
             C::ArchivelogDeletionPolicy { value } => {
                 m::ConfigureWhat::ArchivelogDeletionPolicy { value }
             }

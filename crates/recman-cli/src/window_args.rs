@@ -23,4 +23,9 @@ pub struct WindowArgs {
     /// file whole (RMAN's NOT BACKED UP SINCE TIME); completes a PARTIAL backup.
     #[arg(long, value_name = "TIME")]
     pub not_backed_up_since: Option<String>,
+    /// `auto`: adapt read sizes, queue depth per input device and the zstd level between
+    /// backup sets from the live waits and CPU use, recording each change with its reason
+    /// (`report io` shows them); `off`. Default: `configure tuning`, else off.
+    #[arg(long, value_name = "auto|off", value_parser = ["auto", "off"])]
+    pub tune: Option<String>,
 }

@@ -30,6 +30,10 @@ pub enum ConfigureWhat {
     ArchivelogDeletionPolicy {
         value: Vec<String>,
     },
+    /// `auto` or `off`: whether backups adapt their settings while they run (`--tune`).
+    Tuning {
+        value: String,
+    },
     /// `parms SPEC`, `parallelism N`, `blksize N`, `env A=1` or `clear` for one device type.
     DeviceType {
         device: String,

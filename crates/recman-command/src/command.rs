@@ -177,6 +177,8 @@ pub struct BackupDatabase {
     pub minimize: Option<String>,
     /// RMAN's NOT BACKED UP SINCE TIME, as a time `restore --until-time` accepts.
     pub not_backed_up_since: Option<String>,
+    /// `--tune auto|off`; None: `configure tuning`.
+    pub tune: Option<String>,
 }
 
 impl Default for BackupDatabase {
@@ -203,6 +205,7 @@ impl Default for BackupDatabase {
             partial: false,
             minimize: None,
             not_backed_up_since: None,
+            tune: None,
         }
     }
 }

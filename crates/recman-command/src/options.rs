@@ -88,6 +88,8 @@ pub struct ResolvedBackup {
     pub section_size: Option<u64>,
     /// `configure backup-optimization on`.
     pub optimization: bool,
+    /// `configure tuning auto`.
+    pub tuning: bool,
     pub device: crate::precedence::DeviceChoice,
 }
 
@@ -115,6 +117,10 @@ impl BackupDatabase {
             as_copy: self.as_copy,
             for_recover_of_copy: self.for_recover_of_copy,
             window: self.window()?,
+            tune_auto: match self.tune.as_deref() {
+                Some(t) => t.eq_ignore_ascii_case("auto"),
+                None => r.tuning,
+            },
             not_backed_up_since: match &self.not_backed_up_since {
                 Some(t) => match RecoveryTarget::parse_time(t)? {
                     RecoveryTarget::Time { micros, .. } => Some(micros),
@@ -247,6 +253,7 @@ mod tests {
             compression: Compression::None,
             section_size: Some(1 << 30),
             optimization: true,
+            tuning: false,
             device: DeviceChoice {
                 device: Some("sbt".into()),
                 channels: 4,

@@ -66,6 +66,8 @@ pub struct BackupOptions {
     /// RMAN's NOT BACKED UP SINCE TIME (Unix microseconds): files held by a backup started
     /// since then go as their changed pages only (see `backup/since.rs`).
     pub not_backed_up_since: Option<i64>,
+    /// `--tune auto`: adapt read sizes, queue depth and the zstd level between sets.
+    pub tune_auto: bool,
 }
 
 impl Default for BackupOptions {
@@ -89,6 +91,7 @@ impl Default for BackupOptions {
             optimization: false,
             window: None,
             not_backed_up_since: None,
+            tune_auto: false,
         }
     }
 }
@@ -354,9 +357,16 @@ fn run(
     let sizes: Vec<u64> = scan.files.iter().map(|f| f.size).collect();
     // Known before anything is written, so a failed backup can say what it needed.
     rec.db_bytes = sizes.iter().sum();
+    // Auto tuning learns between sets: each channel gets at least 8 of them.
+    let filesperset = if opts.tune_auto {
+        let per = (sizes.len() / (opts.channels as usize * 8)).max(1) as u32;
+        opts.filesperset.min(per)
+    } else {
+        opts.filesperset
+    };
     let settings = PlanSettings {
         channels: opts.channels,
-        filesperset: opts.filesperset,
+        filesperset,
         maxopenfiles: opts.maxopenfiles,
         section_size: opts.section_size,
     };
@@ -385,7 +395,21 @@ fn run(
         opts.io.mode
     ));
     progress.start("backup", scan.total_bytes());
-    let live = crate::window::Live::new(opts.channels, opts.window, t0, scan.total_bytes());
+    let live = crate::window::Live::new(opts.channels, opts.window, t0, scan.total_bytes())
+        .with_tuner(
+            opts.tune_auto
+                .then(|| crate::tune::Tuner::new(opts.compression)),
+        );
+    if opts.tune_auto && filesperset != opts.filesperset {
+        live.event(
+            None,
+            "filesperset",
+            Some(opts.filesperset.to_string()),
+            filesperset.to_string(),
+            "tune auto: at least 8 sets per channel, so that settings can change between sets"
+                .into(),
+        );
+    }
     if let Some(w) = &opts.window {
         progress.notice(&format!(
             "DURATION {}{} MINIMIZE {}",

@@ -226,7 +226,24 @@ fn backup_set(
     let set = unit.set;
     let channel = w.no;
     let piece_path = recman_catalog::layout::piece(&sh.backup_dir, set.set_no, unit.piece_no);
+    let tuner = sh.live.and_then(|l| l.tuner.as_ref());
+    let device = match (tuner, set.files.first()) {
+        (Some(_), Some(&i)) => {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(sh.files[i].abs(sh.root_of(i)))
+                .map(|m| m.dev())
+                .unwrap_or(0)
+        }
+        _ => 0,
+    };
+    let (plan, compression) = match tuner {
+        Some(t) => t.for_set(device, set.mux, sh.io),
+        None => (BufferPlan::for_mux(set.mux, sh.io), sh.header.compression),
+    };
+    let (set_started, cpu_before) = (std::time::Instant::now(), crate::tune::thread_cpu_micros());
+    let mut set_input = IoCounters::default();
     let mut header = sh.header.clone();
+    header.compression = compression;
     header.set_no = set.set_no;
     header.piece_no = unit.piece_no;
     header.files = set
@@ -248,7 +265,6 @@ fn backup_set(
         )?)),
         None => SetOut::Null,
     };
-    let plan = BufferPlan::for_mux(set.mux, sh.io);
     let inputs: Vec<InputFile> = set
         .files
         .iter()
@@ -351,6 +367,7 @@ fn backup_set(
                 row.piece_no = Some(unit.piece_no);
                 stats.push(row);
                 total.add(&counters);
+                set_input.add(&counters);
                 done.push(FileOutcome {
                     index,
                     set_no: set.set_no,
@@ -382,14 +399,30 @@ fn backup_set(
             }
         }
     }
+    let mut set_output = None;
     let (size, crc32c, raw_bytes) = match writer {
         SetOut::Piece(w) => {
             let piece = w.finish()?;
             stats.push(piece.output_row(channel, set.set_no, unit.piece_no));
+            set_output = Some(piece.output.clone());
             (piece.size, piece.crc32c, piece.raw_bytes)
         }
         SetOut::Null => (0, 0, 0),
     };
+    if let (Some(t), Some(live)) = (tuner, sh.live) {
+        t.learn(
+            live,
+            plan,
+            &crate::tune::SetMeasure {
+                channel,
+                device,
+                input: &set_input,
+                output: set_output.as_ref(),
+                elapsed_us: set_started.elapsed().as_micros() as u64,
+                cpu_us: crate::tune::thread_cpu_micros().saturating_sub(cpu_before),
+            },
+        );
+    }
     if let Some(m) = meter {
         m.written.fetch_add(
             size.saturating_sub(written_before),

@@ -164,6 +164,8 @@ pub struct Live {
     samples: Mutex<Vec<IoSample>>,
     /// Set when a channel stopped at the window's end with work left (PARTIAL).
     pub cut_short: AtomicBool,
+    /// `--tune auto`: what the channels learn between sets.
+    pub tuner: Option<crate::tune::Tuner>,
 }
 
 impl Live {
@@ -182,7 +184,14 @@ impl Live {
             events: Mutex::new(Vec::new()),
             samples: Mutex::new(Vec::new()),
             cut_short: AtomicBool::new(false),
+            tuner: None,
         }
+    }
+
+    /// Adapts settings between sets (`--tune auto`).
+    pub fn with_tuner(mut self, tuner: Option<crate::tune::Tuner>) -> Live {
+        self.tuner = tuner;
+        self
     }
 
     /// A meter per channel (1-based channel numbers).
