@@ -126,7 +126,7 @@ fn polylines(svg: &str) -> Vec<(String, String, usize)> {
                 let attr = |k: &str| {
                     e.try_get_attribute(k)
                         .unwrap()
-                        .map(|a| a.unescape_value().unwrap().to_string())
+                        .map(|a| String::from_utf8_lossy(&a.value).to_string())
                         .unwrap_or_default()
                 };
                 let points = attr("points").split_whitespace().count();

@@ -577,3 +577,47 @@ mod tests {
         assert!(!names_only(&["+DATA".into()]));
     }
 }
+
+#[cfg(test)]
+mod window_tests {
+    use super::*;
+
+    fn lower_backup(src: &str) -> m::BackupDatabase {
+        let script = recman_lang::parse_script(src).unwrap();
+        let Statement::Backup(bk) = &script.statements[0].statement else {
+            panic!("not a backup: {src}");
+        };
+        let g = Global {
+            quiet: true,
+            ..Default::default()
+        };
+        let b = Block::new(&[]);
+        match backup(&b, bk, &g).unwrap().remove(0) {
+            m::Command::BackupDatabase(c) => *c,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn duration_and_not_backed_up_since_lower_to_the_flags() {
+        let c = lower_backup(
+            "BACKUP DURATION 0:00:20 PARTIAL MINIMIZE LOAD DATABASE NOT BACKED UP SINCE TIME '2026-11-25 10:00:00';",
+        );
+        assert_eq!(c.duration.as_deref(), Some("0:00:20"));
+        assert!(c.partial);
+        assert_eq!(c.minimize.as_deref(), Some("load"));
+        assert_eq!(
+            c.not_backed_up_since.as_deref(),
+            Some("2026-11-25 10:00:00")
+        );
+        let c = lower_backup("BACKUP DURATION 1:30 DATABASE;");
+        assert_eq!(c.duration.as_deref(), Some("1:30:00"));
+        assert!(!c.partial && c.minimize.is_none());
+        assert!(
+            recman_lang::check_round_trip(
+                "BACKUP DURATION 0:00:20 PARTIAL MINIMIZE TIME DATABASE;"
+            )
+            .is_ok()
+        );
+    }
+}
