@@ -4,7 +4,7 @@ mod checks;
 mod entries;
 mod failed;
 mod optimize;
-mod since;
+pub(crate) mod since;
 mod standby;
 
 use checks::{check_target, wait_for_wal};

@@ -7,13 +7,31 @@
 
 use crate::incremental::{Increment, ParentChoice};
 use crate::restore::load_manifest;
+use crate::retention::BackupFacts;
 use crate::{Context, EngineError};
-use recman_catalog::BackupStatus;
+use recman_catalog::{BackupRecord, BackupStatus};
 use recman_format::manifest::EntryKind;
 use recman_pg::Lsn;
 
 /// The backup types a later backup can build on: every backup of data files.
 const BASES: [&str; 4] = ["FULL", "LEVEL0", "LEVEL1", super::PARTIAL];
+
+/// For retention: a backup built directly on a PARTIAL one completes it, and the two restore
+/// as a whole base, so it counts as a full backup (a redundancy unit that keeps its parent).
+/// Without this a partial and its completion, having no full at their root, would both be
+/// obsolete.
+pub(crate) fn completing_counts_as_full(facts: &mut [BackupFacts], records: &[BackupRecord]) {
+    let partial: std::collections::HashSet<&str> = records
+        .iter()
+        .filter(|r| r.backup_type.eq_ignore_ascii_case(super::PARTIAL))
+        .map(|r| r.id.as_str())
+        .collect();
+    for f in facts.iter_mut() {
+        if f.parent.as_deref().is_some_and(|p| partial.contains(p)) {
+            f.full = true;
+        }
+    }
+}
 
 /// The newest backup of data files started at or after `since` (Unix microseconds) becomes the
 /// parent; with none, the backup is a full one.
@@ -57,4 +75,65 @@ pub(super) fn choose(ctx: &Context, since: i64) -> Result<ParentChoice, EngineEr
         }),
         Some(notice),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::retention::{RetentionPolicy, obsolete};
+
+    fn rec(id: &str, kind: &str) -> BackupRecord {
+        BackupRecord {
+            id: id.into(),
+            db_id: 1,
+            tag: id.into(),
+            backup_type: kind.into(),
+            status: BackupStatus::Available,
+            start_lsn: 0,
+            stop_lsn: Some(1),
+            timeline: 1,
+            start_wal: "000000010000000000000001".into(),
+            stop_wal: None,
+            start_time: 0,
+            stop_time: Some(1),
+            stop_next_xid: None,
+            db_bytes: 0,
+            written_bytes: 0,
+            file_count: 0,
+            channels: 1,
+            compression: "none".into(),
+            filesperset: 1,
+            maxopenfiles: 1,
+            pid: 0,
+            host: String::new(),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn a_partial_and_its_completion_are_kept_as_one_base() {
+        let records = [
+            rec("P", super::super::PARTIAL),
+            rec("C", "LEVEL1"),
+            rec("D", "LEVEL1"),
+        ];
+        let mut facts: Vec<BackupFacts> = records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let mut f = BackupFacts::from_record(r);
+                f.stop_time = Some(i as i64 + 1);
+                f
+            })
+            .collect();
+        facts[1].parent = Some("P".into());
+        facts[2].parent = Some("C".into());
+        completing_counts_as_full(&mut facts, &records);
+        assert_eq!(
+            facts.iter().map(|f| f.full).collect::<Vec<_>>(),
+            [false, true, false]
+        );
+        let o = obsolete(&facts, &[], RetentionPolicy::Redundancy(1), 10);
+        assert!(o.backups.is_empty(), "{o:?}");
+    }
 }
