@@ -236,9 +236,16 @@ fn backup_set(
         }
         _ => 0,
     };
-    let (plan, compression) = match tuner {
-        Some(t) => t.for_set(device, set.mux, sh.io),
-        None => (BufferPlan::for_mux(set.mux, sh.io), sh.header.compression),
+    let (plan, files_at_once, compression) = match tuner {
+        Some(t) => {
+            let (p, f, c) = t.for_set(device, set.mux, sh.io);
+            (p, f.min(set.files.len().max(1) as u32), c)
+        }
+        None => (
+            BufferPlan::for_mux(set.mux, sh.io),
+            set.mux,
+            sh.header.compression,
+        ),
     };
     let (set_started, cpu_before) = (std::time::Instant::now(), crate::tune::thread_cpu_micros());
     let mut set_input = IoCounters::default();
@@ -280,8 +287,8 @@ fn backup_set(
     let mut state: Vec<(u32, PageVerdicts, u64)> =
         vec![(0, PageVerdicts::default(), 0); set.files.len()];
     let mut done = Vec::new();
-    let mut mux =
-        InputMux::new(engine, plan, set.mux, inputs, throttle).direct_reads(sh.io.direct_reads);
+    let mut mux = InputMux::new(engine, plan, files_at_once, inputs, throttle)
+        .direct_reads(sh.io.direct_reads);
     let buf = (plan.size as u64, plan.per_file as u64);
     let meter = sh.live.map(|l| l.meter(channel));
     let mut written_before = 0u64;
@@ -417,6 +424,7 @@ fn backup_set(
         t.learn(
             live,
             plan,
+            files_at_once,
             &crate::tune::SetMeasure {
                 channel,
                 device,

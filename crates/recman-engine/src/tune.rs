@@ -20,6 +20,8 @@ use std::sync::Mutex;
 const MAX_REQUEST: usize = recman_format::MAX_CHUNK;
 /// Most reads in flight per open file.
 const MAX_DEPTH: usize = 32;
+/// Most files read at once when the tuner adds some (the plan fixes the channels).
+const MAX_FILES: u32 = 16;
 /// Shares of a set's time that make a side the limit.
 const WAITING: f64 = 0.3;
 const BUSY: f64 = 0.8;
@@ -40,6 +42,8 @@ pub struct SetMeasure<'a> {
 struct DevTune {
     size: usize,
     depth: usize,
+    /// Files read at once; None: the plan's.
+    files: Option<u32>,
 }
 
 pub struct Tuner {
@@ -55,21 +59,31 @@ impl Tuner {
         }
     }
 
-    /// The buffers and compression the next set read from `device` uses.
-    pub fn for_set(&self, device: u64, mux: u32, io: &IoSettings) -> (BufferPlan, Compression) {
+    /// The buffers, files read at once and compression of the next set read from `device`
+    /// (`mux`: the plan's files at once for that set).
+    pub fn for_set(
+        &self,
+        device: u64,
+        mux: u32,
+        io: &IoSettings,
+    ) -> (BufferPlan, u32, Compression) {
         let base = BufferPlan::for_mux(mux, io);
-        let plan = match self.devices.lock().expect("tuner lock").get(&device) {
-            Some(t) => BufferPlan {
-                per_file: t.depth,
-                size: t.size,
-            },
-            None => base,
+        let (plan, files) = match self.devices.lock().expect("tuner lock").get(&device) {
+            Some(t) => (
+                BufferPlan {
+                    per_file: t.depth,
+                    size: t.size,
+                },
+                t.files.map_or(mux, |f| f.max(mux)),
+            ),
+            None => (base, mux),
         };
-        (plan, *self.compression.lock().expect("tuner lock"))
+        (plan, files, *self.compression.lock().expect("tuner lock"))
     }
 
-    /// Learns from a finished set that used `plan`, recording every change in `live`.
-    pub fn learn(&self, live: &Live, plan: BufferPlan, m: &SetMeasure) {
+    /// Learns from a finished set that used `plan` with `files` read at once, recording every
+    /// change in `live`.
+    pub fn learn(&self, live: &Live, plan: BufferPlan, files: u32, m: &SetMeasure) {
         if m.elapsed_us < MIN_SET_MICROS || m.input.io_count < 4 {
             return;
         }
@@ -95,7 +109,20 @@ impl Tuner {
             let t = devs.entry(m.device).or_insert(DevTune {
                 size: plan.size,
                 depth: plan.per_file,
+                files: None,
             });
+            // Requests as deep and large as they go: more files in flight.
+            if t.depth >= MAX_DEPTH && t.size >= MAX_REQUEST && files < MAX_FILES {
+                let new = (files + 2).min(MAX_FILES);
+                live.event(
+                    ch,
+                    "files_in_flight",
+                    Some(files.to_string()),
+                    new.to_string(),
+                    format!("input bound: {figures}; more files read at once"),
+                );
+                t.files = Some(new);
+            }
             if t.depth < MAX_DEPTH {
                 let new = (t.depth * 2).min(MAX_DEPTH);
                 live.event(
@@ -200,6 +227,7 @@ mod tests {
         t.learn(
             live,
             plan,
+            2,
             &SetMeasure {
                 channel: 1,
                 device: 7,
@@ -216,13 +244,17 @@ mod tests {
         let live = Live::new(1, None, Instant::now(), 0);
         let io = IoSettings::default();
         let t = Tuner::new(Compression::Zstd { level: 3 });
-        let (plan, _) = t.for_set(7, 1, &io);
+        let (plan, _, _) = t.for_set(7, 1, &io);
         // CPU bound: lighter compression, buffers left alone.
         learn(&t, &live, plan, (10, 10), 950);
-        assert_eq!(t.for_set(7, 1, &io), (plan, Compression::Zstd { level: 1 }));
+        assert_eq!(
+            t.for_set(7, 1, &io),
+            (plan, 1, Compression::Zstd { level: 1 })
+        );
         // Input bound with CPU to spare: deeper queue, larger requests, heavier compression.
         learn(&t, &live, plan, (600, 0), 300);
-        let (p2, c2) = t.for_set(7, 1, &io);
+        let (p2, f2, c2) = t.for_set(7, 1, &io);
+        assert_eq!(f2, 1, "requests can still grow: files in flight wait");
         assert!(
             p2.per_file > plan.per_file && p2.size >= plan.size,
             "{p2:?}"
@@ -232,7 +264,12 @@ mod tests {
         assert_eq!(t.for_set(8, 1, &io).0, plan);
         // Output bound: heavier compression.
         learn(&t, &live, p2, (0, 500), 300);
-        assert_eq!(t.for_set(7, 1, &io).1, Compression::Zstd { level: 5 });
+        assert_eq!(t.for_set(7, 1, &io).2, Compression::Zstd { level: 5 });
+        // Requests at their deepest and largest: more files at once.
+        for _ in 0..4 {
+            learn(&t, &live, p2, (900, 0), 900);
+        }
+        assert_eq!(t.for_set(7, 1, &io).1, 4);
         let (_, ev) = live.take("B");
         let settings: Vec<&str> = ev.iter().map(|e| e.setting.as_str()).collect();
         assert_eq!(
@@ -242,7 +279,11 @@ mod tests {
                 "queue_depth",
                 "input_buffer_size",
                 "compress_level",
-                "compress_level"
+                "compress_level",
+                "input_buffer_size",
+                "files_in_flight",
+                "files_in_flight",
+                "files_in_flight",
             ]
         );
         assert!(ev[1].reason.starts_with("input bound"), "{}", ev[1].reason);
