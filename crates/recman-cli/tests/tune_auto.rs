@@ -130,18 +130,26 @@ fn auto_mode_deepens_reads_when_the_input_device_slows_down() {
         .filter(|e| e["setting"] == "input_buffer_size")
         .map(|e| (num(&e["old_value"]), num(&e["new_value"])))
         .collect();
+    let files: Vec<(u64, u64)> = tuning
+        .iter()
+        .filter(|e| e["setting"] == "files_in_flight")
+        .map(|e| (num(&e["old_value"]), num(&e["new_value"])))
+        .collect();
     assert!(
         !depth.is_empty() || !size.is_empty(),
         "a slowed input device changed no read setting: {tuning:?}"
     );
-    // Waiting for reads only ever deepens the queue and enlarges requests.
-    for (old, new) in depth.iter().chain(&size) {
+    // Waiting for reads only ever deepens the queue, enlarges requests and adds files.
+    for (old, new) in depth.iter().chain(&size).chain(&files) {
         assert!(new > old, "a read setting went from {old} to {new}");
     }
     assert!(
         tuning
             .iter()
-            .filter(|e| e["setting"] == "queue_depth" || e["setting"] == "input_buffer_size")
+            .filter(|e| {
+                ["queue_depth", "input_buffer_size", "files_in_flight"]
+                    .contains(&e["setting"].as_str().unwrap())
+            })
             .all(|e| e["reason"].as_str().unwrap().starts_with("input bound")),
         "{tuning:?}"
     );

@@ -112,12 +112,13 @@ impl Tuner {
                 files: None,
             });
             // Requests as deep and large as they go: more files in flight.
-            if t.depth >= MAX_DEPTH && t.size >= MAX_REQUEST && files < MAX_FILES {
-                let new = (files + 2).min(MAX_FILES);
+            let cur = t.files.unwrap_or(files).max(files);
+            if t.depth >= MAX_DEPTH && t.size >= MAX_REQUEST && cur < MAX_FILES {
+                let new = (cur + 2).min(MAX_FILES);
                 live.event(
                     ch,
                     "files_in_flight",
-                    Some(files.to_string()),
+                    Some(cur.to_string()),
                     new.to_string(),
                     format!("input bound: {figures}; more files read at once"),
                 );
@@ -269,7 +270,7 @@ mod tests {
         for _ in 0..4 {
             learn(&t, &live, p2, (900, 0), 900);
         }
-        assert_eq!(t.for_set(7, 1, &io).1, 4);
+        assert_eq!(t.for_set(7, 1, &io).1, 8);
         let (_, ev) = live.take("B");
         let settings: Vec<&str> = ev.iter().map(|e| e.setting.as_str()).collect();
         assert_eq!(
