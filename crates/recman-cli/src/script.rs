@@ -5,6 +5,7 @@
 
 mod block;
 mod configure;
+mod hints;
 mod lower;
 mod maint;
 mod prompt;
@@ -118,7 +119,7 @@ impl Session {
         c.check()
             .map_err(|e| anyhow::anyhow!("{}", in_statement_words(&e)))?;
         let path = c.path().join(" ");
-        let code = crate::commands::execute(&self.g, c)?;
+        let code = crate::commands::execute(&self.g, c).map_err(hints::in_language)?;
         if code != ExitCode::SUCCESS {
             bail!("recman {path} did not succeed");
         }

@@ -479,13 +479,19 @@ fn run(
     }
     if !over_limit.is_empty() {
         let list: Vec<String> = corrupt.iter().map(describe_corrupt).collect();
-        return Err(EngineError::Corrupt(format!(
-            "backup {} failed: exceeded the limit of {} corrupt block(s) per file in {}; corrupt blocks: {}; hint: repair the relation, or accept the blocks with --maxcorrupt N",
-            rec.id,
-            opts.maxcorrupt,
-            crate::util::cut_list(&over_limit, ", "),
-            crate::util::cut_list(&list, "; ")
-        )));
+        return Err(EngineError::remedy(
+            crate::ErrorKind::Corrupt,
+            format!(
+                "backup {} failed: exceeded the limit of {} corrupt block(s) per file in {}; corrupt blocks: {}",
+                rec.id,
+                opts.maxcorrupt,
+                crate::util::cut_list(&over_limit, ", "),
+                crate::util::cut_list(&list, "; ")
+            ),
+            crate::Hint::new()
+                .text("repair the relation, or ")
+                .act(crate::Action::AcceptCorruptBlocks),
+        ));
     }
     wait_for_wal(ctx, session, &needed, opts.archive_timeout)?;
 

@@ -2,6 +2,7 @@
 //! and moves WAL in and out of the repository. The CLI and the command language both call in
 //! here with plain option values; nothing in this crate prints.
 
+mod action;
 mod archive;
 mod archivelog;
 mod backup;
@@ -34,6 +35,7 @@ mod validate;
 mod validate_backup;
 mod wal_prefetch;
 
+pub use action::{Action, Hint, HintPart, Remedy, Spell, Words};
 pub use archive::{
     ArchiveGetOutcome, ArchivePushOutcome, DEFAULT_PUSH_BATCH, PushBatchReport, PushOptions,
     archive_current, archive_get, archive_push_batch, default_parallel, is_segment_name,
