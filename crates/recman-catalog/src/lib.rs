@@ -27,6 +27,7 @@ mod pgschema;
 mod records;
 pub mod repo;
 mod schema;
+pub mod tables;
 mod wal;
 mod walbackup;
 

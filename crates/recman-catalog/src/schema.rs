@@ -5,6 +5,10 @@
 //! IMMEDIATE transaction, so two processes opening an old catalog at once cannot both migrate,
 //! and a crash mid-way leaves the old schema intact.
 //!
+//! A table defined once for both engines ([`crate::tables`]: io_stat) is generated from that
+//! definition here and in [`crate::pgschema`]; the conformance suite checks both catalogs end
+//! up with its columns.
+//!
 //! The schema keeps everything needed to cross-check it against the repository's manifests
 //! (piece paths and checksums, WAL paths and checksums), so the catalog can be rebuilt from them.
 
@@ -97,32 +101,10 @@ const MIGRATIONS: &[&str] = &[
     "#,
     // 2: I/O statistics of every backup, restore and validate (V$BACKUP_ASYNC_IO and
     // V$BACKUP_SYNC_IO as SQL views).
-    r#"
-    CREATE TABLE io_stat (
-        id            INTEGER PRIMARY KEY AUTOINCREMENT,
-        job_id        TEXT NOT NULL,
-        job_type      TEXT NOT NULL,
-        backup_id     TEXT,
-        type          TEXT NOT NULL,
-        io_mode       TEXT NOT NULL,
-        channel       INTEGER NOT NULL,
-        set_no        INTEGER,
-        piece_no      INTEGER,
-        filename      TEXT,
-        open_time     INTEGER NOT NULL,
-        close_time    INTEGER NOT NULL,
-        io_count      INTEGER NOT NULL,
-        ready         INTEGER NOT NULL,
-        short_waits   INTEGER NOT NULL,
-        short_wait_time INTEGER NOT NULL,
-        long_waits    INTEGER NOT NULL,
-        long_wait_time INTEGER NOT NULL,
-        bytes         INTEGER NOT NULL,
-        buffer_size   INTEGER NOT NULL,
-        buffer_count  INTEGER NOT NULL,
-        io_time       INTEGER NOT NULL,
-        ring_submissions INTEGER NOT NULL DEFAULT 0
-    );
+    concat!(
+        "\n    ",
+        crate::tables::io_stat_table!(crate::tables::create_table!(sqlite,)),
+        r#"
     CREATE INDEX io_stat_job ON io_stat (job_id);
     CREATE INDEX io_stat_backup ON io_stat (backup_id);
     -- Times are unix microseconds; waits in microseconds, as the columns' names say in RMAN's
@@ -143,7 +125,8 @@ const MIGRATIONS: &[&str] = &[
                     THEN bytes * 1000000 / (close_time - open_time) END AS effective_bytes_per_second,
                CASE WHEN io_time > 0 THEN bytes * 1000000 / io_time END AS discrete_bytes_per_second
         FROM io_stat WHERE io_mode = 'sync';
-    "#,
+    "#
+    ),
     // 3: crosscheck status of pieces and archived WAL; deletions in progress, so that a
     // command killed between removing media and records can be finished by the next one;
     // which backup sets hold which archived WAL (BACKUP ARCHIVELOG).
