@@ -2,8 +2,6 @@
 //! PostgreSQL catalog (a real PostgreSQL 15 server that the test starts and stops) must behave
 //! the same through [`Catalog`]'s API. Every check runs on a fresh catalog of each engine.
 
-mod pgserver;
-
 use recman_catalog::{
     BackupRecord, BackupStatus, Catalog, CatalogError, CopyRecord, CorruptBlock, DeleteKind,
     IoStatRow, MediaStatus, PendingDelete, PieceRecord, SCHEMA_VERSION, WalRecord,
@@ -631,7 +629,7 @@ fn sqlite_catalog_conforms() {
 
 #[test]
 fn postgres_catalog_conforms_and_keeps_repositories_apart() {
-    let server = pgserver::PgServer::start();
+    let server = recman_testkit::PgServer::start();
     let url = server.url();
     run_checks(|name| Catalog::open_postgres(&url, &format!("/srv/conformance/{name}")).unwrap());
 

@@ -30,6 +30,8 @@ mod secondtier;
 mod select;
 pub mod stop;
 mod synthetic;
+#[cfg(feature = "test-api")]
+pub mod test_api;
 mod util;
 mod validate;
 mod validate_backup;
