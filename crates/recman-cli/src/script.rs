@@ -3,6 +3,7 @@
 //! (`recman_command::Command`), the same values the subcommands are converted into; each is
 //! checked against the options' documented ranges and run by `commands::execute`.
 
+mod archivelog;
 mod block;
 mod configure;
 mod lower;
@@ -150,6 +151,7 @@ fn in_statement_words(e: &recman_command::CheckError) -> String {
                 "redundancy" => "REDUNDANCY",
                 "recovery-window" | "days" => "the number of days",
                 "backed-up" => "BACKED UP n TIMES",
+                "not-backed-up" => "NOT BACKED UP n TIMES",
                 "incremental-level" => "INCREMENTAL LEVEL",
                 "which" => "the backup named",
                 other => other,

@@ -165,13 +165,14 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
         BackupObject::Datafile(_) | BackupObject::Tablespace(_) => bail!(
             "BACKUP DATAFILE/TABLESPACE: PostgreSQL restores a cluster only as a whole, so a part alone could never be restored; hint: BACKUP DATABASE"
         ),
-        BackupObject::Archivelog(_) => bail!(
-            "{}",
-            unsupported(
-                "BACKUP ARCHIVELOG",
-                "WAL is archived into the repository continuously by archive_command = 'recman archive-push %p'; LIST ARCHIVELOG ALL shows it"
-            )
-        ),
+        BackupObject::Archivelog(a) => {
+            if bk.plus_archivelog.is_some() {
+                bail!(
+                    "BACKUP ARCHIVELOG … PLUS ARCHIVELOG names the archived logs twice; hint: BACKUP ARCHIVELOG ALL"
+                );
+            }
+            return Ok(vec![super::archivelog::backup_archivelog(b, g, a, &opts)?]);
+        }
         BackupObject::CurrentControlfile { .. } | BackupObject::Spfile => bail!(
             "BACKUP CURRENT CONTROLFILE / SPFILE: pg_control, postgresql.conf and postgresql.auto.conf are part of every BACKUP DATABASE, and the catalog is in the repository; hint: BACKUP DATABASE"
         ),
@@ -186,16 +187,12 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
             )
         ),
     }
-    if let Some(p) = &bk.plus_archivelog {
-        if !p.is_empty() {
-            bail!(
-                "{}",
-                unsupported("operands of PLUS ARCHIVELOG", "write PLUS ARCHIVELOG alone")
-            );
-        }
-        note(
-            g,
-            "PLUS ARCHIVELOG: WAL is archived into the repository continuously, and the backup waits until the WAL it needs is archived",
+    if let Some(p) = &bk.plus_archivelog
+        && !p.is_empty()
+    {
+        bail!(
+            "{}",
+            unsupported("operands of PLUS ARCHIVELOG", "write PLUS ARCHIVELOG alone")
         );
     }
     if opts.iter().any(|o| matches!(o, BackupOpt::Validate)) {
@@ -203,6 +200,9 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
     }
     let mut c = m::BackupDatabase {
         device_type: target_device(b, &opts)?.map(str::to_string),
+        // As `--plus-archivelog`: the current WAL archived and the archived WAL not yet in
+        // a backup set put into sets, before the database and after it.
+        plus_archivelog: bk.plus_archivelog.is_some(),
         ..Default::default()
     };
     for o in opts {
