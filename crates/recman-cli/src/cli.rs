@@ -289,6 +289,11 @@ pub struct BackupArgs {
     /// OF COPY); makes the copy when it does not exist yet.
     #[arg(long, requires = "tag")]
     pub for_recover_of_copy: bool,
+    /// Write the pieces in a directory of your own under names made from a template with
+    /// RMAN's substitution variables, e.g. /srv/backup/ora_%U.rbf (RMAN's FORMAT); the
+    /// catalog records where each piece is.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub format: Option<String>,
     #[command(flatten)]
     pub io: crate::io_args::IoArgs,
 }

@@ -154,6 +154,7 @@ impl From<cli::BackupArgs> for m::BackupDatabase {
             cumulative: a.cumulative,
             as_copy: a.as_copy,
             for_recover_of_copy: a.for_recover_of_copy,
+            format: a.format,
             io: a.io.into(),
         }
     }

@@ -152,6 +152,7 @@ fn in_statement_words(e: &recman_command::CheckError) -> String {
                 "recovery-window" | "days" => "the number of days",
                 "backed-up" => "BACKED UP n TIMES",
                 "not-backed-up" => "NOT BACKED UP n TIMES",
+                "format" => "FORMAT",
                 "incremental-level" => "INCREMENTAL LEVEL",
                 "which" => "the backup named",
                 other => other,

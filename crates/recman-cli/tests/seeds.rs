@@ -78,3 +78,62 @@ fn plus_archivelog_writes_archivelog_sets_around_the_database() {
     let out = setup.ok(&["run", "BACKUP ARCHIVELOG ALL NOT BACKED UP 1 TIMES;"]);
     assert!(out.contains("no archived logs to back up"), "{out}");
 }
+
+/// FORMAT with a location: the pieces are written there under the template's names, the
+/// repository holds none of them, and crosscheck, validate, restore and delete find them.
+#[test]
+fn format_with_a_directory_writes_pieces_there_and_everything_finds_them() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table t(id int primary key, v text)");
+    c.psql("insert into t select g, md5(g::text) from generate_series(1, 5000) g");
+    let (_keep, scratch) = common::new_scratch_dir();
+    let share = scratch.join("backup_folder");
+    let script = format!(
+        "RUN {{\n  ALLOCATE CHANNEL d1 TYPE DISK FORMAT '{0}/chan_%U.rbf';\n  ALLOCATE CHANNEL d2 TYPE DISK FORMAT '{0}/chan_%U.rbf';\n  BACKUP AS COMPRESSED BACKUPSET FORMAT '{0}/ora_%d_%s_%p_%U.rbf' DATABASE TAG 'fmt';\n}}\n",
+        common::path_str(&share)
+    );
+    setup.ok(&["run", &script]);
+    let b = setup.backups().pop().unwrap();
+    let pieces = b["pieces"].as_array().unwrap();
+    assert!(!pieces.is_empty(), "{b}");
+    for p in pieces {
+        let path = setup.repo.join(p["path"].as_str().unwrap());
+        assert!(
+            !path.exists(),
+            "piece {} is in the repository",
+            path.display()
+        );
+    }
+    let mut names: Vec<String> = std::fs::read_dir(&share)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), pieces.len(), "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with("ora_main_") && n.ends_with("_1.rbf")),
+        "the BACKUP's FORMAT wins over the channels': {names:?}"
+    );
+    let id = b["id"].as_str().unwrap().to_string();
+    setup.ok(&["validate", "backup", &id]);
+    // A piece gone from the share: crosscheck says so; back again: AVAILABLE again.
+    let gone = share.join(&names[0]);
+    let aside = scratch.join("aside");
+    std::fs::rename(&gone, &aside).unwrap();
+    setup.ok(&["crosscheck", "backup"]);
+    assert_eq!(setup.backups().pop().unwrap()["status"], "EXPIRED");
+    std::fs::rename(&aside, &gone).unwrap();
+    setup.ok(&["crosscheck", "backup"]);
+    assert_eq!(setup.backups().pop().unwrap()["status"], "AVAILABLE");
+
+    c.switch_wal_and_wait_archived();
+    let expected = c.all_table_checksums();
+    let (_r, to) = setup.restore(&[]);
+    drop(start_and_compare(&to, &expected));
+
+    setup.ok(&["delete", "backup", &id, "--noprompt"]);
+    assert_eq!(std::fs::read_dir(&share).unwrap().count(), 0);
+}

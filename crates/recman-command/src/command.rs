@@ -168,6 +168,8 @@ pub struct BackupDatabase {
     pub cumulative: bool,
     pub as_copy: bool,
     pub for_recover_of_copy: bool,
+    /// RMAN's FORMAT with a location (`/srv/backup/ora_%U.rbf`): the pieces are written there.
+    pub format: Option<String>,
     pub io: IoOptions,
 }
 
@@ -190,6 +192,7 @@ impl Default for BackupDatabase {
             cumulative: false,
             as_copy: false,
             for_recover_of_copy: false,
+            format: None,
             io: IoOptions::default(),
         }
     }

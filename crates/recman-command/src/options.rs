@@ -114,6 +114,15 @@ impl BackupDatabase {
             cumulative: self.cumulative,
             as_copy: self.as_copy,
             for_recover_of_copy: self.for_recover_of_copy,
+            format: self
+                .format
+                .as_deref()
+                .map(recman_engine::piece_format::PieceFormat::parse)
+                .transpose()
+                .map_err(|e| OptionError::Value {
+                    option: "format",
+                    source: Box::new(e),
+                })?,
         })
     }
 }

@@ -168,6 +168,20 @@ impl Command {
                     true,
                 )?;
                 c.pair("as-copy", b.as_copy, "tag", b.tag.is_some(), true)?;
+                if let Some(f) = &b.format {
+                    recman_engine::piece_format::PieceFormat::parse(f).map_err(|e| {
+                        CheckError::Value {
+                            option: "format",
+                            value: f.clone(),
+                            why: e
+                                .to_string()
+                                .split("; hint:")
+                                .next()
+                                .unwrap_or_default()
+                                .to_string(),
+                        }
+                    })?;
+                }
                 c.pair(
                     "as-copy",
                     b.as_copy,

@@ -16,6 +16,7 @@ mod incremental;
 pub mod io;
 mod manifest_io;
 mod pagecheck;
+pub mod piece_format;
 mod pieces;
 mod pipeline;
 pub mod plan;

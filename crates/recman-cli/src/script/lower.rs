@@ -17,6 +17,8 @@ pub(crate) struct Takes {
     pub standby: bool,
     pub maxopenfiles: bool,
     pub rate: bool,
+    /// FORMAT with a location (BACKUP DATABASE's `format`).
+    pub format: bool,
 }
 
 /// The options every channel of a block agrees on.
@@ -27,6 +29,8 @@ pub(crate) struct ChannelOpts {
     pub maxopenfiles: Option<u32>,
     pub rate: Option<String>,
     pub standby: Option<String>,
+    /// A FORMAT template with a location that every channel gives.
+    pub format: Option<String>,
 }
 
 /// RMAN's compression algorithm names mapped to recman's codecs.
@@ -53,6 +57,7 @@ pub(crate) fn channel_args(b: &Block, g: &Global, takes: Takes) -> Result<Channe
     let mut maxopen = None;
     let mut rate = None;
     let mut standby: Option<String> = None;
+    let mut format: Option<String> = None;
     for c in &b.channels {
         for op in &c.ops {
             match op {
@@ -90,6 +95,9 @@ pub(crate) fn channel_args(b: &Block, g: &Global, takes: Takes) -> Result<Channe
                         );
                     }
                 }
+                ChannelOp::Format(f) if takes.format && !names_only(f) => {
+                    agree(&mut format, one_template(f)?, &c.name, "FORMAT")?
+                }
                 ChannelOp::Format(f) => format_without_flag(
                     g,
                     "channel FORMAT",
@@ -109,6 +117,7 @@ pub(crate) fn channel_args(b: &Block, g: &Global, takes: Takes) -> Result<Channe
         }
     }
     out.standby = standby;
+    out.format = format;
     if takes.maxopenfiles {
         out.maxopenfiles = maxopen.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
     }
@@ -265,6 +274,7 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
                 "{}",
                 unsupported("COPIES (duplexed backups)", "take a second backup")
             ),
+            BackupOpt::Format(f) if !names_only(f) => c.format = Some(one_template(f)?),
             BackupOpt::Format(f) => format_without_flag(
                 g,
                 "FORMAT",
@@ -301,9 +311,14 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
             standby: true,
             maxopenfiles: true,
             rate: true,
+            format: true,
         },
     )?;
     c.channels = ch.channels;
+    // The BACKUP's own FORMAT wins over its channels', as in RMAN.
+    if c.format.is_none() {
+        c.format = ch.format;
+    }
     c.maxopenfiles = ch.maxopenfiles;
     c.standby = ch.standby;
     c.io.rate = ch.rate;
@@ -449,6 +464,7 @@ fn validate_database(b: &Block, g: &Global, opts: &[&BackupOpt]) -> Result<m::Co
             standby: false,
             maxopenfiles: true,
             rate: true,
+            format: false,
         },
     )?;
     Ok(m::Command::ValidateDatabase {
@@ -533,6 +549,20 @@ fn names_only(templates: &[String]) -> bool {
     templates
         .iter()
         .all(|t| !t.is_empty() && !t.contains(['/', '\\']) && !t.starts_with('+'))
+}
+
+/// The one template of a FORMAT with a location: recman writes one copy of each piece.
+fn one_template(templates: &[String]) -> Result<String> {
+    match templates {
+        [one] => Ok(one.clone()),
+        _ => bail!(
+            "{}",
+            unsupported(
+                "FORMAT with several templates (a piece copy per template)",
+                "give one FORMAT template"
+            )
+        ),
+    }
 }
 
 /// FORMAT where the command has no --format: templates that only name pieces are accepted
