@@ -27,6 +27,7 @@ mod pgschema;
 mod records;
 pub mod repo;
 mod schema;
+mod snapshot;
 mod wal;
 mod walbackup;
 

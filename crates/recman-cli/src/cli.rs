@@ -226,6 +226,14 @@ pub enum BackupWhat {
         #[arg(long)]
         device_type: String,
     },
+    /// A consistent copy of the catalog, with the cluster's pg_control, as one piece (RMAN's
+    /// BACKUP CURRENT CONTROLFILE); `restore controlfile --from` brings the catalog back.
+    Controlfile {
+        /// Where the piece goes: a directory and a name template with RMAN's substitution
+        /// variables, e.g. /srv/backup/ctl_%U.rbf. Default: controlfile/ in the repository.
+        #[arg(long, value_name = "TEMPLATE")]
+        format: Option<String>,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -300,7 +308,14 @@ pub struct BackupArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum RestoreWhat {
-    Database(RestoreArgs),
+    Database(Box<RestoreArgs>),
+    /// Put the catalog held by a piece of `backup controlfile` into the repository (RMAN's
+    /// RESTORE CONTROLFILE FROM); a catalog already there is kept beside it, renamed.
+    Controlfile {
+        /// The piece file.
+        #[arg(long)]
+        from: std::path::PathBuf,
+    },
 }
 
 #[derive(Args, Debug)]

@@ -18,7 +18,10 @@ impl From<cli::Command> for m::Command {
             cli::Command::Backup { what } => what.into(),
             cli::Command::Restore {
                 what: cli::RestoreWhat::Database(a),
-            } => m::Command::RestoreDatabase(Box::new(a.into())),
+            } => m::Command::RestoreDatabase(Box::new((*a).into())),
+            cli::Command::Restore {
+                what: cli::RestoreWhat::Controlfile { from },
+            } => m::Command::RestoreControlfile { from },
             cli::Command::Validate { what } => match what {
                 cli::ValidateWhat::Database { maxopenfiles, io } => m::Command::ValidateDatabase {
                     maxopenfiles,
@@ -116,6 +119,7 @@ impl From<cli::BackupWhat> for m::Command {
             cli::BackupWhat::RecoveryArea { device_type } => {
                 m::Command::BackupRecoveryArea { device_type }
             }
+            cli::BackupWhat::Controlfile { format } => m::Command::BackupControlfile { format },
         }
     }
 }
@@ -169,6 +173,7 @@ impl From<cc::ArchivelogBackupArgs> for m::BackupArchivelog {
             compress: a.compress,
             filesperset: a.filesperset,
             tag: a.tag,
+            format: a.format,
         }
     }
 }

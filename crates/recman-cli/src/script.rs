@@ -11,6 +11,7 @@ mod maint;
 mod prompt;
 mod refuse;
 mod restore;
+mod service;
 
 use crate::cli::Global;
 use anyhow::{Context, Result, bail};

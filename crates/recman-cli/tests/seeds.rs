@@ -137,3 +137,105 @@ fn format_with_a_directory_writes_pieces_there_and_everything_finds_them() {
     setup.ok(&["delete", "backup", &id, "--noprompt"]);
     assert_eq!(std::fs::read_dir(&share).unwrap().count(), 0);
 }
+
+fn make_standby(primary: &common::Cluster) -> (tempfile::TempDir, common::Cluster) {
+    let (tmp, dir) = common::new_scratch_dir();
+    let data = dir.join("standby");
+    common::run_as_cluster_user_ok(
+        std::process::Command::new(common::pg_bin("pg_basebackup"))
+            .arg("-D")
+            .arg(&data)
+            .args(["-R", "-X", "stream", "--no-sync", "-c", "fast", "-d"])
+            .arg(primary.conninfo()),
+    );
+    let standby = common::Cluster::adopt(data);
+    standby.start();
+    (tmp, standby)
+}
+
+/// Seed 002's nightly script as written, with only the share's path adapted: its channels
+/// connect to `/@instance1..3`, services of a pg_service.conf (instance1 the primary,
+/// instance2 and instance3 a streaming standby of it), the pieces, the archived-log sets and
+/// the control file go to the share under the FORMAT names. The catalog then comes back
+/// from the control file piece alone, and a restore from the share gives equal data.
+#[test]
+fn seed_002_nightly_script_runs_as_written_and_restores() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.pgbench_init(1);
+    let (_s, standby) = make_standby(c);
+    let (_keep, scratch) = common::new_scratch_dir();
+    let services = scratch.join("pg_service.conf");
+    let entry = |name: &str, cl: &common::Cluster| {
+        format!(
+            "[{name}]\nhost={}\nport={}\nuser=postgres\ndbname=postgres\n",
+            cl.sockdir.display(),
+            cl.port
+        )
+    };
+    std::fs::write(
+        &services,
+        format!(
+            "{}{}{}",
+            entry("instance1", c),
+            entry("instance2", &standby),
+            entry("instance3", &standby)
+        ),
+    )
+    .unwrap();
+    let share = scratch.join("backup_folder");
+    let script = golden("seed002_backup.rcv").replace(
+        "\\\\<IP_Address>\\backup_folder\\",
+        &format!("{}/", common::path_str(&share)),
+    );
+    assert_eq!(script.matches(common::path_str(&share)).count(), 3);
+    let env = [("PGSERVICEFILE", common::path_str(&services))];
+    let run = |args: &[&str]| {
+        let out = common::recman_env(setup.args(args), &env);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "recman {args:?} failed:\n{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    let out = run(&["run", &script]);
+    assert!(out.contains("control file backup"), "{out}");
+    let names: Vec<String> = std::fs::read_dir(&share)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let count = |p: &str| names.iter().filter(|n| n.starts_with(p)).count();
+    assert!(
+        count("ora_") > 10,
+        "FILESPERSET 1: a piece per file: {names:?}"
+    );
+    assert_eq!(count("arc_"), 1, "{names:?}");
+    assert_eq!(count("ctl_"), 1, "{names:?}");
+    let listed = setup.backups();
+    let full = listed.iter().find(|b| b["type"] != "ARCHIVELOG").unwrap();
+    assert_eq!(full["channels"], 3, "{full}");
+    for p in full["pieces"].as_array().unwrap() {
+        assert!(!setup.repo.join(p["path"].as_str().unwrap()).exists());
+    }
+
+    // The catalog lost; the control file piece on the share brings it back.
+    let before = setup.ok(&["list", "backup", "--json"]);
+    for f in ["catalog.db", "catalog.db-wal", "catalog.db-shm"] {
+        let _ = std::fs::remove_file(setup.repo.join(f));
+    }
+    let ctl = share.join(names.iter().find(|n| n.starts_with("ctl_")).unwrap());
+    setup.ok(&[
+        "run",
+        &format!("RESTORE CONTROLFILE FROM '{}';", common::path_str(&ctl)),
+    ]);
+    assert_eq!(before, setup.ok(&["list", "backup", "--json"]));
+
+    c.psql("create table after_script as select 1 as n");
+    c.switch_wal_and_wait_archived();
+    let expected = c.all_table_checksums();
+    let (_r, to) = setup.restore(&[]);
+    drop(start_and_compare(&to, &expected));
+    standby.stop();
+}

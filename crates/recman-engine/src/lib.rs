@@ -7,6 +7,7 @@ mod archivelog;
 mod backup;
 mod channel;
 mod context;
+pub mod controlfile;
 pub mod copy;
 mod crosscheck;
 pub mod devices;

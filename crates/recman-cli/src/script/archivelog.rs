@@ -27,9 +27,9 @@ pub(crate) fn backup_archivelog(
             )
         );
     }
-    channels_for_wal(b, g)?;
     let mut c = m::BackupArchivelog {
         which: "all".into(),
+        format: channels_for_wal(b, g)?,
         ..Default::default()
     };
     for o in opts {
@@ -72,6 +72,9 @@ pub(crate) fn backup_archivelog(
                     );
                 }
             }
+            BackupOpt::Format(f) if !super::lower::names_only(f) => {
+                c.format = Some(super::lower::one_template(f)?)
+            }
             BackupOpt::Format(f) => format_without_flag(
                 g,
                 "FORMAT",
@@ -100,7 +103,7 @@ fn repository_device(g: &Global) -> &'static str {
 /// The block's channels for a backup of archived WAL: the segments are read from the
 /// repository's archive, not from a server, so a channel's CONNECT does not change what is
 /// read; the sets go into the repository, so the channels must be of its device type.
-fn channels_for_wal(b: &Block, g: &Global) -> Result<()> {
+fn channels_for_wal(b: &Block, g: &Global) -> Result<Option<String>> {
     if let Some(d) = super::lower::channels_device(b)?
         && d != repository_device(g)
     {
@@ -124,5 +127,48 @@ fn channels_for_wal(b: &Block, g: &Global) -> Result<()> {
             "BACKUP ARCHIVELOG: the segments are read from the repository's archive, so the channels' CONNECT does not apply to them",
         );
     }
-    Ok(())
+    // The channels' FORMAT with a location, when they agree on one (else the BACKUP's own).
+    let mut format: Option<String> = None;
+    for c in &b.channels {
+        for op in &c.ops {
+            if let ChannelOp::Format(f) = op
+                && !super::lower::names_only(f)
+            {
+                let t = super::lower::one_template(f)?;
+                if format.as_ref().is_some_and(|old| *old != t) {
+                    bail!(
+                        "channel {}: FORMAT '{t}' differs from another channel's; recman applies one value to all channels of a command; hint: give every channel the same FORMAT",
+                        c.name
+                    );
+                }
+                format = Some(t);
+            }
+        }
+    }
+    Ok(format)
+}
+
+/// `BACKUP CURRENT CONTROLFILE [FORMAT 'dir/ctl_%U.rbf']`: the catalog and pg_control as one
+/// piece, in the FORMAT directory (the BACKUP's, else the channels'), else in the repository.
+pub(crate) fn backup_controlfile(b: &Block, g: &Global, opts: &[&BackupOpt]) -> Result<m::Command> {
+    let mut format = channels_for_wal(b, g)?;
+    for o in opts {
+        match o {
+            BackupOpt::Format(f) if !super::lower::names_only(f) => {
+                format = Some(super::lower::one_template(f)?)
+            }
+            BackupOpt::Format(f) => format_without_flag(
+                g,
+                "FORMAT",
+                f,
+                "the piece goes into the repository; drop FORMAT",
+            )?,
+            BackupOpt::DeviceType(d)
+                if super::configure::device_word(d)? == repository_device(g) => {}
+            other => bail!(
+                "BACKUP CURRENT CONTROLFILE takes FORMAT, so {other} does not apply; hint: drop it"
+            ),
+        }
+    }
+    Ok(m::Command::BackupControlfile { format })
 }

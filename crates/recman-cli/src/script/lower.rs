@@ -60,6 +60,23 @@ pub(crate) fn channel_args(b: &Block, g: &Global, takes: Takes) -> Result<Channe
     let mut format: Option<String> = None;
     for c in &b.channels {
         for op in &c.ops {
+            // A net service name (`/@instance1`) is a pg_service.conf service; a channel
+            // connected to the target itself reads what every channel reads.
+            let aliased;
+            let op = match op {
+                ChannelOp::Connect(cs) if cs != "/" => {
+                    let conninfo = super::service::alias(cs);
+                    if g.target.as_deref() == Some(conninfo.as_str())
+                        || super::service::same_server(g.target.as_deref(), &conninfo)?
+                    {
+                        &ChannelOp::Connect("/".into())
+                    } else {
+                        aliased = ChannelOp::Connect(conninfo);
+                        &aliased
+                    }
+                }
+                other => other,
+            };
             match op {
                 ChannelOp::MaxOpenFiles(n) => agree(&mut maxopen, *n, &c.name, "MAXOPENFILES")?,
                 ChannelOp::Rate(s) => agree(&mut rate, s.bytes(), &c.name, "RATE")?,
@@ -70,6 +87,7 @@ pub(crate) fn channel_args(b: &Block, g: &Global, takes: Takes) -> Result<Channe
                 {
                     if let Some(old) = &standby
                         && old != cs
+                        && !super::service::same_server(Some(old), cs)?
                     {
                         bail!(
                             "channel {}: CONNECT '{}' (the standby it reads) differs from another channel's '{}'; recman applies one value to all channels of a command; hint: give every channel the same CONNECT",
@@ -182,8 +200,14 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
             }
             return Ok(vec![super::archivelog::backup_archivelog(b, g, a, &opts)?]);
         }
-        BackupObject::CurrentControlfile { .. } | BackupObject::Spfile => bail!(
-            "BACKUP CURRENT CONTROLFILE / SPFILE: pg_control, postgresql.conf and postgresql.auto.conf are part of every BACKUP DATABASE, and the catalog is in the repository; hint: BACKUP DATABASE"
+        BackupObject::CurrentControlfile { for_standby: false } => {
+            return Ok(vec![super::archivelog::backup_controlfile(b, g, &opts)?]);
+        }
+        BackupObject::CurrentControlfile { for_standby: true } => bail!(
+            "BACKUP CURRENT CONTROLFILE FOR STANDBY: a PostgreSQL standby is made from a base backup; hint: pg_basebackup -R, or RESTORE DATABASE TO '/dir' and a standby.signal"
+        ),
+        BackupObject::Spfile => bail!(
+            "BACKUP SPFILE: postgresql.conf and postgresql.auto.conf are part of every BACKUP DATABASE; hint: BACKUP DATABASE"
         ),
         BackupObject::Backupset(_) | BackupObject::RecoveryArea | BackupObject::RecoveryFiles => {
             return second_tier(b, bk, &opts, g);
@@ -545,14 +569,14 @@ pub(crate) fn channels_device(b: &Block) -> Result<Option<&'static str>> {
 }
 
 /// Whether FORMAT templates only name pieces (`'%U_%t'`): no directory, disk group or share.
-fn names_only(templates: &[String]) -> bool {
+pub(crate) fn names_only(templates: &[String]) -> bool {
     templates
         .iter()
         .all(|t| !t.is_empty() && !t.contains(['/', '\\']) && !t.starts_with('+'))
 }
 
 /// The one template of a FORMAT with a location: recman writes one copy of each piece.
-fn one_template(templates: &[String]) -> Result<String> {
+pub(crate) fn one_template(templates: &[String]) -> Result<String> {
     match templates {
         [one] => Ok(one.clone()),
         _ => bail!(
