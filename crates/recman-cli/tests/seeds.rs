@@ -45,6 +45,11 @@ fn seed_004_daily_script_runs_as_written_and_restores() {
         .filter(|w| w["kind"] == "segment" && w["backed_up"] == 0)
         .collect();
     assert!(left.is_empty(), "{left:?}");
+    // The image copy the script rolls forward is listed.
+    let copies: Vec<serde_json::Value> =
+        serde_json::from_str(&setup.ok(&["list", "copy", "--json"])).unwrap();
+    assert_eq!(copies.len(), 1, "{copies:?}");
+    assert_eq!(copies[0]["tag"], "WEEKLY_FULL_BKUP");
     c.psql("create table after_night as select 1 as n");
     c.switch_wal_and_wait_archived();
     let expected = c.all_table_checksums();
