@@ -224,7 +224,7 @@ impl From<cc::ConfigureWhat> for m::ConfigureWhat {
 impl From<cc::ShowWhat> for m::ShowWhat {
     fn from(w: cc::ShowWhat) -> Self {
         match w {
-            cc::ShowWhat::All { json } => m::ShowWhat::All { json },
+            cc::ShowWhat::All { json, rman } => m::ShowWhat::All { json, rman },
         }
     }
 }

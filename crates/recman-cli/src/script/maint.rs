@@ -109,7 +109,10 @@ pub(crate) fn lower(s: &Session, st: &Statement) -> Result<Vec<m::Command>> {
                     &format!("SHOW {}: recman shows every setting", words.join(" ")),
                 );
             }
-            one(m::Command::Show(m::ShowWhat::All { json: false }))
+            one(m::Command::Show(m::ShowWhat::All {
+                json: false,
+                rman: true,
+            }))
         }
         Statement::List(l) => one(list(l)?),
         Statement::Report(r) => one(m::Command::Report(match r {
