@@ -8,6 +8,8 @@ mod block;
 mod configure;
 mod lower;
 mod maint;
+#[cfg(test)]
+mod parity;
 mod prompt;
 mod refuse;
 mod restore;
