@@ -6,6 +6,8 @@
 mod archivelog;
 mod block;
 mod configure;
+#[cfg(test)]
+mod doc_tables;
 mod lower;
 mod maint;
 #[cfg(test)]

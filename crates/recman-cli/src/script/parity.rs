@@ -359,14 +359,14 @@ fn leaves(c: &clap::Command, path: &mut Vec<String>, out: &mut Vec<(String, Vec<
     }
 }
 
-/// The command a statement lowers to, without running anything.
-fn lower(text: &str) -> Vec<m::Command> {
-    let script = parse_script(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+/// The commands a statement lowers to, without running anything; Err when it is refused.
+pub(crate) fn lower_checked(text: &str) -> anyhow::Result<Vec<m::Command>> {
+    let script = parse_script(text).map_err(|e| anyhow::anyhow!("{text}: {e}"))?;
     let g = Global::default();
     let s = Session { g: g.clone() };
     let b = Block::top_level();
     let st = &script.statements[0].statement;
-    let r = match st {
+    match st {
         Statement::Backup(bk) => super::lower::backup(&b, bk, &g),
         Statement::Restore(r) => super::restore::restore(&b, &g, r, None).map(|c| vec![c]),
         Statement::Validate(v) => super::lower::validate(&b, &g, v),
@@ -375,9 +375,23 @@ fn lower(text: &str) -> Vec<m::Command> {
         Statement::RegisterDatabase => Ok(vec![m::Command::RegisterDatabase {
             name: "main".into(),
         }]),
+        // Statements that only change the session or the block, or are refused: run on an
+        // empty block, which executes no command for them.
+        Statement::Foreign { .. }
+        | Statement::Connect { .. }
+        | Statement::Allocate(_)
+        | Statement::Set(_)
+        | Statement::Release(_) => {
+            let mut s = s;
+            let mut b = b;
+            b.run_statement(&mut s, st).map(|_| Vec::new())
+        }
         other => super::maint::lower(&s, other),
-    };
-    r.unwrap_or_else(|e| panic!("{text}: {e:#}"))
+    }
+}
+
+fn lower(text: &str) -> Vec<m::Command> {
+    lower_checked(text).unwrap_or_else(|e| panic!("{text}: {e:#}"))
 }
 
 fn cli(args: &str) -> m::Command {
