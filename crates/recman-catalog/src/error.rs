@@ -280,6 +280,7 @@ impl CatalogError {
             | CatalogError::BadPath { .. }
             | CatalogError::CacheMismatch { .. }
             | CatalogError::NeedsDisk { .. }
+            | CatalogError::SharedCatalog { .. }
             | CatalogError::NameTaken { .. }
             | CatalogError::AlreadyRegistered { .. } => K::InvalidInput,
             CatalogError::BadMarker { .. } | CatalogError::Corrupt { .. } => K::Corrupt,
