@@ -28,6 +28,7 @@ mod records;
 pub mod repo;
 mod schema;
 pub mod tables;
+mod snapshot;
 mod wal;
 mod walbackup;
 
