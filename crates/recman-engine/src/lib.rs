@@ -29,6 +29,7 @@ mod secondtier;
 mod select;
 pub mod stop;
 mod synthetic;
+pub mod tuning;
 mod util;
 mod validate;
 mod validate_backup;
