@@ -194,6 +194,7 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE io_stat ADD COLUMN throttle_time INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE io_stat ADD COLUMN cpu_time INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE io_stat ADD COLUMN cpu_wait_time INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE io_stat ADD COLUMN device TEXT;
     CREATE TABLE calibration (
         id       INTEGER PRIMARY KEY AUTOINCREMENT,

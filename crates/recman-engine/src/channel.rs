@@ -144,6 +144,7 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
     let repo = sh.repo.as_ref().map(|h| h.open()).transpose()?;
     let started = now_micros();
     let cpu0 = crate::tuning::thread_cpu_time();
+    let cpu_wait0 = crate::tuning::thread_cpu_wait();
     let (mut engine, notice) = crate::io::open_engine(sh.io, 64).map_err(|e| {
         EngineError::Invalid(format!(
             "cannot start i/o mode {}: {e}; hint: choose another with --io",
@@ -209,6 +210,8 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
     agg.io_mode = engine.mode().to_string();
     agg.throttle_time = throttle.slept().as_micros() as u64;
     agg.cpu_time = (crate::tuning::thread_cpu_time() - cpu0).as_micros() as u64;
+    agg.cpu_wait_time =
+        (crate::tuning::thread_cpu_wait().saturating_sub(cpu_wait0)).as_micros() as u64;
     agg.device = device.clone();
     out.stats.push(agg);
     Ok(out)

@@ -98,7 +98,11 @@ mod tests {
         }
         // The fourth MiB was admitted once the first three were due: 0.3 s.
         let s = t0.elapsed();
-        assert!(t.slept() >= Duration::from_millis(300), "slept {:?}", t.slept());
+        assert!(
+            t.slept() >= Duration::from_millis(300),
+            "slept {:?}",
+            t.slept()
+        );
         assert!(
             s >= Duration::from_millis(300),
             "3 MiB at 10 MiB/s took {s:?}"

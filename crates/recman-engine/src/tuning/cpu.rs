@@ -14,6 +14,16 @@ pub fn thread_cpu_time() -> Duration {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
+/// Time the calling thread was runnable but waited for a CPU, from the scheduler's
+/// statistics (zero where the kernel keeps none).
+pub fn thread_cpu_wait() -> Duration {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map(Duration::from_nanos)
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

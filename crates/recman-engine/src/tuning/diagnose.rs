@@ -42,6 +42,9 @@ pub struct TimeSplit {
     pub input_wait_seconds: f64,
     pub output_wait_seconds: f64,
     pub cpu_seconds: f64,
+    /// Time the channels were ready to compute but waited for a CPU (a loaded machine): part
+    /// of a CPU limit.
+    pub cpu_wait_seconds: f64,
     /// False for jobs recorded before CPU time was kept: the CPU share is then what is left
     /// of the channels' time after the waits.
     pub cpu_measured: bool,
@@ -93,6 +96,7 @@ pub fn diagnose_job(rows: &[IoStatRow]) -> Option<Diagnosis> {
             a.long_wait_time + a.short_wait_time
         });
         s.cpu_seconds += secs(a.cpu_time);
+        s.cpu_wait_seconds += secs(a.cpu_wait_time);
     }
     let outputs = rows.iter().filter(|r| r.kind == "OUTPUT");
     let mut bytes_written = 0;
@@ -104,7 +108,8 @@ pub fn diagnose_job(rows: &[IoStatRow]) -> Option<Diagnosis> {
         s.cpu_seconds = (s.channel_seconds
             - s.rate_seconds
             - s.input_wait_seconds
-            - s.output_wait_seconds)
+            - s.output_wait_seconds
+            - s.cpu_wait_seconds)
             .max(0.0);
     }
     let device = rows
@@ -115,20 +120,20 @@ pub fn diagnose_job(rows: &[IoStatRow]) -> Option<Diagnosis> {
         (Bottleneck::Rate, s.rate_seconds),
         (Bottleneck::Input, s.input_wait_seconds),
         (Bottleneck::Output, s.output_wait_seconds),
-        (Bottleneck::Cpu, s.cpu_seconds),
+        (Bottleneck::Cpu, s.cpu_seconds + s.cpu_wait_seconds),
     ];
-    let (mut bottleneck, part) = candidates
-        .iter()
-        .copied()
-        .fold((Bottleneck::Cpu, -1.0), |best, c| if c.1 > best.1 { c } else { best });
+    let (mut bottleneck, part) =
+        candidates
+            .iter()
+            .copied()
+            .fold(
+                (Bottleneck::Cpu, -1.0),
+                |best, c| if c.1 > best.1 { c } else { best },
+            );
     if bottleneck == Bottleneck::Output && device.as_deref() == Some("s3") {
         bottleneck = Bottleneck::Network;
     }
-    let elapsed_us = aggs
-        .iter()
-        .map(|a| a.close_time)
-        .max()
-        .unwrap_or(0)
+    let elapsed_us = aggs.iter().map(|a| a.close_time).max().unwrap_or(0)
         - aggs.iter().map(|a| a.open_time).min().unwrap_or(0);
     let bytes_read: u64 = aggs.iter().map(|a| a.bytes).sum();
     let per_s = |b: u64| {
@@ -185,7 +190,7 @@ impl Diagnosis {
                 self.share * 100.0
             ),
             format!(
-                "channel time {:.2}s over {} channel(s): rate sleep {:.2}s ({:.0}%), input waits {:.2}s ({:.0}%), output waits {:.2}s ({:.0}%), cpu {:.2}s ({:.0}%{})",
+                "channel time {:.2}s over {} channel(s): rate sleep {:.2}s ({:.0}%), input waits {:.2}s ({:.0}%), output waits {:.2}s ({:.0}%), cpu {:.2}s ({:.0}%{}), waiting for a cpu {:.2}s ({:.0}%)",
                 s.channel_seconds,
                 self.channels,
                 s.rate_seconds,
@@ -197,6 +202,8 @@ impl Diagnosis {
                 s.cpu_seconds,
                 pct(s.cpu_seconds),
                 if s.cpu_measured { "" } else { ", estimated" },
+                s.cpu_wait_seconds,
+                pct(s.cpu_wait_seconds),
             ),
             format!(
                 "read {:.1} MB at {:.1} MB/s, wrote {:.1} MB at {:.1} MB/s{}",
@@ -246,10 +253,19 @@ mod tests {
     fn the_largest_part_of_the_channels_time_names_the_bottleneck() {
         let b = |rows: &[IoStatRow]| diagnose_job(rows).unwrap().bottleneck;
         // A throttled channel computes little and waits little: it is not "cpu".
-        assert_eq!(b(&[agg(10_000_000, 8_000_000, 500_000, 900_000)]), Bottleneck::Rate);
-        assert_eq!(b(&[agg(10_000_000, 0, 7_000_000, 2_000_000)]), Bottleneck::Input);
+        assert_eq!(
+            b(&[agg(10_000_000, 8_000_000, 500_000, 900_000)]),
+            Bottleneck::Rate
+        );
+        assert_eq!(
+            b(&[agg(10_000_000, 0, 7_000_000, 2_000_000)]),
+            Bottleneck::Input
+        );
         assert_eq!(b(&[agg(10_000_000, 0, 0, 9_500_000)]), Bottleneck::Cpu);
-        let mut rows = vec![agg(10_000_000, 0, 100_000, 1_000_000), out(8_000_000, "disk")];
+        let mut rows = vec![
+            agg(10_000_000, 0, 100_000, 1_000_000),
+            out(8_000_000, "disk"),
+        ];
         assert_eq!(b(&rows), Bottleneck::Output);
         rows[1].device = Some("s3".into());
         assert_eq!(b(&rows), Bottleneck::Network);

@@ -4,7 +4,7 @@
 mod cpu;
 pub mod diagnose;
 
-pub use cpu::thread_cpu_time;
+pub use cpu::{thread_cpu_time, thread_cpu_wait};
 pub use diagnose::{Bottleneck, Diagnosis, diagnose_job};
 
 /// The kind of an output device from its description ("disk /srv/repo", "s3://bucket/p"):
