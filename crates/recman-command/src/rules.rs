@@ -138,7 +138,10 @@ impl Command {
             } => c.pair("summary", *summary, "by-file", *by_file, false),
             Command::ListArchivelog { .. }
             | Command::ListIncarnation { .. }
-            | Command::ListCopy { .. } => Ok(()),
+            | Command::ListCopy { .. }
+            | Command::Calibrate { .. }
+            | Command::Advise { .. }
+            | Command::ListCalibration { .. } => Ok(()),
             Command::RegisterDatabase { name } => c.name("name", Some(name)),
             Command::BackupDatabase(b) => {
                 c.count("channels", n(b.channels), ranges::CHANNELS)?;

@@ -1,6 +1,8 @@
 //! The seeds' tuning method in the engine: what limited a job (the diagnosis of `report io`),
 //! what the devices and the CPU can do (`calibrate`) and which settings follow (`advise`).
 
+pub mod advise;
+pub mod calibrate;
 mod cpu;
 pub mod diagnose;
 
