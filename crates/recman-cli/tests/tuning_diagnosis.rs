@@ -119,7 +119,7 @@ fn a_slow_uplink_to_s3_is_named_network() {
     let Some(server) = s3_server_or_skip() else {
         return;
     };
-    let link = SlowLink::start(&server.endpoint(), 3 << 20);
+    let link = SlowLink::start(server.endpoint(), 3 << 20);
     let (_dir, path) = new_scratch_dir();
     let config = |name: &str, endpoint: &str| {
         let p = path.join(name);
@@ -135,7 +135,7 @@ fn a_slow_uplink_to_s3_is_named_network() {
         chown_to_cluster_user(&p);
         p
     };
-    let fast = config("fast.toml", &server.endpoint());
+    let fast = config("fast.toml", server.endpoint());
     let slow = config("slow.toml", &link.endpoint());
     let url = format!("s3://{}/net", server.bucket());
     let cache = path.join("cache");

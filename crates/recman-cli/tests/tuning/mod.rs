@@ -46,7 +46,16 @@ impl Blkio {
             return None;
         }
         let path = root.join(format!("recman-test-{}-{}", std::process::id(), unique()));
-        std::fs::create_dir(&path).unwrap_or_else(|e| panic!("create {}: {e}", path.display()));
+        if let Err(e) = std::fs::create_dir(&path) {
+            if e.kind() == std::io::ErrorKind::PermissionDenied {
+                recman_media::testkit::missing_prerequisite(
+                    "blkio",
+                    &format!("cannot create a blkio cgroup ({e}): the tests must run as root"),
+                );
+                return None;
+            }
+            panic!("create {}: {e}", path.display());
+        }
         let g = Blkio { path };
         if let Some(r) = read_bps {
             g.write("blkio.throttle.read_bps_device", &format!("{disk} {r}"));

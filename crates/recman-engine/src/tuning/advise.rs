@@ -281,7 +281,8 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
             share >> 20
         ),
     });
-    let blksize: u64 = if tape { 1 << 20 } else { 1 << 20 };
+    // recman's default BLKSIZE (1M) is already above seed 000's 256K floor for tape.
+    let blksize: u64 = 1 << 20;
     if tape {
         steps.push(Step {
             step: "blksize".into(),

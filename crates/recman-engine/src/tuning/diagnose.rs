@@ -137,9 +137,11 @@ pub fn diagnose_job(rows: &[IoStatRow]) -> Option<Diagnosis> {
         - aggs.iter().map(|a| a.open_time).min().unwrap_or(0);
     let bytes_read: u64 = aggs.iter().map(|a| a.bytes).sum();
     let per_s = |b: u64| {
-        (elapsed_us > 0)
-            .then(|| (b as u128 * 1_000_000 / elapsed_us as u128) as u64)
-            .unwrap_or(0)
+        if elapsed_us > 0 {
+            (b as u128 * 1_000_000 / elapsed_us as u128) as u64
+        } else {
+            0
+        }
     };
     let mut d = Diagnosis {
         bottleneck,
