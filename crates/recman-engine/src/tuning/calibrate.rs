@@ -146,6 +146,8 @@ pub fn calibrate(
         let dev = format!("{}:{}", libc::major(m.dev()), libc::minor(m.dev()));
         by_dev.entry(dev).or_default().push((p, m.len()));
     }
+    // Before any probe: a buffered probe brings what it reads into the cache.
+    let cache = page_cache(&scan.files, pgdata);
     let io_uring = crate::io::probe_uring().is_ok();
     let mut inputs = Vec::new();
     for (device, mut files) in by_dev {
@@ -160,11 +162,10 @@ pub fn calibrate(
             best_request_size: 0,
             best_queue_depth: 0,
         };
-        // Each probe starts where the last ended, so that a buffered probe does not meet
-        // pages an earlier one brought into the cache.
-        let mut cursor = (0usize, 0u64);
+        // Every probe reads the same largest files from their start, as a backup meets them
+        // (direct reads leave the page cache as it was); the cache's share was taken before.
         for &(size, qd) in SHAPES {
-            let p = read_probe(&files, &mut cursor, size, qd, true, opt, io_uring)?;
+            let p = read_probe(&files, &mut (0, 0), size, qd, true, opt, io_uring)?;
             if p.bytes_per_second > d.best_bytes_per_second {
                 d.best_bytes_per_second = p.bytes_per_second;
                 d.best_request_size = size;
@@ -174,7 +175,7 @@ pub fn calibrate(
         }
         d.probes.push(read_probe(
             &files,
-            &mut cursor,
+            &mut (0, 0),
             1 << 20,
             4,
             false,
@@ -195,7 +196,7 @@ pub fn calibrate(
         inputs,
         outputs: outs,
         cpu: cpu_rates(&sample),
-        page_cache: page_cache(&scan.files, pgdata),
+        page_cache: cache,
         io_uring,
     })
 }
