@@ -14,6 +14,7 @@
 
 mod atomic;
 mod backup;
+mod calibration;
 mod catalog;
 mod copies;
 mod db;
@@ -32,6 +33,7 @@ mod snapshot;
 mod wal;
 mod walbackup;
 
+pub use calibration::CalibrationRecord;
 pub use catalog::Catalog;
 pub use copies::CopyRecord;
 pub use error::{CatalogError, LockHolder};

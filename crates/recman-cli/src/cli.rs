@@ -177,6 +177,25 @@ pub enum Command {
     },
     /// Run RMAN-style statements from a file (-f) or the command line (docs/language.md).
     Run(RunArgs),
+    /// Measure, briefly and read-only, each tablespace device's read rate, each output
+    /// device's write rate, the CPU's check and compression rates and the page cache
+    /// (docs/tuning.md); stored in the catalog.
+    Calibrate {
+        #[arg(long)]
+        json: bool,
+    },
+    /// The seeds' tuning steps from the newest calibration: channels, multiplexing, buffers,
+    /// I/O mode, compression, the expected bottleneck and duration (docs/tuning.md).
+    Advise {
+        /// A backup window (H:MM[:SS]): whether the backup fits, and what would make it fit.
+        #[arg(long)]
+        window: Option<String>,
+        #[arg(long)]
+        json: bool,
+        /// Store the settings as CONFIGURE does.
+        #[arg(long)]
+        apply: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -426,6 +445,11 @@ pub enum ListWhat {
     },
     /// Image copies (none yet: recman writes backup sets only).
     Copy {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Measurements taken by `recman calibrate`, newest last.
+    Calibration {
         #[arg(long)]
         json: bool,
     },

@@ -47,6 +47,7 @@ impl From<cli::Command> for m::Command {
                 cli::ListWhat::Archivelog { json, .. } => m::Command::ListArchivelog { json },
                 cli::ListWhat::Incarnation { json } => m::Command::ListIncarnation { json },
                 cli::ListWhat::Copy { json } => m::Command::ListCopy { json },
+                cli::ListWhat::Calibration { json } => m::Command::ListCalibration { json },
             },
             cli::Command::ArchivePush {
                 path,
@@ -94,6 +95,16 @@ impl From<cli::Command> for m::Command {
             cli::Command::Run(a) => m::Command::Run {
                 file: a.file,
                 text: a.text,
+            },
+            cli::Command::Calibrate { json } => m::Command::Calibrate { json },
+            cli::Command::Advise {
+                window,
+                json,
+                apply,
+            } => m::Command::Advise {
+                window,
+                json,
+                apply,
             },
         }
     }

@@ -85,6 +85,19 @@ pub enum Command {
     Delete(DeleteWhat),
     Crosscheck(CrosscheckWhat),
     Catalog(CatalogWhat),
+    /// Measure the devices and the CPU for the tuning method (docs/tuning.md).
+    Calibrate {
+        json: bool,
+    },
+    /// The seeds' tuning steps from the newest calibration; `apply` stores the settings.
+    Advise {
+        window: Option<String>,
+        json: bool,
+        apply: bool,
+    },
+    ListCalibration {
+        json: bool,
+    },
     /// Run RMAN-style statements from a file (`-` for standard input) or a text.
     Run {
         file: Option<PathBuf>,
@@ -124,6 +137,9 @@ impl Command {
             Command::Crosscheck(_) => &["crosscheck"],
             Command::Catalog(_) => &["catalog"],
             Command::Run { .. } => &["run"],
+            Command::Calibrate { .. } => &["calibrate"],
+            Command::Advise { .. } => &["advise"],
+            Command::ListCalibration { .. } => &["list", "calibration"],
         }
     }
 }

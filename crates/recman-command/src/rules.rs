@@ -139,7 +139,10 @@ impl Command {
             Command::ListArchivelog { .. }
             | Command::ListIncarnation { .. }
             | Command::ListCopy { .. }
-            | Command::RestoreControlfile { .. } => Ok(()),
+            | Command::RestoreControlfile { .. }
+            | Command::Calibrate { .. }
+            | Command::Advise { .. }
+            | Command::ListCalibration { .. } => Ok(()),
             Command::BackupControlfile { format } => check_format(format.as_deref()),
             Command::RegisterDatabase { name } => c.name("name", Some(name)),
             Command::BackupDatabase(b) => {

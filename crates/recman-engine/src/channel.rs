@@ -147,6 +147,8 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
     let channel = w.no;
     let repo = sh.repo.as_ref().map(|h| h.open()).transpose()?;
     let started = now_micros();
+    let cpu0 = crate::tuning::thread_cpu_time();
+    let cpu_wait0 = crate::tuning::thread_cpu_wait();
     let (mut engine, notice) = crate::io::open_engine(sh.io, 64).map_err(|e| {
         EngineError::Invalid(format!(
             "cannot start i/o mode {}: {e}; hint: choose another with --io",
@@ -160,6 +162,10 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
         notice,
     };
     let mut total = IoCounters::default();
+    let device = sh
+        .output
+        .as_ref()
+        .map(|m| crate::tuning::device_kind(&m.describe()));
     loop {
         // A stop (another channel failed, or a signal) must fail the backup, never end it
         // short with sets missing.
@@ -186,6 +192,9 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
             r.job_id = sh.header.backup_id.clone();
             r.job_type = "BACKUP".into();
             r.backup_id = Some(sh.header.backup_id.clone());
+            if r.kind == "OUTPUT" {
+                r.device = device.clone();
+            }
         }
         if let Some(repo) = &repo {
             repo.catalog().add_io_stats(&rows)?;
@@ -203,6 +212,11 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
     );
     agg.ring_submissions = engine.ring_submissions();
     agg.io_mode = engine.mode().to_string();
+    agg.throttle_time = throttle.slept().as_micros() as u64;
+    agg.cpu_time = (crate::tuning::thread_cpu_time() - cpu0).as_micros() as u64;
+    agg.cpu_wait_time =
+        (crate::tuning::thread_cpu_wait().saturating_sub(cpu_wait0)).as_micros() as u64;
+    agg.device = device.clone();
     out.stats.push(agg);
     Ok(out)
 }

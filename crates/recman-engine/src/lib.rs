@@ -34,6 +34,7 @@ pub mod stop;
 mod synthetic;
 #[cfg(feature = "test-api")]
 pub mod test_api;
+pub mod tuning;
 mod util;
 mod validate;
 mod validate_backup;
