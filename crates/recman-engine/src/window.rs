@@ -121,15 +121,19 @@ impl Pacer {
         }
     }
 
-    /// Sleeps while the channels together are ahead of the schedule.
-    pub fn pace(&self) {
+    /// Sleeps while the channels together are ahead of the schedule; returns the time slept.
+    pub fn pace(&self) -> Duration {
         let wait = self.ahead_by();
-        if !wait.is_zero() {
-            self.waits.fetch_add(1, Ordering::Relaxed);
-            self.slept_us
-                .fetch_add(wait.as_micros() as u64, Ordering::Relaxed);
-            std::thread::sleep(wait);
+        if wait.is_zero() {
+            return Duration::ZERO;
         }
+        self.waits.fetch_add(1, Ordering::Relaxed);
+        let t0 = Instant::now();
+        std::thread::sleep(wait);
+        let slept = t0.elapsed();
+        self.slept_us
+            .fetch_add(slept.as_micros() as u64, Ordering::Relaxed);
+        slept
     }
 
     pub fn add(&self, n: u64) {

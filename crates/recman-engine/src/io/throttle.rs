@@ -9,6 +9,8 @@ pub struct Throttle {
     bytes: u64,
     /// A schedule shared with the other channels (DURATION … MINIMIZE LOAD), kept as well.
     shared: Option<std::sync::Arc<crate::window::Pacer>>,
+    /// Time slept so far: what the diagnosis names "rate" when it dominates the channel's time.
+    slept: Duration,
 }
 
 impl Throttle {
@@ -18,6 +20,7 @@ impl Throttle {
             start: Instant::now(),
             bytes: 0,
             shared: None,
+            slept: Duration::ZERO,
         }
     }
 
@@ -28,14 +31,21 @@ impl Throttle {
     }
 
     /// Sleeps while the channel is ahead of its schedule; call before issuing a read.
-    pub fn pace(&self) {
+    pub fn pace(&mut self) {
         if let Some(p) = &self.shared {
-            p.pace();
+            self.slept += p.pace();
         }
         let wait = self.ahead_by(self.start.elapsed());
         if !wait.is_zero() {
+            let t0 = Instant::now();
             std::thread::sleep(wait);
+            self.slept += t0.elapsed();
         }
+    }
+
+    /// Total time [`Throttle::pace`] slept.
+    pub fn slept(&self) -> Duration {
+        self.slept
     }
 
     /// How far ahead of its schedule the channel is `elapsed` after it started: the bytes
@@ -103,6 +113,11 @@ mod tests {
         }
         // The fourth MiB was admitted once the first three were due: 0.3 s.
         let s = t0.elapsed();
+        assert!(
+            t.slept() >= Duration::from_millis(300),
+            "slept {:?}",
+            t.slept()
+        );
         assert!(
             s >= Duration::from_millis(300),
             "3 MiB at 10 MiB/s took {s:?}"

@@ -114,20 +114,35 @@ impl WalPlan {
         };
         let before_end = named(&|s| s <= self.required_segno);
         if !before_end.is_empty() {
-            return Err(EngineError::NotFound(format!(
-                "wal segment(s) {} needed to make backup {backup_id} consistent (through {}) are in no archive, archivelog backup or copy the catalog knows of; hint: restore from another backup with --from-tag; this one cannot become consistent without them",
-                cut(&before_end),
-                self.required_through
-            )));
+            return Err(EngineError::remedy(
+                crate::ErrorKind::NotFound,
+                format!(
+                    "wal segment(s) {} needed to make backup {backup_id} consistent (through {}) are in no archive, archivelog backup or copy the catalog knows of",
+                    cut(&before_end),
+                    self.required_through
+                ),
+                crate::Hint::new()
+                    .act(crate::Action::RestoreFromTag)
+                    .text("; this one cannot become consistent without them"),
+            ));
         }
         let before_target = named(&|s| s <= self.checked_segno);
         if !before_target.is_empty() && !allow_gap {
-            return Err(EngineError::NotFound(format!(
-                "the wal from backup {backup_id} to {} has a gap: segment(s) {} are in no archive, archivelog backup or copy the catalog knows of, and recovery would silently end there; hint: restore to a target before segment {} (--until-time or --until-lsn), or pass --allow-wal-gap to recover up to the gap",
-                self.end,
-                cut(&before_target),
-                before_target[0]
-            )));
+            return Err(EngineError::remedy(
+                crate::ErrorKind::NotFound,
+                format!(
+                    "the wal from backup {backup_id} to {} has a gap: segment(s) {} are in no archive, archivelog backup or copy the catalog knows of, and recovery would silently end there",
+                    self.end,
+                    cut(&before_target),
+                ),
+                crate::Hint::new()
+                    .act_as(
+                        crate::Action::RecoverUntil,
+                        format!("restore to a target before segment {}", before_target[0]),
+                    )
+                    .text(", or ")
+                    .act(crate::Action::AllowWalGap),
+            ));
         }
         Ok(())
     }
@@ -360,8 +375,11 @@ fn segment_sources(
                 None
             } else {
                 let mut any = false;
+                // The repository, or where the catalog has a copy (a FORMAT directory).
                 for p in &pieces {
-                    any |= ctx.repo.media().stat(p)?.is_some();
+                    for src in crate::pieces::sources(&ctx.repo, p)? {
+                        any |= src.media.stat(&src.name)?.is_some();
+                    }
                 }
                 Some(any)
             };
