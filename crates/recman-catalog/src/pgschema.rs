@@ -108,7 +108,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         body     TEXT COLLATE "C" NOT NULL
     );
     "#,
-    // 5: per-second samples per channel and the settings changed while a job ran.
+    // 6: per-second samples per channel and the settings changed while a job ran.
     r#"
     CREATE TABLE io_sample (
         job_id        TEXT COLLATE "C" NOT NULL,

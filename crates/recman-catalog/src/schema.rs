@@ -119,7 +119,7 @@ const MIGRATIONS: &[&str] = &[
         body     TEXT NOT NULL
     );
     "#,
-    // 5: per-second samples per channel and the settings changed while a job ran.
+    // 6: per-second samples per channel and the settings changed while a job ran.
     r#"
     CREATE TABLE io_sample (
         job_id        TEXT NOT NULL,

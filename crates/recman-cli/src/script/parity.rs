@@ -51,6 +51,18 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
         "backup database --format /srv/b/ora_%U.rbf",
         "BACKUP DATABASE FORMAT '/srv/b/ora_%U.rbf';",
     ),
+    (
+        "backup database --duration 0:00:20 --partial --minimize-load",
+        "BACKUP DURATION 0:00:20 PARTIAL MINIMIZE LOAD DATABASE;",
+    ),
+    (
+        "backup database --duration 1:30:00 --minimize-time",
+        "BACKUP DURATION 1:30 MINIMIZE TIME DATABASE;",
+    ),
+    (
+        "backup database --not-backed-up-since 2026-11-25T10:00:00",
+        "BACKUP DATABASE NOT BACKED UP SINCE TIME '2026-11-25T10:00:00';",
+    ),
     ("backup archivelog all", "BACKUP ARCHIVELOG ALL;"),
     (
         "backup archivelog all --not-backed-up 2 --delete-input --tag W --filesperset 8",
@@ -207,6 +219,20 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "ALLOCATE CHANNEL … CONNECT to a standby gives it",
     ),
     ("backup database --rate", "ALLOCATE CHANNEL … RATE gives it"),
+    (
+        "backup database --tune",
+        "recman's own auto tuning; RMAN has no statement for it",
+    ),
+    (
+        "configure tuning",
+        "RMAN has no CONFIGURE for auto tuning; recman's own",
+    ),
+    (
+        "calibrate",
+        "recman's own measurement of devices and CPU (seed 000's first step)",
+    ),
+    ("list calibration", "lists what `calibrate` stored; recman's own"),
+    ("advise", "recman's own walk through the seeds' tuning steps"),
     (
         "restore database --channels",
         "ALLOCATE CHANNEL in a RUN block gives it",
