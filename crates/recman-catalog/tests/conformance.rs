@@ -448,10 +448,25 @@ fn io_row(job: &str, kind: &str, bytes: u64) -> IoStatRow {
         buffer_count: 4,
         io_time: 6,
         ring_submissions: 7,
+        throttle_time: 8,
+        cpu_time: 9,
+        cpu_wait_time: 10,
+        device: Some("s3".into()),
     }
 }
 
 fn io_stats(cat: &Catalog) {
+    cat.add_calibration(5, "/pg", "{\"a\":1}").unwrap();
+    let cal = cat.calibrations().unwrap();
+    assert_eq!(cal.len(), 1);
+    assert_eq!(
+        (
+            cal[0].taken_at,
+            cal[0].pgdata.as_str(),
+            cal[0].body.as_str()
+        ),
+        (5, "/pg", "{\"a\":1}")
+    );
     let rows = [io_row("B1", "INPUT", 1 << 40), io_row("B1", "OUTPUT", 5)];
     cat.add_io_stats(&rows).unwrap();
     let mut v = io_row("V1", "AGGREGATE", 9);

@@ -16,6 +16,7 @@ mod report_io;
 mod report_schema;
 mod restore_cmd;
 mod script;
+mod tune_cmds;
 
 use clap::{CommandFactory, Parser};
 use std::process::ExitCode;

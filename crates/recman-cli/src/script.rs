@@ -3,14 +3,20 @@
 //! (`recman_command::Command`), the same values the subcommands are converted into; each is
 //! checked against the options' documented ranges and run by `commands::execute`.
 
+mod archivelog;
 mod block;
 mod configure;
 mod hints;
+#[cfg(test)]
+mod doc_tables;
 mod lower;
 mod maint;
+#[cfg(test)]
+mod parity;
 mod prompt;
 mod refuse;
 mod restore;
+mod service;
 
 use crate::cli::Global;
 use anyhow::{Context, Result, bail};
@@ -151,6 +157,8 @@ fn in_statement_words(e: &recman_command::CheckError) -> String {
                 "redundancy" => "REDUNDANCY",
                 "recovery-window" | "days" => "the number of days",
                 "backed-up" => "BACKED UP n TIMES",
+                "not-backed-up" => "NOT BACKED UP n TIMES",
+                "format" => "FORMAT",
                 "incremental-level" => "INCREMENTAL LEVEL",
                 "which" => "the backup named",
                 other => other,

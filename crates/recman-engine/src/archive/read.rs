@@ -203,7 +203,7 @@ fn read_wal_from_backups(
 }
 
 /// Reads WAL file `name` out of an opened piece: None when the piece does not hold it.
-fn read_from_piece(
+pub(crate) fn read_from_piece(
     f: Box<dyn recman_media::MediaReader>,
     name: &str,
 ) -> Result<Option<(Vec<u8>, u32)>, String> {

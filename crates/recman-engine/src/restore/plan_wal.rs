@@ -375,8 +375,11 @@ fn segment_sources(
                 None
             } else {
                 let mut any = false;
+                // The repository, or where the catalog has a copy (a FORMAT directory).
                 for p in &pieces {
-                    any |= ctx.repo.media().stat(p)?.is_some();
+                    for src in crate::pieces::sources(&ctx.repo, p)? {
+                        any |= src.media.stat(&src.name)?.is_some();
+                    }
                 }
                 Some(any)
             };
