@@ -106,19 +106,17 @@ const MIGRATIONS: &[&str] = &[
     ),
     // 5: what the tuning method needs to name a bottleneck (time slept by RATE, CPU time of
     // the channel threads, the kind of output device) and the measurements of `calibrate`.
-    r#"
+    concat!(
+        r#"
     ALTER TABLE io_stat ADD COLUMN throttle_time INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE io_stat ADD COLUMN cpu_time INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE io_stat ADD COLUMN cpu_wait_time INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE io_stat ADD COLUMN device TEXT;
-    CREATE TABLE calibration (
-        id       INTEGER PRIMARY KEY AUTOINCREMENT,
-        taken_at INTEGER NOT NULL,
-        pgdata   TEXT NOT NULL,
-        -- the measurements as JSON (recman_engine::calibrate::Calibration)
-        body     TEXT NOT NULL
-    );
     "#,
+        crate::tables::table!(calibration, crate::tables::create_table!(sqlite,)),
+        r#"
+    "#,
+    ),
 ];
 
 /// The schema version this build writes and understands.

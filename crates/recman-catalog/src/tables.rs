@@ -228,6 +228,15 @@ macro_rules! table {
             ring_submissions: int "NOT NULL DEFAULT 0",
         })
     };
+    // `calibrate`'s measurements (migration 5); body is JSON (recman_engine's Calibration)
+    (calibration, $($m:ident)::+ ! ($($pre:tt)*)) => {
+        $($m)::+!($($pre)* calibration {
+            id: id,
+            taken_at: int "NOT NULL",
+            pgdata: text "NOT NULL",
+            body: text "NOT NULL",
+        })
+    };
 }
 pub(crate) use {column_list, create_table, sql_type, table};
 
@@ -265,6 +274,7 @@ pub const TABLES: &[(&str, &[(&str, bool)])] = &[
     ("backup_wal", table!(backup_wal, column_list!())),
     ("object_copy", table!(object_copy, column_list!())),
     ("io_stat", table!(io_stat, column_list!())),
+    ("calibration", table!(calibration, column_list!())),
 ];
 
 /// The columns of `table` as created by its defining migration.
