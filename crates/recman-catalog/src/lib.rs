@@ -29,8 +29,8 @@ mod records;
 pub mod repo;
 mod samples;
 mod schema;
-pub mod tables;
 mod snapshot;
+pub mod tables;
 mod wal;
 mod walbackup;
 

@@ -106,41 +106,24 @@ const MIGRATIONS: &[&str] = &[
     ),
     // 5: what the tuning method needs to name a bottleneck (time slept by RATE, CPU time of
     // the channel threads, the kind of output device) and the measurements of `calibrate`.
-    r#"
+    concat!(
+        r#"
     ALTER TABLE io_stat ADD COLUMN throttle_time INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE io_stat ADD COLUMN cpu_time INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE io_stat ADD COLUMN cpu_wait_time INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE io_stat ADD COLUMN device TEXT;
-    CREATE TABLE calibration (
-        id       INTEGER PRIMARY KEY AUTOINCREMENT,
-        taken_at INTEGER NOT NULL,
-        pgdata   TEXT NOT NULL,
-        -- the measurements as JSON (recman_engine::calibrate::Calibration)
-        body     TEXT NOT NULL
-    );
     "#,
+        crate::tables::table!(calibration, crate::tables::create_table!(sqlite,)),
+        r#"
+    "#,
+    ),
     // 6: per-second samples per channel and the settings changed while a job ran.
-    r#"
-    CREATE TABLE io_sample (
-        job_id        TEXT NOT NULL,
-        channel       INTEGER NOT NULL,
-        second        INTEGER NOT NULL,
-        bytes_read    INTEGER NOT NULL,
-        bytes_written INTEGER NOT NULL,
-        PRIMARY KEY (job_id, channel, second)
-    );
-    CREATE TABLE tuning_event (
-        job_id    TEXT NOT NULL,
-        seq       INTEGER NOT NULL,
-        at_ms     INTEGER NOT NULL,
-        channel   INTEGER,
-        setting   TEXT NOT NULL,
-        old_value TEXT,
-        new_value TEXT NOT NULL,
-        reason    TEXT NOT NULL,
-        PRIMARY KEY (job_id, seq)
-    );
-    "#,
+    concat!(
+        crate::tables::table!(io_sample, crate::tables::create_table!(sqlite,)),
+        "\n    ",
+        crate::tables::table!(tuning_event, crate::tables::create_table!(sqlite,)),
+        "\n",
+    ),
 ];
 
 /// The schema version this build writes and understands.
