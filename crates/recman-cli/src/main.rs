@@ -17,8 +17,8 @@ mod report_plot;
 mod report_schema;
 mod restore_cmd;
 mod script;
-mod window_args;
 mod tune_cmds;
+mod window_args;
 
 use clap::{CommandFactory, Parser};
 use std::process::ExitCode;

@@ -231,8 +231,14 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "calibrate",
         "recman's own measurement of devices and CPU (seed 000's first step)",
     ),
-    ("list calibration", "lists what `calibrate` stored; recman's own"),
-    ("advise", "recman's own walk through the seeds' tuning steps"),
+    (
+        "list calibration",
+        "lists what `calibrate` stored; recman's own",
+    ),
+    (
+        "advise",
+        "recman's own walk through the seeds' tuning steps",
+    ),
     (
         "restore database --channels",
         "ALLOCATE CHANNEL in a RUN block gives it",
