@@ -28,6 +28,8 @@ mod pgschema;
 mod records;
 pub mod repo;
 mod schema;
+mod snapshot;
+pub mod tables;
 mod wal;
 mod walbackup;
 

@@ -245,6 +245,14 @@ pub enum BackupWhat {
         #[arg(long)]
         device_type: String,
     },
+    /// A consistent copy of the catalog, with the cluster's pg_control, as one piece (RMAN's
+    /// BACKUP CURRENT CONTROLFILE); `restore controlfile --from` brings the catalog back.
+    Controlfile {
+        /// Where the piece goes: a directory and a name template with RMAN's substitution
+        /// variables, e.g. /srv/backup/ctl_%U.rbf. Default: controlfile/ in the repository.
+        #[arg(long, value_name = "TEMPLATE")]
+        format: Option<String>,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -308,13 +316,25 @@ pub struct BackupArgs {
     /// OF COPY); makes the copy when it does not exist yet.
     #[arg(long, requires = "tag")]
     pub for_recover_of_copy: bool,
+    /// Write the pieces in a directory of your own under names made from a template with
+    /// RMAN's substitution variables, e.g. /srv/backup/ora_%U.rbf (RMAN's FORMAT); the
+    /// catalog records where each piece is.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub format: Option<String>,
     #[command(flatten)]
     pub io: crate::io_args::IoArgs,
 }
 
 #[derive(Subcommand, Debug)]
 pub enum RestoreWhat {
-    Database(RestoreArgs),
+    Database(Box<RestoreArgs>),
+    /// Put the catalog held by a piece of `backup controlfile` into the repository (RMAN's
+    /// RESTORE CONTROLFILE FROM); a catalog already there is kept beside it, renamed.
+    Controlfile {
+        /// The piece file.
+        #[arg(long)]
+        from: std::path::PathBuf,
+    },
 }
 
 #[derive(Args, Debug)]

@@ -75,6 +75,8 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         | Command::BackupRecoveryArea { .. }
         | Command::SyntheticFull { .. }
         | Command::RestoreDatabase(_)
+        | Command::BackupControlfile { .. }
+        | Command::RestoreControlfile { .. }
         | Command::ValidateBackup { .. }
         | Command::ValidateDatabase { .. }
         | Command::RecoverCopy { .. }) => bail!(

@@ -40,6 +40,8 @@ pub struct ChannelShared<'a> {
     pub increment: Option<&'a crate::incremental::Increment>,
     /// Work not yet taken by a channel, heaviest first.
     pub queue: &'a Mutex<VecDeque<Unit<'a>>>,
+    /// FORMAT with a location: each piece is named by it on `output`.
+    pub format: Option<&'a crate::piece_format::PieceFormat>,
 }
 
 /// One piece to write: a whole backup set, or one section of a multisection set.
@@ -104,6 +106,8 @@ pub struct SetOutcome {
     pub piece_no: u32,
     pub channel: u32,
     pub piece_path: String,
+    /// The name the piece has on the output: `piece_path`, or the FORMAT's.
+    pub written_as: String,
     pub size: u64,
     pub crc32c: u32,
     pub raw_bytes: u64,
@@ -243,11 +247,24 @@ fn backup_set(
             path: sh.files[i].rel.clone(),
         })
         .collect();
+    let written_as = match sh.format {
+        Some(f) => f
+            .expand(&crate::piece_format::PieceVars {
+                backup_id: &header.backup_id,
+                db_name: &header.db_name,
+                system_identifier: header.system_identifier,
+                set_no: set.set_no,
+                piece_no: unit.piece_no,
+                created_unix: header.created_unix,
+            })
+            .map_err(|e| EngineError::Invalid(format!("FORMAT '{}' {e}", f.name)))?,
+        None => piece_path.clone(),
+    };
     let mut writer = match &sh.output {
         Some(media) => SetOut::Piece(Box::new(SetWriter::create(
             media.as_ref(),
             repo.map(|r| r.location()).unwrap_or_default(),
-            &piece_path,
+            &written_as,
             &header,
             OutputShape::of(sh.io),
         )?)),
@@ -391,6 +408,7 @@ fn backup_set(
         piece_no: unit.piece_no,
         channel,
         piece_path,
+        written_as,
         size,
         crc32c,
         raw_bytes,
