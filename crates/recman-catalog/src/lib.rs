@@ -14,6 +14,7 @@
 
 mod atomic;
 mod backup;
+mod calibration;
 mod catalog;
 mod copies;
 mod db;
@@ -26,10 +27,14 @@ mod pg;
 mod pgschema;
 mod records;
 pub mod repo;
+mod samples;
 mod schema;
+mod snapshot;
+pub mod tables;
 mod wal;
 mod walbackup;
 
+pub use calibration::CalibrationRecord;
 pub use catalog::Catalog;
 pub use copies::CopyRecord;
 pub use error::{CatalogError, LockHolder};
@@ -41,4 +46,5 @@ pub use records::{
     PieceRecord, UnknownStatus, WalRecord,
 };
 pub use repo::{RepoHandle, Repository};
+pub use samples::{IoSample, TuningEvent};
 pub use schema::SCHEMA_VERSION;

@@ -5,6 +5,7 @@ mod archivelog;
 pub mod listing;
 mod maint;
 mod settings;
+mod show_rman;
 
 use crate::cli::Global;
 use anyhow::Result;
@@ -38,6 +39,9 @@ pub enum ConfigureWhat {
         #[arg(num_args = 1.., required = true)]
         value: Vec<String>,
     },
+    /// `auto`: backups adapt read sizes, queue depth and the zstd level while they run (as
+    /// `backup database --tune auto`); `off` or `clear`.
+    Tuning { value: String },
     /// A device type's specification and default channel count (RMAN's CONFIGURE DEVICE
     /// TYPE / CHANNEL DEVICE TYPE ... PARMS): `sbt parms 'vtape:/srv/vtape'`,
     /// `s3 parms s3://bucket/prefix`, `disk parms /srv/backup`, `sbt parallelism 4`, `sbt clear`.
@@ -56,8 +60,12 @@ pub enum ConfigureWhat {
 pub enum ShowWhat {
     /// Every setting with its value and where it comes from.
     All {
-        #[arg(long)]
+        #[arg(long, conflicts_with = "rman")]
         json: bool,
+        /// As RMAN CONFIGURE statements, which `recman run` accepts back (the language's
+        /// SHOW ALL).
+        #[arg(long)]
+        rman: bool,
     },
 }
 
@@ -96,6 +104,14 @@ pub enum ReportWhat {
         /// Show every input file, not only the 20 slowest.
         #[arg(long)]
         all: bool,
+        /// Also draw throughput over time to this SVG file: a line per channel for reads and
+        /// one for writes, from the backup's per-second samples.
+        #[arg(long, value_name = "FILE.svg")]
+        plot: Option<std::path::PathBuf>,
+        /// Also write an HTML page with the plot, the settings changed while the backup ran and
+        /// the statistics tables.
+        #[arg(long, value_name = "FILE")]
+        html: Option<std::path::PathBuf>,
     },
     /// Backups and archived WAL the retention policy no longer needs.
     Obsolete {
@@ -181,7 +197,8 @@ pub fn configure(g: &Global, what: recman_command::ConfigureWhat) -> Result<()> 
 
 pub fn show(g: &Global, what: recman_command::ShowWhat) -> Result<()> {
     match what {
-        recman_command::ShowWhat::All { json } => settings::show_all(g, json),
+        recman_command::ShowWhat::All { rman: true, .. } => show_rman::show_all_rman(g),
+        recman_command::ShowWhat::All { json, .. } => settings::show_all(g, json),
     }
 }
 

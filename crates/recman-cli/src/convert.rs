@@ -22,7 +22,10 @@ impl From<cli::Command> for m::Command {
             cli::Command::Backup { what } => what.into(),
             cli::Command::Restore {
                 what: cli::RestoreWhat::Database(a),
-            } => m::Command::RestoreDatabase(Box::new(a.into())),
+            } => m::Command::RestoreDatabase(Box::new((*a).into())),
+            cli::Command::Restore {
+                what: cli::RestoreWhat::Controlfile { from },
+            } => m::Command::RestoreControlfile { from },
             cli::Command::Validate { what } => match what {
                 cli::ValidateWhat::Database { maxopenfiles, io } => m::Command::ValidateDatabase {
                     maxopenfiles,
@@ -48,6 +51,7 @@ impl From<cli::Command> for m::Command {
                 cli::ListWhat::Archivelog { json, .. } => m::Command::ListArchivelog { json },
                 cli::ListWhat::Incarnation { json } => m::Command::ListIncarnation { json },
                 cli::ListWhat::Copy { json } => m::Command::ListCopy { json },
+                cli::ListWhat::Calibration { json } => m::Command::ListCalibration { json },
             },
             cli::Command::ArchivePush {
                 path,
@@ -96,6 +100,16 @@ impl From<cli::Command> for m::Command {
                 file: a.file,
                 text: a.text,
             },
+            cli::Command::Calibrate { json } => m::Command::Calibrate { json },
+            cli::Command::Advise {
+                window,
+                json,
+                apply,
+            } => m::Command::Advise {
+                window,
+                json,
+                apply,
+            },
         }
     }
 }
@@ -120,6 +134,7 @@ impl From<cli::BackupWhat> for m::Command {
             cli::BackupWhat::RecoveryArea { device_type } => {
                 m::Command::BackupRecoveryArea { device_type }
             }
+            cli::BackupWhat::Controlfile { format } => m::Command::BackupControlfile { format },
         }
     }
 }
@@ -158,7 +173,19 @@ impl From<cli::BackupArgs> for m::BackupDatabase {
             cumulative: a.cumulative,
             as_copy: a.as_copy,
             for_recover_of_copy: a.for_recover_of_copy,
+            format: a.format,
             io: a.io.into(),
+            duration: a.window.duration,
+            partial: a.window.partial,
+            minimize: if a.window.minimize_load {
+                Some("load".into())
+            } else if a.window.minimize_time {
+                Some("time".into())
+            } else {
+                None
+            },
+            not_backed_up_since: a.window.not_backed_up_since,
+            tune: a.window.tune,
         }
     }
 }
@@ -172,6 +199,7 @@ impl From<cc::ArchivelogBackupArgs> for m::BackupArchivelog {
             compress: a.compress,
             filesperset: a.filesperset,
             tag: a.tag,
+            format: a.format,
         }
     }
 }
@@ -210,6 +238,7 @@ impl From<cc::ConfigureWhat> for m::ConfigureWhat {
             C::Maxopenfiles { value } => m::ConfigureWhat::Maxopenfiles { value },
             C::SectionSize { value } => m::ConfigureWhat::SectionSize { value },
             C::BackupOptimization { value } => m::ConfigureWhat::BackupOptimization { value },
+            C::Tuning { value } => m::ConfigureWhat::Tuning { value },
             C::ArchivelogDeletionPolicy { value } => {
                 m::ConfigureWhat::ArchivelogDeletionPolicy { value }
             }
@@ -222,7 +251,7 @@ impl From<cc::ConfigureWhat> for m::ConfigureWhat {
 impl From<cc::ShowWhat> for m::ShowWhat {
     fn from(w: cc::ShowWhat) -> Self {
         match w {
-            cc::ShowWhat::All { json } => m::ShowWhat::All { json },
+            cc::ShowWhat::All { json, rman } => m::ShowWhat::All { json, rman },
         }
     }
 }
@@ -242,7 +271,19 @@ impl From<cc::ReportWhat> for m::ReportWhat {
         match w {
             R::Schema { json } => m::ReportWhat::Schema { json },
             R::Unrecoverable { json } => m::ReportWhat::Unrecoverable { json },
-            R::Io { which, json, all } => m::ReportWhat::Io { which, json, all },
+            R::Io {
+                which,
+                json,
+                all,
+                plot,
+                html,
+            } => m::ReportWhat::Io {
+                which,
+                json,
+                all,
+                plot,
+                html,
+            },
             R::Obsolete { policy, json } => m::ReportWhat::Obsolete {
                 policy: policy.into(),
                 json,

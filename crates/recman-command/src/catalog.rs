@@ -30,6 +30,10 @@ pub enum ConfigureWhat {
     ArchivelogDeletionPolicy {
         value: Vec<String>,
     },
+    /// `auto` or `off`: whether backups adapt their settings while they run (`--tune`).
+    Tuning {
+        value: String,
+    },
     /// `parms SPEC`, `parallelism N`, `blksize N`, `env A=1` or `clear` for one device type.
     DeviceType {
         device: String,
@@ -42,7 +46,8 @@ pub enum ConfigureWhat {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ShowWhat {
-    All { json: bool },
+    /// `rman`: as statements of the language (SHOW ALL), which it accepts back.
+    All { json: bool, rman: bool },
 }
 
 /// A retention policy for one command instead of the configured one.
@@ -64,6 +69,10 @@ pub enum ReportWhat {
         which: Option<String>,
         json: bool,
         all: bool,
+        /// `--plot FILE.svg`: throughput over time from the per-second samples.
+        plot: Option<std::path::PathBuf>,
+        /// `--html FILE`: a page with the plot and the tables.
+        html: Option<std::path::PathBuf>,
     },
     Obsolete {
         policy: PolicyOverride,

@@ -52,6 +52,15 @@ pub enum Command {
         device_type: String,
     },
     RestoreDatabase(Box<RestoreDatabase>),
+    /// The catalog and pg_control as one piece (RMAN's BACKUP CURRENT CONTROLFILE), in the
+    /// FORMAT directory or the repository.
+    BackupControlfile {
+        format: Option<String>,
+    },
+    /// The catalog of a `BackupControlfile` piece put into the repository.
+    RestoreControlfile {
+        from: PathBuf,
+    },
     /// Check every page of the data directory, writing nothing.
     ValidateDatabase {
         maxopenfiles: u32,
@@ -90,6 +99,19 @@ pub enum Command {
     Delete(DeleteWhat),
     Crosscheck(CrosscheckWhat),
     Catalog(CatalogWhat),
+    /// Measure the devices and the CPU for the tuning method (docs/tuning.md).
+    Calibrate {
+        json: bool,
+    },
+    /// The seeds' tuning steps from the newest calibration; `apply` stores the settings.
+    Advise {
+        window: Option<String>,
+        json: bool,
+        apply: bool,
+    },
+    ListCalibration {
+        json: bool,
+    },
     /// Run RMAN-style statements from a file (`-` for standard input) or a text.
     Run {
         file: Option<PathBuf>,
@@ -112,6 +134,8 @@ impl Command {
             Command::BackupBackupset { .. } => &["backup", "backupset"],
             Command::BackupRecoveryArea { .. } => &["backup", "recovery-area"],
             Command::RestoreDatabase(_) => &["restore", "database"],
+            Command::BackupControlfile { .. } => &["backup", "controlfile"],
+            Command::RestoreControlfile { .. } => &["restore", "controlfile"],
             Command::ValidateDatabase { .. } => &["validate", "database"],
             Command::ValidateBackup { .. } => &["validate", "backup"],
             Command::RecoverCopy { .. } => &["recover", "copy"],
@@ -129,6 +153,9 @@ impl Command {
             Command::Crosscheck(_) => &["crosscheck"],
             Command::Catalog(_) => &["catalog"],
             Command::Run { .. } => &["run"],
+            Command::Calibrate { .. } => &["calibrate"],
+            Command::Advise { .. } => &["advise"],
+            Command::ListCalibration { .. } => &["list", "calibration"],
         }
     }
 }
@@ -184,7 +211,19 @@ pub struct BackupDatabase {
     pub cumulative: bool,
     pub as_copy: bool,
     pub for_recover_of_copy: bool,
+    /// RMAN's FORMAT with a location (`/srv/backup/ora_%U.rbf`): the pieces are written there.
+    pub format: Option<String>,
     pub io: IoOptions,
+    /// RMAN's DURATION, as H:MM[:SS].
+    pub duration: Option<String>,
+    /// DURATION … PARTIAL: keep what finished in the window.
+    pub partial: bool,
+    /// DURATION … MINIMIZE TIME or LOAD (`time`, `load`); None: TIME, RMAN's default.
+    pub minimize: Option<String>,
+    /// RMAN's NOT BACKED UP SINCE TIME, as a time `restore --until-time` accepts.
+    pub not_backed_up_since: Option<String>,
+    /// `--tune auto|off`; None: `configure tuning`.
+    pub tune: Option<String>,
 }
 
 impl Default for BackupDatabase {
@@ -206,7 +245,13 @@ impl Default for BackupDatabase {
             cumulative: false,
             as_copy: false,
             for_recover_of_copy: false,
+            format: None,
             io: IoOptions::default(),
+            duration: None,
+            partial: false,
+            minimize: None,
+            not_backed_up_since: None,
+            tune: None,
         }
     }
 }
@@ -221,6 +266,8 @@ pub struct BackupArchivelog {
     pub compress: Option<String>,
     pub filesperset: Option<u32>,
     pub tag: Option<String>,
+    /// RMAN's FORMAT with a location: the sets' pieces are written there.
+    pub format: Option<String>,
 }
 
 /// `restore database`: the restore, or with `preview`/`validate` its plan or the reading of

@@ -136,6 +136,11 @@ pub const SPECS: &[Spec] = &[
         key: "archivelog_deletion_policy",
         default: "none",
     },
+    Spec {
+        name: "tuning",
+        key: "tuning",
+        default: "off",
+    },
 ];
 
 /// The spec of setting `name`.

@@ -40,6 +40,10 @@ pub struct ChannelShared<'a> {
     pub increment: Option<&'a crate::incremental::Increment>,
     /// Work not yet taken by a channel, heaviest first.
     pub queue: &'a Mutex<VecDeque<Unit<'a>>>,
+    /// FORMAT with a location: each piece is named by it on `output`.
+    pub format: Option<&'a crate::piece_format::PieceFormat>,
+    /// A backup's meters, shared pacing and DURATION window; None for validation.
+    pub live: Option<&'a crate::window::Live>,
 }
 
 /// One piece to write: a whole backup set, or one section of a multisection set.
@@ -104,6 +108,8 @@ pub struct SetOutcome {
     pub piece_no: u32,
     pub channel: u32,
     pub piece_path: String,
+    /// The name the piece has on the output: `piece_path`, or the FORMAT's.
+    pub written_as: String,
     pub size: u64,
     pub crc32c: u32,
     pub raw_bytes: u64,
@@ -143,28 +149,37 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
     let channel = w.no;
     let repo = sh.repo.as_ref().map(|h| h.open()).transpose()?;
     let started = now_micros();
+    let cpu0 = crate::tuning::thread_cpu_time();
+    let cpu_wait0 = crate::tuning::thread_cpu_wait();
     let (mut engine, notice) = crate::io::open_engine(sh.io, 64).map_err(|e| {
         EngineError::Invalid(format!(
             "cannot start i/o mode {}: {e}; hint: choose another with --io",
             sh.io.mode
         ))
     })?;
-    let mut throttle = Throttle::new(sh.io.rate);
+    let mut throttle = Throttle::new(sh.io.rate).shared(sh.live.and_then(|l| l.pacer.clone()));
     let mut out = ChannelOutcome {
         sets: Vec::new(),
         stats: Vec::new(),
         notice,
     };
     let mut total = IoCounters::default();
+    let device = sh
+        .output
+        .as_ref()
+        .map(|m| crate::tuning::device_kind(&m.describe()));
     loop {
         // A stop (another channel failed, or a signal) must fail the backup, never end it
         // short with sets missing.
         w.check()?;
+        if window_ended(sh)? {
+            break;
+        }
         let Some(set) = sh.queue.lock().expect("queue lock").pop_front() else {
             break;
         };
         let mut rows = Vec::new();
-        let so = backup_set(
+        let Some(so) = backup_set(
             sh,
             repo.as_ref(),
             engine.as_mut(),
@@ -173,7 +188,11 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
             set,
             &mut rows,
             &mut total,
-        )?;
+        )?
+        else {
+            // The window ended inside this set: its piece was never committed.
+            break;
+        };
         // Rows go to the catalog set by set: a cluster of a million files must not keep a
         // million rows in memory until the end.
         let mode = engine.mode().to_string();
@@ -182,6 +201,9 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
             r.job_id = sh.header.backup_id.clone();
             r.job_type = "BACKUP".into();
             r.backup_id = Some(sh.header.backup_id.clone());
+            if r.kind == "OUTPUT" {
+                r.device = device.clone();
+            }
         }
         if let Some(repo) = &repo {
             repo.catalog().add_io_stats(&rows)?;
@@ -199,6 +221,11 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
     );
     agg.ring_submissions = engine.ring_submissions();
     agg.io_mode = engine.mode().to_string();
+    agg.throttle_time = throttle.slept().as_micros() as u64;
+    agg.cpu_time = (crate::tuning::thread_cpu_time() - cpu0).as_micros() as u64;
+    agg.cpu_wait_time =
+        (crate::tuning::thread_cpu_wait().saturating_sub(cpu_wait0)).as_micros() as u64;
+    agg.device = device.clone();
     out.stats.push(agg);
     Ok(out)
 }
@@ -213,11 +240,35 @@ fn backup_set(
     unit: Unit,
     stats: &mut Vec<IoStatRow>,
     total: &mut IoCounters,
-) -> Result<SetOutcome, EngineError> {
+) -> Result<Option<SetOutcome>, EngineError> {
     let set = unit.set;
     let channel = w.no;
     let piece_path = recman_catalog::layout::piece(&sh.backup_dir, set.set_no, unit.piece_no);
+    let tuner = sh.live.and_then(|l| l.tuner.as_ref());
+    let device = match (tuner, set.files.first()) {
+        (Some(_), Some(&i)) => {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(sh.files[i].abs(sh.root_of(i)))
+                .map(|m| m.dev())
+                .unwrap_or(0)
+        }
+        _ => 0,
+    };
+    let (plan, files_at_once, compression) = match tuner {
+        Some(t) => {
+            let (p, f, c) = t.for_set(device, set.mux, sh.io);
+            (p, f.min(set.files.len().max(1) as u32), c)
+        }
+        None => (
+            BufferPlan::for_mux(set.mux, sh.io),
+            set.mux,
+            sh.header.compression,
+        ),
+    };
+    let (set_started, cpu_before) = (std::time::Instant::now(), crate::tune::thread_cpu_micros());
+    let mut set_input = IoCounters::default();
     let mut header = sh.header.clone();
+    header.compression = compression;
     header.set_no = set.set_no;
     header.piece_no = unit.piece_no;
     header.files = set
@@ -229,17 +280,29 @@ fn backup_set(
             path: sh.files[i].rel.clone(),
         })
         .collect();
+    let written_as = match sh.format {
+        Some(f) => f
+            .expand(&crate::piece_format::PieceVars {
+                backup_id: &header.backup_id,
+                db_name: &header.db_name,
+                system_identifier: header.system_identifier,
+                set_no: set.set_no,
+                piece_no: unit.piece_no,
+                created_unix: header.created_unix,
+            })
+            .map_err(|e| EngineError::Invalid(format!("FORMAT '{}' {e}", f.name)))?,
+        None => piece_path.clone(),
+    };
     let mut writer = match &sh.output {
         Some(media) => SetOut::Piece(Box::new(SetWriter::create(
             media.as_ref(),
             repo.map(|r| r.location()).unwrap_or_default(),
-            &piece_path,
+            &written_as,
             &header,
             OutputShape::of(sh.io),
         )?)),
         None => SetOut::Null,
     };
-    let plan = BufferPlan::for_mux(set.mux, sh.io);
     let inputs: Vec<InputFile> = set
         .files
         .iter()
@@ -255,11 +318,16 @@ fn backup_set(
     let mut state: Vec<(u32, PageVerdicts, u64)> =
         vec![(0, PageVerdicts::default(), 0); set.files.len()];
     let mut done = Vec::new();
-    let mut mux =
-        InputMux::new(engine, plan, set.mux, inputs, throttle).direct_reads(sh.io.direct_reads);
+    let mut mux = InputMux::new(engine, plan, files_at_once, inputs, throttle)
+        .direct_reads(sh.io.direct_reads);
     let buf = (plan.size as u64, plan.per_file as u64);
+    let meter = sh.live.map(|l| l.meter(channel));
+    let mut written_before = 0u64;
     loop {
         w.check()?;
+        if window_ended(sh)? {
+            return Ok(None);
+        }
         let ev = mux.next_event().map_err(|e| {
             let message = match sh.output {
                 Some(_) => format!("channel {channel}, backup set {}: {e}", set.set_no),
@@ -309,6 +377,14 @@ fn backup_set(
                     }
                 }
                 sh.progress.advance(data.len() as u64);
+                if let Some(m) = meter {
+                    use std::sync::atomic::Ordering::Relaxed;
+                    m.read.fetch_add(data.len() as u64, Relaxed);
+                    let now = writer.bytes_written();
+                    m.written
+                        .fetch_add(now.saturating_sub(written_before), Relaxed);
+                    written_before = now;
+                }
             }
             Some(Event::End {
                 slot,
@@ -333,6 +409,7 @@ fn backup_set(
                 row.piece_no = Some(unit.piece_no);
                 stats.push(row);
                 total.add(&counters);
+                set_input.add(&counters);
                 done.push(FileOutcome {
                     index,
                     set_no: set.set_no,
@@ -364,22 +441,65 @@ fn backup_set(
             }
         }
     }
+    let mut set_output = None;
     let (size, crc32c, raw_bytes) = match writer {
         SetOut::Piece(w) => {
             let piece = w.finish()?;
             stats.push(piece.output_row(channel, set.set_no, unit.piece_no));
+            set_output = Some(piece.output.clone());
             (piece.size, piece.crc32c, piece.raw_bytes)
         }
         SetOut::Null => (0, 0, 0),
     };
-    Ok(SetOutcome {
+    if let (Some(t), Some(live)) = (tuner, sh.live) {
+        t.learn(
+            live,
+            plan,
+            files_at_once,
+            &crate::tune::SetMeasure {
+                channel,
+                device,
+                input: &set_input,
+                output: set_output.as_ref(),
+                elapsed_us: set_started.elapsed().as_micros() as u64,
+                cpu_us: crate::tune::thread_cpu_micros().saturating_sub(cpu_before),
+            },
+        );
+    }
+    if let Some(m) = meter {
+        m.written.fetch_add(
+            size.saturating_sub(written_before),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+    Ok(Some(SetOutcome {
         set_no: set.set_no,
         piece_no: unit.piece_no,
         channel,
         piece_path,
+        written_as,
         size,
         crc32c,
         raw_bytes,
         files: done,
-    })
+    }))
+}
+
+/// Whether the backup's DURATION window has ended: Ok(true) stops the channel when PARTIAL
+/// keeps what is finished, otherwise the backup fails.
+fn window_ended(sh: &ChannelShared) -> Result<bool, EngineError> {
+    let Some(live) = sh.live.filter(|l| l.past_deadline()) else {
+        return Ok(false);
+    };
+    let w = live.window.expect("a deadline comes from a window");
+    if w.partial {
+        live.cut_short
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        return Ok(true);
+    }
+    Err(EngineError::Invalid(format!(
+        "backup {} did not finish within DURATION {}; hint: add --partial (PARTIAL) to keep the files finished in the window, or give a longer window",
+        sh.header.backup_id,
+        w.text()
+    )))
 }

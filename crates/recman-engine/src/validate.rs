@@ -98,6 +98,7 @@ pub fn validate_database(
     let sets = [set];
     let queue = Mutex::new(Unit::all(&sets).into_iter().collect::<VecDeque<_>>());
     let shared = ChannelShared {
+        format: None,
         repo: None,
         output: None,
         files: &scan.files,
@@ -120,6 +121,7 @@ pub fn validate_database(
         io,
         increment: None,
         queue: &queue,
+        live: None,
     };
     let mut outcome = crate::pipeline::pool::each(1, "validate", |w| run_channel(&shared, w))?
         .pop()

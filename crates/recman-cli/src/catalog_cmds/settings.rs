@@ -40,6 +40,10 @@ fn validate(name: &str, words: &[String]) -> Result<String> {
             "on" | "off" => Ok(v),
             _ => bail!("backup optimization {v:?} is not valid; hint: use `on` or `off`"),
         },
+        "tuning" => match v.as_str() {
+            "auto" | "off" => Ok(v),
+            _ => bail!("tuning {v:?} is not valid; hint: use `auto` or `off`"),
+        },
         "section-size" if v == "none" => Ok(v),
         "section-size" => {
             let (lo, hi) = crate::input::SECTION_SIZE;
@@ -87,6 +91,7 @@ pub fn configure(g: &Global, what: ConfigureWhat) -> Result<()> {
         ConfigureWhat::SectionSize { value } => ("section-size", vec![value]),
         ConfigureWhat::BackupOptimization { value } => ("backup-optimization", vec![value]),
         ConfigureWhat::ArchivelogDeletionPolicy { value } => ("archivelog-deletion-policy", value),
+        ConfigureWhat::Tuning { value } => ("tuning", vec![value]),
     };
     let spec = SPECS.iter().find(|s| s.name == name).expect("a spec");
     let repo = crate::commands::open_repo(g)?;
@@ -201,6 +206,8 @@ pub struct BackupDefaults {
     pub section_size: Option<u64>,
     /// `configure backup-optimization on`.
     pub optimization: bool,
+    /// `configure tuning auto`.
+    pub tuning: bool,
 }
 
 /// Resolves flag > config file > catalog > built-in default for the backup settings.
@@ -241,6 +248,7 @@ pub fn backup_defaults(
         compression,
         section_size: setting(&all, "section-size").parse().ok(),
         optimization: setting(&all, "backup-optimization") == "on",
+        tuning: setting(&all, "tuning") == "auto",
     })
 }
 
@@ -271,6 +279,7 @@ pub fn resolve_backup(
         compression: d.compression,
         section_size: d.section_size,
         optimization: d.optimization,
+        tuning: d.tuning,
         device,
     })
 }

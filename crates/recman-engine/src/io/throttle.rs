@@ -7,6 +7,10 @@ pub struct Throttle {
     rate: Option<u64>,
     start: Instant,
     bytes: u64,
+    /// A schedule shared with the other channels (DURATION … MINIMIZE LOAD), kept as well.
+    shared: Option<std::sync::Arc<crate::window::Pacer>>,
+    /// Time slept so far: what the diagnosis names "rate" when it dominates the channel's time.
+    slept: Duration,
 }
 
 impl Throttle {
@@ -15,15 +19,33 @@ impl Throttle {
             rate: rate.filter(|r| *r > 0),
             start: Instant::now(),
             bytes: 0,
+            shared: None,
+            slept: Duration::ZERO,
         }
     }
 
+    /// Also keeps to `pacer`, the schedule every channel of the backup shares.
+    pub fn shared(mut self, pacer: Option<std::sync::Arc<crate::window::Pacer>>) -> Throttle {
+        self.shared = pacer;
+        self
+    }
+
     /// Sleeps while the channel is ahead of its schedule; call before issuing a read.
-    pub fn pace(&self) {
+    pub fn pace(&mut self) {
+        if let Some(p) = &self.shared {
+            self.slept += p.pace();
+        }
         let wait = self.ahead_by(self.start.elapsed());
         if !wait.is_zero() {
+            let t0 = Instant::now();
             std::thread::sleep(wait);
+            self.slept += t0.elapsed();
         }
+    }
+
+    /// Total time [`Throttle::pace`] slept.
+    pub fn slept(&self) -> Duration {
+        self.slept
     }
 
     /// How far ahead of its schedule the channel is `elapsed` after it started: the bytes
@@ -38,6 +60,9 @@ impl Throttle {
 
     /// Counts bytes actually read: a read asked for a whole buffer may return a few pages.
     pub fn add(&mut self, n: u64) {
+        if let Some(p) = &self.shared {
+            p.add(n);
+        }
         self.bytes += n;
     }
 
@@ -88,6 +113,11 @@ mod tests {
         }
         // The fourth MiB was admitted once the first three were due: 0.3 s.
         let s = t0.elapsed();
+        assert!(
+            t.slept() >= Duration::from_millis(300),
+            "slept {:?}",
+            t.slept()
+        );
         assert!(
             s >= Duration::from_millis(300),
             "3 MiB at 10 MiB/s took {s:?}"

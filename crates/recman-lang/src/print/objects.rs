@@ -135,10 +135,14 @@ impl Display for BackupOpt {
             BackupOpt::Duration {
                 hours,
                 minutes,
+                seconds,
                 partial,
                 minimize,
             } => {
                 write!(f, "DURATION {hours}:{minutes:02}")?;
+                if let Some(s) = seconds {
+                    write!(f, ":{s:02}")?;
+                }
                 if *partial {
                     f.write_str(" PARTIAL")?;
                 }
@@ -239,8 +243,10 @@ impl Display for Restore {
             RestoreObject::Datafile(v) => write!(f, "DATAFILE {}", list(v, file))?,
             RestoreObject::Controlfile { from } => {
                 f.write_str("CONTROLFILE")?;
-                if from.is_some() {
-                    f.write_str(" FROM AUTOBACKUP")?;
+                match from.as_deref() {
+                    Some("AUTOBACKUP") => f.write_str(" FROM AUTOBACKUP")?,
+                    Some(piece) => write!(f, " FROM {}", q(piece))?,
+                    None => {}
                 }
             }
             RestoreObject::Spfile { from } => {
