@@ -403,7 +403,7 @@ pub(crate) fn lower_checked(text: &str) -> anyhow::Result<Vec<m::Command>> {
         Statement::Restore(r) => super::restore::restore(&b, &g, r, None).map(|c| vec![c]),
         Statement::Validate(v) => super::lower::validate(&b, &g, v),
         Statement::Recover(r) => super::restore::recover_alone(r).map(|c| c.into_iter().collect()),
-        Statement::CreateCatalog => Ok(vec![m::Command::CreateCatalog]),
+        Statement::CreateCatalog => Ok(vec![m::Command::CreateCatalog { encrypt: false }]),
         Statement::RegisterDatabase => Ok(vec![m::Command::RegisterDatabase {
             name: "main".into(),
         }]),
