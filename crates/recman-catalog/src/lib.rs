@@ -24,6 +24,7 @@ mod lock;
 mod maint;
 mod pg;
 mod pgschema;
+mod reads;
 mod records;
 pub mod repo;
 mod schema;
@@ -35,6 +36,7 @@ pub use copies::CopyRecord;
 pub use error::{CatalogError, LockHolder};
 pub use iostat::IoStatRow;
 pub use lock::RepoLock;
+pub use reads::BackupRead;
 pub use recman_media::{Media, MediaError, MediaReader, MediaWriter};
 pub use records::{
     BackupRecord, BackupStatus, CorruptBlock, DbRecord, DeleteKind, MediaStatus, PendingDelete,

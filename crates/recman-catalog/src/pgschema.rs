@@ -177,6 +177,14 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         created    BIGINT NOT NULL,
         PRIMARY KEY (object, device)
     );
+    "#,    // 5: what each backup read from the cluster, and how much through change tracking.
+    r#"
+    CREATE TABLE backup_read (
+        backup_id     TEXT COLLATE "C" NOT NULL PRIMARY KEY REFERENCES backup (id) ON DELETE CASCADE,
+        read_bytes    BIGINT NOT NULL,
+        tracked_bytes BIGINT NOT NULL,
+        tracked_files BIGINT NOT NULL
+    );
     "#,
 ];
 

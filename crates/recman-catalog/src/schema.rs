@@ -188,6 +188,14 @@ const MIGRATIONS: &[&str] = &[
         created    INTEGER NOT NULL,
         PRIMARY KEY (object, device)
     );
+    "#,    // 5: what each backup read from the cluster, and how much through change tracking.
+    r#"
+    CREATE TABLE backup_read (
+        backup_id     TEXT NOT NULL PRIMARY KEY REFERENCES backup (id) ON DELETE CASCADE,
+        read_bytes    INTEGER NOT NULL,
+        tracked_bytes INTEGER NOT NULL,
+        tracked_files INTEGER NOT NULL
+    );
     "#,
 ];
 

@@ -5,6 +5,7 @@
 mod archive;
 mod archivelog;
 mod backup;
+mod backup_reads;
 mod channel;
 mod context;
 pub mod copy;
@@ -29,6 +30,8 @@ mod secondtier;
 mod select;
 pub mod stop;
 mod synthetic;
+mod tracked_read;
+pub mod tracking;
 mod util;
 mod validate;
 mod validate_backup;

@@ -119,6 +119,7 @@ pub fn validate_database(
         progress,
         io,
         increment: None,
+        tracking: None,
         queue: &queue,
     };
     let mut outcome = crate::pipeline::pool::each(1, "validate", |w| run_channel(&shared, w))?
