@@ -257,3 +257,98 @@ fn pg_hint(e: &postgres::Error) -> &'static str {
         _ => "check the catalog server's log for the statement that failed",
     }
 }
+
+impl CatalogError {
+    /// The error's kind (see recman-error and docs/errors.md).
+    pub fn kind(&self) -> recman_error::ErrorKind {
+        use recman_error::ErrorKind as K;
+        match self {
+            CatalogError::NotFound { .. }
+            | CatalogError::CatalogMissing { .. }
+            | CatalogError::BackupNotFound { .. } => K::NotFound,
+            CatalogError::NotARepository { .. }
+            | CatalogError::AlreadyExists { .. }
+            | CatalogError::NotEmpty { .. }
+            | CatalogError::NotADirectory { .. }
+            | CatalogError::UnsupportedRepositoryVersion { .. }
+            | CatalogError::SchemaTooNew { .. }
+            | CatalogError::BadPath { .. }
+            | CatalogError::CacheMismatch { .. }
+            | CatalogError::NeedsDisk { .. }
+            | CatalogError::NameTaken { .. }
+            | CatalogError::AlreadyRegistered { .. } => K::InvalidInput,
+            CatalogError::BadMarker { .. } | CatalogError::Corrupt { .. } => K::Corrupt,
+            CatalogError::Busy { .. } => K::Busy,
+            CatalogError::OutOfRange { .. } => K::Internal,
+            CatalogError::Media(e) => e.kind(),
+            CatalogError::Io { source, .. } => K::of_io(source),
+            CatalogError::Sqlite { source, .. } => sqlite_kind(source),
+            CatalogError::Postgres { source, .. } => pg_kind(source),
+            CatalogError::SharedConnection { error, .. } => error.kind(),
+        }
+    }
+}
+
+fn sqlite_kind(e: &rusqlite::Error) -> recman_error::ErrorKind {
+    use recman_error::ErrorKind as K;
+    use rusqlite::ErrorCode as C;
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) => match f.code {
+            C::DatabaseBusy | C::DatabaseLocked => K::Busy,
+            C::DiskFull => K::NoSpace,
+            C::DatabaseCorrupt | C::NotADatabase => K::Corrupt,
+            C::ConstraintViolation => K::Internal,
+            _ => K::Io,
+        },
+        _ => K::Io,
+    }
+}
+
+/// By SQLSTATE class, as pg_hint words it.
+fn pg_kind(e: &postgres::Error) -> recman_error::ErrorKind {
+    use recman_error::ErrorKind as K;
+    let Some(code) = e.code() else {
+        return K::Transient; // no server answer: the connection broke or never came
+    };
+    match (&code.code()[..2], code.code()) {
+        (_, "55P03") => K::Busy, // lock_not_available
+        ("08" | "53" | "40" | "57", _) => K::Transient,
+        ("28" | "42", _) => K::InvalidInput,
+        ("3D", _) => K::NotFound,
+        ("23", _) => K::Internal,
+        _ => K::Io,
+    }
+}
+
+#[cfg(test)]
+mod kind_tests {
+    use super::*;
+    use recman_error::ErrorKind;
+
+    #[test]
+    fn catalog_errors_are_classified() {
+        let busy = CatalogError::Busy {
+            path: "/r".into(),
+            holder: LockHolder::default(),
+        };
+        assert_eq!(busy.kind(), ErrorKind::Busy);
+        let gone = CatalogError::BackupNotFound { id: "B1".into() };
+        assert_eq!(gone.kind(), ErrorKind::NotFound);
+        let bad = CatalogError::Corrupt {
+            path: "/r/catalog.db".into(),
+            detail: "x".into(),
+        };
+        assert_eq!(bad.kind(), ErrorKind::Corrupt);
+        let locked = CatalogError::Sqlite {
+            path: "/r/catalog.db".into(),
+            context: "insert".into(),
+            source: rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+                None,
+            ),
+        };
+        assert_eq!(locked.kind(), ErrorKind::Busy);
+        let media = CatalogError::Media(recman_media::MediaError::not_found("disk:/r", "x"));
+        assert_eq!(media.kind(), ErrorKind::NotFound);
+    }
+}

@@ -96,7 +96,7 @@ fn check_archived(
             name: name.to_string(),
         }));
     }
-    Err(EngineError::Wal(format!(
+    Err(EngineError::Invalid(format!(
         "wal file {name} is already archived in repository {} with different content (size {} crc {:08x}, now size {size} crc {crc:08x}); refusing to overwrite it; hint: two clusters may be archiving into database {:?}: give each its own registration, or remove the wrong one",
         repo.location(),
         prev.size,
@@ -220,7 +220,7 @@ pub fn archive_current(
         .first()
         .and_then(|r| r.first().cloned().flatten())
         .ok_or_else(|| {
-            EngineError::Wal(format!(
+            EngineError::Invalid(format!(
                 "the server at {} returned no wal file name for pg_switch_wal(); hint: check that the target is a primary, not a standby",
                 session.target()
             ))
@@ -232,7 +232,7 @@ pub fn archive_current(
             return Ok(name);
         }
         if Instant::now() >= deadline {
-            return Err(EngineError::Wal(format!(
+            return Err(EngineError::Transient(format!(
                 "wal segment {name} was not archived into repository {} within {}s; hint: check archive_command and the server log",
                 repo.location(),
                 timeout.as_secs()

@@ -301,7 +301,7 @@ fn write_sets(
             // Stopped: the error path records the backup FAILED and removes its pieces.
             crate::stop::check()?;
             let data = crate::archive::read_wal(repo, db, &w.name)?.ok_or_else(|| {
-                EngineError::Wal(format!(
+                EngineError::NotFound(format!(
                     "archived wal file {} left repository {} during the backup; hint: run `recman crosscheck archivelog all` and back up again",
                     w.name,
                     repo.location()

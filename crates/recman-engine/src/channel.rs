@@ -310,11 +310,15 @@ fn backup_set(
     let buf = (plan.size as u64, plan.per_file as u64);
     loop {
         w.check()?;
-        let ev = mux.next_event().map_err(|e| match sh.output {
-            Some(_) => {
-                EngineError::Invalid(format!("channel {channel}, backup set {}: {e}", set.set_no))
+        let ev = mux.next_event().map_err(|e| {
+            let message = match sh.output {
+                Some(_) => format!("channel {channel}, backup set {}: {e}", set.set_no),
+                None => format!("validate {}: {e}", sh.pgdata.display()),
+            };
+            EngineError::Failed {
+                kind: crate::ErrorKind::of_io(&e),
+                message,
             }
-            None => EngineError::Invalid(format!("validate {}: {e}", sh.pgdata.display())),
         })?;
         match ev {
             None => break,

@@ -25,14 +25,14 @@ pub fn resolve_database(
     let root = repo.location().to_string();
     if let Some(name) = name {
         return repo.catalog().database(name)?.ok_or_else(|| {
-            EngineError::Invalid(format!(
+            EngineError::NotFound(format!(
                 "database {name:?} is not registered in repository {root}; hint: register it with `recman --repo {root} --pgdata DIR register database --name {name}`"
             ))
         });
     }
     let all = repo.catalog().databases()?;
     match all.len() {
-        0 => Err(EngineError::Invalid(format!(
+        0 => Err(EngineError::NotFound(format!(
             "no database is registered in repository {root}; hint: register the cluster with `recman --repo {root} --pgdata DIR --target CONNINFO register database`"
         ))),
         1 => Ok(all.into_iter().next().expect("one")),

@@ -103,7 +103,7 @@ pub fn chain(ctx: &Context, newest: BackupManifest) -> Result<Vec<BackupManifest
     while let Some(parent) = chain.last().and_then(|m| m.parent.clone()) {
         let status = ctx.repo.catalog().backup(&parent)?.map(|b| b.status);
         if status != Some(BackupStatus::Available) {
-            return Err(EngineError::Invalid(format!(
+            return Err(EngineError::NotFound(format!(
                 "backup {} needs its parent {parent}, which is {}; hint: restore from an older complete chain with --from-tag, or crosscheck the repository",
                 chain.last().map(|m| m.backup_id.as_str()).unwrap_or(""),
                 status.map(|s| s.as_str()).unwrap_or("missing")

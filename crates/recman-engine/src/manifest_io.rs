@@ -14,7 +14,10 @@ pub(crate) fn write<W: Write, T: Serialize>(w: W, m: &T, rel: &str) -> Result<()
         if e.raw_os_error() == Some(libc::ENOSPC) {
             EngineError::io("write manifest", rel, e)
         } else {
-            EngineError::Invalid(format!("cannot write manifest {rel}: {e}"))
+            EngineError::Failed {
+                kind: crate::ErrorKind::of_io(&e),
+                message: format!("cannot write manifest {rel}: {e}"),
+            }
         }
     })
 }
@@ -26,7 +29,7 @@ pub(crate) fn read<T: DeserializeOwned>(
     hint: &str,
 ) -> Result<T, EngineError> {
     read_sealed(bytes).map_err(|e| match e {
-        SealError::Json(e) => EngineError::Invalid(format!(
+        SealError::Json(e) => EngineError::Corrupt(format!(
             "backup manifest {path} is damaged: {e}; hint: {hint}"
         )),
         e => EngineError::Corrupt(format!(

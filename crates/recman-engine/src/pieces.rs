@@ -78,7 +78,7 @@ pub(crate) fn open_from(
         }
     }
     Err(first_err.map(EngineError::from).unwrap_or_else(|| {
-        EngineError::Invalid(format!(
+        EngineError::NotFound(format!(
             "object {rel} has no source; hint: run `recman crosscheck`"
         ))
     }))

@@ -168,7 +168,7 @@ fn copy_object(
         && (n != size || crc_body != want)
     {
         out.abort();
-        return Err(EngineError::Invalid(format!(
+        return Err(EngineError::Corrupt(format!(
             "backup piece {rel} in repository {} is not the piece the catalog recorded (size {n}, expected {size}; checksum {crc_body:08x}, expected {want:08x}); nothing was copied; hint: run `recman validate backup` and `recman crosscheck`",
             ctx.repo.location()
         )));

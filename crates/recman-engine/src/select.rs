@@ -20,7 +20,7 @@ pub fn select_backup<'a>(
         .filter(|b| tag.as_ref().is_none_or(|t| &b.tag == t))
         .collect();
     if usable.is_empty() {
-        return Err(EngineError::Invalid(match &tag {
+        return Err(EngineError::NotFound(match &tag {
             Some(t) => format!(
                 "no available backup has tag {t}; hint: `recman list backup` shows the tags"
             ),
@@ -42,7 +42,7 @@ pub fn select_backup<'a>(
         .max_by_key(|b| (b.stop_time, b.stop_lsn));
     best.copied().ok_or_else(|| {
         let oldest = usable.iter().min_by_key(|b| b.stop_time).expect("non-empty");
-        EngineError::Invalid(format!(
+        EngineError::NotFound(format!(
             "no backup is consistent before {target}: the oldest available backup {} ends at {} (lsn {}, next xid {}); hint: choose a later target, or restore without one",
             oldest.id,
             rfc3339(oldest.stop_time.unwrap_or_default()),

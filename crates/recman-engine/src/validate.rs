@@ -184,7 +184,7 @@ pub fn find_backup(
             .find(|b| b.status == BackupStatus::Available),
     };
     found.cloned().ok_or_else(|| {
-        EngineError::Invalid(match which {
+        EngineError::NotFound(match which {
             Some(w) => format!("no backup with id or tag {w:?} in database {:?}; hint: `recman list backup` shows them", ctx.db.name),
             None => format!("database {:?} has no available backup; hint: take one with `recman backup database`", ctx.db.name),
         })

@@ -110,7 +110,7 @@ pub fn validate_backup(
         match crate::archive::read_wal(&ctx.repo, &ctx.db, &name)? {
             Some(_) => report.wal_segments += 1,
             None => {
-                return Err(EngineError::Wal(format!(
+                return Err(EngineError::NotFound(format!(
                     "wal segment {name} needed to make backup {} consistent is missing from the repository; hint: the backup cannot be restored without it",
                     b.id
                 )));

@@ -536,13 +536,13 @@ fn fetch_one(
 ) -> Result<bool, EngineError> {
     let name = &w.name;
     let crc = read_wal_into(repo, db, name, data)?.ok_or_else(|| {
-        EngineError::Wal(format!(
+        EngineError::NotFound(format!(
             "archived wal segment {name} is listed in the catalog of repository {} but neither the archive nor a backup set holds it; hint: run `recman crosscheck archivelog all`",
             repo.location()
         ))
     })?;
     if data.len() as u64 != w.size || crc != w.crc32c {
-        return Err(EngineError::Wal(format!(
+        return Err(EngineError::Corrupt(format!(
             "archived wal segment {name} in repository {} holds {} bytes with crc {crc:08x}, but the catalog recorded {} bytes with crc {:08x}; hint: run `recman crosscheck archivelog all` and archive the segment again if the server still has it",
             repo.location(),
             data.len(),

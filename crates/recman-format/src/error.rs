@@ -67,3 +67,21 @@ pub enum FormatError {
     )]
     InvalidCompression { input: String },
 }
+
+impl FormatError {
+    /// The error's kind (see recman-error): anything found wrong in a piece read back is
+    /// Corrupt; an I/O error keeps the kind the system gave it (the engine looks inside for a media
+    /// error first).
+    pub fn kind(&self) -> recman_error::ErrorKind {
+        use recman_error::ErrorKind as K;
+        match self {
+            FormatError::Io(e) => K::of_io(e),
+            FormatError::InvalidCompression { .. } => K::InvalidInput,
+            // Raised while writing: the writer was misused or the compressor failed.
+            FormatError::ChunkTooLarge { .. }
+            | FormatError::FileAlreadyEnded { .. }
+            | FormatError::Compressor(_) => K::Internal,
+            _ => K::Corrupt,
+        }
+    }
+}

@@ -43,6 +43,9 @@ struct Detail {
     op: String,
     message: String,
     hint: Option<String>,
+    /// The finer kind when the class alone does not say it (a full device is Permanent and
+    /// NoSpace); `None` takes the class's kind.
+    kind: Option<recman_error::ErrorKind>,
 }
 
 impl fmt::Display for Detail {
@@ -69,6 +72,7 @@ impl MediaError {
                 op: op.to_string(),
                 message,
                 hint: None,
+                kind: None,
             }),
         }
     }
@@ -126,6 +130,7 @@ impl MediaError {
         };
         let mut err = MediaError::new(class, device, object, op, message);
         err.detail.hint = hint.map(str::to_string);
+        err.detail.kind = Some(recman_error::ErrorKind::of_io(&e));
         err
     }
 
@@ -179,7 +184,62 @@ impl MediaError {
             .cloned()
     }
 
+    /// Says what kind of failure this is when the class is too coarse (e.g. a driver that
+    /// found the object damaged, or a refused credential).
+    pub fn with_kind(mut self, kind: recman_error::ErrorKind) -> Self {
+        self.detail.kind = Some(kind);
+        self
+    }
+
+    /// The error's kind: NotFound and Transient as their class says, a permanent failure as
+    /// the driver refined it, else Io.
+    pub fn kind(&self) -> recman_error::ErrorKind {
+        use recman_error::ErrorKind as K;
+        match (self.detail.kind, self.class) {
+            // A class set after the fact (a retry loop giving up) wins over a stale kind.
+            (_, ErrorClass::NotFound) => K::NotFound,
+            (_, ErrorClass::Transient) => K::Transient,
+            (Some(k), ErrorClass::Permanent) if k != K::NotFound && k != K::Transient => k,
+            _ => K::Io,
+        }
+    }
+
     pub fn is_not_found(&self) -> bool {
         self.class == ErrorClass::NotFound
+    }
+}
+
+#[cfg(test)]
+mod kind_tests {
+    use super::*;
+    use recman_error::ErrorKind;
+
+    #[test]
+    fn media_errors_have_the_kind_their_cause_says() {
+        assert_eq!(
+            MediaError::not_found("disk:/r", "a").kind(),
+            ErrorKind::NotFound
+        );
+        let full = MediaError::io(
+            "disk:/r",
+            "a",
+            "write",
+            io::Error::from_raw_os_error(libc::ENOSPC),
+        );
+        assert_eq!(full.kind(), ErrorKind::NoSpace);
+        let reset = MediaError::new(ErrorClass::Transient, "s3://b", "a", "get", "reset".into());
+        assert_eq!(reset.kind(), ErrorKind::Transient);
+        let denied = MediaError::io(
+            "disk:/r",
+            "a",
+            "open",
+            io::Error::from_raw_os_error(libc::EACCES),
+        );
+        assert_eq!(denied.kind(), ErrorKind::Io);
+        // The kind survives the trip through an io::Error.
+        assert_eq!(
+            MediaError::io("x", "y", "read", full.into_io()).kind(),
+            ErrorKind::NoSpace
+        );
     }
 }

@@ -75,3 +75,47 @@ impl PgError {
         }
     }
 }
+
+impl PgError {
+    /// The error's kind (see recman-error): what the user gave is InvalidInput, a server that
+    /// did not answer is Transient, a refused query is Io.
+    pub fn kind(&self) -> recman_error::ErrorKind {
+        use recman_error::ErrorKind as K;
+        match self {
+            PgError::BadConninfo { .. }
+            | PgError::EncryptionUnavailable { .. }
+            | PgError::Service { .. }
+            | PgError::ServiceFile { .. }
+            | PgError::NotDataDir { .. }
+            | PgError::Unsupported { .. }
+            | PgError::BadLsn { .. } => K::InvalidInput,
+            // A refused password stays refused; a server that is down may come back.
+            PgError::Connect { reason, .. } if reason.contains("password") => K::InvalidInput,
+            PgError::Connect { .. } => K::Transient,
+            PgError::Query { .. } => K::Io,
+            PgError::Io { source, .. } => K::of_io(source),
+        }
+    }
+}
+
+#[cfg(test)]
+mod kind_tests {
+    use super::*;
+    use recman_error::ErrorKind;
+
+    #[test]
+    fn pg_errors_say_whether_the_user_or_the_server_is_at_fault() {
+        let bad = PgError::BadLsn { text: "x".into() };
+        assert_eq!(bad.kind(), ErrorKind::InvalidInput);
+        let down = PgError::Connect {
+            target: "/tmp:5432".into(),
+            reason: "connection refused".into(),
+        };
+        assert_eq!(down.kind(), ErrorKind::Transient);
+        let pw = PgError::Connect {
+            target: "/tmp:5432".into(),
+            reason: "password authentication failed".into(),
+        };
+        assert_eq!(pw.kind(), ErrorKind::InvalidInput);
+    }
+}

@@ -174,11 +174,15 @@ pub fn archive_push_batch(
         }
         Err(e) => {
             let why = e.to_string();
+            let kind = e.kind();
             for (i, rec) in order.into_iter().zip(recs) {
-                let e = EngineError::Wal(format!(
-                    "wal file {} was stored in repository {location} but could not be recorded in its catalog: {why}; hint: PostgreSQL retries archive_command, which stores it again",
-                    rec.name
-                ));
+                let e = EngineError::Failed {
+                    kind,
+                    message: format!(
+                        "wal file {} was stored in repository {location} but could not be recorded in its catalog: {why}; hint: PostgreSQL retries archive_command, which stores it again",
+                        rec.name
+                    ),
+                };
                 if i == 0 {
                     outcome = Some(Err(e));
                 } else {
@@ -188,7 +192,7 @@ pub fn archive_push_batch(
         }
     }
     let outcome = outcome.unwrap_or_else(|| {
-        Err(EngineError::Wal(format!(
+        Err(EngineError::Internal(format!(
             "wal file {name} was not archived into repository {location}: its worker thread ended early; hint: run archive-push for it again"
         )))
     })?;

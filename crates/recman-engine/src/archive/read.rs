@@ -38,12 +38,15 @@ pub(crate) fn read_wal_into(
     out.clear();
     let rel = wal_path(&db.name, name);
     let mut failures: Vec<String> = Vec::new();
+    // Whether a device did not answer: then running recovery again later may succeed.
+    let mut unreachable_device = false;
     let recorded = repo.catalog().wal(db.id, name)?.map(|w| (w.size, w.crc32c));
     for src in crate::pieces::sources(repo, &rel)? {
         let f = match src.media.open(&src.name) {
             Ok(f) => f,
             Err(e) if e.is_not_found() => continue,
             Err(e) => {
+                unreachable_device |= e.kind() == crate::ErrorKind::Transient;
                 failures.push(format!("{}: {e}", src.describe()));
                 continue;
             }
@@ -62,17 +65,25 @@ pub(crate) fn read_wal_into(
     if failures.is_empty() && recorded.is_none() {
         return Ok(None);
     }
-    if failures.is_empty() {
+    let kind = if failures.is_empty() {
         failures.push(format!(
             "{rel} is recorded in the catalog but no device holds it"
         ));
-    }
-    Err(EngineError::Wal(format!(
-        "archived wal file {name} of database {:?} could not be delivered intact from repository {}: {}; hint: recovery must not go on without it: restore it from another copy (`recman list archivelog`, `recman crosscheck`), or recover to a target before it with --until-lsn/--until-time",
-        db.name,
-        repo.location(),
-        crate::util::cut_list(&failures, "; ")
-    )))
+        crate::ErrorKind::NotFound
+    } else if unreachable_device {
+        crate::ErrorKind::Transient
+    } else {
+        crate::ErrorKind::Corrupt
+    };
+    Err(EngineError::Failed {
+        kind,
+        message: format!(
+            "archived wal file {name} of database {:?} could not be delivered intact from repository {}: {}; hint: recovery must not go on without it: restore it from another copy (`recman list archivelog`, `recman crosscheck`), or recover to a target before it with --until-lsn/--until-time",
+            db.name,
+            repo.location(),
+            crate::util::cut_list(&failures, "; ")
+        ),
+    })
 }
 
 /// Reads one archived WAL object through the piece scanner: its chunks in order, each file's
@@ -99,7 +110,7 @@ pub(super) fn read_wal_object(
         }
         fn chunk(&mut self, file: &FileRef, offset: u64, data: &[u8]) -> Result<(), EngineError> {
             if offset != self.out.len() as u64 {
-                return Err(EngineError::Wal(format!(
+                return Err(EngineError::Corrupt(format!(
                     "{} has a gap at offset {offset}",
                     file.name
                 )));
@@ -125,7 +136,6 @@ pub(super) fn read_wal_object(
         piece: None,
         files: &expect,
         wording: Wording {
-            kind: EngineError::Wal,
             hint: "the archived copy is damaged",
         },
         channel: 0,

@@ -82,7 +82,7 @@ pub(super) fn wait_for_wal(
                     Some(f) => format!("the server's archiver reports a failure for {f}"),
                     None => "the server's archiver reports no failure".to_string(),
                 };
-                return Err(EngineError::Wal(format!(
+                return Err(EngineError::Transient(format!(
                     "wal segment {name} needed by the backup did not reach repository {} within {}s ({why}); hint: check archive_command on the server (currently {:?}) and the server log",
                     ctx.repo.location(),
                     timeout.as_secs(),

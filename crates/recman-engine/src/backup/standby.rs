@@ -78,7 +78,7 @@ pub(crate) fn prepare(
             return Ok(Standby { data_dir });
         }
         if t0.elapsed() > timeout {
-            return Err(EngineError::Invalid(format!(
+            return Err(EngineError::Transient(format!(
                 "standby {who} has replayed WAL only to {}, and the backup starts at {start}; hint: check its replication (pg_stat_wal_receiver), or raise --archive-timeout",
                 replayed
                     .map(|l| l.to_string())

@@ -57,7 +57,7 @@ pub(crate) fn each<R: Send>(
             .into_iter()
             .map(|h| {
                 h.join().unwrap_or_else(|_| {
-                    Err(EngineError::Invalid(format!(
+                    Err(EngineError::Internal(format!(
                         "a {what} worker thread panicked; hint: this is a bug, report it with the command that ran"
                     )))
                 })

@@ -103,25 +103,21 @@ impl Expect for ManifestFiles<'_> {
     }
 }
 
-/// How a command reports damage the scanner found: restore has always called it a refused
-/// request, validation corruption; each with its own advice.
+/// What a command advises about damage the scanner found. The damage itself is always
+/// [`EngineError::Corrupt`], whichever command reads the piece (see the error module's rules).
 #[derive(Clone, Copy)]
 pub(crate) struct Wording {
-    pub kind: fn(String) -> EngineError,
     pub hint: &'static str,
 }
 
 impl Wording {
     pub const RESTORE: Wording = Wording {
-        kind: EngineError::Invalid,
         hint: "the piece is damaged, restore from another backup with --from-tag",
     };
     pub const VALIDATE: Wording = Wording {
-        kind: EngineError::Corrupt,
         hint: "the backup is damaged, take a new one and keep this one out of restores",
     };
     pub const APPLY: Wording = Wording {
-        kind: EngineError::Corrupt,
         hint: "the level 1 backup is damaged and the image copy was left as it was; take a new level 1 backup for the copy",
     };
 }
@@ -209,7 +205,7 @@ impl OpenPiece {
         let names = &self.names;
         let name_of = |slot: u32| -> Result<&str, EngineError> {
             names.get(slot as usize).map(String::as_str).ok_or_else(|| {
-                EngineError::Invalid(format!(
+                EngineError::Corrupt(format!(
                     "backup piece {rel} refers to file #{slot}, which its header does not list; hint: the piece is damaged"
                 ))
             })
@@ -259,7 +255,7 @@ impl OpenPiece {
                     let got = running.remove(&file_index).unwrap_or(0);
                     if got != crc32c || !scan.files.file_matches(file.name, piece_no, size, crc32c)
                     {
-                        return Err((scan.wording.kind)(format!(
+                        return Err(EngineError::Corrupt(format!(
                             "file {} in backup piece {rel} does not match its recorded checksum; hint: {}",
                             file.name, scan.wording.hint
                         )));
@@ -277,7 +273,7 @@ impl OpenPiece {
             Err(e) => return Err(EngineError::piece(&rel, e)),
         };
         if let Some(slot) = running.keys().next() {
-            return Err((scan.wording.kind)(format!(
+            return Err(EngineError::Corrupt(format!(
                 "file {} in backup piece {rel} has no end record; hint: the piece is truncated; {}",
                 names.get(*slot as usize).cloned().unwrap_or_default(),
                 scan.wording.hint
@@ -286,7 +282,7 @@ impl OpenPiece {
         if let Some((size, crc)) = scan.piece
             && (summary.size != size || summary.crc32c != crc)
         {
-            return Err((scan.wording.kind)(format!(
+            return Err(EngineError::Corrupt(format!(
                 "backup piece {rel} is not the piece the manifest recorded (size {} crc {:08x}, expected size {size} crc {crc:08x}); hint: {}",
                 summary.size, summary.crc32c, scan.wording.hint
             )));
@@ -365,7 +361,7 @@ pub(crate) fn scan_from(
         }
     }
     Err(last.unwrap_or_else(|| {
-        EngineError::Invalid(format!(
+        EngineError::NotFound(format!(
             "backup piece {} has no copy to restore from; hint: run `recman crosscheck` and restore from another backup",
             scan.rel
         ))

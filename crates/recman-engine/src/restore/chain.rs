@@ -101,7 +101,7 @@ pub fn restore_chain_with(
             .map(|e| e.sections.len().max(1) as u64)
             .sum();
         if restored != expected {
-            return Err(EngineError::Invalid(format!(
+            return Err(EngineError::Corrupt(format!(
                 "backup {} restored {restored} of its {expected} file parts; hint: the manifest and pieces disagree, validate the backup with `recman validate backup {}`",
                 m.backup_id, m.backup_id
             )));

@@ -47,7 +47,7 @@ pub fn restore_from_copy(
     t0: Instant,
 ) -> Result<RestoreReport, EngineError> {
     let state = load_copy(ctx, tag)?.ok_or_else(|| {
-        EngineError::Invalid(format!("there is no image copy with tag {tag}; hint: make one with `recman backup database --as-copy --tag {tag}`"))
+        EngineError::NotFound(format!("there is no image copy with tag {tag}; hint: make one with `recman backup database --as-copy --tag {tag}`"))
     })?;
     check_target(tag, &state, &opts.target)?;
     let layout = Layout::new(&opts.to, &state, &opts.tablespace_map)?;
@@ -150,7 +150,10 @@ fn switch(ctx: &Context, tag: &str, source: &Layout, to: &Layout) -> Result<(), 
         }
         std::fs::rename(a, b).map_err(|e| {
             let hint = if e.raw_os_error() == Some(libc::EXDEV) { "; hint: the copy is on another file system, restore with --from-copy but without --switch-to-copy" } else { "" };
-            EngineError::Invalid(format!("cannot move {} to {}: {e}{hint}", a.display(), b.display()))
+            EngineError::Failed {
+                kind: crate::ErrorKind::of_io(&e),
+                message: format!("cannot move {} to {}: {e}{hint}", a.display(), b.display()),
+            }
         })
     };
     mv(&source.to, &to.to)?;

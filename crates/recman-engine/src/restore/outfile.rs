@@ -199,7 +199,7 @@ impl FileWriter {
     fn stopped(&mut self) -> EngineError {
         match self.thread.take().map(|h| h.join()) {
             Some(Ok(Err(e))) => e,
-            _ => EngineError::Invalid(
+            _ => EngineError::Internal(
                 "the restore writer thread stopped; hint: this is a bug, report it".into(),
             ),
         }
@@ -211,7 +211,7 @@ impl FileWriter {
         let io_time = match self.thread.take().map(|h| h.join()) {
             Some(Ok(r)) => r?,
             _ => {
-                return Err(EngineError::Invalid(
+                return Err(EngineError::Internal(
                     "the restore writer thread panicked; hint: this is a bug, report it".into(),
                 ));
             }

@@ -101,7 +101,7 @@ impl RestorePlan {
     /// copy, WAL missing before the backup is consistent, or a gap before the target.
     pub fn check(&self, allow_wal_gap: bool) -> Result<(), EngineError> {
         if !self.missing_pieces.is_empty() {
-            return Err(EngineError::Invalid(format!(
+            return Err(EngineError::NotFound(format!(
                 "backup piece(s) {} of backup {} are present on none of their copies; hint: restore from another backup with --from-tag, or bring back the device holding a copy (`recman restore database --preview` lists the copies)",
                 cut(&self.missing_pieces),
                 self.backup_id
@@ -131,7 +131,7 @@ pub fn plan_restore(ctx: &Context, opts: &RestoreOptions) -> Result<RestorePlan,
     let (chain, image_copy, tag) = match &opts.from_copy {
         Some(t) => {
             let state = crate::copy::load_copy(ctx, t)?.ok_or_else(|| {
-                EngineError::Invalid(format!("there is no image copy with tag {t}; hint: make one with `recman backup database --as-copy --tag {t}`"))
+                EngineError::NotFound(format!("there is no image copy with tag {t}; hint: make one with `recman backup database --as-copy --tag {t}`"))
             })?;
             super::copy_restore::check_target(t, &state, &opts.target)?;
             (vec![state], Some(t.to_uppercase()), t.to_uppercase())

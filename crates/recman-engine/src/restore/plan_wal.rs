@@ -114,7 +114,7 @@ impl WalPlan {
         };
         let before_end = named(&|s| s <= self.required_segno);
         if !before_end.is_empty() {
-            return Err(EngineError::Wal(format!(
+            return Err(EngineError::NotFound(format!(
                 "wal segment(s) {} needed to make backup {backup_id} consistent (through {}) are in no archive, archivelog backup or copy the catalog knows of; hint: restore from another backup with --from-tag; this one cannot become consistent without them",
                 cut(&before_end),
                 self.required_through
@@ -122,7 +122,7 @@ impl WalPlan {
         }
         let before_target = named(&|s| s <= self.checked_segno);
         if !before_target.is_empty() && !allow_gap {
-            return Err(EngineError::Wal(format!(
+            return Err(EngineError::NotFound(format!(
                 "the wal from backup {backup_id} to {} has a gap: segment(s) {} are in no archive, archivelog backup or copy the catalog knows of, and recovery would silently end there; hint: restore to a target before segment {} (--until-time or --until-lsn), or pass --allow-wal-gap to recover up to the gap",
                 self.end,
                 cut(&before_target),
