@@ -322,3 +322,40 @@ fn decoded_blocks_match_pg_waldump() {
     assert_eq!(mine, theirs, "decoded block references differ from pg_waldump's");
     assert!(special > 0, "no create/truncate/database record decoded");
 }
+
+/// `configure incremental-forever synthetic-full-every N days`: a backup naming no level is a
+/// level 1, and once the newest level 0 is N days old a synthetic full follows it; the next
+/// level 1 builds on the synthetic full, and the chain restores equal.
+#[test]
+fn incremental_forever_takes_level_ones_and_synthetic_fulls() {
+    let setup = Setup::with(conf());
+    let c = &setup.cluster;
+    c.pgbench_init(1);
+    let err = setup.err(&["configure", "incremental-forever", "weekly"]);
+    assert!(err.contains("synthetic-full-every"), "{err}");
+    // About a second, so the test sees a synthetic full become due.
+    setup.ok(&["configure", "incremental-forever", "synthetic-full-every", "0.00001", "days"]);
+    assert!(setup.ok(&["show", "all"]).contains("incremental-forever synthetic-full-every 0.00001 days"));
+    setup.backup(&[]);
+    let mut b = c.pgbench_background(2, 2);
+    assert!(b.wait().unwrap().success());
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    setup.backup(&[]);
+    let list = setup.backups();
+    let types: Vec<&str> = list.iter().map(|b| b["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["LEVEL0", "LEVEL1", "LEVEL0"], "{list:?}");
+    assert!(list[1]["tracked_bytes"].as_u64().unwrap() > 0, "{}", list[1]);
+    let synthetic = list[2]["id"].as_str().unwrap().to_string();
+    let mut b = c.pgbench_background(2, 2);
+    assert!(b.wait().unwrap().success());
+    setup.ok(&["configure", "incremental-forever", "synthetic-full-every", "7", "days"]);
+    setup.backup(&["--tag", "LAST"]);
+    let last = setup.backups().last().unwrap().clone();
+    assert_eq!(last["type"], "LEVEL1");
+    assert_eq!(last["parent"].as_str(), Some(synthetic.as_str()));
+    assert_eq!(setup.backups().len(), 4, "no synthetic full before 7 days");
+    c.switch_wal_and_wait_archived();
+    let expected = c.all_table_checksums();
+    let (_k, to) = setup.restore(&["--from-tag", "LAST"]);
+    drop(start_and_compare(&to, &expected));
+}

@@ -136,6 +136,11 @@ pub const SPECS: &[Spec] = &[
         key: "archivelog_deletion_policy",
         default: "none",
     },
+    Spec {
+        name: "incremental-forever",
+        key: recman_engine::forever::KEY,
+        default: "off",
+    },
 ];
 
 /// The spec of setting `name`.

@@ -13,6 +13,7 @@ mod crosscheck;
 pub mod devices;
 mod error;
 pub mod fault;
+pub mod forever;
 mod incremental;
 pub mod io;
 mod manifest_io;

@@ -234,7 +234,7 @@ fn summary_of(
     };
     SegmentSummary::build(&data, seg_lsn)
         .map(Some)
-        .map_err(|e| EngineError::Wal(format!("{}: {e}", path.display())))
+        .map_err(|e| EngineError::Corrupt(format!("{}: {e}", path.display())))
 }
 
 /// The block lists of a range, by fork (what the fault switch drops a block from).

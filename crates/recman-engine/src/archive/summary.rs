@@ -39,7 +39,7 @@ pub(super) fn store_summary(
         EngineError::Invalid(format!("{name} is not a WAL segment name; hint: only segments get change-tracking summaries"))
     })?;
     let summary = SegmentSummary::build(data, seg_lsn)
-        .map_err(|e| EngineError::Wal(format!("wal segment {name}: {e}")))?;
+        .map_err(|e| EngineError::Corrupt(format!("wal segment {name}: {e}")))?;
     let bytes = summary.encode();
     let rel = summary_path(&db.name, name);
     let header = PieceHeader {
@@ -72,7 +72,7 @@ pub fn read_summary(
         Ok(f) => f,
         Err(e) if e.is_not_found() => return Ok(None),
         Err(e) => {
-            return Err(EngineError::Wal(format!(
+            return Err(EngineError::Transient(format!(
                 "change-tracking summary {rel} in repository {}: {e}; hint: check the repository, or remove the summary so a level 1 scans instead",
                 repo.location()
             )));
@@ -80,12 +80,12 @@ pub fn read_summary(
     };
     let mut out = Vec::new();
     super::read::read_wal_object(&rel, f, None, &mut out).map_err(|why| {
-        EngineError::Wal(format!(
+        EngineError::Corrupt(format!(
             "change-tracking summary {rel} in repository {}: {why}; hint: remove it, a level 1 then scans instead",
             repo.location()
         ))
     })?;
     SegmentSummary::decode(&out)
         .map(Some)
-        .map_err(|e| EngineError::Wal(format!("{rel}: {e}")))
+        .map_err(|e| EngineError::Corrupt(format!("{rel}: {e}")))
 }
