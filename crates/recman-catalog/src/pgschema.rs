@@ -177,7 +177,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         created    BIGINT NOT NULL,
         PRIMARY KEY (object, device)
     );
-    "#,    // 5: what each backup read from the cluster, and how much through change tracking.
+    "#, // 5: what each backup read from the cluster, and how much through change tracking.
     r#"
     CREATE TABLE backup_read (
         backup_id     TEXT COLLATE "C" NOT NULL PRIMARY KEY REFERENCES backup (id) ON DELETE CASCADE,

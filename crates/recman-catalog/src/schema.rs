@@ -188,7 +188,7 @@ const MIGRATIONS: &[&str] = &[
         created    INTEGER NOT NULL,
         PRIMARY KEY (object, device)
     );
-    "#,    // 5: what each backup read from the cluster, and how much through change tracking.
+    "#, // 5: what each backup read from the cluster, and how much through change tracking.
     r#"
     CREATE TABLE backup_read (
         backup_id     TEXT NOT NULL PRIMARY KEY REFERENCES backup (id) ON DELETE CASCADE,

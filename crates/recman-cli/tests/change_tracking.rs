@@ -36,7 +36,10 @@ fn is_relation_file(name: &str) -> bool {
     let num = base.split('_').next().unwrap_or("");
     !num.is_empty()
         && num.bytes().all(|b| b.is_ascii_digit())
-        && name.split('.').nth(1).is_none_or(|s| s.bytes().all(|b| b.is_ascii_digit()))
+        && name
+            .split('.')
+            .nth(1)
+            .is_none_or(|s| s.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Relation files under `roots` (relative path → bytes), leaving out unlogged relations,
@@ -87,7 +90,11 @@ fn differences(a: &BTreeMap<String, Vec<u8>>, b: &BTreeMap<String, Vec<u8>>) -> 
                 let pages: Vec<usize> = (0..x.len().max(y.len()).div_ceil(8192))
                     .filter(|&i| x.get(i * 8192..(i + 1) * 8192) != y.get(i * 8192..(i + 1) * 8192))
                     .collect();
-                d.push(format!("{k} ({} vs {} bytes) pages {pages:?}", x.len(), y.len()));
+                d.push(format!(
+                    "{k} ({} vs {} bytes) pages {pages:?}",
+                    x.len(),
+                    y.len()
+                ));
             }
             _ => d.push(format!("{k} only in one")),
         }
@@ -105,7 +112,10 @@ fn restore_files(setup: &Setup, tag: &str, ts1: bool) -> (Vec<tempfile::TempDir>
         args.extend(["--tablespace-map", map.as_str()]);
     }
     let (k, to) = setup.restore(&args);
-    (vec![m, k], vec![to.join("base"), to.join("global"), ts.join("ts1")])
+    (
+        vec![m, k],
+        vec![to.join("base"), to.join("global"), ts.join("ts1")],
+    )
 }
 
 /// The workload of the acceptance: HOT and non-HOT updates, TRUNCATE, VACUUM FULL, CLUSTER,
@@ -127,7 +137,10 @@ fn workload(c: &Cluster) {
     c.psql("alter table moved set tablespace ts1");
     c.psql("alter table was_unlogged set logged");
     c.psql("insert into grown select g, repeat('x', 500) from generate_series(1, 40000) g");
-    c.psql_db("by_copy", "create table t as select g from generate_series(1, 1000) g");
+    c.psql_db(
+        "by_copy",
+        "create table t as select g from generate_series(1, 1000) g",
+    );
     // Hint bits set now, not by the reads of the next backups.
     c.psql("vacuum");
     c.psql_db("by_copy", "vacuum");
@@ -158,7 +171,11 @@ fn a_tracked_chain_restores_the_files_of_a_scan_chain() {
     prepare(c);
     setup.backup(&["--incremental-level", "0", "--tag", "L0"]);
     workload(c);
-    let (err, t1) = backup_env(&setup, &["--incremental-level", "1", "--cumulative", "--tag", "T1"], &[]);
+    let (err, t1) = backup_env(
+        &setup,
+        &["--incremental-level", "1", "--cumulative", "--tag", "T1"],
+        &[],
+    );
     assert!(err.contains("change tracking: read"), "{err}");
     let (err, s1) = backup_env(
         &setup,
@@ -177,7 +194,11 @@ fn a_tracked_chain_restores_the_files_of_a_scan_chain() {
     let (a, b) = (relation_files(&tracked), relation_files(&scanned));
     assert!(a.len() > 100, "{} relation files", a.len());
     let d = differences(&a, &b);
-    assert!(d.is_empty(), "tracked and scan-based chains differ:\n{}", d.join("\n"));
+    assert!(
+        d.is_empty(),
+        "tracked and scan-based chains differ:\n{}",
+        d.join("\n")
+    );
 
     c.switch_wal_and_wait_archived();
     let expected = c.all_table_checksums();
@@ -231,7 +252,10 @@ fn a_small_change_reads_little_and_a_gap_falls_back_to_a_scan() {
     // About 3 % of the accounts table's pages.
     c.psql("update pgbench_accounts set abalance = abalance + 1 where aid <= 15000");
     let (err, t1) = backup_env(&setup, &["--incremental-level", "1", "--tag", "T1"], &[]);
-    let (read, db) = (t1["read_bytes"].as_u64().unwrap(), t1["database_bytes"].as_u64().unwrap());
+    let (read, db) = (
+        t1["read_bytes"].as_u64().unwrap(),
+        t1["database_bytes"].as_u64().unwrap(),
+    );
     eprintln!("tracked level 1: read {read} of {db} bytes\n{err}");
     assert!(read * 10 <= db, "read {read} of {db} bytes:\n{err}");
 
@@ -240,11 +264,11 @@ fn a_small_change_reads_little_and_a_gap_falls_back_to_a_scan() {
     let seg = c.switch_wal_and_wait_archived();
     let group = &seg[..16];
     let summary = setup.repo.join(format!("main/wal/{group}/{seg}.rmb"));
-    std::fs::remove_file(&summary)
-        .unwrap_or_else(|e| panic!("remove {}: {e}", summary.display()));
+    std::fs::remove_file(&summary).unwrap_or_else(|e| panic!("remove {}: {e}", summary.display()));
     let (err, t2) = backup_env(&setup, &["--incremental-level", "1", "--tag", "T2"], &[]);
     assert!(
-        err.contains(&format!("WAL segment {seg} has no summary")) && err.contains("reads every relation file"),
+        err.contains(&format!("WAL segment {seg} has no summary"))
+            && err.contains("reads every relation file"),
         "{err}"
     );
     assert_eq!(t2["tracked_bytes"].as_u64(), Some(0));
@@ -275,9 +299,10 @@ fn decoded_blocks_match_pg_waldump() {
     let mut mine = Vec::new();
     let mut special = 0;
     let cov = recman_pg::walrecord::decode_segment(&data, seg_lsn, &mut |ch| match ch {
-        recman_pg::walrecord::Change::Block(b) => {
-            mine.push(format!("{}/{}/{} {} {}", b.rel.spc, b.rel.db, b.rel.rel, b.fork, b.block))
-        }
+        recman_pg::walrecord::Change::Block(b) => mine.push(format!(
+            "{}/{}/{} {} {}",
+            b.rel.spc, b.rel.db, b.rel.rel, b.fork, b.block
+        )),
         recman_pg::walrecord::Change::Unknown { .. } => panic!("unknown record {ch:?}"),
         _ => special += 1,
     })
@@ -289,7 +314,11 @@ fn decoded_blocks_match_pg_waldump() {
         .arg("-s")
         .arg(format!("{:X}/{:X}", seg_lsn >> 32, seg_lsn as u32))
         .arg("-e")
-        .arg(format!("{:X}/{:X}", (seg_lsn + data.len() as u64) >> 32, (seg_lsn + data.len() as u64) as u32))
+        .arg(format!(
+            "{:X}/{:X}",
+            (seg_lsn + data.len() as u64) >> 32,
+            (seg_lsn + data.len() as u64) as u32
+        ))
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -319,7 +348,10 @@ fn decoded_blocks_match_pg_waldump() {
     mine.sort();
     theirs.sort();
     assert!(mine.len() > 1000, "{} block references", mine.len());
-    assert_eq!(mine, theirs, "decoded block references differ from pg_waldump's");
+    assert_eq!(
+        mine, theirs,
+        "decoded block references differ from pg_waldump's"
+    );
     assert!(special > 0, "no create/truncate/database record decoded");
 }
 
@@ -334,8 +366,18 @@ fn incremental_forever_takes_level_ones_and_synthetic_fulls() {
     let err = setup.err(&["configure", "incremental-forever", "weekly"]);
     assert!(err.contains("synthetic-full-every"), "{err}");
     // About a second, so the test sees a synthetic full become due.
-    setup.ok(&["configure", "incremental-forever", "synthetic-full-every", "0.00001", "days"]);
-    assert!(setup.ok(&["show", "all"]).contains("incremental-forever synthetic-full-every 0.00001 days"));
+    setup.ok(&[
+        "configure",
+        "incremental-forever",
+        "synthetic-full-every",
+        "0.00001",
+        "days",
+    ]);
+    assert!(
+        setup
+            .ok(&["show", "all"])
+            .contains("incremental-forever synthetic-full-every 0.00001 days")
+    );
     setup.backup(&[]);
     let mut b = c.pgbench_background(2, 2);
     assert!(b.wait().unwrap().success());
@@ -344,11 +386,21 @@ fn incremental_forever_takes_level_ones_and_synthetic_fulls() {
     let list = setup.backups();
     let types: Vec<&str> = list.iter().map(|b| b["type"].as_str().unwrap()).collect();
     assert_eq!(types, ["LEVEL0", "LEVEL1", "LEVEL0"], "{list:?}");
-    assert!(list[1]["tracked_bytes"].as_u64().unwrap() > 0, "{}", list[1]);
+    assert!(
+        list[1]["tracked_bytes"].as_u64().unwrap() > 0,
+        "{}",
+        list[1]
+    );
     let synthetic = list[2]["id"].as_str().unwrap().to_string();
     let mut b = c.pgbench_background(2, 2);
     assert!(b.wait().unwrap().success());
-    setup.ok(&["configure", "incremental-forever", "synthetic-full-every", "7", "days"]);
+    setup.ok(&[
+        "configure",
+        "incremental-forever",
+        "synthetic-full-every",
+        "7",
+        "days",
+    ]);
     setup.backup(&["--tag", "LAST"]);
     let last = setup.backups().last().unwrap().clone();
     assert_eq!(last["type"], "LEVEL1");

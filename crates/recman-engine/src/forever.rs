@@ -90,7 +90,10 @@ mod tests {
             }))
         );
         assert_eq!(
-            parse("synthetic-full-every 0.5 day").unwrap().unwrap().to_setting(),
+            parse("synthetic-full-every 0.5 day")
+                .unwrap()
+                .unwrap()
+                .to_setting(),
             "synthetic-full-every 0.5 days"
         );
         assert!(parse("synthetic-full-every 0 days").is_err());

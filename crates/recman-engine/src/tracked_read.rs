@@ -4,13 +4,13 @@
 //! the same pages a scan would keep, found without reading the rest. The channel calls it
 //! for such files before it starts its multiplexed reads of the others.
 
+use crate::EngineError;
 use crate::channel::{ChannelShared, FileOutcome};
 use crate::io::IoCounters;
 use crate::pagecheck::{PageRules, PageVerdicts, check_chunk};
 use crate::pipeline::SetOut;
 use crate::tracking::{FilePlan, Tracking};
 use crate::util::now_micros;
-use crate::EngineError;
 use recman_page::{BLCKSZ, Fork};
 use std::os::unix::fs::FileExt;
 use std::time::Instant;
@@ -29,7 +29,11 @@ pub(crate) struct TrackedFile {
 /// The runs to read of file `index`, when it goes through the summaries: a main-fork file the
 /// parent had that the tracking does not take whole. Other forks are small and go through the
 /// scan (the free space map is not WAL-logged; the visibility map is taken whole).
-pub(crate) fn plan_for(sh: &ChannelShared, tracking: &Tracking, index: usize) -> Option<Vec<(u32, u32)>> {
+pub(crate) fn plan_for(
+    sh: &ChannelShared,
+    tracking: &Tracking,
+    index: usize,
+) -> Option<Vec<(u32, u32)>> {
     let f = &sh.files[index];
     let rf = f.relfile.as_ref()?;
     let inc = sh.increment?;
@@ -83,7 +87,10 @@ pub(crate) fn read_file(
     let hi = hi.min(size);
     let end = hi.max(lo.min(size));
     let since = sh.increment.map(|i| i.parent_start_lsn).unwrap_or(0);
-    let rf = sf.relfile.as_ref().expect("tracked files are relation files");
+    let rf = sf
+        .relfile
+        .as_ref()
+        .expect("tracked files are relation files");
     let rules = PageRules {
         relfile: rf,
         checksums: sh.checksums,
@@ -109,7 +116,8 @@ pub(crate) fn read_file(
             }
             let want = (to - from) as usize;
             let t0 = Instant::now();
-            let got = read_at(&file, &mut buf[..want], from).map_err(|e| EngineError::io("read", &path, e))?;
+            let got = read_at(&file, &mut buf[..want], from)
+                .map_err(|e| EngineError::io("read", &path, e))?;
             counters.io_time += t0.elapsed();
             counters.io_count += 1;
             counters.ready += 1;

@@ -172,7 +172,12 @@ pub fn load(
         ));
     }
     let mut t = Tracking::default();
-    let names = wal_segments_between(timeline, Lsn(inc.parent_start_lsn), Lsn(start_lsn), seg_size);
+    let names = wal_segments_between(
+        timeline,
+        Lsn(inc.parent_start_lsn),
+        Lsn(start_lsn),
+        seg_size,
+    );
     for w in &names {
         let name = w.to_string();
         let seg_lsn = w.segno * seg_size;

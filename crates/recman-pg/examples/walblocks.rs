@@ -3,7 +3,11 @@
 fn main() {
     for path in std::env::args().skip(1) {
         let data = std::fs::read(&path).expect("read segment");
-        let name = std::path::Path::new(&path).file_name().unwrap().to_string_lossy().to_string();
+        let name = std::path::Path::new(&path)
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
         let log = u64::from_str_radix(&name[8..16], 16).unwrap();
         let seg = u64::from_str_radix(&name[16..24], 16).unwrap();
         let seg_lsn = (log << 32) + seg * data.len() as u64;

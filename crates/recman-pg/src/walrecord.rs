@@ -61,14 +61,27 @@ pub struct BlockRef {
 pub enum Change {
     Block(BlockRef),
     /// A fork file created (or re-created): every block of it is new.
-    Create { rel: RelId, fork: u8 },
+    Create {
+        rel: RelId,
+        fork: u8,
+    },
     /// The main fork cut to `blocks` blocks (the visibility map and free space map forks may
     /// be cut too; they are taken whole anyway).
-    Truncate { rel: RelId, blocks: u32 },
+    Truncate {
+        rel: RelId,
+        blocks: u32,
+    },
     /// A database directory created by copying files (no block in WAL), or dropped.
-    Database { spc: u32, db: u32 },
+    Database {
+        spc: u32,
+        db: u32,
+    },
     /// A record that changes relation files in a way this decoder does not know.
-    Unknown { lsn: u64, rmid: u8, info: u8 },
+    Unknown {
+        lsn: u64,
+        rmid: u8,
+        info: u8,
+    },
 }
 
 /// How far a segment could be decoded.
@@ -105,7 +118,11 @@ impl Format {
         Some(Format {
             magic,
             // 13 and 14: BKPIMAGE_IS_COMPRESSED; 15 on: PGLZ | LZ4 | ZSTD.
-            compressed: if f.major < 15 { 0x02 } else { 0x04 | 0x08 | 0x10 },
+            compressed: if f.major < 15 {
+                0x02
+            } else {
+                0x04 | 0x08 | 0x10
+            },
             major: f.major,
         })
     }
@@ -293,7 +310,7 @@ impl Reader<'_> {
     /// Where a record whose first byte is read from `start` begins: past a page header
     /// when `start` is a page boundary.
     fn record_start(&self, start: usize) -> usize {
-        if start % WAL_PAGE == 0 {
+        if start.is_multiple_of(WAL_PAGE) {
             start + self.header_len(start)
         } else {
             start
@@ -309,13 +326,18 @@ impl Reader<'_> {
         self.walk(n, None, cont)
     }
 
-    fn walk(&mut self, mut n: usize, mut out: Option<&mut Vec<u8>>, cont: bool) -> Result<(), Stop> {
+    fn walk(
+        &mut self,
+        mut n: usize,
+        mut out: Option<&mut Vec<u8>>,
+        cont: bool,
+    ) -> Result<(), Stop> {
         let mut first = true;
         while n > 0 {
             if self.pos >= self.data.len() {
                 return Err(Stop::SegmentEnd);
             }
-            if self.pos % WAL_PAGE == 0 {
+            if self.pos.is_multiple_of(WAL_PAGE) {
                 // A record's bytes past its first page continue on pages marked so; a record
                 // starting at a page boundary starts on a page that is not.
                 let continues = cont || !first || out.as_ref().is_some_and(|o| !o.is_empty());

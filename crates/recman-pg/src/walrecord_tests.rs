@@ -31,7 +31,7 @@ impl Builder {
         let c = crc32c::crc32c_append(c, &r[..20]);
         r.extend_from_slice(&c.to_le_bytes());
         r.extend_from_slice(body);
-        while self.payload.len() % 8 != 0 {
+        while !self.payload.len().is_multiple_of(8) {
             self.payload.push(0);
         }
         self.starts.push(self.payload.len());
@@ -142,7 +142,13 @@ fn decodes_block_references_across_pages() {
     b.record(10, 0, &two_block_record(50));
     let (seg, _) = b.segment(0xD110);
     let (changes, cov) = decode_all(&seg);
-    assert_eq!(changes, [0, 1, 2].iter().flat_map(|_| [block(0, 42), block(2, 9)]).collect::<Vec<_>>());
+    assert_eq!(
+        changes,
+        [0, 1, 2]
+            .iter()
+            .flat_map(|_| [block(0, 42), block(2, 9)])
+            .collect::<Vec<_>>()
+    );
     // The zeros after the last record end the decoded part.
     assert!(!cov.whole);
     assert!(cov.end_lsn > SEG_LSN + 9000);
@@ -175,14 +181,21 @@ fn smgr_and_database_records_by_major() {
         b.record(RM_SMGR, XLOG_SMGR_TRUNCATE | XLR_SPECIAL_REL_UPDATE, &body);
         b.record(RM_DBASE, drop_code | XLR_SPECIAL_REL_UPDATE, &drop);
         // An unknown record type flagged as changing relation files.
-        b.record(RM_HEAP, 0x70 | XLR_SPECIAL_REL_UPDATE, &[XLR_BLOCK_ID_DATA_SHORT, 0]);
+        b.record(
+            RM_HEAP,
+            0x70 | XLR_SPECIAL_REL_UPDATE,
+            &[XLR_BLOCK_ID_DATA_SHORT, 0],
+        );
         b.record(RM_XLOG, XLOG_SWITCH, &[]);
         let (seg, offsets) = b.segment(magic);
         let (changes, cov) = decode_all(&seg);
         assert_eq!(
             changes,
             vec![
-                Change::Truncate { rel: REL, blocks: 5 },
+                Change::Truncate {
+                    rel: REL,
+                    blocks: 5
+                },
                 Change::Database { spc: 1663, db: 77 },
                 Change::Unknown {
                     lsn: SEG_LSN + offsets[2] as u64,

@@ -210,7 +210,10 @@ impl<'a> Cursor<'a> {
     fn count(&mut self) -> Result<u64, SummaryError> {
         let n = self.var()?;
         if n > (self.b.len() - self.at) as u64 {
-            return Err(SummaryError(format!("list of {n} items at byte {}", self.at)));
+            return Err(SummaryError(format!(
+                "list of {n} items at byte {}",
+                self.at
+            )));
         }
         Ok(n)
     }
