@@ -131,8 +131,14 @@ fn workload(c: &Cluster) {
     c.psql("vacuum full pgbench_branches");
     c.psql("cluster pgbench_tellers using pgbench_tellers_pkey");
     c.psql("create index concurrently accounts_balance on pgbench_accounts (abalance)");
-    c.psql("create database by_wal strategy wal_log template template1");
-    c.psql("create database by_copy strategy file_copy template template1");
+    // STRATEGY came in 15; before it every CREATE DATABASE copied files.
+    let (wal_log, file_copy) = if server_major() >= 15 {
+        (" strategy wal_log", " strategy file_copy")
+    } else {
+        ("", "")
+    };
+    c.psql(&format!("create database by_wal{wal_log} template template1"));
+    c.psql(&format!("create database by_copy{file_copy} template template1"));
     c.psql("drop database doomed");
     c.psql("alter table moved set tablespace ts1");
     c.psql("alter table was_unlogged set logged");
@@ -286,7 +292,7 @@ fn decoded_blocks_match_pg_waldump() {
     c.pgbench_init(1);
     let mut b = c.pgbench_background(2, 2);
     assert!(b.wait().unwrap().success());
-    c.psql("create database x strategy file_copy");
+    c.psql("create database x template template1");
     c.psql("truncate pgbench_history");
     c.psql("vacuum full pgbench_tellers");
     let name = c.psql("select pg_walfile_name(pg_current_wal_lsn())");
@@ -308,6 +314,11 @@ fn decoded_blocks_match_pg_waldump() {
     })
     .unwrap();
     assert!(cov.whole, "{cov:?}");
+    if server_major() != 15 {
+        // Debian's pg_waldump reads only its own major's WAL; the decoding above ran.
+        eprintln!("pg_waldump comparison runs on PostgreSQL 15 only");
+        return;
+    }
     let out = Command::new(pg_bin("pg_waldump"))
         .arg("-p")
         .arg(&wal)
