@@ -137,8 +137,12 @@ fn workload(c: &Cluster) {
     } else {
         ("", "")
     };
-    c.psql(&format!("create database by_wal{wal_log} template template1"));
-    c.psql(&format!("create database by_copy{file_copy} template template1"));
+    c.psql(&format!(
+        "create database by_wal{wal_log} template template1"
+    ));
+    c.psql(&format!(
+        "create database by_copy{file_copy} template template1"
+    ));
     c.psql("drop database doomed");
     c.psql("alter table moved set tablespace ts1");
     c.psql("alter table was_unlogged set logged");

@@ -172,6 +172,8 @@ pub fn load(
         ));
     }
     let mut t = Tracking::default();
+    // A record whose headers the previous segment cut: completed by this segment's first bytes.
+    let mut pending: Option<(u64, Vec<u8>, u16)> = None;
     let names = wal_segments_between(
         timeline,
         Lsn(inc.parent_start_lsn),
@@ -204,7 +206,45 @@ pub fn load(
                 "WAL segment {name} holds a record that changes relation files in a way change tracking does not read"
             ));
         }
+        if let Some((lsn, prefix, magic)) = pending.take() {
+            let mut changes = Vec::new();
+            if !recman_pg::walrecord::decode_cut_record(
+                &prefix,
+                &s.ends.cont,
+                lsn,
+                magic,
+                &mut |c| changes.push(c),
+            ) {
+                return fallback(format!(
+                    "the record at {} spanning into WAL segment {name} could not be decoded",
+                    Lsn(lsn)
+                ));
+            }
+            let mut extra = SegmentSummary::default();
+            changes.into_iter().for_each(|c| extra.add(c));
+            if extra.unknown {
+                return fallback(format!(
+                    "the record at {} changes relation files in a way change tracking does not read",
+                    Lsn(lsn)
+                ));
+            }
+            t.merge(extra);
+            t.segments -= 1;
+        }
+        pending = s
+            .ends
+            .cut
+            .clone()
+            .map(|(lsn, bytes)| (lsn, bytes, s.ends.magic));
         t.merge(s);
+    }
+    if let Some((lsn, _, _)) = pending
+        && lsn < start_lsn
+    {
+        return fallback(format!(
+            "the record at {} runs past the last WAL segment of the range",
+            Lsn(lsn)
+        ));
     }
     t.seal();
     crate::fault::drop_tracked_block(&mut t.blocks);

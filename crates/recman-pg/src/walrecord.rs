@@ -149,11 +149,72 @@ pub fn decode_segment(
     seg_lsn: u64,
     out: &mut dyn FnMut(Change),
 ) -> Result<Coverage, WalDecodeError> {
+    decode_segment_ends(data, seg_lsn, out).map(|(c, _)| c)
+}
+
+/// Bytes of a record continued from the previous segment that a segment keeps: enough for the
+/// block headers of any record (32 blocks of at most 38 bytes, and the record header).
+pub const CONT_KEEP: usize = 4096;
+
+/// The ends of a segment: what is needed to decode a record that spans two segments whose
+/// headers the first one cuts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SegmentEnds {
+    /// The page magic of the segment (the WAL format of its major).
+    pub magic: u16,
+    /// A record starting in this segment that its headers run out of: its LSN and the bytes
+    /// here. The next segment's `cont` completes it.
+    pub cut: Option<(u64, Vec<u8>)>,
+    /// The first bytes (up to [`CONT_KEEP`]) of a record continued from the previous segment.
+    pub cont: Vec<u8>,
+}
+
+/// Decodes the record `prefix` (cut at a segment's end) completed by `cont` (the next
+/// segment's first bytes), reporting its changes; false when even together they do not hold
+/// what is needed, or `magic` is not a supported major's.
+pub fn decode_cut_record(
+    prefix: &[u8],
+    cont: &[u8],
+    lsn: u64,
+    magic: u16,
+    out: &mut dyn FnMut(Change),
+) -> bool {
+    let Some(fmt) = Format::of_magic(magic) else {
+        return false;
+    };
+    let mut rec = prefix.to_vec();
+    rec.extend_from_slice(cont);
+    if rec.len() < RECORD_HEADER {
+        return false;
+    }
+    let tot_len = u32_at(&rec, 0) as usize;
+    rec.truncate(tot_len);
+    decode_record(&rec, tot_len, lsn, fmt, out).is_ok()
+}
+
+/// [`decode_segment`], also returning the segment's [`SegmentEnds`].
+pub fn decode_segment_ends(
+    data: &[u8],
+    seg_lsn: u64,
+    out: &mut dyn FnMut(Change),
+) -> Result<(Coverage, SegmentEnds), WalDecodeError> {
+    let mut ends = SegmentEnds::default();
+    let c = decode_inner(data, seg_lsn, out, &mut ends)?;
+    Ok((c, ends))
+}
+
+fn decode_inner(
+    data: &[u8],
+    seg_lsn: u64,
+    out: &mut dyn FnMut(Change),
+    ends: &mut SegmentEnds,
+) -> Result<Coverage, WalDecodeError> {
     let bad = WalDecodeError::BadFirstPage { lsn: seg_lsn };
     if data.len() < LONG_HEADER {
         return Err(bad);
     }
     let fmt = Format::of_magic(u16_at(data, 0)).ok_or(bad.clone())?;
+    ends.magic = fmt.magic;
     let mut r = Reader {
         data,
         seg_lsn,
@@ -172,7 +233,9 @@ pub fn decode_segment(
     r.pos = header;
     if info & XLP_FIRST_IS_CONTRECORD != 0 {
         let rem = u32_at(data, 16) as usize;
-        if r.skip(rem, true).is_err() {
+        let keep = rem.min(CONT_KEEP);
+        let kept = r.walk(keep, Some(&mut ends.cont), true);
+        if kept.is_err() || r.skip(rem - keep, true).is_err() {
             // The whole segment continues one record: nothing starts here.
             return Ok(Coverage {
                 end_lsn: seg_lsn + data.len() as u64,
@@ -226,7 +289,8 @@ pub fn decode_segment(
                     });
                 }
                 let (rmid, info) = (rec[17], rec[16]);
-                decode_record(&rec, tot_len, rec_lsn, fmt, out);
+                // Whole and checked: nothing can be missing.
+                let _ = decode_record(&rec, tot_len, rec_lsn, fmt, out);
                 if rmid == RM_XLOG && info & 0xF0 == XLOG_SWITCH {
                     return Ok(Coverage {
                         end_lsn: lsn_of(data.len()),
@@ -238,14 +302,11 @@ pub fn decode_segment(
             Err(Stop::SegmentEnd) => {
                 // Runs into the next segment: decode what is here; the next segment's
                 // decoding skips the rest.
-                if rec.len() >= RECORD_HEADER {
-                    decode_record(&rec, tot_len, rec_lsn, fmt, out);
-                } else {
-                    out(Change::Unknown {
-                        lsn: rec_lsn,
-                        rmid: 0xFF,
-                        info: 0,
-                    });
+                // What it lacks is kept for the next segment's summary to complete.
+                if rec.len() < RECORD_HEADER
+                    || decode_record(&rec, tot_len, rec_lsn, fmt, out).is_err()
+                {
+                    ends.cut = Some((rec_lsn, rec.clone()));
                 }
                 return Ok(Coverage {
                     end_lsn: lsn_of(data.len()),
@@ -359,8 +420,18 @@ impl Reader<'_> {
     }
 }
 
-/// Decodes one record (`rec`: its bytes, maybe only the first part of `tot_len`).
-fn decode_record(rec: &[u8], tot_len: usize, lsn: u64, fmt: Format, out: &mut dyn FnMut(Change)) {
+/// What a cut record lacks to be decoded: bytes in the next segment.
+struct Incomplete;
+
+/// Decodes one record (`rec`: its bytes, maybe only the first part of `tot_len`); reports
+/// nothing and returns Incomplete when what it needs lies past `rec`.
+fn decode_record(
+    rec: &[u8],
+    tot_len: usize,
+    lsn: u64,
+    fmt: Format,
+    out: &mut dyn FnMut(Change),
+) -> Result<(), Incomplete> {
     let info = rec[16];
     let rmid = rec[17];
     let unknown = Change::Unknown { lsn, rmid, info };
@@ -373,9 +444,12 @@ fn decode_record(rec: &[u8], tot_len: usize, lsn: u64, fmt: Format, out: &mut dy
     macro_rules! need {
         ($n:expr) => {{
             let n = $n;
-            if p + n > rec.len() || n > remaining {
+            if n > remaining {
                 out(unknown);
-                return;
+                return Ok(());
+            }
+            if p + n > rec.len() {
+                return Err(Incomplete);
             }
             let at = p;
             p += n;
@@ -424,7 +498,7 @@ fn decode_record(rec: &[u8], tot_len: usize, lsn: u64, fmt: Format, out: &mut dy
                         Some(r) => r,
                         None => {
                             out(unknown);
-                            return;
+                            return Ok(());
                         }
                     }
                 } else {
@@ -445,33 +519,34 @@ fn decode_record(rec: &[u8], tot_len: usize, lsn: u64, fmt: Format, out: &mut dy
             }
             _ => {
                 out(unknown);
-                return;
+                return Ok(());
             }
         }
     }
     // Block data and main data follow the headers, in that order.
     if remaining != datatotal || p > tot_len {
         out(unknown);
-        return;
+        return Ok(());
+    }
+    let special = info & XLR_SPECIAL_REL_UPDATE != 0 && rmid != RM_XACT && rmid != RM_TBLSPC;
+    let main_at = tot_len - main_len;
+    if special && main_at + main_len > rec.len() {
+        return Err(Incomplete);
     }
     for b in blocks {
         out(Change::Block(b));
     }
-    if info & XLR_SPECIAL_REL_UPDATE == 0 || rmid == RM_XACT || rmid == RM_TBLSPC {
+    if !special {
         // Drops (commit/abort records) only remove files; tablespace records make and
         // remove directories.
-        return;
-    }
-    let main_at = tot_len - main_len;
-    if main_at + main_len > rec.len() {
-        out(unknown);
-        return;
+        return Ok(());
     }
     let main = &rec[main_at..main_at + main_len];
-    match special(rmid, info & 0xF0, main, fmt) {
+    match special_changes(rmid, info & 0xF0, main, fmt) {
         Some(changes) => changes.into_iter().for_each(&mut *out),
         None => out(unknown),
     }
+    Ok(())
 }
 
 fn rel_at(m: &[u8], at: usize) -> RelId {
@@ -484,7 +559,7 @@ fn rel_at(m: &[u8], at: usize) -> RelId {
 
 /// The changes of a record flagged XLR_SPECIAL_REL_UPDATE, from its main data; None when
 /// the record type is not known here.
-fn special(rmid: u8, info: u8, m: &[u8], fmt: Format) -> Option<Vec<Change>> {
+fn special_changes(rmid: u8, info: u8, m: &[u8], fmt: Format) -> Option<Vec<Change>> {
     match (rmid, info) {
         // xl_smgr_create: RelFileNode, ForkNumber.
         (RM_SMGR, XLOG_SMGR_CREATE) if m.len() >= 16 => Some(vec![Change::Create {

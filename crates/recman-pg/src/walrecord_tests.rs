@@ -40,11 +40,16 @@ impl Builder {
 
     /// The segment, and the byte offset (in the segment) of each record.
     fn segment(&self, magic: u16) -> (Vec<u8>, Vec<usize>) {
-        let mut seg = vec![0u8; SEG];
+        self.pages(magic, SEG)
+    }
+
+    /// Like [`Builder::segment`], `size` bytes long.
+    fn pages(&self, magic: u16, size: usize) -> (Vec<u8>, Vec<usize>) {
+        let mut seg = vec![0u8; size];
         let mut src = 0usize;
         let mut offsets = Vec::new();
         let mut next_start = 0;
-        for page in 0..SEG / WAL_PAGE {
+        for page in 0..size / WAL_PAGE {
             let at = page * WAL_PAGE;
             let long = page == 0;
             let hl = if long { LONG_HEADER } else { SHORT_HEADER };
@@ -234,4 +239,46 @@ fn a_record_continued_from_the_previous_segment_is_skipped() {
 fn refuses_a_segment_of_an_unknown_major() {
     let (seg, _) = Builder::new().segment(0xD0FF);
     assert!(decode_segment(&seg, SEG_LSN, &mut |_| {}).is_err());
+}
+
+#[test]
+fn a_record_whose_headers_a_segment_cuts_is_completed_by_the_next() {
+    let mut b = Builder::new();
+    // A filler ending 16 bytes before the segment's end, then a two-block record.
+    let room = (WAL_PAGE - LONG_HEADER) + 3 * (WAL_PAGE - SHORT_HEADER);
+    let body = room - 16 - RECORD_HEADER;
+    let mut filler = vec![XLR_BLOCK_ID_DATA_LONG];
+    filler.extend_from_slice(&((body - 5) as u32).to_le_bytes());
+    filler.extend(vec![0u8; body - 5]);
+    b.record(10, 0, &filler);
+    b.record(10, 0, &two_block_record(100));
+    let (both, offsets) = b.pages(0xD110, 2 * SEG);
+    assert_eq!(offsets[1], SEG - 16);
+    let (first, second) = both.split_at(SEG);
+    let mut seen = Vec::new();
+    let (_, ends1) = decode_segment_ends(first, SEG_LSN, &mut |c| seen.push(c)).unwrap();
+    assert!(seen.is_empty(), "{seen:?}");
+    let (lsn, prefix) = ends1.cut.clone().expect("the cut record is kept");
+    assert_eq!((lsn, prefix.len()), (SEG_LSN + SEG as u64 - 16, 16));
+    let (_, ends2) =
+        decode_segment_ends(second, SEG_LSN + SEG as u64, &mut |c| seen.push(c)).unwrap();
+    assert!(
+        seen.is_empty(),
+        "the continued record is not decoded on its own"
+    );
+    assert!(decode_cut_record(
+        &prefix,
+        &ends2.cont,
+        lsn,
+        ends1.magic,
+        &mut |c| seen.push(c)
+    ));
+    assert_eq!(seen, vec![block(0, 42), block(2, 9)]);
+    assert!(!decode_cut_record(
+        &prefix,
+        &ends2.cont[..4],
+        lsn,
+        ends1.magic,
+        &mut |_| {}
+    ));
 }

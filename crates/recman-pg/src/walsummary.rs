@@ -8,9 +8,11 @@
 //! version byte, the segment's LSN, the covered end LSN, a flags byte (1: whole segment
 //! covered, 2: an unknown record), then four lists, each a count followed by its items:
 //! forks with blocks (spc, db, rel varints, fork byte, block count, blocks as ascending
-//! deltas), created forks, truncations (fork key and new length), databases (spc, db).
+//! deltas), created forks, truncations (fork key and new length), databases (spc, db); then the
+//! page magic (u16), a cut record (flag byte; LSN, length and bytes) and the continued bytes
+//! (length and bytes).
 
-use crate::walrecord::{Change, Coverage, RelId, WalDecodeError, decode_segment};
+use crate::walrecord::{Change, Coverage, RelId, SegmentEnds, WalDecodeError, decode_segment_ends};
 use std::collections::{BTreeMap, BTreeSet};
 
 const MAGIC: &[u8; 4] = b"RMCT";
@@ -35,6 +37,9 @@ pub struct SegmentSummary {
     pub truncated: BTreeMap<RelId, u32>,
     /// (tablespace, database) directories copied or dropped as a whole.
     pub databases: BTreeSet<(u32, u32)>,
+    /// A record spanning into the next segment whose headers this one cuts, and the first
+    /// bytes of a record continued from the previous one: merged in order, they decode it.
+    pub ends: SegmentEnds,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -48,9 +53,11 @@ impl SegmentSummary {
             seg_lsn,
             ..Default::default()
         };
-        let Coverage { end_lsn, whole } = decode_segment(data, seg_lsn, &mut |c| s.add(c))?;
+        let (Coverage { end_lsn, whole }, ends) =
+            decode_segment_ends(data, seg_lsn, &mut |c| s.add(c))?;
         s.end_lsn = end_lsn;
         s.whole = whole;
+        s.ends = ends;
         Ok(s)
     }
 
@@ -119,6 +126,18 @@ impl SegmentSummary {
             put(&mut o, *spc as u64);
             put(&mut o, *db as u64);
         }
+        o.extend_from_slice(&self.ends.magic.to_le_bytes());
+        match &self.ends.cut {
+            Some((lsn, bytes)) => {
+                o.push(1);
+                o.extend_from_slice(&lsn.to_le_bytes());
+                put(&mut o, bytes.len() as u64);
+                o.extend_from_slice(bytes);
+            }
+            None => o.push(0),
+        }
+        put(&mut o, self.ends.cont.len() as u64);
+        o.extend_from_slice(&self.ends.cont);
         o
     }
 
@@ -163,6 +182,14 @@ impl SegmentSummary {
             let db = r.var()?;
             s.databases.insert((r.u32_of(spc)?, r.u32_of(db)?));
         }
+        s.ends.magic = u16::from_le_bytes(r.take(2)?.try_into().expect("2"));
+        if r.take(1)?[0] == 1 {
+            let lsn = u64::from_le_bytes(r.take(8)?.try_into().expect("8"));
+            let n = r.count()? as usize;
+            s.ends.cut = Some((lsn, r.take(n)?.to_vec()));
+        }
+        let n = r.count()? as usize;
+        s.ends.cont = r.take(n)?.to_vec();
         if r.at != b.len() {
             return Err(SummaryError("it has bytes past its end".into()));
         }
@@ -256,6 +283,11 @@ mod tests {
         s.add(Change::Truncate { rel: r, blocks: 9 });
         s.add(Change::Truncate { rel: r, blocks: 4 });
         s.add(Change::Database { spc: 1663, db: 7 });
+        s.ends = SegmentEnds {
+            magic: 0xD110,
+            cut: Some((0x1FFFFF8, vec![1, 2, 3])),
+            cont: vec![4; 10],
+        };
         let e = s.encode();
         let d = SegmentSummary::decode(&e).unwrap();
         assert_eq!(d, s);
