@@ -175,6 +175,11 @@ pub enum CatalogError {
 
     #[error("catalog {}: {detail}; hint: {REBUILD_HINT}", path.display())]
     Corrupt { path: PathBuf, detail: String },
+
+    #[error(
+        "{what} is for a repository's own catalog, and {catalog} is a shared PostgreSQL catalog; hint: back that database up with pg_dump or recman on its own server"
+    )]
+    SharedCatalog { catalog: String, what: String },
 }
 
 /// What to do about a damaged catalog: the manifests in the repository are the truth, and
@@ -275,6 +280,7 @@ impl CatalogError {
             | CatalogError::BadPath { .. }
             | CatalogError::CacheMismatch { .. }
             | CatalogError::NeedsDisk { .. }
+            | CatalogError::SharedCatalog { .. }
             | CatalogError::NameTaken { .. }
             | CatalogError::AlreadyRegistered { .. } => K::InvalidInput,
             CatalogError::BadMarker { .. } | CatalogError::Corrupt { .. } => K::Corrupt,

@@ -35,6 +35,16 @@ pub struct IoStatRow {
     pub io_time: u64,
     /// io_uring submissions made for this row: proof that the ring path ran.
     pub ring_submissions: u64,
+    /// Microseconds the channel slept to hold RATE (AGGREGATE rows).
+    pub throttle_time: u64,
+    /// Microseconds of CPU (user + system) used by the channel's thread (AGGREGATE rows).
+    pub cpu_time: u64,
+    /// Microseconds the channel's thread was ready to run but waited for a CPU (AGGREGATE
+    /// rows): a machine with more work than cores.
+    pub cpu_wait_time: u64,
+    /// Kind of the output device (disk, s3, sbt, ...) on OUTPUT and AGGREGATE rows; None when
+    /// nothing was written (validate) or for rows recorded before it was kept.
+    pub device: Option<String>,
 }
 
 impl IoStatRow {
@@ -46,7 +56,7 @@ impl IoStatRow {
 
 const COLS: &str = "job_id, job_type, backup_id, type, io_mode, channel, set_no, piece_no, filename, \
     open_time, close_time, io_count, ready, short_waits, short_wait_time, long_waits, long_wait_time, \
-    bytes, buffer_size, buffer_count, io_time, ring_submissions";
+    bytes, buffer_size, buffer_count, io_time, ring_submissions, throttle_time, cpu_time, device, cpu_wait_time";
 
 fn row(r: &DbRow<'_>) -> Result<IoStatRow, CatalogError> {
     Ok(IoStatRow {
@@ -72,6 +82,10 @@ fn row(r: &DbRow<'_>) -> Result<IoStatRow, CatalogError> {
         buffer_count: r.get_u64(19)?,
         io_time: r.get_u64(20)?,
         ring_submissions: r.get_u64(21)?,
+        throttle_time: r.get_u64(22)?,
+        cpu_time: r.get_u64(23)?,
+        device: r.get_opt_text(24)?,
+        cpu_wait_time: r.get_u64(25)?,
     })
 }
 
@@ -81,7 +95,7 @@ impl Catalog {
         let ctx = "recording i/o statistics";
         let sql = format!(
             "INSERT INTO io_stat ({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
-                 ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"
+                 ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)"
         );
         self.write_tx(ctx, || {
             for r in rows {
@@ -112,6 +126,10 @@ impl Catalog {
                         n("buffer_count", r.buffer_count)?,
                         n("io_time", r.io_time)?,
                         n("ring_submissions", r.ring_submissions)?,
+                        n("throttle_time", r.throttle_time)?,
+                        n("cpu_time", r.cpu_time)?,
+                        &r.device,
+                        n("cpu_wait_time", r.cpu_wait_time)?,
                     ],
                 )?;
             }

@@ -14,6 +14,7 @@
 
 mod atomic;
 mod backup;
+mod calibration;
 mod catalog;
 mod copies;
 mod db;
@@ -28,9 +29,12 @@ mod reads;
 mod records;
 pub mod repo;
 mod schema;
+mod snapshot;
+pub mod tables;
 mod wal;
 mod walbackup;
 
+pub use calibration::CalibrationRecord;
 pub use catalog::Catalog;
 pub use copies::CopyRecord;
 pub use error::{CatalogError, LockHolder};

@@ -5,6 +5,10 @@
 //! IMMEDIATE transaction, so two processes opening an old catalog at once cannot both migrate,
 //! and a crash mid-way leaves the old schema intact.
 //!
+//! Every table is defined once for both engines ([`crate::tables`]) and its `CREATE TABLE` is
+//! generated from that definition here and in [`crate::pgschema`]; the conformance suite checks
+//! both catalogs end up with its columns. Indexes, views and `ALTER TABLE`s are written here.
+//!
 //! The schema keeps everything needed to cross-check it against the repository's manifests
 //! (piece paths and checksums, WAL paths and checksums), so the catalog can be rebuilt from them.
 
@@ -12,117 +16,44 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 const MIGRATIONS: &[&str] = &[
     // 1: the first schema.
-    r#"
-    CREATE TABLE config (
-        name  TEXT PRIMARY KEY,
-        value TEXT NOT NULL
-    );
+    concat!(
+        r#"
+    "#,
+        crate::tables::table!(config, crate::tables::create_table!(sqlite,)),
+        r#"
 
-    CREATE TABLE database (
-        id                INTEGER PRIMARY KEY AUTOINCREMENT,
-        name              TEXT NOT NULL UNIQUE,
-        -- decimal text: a u64 that may not fit SQLite's signed integers
-        system_identifier TEXT NOT NULL,
-        pg_version        INTEGER NOT NULL,
-        pgdata            TEXT NOT NULL,
-        registered_at     INTEGER NOT NULL
-    );
+    "#,
+        crate::tables::table!(database, crate::tables::create_table!(sqlite,)),
+        r#"
     CREATE INDEX database_sysid ON database (system_identifier);
 
-    CREATE TABLE backup (
-        id            TEXT PRIMARY KEY,
-        db_id         INTEGER NOT NULL REFERENCES database (id),
-        tag           TEXT NOT NULL,
-        backup_type   TEXT NOT NULL,
-        status        TEXT NOT NULL
-                      CHECK (status IN ('RUNNING', 'AVAILABLE', 'FAILED', 'EXPIRED')),
-        start_lsn     INTEGER NOT NULL,
-        stop_lsn      INTEGER,
-        timeline      INTEGER NOT NULL,
-        start_wal     TEXT NOT NULL,
-        stop_wal      TEXT,
-        start_time    INTEGER NOT NULL,
-        stop_time     INTEGER,
-        stop_next_xid INTEGER,
-        db_bytes      INTEGER NOT NULL,
-        written_bytes INTEGER NOT NULL,
-        file_count    INTEGER NOT NULL,
-        channels      INTEGER NOT NULL,
-        compression   TEXT NOT NULL,
-        filesperset   INTEGER NOT NULL,
-        maxopenfiles  INTEGER NOT NULL,
-        pid           INTEGER NOT NULL,
-        host          TEXT NOT NULL,
-        error         TEXT
-    );
+    "#,
+        crate::tables::table!(backup, crate::tables::create_table!(sqlite,)),
+        r#"
     CREATE INDEX backup_db_start ON backup (db_id, start_time);
     CREATE INDEX backup_db_tag ON backup (db_id, tag);
     CREATE INDEX backup_status ON backup (db_id, status);
 
-    CREATE TABLE piece (
-        backup_id  TEXT NOT NULL REFERENCES backup (id) ON DELETE CASCADE,
-        set_no     INTEGER NOT NULL,
-        piece_no   INTEGER NOT NULL,
-        channel    INTEGER NOT NULL,
-        path       TEXT NOT NULL,
-        size       INTEGER NOT NULL,
-        crc32c     INTEGER NOT NULL,
-        file_count INTEGER NOT NULL,
-        raw_bytes  INTEGER NOT NULL,
-        PRIMARY KEY (backup_id, set_no, piece_no)
-    );
+    "#,
+        crate::tables::table!(piece, crate::tables::create_table!(sqlite,)),
+        r#"
 
-    CREATE TABLE corrupt_block (
-        id        INTEGER PRIMARY KEY,
-        backup_id TEXT NOT NULL REFERENCES backup (id) ON DELETE CASCADE,
-        path      TEXT NOT NULL,
-        block     INTEGER NOT NULL,
-        kind      TEXT NOT NULL,
-        relation  TEXT,
-        detail    TEXT NOT NULL
-    );
+    "#,
+        crate::tables::table!(corrupt_block, crate::tables::create_table!(sqlite,)),
+        r#"
     CREATE INDEX corrupt_block_backup ON corrupt_block (backup_id, path, block);
 
-    CREATE TABLE wal (
-        db_id       INTEGER NOT NULL REFERENCES database (id),
-        name        TEXT NOT NULL,
-        timeline    INTEGER NOT NULL,
-        path        TEXT NOT NULL,
-        size        INTEGER NOT NULL,
-        stored_size INTEGER NOT NULL,
-        crc32c      INTEGER NOT NULL,
-        archived_at INTEGER NOT NULL,
-        PRIMARY KEY (db_id, name)
-    );
     "#,
+        crate::tables::table!(wal, crate::tables::create_table!(sqlite,)),
+        r#"
+    "#,
+    ),
     // 2: I/O statistics of every backup, restore and validate (V$BACKUP_ASYNC_IO and
     // V$BACKUP_SYNC_IO as SQL views).
-    r#"
-    CREATE TABLE io_stat (
-        id            INTEGER PRIMARY KEY AUTOINCREMENT,
-        job_id        TEXT NOT NULL,
-        job_type      TEXT NOT NULL,
-        backup_id     TEXT,
-        type          TEXT NOT NULL,
-        io_mode       TEXT NOT NULL,
-        channel       INTEGER NOT NULL,
-        set_no        INTEGER,
-        piece_no      INTEGER,
-        filename      TEXT,
-        open_time     INTEGER NOT NULL,
-        close_time    INTEGER NOT NULL,
-        io_count      INTEGER NOT NULL,
-        ready         INTEGER NOT NULL,
-        short_waits   INTEGER NOT NULL,
-        short_wait_time INTEGER NOT NULL,
-        long_waits    INTEGER NOT NULL,
-        long_wait_time INTEGER NOT NULL,
-        bytes         INTEGER NOT NULL,
-        buffer_size   INTEGER NOT NULL,
-        buffer_count  INTEGER NOT NULL,
-        io_time       INTEGER NOT NULL,
-        ring_submissions INTEGER NOT NULL DEFAULT 0
-    );
+    concat!(
+        "\n    ",
+        crate::tables::table!(io_stat, crate::tables::create_table!(sqlite,)),
+        r#"
     CREATE INDEX io_stat_job ON io_stat (job_id);
     CREATE INDEX io_stat_backup ON io_stat (backup_id);
     -- Times are unix microseconds; waits in microseconds, as the columns' names say in RMAN's
@@ -143,52 +74,50 @@ const MIGRATIONS: &[&str] = &[
                     THEN bytes * 1000000 / (close_time - open_time) END AS effective_bytes_per_second,
                CASE WHEN io_time > 0 THEN bytes * 1000000 / io_time END AS discrete_bytes_per_second
         FROM io_stat WHERE io_mode = 'sync';
-    "#,
+    "#
+    ),
     // 3: crosscheck status of pieces and archived WAL; deletions in progress, so that a
     // command killed between removing media and records can be finished by the next one;
     // which backup sets hold which archived WAL (BACKUP ARCHIVELOG).
-    r#"
+    concat!(
+        r#"
     ALTER TABLE piece ADD COLUMN status TEXT NOT NULL DEFAULT 'AVAILABLE'
         CHECK (status IN ('AVAILABLE', 'EXPIRED'));
     ALTER TABLE wal ADD COLUMN status TEXT NOT NULL DEFAULT 'AVAILABLE'
         CHECK (status IN ('AVAILABLE', 'EXPIRED'));
 
-    CREATE TABLE pending_delete (
-        kind  TEXT NOT NULL CHECK (kind IN ('backup', 'wal')),
-        db_id INTEGER NOT NULL,
-        key   TEXT NOT NULL,
-        -- relative to the repository root: a directory for a backup, a file for wal
-        path  TEXT NOT NULL,
-        since INTEGER NOT NULL,
-        PRIMARY KEY (kind, db_id, key)
-    );
+    "#,
+        crate::tables::table!(pending_delete, crate::tables::create_table!(sqlite,)),
+        r#"
 
-    CREATE TABLE backup_wal (
-        backup_id TEXT NOT NULL REFERENCES backup (id) ON DELETE CASCADE,
-        db_id     INTEGER NOT NULL,
-        name      TEXT NOT NULL,
-        set_no    INTEGER NOT NULL,
-        PRIMARY KEY (backup_id, name)
-    );
+    "#,
+        crate::tables::table!(backup_wal, crate::tables::create_table!(sqlite,)),
+        r#"
     CREATE INDEX backup_wal_name ON backup_wal (db_id, name);
     "#,
+    ),
     // 4: copies of repository objects on other devices (second tier, backups to sbt).
-    r#"
-    CREATE TABLE object_copy (
-        -- the object's name in the repository (a piece, a manifest, an archived wal file)
-        object     TEXT NOT NULL,
-        -- the device type holding the copy: disk, s3 or sbt
-        device     TEXT NOT NULL,
-        -- the copy's name on that device
-        name       TEXT NOT NULL,
-        size       INTEGER NOT NULL,
-        crc32c     INTEGER NOT NULL,
-        -- 1 when the object was written to the device directly and never was in the repository
-        is_primary INTEGER NOT NULL DEFAULT 0,
-        created    INTEGER NOT NULL,
-        PRIMARY KEY (object, device)
-    );
-    "#, // 5: what each backup read from the cluster, and how much through change tracking.
+    concat!(
+        r#"
+    "#,
+        crate::tables::table!(object_copy, crate::tables::create_table!(sqlite,)),
+        r#"
+    "#,
+    ),
+    // 5: what the tuning method needs to name a bottleneck (time slept by RATE, CPU time of
+    // the channel threads, the kind of output device) and the measurements of `calibrate`.
+    concat!(
+        r#"
+    ALTER TABLE io_stat ADD COLUMN throttle_time INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE io_stat ADD COLUMN cpu_time INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE io_stat ADD COLUMN cpu_wait_time INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE io_stat ADD COLUMN device TEXT;
+    "#,
+        crate::tables::table!(calibration, crate::tables::create_table!(sqlite,)),
+        r#"
+    "#,
+    ),
+    // 6: what each backup read from the cluster, and how much through change tracking.
     r#"
     CREATE TABLE backup_read (
         backup_id     TEXT NOT NULL PRIMARY KEY REFERENCES backup (id) ON DELETE CASCADE,

@@ -2,8 +2,6 @@
 //! PostgreSQL catalog (a real PostgreSQL 15 server that the test starts and stops) must behave
 //! the same through [`Catalog`]'s API. Every check runs on a fresh catalog of each engine.
 
-mod pgserver;
-
 use recman_catalog::{
     BackupRecord, BackupStatus, Catalog, CatalogError, CopyRecord, CorruptBlock, DeleteKind,
     IoStatRow, MediaStatus, PendingDelete, PieceRecord, SCHEMA_VERSION, WalRecord,
@@ -14,6 +12,7 @@ type Check = fn(&Catalog);
 
 const CHECKS: &[(&str, Check)] = &[
     ("schema", schema),
+    ("tables defined once", tables_defined_once),
     ("databases and clones", databases_and_clones),
     ("backups", backups),
     ("complete and fail", complete_and_fail),
@@ -107,6 +106,22 @@ fn ids(v: &[BackupRecord]) -> Vec<&str> {
 fn schema(cat: &Catalog) {
     assert_eq!(cat.schema_version().unwrap(), SCHEMA_VERSION);
     assert!(cat.databases().unwrap().is_empty());
+}
+
+/// Each table defined once for both engines (recman_catalog::tables) has, in either catalog,
+/// the columns of its definition, in order, NOT NULL where it says so; later migrations may
+/// only add columns after them.
+fn tables_defined_once(cat: &Catalog) {
+    assert!(!recman_catalog::tables::TABLES.is_empty());
+    for (table, defined) in recman_catalog::tables::TABLES {
+        let actual = cat.table_columns(table).unwrap();
+        assert!(actual.len() >= defined.len(), "{table}: {actual:?}");
+        let head: Vec<(&str, bool)> = actual[..defined.len()]
+            .iter()
+            .map(|(n, nn)| (n.as_str(), *nn))
+            .collect();
+        assert_eq!(head, *defined, "table {table}");
+    }
 }
 
 fn databases_and_clones(cat: &Catalog) {
@@ -433,10 +448,25 @@ fn io_row(job: &str, kind: &str, bytes: u64) -> IoStatRow {
         buffer_count: 4,
         io_time: 6,
         ring_submissions: 7,
+        throttle_time: 8,
+        cpu_time: 9,
+        cpu_wait_time: 10,
+        device: Some("s3".into()),
     }
 }
 
 fn io_stats(cat: &Catalog) {
+    cat.add_calibration(5, "/pg", "{\"a\":1}").unwrap();
+    let cal = cat.calibrations().unwrap();
+    assert_eq!(cal.len(), 1);
+    assert_eq!(
+        (
+            cal[0].taken_at,
+            cal[0].pgdata.as_str(),
+            cal[0].body.as_str()
+        ),
+        (5, "/pg", "{\"a\":1}")
+    );
     let rows = [io_row("B1", "INPUT", 1 << 40), io_row("B1", "OUTPUT", 5)];
     cat.add_io_stats(&rows).unwrap();
     let mut v = io_row("V1", "AGGREGATE", 9);
@@ -614,7 +644,7 @@ fn sqlite_catalog_conforms() {
 
 #[test]
 fn postgres_catalog_conforms_and_keeps_repositories_apart() {
-    let server = pgserver::PgServer::start();
+    let server = recman_testkit::PgServer::start();
     let url = server.url();
     run_checks(|name| Catalog::open_postgres(&url, &format!("/srv/conformance/{name}")).unwrap());
 

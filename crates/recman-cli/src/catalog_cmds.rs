@@ -5,6 +5,7 @@ mod archivelog;
 pub mod listing;
 mod maint;
 mod settings;
+mod show_rman;
 
 use crate::cli::Global;
 use anyhow::Result;
@@ -62,8 +63,12 @@ pub enum ConfigureWhat {
 pub enum ShowWhat {
     /// Every setting with its value and where it comes from.
     All {
-        #[arg(long)]
+        #[arg(long, conflicts_with = "rman")]
         json: bool,
+        /// As RMAN CONFIGURE statements, which `recman run` accepts back (the language's
+        /// SHOW ALL).
+        #[arg(long)]
+        rman: bool,
     },
 }
 
@@ -187,7 +192,8 @@ pub fn configure(g: &Global, what: recman_command::ConfigureWhat) -> Result<()> 
 
 pub fn show(g: &Global, what: recman_command::ShowWhat) -> Result<()> {
     match what {
-        recman_command::ShowWhat::All { json } => settings::show_all(g, json),
+        recman_command::ShowWhat::All { rman: true, .. } => show_rman::show_all_rman(g),
+        recman_command::ShowWhat::All { json, .. } => settings::show_all(g, json),
     }
 }
 

@@ -177,6 +177,25 @@ pub enum Command {
     },
     /// Run RMAN-style statements from a file (-f) or the command line (docs/language.md).
     Run(RunArgs),
+    /// Measure, briefly and read-only, each tablespace device's read rate, each output
+    /// device's write rate, the CPU's check and compression rates and the page cache
+    /// (docs/tuning.md); stored in the catalog.
+    Calibrate {
+        #[arg(long)]
+        json: bool,
+    },
+    /// The seeds' tuning steps from the newest calibration: channels, multiplexing, buffers,
+    /// I/O mode, compression, the expected bottleneck and duration (docs/tuning.md).
+    Advise {
+        /// A backup window (H:MM[:SS]): whether the backup fits, and what would make it fit.
+        #[arg(long)]
+        window: Option<String>,
+        #[arg(long)]
+        json: bool,
+        /// Store the settings as CONFIGURE does.
+        #[arg(long)]
+        apply: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -225,6 +244,14 @@ pub enum BackupWhat {
     RecoveryArea {
         #[arg(long)]
         device_type: String,
+    },
+    /// A consistent copy of the catalog, with the cluster's pg_control, as one piece (RMAN's
+    /// BACKUP CURRENT CONTROLFILE); `restore controlfile --from` brings the catalog back.
+    Controlfile {
+        /// Where the piece goes: a directory and a name template with RMAN's substitution
+        /// variables, e.g. /srv/backup/ctl_%U.rbf. Default: controlfile/ in the repository.
+        #[arg(long, value_name = "TEMPLATE")]
+        format: Option<String>,
     },
 }
 
@@ -289,13 +316,25 @@ pub struct BackupArgs {
     /// OF COPY); makes the copy when it does not exist yet.
     #[arg(long, requires = "tag")]
     pub for_recover_of_copy: bool,
+    /// Write the pieces in a directory of your own under names made from a template with
+    /// RMAN's substitution variables, e.g. /srv/backup/ora_%U.rbf (RMAN's FORMAT); the
+    /// catalog records where each piece is.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub format: Option<String>,
     #[command(flatten)]
     pub io: crate::io_args::IoArgs,
 }
 
 #[derive(Subcommand, Debug)]
 pub enum RestoreWhat {
-    Database(RestoreArgs),
+    Database(Box<RestoreArgs>),
+    /// Put the catalog held by a piece of `backup controlfile` into the repository (RMAN's
+    /// RESTORE CONTROLFILE FROM); a catalog already there is kept beside it, renamed.
+    Controlfile {
+        /// The piece file.
+        #[arg(long)]
+        from: std::path::PathBuf,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -406,6 +445,11 @@ pub enum ListWhat {
     },
     /// Image copies (none yet: recman writes backup sets only).
     Copy {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Measurements taken by `recman calibrate`, newest last.
+    Calibration {
         #[arg(long)]
         json: bool,
     },

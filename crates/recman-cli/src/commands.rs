@@ -58,6 +58,13 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Crosscheck(what) => crate::catalog_cmds::crosscheck(g, what)?,
         Command::Catalog(what) => crate::catalog_cmds::catalog(g, what)?,
         Command::Run { file, text } => return crate::script::run(g, file, text),
+        Command::Calibrate { json } => crate::tune_cmds::calibrate(g, json)?,
+        Command::Advise {
+            window,
+            json,
+            apply,
+        } => crate::tune_cmds::advise(g, window.as_deref(), json, apply)?,
+        Command::ListCalibration { json } => crate::tune_cmds::list_calibration(g, json)?,
         Command::ArchivePush(p) => crate::archive_cmds::push(g, p)?,
         Command::ArchiveGet(a) => return crate::archive_cmds::get(g, a),
         Command::ArchivePrefetch(p) => return crate::archive_cmds::prefetch(g, p),
@@ -68,6 +75,8 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         | Command::BackupRecoveryArea { .. }
         | Command::SyntheticFull { .. }
         | Command::RestoreDatabase(_)
+        | Command::BackupControlfile { .. }
+        | Command::RestoreControlfile { .. }
         | Command::ValidateBackup { .. }
         | Command::ValidateDatabase { .. }
         | Command::RecoverCopy { .. }) => bail!(

@@ -18,7 +18,10 @@ impl From<cli::Command> for m::Command {
             cli::Command::Backup { what } => what.into(),
             cli::Command::Restore {
                 what: cli::RestoreWhat::Database(a),
-            } => m::Command::RestoreDatabase(Box::new(a.into())),
+            } => m::Command::RestoreDatabase(Box::new((*a).into())),
+            cli::Command::Restore {
+                what: cli::RestoreWhat::Controlfile { from },
+            } => m::Command::RestoreControlfile { from },
             cli::Command::Validate { what } => match what {
                 cli::ValidateWhat::Database { maxopenfiles, io } => m::Command::ValidateDatabase {
                     maxopenfiles,
@@ -44,6 +47,7 @@ impl From<cli::Command> for m::Command {
                 cli::ListWhat::Archivelog { json, .. } => m::Command::ListArchivelog { json },
                 cli::ListWhat::Incarnation { json } => m::Command::ListIncarnation { json },
                 cli::ListWhat::Copy { json } => m::Command::ListCopy { json },
+                cli::ListWhat::Calibration { json } => m::Command::ListCalibration { json },
             },
             cli::Command::ArchivePush {
                 path,
@@ -92,6 +96,16 @@ impl From<cli::Command> for m::Command {
                 file: a.file,
                 text: a.text,
             },
+            cli::Command::Calibrate { json } => m::Command::Calibrate { json },
+            cli::Command::Advise {
+                window,
+                json,
+                apply,
+            } => m::Command::Advise {
+                window,
+                json,
+                apply,
+            },
         }
     }
 }
@@ -116,6 +130,7 @@ impl From<cli::BackupWhat> for m::Command {
             cli::BackupWhat::RecoveryArea { device_type } => {
                 m::Command::BackupRecoveryArea { device_type }
             }
+            cli::BackupWhat::Controlfile { format } => m::Command::BackupControlfile { format },
         }
     }
 }
@@ -154,6 +169,7 @@ impl From<cli::BackupArgs> for m::BackupDatabase {
             cumulative: a.cumulative,
             as_copy: a.as_copy,
             for_recover_of_copy: a.for_recover_of_copy,
+            format: a.format,
             io: a.io.into(),
         }
     }
@@ -168,6 +184,7 @@ impl From<cc::ArchivelogBackupArgs> for m::BackupArchivelog {
             compress: a.compress,
             filesperset: a.filesperset,
             tag: a.tag,
+            format: a.format,
         }
     }
 }
@@ -219,7 +236,7 @@ impl From<cc::ConfigureWhat> for m::ConfigureWhat {
 impl From<cc::ShowWhat> for m::ShowWhat {
     fn from(w: cc::ShowWhat) -> Self {
         match w {
-            cc::ShowWhat::All { json } => m::ShowWhat::All { json },
+            cc::ShowWhat::All { json, rman } => m::ShowWhat::All { json, rman },
         }
     }
 }

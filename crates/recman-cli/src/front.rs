@@ -22,6 +22,12 @@ impl recman_command::Env for CliEnv<'_> {
         Ok(crate::commands::context(self.g)?)
     }
 
+    fn repository_root(&self) -> Option<std::path::PathBuf> {
+        self.g
+            .repo
+            .clone()
+            .filter(|r| !r.to_string_lossy().starts_with("s3://"))
+    }
     fn repository(&self) -> Result<Repository, EnvError> {
         Ok(crate::commands::open_repo(self.g)?)
     }
@@ -146,6 +152,23 @@ impl recman_command::Printer for CliPrinter<'_> {
                     .map(|t| t.to_rfc3339())
                     .unwrap_or_default(),
                 recman_pg::Lsn(b.stop_lsn.unwrap_or(0))
+            )),
+            Outcome::ControlfileBackedUp(r) => self.say(&format!(
+                "control file backup: the catalog{} in piece {} ({} bytes)",
+                if r.with_pg_control {
+                    " and pg_control"
+                } else {
+                    ""
+                },
+                r.piece,
+                r.bytes
+            )),
+            Outcome::ControlfileRestored { repository, aside } => self.say(&format!(
+                "restored the catalog into repository {}{}",
+                repository.display(),
+                aside
+                    .map(|a| format!("; the catalog it replaced is kept as {}", a.display()))
+                    .unwrap_or_default()
             )),
             Outcome::CopyRecovered { tag, applied } => {
                 if applied.is_empty() {

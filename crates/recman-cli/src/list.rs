@@ -136,13 +136,54 @@ pub fn list_incarnation(ctx: &Context, json: bool) -> Result<()> {
 }
 
 pub fn list_copy(ctx: &Context, json: bool) -> Result<()> {
+    // Image copies live in the repository as `<db>/copy/<TAG>/` with their copy.json.
+    let mut rows = Vec::new();
+    if !ctx.repo.is_remote() {
+        let dir = ctx.repo.disk_path(&format!("{}/copy", ctx.db.name))?;
+        let mut tags: Vec<String> = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd
+                .filter_map(|e| e.ok())
+                .filter(|e| e.path().is_dir())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        tags.sort();
+        for tag in tags {
+            if let Some(m) = recman_engine::copy::load_copy(ctx, &tag)? {
+                let path = ctx
+                    .repo
+                    .disk_path(&recman_engine::copy::copy_rel(&ctx.db.name, &tag))?
+                    .join("data");
+                rows.push(serde_json::json!({
+                    "tag": tag,
+                    "backup_id": m.backup_id,
+                    "stop_lsn": m.stop_lsn,
+                    "stop_time": m.stop_time,
+                    "path": path.display().to_string(),
+                }));
+            }
+        }
+    }
     if json {
-        println!("[]");
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else if rows.is_empty() {
+        println!("no image copies of database {}", ctx.db.name);
     } else {
         println!(
-            "no image copies of database {}: recman writes backup sets only",
-            ctx.db.name
+            "{:<20} {:<24} {:<14} {:<28} path",
+            "tag", "state of backup", "stop lsn", "stop time"
         );
+        for r in &rows {
+            println!(
+                "{:<20} {:<24} {:<14} {:<28} {}",
+                r["tag"].as_str().unwrap_or(""),
+                r["backup_id"].as_str().unwrap_or(""),
+                r["stop_lsn"].as_str().unwrap_or(""),
+                r["stop_time"].as_str().unwrap_or(""),
+                r["path"].as_str().unwrap_or("")
+            );
+        }
     }
     Ok(())
 }

@@ -16,6 +16,7 @@ mod report_io;
 mod report_schema;
 mod restore_cmd;
 mod script;
+mod tune_cmds;
 
 use clap::{CommandFactory, Parser};
 use std::process::ExitCode;
@@ -83,9 +84,17 @@ fn main() -> ExitCode {
             // One line per cause, outermost first: the hint stays with the message that has it.
             // Errors may quote what was typed (a script line, a lowered command): no password
             // leaves through them.
-            eprintln!("recman: error: {}", input::redact_secrets(&e.to_string()));
+            // The engine's hints say what to do; the command line names its flag for it.
+            let text = |c: &(dyn std::error::Error + 'static)| {
+                recman_command::spelling::spelled(c, &recman_command::spelling::CliFlags)
+                    .unwrap_or_else(|| c.to_string())
+            };
+            eprintln!(
+                "recman: error: {}",
+                input::redact_secrets(&text(e.as_ref()))
+            );
             for cause in e.chain().skip(1) {
-                eprintln!("  caused by: {}", input::redact_secrets(&cause.to_string()));
+                eprintln!("  caused by: {}", input::redact_secrets(&text(cause)));
             }
             if archive_get {
                 ExitCode::from(ARCHIVE_GET_FATAL)

@@ -1,6 +1,7 @@
 //! REPORT IO: the V$BACKUP_ASYNC_IO method of the seeds. Rows per file (INPUT), piece (OUTPUT)
-//! and channel (AGGREGATE), then the diagnosis: which side waited, and the file or piece with
-//! the highest share of long waits.
+//! and channel (AGGREGATE), then the diagnosis: what limited each job (the engine's
+//! [`recman_engine::tuning::diagnose_job`]), and the file or piece with the highest share of
+//! long waits.
 
 use anyhow::Result;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
@@ -16,45 +17,18 @@ fn rate(r: &IoStatRow) -> String {
 /// Files read in fewer requests are not ranked by their share of long waits.
 pub const MIN_SAMPLE: u64 = 4;
 
-/// Which side limits, from the share of long waits: the seeds' rule of thumb.
+/// The diagnosis lines of one job: what limited it, then the seeds' last resort, the file and
+/// the piece with the largest LONG_WAITS/IO_COUNT.
 pub fn diagnose(rows: &[IoStatRow]) -> Vec<String> {
     let mut out = Vec::new();
-    let share = |rs: &mut dyn Iterator<Item = &IoStatRow>| {
-        let (mut lw, mut n, mut wt) = (0u64, 0u64, 0u64);
-        for r in rs {
-            lw += r.long_waits;
-            n += r.io_count;
-            wt += r.long_wait_time;
-        }
-        (if n > 0 { lw as f64 / n as f64 } else { 0.0 }, wt)
-    };
-    let (in_share, in_wait) = share(&mut rows.iter().filter(|r| r.kind == "INPUT"));
-    let (out_share, out_wait) = share(&mut rows.iter().filter(|r| r.kind == "OUTPUT"));
-    let elapsed: i64 = rows
-        .iter()
-        .filter(|r| r.kind == "AGGREGATE")
-        .map(|r| r.close_time - r.open_time)
-        .max()
-        .unwrap_or(0);
     let mode = rows.first().map(|r| r.io_mode.as_str()).unwrap_or("");
     if mode == "sync" {
-        out.push("i/o mode sync: every read blocks the channel; the statistics cannot separate waiting from working (use --io threads or uring to see waits)".into());
+        out.push("i/o mode sync: every read blocks the channel; its time in read calls counts as input waits (use --io threads or uring to overlap reads with work)".into());
     }
-    let el = elapsed.max(1) as f64;
-    if in_wait as f64 > 0.2 * el && in_wait >= out_wait {
-        out.push(format!(
-            "bottleneck: input — channels waited {:.1}s for reads ({:.0}% of buffers were long waits); the disks holding the data limit the backup: add channels or input buffers only if the disks have more to give (compare with `recman validate database`)",
-            in_wait as f64 / 1e6,
-            in_share * 100.0
-        ));
-    } else if out_wait as f64 > 0.2 * el {
-        out.push(format!(
-            "bottleneck: output — channels waited {:.1}s for the media ({:.0}% of blocks were long waits); the repository's write speed limits the backup: more output buffers, compression or faster media help",
-            out_wait as f64 / 1e6,
-            out_share * 100.0
-        ));
-    } else if mode != "sync" {
-        out.push("bottleneck: cpu — channels rarely waited for reads or writes: page checks and compression limit the backup; more channels (up to the cores) or lighter compression help".into());
+    // The bottleneck from the channels' measured time (the engine's diagnosis), not guessed
+    // from waits alone: a channel sleeping for RATE or busy compressing is measured as such.
+    if let Some(d) = recman_engine::tuning::diagnose_job(rows) {
+        out.extend(d.lines());
     }
     // A file read in one or two requests shows 0 or 1 whatever the device: RMAN's measure
     // only means something over several requests.
@@ -97,7 +71,8 @@ pub fn report_io(ctx: &Context, which: Option<&str>, json: bool, all_inputs: boo
     let mut jobs = Vec::new();
     for (job, kind) in cat.io_jobs_of_backup(&b.id)? {
         let r = cat.io_stats(&job)?;
-        jobs.push((job, kind, diagnose(&r)));
+        let d = recman_engine::tuning::diagnose_job(&r);
+        jobs.push((job, kind, diagnose(&r), d));
         rows.extend(r);
     }
     // The backup's own job is the one the tuning method reads.
@@ -106,6 +81,11 @@ pub fn report_io(ctx: &Context, which: Option<&str>, json: bool, all_inputs: boo
         .find(|j| j.1 == "BACKUP")
         .map(|j| j.2.clone())
         .unwrap_or_default();
+    let backup_bottleneck = jobs
+        .iter()
+        .find(|j| j.1 == "BACKUP")
+        .and_then(|j| j.3.as_ref())
+        .map(|d| d.bottleneck.as_str());
     if json {
         let v: Vec<serde_json::Value> = rows
             .iter()
@@ -124,7 +104,14 @@ pub fn report_io(ctx: &Context, which: Option<&str>, json: bool, all_inputs: boo
                 "backup_id": b.id,
                 "rows": v,
                 "diagnosis": backup_diag,
-                "jobs": jobs.iter().map(|(id, kind, d)| serde_json::json!({ "job_id": id, "job_type": kind, "diagnosis": d })).collect::<Vec<_>>(),
+                "bottleneck": backup_bottleneck,
+                "jobs": jobs.iter().map(|(id, kind, d, dj)| serde_json::json!({
+                    "job_id": id,
+                    "job_type": kind,
+                    "bottleneck": dj.as_ref().map(|x| x.bottleneck.as_str()),
+                    "figures": dj,
+                    "diagnosis": d,
+                })).collect::<Vec<_>>(),
             }))?
         );
         return Ok(());
@@ -160,7 +147,7 @@ pub fn report_io(ctx: &Context, which: Option<&str>, json: bool, all_inputs: boo
     // asked for all. Chosen once, by position, not per row.
     let mut shown = vec![true; rows.len()];
     if !all_inputs && inputs > 20 {
-        for (job, _, _) in &jobs {
+        for (job, _, _, _) in &jobs {
             let mut idx: Vec<usize> = (0..rows.len())
                 .filter(|&i| rows[i].kind == "INPUT" && &rows[i].job_id == job)
                 .collect();
@@ -194,7 +181,7 @@ pub fn report_io(ctx: &Context, which: Option<&str>, json: bool, all_inputs: boo
             "({inputs} input rows; the 20 with the longest waits shown per job, --all shows every one)"
         );
     }
-    for (id, kind, diag) in &jobs {
+    for (id, kind, diag, _) in &jobs {
         println!("{} {id}:", kind.to_lowercase());
         for line in diag {
             println!("  {line}");

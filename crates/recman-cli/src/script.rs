@@ -3,13 +3,20 @@
 //! (`recman_command::Command`), the same values the subcommands are converted into; each is
 //! checked against the options' documented ranges and run by `commands::execute`.
 
+mod archivelog;
 mod block;
 mod configure;
+#[cfg(test)]
+mod doc_tables;
+mod hints;
 mod lower;
 mod maint;
+#[cfg(test)]
+mod parity;
 mod prompt;
 mod refuse;
 mod restore;
+mod service;
 
 use crate::cli::Global;
 use anyhow::{Context, Result, bail};
@@ -118,7 +125,7 @@ impl Session {
         c.check()
             .map_err(|e| anyhow::anyhow!("{}", in_statement_words(&e)))?;
         let path = c.path().join(" ");
-        let code = crate::commands::execute(&self.g, c)?;
+        let code = crate::commands::execute(&self.g, c).map_err(hints::in_language)?;
         if code != ExitCode::SUCCESS {
             bail!("recman {path} did not succeed");
         }
@@ -150,6 +157,8 @@ fn in_statement_words(e: &recman_command::CheckError) -> String {
                 "redundancy" => "REDUNDANCY",
                 "recovery-window" | "days" => "the number of days",
                 "backed-up" => "BACKED UP n TIMES",
+                "not-backed-up" => "NOT BACKED UP n TIMES",
+                "format" => "FORMAT",
                 "incremental-level" => "INCREMENTAL LEVEL",
                 "which" => "the backup named",
                 other => other,

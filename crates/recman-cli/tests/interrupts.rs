@@ -252,6 +252,13 @@ fn stopped_and_killed_restores_are_cleaned_and_rerun_with_force() {
         err.contains("interrupted restore") && err.contains("--force"),
         "{err}"
     );
+    // A statement is told the language's clause for the same action, not the flag.
+    let stmt = format!("RESTORE DATABASE TO '{}';", path_str(&killed));
+    let err = setup.err(&["run", &stmt]);
+    assert!(
+        err.contains("interrupted restore") && err.contains("(FORCE)") && !err.contains("--force"),
+        "{err}"
+    );
 
     // --force never clears a directory recman did not mark.
     let foreign = scratch.join("foreign");

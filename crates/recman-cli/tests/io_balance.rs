@@ -64,8 +64,10 @@ fn statistics_and_diagnosis_name_the_slow_input_file() {
             sampled.iter().all(|x| share(x) <= share(this)),
             "{mode}: {this}"
         );
+        // Most of its reads were long waits; not nearly all: on a CPU-starved machine a channel
+        // thread scheduled late finds some 40 ms reads already done (READY).
         assert!(
-            share(this) > 0.9 && this["io_count"].as_u64().unwrap() > 4,
+            share(this) > 0.5 && this["io_count"].as_u64().unwrap() > 4,
             "{mode}: {this}"
         );
         let waited = |x: &serde_json::Value| x["long_wait_time"].as_u64().unwrap();

@@ -46,7 +46,8 @@ pub enum ConfigureWhat {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ShowWhat {
-    All { json: bool },
+    /// `rman`: as statements of the language (SHOW ALL), which it accepts back.
+    All { json: bool, rman: bool },
 }
 
 /// A retention policy for one command instead of the configured one.

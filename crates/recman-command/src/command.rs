@@ -38,6 +38,15 @@ pub enum Command {
         device_type: String,
     },
     RestoreDatabase(Box<RestoreDatabase>),
+    /// The catalog and pg_control as one piece (RMAN's BACKUP CURRENT CONTROLFILE), in the
+    /// FORMAT directory or the repository.
+    BackupControlfile {
+        format: Option<String>,
+    },
+    /// The catalog of a `BackupControlfile` piece put into the repository.
+    RestoreControlfile {
+        from: PathBuf,
+    },
     /// Check every page of the data directory, writing nothing.
     ValidateDatabase {
         maxopenfiles: u32,
@@ -76,6 +85,19 @@ pub enum Command {
     Delete(DeleteWhat),
     Crosscheck(CrosscheckWhat),
     Catalog(CatalogWhat),
+    /// Measure the devices and the CPU for the tuning method (docs/tuning.md).
+    Calibrate {
+        json: bool,
+    },
+    /// The seeds' tuning steps from the newest calibration; `apply` stores the settings.
+    Advise {
+        window: Option<String>,
+        json: bool,
+        apply: bool,
+    },
+    ListCalibration {
+        json: bool,
+    },
     /// Run RMAN-style statements from a file (`-` for standard input) or a text.
     Run {
         file: Option<PathBuf>,
@@ -96,6 +118,8 @@ impl Command {
             Command::BackupBackupset { .. } => &["backup", "backupset"],
             Command::BackupRecoveryArea { .. } => &["backup", "recovery-area"],
             Command::RestoreDatabase(_) => &["restore", "database"],
+            Command::BackupControlfile { .. } => &["backup", "controlfile"],
+            Command::RestoreControlfile { .. } => &["restore", "controlfile"],
             Command::ValidateDatabase { .. } => &["validate", "database"],
             Command::ValidateBackup { .. } => &["validate", "backup"],
             Command::RecoverCopy { .. } => &["recover", "copy"],
@@ -113,6 +137,9 @@ impl Command {
             Command::Crosscheck(_) => &["crosscheck"],
             Command::Catalog(_) => &["catalog"],
             Command::Run { .. } => &["run"],
+            Command::Calibrate { .. } => &["calibrate"],
+            Command::Advise { .. } => &["advise"],
+            Command::ListCalibration { .. } => &["list", "calibration"],
         }
     }
 }
@@ -168,6 +195,8 @@ pub struct BackupDatabase {
     pub cumulative: bool,
     pub as_copy: bool,
     pub for_recover_of_copy: bool,
+    /// RMAN's FORMAT with a location (`/srv/backup/ora_%U.rbf`): the pieces are written there.
+    pub format: Option<String>,
     pub io: IoOptions,
 }
 
@@ -190,6 +219,7 @@ impl Default for BackupDatabase {
             cumulative: false,
             as_copy: false,
             for_recover_of_copy: false,
+            format: None,
             io: IoOptions::default(),
         }
     }
@@ -205,6 +235,8 @@ pub struct BackupArchivelog {
     pub compress: Option<String>,
     pub filesperset: Option<u32>,
     pub tag: Option<String>,
+    /// RMAN's FORMAT with a location: the sets' pieces are written there.
+    pub format: Option<String>,
 }
 
 /// `restore database`: the restore, or with `preview`/`validate` its plan or the reading of

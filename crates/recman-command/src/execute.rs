@@ -56,6 +56,11 @@ impl From<EngineError> for ExecError {
 pub trait Env {
     /// The repository, with the registered database the command is for.
     fn context(&self) -> Result<Context, EnvError>;
+    /// The directory of a disk repository, without opening it (its catalog may be missing:
+    /// RESTORE CONTROLFILE puts it back). None: no repository, or a remote one.
+    fn repository_root(&self) -> Option<PathBuf> {
+        None
+    }
     fn repository(&self) -> Result<Repository, EnvError>;
     /// --pgdata and --target (or their environment and config-file values).
     fn pgdata(&self) -> Option<PathBuf>;
@@ -129,6 +134,12 @@ pub enum Outcome {
         tag: String,
         applied: Vec<String>,
     },
+    ControlfileBackedUp(recman_engine::controlfile::ControlfileReport),
+    /// The catalog was restored into `repository`; the one it replaced, if any, is `aside`.
+    ControlfileRestored {
+        repository: PathBuf,
+        aside: Option<PathBuf>,
+    },
 }
 
 /// How the front end shows outcomes.
@@ -164,6 +175,30 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
             });
         }
         Command::BackupDatabase(b) => backup_database(&b, e, p)?,
+        Command::BackupControlfile { format } => {
+            let ctx = env(e.context())?;
+            let format = crate::options::piece_format(format.as_deref())?;
+            let r = recman_engine::controlfile::backup_controlfile(
+                &ctx.repo,
+                &ctx.db.name,
+                ctx.db.system_identifier,
+                e.pgdata().as_deref(),
+                format.as_ref(),
+            )?;
+            p.outcome(Outcome::ControlfileBackedUp(r));
+        }
+        Command::RestoreControlfile { from } => {
+            let Some(root) = e.repository_root() else {
+                return Err(ExecError::Env(
+                    "restore controlfile needs --repo DIR (a disk repository); hint: recman --repo DIR restore controlfile --from PIECE".into(),
+                ));
+            };
+            let aside = recman_engine::controlfile::restore_controlfile(&from, &root)?;
+            p.outcome(Outcome::ControlfileRestored {
+                repository: root,
+                aside,
+            });
+        }
         Command::BackupArchivelog(a) => {
             let ctx = env(e.context())?;
             let (compression, filesperset) =
@@ -174,6 +209,7 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
                 not_backed_up: a.not_backed_up,
                 delete_input: a.delete_input,
                 filesperset,
+                format: crate::options::piece_format(a.format.as_deref())?,
             };
             let r = recman_engine::backup_archivelog(&ctx.repo, &ctx.db, &opts, e.progress())?;
             p.outcome(Outcome::ArchivelogBackedUp(r));
@@ -305,6 +341,7 @@ fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Resu
             not_backed_up: Some(1),
             delete_input: false,
             filesperset,
+            format: crate::options::piece_format(b.format.as_deref())?,
         };
         let r = recman_engine::backup_archivelog(&ctx.repo, &ctx.db, &opts, e.progress())?;
         p.outcome(Outcome::ArchivelogBackedUp(r));

@@ -15,6 +15,7 @@ pub mod execute;
 pub mod options;
 pub mod precedence;
 mod rules;
+pub mod spelling;
 
 pub use catalog::*;
 pub use check::{CheckError, Range, check_count, check_name, check_size, human, ranges};

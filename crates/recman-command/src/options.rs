@@ -91,6 +91,18 @@ pub struct ResolvedBackup {
     pub device: crate::precedence::DeviceChoice,
 }
 
+/// A `--format` template (RMAN's FORMAT with a location).
+pub(crate) fn piece_format(
+    t: Option<&str>,
+) -> Result<Option<recman_engine::piece_format::PieceFormat>, OptionError> {
+    t.map(recman_engine::piece_format::PieceFormat::parse)
+        .transpose()
+        .map_err(|e| OptionError::Value {
+            option: "format",
+            source: Box::new(e),
+        })
+}
+
 impl BackupDatabase {
     /// The engine's options: the command's flags over what precedence resolved.
     pub fn options(&self, r: &ResolvedBackup) -> Result<BackupOptions, OptionError> {
@@ -114,6 +126,7 @@ impl BackupDatabase {
             cumulative: self.cumulative,
             as_copy: self.as_copy,
             for_recover_of_copy: self.for_recover_of_copy,
+            format: piece_format(self.format.as_deref())?,
         })
     }
 }

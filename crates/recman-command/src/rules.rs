@@ -138,7 +138,12 @@ impl Command {
             } => c.pair("summary", *summary, "by-file", *by_file, false),
             Command::ListArchivelog { .. }
             | Command::ListIncarnation { .. }
-            | Command::ListCopy { .. } => Ok(()),
+            | Command::ListCopy { .. }
+            | Command::RestoreControlfile { .. }
+            | Command::Calibrate { .. }
+            | Command::Advise { .. }
+            | Command::ListCalibration { .. } => Ok(()),
+            Command::BackupControlfile { format } => check_format(format.as_deref()),
             Command::RegisterDatabase { name } => c.name("name", Some(name)),
             Command::BackupDatabase(b) => {
                 c.count("channels", n(b.channels), ranges::CHANNELS)?;
@@ -168,6 +173,7 @@ impl Command {
                     true,
                 )?;
                 c.pair("as-copy", b.as_copy, "tag", b.tag.is_some(), true)?;
+                check_format(b.format.as_deref())?;
                 c.pair(
                     "as-copy",
                     b.as_copy,
@@ -186,6 +192,7 @@ impl Command {
             }
             Command::BackupArchivelog(a) => {
                 c.count("not-backed-up", n(a.not_backed_up), ranges::COPIES)?;
+                check_format(a.format.as_deref())?;
                 c.count("filesperset", n(a.filesperset), ranges::FILESPERSET)?;
                 c.name("tag", a.tag.as_deref())
             }
@@ -276,6 +283,25 @@ impl Command {
                 }
             },
         }
+    }
+}
+
+/// A FORMAT template: an absolute directory and a name unique per piece.
+fn check_format(t: Option<&str>) -> Result<(), CheckError> {
+    match t {
+        Some(f) => recman_engine::piece_format::PieceFormat::parse(f)
+            .map(|_| ())
+            .map_err(|e| CheckError::Value {
+                option: "format",
+                value: f.to_string(),
+                why: e
+                    .to_string()
+                    .split("; hint:")
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+            }),
+        None => Ok(()),
     }
 }
 

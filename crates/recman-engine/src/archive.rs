@@ -16,6 +16,7 @@ pub mod summary;
 pub use batch::{
     DEFAULT_PUSH_BATCH, PushBatchReport, PushOptions, archive_push_batch, default_parallel,
 };
+pub(crate) use read::read_from_piece as read_file_from_piece;
 pub(crate) use read::{read_wal, read_wal_into};
 
 const WAL_CHUNK: usize = 1 << 20;

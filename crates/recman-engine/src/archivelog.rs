@@ -40,6 +40,8 @@ pub struct ArchivelogOptions {
     pub delete_input: bool,
     /// Most WAL files in one backup set.
     pub filesperset: u32,
+    /// FORMAT with a location: the pieces are written in its directory under its names.
+    pub format: Option<crate::piece_format::PieceFormat>,
 }
 
 impl Default for ArchivelogOptions {
@@ -50,6 +52,7 @@ impl Default for ArchivelogOptions {
             not_backed_up: None,
             delete_input: false,
             filesperset: 32,
+            format: None,
         }
     }
 }
@@ -265,6 +268,18 @@ fn write_sets(
         rec.db_bytes
     ));
     progress.start("backup archivelog", rec.db_bytes);
+    let output = match &opts.format {
+        Some(f) => {
+            std::fs::create_dir_all(&f.dir).map_err(|e| {
+                EngineError::Invalid(format!(
+                    "cannot create FORMAT directory {}: {e}; hint: create it, writable by recman",
+                    f.dir.display()
+                ))
+            })?;
+            Some((crate::devices::media_for(repo, &f.device())?, f.device()))
+        }
+        None => None,
+    };
     let mut pieces = Vec::new();
     let mut held = Vec::new();
     let mut entries = Vec::new();
@@ -290,10 +305,27 @@ fn write_sets(
                 })
                 .collect(),
         };
+        let written_as = match &opts.format {
+            Some(f) => f
+                .expand(&crate::piece_format::PieceVars {
+                    backup_id: &rec.id,
+                    db_name: &db.name,
+                    system_identifier: db.system_identifier,
+                    set_no,
+                    piece_no: 1,
+                    created_unix: header.created_unix,
+                })
+                .map_err(|e| EngineError::Invalid(format!("FORMAT '{}' {e}", f.name)))?,
+            None => rel.clone(),
+        };
+        let media = match &output {
+            Some((m, _)) => m.as_ref(),
+            None => repo.media().as_ref(),
+        };
         let mut pw = SetWriter::create(
-            repo.media().as_ref(),
+            media,
             repo.location(),
-            &rel,
+            &written_as,
             &header,
             OutputShape::default(),
         )?;
@@ -328,11 +360,29 @@ fn write_sets(
         }
         let piece = pw.finish()?;
         rows.push(piece.output_row(1, set_no, 1));
-        pieces.push(piece.record(&rec.id, set_no, 1, 1, group.len() as u32));
+        let mut record = piece.record(&rec.id, set_no, 1, 1, group.len() as u32);
+        let mut mpiece = piece.manifest(1);
+        if let Some((_, device)) = &output {
+            // Recorded under its repository name, found through its copy on the FORMAT
+            // directory; before the manifest, so the backup is never AVAILABLE without it.
+            record.path = rel.clone();
+            mpiece.path = rel.clone();
+            mpiece.device = Some(device.clone());
+            repo.catalog().add_copy(&recman_catalog::CopyRecord {
+                object: rel.clone(),
+                device: device.clone(),
+                name: written_as.clone(),
+                size: record.size,
+                crc32c: record.crc32c,
+                primary: true,
+                created: now_micros(),
+            })?;
+        }
+        pieces.push(record);
         msets.push(ManifestSet {
             set_no,
             channel: 1,
-            pieces: vec![piece.manifest(1)],
+            pieces: vec![mpiece],
         });
     }
     progress.finish();

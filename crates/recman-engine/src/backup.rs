@@ -56,6 +56,8 @@ pub struct BackupOptions {
     /// RMAN's BACKUP OPTIMIZATION: a full or level 0 leaves out files identical to their
     /// version in the newest complete full backup, which becomes its parent.
     pub optimization: bool,
+    /// FORMAT with a location: the pieces are written in its directory under its names.
+    pub format: Option<crate::piece_format::PieceFormat>,
 }
 
 impl Default for BackupOptions {
@@ -77,6 +79,7 @@ impl Default for BackupOptions {
             device: None,
             standby: None,
             optimization: false,
+            format: None,
         }
     }
 }
@@ -370,8 +373,25 @@ fn run(
             .into_iter()
             .collect::<VecDeque<_>>(),
     );
-    let (output, device) = match &opts.device {
-        Some(d) if d != crate::devices::repository_device(&ctx.repo) => {
+    let (output, device) = match (&opts.device, &opts.format) {
+        (Some(d), Some(_)) if d != crate::devices::repository_device(&ctx.repo) => {
+            return Err(EngineError::Invalid(format!(
+                "FORMAT with a directory writes to that directory, not to device type {d}; hint: drop DEVICE TYPE, or drop the directory from FORMAT"
+            )));
+        }
+        (_, Some(f)) => {
+            std::fs::create_dir_all(&f.dir).map_err(|e| {
+                EngineError::Invalid(format!(
+                    "cannot create FORMAT directory {}: {e}; hint: create it, writable by recman",
+                    f.dir.display()
+                ))
+            })?;
+            (
+                crate::devices::media_for(&ctx.repo, &f.device())?,
+                Some(f.device()),
+            )
+        }
+        (Some(d), None) if d != crate::devices::repository_device(&ctx.repo) => {
             (crate::devices::media_for(&ctx.repo, d)?, Some(d.clone()))
         }
         _ => (std::sync::Arc::clone(ctx.repo.media()), None),
@@ -428,6 +448,7 @@ fn run(
         increment: inc.increment,
         tracking: tracking.as_ref(),
         queue: &queue,
+        format: opts.format.as_ref(),
     };
     let outcomes = crate::pipeline::pool::each(opts.channels as usize, "backup", |w| {
         run_channel(&shared, w)
@@ -493,13 +514,19 @@ fn run(
     }
     if !over_limit.is_empty() {
         let list: Vec<String> = corrupt.iter().map(describe_corrupt).collect();
-        return Err(EngineError::Corrupt(format!(
-            "backup {} failed: exceeded the limit of {} corrupt block(s) per file in {}; corrupt blocks: {}; hint: repair the relation, or accept the blocks with --maxcorrupt N",
-            rec.id,
-            opts.maxcorrupt,
-            crate::util::cut_list(&over_limit, ", "),
-            crate::util::cut_list(&list, "; ")
-        )));
+        return Err(EngineError::remedy(
+            crate::ErrorKind::Corrupt,
+            format!(
+                "backup {} failed: exceeded the limit of {} corrupt block(s) per file in {}; corrupt blocks: {}",
+                rec.id,
+                opts.maxcorrupt,
+                crate::util::cut_list(&over_limit, ", "),
+                crate::util::cut_list(&list, "; ")
+            ),
+            crate::Hint::new()
+                .text("repair the relation, or ")
+                .act(crate::Action::AcceptCorruptBlocks),
+        ));
     }
     wait_for_wal(ctx, session, &needed, opts.archive_timeout)?;
 
@@ -519,7 +546,7 @@ fn run(
             ctx.repo.catalog().add_copy(&recman_catalog::CopyRecord {
                 object: so.piece_path.clone(),
                 device: d.clone(),
-                name: so.piece_path.clone(),
+                name: so.written_as.clone(),
                 size: so.size,
                 crc32c: so.crc32c,
                 primary: true,

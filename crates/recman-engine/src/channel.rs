@@ -42,6 +42,8 @@ pub struct ChannelShared<'a> {
     pub tracking: Option<&'a crate::tracking::Tracking>,
     /// Work not yet taken by a channel, heaviest first.
     pub queue: &'a Mutex<VecDeque<Unit<'a>>>,
+    /// FORMAT with a location: each piece is named by it on `output`.
+    pub format: Option<&'a crate::piece_format::PieceFormat>,
 }
 
 /// One piece to write: a whole backup set, or one section of a multisection set.
@@ -106,6 +108,8 @@ pub struct SetOutcome {
     pub piece_no: u32,
     pub channel: u32,
     pub piece_path: String,
+    /// The name the piece has on the output: `piece_path`, or the FORMAT's.
+    pub written_as: String,
     pub size: u64,
     pub crc32c: u32,
     pub raw_bytes: u64,
@@ -150,6 +154,8 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
     let channel = w.no;
     let repo = sh.repo.as_ref().map(|h| h.open()).transpose()?;
     let started = now_micros();
+    let cpu0 = crate::tuning::thread_cpu_time();
+    let cpu_wait0 = crate::tuning::thread_cpu_wait();
     let (mut engine, notice) = crate::io::open_engine(sh.io, 64).map_err(|e| {
         EngineError::Invalid(format!(
             "cannot start i/o mode {}: {e}; hint: choose another with --io",
@@ -163,6 +169,10 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
         notice,
     };
     let mut total = IoCounters::default();
+    let device = sh
+        .output
+        .as_ref()
+        .map(|m| crate::tuning::device_kind(&m.describe()));
     loop {
         // A stop (another channel failed, or a signal) must fail the backup, never end it
         // short with sets missing.
@@ -189,6 +199,9 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
             r.job_id = sh.header.backup_id.clone();
             r.job_type = "BACKUP".into();
             r.backup_id = Some(sh.header.backup_id.clone());
+            if r.kind == "OUTPUT" {
+                r.device = device.clone();
+            }
         }
         if let Some(repo) = &repo {
             repo.catalog().add_io_stats(&rows)?;
@@ -206,6 +219,11 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
     );
     agg.ring_submissions = engine.ring_submissions();
     agg.io_mode = engine.mode().to_string();
+    agg.throttle_time = throttle.slept().as_micros() as u64;
+    agg.cpu_time = (crate::tuning::thread_cpu_time() - cpu0).as_micros() as u64;
+    agg.cpu_wait_time =
+        (crate::tuning::thread_cpu_wait().saturating_sub(cpu_wait0)).as_micros() as u64;
+    agg.device = device.clone();
     out.stats.push(agg);
     Ok(out)
 }
@@ -236,11 +254,24 @@ fn backup_set(
             path: sh.files[i].rel.clone(),
         })
         .collect();
+    let written_as = match sh.format {
+        Some(f) => f
+            .expand(&crate::piece_format::PieceVars {
+                backup_id: &header.backup_id,
+                db_name: &header.db_name,
+                system_identifier: header.system_identifier,
+                set_no: set.set_no,
+                piece_no: unit.piece_no,
+                created_unix: header.created_unix,
+            })
+            .map_err(|e| EngineError::Invalid(format!("FORMAT '{}' {e}", f.name)))?,
+        None => piece_path.clone(),
+    };
     let mut writer = match &sh.output {
         Some(media) => SetOut::Piece(Box::new(SetWriter::create(
             media.as_ref(),
             repo.map(|r| r.location()).unwrap_or_default(),
-            &piece_path,
+            &written_as,
             &header,
             OutputShape::of(sh.io),
         )?)),
@@ -427,6 +458,7 @@ fn backup_set(
         piece_no: unit.piece_no,
         channel,
         piece_path,
+        written_as,
         size,
         crc32c,
         raw_bytes,

@@ -43,6 +43,10 @@ pub fn check_device(device: &str) -> Result<(), EngineError> {
 /// The driver for `device`: the repository's medium when it is the repository's own type,
 /// else the configured one.
 pub fn media_for(repo: &Repository, device: &str) -> Result<Arc<dyn Media>, EngineError> {
+    // A FORMAT directory: a disk device named by where it is, opened like any directory.
+    if let Some(dir) = device.strip_prefix(crate::piece_format::DIR_DEVICE_PREFIX) {
+        return open_spec(dir);
+    }
     check_device(device)?;
     if device == repository_device(repo) {
         return Ok(Arc::clone(repo.media()));

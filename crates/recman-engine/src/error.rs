@@ -26,7 +26,9 @@
 //! # Messages
 //! Lowercase; they name the object and where it is (the piece and its repository, the path,
 //! the backup id); they end with "; hint: ..." saying what to do when the user can do
-//! something. Secrets never appear. Code decides on the kind or the variant, never on the
+//! something. A hint whose remedy each front end spells differently (a CLI flag, a language
+//! clause) names it as an [`Action`] in an [`EngineError::Remedy`], which
+//! [`EngineError::render`] spells for one front end. Secrets never appear. Code decides on the kind or the variant, never on the
 //! text. See docs/errors.md.
 
 use recman_catalog::CatalogError;
@@ -34,7 +36,15 @@ use recman_format::FormatError;
 use recman_pg::PgError;
 use std::path::PathBuf;
 
+use crate::action::{Action, Hint, Remedy, Spell, Words};
 pub use recman_error::ErrorKind;
+
+/// What to do about a damaged piece.
+fn piece_hint() -> Hint {
+    Hint::new()
+        .text("run `recman validate backup` to check the other backups, then ")
+        .act(Action::RestoreFromTag)
+}
 
 /// Everything that can stop an engine operation. Messages are lowercase, name the object
 /// (path, piece, backup, block) and end with a hint when the user can do something about it.
@@ -48,12 +58,14 @@ pub enum EngineError {
     #[error(transparent)]
     Pg(#[from] PgError),
     #[error(
-        "backup piece {piece} is damaged: {source}; hint: run `recman validate backup` to check the other backups and restore from an intact one with --from-tag"
+        "backup piece {piece} is damaged: {source}; hint: {}",
+        piece_hint().render(&Words)
     )]
     Piece { piece: String, source: FormatError },
     /// As `Piece`, for a chunk whose record names the file it belongs to.
     #[error(
-        "backup piece {piece} is damaged in file {file}: {source}; hint: run `recman validate backup` to check the other backups and restore from an intact one with --from-tag"
+        "backup piece {piece} is damaged in file {file}: {source}; hint: {}",
+        piece_hint().render(&Words)
     )]
     PieceFile {
         piece: String,
@@ -84,6 +96,10 @@ pub enum EngineError {
     /// A broken rule of recman's own ([`ErrorKind::Internal`]).
     #[error("{0}")]
     Internal(String),
+    /// An error whose hint names actions each front end spells its own way
+    /// ([`EngineError::render`]).
+    #[error("{0}")]
+    Remedy(Box<Remedy>),
     /// A message that wraps a cause and keeps the cause's kind.
     #[error("{message}")]
     Failed { kind: ErrorKind, message: String },
@@ -158,9 +174,51 @@ impl EngineError {
             EngineError::Transient(_) => ErrorKind::Transient,
             EngineError::Internal(_) => ErrorKind::Internal,
             EngineError::Failed { kind, .. } => *kind,
+            EngineError::Remedy(r) => r.kind,
             EngineError::Cancelled { .. } => ErrorKind::Cancelled,
             EngineError::Stopped { .. } => ErrorKind::Stopped,
             EngineError::NoSpace { .. } => ErrorKind::NoSpace,
+        }
+    }
+
+    /// An error of `kind` whose hint names actions.
+    pub fn remedy(kind: ErrorKind, message: String, hint: Hint) -> Self {
+        EngineError::Remedy(Box::new(Remedy {
+            kind,
+            message,
+            hint,
+        }))
+    }
+
+    /// The message with its actions named the way `spell` names them (the CLI's flags, the
+    /// language's clauses); `to_string()` is the same in the engine's own words.
+    pub fn render(&self, spell: &dyn Spell) -> String {
+        match self {
+            EngineError::Remedy(r) => r.render(spell),
+            EngineError::Piece { piece, source } => format!(
+                "backup piece {piece} is damaged: {source}; hint: {}",
+                piece_hint().render(spell)
+            ),
+            EngineError::PieceFile {
+                piece,
+                file,
+                source,
+            } => format!(
+                "backup piece {piece} is damaged in file {file}: {source}; hint: {}",
+                piece_hint().render(spell)
+            ),
+            e => e.to_string(),
+        }
+    }
+
+    /// The actions the error's hint names.
+    pub fn actions(&self) -> Vec<Action> {
+        match self {
+            EngineError::Remedy(r) => r.hint.actions().collect(),
+            EngineError::Piece { .. } | EngineError::PieceFile { .. } => {
+                piece_hint().actions().collect()
+            }
+            _ => Vec::new(),
         }
     }
 

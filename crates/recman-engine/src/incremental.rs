@@ -103,11 +103,20 @@ pub fn chain(ctx: &Context, newest: BackupManifest) -> Result<Vec<BackupManifest
     while let Some(parent) = chain.last().and_then(|m| m.parent.clone()) {
         let status = ctx.repo.catalog().backup(&parent)?.map(|b| b.status);
         if status != Some(BackupStatus::Available) {
-            return Err(EngineError::NotFound(format!(
-                "backup {} needs its parent {parent}, which is {}; hint: restore from an older complete chain with --from-tag, or crosscheck the repository",
-                chain.last().map(|m| m.backup_id.as_str()).unwrap_or(""),
-                status.map(|s| s.as_str()).unwrap_or("missing")
-            )));
+            return Err(EngineError::remedy(
+                crate::ErrorKind::NotFound,
+                format!(
+                    "backup {} needs its parent {parent}, which is {}",
+                    chain.last().map(|m| m.backup_id.as_str()).unwrap_or(""),
+                    status.map(|s| s.as_str()).unwrap_or("missing")
+                ),
+                crate::Hint::new()
+                    .act_as(
+                        crate::Action::RestoreFromTag,
+                        "restore from an older complete chain by its tag",
+                    )
+                    .text(", or crosscheck the repository"),
+            ));
         }
         chain.push(load_manifest(ctx, &parent)?);
     }

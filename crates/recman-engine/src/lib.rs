@@ -2,12 +2,14 @@
 //! and moves WAL in and out of the repository. The CLI and the command language both call in
 //! here with plain option values; nothing in this crate prints.
 
+mod action;
 mod archive;
 mod archivelog;
 mod backup;
 mod backup_reads;
 mod channel;
 mod context;
+pub mod controlfile;
 pub mod copy;
 mod crosscheck;
 pub mod devices;
@@ -18,6 +20,7 @@ mod incremental;
 pub mod io;
 mod manifest_io;
 mod pagecheck;
+pub mod piece_format;
 mod pieces;
 mod pipeline;
 pub mod plan;
@@ -31,13 +34,17 @@ mod secondtier;
 mod select;
 pub mod stop;
 mod synthetic;
+#[cfg(feature = "test-api")]
+pub mod test_api;
 mod tracked_read;
 pub mod tracking;
+pub mod tuning;
 mod util;
 mod validate;
 mod validate_backup;
 mod wal_prefetch;
 
+pub use action::{Action, Hint, HintPart, Remedy, Spell, Words};
 pub use archive::{
     ArchiveGetOutcome, ArchivePushOutcome, DEFAULT_PUSH_BATCH, PushBatchReport, PushOptions,
     archive_current, archive_get, archive_push_batch, default_parallel, is_segment_name,

@@ -98,6 +98,7 @@ pub fn validate_database(
     let sets = [set];
     let queue = Mutex::new(Unit::all(&sets).into_iter().collect::<VecDeque<_>>());
     let shared = ChannelShared {
+        format: None,
         repo: None,
         output: None,
         files: &scan.files,

@@ -34,6 +34,10 @@ pub struct ArchivelogBackupArgs {
     pub filesperset: Option<u32>,
     #[arg(long, value_parser = crate::input::Name)]
     pub tag: Option<String>,
+    /// Write the pieces in a directory of your own, named from a template with RMAN's
+    /// substitution variables, e.g. /srv/backup/arc_%U.rbf (RMAN's FORMAT).
+    #[arg(long, value_name = "TEMPLATE")]
+    pub format: Option<String>,
 }
 
 /// How an archived-log backup is reported (BACKUP ARCHIVELOG and PLUS ARCHIVELOG's steps).

@@ -17,6 +17,8 @@ pub(crate) struct Takes {
     pub standby: bool,
     pub maxopenfiles: bool,
     pub rate: bool,
+    /// FORMAT with a location (BACKUP DATABASE's `format`).
+    pub format: bool,
 }
 
 /// The options every channel of a block agrees on.
@@ -27,6 +29,8 @@ pub(crate) struct ChannelOpts {
     pub maxopenfiles: Option<u32>,
     pub rate: Option<String>,
     pub standby: Option<String>,
+    /// A FORMAT template with a location that every channel gives.
+    pub format: Option<String>,
 }
 
 /// RMAN's compression algorithm names mapped to recman's codecs.
@@ -53,8 +57,26 @@ pub(crate) fn channel_args(b: &Block, g: &Global, takes: Takes) -> Result<Channe
     let mut maxopen = None;
     let mut rate = None;
     let mut standby: Option<String> = None;
+    let mut format: Option<String> = None;
     for c in &b.channels {
         for op in &c.ops {
+            // A net service name (`/@instance1`) is a pg_service.conf service; a channel
+            // connected to the target itself reads what every channel reads.
+            let aliased;
+            let op = match op {
+                ChannelOp::Connect(cs) if cs != "/" => {
+                    let conninfo = super::service::alias(cs);
+                    if g.target.as_deref() == Some(conninfo.as_str())
+                        || super::service::same_server(g.target.as_deref(), &conninfo)?
+                    {
+                        &ChannelOp::Connect("/".into())
+                    } else {
+                        aliased = ChannelOp::Connect(conninfo);
+                        &aliased
+                    }
+                }
+                other => other,
+            };
             match op {
                 ChannelOp::MaxOpenFiles(n) => agree(&mut maxopen, *n, &c.name, "MAXOPENFILES")?,
                 ChannelOp::Rate(s) => agree(&mut rate, s.bytes(), &c.name, "RATE")?,
@@ -65,6 +87,7 @@ pub(crate) fn channel_args(b: &Block, g: &Global, takes: Takes) -> Result<Channe
                 {
                     if let Some(old) = &standby
                         && old != cs
+                        && !super::service::same_server(Some(old), cs)?
                     {
                         bail!(
                             "channel {}: CONNECT '{}' (the standby it reads) differs from another channel's '{}'; recman applies one value to all channels of a command; hint: give every channel the same CONNECT",
@@ -90,6 +113,9 @@ pub(crate) fn channel_args(b: &Block, g: &Global, takes: Takes) -> Result<Channe
                         );
                     }
                 }
+                ChannelOp::Format(f) if takes.format && !names_only(f) => {
+                    agree(&mut format, one_template(f)?, &c.name, "FORMAT")?
+                }
                 ChannelOp::Format(f) => format_without_flag(
                     g,
                     "channel FORMAT",
@@ -109,6 +135,7 @@ pub(crate) fn channel_args(b: &Block, g: &Global, takes: Takes) -> Result<Channe
         }
     }
     out.standby = standby;
+    out.format = format;
     if takes.maxopenfiles {
         out.maxopenfiles = maxopen.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
     }
@@ -165,15 +192,22 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
         BackupObject::Datafile(_) | BackupObject::Tablespace(_) => bail!(
             "BACKUP DATAFILE/TABLESPACE: PostgreSQL restores a cluster only as a whole, so a part alone could never be restored; hint: BACKUP DATABASE"
         ),
-        BackupObject::Archivelog(_) => bail!(
-            "{}",
-            unsupported(
-                "BACKUP ARCHIVELOG",
-                "WAL is archived into the repository continuously by archive_command = 'recman archive-push %p'; LIST ARCHIVELOG ALL shows it"
-            )
+        BackupObject::Archivelog(a) => {
+            if bk.plus_archivelog.is_some() {
+                bail!(
+                    "BACKUP ARCHIVELOG … PLUS ARCHIVELOG names the archived logs twice; hint: BACKUP ARCHIVELOG ALL"
+                );
+            }
+            return Ok(vec![super::archivelog::backup_archivelog(b, g, a, &opts)?]);
+        }
+        BackupObject::CurrentControlfile { for_standby: false } => {
+            return Ok(vec![super::archivelog::backup_controlfile(b, g, &opts)?]);
+        }
+        BackupObject::CurrentControlfile { for_standby: true } => bail!(
+            "BACKUP CURRENT CONTROLFILE FOR STANDBY: a PostgreSQL standby is made from a base backup; hint: pg_basebackup -R, or RESTORE DATABASE TO '/dir' and a standby.signal"
         ),
-        BackupObject::CurrentControlfile { .. } | BackupObject::Spfile => bail!(
-            "BACKUP CURRENT CONTROLFILE / SPFILE: pg_control, postgresql.conf and postgresql.auto.conf are part of every BACKUP DATABASE, and the catalog is in the repository; hint: BACKUP DATABASE"
+        BackupObject::Spfile => bail!(
+            "BACKUP SPFILE: postgresql.conf and postgresql.auto.conf are part of every BACKUP DATABASE; hint: BACKUP DATABASE"
         ),
         BackupObject::Backupset(_) | BackupObject::RecoveryArea | BackupObject::RecoveryFiles => {
             return second_tier(b, bk, &opts, g);
@@ -186,16 +220,12 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
             )
         ),
     }
-    if let Some(p) = &bk.plus_archivelog {
-        if !p.is_empty() {
-            bail!(
-                "{}",
-                unsupported("operands of PLUS ARCHIVELOG", "write PLUS ARCHIVELOG alone")
-            );
-        }
-        note(
-            g,
-            "PLUS ARCHIVELOG: WAL is archived into the repository continuously, and the backup waits until the WAL it needs is archived",
+    if let Some(p) = &bk.plus_archivelog
+        && !p.is_empty()
+    {
+        bail!(
+            "{}",
+            unsupported("operands of PLUS ARCHIVELOG", "write PLUS ARCHIVELOG alone")
         );
     }
     if opts.iter().any(|o| matches!(o, BackupOpt::Validate)) {
@@ -203,6 +233,9 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
     }
     let mut c = m::BackupDatabase {
         device_type: target_device(b, &opts)?.map(str::to_string),
+        // As `--plus-archivelog`: the current WAL archived and the archived WAL not yet in
+        // a backup set put into sets, before the database and after it.
+        plus_archivelog: bk.plus_archivelog.is_some(),
         ..Default::default()
     };
     for o in opts {
@@ -265,6 +298,7 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
                 "{}",
                 unsupported("COPIES (duplexed backups)", "take a second backup")
             ),
+            BackupOpt::Format(f) if !names_only(f) => c.format = Some(one_template(f)?),
             BackupOpt::Format(f) => format_without_flag(
                 g,
                 "FORMAT",
@@ -301,9 +335,14 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
             standby: true,
             maxopenfiles: true,
             rate: true,
+            format: true,
         },
     )?;
     c.channels = ch.channels;
+    // The BACKUP's own FORMAT wins over its channels', as in RMAN.
+    if c.format.is_none() {
+        c.format = ch.format;
+    }
     c.maxopenfiles = ch.maxopenfiles;
     c.standby = ch.standby;
     c.io.rate = ch.rate;
@@ -449,6 +488,7 @@ fn validate_database(b: &Block, g: &Global, opts: &[&BackupOpt]) -> Result<m::Co
             standby: false,
             maxopenfiles: true,
             rate: true,
+            format: false,
         },
     )?;
     Ok(m::Command::ValidateDatabase {
@@ -529,10 +569,24 @@ pub(crate) fn channels_device(b: &Block) -> Result<Option<&'static str>> {
 }
 
 /// Whether FORMAT templates only name pieces (`'%U_%t'`): no directory, disk group or share.
-fn names_only(templates: &[String]) -> bool {
+pub(crate) fn names_only(templates: &[String]) -> bool {
     templates
         .iter()
         .all(|t| !t.is_empty() && !t.contains(['/', '\\']) && !t.starts_with('+'))
+}
+
+/// The one template of a FORMAT with a location: recman writes one copy of each piece.
+pub(crate) fn one_template(templates: &[String]) -> Result<String> {
+    match templates {
+        [one] => Ok(one.clone()),
+        _ => bail!(
+            "{}",
+            unsupported(
+                "FORMAT with several templates (a piece copy per template)",
+                "give one FORMAT template"
+            )
+        ),
+    }
 }
 
 /// FORMAT where the command has no --format: templates that only name pieces are accepted

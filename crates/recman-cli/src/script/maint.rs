@@ -18,7 +18,18 @@ pub(crate) fn connect(s: &mut Session, to: ConnectTo, string: Option<&str>) -> R
         }
         (ConnectTo::Target, Some(c)) => {
             crate::input::warn_password("CONNECT TARGET", c);
-            s.g.target = Some(c.to_string());
+            let conninfo = super::service::alias(c);
+            if conninfo != c.trim() {
+                note(
+                    &s.g,
+                    &format!(
+                        "CONNECT TARGET {}: the net service name is the service '{}' of pg_service.conf",
+                        recman_pg::redact_conninfo(c),
+                        conninfo.trim_start_matches("service=")
+                    ),
+                );
+            }
+            s.g.target = Some(conninfo);
         }
         (ConnectTo::Catalog, Some(p)) if p.starts_with('/') || p.starts_with('.') => {
             s.g.repo = Some(PathBuf::from(p));
@@ -98,7 +109,10 @@ pub(crate) fn lower(s: &Session, st: &Statement) -> Result<Vec<m::Command>> {
                     &format!("SHOW {}: recman shows every setting", words.join(" ")),
                 );
             }
-            one(m::Command::Show(m::ShowWhat::All { json: false }))
+            one(m::Command::Show(m::ShowWhat::All {
+                json: false,
+                rman: true,
+            }))
         }
         Statement::List(l) => one(list(l)?),
         Statement::Report(r) => one(m::Command::Report(match r {

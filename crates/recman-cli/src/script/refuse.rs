@@ -6,7 +6,7 @@ pub(crate) fn unsupported(what: &str, hint: &str) -> String {
     format!("{what} is not supported yet by recman; hint: {hint}")
 }
 
-pub(crate) const AUXILIARY: &str = "auxiliary channels and connections serve Oracle's DUPLICATE; recman clones a cluster with RESTORE DATABASE TO '/new/dir' (the clone keeps the system identifier)";
+pub(crate) const AUXILIARY: &str = "auxiliary channels and connections serve Oracle's DUPLICATE; hint: recman clones a cluster with RESTORE DATABASE TO '/new/dir' (the clone keeps the system identifier)";
 
 pub(crate) const SEND: &str = "SEND passes commands to an Oracle media manager; recman's devices take their settings from the catalog; hint: CONFIGURE CHANNEL DEVICE TYPE SBT PARMS 'vtape:/dir' (or 'plugin:PROGRAM ARGS')";
 

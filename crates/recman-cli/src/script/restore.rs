@@ -32,9 +32,20 @@ pub(crate) fn restore(
         RestoreObject::Tablespace(_) | RestoreObject::Datafile(_) => bail!(
             "RESTORE TABLESPACE/DATAFILE: PostgreSQL cannot restore part of a running cluster; hint: RESTORE DATABASE TO '/new/dir' and copy data back with SQL"
         ),
-        RestoreObject::Controlfile { .. }
-        | RestoreObject::Spfile { .. }
-        | RestoreObject::StandbyControlfile => bail!(
+        RestoreObject::Controlfile { from: Some(piece) } if piece != "AUTOBACKUP" => {
+            if !r.options.is_empty() {
+                bail!(
+                    "RESTORE CONTROLFILE FROM '{piece}' takes no other clause; hint: RESTORE CONTROLFILE FROM '/path/ctl_piece.rbf'"
+                );
+            }
+            return Ok(m::Command::RestoreControlfile {
+                from: std::path::PathBuf::from(piece),
+            });
+        }
+        RestoreObject::Controlfile { .. } => bail!(
+            "RESTORE CONTROLFILE: recman restores its catalog from a piece of BACKUP CURRENT CONTROLFILE, named by path (there is no autobackup to search); hint: RESTORE CONTROLFILE FROM '/path/ctl_piece.rbf', or CATALOG START WITH '/repo' to rebuild the catalog from the manifests"
+        ),
+        RestoreObject::Spfile { .. } | RestoreObject::StandbyControlfile => bail!(
             "RESTORE CONTROLFILE/SPFILE: pg_control and the configuration files come back with RESTORE DATABASE; hint: RESTORE DATABASE TO '/new/dir'"
         ),
         RestoreObject::Archivelog(_) => bail!(

@@ -75,15 +75,18 @@ pub(crate) fn read_wal_into(
     } else {
         crate::ErrorKind::Corrupt
     };
-    Err(EngineError::Failed {
+    Err(EngineError::remedy(
         kind,
-        message: format!(
-            "archived wal file {name} of database {:?} could not be delivered intact from repository {}: {}; hint: recovery must not go on without it: restore it from another copy (`recman list archivelog`, `recman crosscheck`), or recover to a target before it with --until-lsn/--until-time",
+        format!(
+            "archived wal file {name} of database {:?} could not be delivered intact from repository {}: {}",
             db.name,
             repo.location(),
             crate::util::cut_list(&failures, "; ")
         ),
-    })
+        crate::Hint::new()
+            .text("recovery must not go on without it: restore it from another copy (`recman list archivelog`, `recman crosscheck`), or ")
+            .act(crate::Action::RecoverUntil),
+    ))
 }
 
 /// Reads one archived WAL object through the piece scanner: its chunks in order, each file's
@@ -137,6 +140,7 @@ pub(super) fn read_wal_object(
         files: &expect,
         wording: Wording {
             hint: "the archived copy is damaged",
+            then: None,
         },
         channel: 0,
         set_no: None,
@@ -199,7 +203,7 @@ fn read_wal_from_backups(
 }
 
 /// Reads WAL file `name` out of an opened piece: None when the piece does not hold it.
-fn read_from_piece(
+pub(crate) fn read_from_piece(
     f: Box<dyn recman_media::MediaReader>,
     name: &str,
 ) -> Result<Option<(Vec<u8>, u32)>, String> {

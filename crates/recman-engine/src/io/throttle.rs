@@ -7,6 +7,8 @@ pub struct Throttle {
     rate: Option<u64>,
     start: Instant,
     bytes: u64,
+    /// Time slept so far: what the diagnosis names "rate" when it dominates the channel's time.
+    slept: Duration,
 }
 
 impl Throttle {
@@ -15,15 +17,23 @@ impl Throttle {
             rate: rate.filter(|r| *r > 0),
             start: Instant::now(),
             bytes: 0,
+            slept: Duration::ZERO,
         }
     }
 
     /// Sleeps while the channel is ahead of its schedule; call before issuing a read.
-    pub fn pace(&self) {
+    pub fn pace(&mut self) {
         let wait = self.ahead_by(self.start.elapsed());
         if !wait.is_zero() {
+            let t0 = Instant::now();
             std::thread::sleep(wait);
+            self.slept += t0.elapsed();
         }
+    }
+
+    /// Total time [`Throttle::pace`] slept.
+    pub fn slept(&self) -> Duration {
+        self.slept
     }
 
     /// How far ahead of its schedule the channel is `elapsed` after it started: the bytes
@@ -88,6 +98,11 @@ mod tests {
         }
         // The fourth MiB was admitted once the first three were due: 0.3 s.
         let s = t0.elapsed();
+        assert!(
+            t.slept() >= Duration::from_millis(300),
+            "slept {:?}",
+            t.slept()
+        );
         assert!(
             s >= Duration::from_millis(300),
             "3 MiB at 10 MiB/s took {s:?}"

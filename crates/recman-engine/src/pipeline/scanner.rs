@@ -13,7 +13,7 @@ use super::stages::Stage;
 use crate::io::{IoCounters, TimedReader};
 use crate::pieces::Source;
 use crate::util::now_micros;
-use crate::{EngineError, Progress};
+use crate::{Action, EngineError, ErrorKind, Hint, Progress};
 use recman_catalog::IoStatRow;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestEntry};
 use recman_format::{FormatError, PieceHeader, PieceReader, PieceSummary, RecordRef};
@@ -108,18 +108,32 @@ impl Expect for ManifestFiles<'_> {
 #[derive(Clone, Copy)]
 pub(crate) struct Wording {
     pub hint: &'static str,
+    /// The remedy that follows the hint, named by each front end its own way.
+    pub then: Option<Action>,
 }
 
 impl Wording {
     pub const RESTORE: Wording = Wording {
-        hint: "the piece is damaged, restore from another backup with --from-tag",
+        hint: "the piece is damaged, ",
+        then: Some(Action::RestoreFromTag),
     };
     pub const VALIDATE: Wording = Wording {
         hint: "the backup is damaged, take a new one and keep this one out of restores",
+        then: None,
     };
     pub const APPLY: Wording = Wording {
         hint: "the level 1 backup is damaged and the image copy was left as it was; take a new level 1 backup for the copy",
+        then: None,
     };
+
+    /// Damage the scanner found, with this command's advice after `before`.
+    fn damage(&self, message: String, before: &'static str) -> EngineError {
+        let mut hint = Hint::new().text(before).text(self.hint);
+        if let Some(a) = self.then {
+            hint = hint.act(a);
+        }
+        EngineError::remedy(ErrorKind::Corrupt, message, hint)
+    }
 }
 
 /// Which failures make the scanner try the piece's next copy.
@@ -255,10 +269,13 @@ impl OpenPiece {
                     let got = running.remove(&file_index).unwrap_or(0);
                     if got != crc32c || !scan.files.file_matches(file.name, piece_no, size, crc32c)
                     {
-                        return Err(EngineError::Corrupt(format!(
-                            "file {} in backup piece {rel} does not match its recorded checksum; hint: {}",
-                            file.name, scan.wording.hint
-                        )));
+                        return Err(scan.wording.damage(
+                            format!(
+                                "file {} in backup piece {rel} does not match its recorded checksum",
+                                file.name
+                            ),
+                            "",
+                        ));
                     }
                     for s in stages.iter_mut() {
                         s.file_end(&file, size, crc32c)?;
@@ -273,19 +290,24 @@ impl OpenPiece {
             Err(e) => return Err(EngineError::piece(&rel, e)),
         };
         if let Some(slot) = running.keys().next() {
-            return Err(EngineError::Corrupt(format!(
-                "file {} in backup piece {rel} has no end record; hint: the piece is truncated; {}",
-                names.get(*slot as usize).cloned().unwrap_or_default(),
-                scan.wording.hint
-            )));
+            return Err(scan.wording.damage(
+                format!(
+                    "file {} in backup piece {rel} has no end record",
+                    names.get(*slot as usize).cloned().unwrap_or_default(),
+                ),
+                "the piece is truncated; ",
+            ));
         }
         if let Some((size, crc)) = scan.piece
             && (summary.size != size || summary.crc32c != crc)
         {
-            return Err(EngineError::Corrupt(format!(
-                "backup piece {rel} is not the piece the manifest recorded (size {} crc {:08x}, expected size {size} crc {crc:08x}); hint: {}",
-                summary.size, summary.crc32c, scan.wording.hint
-            )));
+            return Err(scan.wording.damage(
+                format!(
+                    "backup piece {rel} is not the piece the manifest recorded (size {} crc {:08x}, expected size {size} crc {crc:08x})",
+                    summary.size, summary.crc32c
+                ),
+                "",
+            ));
         }
         let input = self.counters.lock().expect("counters lock").clone();
         let mut row = crate::pipeline::stats::stat_row(

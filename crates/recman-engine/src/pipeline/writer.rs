@@ -134,10 +134,14 @@ impl SetWriter {
             .w
             .finish()
             .map_err(|e| write_err(&self.location, &rel, e))?;
-        let (sink, counters) = out
+        // The channel waits here for the last blocks and the commit (fsync, an upload's
+        // completion): time lost to the media like any other long wait for a buffer.
+        let drain = std::time::Instant::now();
+        let (sink, mut counters) = out
             .finish()
             .map_err(|e| recman_media::MediaError::io(&self.location, &rel, "write", e))?;
         sink.commit()?;
+        counters.long_wait_time += drain.elapsed();
         Ok(WrittenPiece {
             rel,
             size: summary.size,

@@ -136,10 +136,14 @@ impl Layout {
         for (d, what) in &dirs {
             if d.exists() && !super::is_empty_dir(d) && d.join(RESTORE_MARKER).is_file() {
                 if !force {
-                    return Err(EngineError::Invalid(format!(
-                        "{what} {} holds what an interrupted restore wrote (its {RESTORE_MARKER} is there); nothing was written; hint: run the restore again with --force to clear it first",
-                        d.display()
-                    )));
+                    return Err(EngineError::remedy(
+                        crate::ErrorKind::InvalidInput,
+                        format!(
+                            "{what} {} holds what an interrupted restore wrote (its {RESTORE_MARKER} is there); nothing was written",
+                            d.display()
+                        ),
+                        crate::Hint::new().act(crate::Action::ClearInterruptedRestore),
+                    ));
                 }
                 clear.push(d.clone());
                 continue;

@@ -101,11 +101,17 @@ impl RestorePlan {
     /// copy, WAL missing before the backup is consistent, or a gap before the target.
     pub fn check(&self, allow_wal_gap: bool) -> Result<(), EngineError> {
         if !self.missing_pieces.is_empty() {
-            return Err(EngineError::NotFound(format!(
-                "backup piece(s) {} of backup {} are present on none of their copies; hint: restore from another backup with --from-tag, or bring back the device holding a copy (`recman restore database --preview` lists the copies)",
-                cut(&self.missing_pieces),
-                self.backup_id
-            )));
+            return Err(EngineError::remedy(
+                crate::ErrorKind::NotFound,
+                format!(
+                    "backup piece(s) {} of backup {} are present on none of their copies",
+                    cut(&self.missing_pieces),
+                    self.backup_id
+                ),
+                crate::Hint::new().act(crate::Action::RestoreFromTag).text(
+                    ", or bring back the device holding a copy (`recman restore database --preview` lists the copies)",
+                ),
+            ));
         }
         self.wal.check(&self.backup_id, allow_wal_gap)
     }

@@ -114,20 +114,35 @@ impl WalPlan {
         };
         let before_end = named(&|s| s <= self.required_segno);
         if !before_end.is_empty() {
-            return Err(EngineError::NotFound(format!(
-                "wal segment(s) {} needed to make backup {backup_id} consistent (through {}) are in no archive, archivelog backup or copy the catalog knows of; hint: restore from another backup with --from-tag; this one cannot become consistent without them",
-                cut(&before_end),
-                self.required_through
-            )));
+            return Err(EngineError::remedy(
+                crate::ErrorKind::NotFound,
+                format!(
+                    "wal segment(s) {} needed to make backup {backup_id} consistent (through {}) are in no archive, archivelog backup or copy the catalog knows of",
+                    cut(&before_end),
+                    self.required_through
+                ),
+                crate::Hint::new()
+                    .act(crate::Action::RestoreFromTag)
+                    .text("; this one cannot become consistent without them"),
+            ));
         }
         let before_target = named(&|s| s <= self.checked_segno);
         if !before_target.is_empty() && !allow_gap {
-            return Err(EngineError::NotFound(format!(
-                "the wal from backup {backup_id} to {} has a gap: segment(s) {} are in no archive, archivelog backup or copy the catalog knows of, and recovery would silently end there; hint: restore to a target before segment {} (--until-time or --until-lsn), or pass --allow-wal-gap to recover up to the gap",
-                self.end,
-                cut(&before_target),
-                before_target[0]
-            )));
+            return Err(EngineError::remedy(
+                crate::ErrorKind::NotFound,
+                format!(
+                    "the wal from backup {backup_id} to {} has a gap: segment(s) {} are in no archive, archivelog backup or copy the catalog knows of, and recovery would silently end there",
+                    self.end,
+                    cut(&before_target),
+                ),
+                crate::Hint::new()
+                    .act_as(
+                        crate::Action::RecoverUntil,
+                        format!("restore to a target before segment {}", before_target[0]),
+                    )
+                    .text(", or ")
+                    .act(crate::Action::AllowWalGap),
+            ));
         }
         Ok(())
     }
@@ -360,8 +375,11 @@ fn segment_sources(
                 None
             } else {
                 let mut any = false;
+                // The repository, or where the catalog has a copy (a FORMAT directory).
                 for p in &pieces {
-                    any |= ctx.repo.media().stat(p)?.is_some();
+                    for src in crate::pieces::sources(&ctx.repo, p)? {
+                        any |= src.media.stat(&src.name)?.is_some();
+                    }
                 }
                 Some(any)
             };
@@ -427,12 +445,15 @@ mod tests {
         );
         // Between the end and the target: refused unless allowed, naming the first ones.
         let p = plan(&[5, 6, 7, 8, 9, 10, 11], 3, 11);
-        let e = p.check("B1", false).unwrap_err().to_string();
+        let err = p.check("B1", false).unwrap_err();
+        let e = err.to_string();
         assert!(
             e.contains("000000010000000000000005") && e.contains("(and 2 more)"),
             "{e}"
         );
-        assert!(e.contains("--allow-wal-gap") && e.contains("hint"), "{e}");
+        // The hint names the remedy as an action; the CLI spells it --allow-wal-gap.
+        assert!(e.contains("accept the gap") && e.contains("hint"), "{e}");
+        assert!(err.actions().contains(&crate::Action::AllowWalGap), "{e}");
         assert!(p.check("B1", true).is_ok());
         // Past what the target is known to need (an xid target): not refused.
         assert!(plan(&[5], 3, 3).check("B1", false).is_ok());

@@ -70,12 +70,18 @@ pub fn validate_restore(
     }
     progress.finish();
     if !failures.is_empty() {
-        return Err(EngineError::Corrupt(format!(
-            "restore of backup {} cannot read {} object(s): {}; hint: restore from another backup with --from-tag, or repair the named objects (`recman crosscheck` marks them)",
-            plan.backup_id,
-            failures.len(),
-            cut(&failures)
-        )));
+        return Err(EngineError::remedy(
+            crate::ErrorKind::Corrupt,
+            format!(
+                "restore of backup {} cannot read {} object(s): {}",
+                plan.backup_id,
+                failures.len(),
+                cut(&failures)
+            ),
+            crate::Hint::new()
+                .act(crate::Action::RestoreFromTag)
+                .text(", or repair the named objects (`recman crosscheck` marks them)"),
+        ));
     }
     let report = RestoreValidateReport {
         backup_id: plan.backup_id.clone(),

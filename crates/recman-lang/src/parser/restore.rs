@@ -85,6 +85,11 @@ impl Parser<'_> {
             self.bump();
             return Ok(Some("AUTOBACKUP".into()));
         }
+        // FROM 'piece': a piece written by BACKUP CURRENT CONTROLFILE.
+        if self.kw_at(0, "FROM") && matches!(self.peek_at(1), crate::parser::Tok::Quoted(_)) {
+            self.bump();
+            return Ok(Some(self.quoted()?));
+        }
         Ok(None)
     }
 

@@ -239,8 +239,10 @@ impl Display for Restore {
             RestoreObject::Datafile(v) => write!(f, "DATAFILE {}", list(v, file))?,
             RestoreObject::Controlfile { from } => {
                 f.write_str("CONTROLFILE")?;
-                if from.is_some() {
-                    f.write_str(" FROM AUTOBACKUP")?;
+                match from.as_deref() {
+                    Some("AUTOBACKUP") => f.write_str(" FROM AUTOBACKUP")?,
+                    Some(piece) => write!(f, " FROM {}", q(piece))?,
+                    None => {}
                 }
             }
             RestoreObject::Spfile { from } => {

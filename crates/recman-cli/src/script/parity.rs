@@ -1,0 +1,444 @@
+//! The parity of the two front ends: every subcommand and option of clap's command tree has a
+//! statement that lowers to the same typed command, or is in the written list of what stays
+//! CLI-only (with the reason). Statements only the language has are listed with theirs.
+
+use super::Session;
+use super::block::Block;
+use crate::cli::{Cli, Global};
+use clap::CommandFactory;
+use recman_command as m;
+use recman_lang::{Statement, parse_script};
+
+/// (CLI arguments after `recman`, the statement that lowers to the same command).
+pub(crate) const PAIRS: &[(&str, &str)] = &[
+    ("create catalog", "CREATE CATALOG;"),
+    ("register database --name main", "REGISTER DATABASE;"),
+    ("backup database", "BACKUP DATABASE;"),
+    (
+        "backup database --tag T1 --filesperset 4",
+        "BACKUP DATABASE TAG 'T1' FILESPERSET 4;",
+    ),
+    (
+        "backup database --compress lz4",
+        "BACKUP AS COMPRESSED BACKUPSET DATABASE;",
+    ),
+    ("backup database --force", "BACKUP DATABASE FORCE;"),
+    (
+        "backup database --plus-archivelog",
+        "BACKUP DATABASE PLUS ARCHIVELOG;",
+    ),
+    (
+        "backup database --section-size 1073741824",
+        "BACKUP DATABASE SECTION SIZE 1G;",
+    ),
+    (
+        "backup database --incremental-level 1 --cumulative",
+        "BACKUP INCREMENTAL LEVEL 1 CUMULATIVE DATABASE;",
+    ),
+    (
+        "backup database --as-copy --tag C",
+        "BACKUP AS COPY DATABASE TAG 'C';",
+    ),
+    (
+        "backup database --incremental-level 1 --for-recover-of-copy --tag C",
+        "BACKUP INCREMENTAL LEVEL 1 FOR RECOVER OF COPY WITH TAG 'C' DATABASE;",
+    ),
+    (
+        "backup database --device-type sbt",
+        "BACKUP DEVICE TYPE SBT DATABASE;",
+    ),
+    (
+        "backup database --format /srv/b/ora_%U.rbf",
+        "BACKUP DATABASE FORMAT '/srv/b/ora_%U.rbf';",
+    ),
+    ("backup archivelog all", "BACKUP ARCHIVELOG ALL;"),
+    (
+        "backup archivelog all --not-backed-up 2 --delete-input --tag W --filesperset 8",
+        "BACKUP ARCHIVELOG ALL NOT BACKED UP 2 TIMES DELETE ALL INPUT TAG 'W' FILESPERSET 8;",
+    ),
+    (
+        "backup archivelog all --compress lz4 --format /srv/b/arc_%U.rbf",
+        "BACKUP AS COMPRESSED BACKUPSET ARCHIVELOG ALL FORMAT '/srv/b/arc_%U.rbf';",
+    ),
+    (
+        "backup backupset all --device-type sbt",
+        "BACKUP DEVICE TYPE SBT BACKUPSET ALL;",
+    ),
+    (
+        "backup recovery-area --device-type sbt",
+        "BACKUP DEVICE TYPE SBT RECOVERY AREA;",
+    ),
+    (
+        "backup controlfile --format /srv/b/ctl_%U.rbf",
+        "BACKUP CURRENT CONTROLFILE FORMAT '/srv/b/ctl_%U.rbf';",
+    ),
+    (
+        "restore controlfile --from /srv/b/ctl.rbf",
+        "RESTORE CONTROLFILE FROM '/srv/b/ctl.rbf';",
+    ),
+    ("restore database --to /r", "RESTORE DATABASE TO '/r';"),
+    (
+        "restore database --to /r --from-tag T1",
+        "RESTORE DATABASE TO '/r' FROM TAG 'T1';",
+    ),
+    (
+        "restore database --to /r --until-lsn 0/16B3740",
+        "RESTORE DATABASE TO '/r' UNTIL SCN '0/16B3740';",
+    ),
+    ("restore database --preview", "RESTORE DATABASE PREVIEW;"),
+    ("restore database --validate", "RESTORE DATABASE VALIDATE;"),
+    ("validate database", "VALIDATE DATABASE;"),
+    ("validate backup 3", "VALIDATE BACKUPSET 3;"),
+    (
+        "recover copy --tag C",
+        "RECOVER COPY OF DATABASE WITH TAG 'C';",
+    ),
+    ("list backup", "LIST BACKUP;"),
+    ("list backup --summary", "LIST BACKUP SUMMARY;"),
+    ("list archivelog", "LIST ARCHIVELOG ALL;"),
+    ("list incarnation", "LIST INCARNATION;"),
+    ("list copy", "LIST COPY;"),
+    ("show all --rman", "SHOW ALL;"),
+    (
+        "configure retention-policy redundancy 2",
+        "CONFIGURE RETENTION POLICY TO REDUNDANCY 2;",
+    ),
+    (
+        "configure channels 2",
+        "CONFIGURE DEVICE TYPE DISK PARALLELISM 2;",
+    ),
+    (
+        "configure compression zstd",
+        "CONFIGURE COMPRESSION ALGORITHM 'MEDIUM';",
+    ),
+    (
+        "configure maxopenfiles 4",
+        "CONFIGURE CHANNEL DEVICE TYPE DISK MAXOPENFILES 4;",
+    ),
+    (
+        "configure backup-optimization on",
+        "CONFIGURE BACKUP OPTIMIZATION ON;",
+    ),
+    (
+        "configure archivelog-deletion-policy backed-up 1 times",
+        "CONFIGURE ARCHIVELOG DELETION POLICY TO BACKED UP 1 TIMES TO DEVICE TYPE DISK;",
+    ),
+    (
+        "configure device-type sbt parallelism 2",
+        "CONFIGURE DEVICE TYPE SBT PARALLELISM 2;",
+    ),
+    (
+        "configure default-device-type sbt",
+        "CONFIGURE DEFAULT DEVICE TYPE TO SBT;",
+    ),
+    ("report schema", "REPORT SCHEMA;"),
+    ("report unrecoverable", "REPORT UNRECOVERABLE;"),
+    ("report obsolete", "REPORT OBSOLETE;"),
+    (
+        "report obsolete --redundancy 2",
+        "REPORT OBSOLETE REDUNDANCY 2;",
+    ),
+    (
+        "report obsolete --recovery-window 7",
+        "REPORT OBSOLETE RECOVERY WINDOW OF 7 DAYS;",
+    ),
+    ("report need-backup", "REPORT NEED BACKUP;"),
+    (
+        "report need-backup --redundancy 2",
+        "REPORT NEED BACKUP REDUNDANCY 2;",
+    ),
+    ("report need-backup --days 3", "REPORT NEED BACKUP DAYS 3;"),
+    ("delete obsolete --noprompt", "DELETE NOPROMPT OBSOLETE;"),
+    (
+        "delete obsolete --redundancy 2",
+        "DELETE OBSOLETE REDUNDANCY 2;",
+    ),
+    (
+        "delete obsolete --recovery-window 7",
+        "DELETE OBSOLETE RECOVERY WINDOW OF 7 DAYS;",
+    ),
+    (
+        "delete expired --noprompt",
+        "DELETE NOPROMPT EXPIRED BACKUP;",
+    ),
+    ("delete backup 3 --noprompt", "DELETE NOPROMPT BACKUPSET 3;"),
+    (
+        "delete archivelog all --backed-up 1 --noprompt",
+        "DELETE NOPROMPT ARCHIVELOG ALL BACKED UP 1 TIMES TO DISK;",
+    ),
+    ("crosscheck backup", "CROSSCHECK BACKUP;"),
+    ("crosscheck archivelog all", "CROSSCHECK ARCHIVELOG ALL;"),
+    ("catalog start-with /repo", "CATALOG START WITH '/repo';"),
+];
+
+/// What stays CLI-only, as `path` or `path --option`, and why.
+pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
+    (
+        "archive-push",
+        "PostgreSQL's archive_command runs it, not a user",
+    ),
+    (
+        "archive-get",
+        "PostgreSQL's restore_command runs it, not a user",
+    ),
+    (
+        "archive-prefetch",
+        "archive-get starts it in the background",
+    ),
+    ("run", "it runs the language"),
+    (
+        "backup database --archive-timeout",
+        "an operational limit; the default suits scripts",
+    ),
+    (
+        "backup database --maxcorrupt",
+        "SET MAXCORRUPT FOR DATAFILE in a RUN block gives it",
+    ),
+    (
+        "backup database --channels",
+        "ALLOCATE CHANNEL in a RUN block gives it",
+    ),
+    (
+        "backup database --maxopenfiles",
+        "ALLOCATE CHANNEL … MAXOPENFILES gives it",
+    ),
+    (
+        "backup database --standby",
+        "ALLOCATE CHANNEL … CONNECT to a standby gives it",
+    ),
+    ("backup database --rate", "ALLOCATE CHANNEL … RATE gives it"),
+    (
+        "restore database --channels",
+        "ALLOCATE CHANNEL in a RUN block gives it",
+    ),
+    (
+        "restore database --until-time",
+        "UNTIL TIME takes RMAN's date forms, resolved when run",
+    ),
+    (
+        "restore database --until-xid",
+        "RMAN has no transaction-id target",
+    ),
+    (
+        "restore database --allow-wal-gap",
+        "a deliberate override kept off scripts",
+    ),
+    (
+        "restore database --force",
+        "clears an interrupted restore's directory by hand",
+    ),
+    (
+        "restore database --tablespace-map",
+        "RMAN's SET NEWNAME per file has no cluster form",
+    ),
+    (
+        "restore database --archive-mode",
+        "a PostgreSQL setting of the restored cluster",
+    ),
+    (
+        "restore database --from-copy",
+        "RESTORE … FROM DATAFILECOPY has no tag to name",
+    ),
+    (
+        "restore database --switch-to-copy",
+        "SWITCH is refused (Oracle's datafile switch)",
+    ),
+    (
+        "restore database --timeline",
+        "RMAN's incarnations are reset, not chosen per restore",
+    ),
+    (
+        "restore database --json",
+        "machine output for programs, not scripts",
+    ),
+    (
+        "list backup --json",
+        "machine output for programs, not scripts",
+    ),
+    ("list backup --by-file", "LIST BACKUP BY FILE"),
+    (
+        "list archivelog --json",
+        "machine output for programs, not scripts",
+    ),
+    (
+        "list incarnation --json",
+        "machine output for programs, not scripts",
+    ),
+    (
+        "list copy --json",
+        "machine output for programs, not scripts",
+    ),
+    (
+        "show all --json",
+        "machine output for programs, not scripts",
+    ),
+    (
+        "validate database --maxopenfiles",
+        "ALLOCATE CHANNEL … MAXOPENFILES gives it",
+    ),
+    (
+        "validate backup --channels",
+        "ALLOCATE CHANNEL in a RUN block gives it",
+    ),
+    (
+        "recover copy --until-time",
+        "UNTIL TIME takes RMAN's date forms, resolved when run",
+    ),
+    (
+        "backup synthetic-full",
+        "RMAN has no synthetic full; recman's own",
+    ),
+    (
+        "configure filesperset",
+        "RMAN has no CONFIGURE for FILESPERSET",
+    ),
+    (
+        "configure section-size",
+        "RMAN has no CONFIGURE for SECTION SIZE",
+    ),
+    ("report io", "recman's own I/O report (V$BACKUP_ASYNC_IO)"),
+    (
+        "report schema --json",
+        "machine output for programs, not scripts",
+    ),
+    (
+        "report unrecoverable --json",
+        "machine output for programs, not scripts",
+    ),
+    (
+        "report obsolete --json",
+        "machine output for programs, not scripts",
+    ),
+    (
+        "crosscheck backup --verify",
+        "RMAN's CROSSCHECK only looks; VALIDATE reads",
+    ),
+    (
+        "crosscheck archivelog --verify",
+        "RMAN's CROSSCHECK only looks; VALIDATE reads",
+    ),
+    (
+        "validate database --rate",
+        "ALLOCATE CHANNEL … RATE gives it",
+    ),
+];
+
+/// Options every data-moving command shares (the I/O engine's); CLI-only: RMAN tunes them with
+/// hidden parameters, not statements.
+const IO_OPTIONS: &[&str] = &[
+    "--io",
+    "--io-mode",
+    "--io-slaves",
+    "--input-buffers",
+    "--input-buffer-size",
+    "--blksize",
+    "--output-buffers",
+    "--buffered-reads",
+];
+
+/// Every leaf subcommand with its own (not global) long options.
+fn leaves(c: &clap::Command, path: &mut Vec<String>, out: &mut Vec<(String, Vec<String>)>) {
+    let subs: Vec<&clap::Command> = c
+        .get_subcommands()
+        .filter(|s| s.get_name() != "help")
+        .collect();
+    if subs.is_empty() {
+        let opts = c
+            .get_arguments()
+            .filter(|a| !a.is_global_set())
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .filter(|l| l != "--help")
+            .collect();
+        out.push((path.join(" "), opts));
+        return;
+    }
+    for s in subs {
+        path.push(s.get_name().to_string());
+        leaves(s, path, out);
+        path.pop();
+    }
+}
+
+/// The commands a statement lowers to, without running anything; Err when it is refused.
+pub(crate) fn lower_checked(text: &str) -> anyhow::Result<Vec<m::Command>> {
+    let script = parse_script(text).map_err(|e| anyhow::anyhow!("{text}: {e}"))?;
+    let g = Global::default();
+    let s = Session { g: g.clone() };
+    let b = Block::top_level();
+    let st = &script.statements[0].statement;
+    match st {
+        Statement::Backup(bk) => super::lower::backup(&b, bk, &g),
+        Statement::Restore(r) => super::restore::restore(&b, &g, r, None).map(|c| vec![c]),
+        Statement::Validate(v) => super::lower::validate(&b, &g, v),
+        Statement::Recover(r) => super::restore::recover_alone(r).map(|c| c.into_iter().collect()),
+        Statement::CreateCatalog => Ok(vec![m::Command::CreateCatalog]),
+        Statement::RegisterDatabase => Ok(vec![m::Command::RegisterDatabase {
+            name: "main".into(),
+        }]),
+        // Statements that only change the session or the block, or are refused: run on an
+        // empty block, which executes no command for them.
+        Statement::Foreign { .. }
+        | Statement::Connect { .. }
+        | Statement::Allocate(_)
+        | Statement::Set(_)
+        | Statement::Release(_) => {
+            let mut s = s;
+            let mut b = b;
+            b.run_statement(&mut s, st).map(|_| Vec::new())
+        }
+        other => super::maint::lower(&s, other),
+    }
+}
+
+fn lower(text: &str) -> Vec<m::Command> {
+    lower_checked(text).unwrap_or_else(|e| panic!("{text}: {e:#}"))
+}
+
+fn cli(args: &str) -> m::Command {
+    use clap::Parser;
+    let argv = std::iter::once("recman").chain(args.split_whitespace());
+    let c = Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("recman {args}: {e}"));
+    c.command.expect("a subcommand").into()
+}
+
+#[test]
+fn each_pair_lowers_to_the_same_command() {
+    for (args, text) in PAIRS {
+        assert_eq!(lower(text), vec![cli(args)], "recman {args} vs {text}");
+    }
+}
+
+#[test]
+fn every_subcommand_and_option_has_a_language_form_or_a_reason() {
+    let mut all = Vec::new();
+    leaves(&Cli::command(), &mut Vec::new(), &mut all);
+    let mut missing = Vec::new();
+    for (path, opts) in &all {
+        if CLI_ONLY.iter().any(|(k, _)| k == path) {
+            continue;
+        }
+        let examples: Vec<&str> = PAIRS
+            .iter()
+            .map(|(a, _)| *a)
+            .filter(|a| a.starts_with(path.as_str()))
+            .collect();
+        if examples.is_empty() {
+            missing.push(path.clone());
+        }
+        for o in opts {
+            let key = format!("{path} {o}");
+            let covered = examples
+                .iter()
+                .any(|a| a.split_whitespace().any(|w| w == o))
+                || CLI_ONLY.iter().any(|(k, _)| *k == key)
+                || IO_OPTIONS.contains(&o.as_str());
+            if !covered {
+                missing.push(key);
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "no language form and no reason in script/parity.rs for: {missing:#?}"
+    );
+}

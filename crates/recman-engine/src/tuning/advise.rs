@@ -1,0 +1,446 @@
+//! `recman advise`: the seeds' tuning steps walked from a calibration. Each choice carries the
+//! figure behind it; the prediction is the slowest of the input, the output and the channels'
+//! CPU, at the settings chosen.
+
+use super::Bottleneck;
+use super::calibrate::{Calibration, CodecRate};
+use serde::Serialize;
+
+/// The settings advised, as `backup database` and CONFIGURE take them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Settings {
+    pub channels: u32,
+    /// none, lz4 or zstd:N.
+    pub compress: String,
+    pub filesperset: u32,
+    pub maxopenfiles: u32,
+    pub input_buffers: u32,
+    pub input_buffer_size: u64,
+    /// auto (io_uring), threads.
+    pub io: String,
+    /// false: read through the page cache (the database is mostly there).
+    pub direct_reads: bool,
+    /// Bytes per section for files larger than a channel's share; None: no sections.
+    pub section_size: Option<u64>,
+    /// BLKSIZE of the output (tape wants at least 256K, seed 000).
+    pub blksize: u64,
+}
+
+/// One step of the method: what was chosen and why.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Step {
+    pub step: String,
+    pub choice: String,
+    pub because: String,
+}
+
+/// Whether a backup fits a window, and what would make it fit.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WindowFit {
+    pub window_seconds: f64,
+    pub fits: bool,
+    pub needed_bytes_per_second: u64,
+    pub suggestions: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Advice {
+    pub settings: Settings,
+    pub steps: Vec<Step>,
+    pub bottleneck: Bottleneck,
+    pub predicted_bytes_per_second: u64,
+    pub predicted_seconds: f64,
+    pub total_bytes: u64,
+    pub calibrated_at: i64,
+    pub window: Option<WindowFit>,
+}
+
+/// Rates, in input bytes per second, that limit a backup at one compression and channel count.
+struct Limits {
+    input: f64,
+    output: f64,
+    cpu: f64,
+}
+
+impl Limits {
+    fn min(&self) -> (Bottleneck, f64) {
+        let mut best = (Bottleneck::Input, self.input);
+        if self.output < best.1 {
+            best = (Bottleneck::Output, self.output);
+        }
+        if self.cpu < best.1 {
+            best = (Bottleneck::Cpu, self.cpu);
+        }
+        best
+    }
+}
+
+fn mb(b: f64) -> String {
+    format!("{:.1} MB/s", b / 1e6)
+}
+
+/// Output rate with `channels` streams, from the 1- and N-stream probes (linear between).
+fn output_rate(c: &Calibration, channels: u32) -> f64 {
+    let Some(o) = c.outputs.first() else {
+        return f64::INFINITY;
+    };
+    let one = o.probes.iter().find(|p| p.streams == 1);
+    let many = o
+        .probes
+        .iter()
+        .filter(|p| p.streams > 1)
+        .max_by_key(|p| p.streams);
+    match (one, many) {
+        (Some(a), Some(b)) if channels > 1 => {
+            let t = ((channels - 1) as f64 / (b.streams - 1) as f64).min(1.0);
+            a.bytes_per_second as f64
+                + t * (b.bytes_per_second as f64 - a.bytes_per_second as f64).max(0.0)
+        }
+        (Some(a), _) => a.bytes_per_second as f64,
+        (None, Some(b)) => b.bytes_per_second as f64,
+        _ => f64::INFINITY,
+    }
+}
+
+fn limits(c: &Calibration, read: f64, codec: &CodecRate, channels: u32) -> Limits {
+    let per_core = {
+        // A channel checks pages then compresses in one thread: the times add.
+        let check = c.cpu.check_bytes_per_second.max(1) as f64;
+        let comp = codec.bytes_per_second as f64;
+        1.0 / (1.0 / check + 1.0 / comp)
+    };
+    let cores = c.cpu.cores.max(1);
+    Limits {
+        input: read,
+        output: output_rate(c, channels) / codec.ratio.max(0.01),
+        cpu: per_core * channels.min(cores) as f64,
+    }
+}
+
+/// The seeds' steps from calibration `c`; `window` in seconds.
+pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
+    let mut steps = Vec::new();
+    // Step 1: the rates of disks and media.
+    let direct: f64 = c
+        .inputs
+        .iter()
+        .map(|d| d.best_bytes_per_second as f64)
+        .sum::<f64>()
+        .max(1.0);
+    let buffered = c
+        .inputs
+        .iter()
+        .flat_map(|d| d.probes.iter())
+        .filter(|p| !p.direct)
+        .map(|p| p.bytes_per_second as f64)
+        .fold(0.0, f64::max);
+    // With most of the database in the page cache, reading through it is faster than going
+    // to the disk (the issue's pg_basebackup comparison); otherwise direct reads.
+    let direct_reads = !(c.page_cache.fraction > 0.5 && buffered > direct);
+    let read = if direct_reads { direct } else { buffered };
+    let out1 = output_rate(c, 1);
+    steps.push(Step {
+        step: "rate of disks and media".into(),
+        choice: format!(
+            "read limit {}, write limit {} (one stream)",
+            mb(read),
+            mb(out1)
+        ),
+        because: format!(
+            "calibration of {} input device(s) and {} output device(s)",
+            c.inputs.len(),
+            c.outputs.len()
+        ),
+    });
+    // Step 2: channels and compression together: one channel per output device (seed 000,
+    // seed 001) unless the channels' CPU is what limits, then more, up to the cores.
+    let cores = c.cpu.cores.max(1);
+    let outputs = c.outputs.len().max(1) as u32;
+    let mut best: Option<(f64, u32, &CodecRate, Bottleneck)> = None;
+    for codec in &c.cpu.codecs {
+        for ch in outputs..=cores.max(outputs) {
+            let (b, r) = limits(c, read, codec, ch).min();
+            // Another channel, or a heavier codec, must earn 5 %: the seeds' warning against
+            // allocating too many channels.
+            let better = match best {
+                None => true,
+                Some((br, bch, _, _)) => r > br * 1.05 || (r >= br * 0.999 && ch < bch),
+            };
+            if better {
+                best = Some((r, ch, codec, b));
+            }
+        }
+    }
+    let (rate, channels, codec, bottleneck) = best.expect("at least the none codec");
+    steps.push(Step {
+        step: "channels".into(),
+        choice: channels.to_string(),
+        because: format!(
+            "{outputs} output device(s); a channel checks and compresses at {} with {}; {} core(s)",
+            mb(1.0
+                / (1.0 / c.cpu.check_bytes_per_second.max(1) as f64
+                    + 1.0 / codec.bytes_per_second as f64)),
+            codec.compression,
+            cores
+        ),
+    });
+    steps.push(Step {
+        step: "compression".into(),
+        choice: codec.compression.clone(),
+        because: format!(
+            "ratio {:.2} at {} per core: the fastest backup given read {} and write {}",
+            codec.ratio,
+            if codec.bytes_per_second == u64::MAX {
+                "no cost".into()
+            } else {
+                mb(codec.bytes_per_second as f64)
+            },
+            mb(read),
+            mb(output_rate(c, channels))
+        ),
+    });
+    // Step 3: multiplexing (seed 000): a device that gains from a deep queue behaves as
+    // striped disks, read one or two files at a time with many buffers; otherwise 4 to 8 files.
+    let gain = c
+        .inputs
+        .iter()
+        .map(|d| {
+            let qd1 = d
+                .probes
+                .iter()
+                .filter(|p| p.direct && p.queue_depth == 1)
+                .map(|p| p.bytes_per_second)
+                .max()
+                .unwrap_or(1)
+                .max(1);
+            d.best_bytes_per_second as f64 / qd1 as f64
+        })
+        .fold(1.0, f64::max);
+    let striped = gain >= 1.3;
+    let maxopenfiles = if striped { 2 } else { 8 };
+    let best_qd = c
+        .inputs
+        .iter()
+        .map(|d| d.best_queue_depth)
+        .max()
+        .unwrap_or(4);
+    let best_size = c
+        .inputs
+        .iter()
+        .map(|d| d.best_request_size)
+        .max()
+        .unwrap_or(1 << 20)
+        .max(128 << 10);
+    let input_buffers = (best_qd / maxopenfiles).max(2);
+    steps.push(Step {
+        step: "multiplexing".into(),
+        choice: format!("maxopenfiles {maxopenfiles}, filesperset 64"),
+        because: format!(
+            "a deep queue reads {gain:.2}x faster than one request at a time: {} (seed 000: striped disks 1 or 2, plain disks 4 to 8)",
+            if striped { "striped or parallel device" } else { "a plain disk" }
+        ),
+    });
+    steps.push(Step {
+        step: "input buffers".into(),
+        choice: format!("{input_buffers} x {}K per file", best_size >> 10),
+        because: format!(
+            "best read {} at {}K requests, {best_qd} in flight",
+            mb(read),
+            best_size >> 10
+        ),
+    });
+    steps.push(Step {
+        step: "i/o mode".into(),
+        choice: format!(
+            "{}, {} reads",
+            if c.io_uring {
+                "io_uring"
+            } else {
+                "helper threads"
+            },
+            if direct_reads { "direct" } else { "buffered" }
+        ),
+        because: format!(
+            "{:.0}% of the database is in the page cache; buffered reads {}",
+            c.page_cache.fraction * 100.0,
+            mb(buffered)
+        ),
+    });
+    let share = c.total_bytes / channels.max(1) as u64;
+    let largest = c.inputs.iter().map(|d| d.largest_file).max().unwrap_or(0);
+    let section_size = (channels > 1 && largest > share / 2 && share > 0)
+        .then(|| (share / 4).next_multiple_of(1 << 20).max(1 << 20));
+    steps.push(Step {
+        step: "section size".into(),
+        choice: section_size
+            .map(|s| format!("{} MiB", s >> 20))
+            .unwrap_or_else(|| "none".into()),
+        because: format!(
+            "largest file {} MiB, a channel's share {} MiB",
+            largest >> 20,
+            share >> 20
+        ),
+    });
+    // recman's default BLKSIZE (1M) is already above seed 000's 256K floor for tape.
+    let blksize: u64 = 1 << 20;
+    if tape {
+        steps.push(Step {
+            step: "blksize".into(),
+            choice: "1M".into(),
+            because: "tape buffers of at least 256K (seed 000); larger is faster".into(),
+        });
+    }
+    let predicted_seconds = c.total_bytes as f64 / rate.max(1.0);
+    let window = window.map(|w| fit(c, w, read, rate, bottleneck, channels));
+    Advice {
+        settings: Settings {
+            channels,
+            compress: codec.compression.clone(),
+            filesperset: 64,
+            maxopenfiles,
+            input_buffers,
+            input_buffer_size: best_size,
+            io: if c.io_uring {
+                "auto".into()
+            } else {
+                "threads".into()
+            },
+            direct_reads,
+            section_size,
+            blksize,
+        },
+        steps,
+        bottleneck,
+        predicted_bytes_per_second: rate as u64,
+        predicted_seconds,
+        total_bytes: c.total_bytes,
+        calibrated_at: c.taken_at,
+        window,
+    }
+}
+
+fn fit(c: &Calibration, w: f64, read: f64, rate: f64, b: Bottleneck, ch: u32) -> WindowFit {
+    let need = c.total_bytes as f64 / w.max(1.0);
+    let mut s = Vec::new();
+    if rate < need {
+        match b {
+            Bottleneck::Input => s.push(format!(
+                "the disks read at most {}: take a level 1 (only changed blocks are written, every block is still read), or spread the database over more disks",
+                mb(read)
+            )),
+            Bottleneck::Output | Bottleneck::Network => s.push(format!(
+                "the output takes {}: add output devices (one channel each) or compress harder",
+                mb(output_rate(c, ch))
+            )),
+            Bottleneck::Cpu => s.push(format!(
+                "the channels' CPU limits at {}: lighter compression, or more cores",
+                mb(rate)
+            )),
+            Bottleneck::Rate => {}
+        }
+        s.push(format!(
+            "a level 1 backup writes only changed blocks: it fits if it has to move under {:.0}% of the database",
+            100.0 * rate / need
+        ));
+    }
+    WindowFit {
+        window_seconds: w,
+        fits: rate >= need,
+        needed_bytes_per_second: need as u64,
+        suggestions: s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::calibrate::*;
+    use super::*;
+
+    fn cal(read: u64, write: u64, lz4: u64) -> Calibration {
+        Calibration {
+            taken_at: 0,
+            pgdata: "/x".into(),
+            total_bytes: 10_000_000_000,
+            inputs: vec![InputDevice {
+                device: "8:0".into(),
+                bytes: 10_000_000_000,
+                files: 10,
+                largest_file: 1 << 30,
+                probes: vec![ReadProbe {
+                    request_size: 1 << 20,
+                    queue_depth: 1,
+                    direct: true,
+                    bytes: 1,
+                    bytes_per_second: read,
+                }],
+                best_bytes_per_second: read,
+                best_request_size: 1 << 20,
+                best_queue_depth: 1,
+            }],
+            outputs: vec![OutputDevice {
+                kind: "disk".into(),
+                describe: "disk /r".into(),
+                probes: vec![WriteProbe {
+                    streams: 1,
+                    bytes: 1,
+                    bytes_per_second: write,
+                }],
+            }],
+            cpu: CpuRates {
+                cores: 4,
+                sample_bytes: 1,
+                check_bytes_per_second: 2_000_000_000,
+                codecs: vec![
+                    CodecRate {
+                        compression: "none".into(),
+                        bytes_per_second: u64::MAX,
+                        ratio: 1.0,
+                    },
+                    CodecRate {
+                        compression: "lz4".into(),
+                        bytes_per_second: lz4,
+                        ratio: 0.4,
+                    },
+                ],
+            },
+            page_cache: PageCache {
+                bytes: 1,
+                resident_bytes: 0,
+                fraction: 0.0,
+            },
+            io_uring: true,
+        }
+    }
+
+    #[test]
+    fn a_slow_output_gets_compression_and_a_fast_one_none() {
+        // Output at a third of the read rate, lz4 cheap: compress, output no longer limits.
+        let a = advise(&cal(300_000_000, 100_000_000, 1_000_000_000), None, false);
+        assert_eq!(a.settings.compress, "lz4");
+        assert_eq!(a.bottleneck, Bottleneck::Output);
+        // Output faster than the disks: nothing to gain from compression, one channel.
+        let a = advise(&cal(300_000_000, 900_000_000, 1_000_000_000), None, false);
+        assert_eq!(a.settings.compress, "none");
+        assert_eq!(a.settings.channels, 1);
+        assert_eq!(a.bottleneck, Bottleneck::Input);
+        assert!((a.predicted_seconds - 10e9 / 3e8).abs() < 1.0);
+    }
+
+    #[test]
+    fn a_window_too_short_says_what_would_fit() {
+        let a = advise(
+            &cal(100_000_000, 900_000_000, 1_000_000_000),
+            Some(60.0),
+            false,
+        );
+        let w = a.window.unwrap();
+        assert!(!w.fits);
+        assert!(w.suggestions.iter().any(|s| s.contains("level 1")));
+        let a = advise(
+            &cal(100_000_000, 900_000_000, 1_000_000_000),
+            Some(1e6),
+            false,
+        );
+        assert!(a.window.unwrap().fits);
+    }
+}

@@ -1,0 +1,487 @@
+//! `recman calibrate`: seed 000's first step, "determine the rate of disks and backup media",
+//! done by the product on the cluster's own files. Everything here reads the database (never
+//! writes it); the only write is a scratch object on each output device, removed at once.
+
+use crate::EngineError;
+use crate::io::{AlignedBuf, IoMode, IoSettings, ReadReq, open_engine};
+use recman_media::Media;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// One read measurement: `request_size` bytes per read, `queue_depth` in flight.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReadProbe {
+    pub request_size: u64,
+    pub queue_depth: u32,
+    pub direct: bool,
+    pub bytes: u64,
+    pub bytes_per_second: u64,
+}
+
+/// A device holding part of the cluster (the data directory, a tablespace).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InputDevice {
+    /// "MAJ:MIN" of the file system's device.
+    pub device: String,
+    /// Bytes of the cluster on it.
+    pub bytes: u64,
+    pub files: u64,
+    pub largest_file: u64,
+    pub probes: Vec<ReadProbe>,
+    /// The best direct read rate and the shape that reached it.
+    pub best_bytes_per_second: u64,
+    pub best_request_size: u64,
+    pub best_queue_depth: u32,
+}
+
+/// One output device's write rate with `streams` writers at once.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WriteProbe {
+    pub streams: u32,
+    pub bytes: u64,
+    /// All streams together.
+    pub bytes_per_second: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OutputDevice {
+    /// disk, s3, sbt, ...
+    pub kind: String,
+    pub describe: String,
+    pub probes: Vec<WriteProbe>,
+}
+
+/// Per-core rates on a sample of the cluster's pages (bytes of input per second of one core).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CodecRate {
+    /// none, lz4, zstd:N.
+    pub compression: String,
+    pub bytes_per_second: u64,
+    /// Output bytes per input byte.
+    pub ratio: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CpuRates {
+    pub cores: u32,
+    pub sample_bytes: u64,
+    /// Page checks (checksum and header) plus the chunk CRC: what every backup pays.
+    pub check_bytes_per_second: u64,
+    pub codecs: Vec<CodecRate>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PageCache {
+    pub bytes: u64,
+    pub resident_bytes: u64,
+    pub fraction: f64,
+}
+
+/// Everything `calibrate` measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// Unix microseconds.
+    pub taken_at: i64,
+    pub pgdata: String,
+    pub total_bytes: u64,
+    pub inputs: Vec<InputDevice>,
+    pub outputs: Vec<OutputDevice>,
+    pub cpu: CpuRates,
+    pub page_cache: PageCache,
+    pub io_uring: bool,
+}
+
+/// How long calibrate may take: each read probe stops after `probe_bytes` or `probe_time`.
+#[derive(Clone, Debug)]
+pub struct CalibrateOptions {
+    pub probe_bytes: u64,
+    pub probe_time: Duration,
+    /// Bytes of pages sampled for the CPU rates.
+    pub sample_bytes: usize,
+    /// Bytes each stream writes to an output device.
+    pub write_bytes: u64,
+    /// Streams of the multi-stream write probe.
+    pub streams: u32,
+}
+
+impl Default for CalibrateOptions {
+    fn default() -> Self {
+        CalibrateOptions {
+            probe_bytes: 256 << 20,
+            probe_time: Duration::from_millis(1500),
+            sample_bytes: 16 << 20,
+            write_bytes: 32 << 20,
+            streams: 4,
+        }
+    }
+}
+
+/// Request sizes and queue depths probed for direct reads.
+const SHAPES: &[(u64, u32)] = &[(128 << 10, 1), (1 << 20, 1), (1 << 20, 4), (1 << 20, 16)];
+
+fn rate(bytes: u64, d: Duration) -> u64 {
+    (bytes as f64 / d.as_secs_f64().max(1e-6)) as u64
+}
+
+/// Measures the cluster at `pgdata` and the output devices `outputs` (name, media).
+pub fn calibrate(
+    pgdata: &Path,
+    outputs: &[Arc<dyn Media>],
+    opt: &CalibrateOptions,
+) -> Result<Calibration, EngineError> {
+    let scan = crate::scan_data_dir(pgdata)?;
+    // Files by device, largest first: a probe reads the largest files, where a backup spends
+    // its time.
+    let mut by_dev: BTreeMap<String, Vec<(PathBuf, u64)>> = BTreeMap::new();
+    for f in &scan.files {
+        let p = f.abs(pgdata);
+        let Ok(m) = std::fs::metadata(&p) else {
+            continue;
+        };
+        let dev = format!("{}:{}", libc::major(m.dev()), libc::minor(m.dev()));
+        by_dev.entry(dev).or_default().push((p, m.len()));
+    }
+    // Before any probe: a buffered probe brings what it reads into the cache.
+    let cache = page_cache(&scan.files, pgdata);
+    let io_uring = crate::io::probe_uring().is_ok();
+    let mut inputs = Vec::new();
+    for (device, mut files) in by_dev {
+        files.sort_by_key(|f| std::cmp::Reverse(f.1));
+        let mut d = InputDevice {
+            device,
+            bytes: files.iter().map(|f| f.1).sum(),
+            files: files.len() as u64,
+            largest_file: files.first().map(|f| f.1).unwrap_or(0),
+            probes: Vec::new(),
+            best_bytes_per_second: 0,
+            best_request_size: 0,
+            best_queue_depth: 0,
+        };
+        // Every probe reads the same largest files from their start, as a backup meets them
+        // (direct reads leave the page cache as it was); the cache's share was taken before.
+        for &(size, qd) in SHAPES {
+            let p = read_probe(&files, &mut (0, 0), size, qd, true, opt, io_uring)?;
+            if p.bytes_per_second > d.best_bytes_per_second {
+                d.best_bytes_per_second = p.bytes_per_second;
+                d.best_request_size = size;
+                d.best_queue_depth = qd;
+            }
+            d.probes.push(p);
+        }
+        d.probes.push(read_probe(
+            &files,
+            &mut (0, 0),
+            1 << 20,
+            4,
+            false,
+            opt,
+            io_uring,
+        )?);
+        inputs.push(d);
+    }
+    let mut outs = Vec::new();
+    for m in outputs {
+        outs.push(write_probes(m.as_ref(), opt)?);
+    }
+    let sample = sample_pages(&scan.files, pgdata, opt.sample_bytes);
+    Ok(Calibration {
+        taken_at: crate::util::now_micros(),
+        pgdata: pgdata.display().to_string(),
+        total_bytes: scan.files.iter().map(|f| f.size).sum(),
+        inputs,
+        outputs: outs,
+        cpu: cpu_rates(&sample),
+        page_cache: cache,
+        io_uring,
+    })
+}
+
+fn open_for_read(path: &Path, direct: bool) -> std::io::Result<File> {
+    let flags = if direct { libc::O_DIRECT } else { 0 };
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(path)
+    {
+        // A file system without O_DIRECT (tmpfs) is read through the cache.
+        Err(e) if direct && e.raw_os_error() == Some(libc::EINVAL) => File::open(path),
+        r => r,
+    }
+}
+
+/// Reads `files` from `cursor` on with the I/O engine, `qd` requests of `size` in flight.
+fn read_probe(
+    files: &[(PathBuf, u64)],
+    cursor: &mut (usize, u64),
+    size: u64,
+    qd: u32,
+    direct: bool,
+    opt: &CalibrateOptions,
+    io_uring: bool,
+) -> Result<ReadProbe, EngineError> {
+    let settings = IoSettings {
+        mode: if io_uring {
+            IoMode::Uring
+        } else {
+            IoMode::Threads
+        },
+        slaves: qd as usize,
+        ..IoSettings::default()
+    };
+    let (mut engine, _) = open_engine(&settings, qd as usize)
+        .map_err(|e| EngineError::Invalid(format!("calibrate: cannot start the i/o engine: {e}; hint: try again with io_uring or helper threads available")))?;
+    let mut free: Vec<AlignedBuf> = (0..qd).map(|_| AlignedBuf::new(size as usize)).collect();
+    let mut open: Option<(usize, Arc<File>)> = None;
+    let (mut bytes, mut tag, mut wrapped) = (0u64, 0u64, false);
+    let t0 = Instant::now();
+    let budget = |bytes: u64| bytes >= opt.probe_bytes || t0.elapsed() >= opt.probe_time;
+    loop {
+        while !budget(bytes) && !free.is_empty() {
+            if cursor.0 >= files.len() {
+                if wrapped || files.is_empty() {
+                    break;
+                }
+                *cursor = (0, 0);
+                wrapped = true;
+            }
+            let (path, len) = &files[cursor.0];
+            if cursor.1 >= *len {
+                *cursor = (cursor.0 + 1, 0);
+                continue;
+            }
+            let file = match &open {
+                Some((i, f)) if *i == cursor.0 => Arc::clone(f),
+                _ => {
+                    let f = Arc::new(
+                        open_for_read(path, direct)
+                            .map_err(|e| EngineError::io("open for calibration", path, e))?,
+                    );
+                    open = Some((cursor.0, Arc::clone(&f)));
+                    f
+                }
+            };
+            let len = size
+                .min(len - cursor.1)
+                .next_multiple_of(crate::io::ALIGN as u64);
+            engine
+                .submit(ReadReq {
+                    tag,
+                    file,
+                    offset: cursor.1,
+                    len: len as usize,
+                    buf: free.pop().expect("a free buffer"),
+                })
+                .map_err(|e| EngineError::io("read for calibration", path, e))?;
+            tag += 1;
+            cursor.1 += size;
+        }
+        if engine.outstanding() == 0 {
+            break;
+        }
+        let done = engine
+            .wait_complete()
+            .map_err(|e| EngineError::io("read for calibration", &files[0].0, e))?;
+        bytes += *done.result.as_ref().unwrap_or(&0) as u64;
+        free.push(done.buf);
+    }
+    Ok(ReadProbe {
+        request_size: size,
+        queue_depth: qd,
+        direct,
+        bytes,
+        bytes_per_second: rate(bytes, t0.elapsed()),
+    })
+}
+
+/// Writes and commits a scratch object with 1 and with `streams` writers at once, then
+/// removes it: the device's rate as a backup meets it (a commit includes the fsync or the
+/// upload's completion).
+fn write_probes(m: &dyn Media, opt: &CalibrateOptions) -> Result<OutputDevice, EngineError> {
+    let mut probes = Vec::new();
+    let block = vec![0x5au8; 1 << 20];
+    for streams in [1, opt.streams.max(1)] {
+        let t0 = Instant::now();
+        let names: Vec<String> = (0..streams)
+            .map(|i| format!("calibrate/scratch-{}-{streams}-{i}", std::process::id()))
+            .collect();
+        let r: Result<(), EngineError> = std::thread::scope(|s| {
+            let hs: Vec<_> = names
+                .iter()
+                .map(|n| {
+                    s.spawn(|| -> Result<(), EngineError> {
+                        use std::io::Write;
+                        let mut w = m.create(n)?;
+                        let mut left = opt.write_bytes;
+                        while left > 0 {
+                            let k = left.min(block.len() as u64) as usize;
+                            w.write_all(&block[..k]).map_err(|e| {
+                                recman_media::MediaError::io(&m.describe(), n, "write", e)
+                            })?;
+                            left -= k as u64;
+                        }
+                        w.commit()?;
+                        Ok(())
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .try_for_each(|h| h.join().expect("calibration writer"))
+        });
+        let took = t0.elapsed();
+        for n in &names {
+            let _ = m.remove(n);
+        }
+        r?;
+        let bytes = opt.write_bytes * streams as u64;
+        probes.push(WriteProbe {
+            streams,
+            bytes,
+            bytes_per_second: rate(bytes, took),
+        });
+    }
+    Ok(OutputDevice {
+        kind: super::device_kind(&m.describe()),
+        describe: m.describe(),
+        probes,
+    })
+}
+
+/// Up to `want` bytes of whole pages of the largest relation files.
+fn sample_pages(files: &[crate::ScannedFile], pgdata: &Path, want: usize) -> Vec<u8> {
+    use std::io::Read;
+    let mut rel: Vec<&crate::ScannedFile> = files.iter().filter(|f| f.relfile.is_some()).collect();
+    rel.sort_by_key(|f| std::cmp::Reverse(f.size));
+    let mut out = Vec::with_capacity(want);
+    for f in rel {
+        if out.len() >= want {
+            break;
+        }
+        let Ok(mut h) = File::open(f.abs(pgdata)) else {
+            continue;
+        };
+        let take =
+            (want - out.len()).min(f.size as usize) / recman_page::BLCKSZ * recman_page::BLCKSZ;
+        let at = out.len();
+        out.resize(at + take, 0);
+        match h.read_exact(&mut out[at..]) {
+            Ok(()) => {}
+            Err(_) => out.truncate(at),
+        }
+    }
+    out
+}
+
+fn cpu_rates(sample: &[u8]) -> CpuRates {
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1);
+    let chunk = 1 << 20;
+    let timed = |f: &mut dyn FnMut(&[u8]) -> usize| {
+        let t0 = Instant::now();
+        let mut out = 0usize;
+        for c in sample.chunks(chunk) {
+            out += f(c);
+        }
+        (rate(sample.len() as u64, t0.elapsed()), out)
+    };
+    let (check, _) = timed(&mut |c: &[u8]| {
+        let faults = recman_page::verify_pages(&c[..c.len() / 8192 * 8192], 0, false);
+        std::hint::black_box(faults);
+        std::hint::black_box(crc32c::crc32c(c));
+        for p in c.chunks_exact(recman_page::BLCKSZ) {
+            std::hint::black_box(recman_page::checksum_page(p, 0));
+        }
+        0
+    });
+    let ratio = |out: usize| {
+        if sample.is_empty() {
+            1.0
+        } else {
+            out as f64 / sample.len() as f64
+        }
+    };
+    let mut codecs = vec![CodecRate {
+        compression: "none".into(),
+        bytes_per_second: u64::MAX,
+        ratio: 1.0,
+    }];
+    let (r, out) = timed(&mut |c: &[u8]| lz4_flex::block::compress(c).len());
+    codecs.push(CodecRate {
+        compression: "lz4".into(),
+        bytes_per_second: r,
+        ratio: ratio(out),
+    });
+    for level in [1, 3, 9] {
+        let mut z = zstd::bulk::Compressor::new(level).expect("a zstd compressor");
+        let (r, out) = timed(&mut |c: &[u8]| z.compress(c).map(|v| v.len()).unwrap_or(c.len()));
+        codecs.push(CodecRate {
+            compression: format!("zstd:{level}"),
+            bytes_per_second: r,
+            ratio: ratio(out),
+        });
+    }
+    CpuRates {
+        cores,
+        sample_bytes: sample.len() as u64,
+        check_bytes_per_second: check,
+        codecs,
+    }
+}
+
+/// How much of the cluster's files are in the page cache (mincore over a read-only mapping).
+fn page_cache(files: &[crate::ScannedFile], pgdata: &Path) -> PageCache {
+    let page = 4096u64;
+    let (mut bytes, mut resident) = (0u64, 0u64);
+    let mut vec = Vec::new();
+    for f in files {
+        if f.size == 0 {
+            continue;
+        }
+        let Ok(h) = File::open(f.abs(pgdata)) else {
+            continue;
+        };
+        let len = h.metadata().map(|m| m.len()).unwrap_or(0);
+        if len == 0 {
+            continue;
+        }
+        use std::os::fd::AsRawFd;
+        // SAFETY: a private read-only mapping of a file we opened, unmapped below; mincore
+        // writes one byte per page into `vec`, sized for the mapping.
+        unsafe {
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                len as usize,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                h.as_raw_fd(),
+                0,
+            );
+            if p == libc::MAP_FAILED {
+                continue;
+            }
+            let pages = len.div_ceil(page) as usize;
+            vec.clear();
+            vec.resize(pages, 0u8);
+            if libc::mincore(p, len as usize, vec.as_mut_ptr()) == 0 {
+                resident += vec.iter().filter(|b| **b & 1 == 1).count() as u64 * page;
+            }
+            libc::munmap(p, len as usize);
+        }
+        bytes += len;
+    }
+    let resident = resident.min(bytes);
+    PageCache {
+        bytes,
+        resident_bytes: resident,
+        fraction: if bytes > 0 {
+            resident as f64 / bytes as f64
+        } else {
+            0.0
+        },
+    }
+}

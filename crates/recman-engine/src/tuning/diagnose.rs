@@ -1,0 +1,284 @@
+//! What limited a job, from its statistics rows: the channels' time is split between sleeping
+//! for RATE, waiting for reads, waiting for the output, and using the CPU (page checks,
+//! checksums, compression); the largest part names the bottleneck. Unlike a guess from waits
+//! alone, a channel that slept for RATE or spent its time computing is measured as such.
+
+use recman_catalog::IoStatRow;
+use serde::Serialize;
+
+/// What limited a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bottleneck {
+    /// The channels slept to hold RATE (or a DURATION schedule).
+    Rate,
+    /// The channels waited for reads of the database's files.
+    Input,
+    /// The channels waited for the output device (disk, tape, plugin).
+    Output,
+    /// The channels waited for an output reached over the network (S3).
+    Network,
+    /// The channels were busy: page checks, checksums, compression.
+    Cpu,
+}
+
+impl Bottleneck {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Bottleneck::Rate => "rate",
+            Bottleneck::Input => "input",
+            Bottleneck::Output => "output",
+            Bottleneck::Network => "network",
+            Bottleneck::Cpu => "cpu",
+        }
+    }
+}
+
+/// Seconds of channel time by what the channels did (summed over channels).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TimeSplit {
+    pub channel_seconds: f64,
+    pub rate_seconds: f64,
+    pub input_wait_seconds: f64,
+    pub output_wait_seconds: f64,
+    pub cpu_seconds: f64,
+    /// Time the channels were ready to compute but waited for a CPU (a loaded machine): part
+    /// of a CPU limit.
+    pub cpu_wait_seconds: f64,
+    /// False for jobs recorded before CPU time was kept: the CPU share is then what is left
+    /// of the channels' time after the waits.
+    pub cpu_measured: bool,
+}
+
+/// The diagnosis of one job.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Diagnosis {
+    pub bottleneck: Bottleneck,
+    /// The bottleneck's share of the channels' time, 0..1.
+    pub share: f64,
+    pub split: TimeSplit,
+    pub channels: u32,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Bytes read per second of the job's elapsed time.
+    pub read_bytes_per_second: u64,
+    pub write_bytes_per_second: u64,
+    pub io_mode: String,
+    /// The output device's kind (disk, s3, ...), when the job wrote.
+    pub device: Option<String>,
+    /// What to change, in the seeds' terms.
+    pub advice: String,
+}
+
+fn secs(us: u64) -> f64 {
+    us as f64 / 1e6
+}
+
+/// Diagnoses one job from all its rows (INPUT, OUTPUT, AGGREGATE); None when the job has no
+/// AGGREGATE row (nothing ran through a channel).
+pub fn diagnose_job(rows: &[IoStatRow]) -> Option<Diagnosis> {
+    let aggs: Vec<&IoStatRow> = rows.iter().filter(|r| r.kind == "AGGREGATE").collect();
+    if aggs.is_empty() {
+        return None;
+    }
+    let sync = aggs.iter().all(|r| r.io_mode == "sync");
+    let mut s = TimeSplit {
+        cpu_measured: aggs.iter().any(|r| r.cpu_time > 0),
+        ..Default::default()
+    };
+    for a in &aggs {
+        s.channel_seconds += secs((a.close_time - a.open_time).max(0) as u64);
+        s.rate_seconds += secs(a.throttle_time);
+        // Synchronous reads block the channel inside the call: that time is the wait.
+        s.input_wait_seconds += secs(if sync {
+            a.io_time
+        } else {
+            a.long_wait_time + a.short_wait_time
+        });
+        s.cpu_seconds += secs(a.cpu_time);
+        s.cpu_wait_seconds += secs(a.cpu_wait_time);
+    }
+    let outputs = rows.iter().filter(|r| r.kind == "OUTPUT");
+    let mut bytes_written = 0;
+    for o in outputs {
+        s.output_wait_seconds += secs(o.long_wait_time + o.short_wait_time);
+        bytes_written += o.bytes;
+    }
+    if !s.cpu_measured {
+        s.cpu_seconds = (s.channel_seconds
+            - s.rate_seconds
+            - s.input_wait_seconds
+            - s.output_wait_seconds
+            - s.cpu_wait_seconds)
+            .max(0.0);
+    }
+    let device = rows
+        .iter()
+        .find_map(|r| r.device.clone())
+        .filter(|_| bytes_written > 0 || rows.iter().any(|r| r.kind == "OUTPUT"));
+    let candidates = [
+        (Bottleneck::Rate, s.rate_seconds),
+        (Bottleneck::Input, s.input_wait_seconds),
+        (Bottleneck::Output, s.output_wait_seconds),
+        (Bottleneck::Cpu, s.cpu_seconds + s.cpu_wait_seconds),
+    ];
+    let (mut bottleneck, part) =
+        candidates
+            .iter()
+            .copied()
+            .fold(
+                (Bottleneck::Cpu, -1.0),
+                |best, c| if c.1 > best.1 { c } else { best },
+            );
+    if bottleneck == Bottleneck::Output && device.as_deref() == Some("s3") {
+        bottleneck = Bottleneck::Network;
+    }
+    let elapsed_us = aggs.iter().map(|a| a.close_time).max().unwrap_or(0)
+        - aggs.iter().map(|a| a.open_time).min().unwrap_or(0);
+    let bytes_read: u64 = aggs.iter().map(|a| a.bytes).sum();
+    let per_s = |b: u64| {
+        if elapsed_us > 0 {
+            (b as u128 * 1_000_000 / elapsed_us as u128) as u64
+        } else {
+            0
+        }
+    };
+    let mut d = Diagnosis {
+        bottleneck,
+        share: if s.channel_seconds > 0.0 {
+            (part / s.channel_seconds).min(1.0)
+        } else {
+            0.0
+        },
+        channels: aggs.len() as u32,
+        bytes_read,
+        bytes_written,
+        read_bytes_per_second: per_s(bytes_read),
+        write_bytes_per_second: per_s(bytes_written),
+        io_mode: aggs[0].io_mode.clone(),
+        device,
+        advice: String::new(),
+        split: s,
+    };
+    d.advice = advice(&d);
+    Some(d)
+}
+
+fn advice(d: &Diagnosis) -> String {
+    match d.bottleneck {
+        Bottleneck::Rate => "the backup was held by RATE (or a DURATION schedule): raise or remove --rate (CONFIGURE CHANNEL ... RATE) if the load on the database allows it".into(),
+        Bottleneck::Input => "the disks holding the database limit the backup: more channels or input buffers help only if `recman calibrate` shows the disks have more to give (larger requests, deeper queues); otherwise the backup runs at the disks' speed".into(),
+        Bottleneck::Output => "the output device limits the backup: one channel per output device (seed 000), compression to write fewer bytes (the CPU has time to spare), or faster media".into(),
+        Bottleneck::Network => "the network to the object store limits the backup: more upload streams (channels), compression to send fewer bytes, or a closer endpoint".into(),
+        Bottleneck::Cpu => "page checks and compression limit the backup: lighter or no compression (lz4 instead of zstd), or more channels up to the number of cores".into(),
+    }
+}
+
+impl Diagnosis {
+    /// The diagnosis as lines for `report io`.
+    pub fn lines(&self) -> Vec<String> {
+        let s = &self.split;
+        let pct = |x: f64| {
+            if s.channel_seconds > 0.0 {
+                100.0 * x / s.channel_seconds
+            } else {
+                0.0
+            }
+        };
+        vec![
+            format!(
+                "bottleneck: {} ({:.0}% of the channels' time)",
+                self.bottleneck.as_str(),
+                self.share * 100.0
+            ),
+            format!(
+                "channel time {:.2}s over {} channel(s): rate sleep {:.2}s ({:.0}%), input waits {:.2}s ({:.0}%), output waits {:.2}s ({:.0}%), cpu {:.2}s ({:.0}%{}), waiting for a cpu {:.2}s ({:.0}%)",
+                s.channel_seconds,
+                self.channels,
+                s.rate_seconds,
+                pct(s.rate_seconds),
+                s.input_wait_seconds,
+                pct(s.input_wait_seconds),
+                s.output_wait_seconds,
+                pct(s.output_wait_seconds),
+                s.cpu_seconds,
+                pct(s.cpu_seconds),
+                if s.cpu_measured { "" } else { ", estimated" },
+                s.cpu_wait_seconds,
+                pct(s.cpu_wait_seconds),
+            ),
+            format!(
+                "read {:.1} MB at {:.1} MB/s, wrote {:.1} MB at {:.1} MB/s{}",
+                self.bytes_read as f64 / 1e6,
+                self.read_bytes_per_second as f64 / 1e6,
+                self.bytes_written as f64 / 1e6,
+                self.write_bytes_per_second as f64 / 1e6,
+                self.device
+                    .as_deref()
+                    .map(|d| format!(" to {d}"))
+                    .unwrap_or_default()
+            ),
+            format!("what to change: {}", self.advice),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agg(us: i64, throttle: u64, wait: u64, cpu: u64) -> IoStatRow {
+        IoStatRow {
+            kind: "AGGREGATE".into(),
+            io_mode: "threads".into(),
+            open_time: 0,
+            close_time: us,
+            throttle_time: throttle,
+            long_wait_time: wait,
+            cpu_time: cpu,
+            bytes: 1 << 20,
+            ..Default::default()
+        }
+    }
+
+    fn out(wait: u64, device: &str) -> IoStatRow {
+        IoStatRow {
+            kind: "OUTPUT".into(),
+            long_wait_time: wait,
+            bytes: 1 << 20,
+            device: Some(device.into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_largest_part_of_the_channels_time_names_the_bottleneck() {
+        let b = |rows: &[IoStatRow]| diagnose_job(rows).unwrap().bottleneck;
+        // A throttled channel computes little and waits little: it is not "cpu".
+        assert_eq!(
+            b(&[agg(10_000_000, 8_000_000, 500_000, 900_000)]),
+            Bottleneck::Rate
+        );
+        assert_eq!(
+            b(&[agg(10_000_000, 0, 7_000_000, 2_000_000)]),
+            Bottleneck::Input
+        );
+        assert_eq!(b(&[agg(10_000_000, 0, 0, 9_500_000)]), Bottleneck::Cpu);
+        let mut rows = vec![
+            agg(10_000_000, 0, 100_000, 1_000_000),
+            out(8_000_000, "disk"),
+        ];
+        assert_eq!(b(&rows), Bottleneck::Output);
+        rows[1].device = Some("s3".into());
+        assert_eq!(b(&rows), Bottleneck::Network);
+        assert!(diagnose_job(&[out(1, "disk")]).is_none());
+    }
+
+    #[test]
+    fn jobs_without_cpu_time_take_the_rest_as_cpu() {
+        let d = diagnose_job(&[agg(10_000_000, 0, 1_000_000, 0)]).unwrap();
+        assert!(!d.split.cpu_measured);
+        assert_eq!(d.bottleneck, Bottleneck::Cpu);
+        assert!((d.split.cpu_seconds - 9.0).abs() < 1e-9);
+    }
+}

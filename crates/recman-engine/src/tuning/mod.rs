@@ -1,0 +1,23 @@
+//! The seeds' tuning method in the engine: what limited a job (the diagnosis of `report io`),
+//! what the devices and the CPU can do (`calibrate`) and which settings follow (`advise`).
+
+pub mod advise;
+pub mod calibrate;
+mod cpu;
+pub mod diagnose;
+
+pub use cpu::{thread_cpu_time, thread_cpu_wait};
+pub use diagnose::{Bottleneck, Diagnosis, diagnose_job};
+
+/// The kind of an output device from its description ("disk /srv/repo", "s3://bucket/p"):
+/// kept with the statistics so that a slow output can be named a network.
+pub fn device_kind(describe: &str) -> String {
+    let d = describe.trim();
+    if d.starts_with("s3://") || d.starts_with("s3 ") {
+        "s3".into()
+    } else if d.starts_with("disk") {
+        "disk".into()
+    } else {
+        d.split([' ', ':']).next().unwrap_or("sbt").to_string()
+    }
+}
