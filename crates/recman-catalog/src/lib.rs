@@ -25,6 +25,7 @@ mod lock;
 mod maint;
 mod pg;
 mod pgschema;
+mod reads;
 mod records;
 pub mod repo;
 mod samples;
@@ -40,6 +41,7 @@ pub use copies::CopyRecord;
 pub use error::{CatalogError, LockHolder};
 pub use iostat::IoStatRow;
 pub use lock::RepoLock;
+pub use reads::BackupRead;
 pub use recman_media::{Media, MediaError, MediaReader, MediaWriter, crypt};
 pub use records::{
     BackupRecord, BackupStatus, CorruptBlock, DbRecord, DeleteKind, MediaStatus, PendingDelete,

@@ -114,6 +114,15 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         crate::tables::table!(tuning_event, crate::tables::create_table!(pg,)),
         "\n",
     ),
+    // 7: what each backup read from the cluster, and how much through change tracking.
+    r#"
+    CREATE TABLE backup_read (
+        backup_id     TEXT COLLATE "C" NOT NULL PRIMARY KEY REFERENCES backup (id) ON DELETE CASCADE,
+        read_bytes    BIGINT NOT NULL,
+        tracked_bytes BIGINT NOT NULL,
+        tracked_files BIGINT NOT NULL
+    );
+    "#,
 ];
 
 #[cfg(test)]

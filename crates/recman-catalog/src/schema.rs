@@ -124,6 +124,15 @@ const MIGRATIONS: &[&str] = &[
         crate::tables::table!(tuning_event, crate::tables::create_table!(sqlite,)),
         "\n",
     ),
+    // 7: what each backup read from the cluster, and how much through change tracking.
+    r#"
+    CREATE TABLE backup_read (
+        backup_id     TEXT NOT NULL PRIMARY KEY REFERENCES backup (id) ON DELETE CASCADE,
+        read_bytes    INTEGER NOT NULL,
+        tracked_bytes INTEGER NOT NULL,
+        tracked_files INTEGER NOT NULL
+    );
+    "#,
 ];
 
 /// The schema version this build writes and understands.

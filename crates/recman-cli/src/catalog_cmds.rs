@@ -42,6 +42,12 @@ pub enum ConfigureWhat {
     /// `auto`: backups adapt read sizes, queue depth and the zstd level while they run (as
     /// `backup database --tune auto`); `off` or `clear`.
     Tuning { value: String },
+    /// `synthetic-full-every N days`: backups that name no level are level 1s, and a synthetic
+    /// full is built from the chain every N days; `off` or `clear`.
+    IncrementalForever {
+        #[arg(num_args = 1.., required = true)]
+        value: Vec<String>,
+    },
     /// A device type's specification and default channel count (RMAN's CONFIGURE DEVICE
     /// TYPE / CHANNEL DEVICE TYPE ... PARMS): `sbt parms 'vtape:/srv/vtape'`,
     /// `s3 parms s3://bucket/prefix`, `disk parms /srv/backup`, `sbt parallelism 4`, `sbt clear`.

@@ -242,6 +242,7 @@ impl From<cc::ConfigureWhat> for m::ConfigureWhat {
             C::ArchivelogDeletionPolicy { value } => {
                 m::ConfigureWhat::ArchivelogDeletionPolicy { value }
             }
+            C::IncrementalForever { value } => m::ConfigureWhat::IncrementalForever { value },
             C::DeviceType { device, value } => m::ConfigureWhat::DeviceType { device, value },
             C::DefaultDeviceType { value } => m::ConfigureWhat::DefaultDeviceType { value },
         }

@@ -34,6 +34,10 @@ pub enum ConfigureWhat {
     Tuning {
         value: String,
     },
+    /// `off` or `synthetic-full-every N days` (see `recman_engine::forever`).
+    IncrementalForever {
+        value: Vec<String>,
+    },
     /// `parms SPEC`, `parallelism N`, `blksize N`, `env A=1` or `clear` for one device type.
     DeviceType {
         device: String,

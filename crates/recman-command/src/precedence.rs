@@ -141,6 +141,11 @@ pub const SPECS: &[Spec] = &[
         key: "tuning",
         default: "off",
     },
+    Spec {
+        name: "incremental-forever",
+        key: recman_engine::forever::KEY,
+        default: "off",
+    },
 ];
 
 /// The spec of setting `name`.

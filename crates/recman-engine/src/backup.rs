@@ -468,6 +468,18 @@ fn run(
         )?),
         None => None,
     };
+    let tracking = match inc.increment {
+        Some(i) => crate::tracking::load(
+            ctx,
+            pgdata,
+            i,
+            rec.start_lsn,
+            rec.timeline,
+            session.wal_segment_size,
+            progress,
+        )?,
+        None => None,
+    };
     let shared = ChannelShared {
         repo: Some(ctx.repo.handle()),
         output: Some(output),
@@ -490,6 +502,7 @@ fn run(
         progress,
         io: &opts.io,
         increment: inc.increment,
+        tracking: tracking.as_ref(),
         queue: &queue,
         format: opts.format.as_ref(),
         live: Some(&live),
@@ -546,6 +559,7 @@ fn run(
         let bytes: u64 = agg.map(|r| r.bytes).sum();
         bytes as f64 * 1e6 / (close - open).max(1) as f64
     };
+    crate::backup_reads::record(ctx, &rec.id, &stats, tracking.as_ref(), progress)?;
     let stop = session.backup_stop()?;
     rec.stop_lsn = Some(stop.lsn.0);
     rec.timeline = stop.timeline;

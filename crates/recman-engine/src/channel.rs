@@ -38,6 +38,8 @@ pub struct ChannelShared<'a> {
     pub io: &'a IoSettings,
     /// For a level 1: the parent whose blocks are not taken again.
     pub increment: Option<&'a crate::incremental::Increment>,
+    /// For a level 1 whose range change tracking answers for: the blocks to read.
+    pub tracking: Option<&'a crate::tracking::Tracking>,
     /// Work not yet taken by a channel, heaviest first.
     pub queue: &'a Mutex<VecDeque<Unit<'a>>>,
     /// FORMAT with a location: each piece is named by it on `output`.
@@ -126,16 +128,21 @@ pub struct ChannelOutcome {
 
 impl ChannelShared<'_> {
     /// Whether file `index` is backed up by changed blocks only: a relation file the parent
-    /// also had. Everything else goes whole.
+    /// also had. Everything else goes whole, and so do visibility map forks (clearing a bit
+    /// does not advance the map page's LSN) and files change tracking says were created or
+    /// copied in the range.
     fn filtered(&self, index: usize) -> bool {
         let f = &self.files[index];
-        self.increment
-            .is_some_and(|i| f.relfile.is_some() && i.known.contains(&f.rel))
+        self.increment.is_some_and(|i| {
+            f.relfile.as_ref().is_some_and(|rf| {
+                rf.fork != recman_page::Fork::Vm && !self.tracking.is_some_and(|t| t.whole(rf))
+            }) && i.known.contains(&f.rel)
+        })
     }
 
     /// The directory file `index` is read from: a standby's for relation files when the
     /// backup reads from one, else the target's own.
-    fn root_of(&self, index: usize) -> &std::path::Path {
+    pub(crate) fn root_of(&self, index: usize) -> &std::path::Path {
         match self.relation_root {
             Some(r) if self.files[index].relfile.is_some() => r,
             _ => self.pgdata,
@@ -303,10 +310,54 @@ fn backup_set(
         )?)),
         None => SetOut::Null,
     };
+    let mut done = Vec::new();
+    // Files change tracking answers for are read block by block first; the rest are
+    // multiplexed as always.
+    let tracked: Vec<crate::tracked_read::TrackedFile> = match sh.tracking {
+        Some(t) => set
+            .files
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, &i)| {
+                crate::tracked_read::plan_for(sh, t, i).map(|runs| {
+                    crate::tracked_read::TrackedFile {
+                        slot: slot as u32,
+                        index: i,
+                        runs,
+                    }
+                })
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    for tf in &tracked {
+        w.check()?;
+        let t = sh.tracking.expect("tracked files come with tracking");
+        let mut counters = crate::io::IoCounters::default();
+        let (mut fo, opened) =
+            crate::tracked_read::read_file(sh, t, &mut writer, tf, unit.range, &mut counters)?;
+        fo.set_no = set.set_no;
+        fo.piece_no = unit.piece_no;
+        let mut row = stat_row(
+            "INPUT",
+            channel,
+            Some(sh.files[tf.index].rel.clone()),
+            &counters,
+            opened,
+            now_micros(),
+            (0, 0),
+        );
+        row.set_no = Some(set.set_no);
+        row.piece_no = Some(unit.piece_no);
+        stats.push(row);
+        total.add(&counters);
+        done.push(fo);
+    }
     let inputs: Vec<InputFile> = set
         .files
         .iter()
         .enumerate()
+        .filter(|(slot, _)| !tracked.iter().any(|t| t.slot == *slot as u32))
         .map(|(slot, &i)| InputFile {
             slot: slot as u32,
             index: i,
@@ -317,7 +368,6 @@ fn backup_set(
         .collect();
     let mut state: Vec<(u32, PageVerdicts, u64)> =
         vec![(0, PageVerdicts::default(), 0); set.files.len()];
-    let mut done = Vec::new();
     let mut mux = InputMux::new(engine, plan, files_at_once, inputs, throttle)
         .direct_reads(sh.io.direct_reads);
     let buf = (plan.size as u64, plan.per_file as u64);

@@ -392,6 +392,10 @@ fn finish_one(repo: &Repository, it: &PendingDelete) -> Result<(), EngineError> 
             repo.remove_prefix(&it.path)?;
         }
         DeleteKind::Wal => {
+            // Its change-tracking summary goes with it (a level 1 needing it scans instead).
+            if let Some(stem) = it.path.strip_suffix(".rmw") {
+                repo.remove_object(&format!("{stem}.rmb"))?;
+            }
             repo.remove_object(&it.path)?;
         }
     }

@@ -120,6 +120,7 @@ pub fn validate_database(
         progress,
         io,
         increment: None,
+        tracking: None,
         queue: &queue,
         live: None,
     };

@@ -71,6 +71,13 @@ fn validate(name: &str, words: &[String]) -> Result<String> {
                 ),
             }
         }
+        "incremental-forever" => match recman_engine::forever::parse(&v) {
+            Ok(None) => Ok("off".into()),
+            Ok(Some(p)) => Ok(p.to_setting()),
+            Err(why) => bail!(
+                "incremental forever: {why}; hint: e.g. `recman configure incremental-forever synthetic-full-every 7 days`, or `off`"
+            ),
+        },
         _ => unreachable!("every setting has a spec"),
     }
 }
@@ -92,6 +99,7 @@ pub fn configure(g: &Global, what: ConfigureWhat) -> Result<()> {
         ConfigureWhat::BackupOptimization { value } => ("backup-optimization", vec![value]),
         ConfigureWhat::ArchivelogDeletionPolicy { value } => ("archivelog-deletion-policy", value),
         ConfigureWhat::Tuning { value } => ("tuning", vec![value]),
+        ConfigureWhat::IncrementalForever { value } => ("incremental-forever", value),
     };
     let spec = SPECS.iter().find(|s| s.name == name).expect("a spec");
     let repo = crate::commands::open_repo(g)?;
