@@ -36,9 +36,9 @@ pub mod stop;
 mod synthetic;
 #[cfg(feature = "test-api")]
 pub mod test_api;
-pub mod tune;
 mod tracked_read;
 pub mod tracking;
+pub mod tune;
 pub mod tuning;
 mod util;
 mod validate;
