@@ -124,6 +124,21 @@ fn read_into(path: &Path, buf: &mut Vec<u8>) -> Result<(), EngineError> {
     Ok(())
 }
 
+/// The header of a one-file object archive-push writes (a WAL segment, its change-tracking
+/// summary): no backup, no set, the file under `path`.
+pub(crate) fn object_header(db: &DbRecord, path: String, compression: Compression) -> PieceHeader {
+    PieceHeader {
+        backup_id: String::new(),
+        db_name: db.name.clone(),
+        system_identifier: db.system_identifier,
+        set_no: 0,
+        piece_no: 0,
+        compression,
+        created_unix: now_micros() / 1_000_000,
+        files: vec![SetFile { index: 0, path }],
+    }
+}
+
 /// Writes WAL file `name` (its whole content, with checksum `crc`) as a one-file piece and
 /// commits it durably; returns the catalog record to add. Touches only the media, so it runs
 /// on any thread.
@@ -137,19 +152,7 @@ fn store_wal(
     compression: Compression,
 ) -> Result<WalRecord, EngineError> {
     let rel = wal_path(&db.name, name);
-    let header = PieceHeader {
-        backup_id: String::new(),
-        db_name: db.name.clone(),
-        system_identifier: db.system_identifier,
-        set_no: 0,
-        piece_no: 0,
-        compression,
-        created_unix: now_micros() / 1_000_000,
-        files: vec![SetFile {
-            index: 0,
-            path: name.to_string(),
-        }],
-    };
+    let header = object_header(db, name.to_string(), compression);
     let mut w = SetWriter::create(media, location, &rel, &header, OutputShape::default())?;
     let written_crc = w.whole_file(0, data, WAL_CHUNK)?;
     debug_assert_eq!(

@@ -417,6 +417,7 @@ fn write_sets(
         parent_start_lsn: None,
         backup_label: String::new(),
         tablespace_map: String::new(),
+        read: None,
         tablespaces: Vec::new(),
         entries,
         sets: msets,

@@ -559,7 +559,7 @@ fn run(
         let bytes: u64 = agg.map(|r| r.bytes).sum();
         bytes as f64 * 1e6 / (close - open).max(1) as f64
     };
-    crate::backup_reads::record(ctx, &rec.id, &stats, tracking.as_ref(), progress)?;
+    let read = crate::backup_reads::record(ctx, &rec.id, &stats, tracking.as_ref(), progress)?;
     let stop = session.backup_stop()?;
     rec.stop_lsn = Some(stop.lsn.0);
     rec.timeline = stop.timeline;
@@ -721,6 +721,7 @@ fn run(
             }),
         backup_label: stop.backup_label.clone(),
         tablespace_map: stop.tablespace_map.clone(),
+        read: Some(read),
         tablespaces: tablespaces
             .iter()
             .map(|t| ManifestTablespace {

@@ -1,6 +1,6 @@
 //! What a backup read from the cluster (`read_bytes`, beside the database's size and what was
-//! written), and how much of it change tracking chose: recorded in the catalog for `list
-//! backup`, and said in the backup's summary.
+//! written), and how much of it change tracking chose: recorded in the catalog and the
+//! manifest for `list backup`, and said in the backup's summary.
 
 use crate::tracking::Tracking;
 use crate::{Context, EngineError, Progress};
@@ -13,7 +13,7 @@ pub(crate) fn record(
     stats: &[IoStatRow],
     tracking: Option<&Tracking>,
     progress: &dyn Progress,
-) -> Result<(), EngineError> {
+) -> Result<recman_format::manifest::ManifestRead, EngineError> {
     let read: u64 = stats
         .iter()
         .filter(|r| r.kind == "AGGREGATE")
@@ -35,5 +35,9 @@ pub(crate) fn record(
     ctx.repo
         .catalog()
         .set_backup_read(backup_id, read, tracked, files)?;
-    Ok(())
+    Ok(recman_format::manifest::ManifestRead {
+        read_bytes: read,
+        tracked_bytes: tracked,
+        tracked_files: files,
+    })
 }

@@ -195,6 +195,10 @@ fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result
         cat.record_backup(&rec, &pieces, &corrupt)
     }
     .map_err(|e| e.to_string())?;
+    if let Some(r) = m.read {
+        cat.set_backup_read(&m.backup_id, r.read_bytes, r.tracked_bytes, r.tracked_files)
+            .map_err(|e| e.to_string())?;
+    }
     rep.backups_added.push(m.backup_id.clone());
     Ok(())
 }

@@ -120,6 +120,8 @@ fn write(
     m.cumulative = false;
     m.parent = None;
     m.parent_start_lsn = None;
+    // Merged inside the repository: nothing was read from the cluster.
+    m.read = None;
     m.compression = opts.compression.to_string();
     m.channels = 1;
     m.sets = Vec::new();

@@ -54,10 +54,23 @@ pub struct BackupManifestOf<E> {
     pub parent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_start_lsn: Option<String>,
+    /// What the backup read from the cluster, and how much of it change tracking chose: kept
+    /// here so that a catalog rebuilt from the repository lists the same figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<ManifestRead>,
     pub tablespaces: Vec<ManifestTablespace>,
     pub entries: E,
     pub sets: Vec<ManifestSet>,
     pub corrupt_blocks: Vec<ManifestCorruptBlock>,
+}
+
+/// Bytes a backup read from the cluster; of them, bytes and relation files read through
+/// change tracking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestRead {
+    pub read_bytes: u64,
+    pub tracked_bytes: u64,
+    pub tracked_files: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -236,6 +236,10 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "recman's own auto tuning; RMAN has no statement for it",
     ),
     (
+        "configure incremental-forever",
+        "RMAN has no CONFIGURE for an incremental-forever schedule; recman's own",
+    ),
+    (
         "configure tuning",
         "RMAN has no CONFIGURE for auto tuning; recman's own",
     ),

@@ -1,14 +1,13 @@
 //! Change-tracking summaries of archived WAL segments (see `recman_pg::walsummary`): built by
 //! archive-push from the segment bytes it already holds, stored next to the segment's object
 //! as `<name>.rmb`, a one-file piece written by the same writer as the WAL itself (so the
-//! repository's compression, checksums and, when it comes, encryption apply to both).
+//! repository's compression, checksums and encryption apply to both).
 
 use super::WAL_CHUNK;
 use crate::EngineError;
 use crate::pipeline::{OutputShape, SetWriter};
-use crate::util::now_micros;
 use recman_catalog::{DbRecord, Media, Repository};
-use recman_format::{Compression, PieceHeader, SetFile};
+use recman_format::Compression;
 use recman_pg::walsummary::SegmentSummary;
 
 /// The summary object of WAL segment `name`.
@@ -44,19 +43,7 @@ pub(super) fn store_summary(
         .map_err(|e| EngineError::Corrupt(format!("wal segment {name}: {e}")))?;
     let bytes = summary.encode();
     let rel = summary_path(&db.name, name);
-    let header = PieceHeader {
-        backup_id: String::new(),
-        db_name: db.name.clone(),
-        system_identifier: db.system_identifier,
-        set_no: 0,
-        piece_no: 0,
-        compression,
-        created_unix: now_micros() / 1_000_000,
-        files: vec![SetFile {
-            index: 0,
-            path: format!("{name}.rmb"),
-        }],
-    };
+    let header = super::object_header(db, format!("{name}.rmb"), compression);
     let mut w = SetWriter::create(media, location, &rel, &header, OutputShape::default())?;
     w.whole_file(0, &bytes, WAL_CHUNK)?;
     Ok(w.finish()?.size)
