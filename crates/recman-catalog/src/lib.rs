@@ -28,8 +28,8 @@ mod pgschema;
 mod records;
 pub mod repo;
 mod schema;
-pub mod tables;
 mod snapshot;
+pub mod tables;
 mod wal;
 mod walbackup;
 

@@ -202,6 +202,12 @@ pub enum Command {
 pub enum CreateWhat {
     /// The repository at --repo.
     Catalog,
+    /// A named restore point on the target (pg_create_restore_point), recorded in the catalog
+    /// for `restore database --until-restore-point`.
+    RestorePoint {
+        #[arg(value_parser = crate::input::Name)]
+        name: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -371,6 +377,9 @@ pub struct RestoreArgs {
     /// Recover to the commit of this transaction.
     #[arg(long, group = "until")]
     pub until_xid: Option<String>,
+    /// Recover to this named restore point (made by `create restore-point`).
+    #[arg(long, group = "until", value_parser = crate::input::Name)]
+    pub until_restore_point: Option<String>,
     /// Restore from the newest backup with this tag.
     #[arg(long, value_parser = crate::input::Name)]
     pub from_tag: Option<String>,

@@ -12,6 +12,9 @@ impl From<cli::Command> for m::Command {
             cli::Command::Create {
                 what: cli::CreateWhat::Catalog,
             } => m::Command::CreateCatalog,
+            cli::Command::Create {
+                what: cli::CreateWhat::RestorePoint { name },
+            } => m::Command::CreateRestorePoint { name },
             cli::Command::Register {
                 what: cli::RegisterWhat::Database { name },
             } => m::Command::RegisterDatabase { name },
@@ -201,6 +204,7 @@ impl From<cli::RestoreArgs> for m::RestoreDatabase {
             until_time: a.until_time,
             until_lsn: a.until_lsn,
             until_xid: a.until_xid,
+            until_restore_point: a.until_restore_point,
             from_tag: a.from_tag,
             channels: a.channels,
             tablespace_map: a.tablespace_map,

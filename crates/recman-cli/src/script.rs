@@ -6,9 +6,9 @@
 mod archivelog;
 mod block;
 mod configure;
-mod hints;
 #[cfg(test)]
 mod doc_tables;
+mod hints;
 mod lower;
 mod maint;
 #[cfg(test)]

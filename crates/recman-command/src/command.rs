@@ -16,6 +16,11 @@ pub const DEFAULT_WAL_COMPRESSION: &str = "lz4";
 pub enum Command {
     /// Create the repository and its catalog (RMAN's CREATE CATALOG).
     CreateCatalog,
+    /// pg_create_restore_point on the target, recorded in the catalog (RMAN's CREATE RESTORE
+    /// POINT).
+    CreateRestorePoint {
+        name: String,
+    },
     /// Record the target cluster in the catalog under `name`.
     RegisterDatabase {
         name: String,
@@ -111,6 +116,7 @@ impl Command {
     pub fn path(&self) -> &'static [&'static str] {
         match self {
             Command::CreateCatalog => &["create", "catalog"],
+            Command::CreateRestorePoint { .. } => &["create", "restore-point"],
             Command::RegisterDatabase { .. } => &["register", "database"],
             Command::BackupDatabase(_) => &["backup", "database"],
             Command::BackupArchivelog(_) => &["backup", "archivelog"],
@@ -257,6 +263,8 @@ pub struct RestoreDatabase {
     pub until_time: Option<String>,
     pub until_lsn: Option<String>,
     pub until_xid: Option<String>,
+    /// A named restore point made by `create restore-point`.
+    pub until_restore_point: Option<String>,
     pub from_tag: Option<String>,
     pub channels: u32,
     /// OLD=NEW pairs.
@@ -282,6 +290,7 @@ impl RestoreDatabase {
             until_time: None,
             until_lsn: None,
             until_xid: None,
+            until_restore_point: None,
             from_tag: None,
             channels: 1,
             tablespace_map: Vec::new(),

@@ -90,6 +90,10 @@ pub trait Env {
 /// One result of a command, in the order they happen.
 #[derive(Debug)]
 pub enum Outcome {
+    RestorePointCreated {
+        name: String,
+        lsn: String,
+    },
     Registered {
         db: DbRecord,
         repository: String,
@@ -161,6 +165,14 @@ fn env<T>(r: Result<T, EnvError>) -> Result<T, ExecError> {
 /// Runs `c` (already checked: see [`Command::check`]).
 pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed, ExecError> {
     match c {
+        Command::CreateRestorePoint { name } => {
+            let ctx = env(e.context())?;
+            let lsn = recman_engine::restore_point::create_restore_point(&ctx, &name)?;
+            p.outcome(Outcome::RestorePointCreated {
+                name,
+                lsn: lsn.to_string(),
+            });
+        }
         Command::RegisterDatabase { name } => {
             let repo = env(e.repository())?;
             let db = recman_engine::register_database(
@@ -261,7 +273,14 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
             }
             let ctx = env(e.context())?;
             let (cwd, exe, args) = env(e.restore_invocation(&ctx.repo))?;
-            let opts = r.options(&cwd, exe, args)?;
+            let mut opts = r.options(&cwd, exe, args)?;
+            if let Some(name) = &r.until_restore_point {
+                let lsn = recman_engine::restore_point::restore_point_lsn(&ctx, name)?;
+                opts.target = recman_engine::RecoveryTarget::Name {
+                    name: name.clone(),
+                    lsn,
+                };
+            }
             if r.preview {
                 let plan = recman_engine::plan_restore(&ctx, &opts)?;
                 p.outcome(Outcome::RestorePlan {

@@ -26,6 +26,7 @@ mod progress;
 mod rebuild;
 mod register;
 mod restore;
+pub mod restore_point;
 pub mod retention;
 mod scan;
 mod secondtier;

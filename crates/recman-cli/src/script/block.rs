@@ -143,6 +143,9 @@ impl Block {
             }
             Statement::Sql(text) => maint::sql(s, text)?,
             Statement::CreateCatalog => s.exec(recman_command::Command::CreateCatalog)?,
+            Statement::CreateRestorePoint(name) => {
+                s.exec(recman_command::Command::CreateRestorePoint { name: name.clone() })?
+            }
             Statement::RegisterDatabase => s.exec(recman_command::Command::RegisterDatabase {
                 name: "main".into(),
             })?,

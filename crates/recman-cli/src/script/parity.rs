@@ -85,6 +85,14 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
         "restore database --to /r --until-lsn 0/16B3740",
         "RESTORE DATABASE TO '/r' UNTIL SCN '0/16B3740';",
     ),
+    (
+        "restore database --to /r --until-restore-point before_load",
+        "RESTORE DATABASE TO '/r' UNTIL RESTORE POINT before_load;",
+    ),
+    (
+        "create restore-point before_load",
+        "CREATE RESTORE POINT before_load;",
+    ),
     ("restore database --preview", "RESTORE DATABASE PREVIEW;"),
     ("restore database --validate", "RESTORE DATABASE VALIDATE;"),
     ("validate database", "VALIDATE DATABASE;"),
@@ -372,6 +380,9 @@ pub(crate) fn lower_checked(text: &str) -> anyhow::Result<Vec<m::Command>> {
         Statement::Validate(v) => super::lower::validate(&b, &g, v),
         Statement::Recover(r) => super::restore::recover_alone(r).map(|c| c.into_iter().collect()),
         Statement::CreateCatalog => Ok(vec![m::Command::CreateCatalog]),
+        Statement::CreateRestorePoint(name) => {
+            Ok(vec![m::Command::CreateRestorePoint { name: name.clone() }])
+        }
         Statement::RegisterDatabase => Ok(vec![m::Command::RegisterDatabase {
             name: "main".into(),
         }]),

@@ -123,13 +123,7 @@ pub(crate) fn restore(
                 "UNTIL SCN 'X/Y' with the LSN where that WAL segment starts"
             )
         ),
-        Some(Until::RestorePoint(_)) => bail!(
-            "{}",
-            unsupported(
-                "UNTIL RESTORE POINT (recovery_target_name)",
-                "UNTIL TIME or UNTIL SCN"
-            )
-        ),
+        Some(Until::RestorePoint(n)) => c.until_restore_point = Some(n.clone()),
     }
     let ch = channel_args(b, g, Takes::default())?;
     if let Some(n) = ch.channels {
