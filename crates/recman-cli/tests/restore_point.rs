@@ -80,3 +80,42 @@ fn restore_to_a_named_restore_point_stops_there() {
         "{err}"
     );
 }
+
+/// RMAN's UNTIL SEQUENCE n: recovery stops where WAL segment n begins, so what was written in
+/// segment n-1 comes back and nothing of segment n.
+#[test]
+fn until_sequence_stops_before_that_segment() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table markers(id int primary key)");
+    setup.backup(&[]);
+    c.psql("insert into markers values (1)");
+    let name = c.psql("select pg_walfile_name(pg_current_wal_insert_lsn())");
+    let seg = |n: &str| {
+        u64::from_str_radix(&n[8..16], 16).unwrap() * 256
+            + u64::from_str_radix(&n[16..24], 16).unwrap()
+    };
+    let next = seg(&name) + 1;
+    c.switch_wal_and_wait_archived();
+    c.psql("insert into markers values (2)");
+    let later = c.psql("select pg_walfile_name(pg_current_wal_insert_lsn())");
+    assert_eq!(
+        seg(&later),
+        next,
+        "row 2 should be in the segment after row 1's"
+    );
+    c.switch_wal_and_wait_archived();
+
+    let (_t, dir) = new_scratch_dir();
+    let to = dir.join("restored");
+    setup.ok(&[
+        "run",
+        &format!(
+            "RUN {{ SET UNTIL SEQUENCE {next} THREAD 1; RESTORE DATABASE TO '{}'; RECOVER DATABASE; }}",
+            path_str(&to)
+        ),
+    ]);
+    let r = Cluster::from_restored(to.clone());
+    r.wait_recovery_done(Duration::from_secs(180));
+    assert_eq!(markers(&r), "1");
+}
