@@ -327,6 +327,13 @@ pub struct BackupArgs {
     /// catalog records where each piece is.
     #[arg(long, value_name = "TEMPLATE")]
     pub format: Option<String>,
+    /// An archival backup: `delete obsolete` never removes it nor the WAL from its start to
+    /// its stop (RMAN's KEEP FOREVER).
+    #[arg(long, conflicts_with = "keep_until")]
+    pub keep_forever: bool,
+    /// As --keep-forever until this time (RMAN's KEEP UNTIL TIME).
+    #[arg(long, value_name = "TIME")]
+    pub keep_until: Option<String>,
     #[command(flatten)]
     pub io: crate::io_args::IoArgs,
 }

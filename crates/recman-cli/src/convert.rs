@@ -174,6 +174,8 @@ impl From<cli::BackupArgs> for m::BackupDatabase {
             for_recover_of_copy: a.for_recover_of_copy,
             format: a.format,
             io: a.io.into(),
+            keep_forever: a.keep_forever,
+            keep_until: a.keep_until,
         }
     }
 }

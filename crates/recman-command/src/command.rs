@@ -204,6 +204,10 @@ pub struct BackupDatabase {
     /// RMAN's FORMAT with a location (`/srv/backup/ora_%U.rbf`): the pieces are written there.
     pub format: Option<String>,
     pub io: IoOptions,
+    /// RMAN's KEEP FOREVER: retention never removes the backup nor its WAL.
+    pub keep_forever: bool,
+    /// RMAN's KEEP UNTIL TIME: as KEEP FOREVER until then.
+    pub keep_until: Option<String>,
 }
 
 impl Default for BackupDatabase {
@@ -227,6 +231,8 @@ impl Default for BackupDatabase {
             for_recover_of_copy: false,
             format: None,
             io: IoOptions::default(),
+            keep_forever: false,
+            keep_until: None,
         }
     }
 }

@@ -377,7 +377,12 @@ fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Resu
         plus(p)?;
     }
     let opts = b.options(&env(e.resolve_backup(&ctx.repo, b))?)?;
+    // Parsed before the backup runs, so a bad time costs nothing.
+    let keep_until = options::until_micros(b.keep_until.as_deref())?;
     let report = recman_engine::backup_database(&ctx, &opts, e.progress())?;
+    if b.keep_forever || keep_until.is_some() {
+        recman_engine::keep::set_keep(&ctx.repo, &report.record.id, keep_until)?;
+    }
     p.outcome(Outcome::BackedUp {
         report,
         maxcorrupt: opts.maxcorrupt,

@@ -16,6 +16,7 @@ mod error;
 pub mod fault;
 mod incremental;
 pub mod io;
+pub mod keep;
 mod manifest_io;
 mod pagecheck;
 pub mod piece_format;
