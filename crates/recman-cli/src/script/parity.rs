@@ -24,6 +24,14 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
     ),
     ("backup database --force", "BACKUP DATABASE FORCE;"),
     (
+        "backup database --keep-forever",
+        "BACKUP DATABASE KEEP FOREVER;",
+    ),
+    (
+        "backup database --keep-until 2027-01-01",
+        "BACKUP DATABASE KEEP UNTIL TIME '2027-01-01';",
+    ),
+    (
         "backup database --plus-archivelog",
         "BACKUP DATABASE PLUS ARCHIVELOG;",
     ),
