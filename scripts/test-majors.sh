@@ -29,6 +29,7 @@ CORE_TESTS=(
     pitr
     corruption:corrupt_page
     "incremental:--skip chains_of_differentials --skip a_synthetic_full"
+    "change_tracking:a_tracked_chain decoded_blocks"
 )
 
 # "<major>:<test binary>" pairs expected to fail, with the reason; they are run and reported

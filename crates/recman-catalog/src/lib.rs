@@ -25,8 +25,10 @@ mod lock;
 mod maint;
 mod pg;
 mod pgschema;
+mod reads;
 mod records;
 pub mod repo;
+mod samples;
 mod schema;
 mod snapshot;
 pub mod tables;
@@ -39,10 +41,12 @@ pub use copies::CopyRecord;
 pub use error::{CatalogError, LockHolder};
 pub use iostat::IoStatRow;
 pub use lock::RepoLock;
-pub use recman_media::{Media, MediaError, MediaReader, MediaWriter};
+pub use reads::BackupRead;
+pub use recman_media::{Media, MediaError, MediaReader, MediaWriter, crypt};
 pub use records::{
     BackupRecord, BackupStatus, CorruptBlock, DbRecord, DeleteKind, MediaStatus, PendingDelete,
     PieceRecord, UnknownStatus, WalRecord,
 };
 pub use repo::{RepoHandle, Repository};
+pub use samples::{IoSample, TuningEvent};
 pub use schema::SCHEMA_VERSION;

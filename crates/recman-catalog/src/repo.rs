@@ -27,6 +27,7 @@ use crate::catalog::{Catalog, CatalogSpec};
 use crate::error::CatalogError;
 use crate::lock::RepoLock;
 
+mod crypt;
 mod remote;
 
 pub const MARKER_FILE: &str = "recman.repo";
@@ -55,6 +56,8 @@ pub struct Repository {
     media: Arc<dyn Media>,
     remote: bool,
     catalog: Catalog,
+    /// The opened key record of an encrypted repository (then `media` seals and opens).
+    keys: Option<Arc<recman_media::crypt::Keyring>>,
 }
 
 impl Repository {
@@ -180,13 +183,15 @@ impl Repository {
     }
 
     fn disk(root: PathBuf, catalog: Catalog) -> Result<Repository, CatalogError> {
-        let media = DiskMedia::new(&root)?;
+        let location = root.display().to_string();
+        let (media, keys) = crypt::open_sealed(Arc::new(DiskMedia::new(&root)?), &location)?;
         Ok(Repository {
-            location: root.display().to_string(),
+            location,
             root,
-            media: Arc::new(media),
+            media,
             remote: false,
             catalog,
+            keys,
         })
     }
 
@@ -204,6 +209,7 @@ impl Repository {
             media: Arc::clone(&self.media),
             remote: self.remote,
             catalog: self.catalog.spec().clone(),
+            keys: self.keys.clone(),
         }
     }
 
@@ -235,6 +241,7 @@ impl Repository {
             });
         }
         recman_media::check_name(&self.location, rel)?;
+        crypt::refuse_plain_files(self, rel)?;
         Ok(self.root.join(rel))
     }
 
@@ -327,6 +334,7 @@ pub struct RepoHandle {
     media: Arc<dyn Media>,
     remote: bool,
     catalog: CatalogSpec,
+    keys: Option<Arc<recman_media::crypt::Keyring>>,
 }
 
 impl RepoHandle {
@@ -338,6 +346,7 @@ impl RepoHandle {
             media: Arc::clone(&self.media),
             remote: self.remote,
             catalog: Catalog::open_spec(&self.catalog)?,
+            keys: self.keys.clone(),
         })
     }
 }

@@ -106,17 +106,31 @@ const MIGRATIONS: &[&str] = &[
     ),
     // 5: what the tuning method needs to name a bottleneck (time slept by RATE, CPU time of
     // the channel threads, the kind of output device) and the measurements of `calibrate`.
-    r#"
+    concat!(
+        r#"
     ALTER TABLE io_stat ADD COLUMN throttle_time INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE io_stat ADD COLUMN cpu_time INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE io_stat ADD COLUMN cpu_wait_time INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE io_stat ADD COLUMN device TEXT;
-    CREATE TABLE calibration (
-        id       INTEGER PRIMARY KEY AUTOINCREMENT,
-        taken_at INTEGER NOT NULL,
-        pgdata   TEXT NOT NULL,
-        -- the measurements as JSON (recman_engine::calibrate::Calibration)
-        body     TEXT NOT NULL
+    "#,
+        crate::tables::table!(calibration, crate::tables::create_table!(sqlite,)),
+        r#"
+    "#,
+    ),
+    // 6: per-second samples per channel and the settings changed while a job ran.
+    concat!(
+        crate::tables::table!(io_sample, crate::tables::create_table!(sqlite,)),
+        "\n    ",
+        crate::tables::table!(tuning_event, crate::tables::create_table!(sqlite,)),
+        "\n",
+    ),
+    // 7: what each backup read from the cluster, and how much through change tracking.
+    r#"
+    CREATE TABLE backup_read (
+        backup_id     TEXT NOT NULL PRIMARY KEY REFERENCES backup (id) ON DELETE CASCADE,
+        read_bytes    INTEGER NOT NULL,
+        tracked_bytes INTEGER NOT NULL,
+        tracked_files INTEGER NOT NULL
     );
     "#,
 ];

@@ -228,6 +228,40 @@ macro_rules! table {
             ring_submissions: int "NOT NULL DEFAULT 0",
         })
     };
+    // `calibrate`'s measurements (migration 5); body is JSON (recman_engine's Calibration)
+    (calibration, $($m:ident)::+ ! ($($pre:tt)*)) => {
+        $($m)::+!($($pre)* calibration {
+            id: id,
+            taken_at: int "NOT NULL",
+            pgdata: text "NOT NULL",
+            body: text "NOT NULL",
+        })
+    };
+    // bytes one channel moved in one second of a job (migration 6)
+    (io_sample, $($m:ident)::+ ! ($($pre:tt)*)) => {
+        $($m)::+!($($pre)* io_sample {
+            job_id: text "NOT NULL",
+            channel: int "NOT NULL",
+            second: int "NOT NULL",
+            bytes_read: int "NOT NULL",
+            bytes_written: int "NOT NULL",
+            ; "PRIMARY KEY (job_id, channel, second)"
+        })
+    };
+    // a setting a job changed while it ran, and why (migration 6)
+    (tuning_event, $($m:ident)::+ ! ($($pre:tt)*)) => {
+        $($m)::+!($($pre)* tuning_event {
+            job_id: text "NOT NULL",
+            seq: int "NOT NULL",
+            at_ms: int "NOT NULL",
+            channel: int,
+            setting: text "NOT NULL",
+            old_value: text,
+            new_value: text "NOT NULL",
+            reason: text "NOT NULL",
+            ; "PRIMARY KEY (job_id, seq)"
+        })
+    };
 }
 pub(crate) use {column_list, create_table, sql_type, table};
 
@@ -265,6 +299,9 @@ pub const TABLES: &[(&str, &[(&str, bool)])] = &[
     ("backup_wal", table!(backup_wal, column_list!())),
     ("object_copy", table!(object_copy, column_list!())),
     ("io_stat", table!(io_stat, column_list!())),
+    ("calibration", table!(calibration, column_list!())),
+    ("io_sample", table!(io_sample, column_list!())),
+    ("tuning_event", table!(tuning_event, column_list!())),
 ];
 
 /// The columns of `table` as created by its defining migration.

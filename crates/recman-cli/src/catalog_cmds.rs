@@ -39,6 +39,15 @@ pub enum ConfigureWhat {
         #[arg(num_args = 1.., required = true)]
         value: Vec<String>,
     },
+    /// `auto`: backups adapt read sizes, queue depth and the zstd level while they run (as
+    /// `backup database --tune auto`); `off` or `clear`.
+    Tuning { value: String },
+    /// `synthetic-full-every N days`: backups that name no level are level 1s, and a synthetic
+    /// full is built from the chain every N days; `off` or `clear`.
+    IncrementalForever {
+        #[arg(num_args = 1.., required = true)]
+        value: Vec<String>,
+    },
     /// A device type's specification and default channel count (RMAN's CONFIGURE DEVICE
     /// TYPE / CHANNEL DEVICE TYPE ... PARMS): `sbt parms 'vtape:/srv/vtape'`,
     /// `s3 parms s3://bucket/prefix`, `disk parms /srv/backup`, `sbt parallelism 4`, `sbt clear`.
@@ -101,6 +110,14 @@ pub enum ReportWhat {
         /// Show every input file, not only the 20 slowest.
         #[arg(long)]
         all: bool,
+        /// Also draw throughput over time to this SVG file: a line per channel for reads and
+        /// one for writes, from the backup's per-second samples.
+        #[arg(long, value_name = "FILE.svg")]
+        plot: Option<std::path::PathBuf>,
+        /// Also write an HTML page with the plot, the settings changed while the backup ran and
+        /// the statistics tables.
+        #[arg(long, value_name = "FILE")]
+        html: Option<std::path::PathBuf>,
     },
     /// Backups and archived WAL the retention policy no longer needs.
     Obsolete {

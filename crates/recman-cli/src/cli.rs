@@ -43,6 +43,20 @@ pub struct Global {
     /// Name of the registered database, when the repository holds several.
     #[arg(long, global = true, value_parser = crate::input::Name)]
     pub db: Option<String>,
+    /// A file holding the key of an encrypted repository: 64 hex digits, or a passphrase
+    /// (RECMAN_KEY_FILE; else RECMAN_PASSPHRASE).
+    #[arg(long, global = true, env = "RECMAN_KEY_FILE")]
+    pub key_file: Option<PathBuf>,
+    /// A command (run by sh -c) that prints the key of an encrypted repository, for a KMS or
+    /// a vault (RECMAN_KEY_COMMAND).
+    #[arg(long, global = true, env = "RECMAN_KEY_COMMAND")]
+    pub key_command: Option<String>,
+    /// `key rotate`: a file holding the new key (else RECMAN_NEW_PASSPHRASE).
+    #[arg(long, global = true)]
+    pub new_key_file: Option<PathBuf>,
+    /// `key rotate`: a command that prints the new key.
+    #[arg(long, global = true)]
+    pub new_key_command: Option<String>,
     /// Print only errors.
     #[arg(long, short, global = true)]
     pub quiet: bool,
@@ -170,6 +184,11 @@ pub enum Command {
         #[command(subcommand)]
         what: crate::catalog_cmds::CrosscheckWhat,
     },
+    /// The master key of an encrypted repository: show it, rotate it.
+    Key {
+        #[command(subcommand)]
+        what: KeyWhat,
+    },
     /// Catalog maintenance: rebuild it from the repository.
     Catalog {
         #[command(subcommand)]
@@ -201,13 +220,28 @@ pub enum Command {
 #[derive(Subcommand, Debug)]
 pub enum CreateWhat {
     /// The repository at --repo.
-    Catalog,
+    Catalog {
+        /// Encrypt every object of the repository (AES-256-GCM) under the key given by
+        /// RECMAN_PASSPHRASE, --key-file or --key-command (docs/security.md).
+        #[arg(long)]
+        encrypt: bool,
+    },
     /// A named restore point on the target (pg_create_restore_point), recorded in the catalog
     /// for `restore database --until-restore-point`.
     RestorePoint {
         #[arg(value_parser = crate::input::Name)]
         name: String,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum KeyWhat {
+    /// Which master key of the encrypted repository is current (its fingerprint) and when it
+    /// was set.
+    Show,
+    /// Re-wrap the repository's keys under a new key (RECMAN_NEW_PASSPHRASE, --new-key-file or
+    /// --new-key-command); no data object is rewritten and the old key opens nothing after.
+    Rotate,
 }
 
 #[derive(Subcommand, Debug)]
@@ -336,6 +370,8 @@ pub struct BackupArgs {
     pub keep_until: Option<String>,
     #[command(flatten)]
     pub io: crate::io_args::IoArgs,
+    #[command(flatten)]
+    pub window: crate::window_args::WindowArgs,
 }
 
 #[derive(Subcommand, Debug)]

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let g = crate::config::merge(cli.global)?;
+    crate::key_cmds::set_sources(&g);
     let Some(command) = cli.command else {
         return crate::script::interactive(&g);
     };
@@ -33,13 +34,23 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Executed::FrontEnd(c) => c,
     };
     match command {
-        Command::CreateCatalog => {
-            let r = crate::device_cmds::create_repo(g)?;
-            say(&format!(
-                "created repository and catalog at {}",
-                r.location()
-            ));
+        Command::CreateCatalog { encrypt } => {
+            let mut r = crate::device_cmds::create_repo(g)?;
+            if encrypt {
+                let k = r.encrypt()?;
+                say(&format!(
+                    "created encrypted repository and catalog at {} (master key {})",
+                    r.location(),
+                    k.fingerprint
+                ));
+            } else {
+                say(&format!(
+                    "created repository and catalog at {}",
+                    r.location()
+                ));
+            }
         }
+        Command::Key(what) => crate::key_cmds::key(g, what)?,
         Command::ListBackup {
             json,
             summary,

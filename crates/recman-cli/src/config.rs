@@ -20,6 +20,8 @@ pub struct FileConfig {
     pub retention_policy: Option<String>,
     pub archivelog_deletion_policy: Option<String>,
     pub section_size: Option<String>,
+    /// The key file of an encrypted repository (what --key-file gives).
+    pub key_file: Option<std::path::PathBuf>,
     /// S3 settings of remote repositories and s3 devices (endpoint, region,
     /// access-key-id, secret-access-key, part-size, parts-in-flight, virtual-hosted, ...);
     /// docs/s3.md. The file may hold secrets: keep it readable by its owner only.
@@ -43,7 +45,7 @@ fn load(path: &std::path::Path) -> Result<FileConfig> {
     })?;
     let fc: FileConfig = toml::from_str(&text).map_err(|e| {
         anyhow::anyhow!(
-            "config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db, channels, filesperset, maxopenfiles, compression, retention_policy, archivelog_deletion_policy, section_size and an [s3] section",
+            "config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db, channels, filesperset, maxopenfiles, compression, retention_policy, archivelog_deletion_policy, section_size, key_file and an [s3] section",
             path.display(),
             e.message()
         )
@@ -74,5 +76,6 @@ pub fn merge(mut g: Global) -> Result<Global> {
     g.pgdata = g.pgdata.or(fc.pgdata);
     g.target = g.target.or(fc.target);
     g.db = g.db.or(fc.db);
+    g.key_file = g.key_file.or(fc.key_file);
     Ok(g)
 }

@@ -10,8 +10,12 @@ impl From<cli::Command> for m::Command {
     fn from(c: cli::Command) -> Self {
         match c {
             cli::Command::Create {
-                what: cli::CreateWhat::Catalog,
-            } => m::Command::CreateCatalog,
+                what: cli::CreateWhat::Catalog { encrypt },
+            } => m::Command::CreateCatalog { encrypt },
+            cli::Command::Key { what } => m::Command::Key(match what {
+                cli::KeyWhat::Show => m::KeyWhat::Show,
+                cli::KeyWhat::Rotate => m::KeyWhat::Rotate,
+            }),
             cli::Command::Create {
                 what: cli::CreateWhat::RestorePoint { name },
             } => m::Command::CreateRestorePoint { name },
@@ -176,6 +180,17 @@ impl From<cli::BackupArgs> for m::BackupDatabase {
             io: a.io.into(),
             keep_forever: a.keep_forever,
             keep_until: a.keep_until,
+            duration: a.window.duration,
+            partial: a.window.partial,
+            minimize: if a.window.minimize_load {
+                Some("load".into())
+            } else if a.window.minimize_time {
+                Some("time".into())
+            } else {
+                None
+            },
+            not_backed_up_since: a.window.not_backed_up_since,
+            tune: a.window.tune,
         }
     }
 }
@@ -229,9 +244,11 @@ impl From<cc::ConfigureWhat> for m::ConfigureWhat {
             C::Maxopenfiles { value } => m::ConfigureWhat::Maxopenfiles { value },
             C::SectionSize { value } => m::ConfigureWhat::SectionSize { value },
             C::BackupOptimization { value } => m::ConfigureWhat::BackupOptimization { value },
+            C::Tuning { value } => m::ConfigureWhat::Tuning { value },
             C::ArchivelogDeletionPolicy { value } => {
                 m::ConfigureWhat::ArchivelogDeletionPolicy { value }
             }
+            C::IncrementalForever { value } => m::ConfigureWhat::IncrementalForever { value },
             C::DeviceType { device, value } => m::ConfigureWhat::DeviceType { device, value },
             C::DefaultDeviceType { value } => m::ConfigureWhat::DefaultDeviceType { value },
         }
@@ -261,7 +278,19 @@ impl From<cc::ReportWhat> for m::ReportWhat {
         match w {
             R::Schema { json } => m::ReportWhat::Schema { json },
             R::Unrecoverable { json } => m::ReportWhat::Unrecoverable { json },
-            R::Io { which, json, all } => m::ReportWhat::Io { which, json, all },
+            R::Io {
+                which,
+                json,
+                all,
+                plot,
+                html,
+            } => m::ReportWhat::Io {
+                which,
+                json,
+                all,
+                plot,
+                html,
+            },
             R::Obsolete { policy, json } => m::ReportWhat::Obsolete {
                 policy: policy.into(),
                 json,

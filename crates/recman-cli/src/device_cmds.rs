@@ -313,6 +313,17 @@ pub fn passed_on_args(g: &Global, repo: &Repository) -> Result<Vec<String>> {
     if let Some(url) = &g.catalog {
         v.extend(["--catalog".to_string(), url.clone()]);
     }
+    // The key's location, never the key: a passphrase reaches archive-get only through the
+    // server's environment (RECMAN_PASSPHRASE).
+    if repo.is_encrypted() {
+        if let Some(f) = &g.key_file {
+            let abs = std::path::absolute(f)?;
+            v.extend(["--key-file".to_string(), abs.display().to_string()]);
+        }
+        if let Some(c) = &g.key_command {
+            v.extend(["--key-command".to_string(), c.clone()]);
+        }
+    }
     if repo.is_remote() {
         v.extend([
             "--repo-cache".to_string(),

@@ -72,6 +72,7 @@ fn backup_json(ctx: &Context, b: &BackupRecord) -> Result<serde_json::Value> {
             })
         })
         .collect();
+    let read = ctx.repo.catalog().backup_read(&b.id)?;
     Ok(serde_json::json!({
         "id": b.id,
         "database": ctx.db.name,
@@ -89,6 +90,8 @@ fn backup_json(ctx: &Context, b: &BackupRecord) -> Result<serde_json::Value> {
         "duration_seconds": b.stop_time.map(|s| (s - b.start_time) as f64 / 1e6),
         "database_bytes": b.db_bytes,
         "written_bytes": b.written_bytes,
+        "read_bytes": read.map(|r| r.read_bytes),
+        "tracked_bytes": read.map(|r| r.tracked_bytes),
         "files": b.file_count,
         "channels": b.channels,
         "compression": b.compression,

@@ -10,13 +10,16 @@ mod device_cmds;
 mod front;
 mod input;
 mod io_args;
+mod key_cmds;
 mod list;
 mod progress;
 mod report_io;
+mod report_plot;
 mod report_schema;
 mod restore_cmd;
 mod script;
 mod tune_cmds;
+mod window_args;
 
 use clap::{CommandFactory, Parser};
 use std::process::ExitCode;

@@ -64,7 +64,13 @@ pub fn diagnose(rows: &[IoStatRow]) -> Vec<String> {
     out
 }
 
-pub fn report_io(ctx: &Context, which: Option<&str>, json: bool, all_inputs: bool) -> Result<()> {
+pub fn report_io(
+    ctx: &Context,
+    which: Option<&str>,
+    json: bool,
+    all_inputs: bool,
+    files: crate::report_plot::Files,
+) -> Result<()> {
     let cat = ctx.repo.catalog();
     let b = recman_engine::find_backup(ctx, which)?;
     let mut rows = Vec::new();
@@ -86,6 +92,7 @@ pub fn report_io(ctx: &Context, which: Option<&str>, json: bool, all_inputs: boo
         .find(|j| j.1 == "BACKUP")
         .and_then(|j| j.3.as_ref())
         .map(|d| d.bottleneck.as_str());
+    crate::report_plot::write_files(cat, &b, &rows, &backup_diag, &files)?;
     if json {
         let v: Vec<serde_json::Value> = rows
             .iter()
@@ -98,12 +105,15 @@ pub fn report_io(ctx: &Context, which: Option<&str>, json: bool, all_inputs: boo
                 j
             })
             .collect();
+        let (samples, tuning) = crate::report_plot::json_extras(cat, &b.id)?;
         println!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "backup_id": b.id,
                 "rows": v,
                 "diagnosis": backup_diag,
+                "samples": samples,
+                "tuning": tuning,
                 "bottleneck": backup_bottleneck,
                 "jobs": jobs.iter().map(|(id, kind, d, dj)| serde_json::json!({
                     "job_id": id,
@@ -187,5 +197,6 @@ pub fn report_io(ctx: &Context, which: Option<&str>, json: bool, all_inputs: boo
             println!("  {line}");
         }
     }
+    crate::report_plot::print_tuning(cat, &b.id)?;
     Ok(())
 }

@@ -30,6 +30,14 @@ pub enum ConfigureWhat {
     ArchivelogDeletionPolicy {
         value: Vec<String>,
     },
+    /// `auto` or `off`: whether backups adapt their settings while they run (`--tune`).
+    Tuning {
+        value: String,
+    },
+    /// `off` or `synthetic-full-every N days` (see `recman_engine::forever`).
+    IncrementalForever {
+        value: Vec<String>,
+    },
     /// `parms SPEC`, `parallelism N`, `blksize N`, `env A=1` or `clear` for one device type.
     DeviceType {
         device: String,
@@ -65,6 +73,10 @@ pub enum ReportWhat {
         which: Option<String>,
         json: bool,
         all: bool,
+        /// `--plot FILE.svg`: throughput over time from the per-second samples.
+        plot: Option<std::path::PathBuf>,
+        /// `--html FILE`: a page with the plot and the tables.
+        html: Option<std::path::PathBuf>,
     },
     Obsolete {
         policy: PolicyOverride,

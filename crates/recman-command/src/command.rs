@@ -11,11 +11,25 @@ pub const DEFAULT_VALIDATE_MAXOPENFILES: u32 = 8;
 /// Compression of archived WAL and synthetic fulls when not told.
 pub const DEFAULT_WAL_COMPRESSION: &str = "lz4";
 
+/// What `key` does to an encrypted repository's master key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyWhat {
+    /// Which master key is current (its fingerprint) and when it was set.
+    Show,
+    /// Re-wrap the repository's keys under a new master key; no data object is rewritten.
+    Rotate,
+}
+
 /// One command of recman, as either front end asks for it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
-    /// Create the repository and its catalog (RMAN's CREATE CATALOG).
-    CreateCatalog,
+    /// Create the repository and its catalog (RMAN's CREATE CATALOG); `encrypt` makes every
+    /// object of it encrypted under the key given (docs/security.md).
+    CreateCatalog {
+        encrypt: bool,
+    },
+    /// `key show` / `key rotate` of an encrypted repository (docs/security.md).
+    Key(KeyWhat),
     /// pg_create_restore_point on the target, recorded in the catalog (RMAN's CREATE RESTORE
     /// POINT).
     CreateRestorePoint {
@@ -115,7 +129,9 @@ impl Command {
     /// parity of the two front ends.
     pub fn path(&self) -> &'static [&'static str] {
         match self {
-            Command::CreateCatalog => &["create", "catalog"],
+            Command::CreateCatalog { .. } => &["create", "catalog"],
+            Command::Key(KeyWhat::Show) => &["key", "show"],
+            Command::Key(KeyWhat::Rotate) => &["key", "rotate"],
             Command::CreateRestorePoint { .. } => &["create", "restore-point"],
             Command::RegisterDatabase { .. } => &["register", "database"],
             Command::BackupDatabase(_) => &["backup", "database"],
@@ -208,6 +224,16 @@ pub struct BackupDatabase {
     pub keep_forever: bool,
     /// RMAN's KEEP UNTIL TIME: as KEEP FOREVER until then.
     pub keep_until: Option<String>,
+    /// RMAN's DURATION, as H:MM[:SS].
+    pub duration: Option<String>,
+    /// DURATION … PARTIAL: keep what finished in the window.
+    pub partial: bool,
+    /// DURATION … MINIMIZE TIME or LOAD (`time`, `load`); None: TIME, RMAN's default.
+    pub minimize: Option<String>,
+    /// RMAN's NOT BACKED UP SINCE TIME, as a time `restore --until-time` accepts.
+    pub not_backed_up_since: Option<String>,
+    /// `--tune auto|off`; None: `configure tuning`.
+    pub tune: Option<String>,
 }
 
 impl Default for BackupDatabase {
@@ -233,6 +259,11 @@ impl Default for BackupDatabase {
             io: IoOptions::default(),
             keep_forever: false,
             keep_until: None,
+            duration: None,
+            partial: false,
+            minimize: None,
+            not_backed_up_since: None,
+            tune: None,
         }
     }
 }

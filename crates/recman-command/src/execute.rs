@@ -376,10 +376,19 @@ fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Resu
         p.outcome(Outcome::ArchivedCurrent { upto });
         plus(p)?;
     }
-    let opts = b.options(&env(e.resolve_backup(&ctx.repo, b))?)?;
     // Parsed before the backup runs, so a bad time costs nothing.
     let keep_until = options::until_micros(b.keep_until.as_deref())?;
+    let mut opts = b.options(&env(e.resolve_backup(&ctx.repo, b))?)?;
+    // Incremental forever: a backup that names no level is a level 1.
+    let forever = recman_engine::forever::policy(&ctx)?
+        .filter(|_| opts.incremental_level.is_none() && !opts.as_copy && !opts.for_recover_of_copy);
+    if forever.is_some() {
+        e.progress()
+            .notice("incremental forever: taking a level 1 (configure incremental-forever)");
+        opts.incremental_level = Some(1);
+    }
     let report = recman_engine::backup_database(&ctx, &opts, e.progress())?;
+    let level1 = report.record.backup_type == "LEVEL1";
     if b.keep_forever || keep_until.is_some() {
         recman_engine::keep::set_keep(&ctx.repo, &report.record.id, keep_until)?;
     }
@@ -387,6 +396,22 @@ fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Resu
         report,
         maxcorrupt: opts.maxcorrupt,
     });
+    if let Some(pol) = forever
+        && level1
+        && recman_engine::forever::synthetic_due(&ctx, pol)?
+    {
+        e.progress().notice(&format!(
+            "incremental forever: the newest level 0 is {} day(s) old or more: building a synthetic full from the chain",
+            pol.synthetic_every_days
+        ));
+        let sopts = recman_engine::SyntheticOptions {
+            from: None,
+            tag: None,
+            compression: opts.compression,
+        };
+        let s = recman_engine::synthetic_full(&ctx, &sopts, e.progress())?;
+        p.outcome(Outcome::SyntheticFull(s));
+    }
     if b.plus_archivelog {
         // The database backup waited for its last segment to be archived.
         plus(p)?;

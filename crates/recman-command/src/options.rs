@@ -88,6 +88,8 @@ pub struct ResolvedBackup {
     pub section_size: Option<u64>,
     /// `configure backup-optimization on`.
     pub optimization: bool,
+    /// `configure tuning auto`.
+    pub tuning: bool,
     pub device: crate::precedence::DeviceChoice,
 }
 
@@ -127,7 +129,38 @@ impl BackupDatabase {
             as_copy: self.as_copy,
             for_recover_of_copy: self.for_recover_of_copy,
             format: piece_format(self.format.as_deref())?,
+            window: self.window()?,
+            tune_auto: match self.tune.as_deref() {
+                Some(t) => t.eq_ignore_ascii_case("auto"),
+                None => r.tuning,
+            },
+            not_backed_up_since: match &self.not_backed_up_since {
+                Some(t) => match RecoveryTarget::parse_time(t)? {
+                    RecoveryTarget::Time { micros, .. } => Some(micros),
+                    _ => None,
+                },
+                None => None,
+            },
         })
+    }
+
+    /// The DURATION window, when one was given.
+    fn window(&self) -> Result<Option<recman_engine::window::Window>, OptionError> {
+        use recman_engine::window::{Minimize, Window};
+        let Some(d) = &self.duration else {
+            return Ok(None);
+        };
+        Ok(Some(Window {
+            length: Window::parse_length(d).map_err(|e| OptionError::Value {
+                option: "duration",
+                source: Box::new(e),
+            })?,
+            partial: self.partial,
+            minimize: match self.minimize.as_deref() {
+                Some(m) if m.eq_ignore_ascii_case("load") => Minimize::Load,
+                _ => Minimize::Time,
+            },
+        }))
     }
 }
 
@@ -233,6 +266,7 @@ mod tests {
             compression: Compression::None,
             section_size: Some(1 << 30),
             optimization: true,
+            tuning: false,
             device: DeviceChoice {
                 device: Some("sbt".into()),
                 channels: 4,

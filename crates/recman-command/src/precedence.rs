@@ -136,6 +136,16 @@ pub const SPECS: &[Spec] = &[
         key: "archivelog_deletion_policy",
         default: "none",
     },
+    Spec {
+        name: "tuning",
+        key: "tuning",
+        default: "off",
+    },
+    Spec {
+        name: "incremental-forever",
+        key: recman_engine::forever::KEY,
+        default: "off",
+    },
 ];
 
 /// The spec of setting `name`.

@@ -127,7 +127,8 @@ impl Command {
         };
         let n = |v: Option<u32>| v.map(u64::from);
         match self {
-            Command::CreateCatalog
+            Command::CreateCatalog { .. }
+            | Command::Key(_)
             | Command::Show(_)
             | Command::Crosscheck(_)
             | Command::Catalog(_)

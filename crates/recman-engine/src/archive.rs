@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 mod batch;
 mod check;
 mod read;
+pub mod summary;
 pub use batch::{
     DEFAULT_PUSH_BATCH, PushBatchReport, PushOptions, archive_push_batch, default_parallel,
 };

@@ -4,6 +4,7 @@ mod checks;
 mod entries;
 mod failed;
 mod optimize;
+pub(crate) mod since;
 mod standby;
 
 use checks::{check_target, wait_for_wal};
@@ -24,6 +25,10 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// `backup_type` of a backup cut short by its DURATION window with PARTIAL: the sets finished
+/// in the window, never a base for restore by itself.
+pub const PARTIAL: &str = "PARTIAL";
 
 #[derive(Clone, Debug)]
 pub struct BackupOptions {
@@ -58,6 +63,13 @@ pub struct BackupOptions {
     pub optimization: bool,
     /// FORMAT with a location: the pieces are written in its directory under its names.
     pub format: Option<crate::piece_format::PieceFormat>,
+    /// RMAN's DURATION: a window for the backup and what to minimize in it.
+    pub window: Option<crate::window::Window>,
+    /// RMAN's NOT BACKED UP SINCE TIME (Unix microseconds): files held by a backup started
+    /// since then go as their changed pages only (see `backup/since.rs`).
+    pub not_backed_up_since: Option<i64>,
+    /// `--tune auto`: adapt read sizes, queue depth and the zstd level between sets.
+    pub tune_auto: bool,
 }
 
 impl Default for BackupOptions {
@@ -80,6 +92,9 @@ impl Default for BackupOptions {
             standby: None,
             optimization: false,
             format: None,
+            window: None,
+            not_backed_up_since: None,
+            tune_auto: false,
         }
     }
 }
@@ -194,6 +209,7 @@ pub fn backup_database(
     let result = run(
         ctx,
         opts,
+        t0,
         &inc,
         progress,
         &mut session,
@@ -252,6 +268,12 @@ fn copy_or_parent(
     ctx: &Context,
     opts: &BackupOptions,
 ) -> Result<(crate::incremental::ParentChoice, Option<String>), EngineError> {
+    if let Some(t) = opts.not_backed_up_since
+        && !opts.as_copy
+        && !opts.for_recover_of_copy
+    {
+        return Ok((since::choose(ctx, t)?, None));
+    }
     if !opts.as_copy && !opts.for_recover_of_copy {
         let (l, i, n) =
             crate::incremental::choose_parent(ctx, opts.incremental_level, opts.cumulative)?;
@@ -308,6 +330,7 @@ type RunResult = Result<RunOutcome, EngineError>;
 fn run(
     ctx: &Context,
     opts: &BackupOptions,
+    t0: Instant,
     inc: &IncrementChoice,
     progress: &dyn Progress,
     session: &mut Session,
@@ -337,9 +360,16 @@ fn run(
     let sizes: Vec<u64> = scan.files.iter().map(|f| f.size).collect();
     // Known before anything is written, so a failed backup can say what it needed.
     rec.db_bytes = sizes.iter().sum();
+    // Auto tuning learns between sets: each channel gets at least 8 of them.
+    let filesperset = if opts.tune_auto {
+        let per = (sizes.len() / (opts.channels as usize * 8)).max(1) as u32;
+        opts.filesperset.min(per)
+    } else {
+        opts.filesperset
+    };
     let settings = PlanSettings {
         channels: opts.channels,
-        filesperset: opts.filesperset,
+        filesperset,
         maxopenfiles: opts.maxopenfiles,
         section_size: opts.section_size,
     };
@@ -368,6 +398,32 @@ fn run(
         opts.io.mode
     ));
     progress.start("backup", scan.total_bytes());
+    let live = crate::window::Live::new(opts.channels, opts.window, t0, scan.total_bytes())
+        .with_tuner(
+            opts.tune_auto
+                .then(|| crate::tune::Tuner::new(opts.compression)),
+        );
+    if opts.tune_auto && filesperset != opts.filesperset {
+        live.event(
+            None,
+            "filesperset",
+            Some(opts.filesperset.to_string()),
+            filesperset.to_string(),
+            "tune auto: at least 8 sets per channel, so that settings can change between sets"
+                .into(),
+        );
+    }
+    if let Some(w) = &opts.window {
+        progress.notice(&format!(
+            "DURATION {}{} MINIMIZE {}",
+            w.text(),
+            if w.partial { " PARTIAL" } else { "" },
+            match w.minimize {
+                crate::window::Minimize::Time => "TIME",
+                crate::window::Minimize::Load => "LOAD",
+            }
+        ));
+    }
     let queue = Mutex::new(
         Unit::all(&the_plan.sets)
             .into_iter()
@@ -412,6 +468,18 @@ fn run(
         )?),
         None => None,
     };
+    let tracking = match inc.increment {
+        Some(i) => crate::tracking::load(
+            ctx,
+            pgdata,
+            i,
+            rec.start_lsn,
+            rec.timeline,
+            session.wal_segment_size,
+            progress,
+        )?,
+        None => None,
+    };
     let shared = ChannelShared {
         repo: Some(ctx.repo.handle()),
         output: Some(output),
@@ -434,11 +502,20 @@ fn run(
         progress,
         io: &opts.io,
         increment: inc.increment,
+        tracking: tracking.as_ref(),
         queue: &queue,
         format: opts.format.as_ref(),
+        live: Some(&live),
     };
-    let outcomes = crate::pipeline::pool::each(opts.channels as usize, "backup", |w| {
-        run_channel(&shared, w)
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let outcomes = std::thread::scope(|s| {
+        let monitor = s.spawn(|| live.monitor(&stop));
+        let r = crate::pipeline::pool::each(opts.channels as usize, "backup", |w| {
+            run_channel(&shared, w)
+        });
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = monitor.join();
+        r
     });
     progress.finish();
     let mut sets = Vec::new();
@@ -449,6 +526,26 @@ fn run(
         }
         sets.extend(v.sets);
         stats.extend(v.stats);
+    }
+    let partial = live.cut_short.load(std::sync::atomic::Ordering::Relaxed);
+    if partial {
+        keep_whole_files(&the_plan.sets, &mut sets);
+        if sets.iter().all(|s| s.files.is_empty()) {
+            return Err(EngineError::Invalid(format!(
+                "backup {} finished no backup set within DURATION {}: nothing to keep as a partial backup; hint: give a longer window, or smaller sets with --filesperset",
+                rec.id,
+                opts.window.map(|w| w.text()).unwrap_or_default()
+            )));
+        }
+        rec.backup_type = PARTIAL.into();
+        let files: usize = sets.iter().map(|s| s.files.len()).sum();
+        progress.notice(&format!(
+            "DURATION window ended: backup {} keeps the {} file(s) of the {} set(s) finished as a PARTIAL backup; hint: complete it with `recman backup database --not-backed-up-since '{}'`",
+            rec.id,
+            files,
+            sets.len(),
+            rfc3339(rec.start_time)
+        ));
     }
     for r in &mut stats {
         r.job_id = rec.id.clone();
@@ -462,6 +559,7 @@ fn run(
         let bytes: u64 = agg.map(|r| r.bytes).sum();
         bytes as f64 * 1e6 / (close - open).max(1) as f64
     };
+    crate::backup_reads::record(ctx, &rec.id, &stats, tracking.as_ref(), progress)?;
     let stop = session.backup_stop()?;
     rec.stop_lsn = Some(stop.lsn.0);
     rec.timeline = stop.timeline;
@@ -652,6 +750,9 @@ fn run(
     rec.status = BackupStatus::Available;
     ctx.repo.catalog().complete_backup(rec, &pieces, &corrupt)?;
     ctx.repo.catalog().add_io_stats(&stats)?;
+    let (samples, events) = live.take(&rec.id);
+    ctx.repo.catalog().add_io_samples(&samples)?;
+    ctx.repo.catalog().add_tuning_events(&events)?;
     Ok(RunOutcome {
         sets: sets.len(),
         corrupt,
@@ -667,5 +768,26 @@ pub(crate) fn describe_corrupt(c: &CorruptBlock) -> String {
             c.path, c.block, r, c.detail
         ),
         None => format!("file {} block {}: {}", c.path, c.block, c.detail),
+    }
+}
+
+/// A PARTIAL backup keeps only whole files: a file split in sections keeps none of them unless
+/// every section's piece was finished.
+fn keep_whole_files(planned: &[crate::plan::PlannedSet], sets: &mut [crate::channel::SetOutcome]) {
+    use std::collections::HashMap;
+    let mut pieces: HashMap<usize, usize> = HashMap::new();
+    for so in sets.iter() {
+        for fo in so.files.iter().filter(|f| f.section.is_some()) {
+            *pieces.entry(fo.index).or_default() += 1;
+        }
+    }
+    let wanted: HashMap<u32, usize> = planned
+        .iter()
+        .map(|p| (p.set_no, p.sections.len()))
+        .collect();
+    for so in sets.iter_mut() {
+        let need = wanted.get(&so.set_no).copied().unwrap_or(0);
+        so.files
+            .retain(|f| f.section.is_none() || pieces.get(&f.index).copied() == Some(need));
     }
 }

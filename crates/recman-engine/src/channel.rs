@@ -38,10 +38,14 @@ pub struct ChannelShared<'a> {
     pub io: &'a IoSettings,
     /// For a level 1: the parent whose blocks are not taken again.
     pub increment: Option<&'a crate::incremental::Increment>,
+    /// For a level 1 whose range change tracking answers for: the blocks to read.
+    pub tracking: Option<&'a crate::tracking::Tracking>,
     /// Work not yet taken by a channel, heaviest first.
     pub queue: &'a Mutex<VecDeque<Unit<'a>>>,
     /// FORMAT with a location: each piece is named by it on `output`.
     pub format: Option<&'a crate::piece_format::PieceFormat>,
+    /// A backup's meters, shared pacing and DURATION window; None for validation.
+    pub live: Option<&'a crate::window::Live>,
 }
 
 /// One piece to write: a whole backup set, or one section of a multisection set.
@@ -124,16 +128,21 @@ pub struct ChannelOutcome {
 
 impl ChannelShared<'_> {
     /// Whether file `index` is backed up by changed blocks only: a relation file the parent
-    /// also had. Everything else goes whole.
+    /// also had. Everything else goes whole, and so do visibility map forks (clearing a bit
+    /// does not advance the map page's LSN) and files change tracking says were created or
+    /// copied in the range.
     fn filtered(&self, index: usize) -> bool {
         let f = &self.files[index];
-        self.increment
-            .is_some_and(|i| f.relfile.is_some() && i.known.contains(&f.rel))
+        self.increment.is_some_and(|i| {
+            f.relfile.as_ref().is_some_and(|rf| {
+                rf.fork != recman_page::Fork::Vm && !self.tracking.is_some_and(|t| t.whole(rf))
+            }) && i.known.contains(&f.rel)
+        })
     }
 
     /// The directory file `index` is read from: a standby's for relation files when the
     /// backup reads from one, else the target's own.
-    fn root_of(&self, index: usize) -> &std::path::Path {
+    pub(crate) fn root_of(&self, index: usize) -> &std::path::Path {
         match self.relation_root {
             Some(r) if self.files[index].relfile.is_some() => r,
             _ => self.pgdata,
@@ -155,7 +164,7 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
             sh.io.mode
         ))
     })?;
-    let mut throttle = Throttle::new(sh.io.rate);
+    let mut throttle = Throttle::new(sh.io.rate).shared(sh.live.and_then(|l| l.pacer.clone()));
     let mut out = ChannelOutcome {
         sets: Vec::new(),
         stats: Vec::new(),
@@ -170,11 +179,14 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
         // A stop (another channel failed, or a signal) must fail the backup, never end it
         // short with sets missing.
         w.check()?;
+        if window_ended(sh)? {
+            break;
+        }
         let Some(set) = sh.queue.lock().expect("queue lock").pop_front() else {
             break;
         };
         let mut rows = Vec::new();
-        let so = backup_set(
+        let Some(so) = backup_set(
             sh,
             repo.as_ref(),
             engine.as_mut(),
@@ -183,7 +195,11 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
             set,
             &mut rows,
             &mut total,
-        )?;
+        )?
+        else {
+            // The window ended inside this set: its piece was never committed.
+            break;
+        };
         // Rows go to the catalog set by set: a cluster of a million files must not keep a
         // million rows in memory until the end.
         let mode = engine.mode().to_string();
@@ -231,11 +247,35 @@ fn backup_set(
     unit: Unit,
     stats: &mut Vec<IoStatRow>,
     total: &mut IoCounters,
-) -> Result<SetOutcome, EngineError> {
+) -> Result<Option<SetOutcome>, EngineError> {
     let set = unit.set;
     let channel = w.no;
     let piece_path = recman_catalog::layout::piece(&sh.backup_dir, set.set_no, unit.piece_no);
+    let tuner = sh.live.and_then(|l| l.tuner.as_ref());
+    let device = match (tuner, set.files.first()) {
+        (Some(_), Some(&i)) => {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(sh.files[i].abs(sh.root_of(i)))
+                .map(|m| m.dev())
+                .unwrap_or(0)
+        }
+        _ => 0,
+    };
+    let (plan, files_at_once, compression) = match tuner {
+        Some(t) => {
+            let (p, f, c) = t.for_set(device, set.mux, sh.io);
+            (p, f.min(set.files.len().max(1) as u32), c)
+        }
+        None => (
+            BufferPlan::for_mux(set.mux, sh.io),
+            set.mux,
+            sh.header.compression,
+        ),
+    };
+    let (set_started, cpu_before) = (std::time::Instant::now(), crate::tune::thread_cpu_micros());
+    let mut set_input = IoCounters::default();
     let mut header = sh.header.clone();
+    header.compression = compression;
     header.set_no = set.set_no;
     header.piece_no = unit.piece_no;
     header.files = set
@@ -270,11 +310,54 @@ fn backup_set(
         )?)),
         None => SetOut::Null,
     };
-    let plan = BufferPlan::for_mux(set.mux, sh.io);
+    let mut done = Vec::new();
+    // Files change tracking answers for are read block by block first; the rest are
+    // multiplexed as always.
+    let tracked: Vec<crate::tracked_read::TrackedFile> = match sh.tracking {
+        Some(t) => set
+            .files
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, &i)| {
+                crate::tracked_read::plan_for(sh, t, i).map(|runs| {
+                    crate::tracked_read::TrackedFile {
+                        slot: slot as u32,
+                        index: i,
+                        runs,
+                    }
+                })
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    for tf in &tracked {
+        w.check()?;
+        let t = sh.tracking.expect("tracked files come with tracking");
+        let mut counters = crate::io::IoCounters::default();
+        let (mut fo, opened) =
+            crate::tracked_read::read_file(sh, t, &mut writer, tf, unit.range, &mut counters)?;
+        fo.set_no = set.set_no;
+        fo.piece_no = unit.piece_no;
+        let mut row = stat_row(
+            "INPUT",
+            channel,
+            Some(sh.files[tf.index].rel.clone()),
+            &counters,
+            opened,
+            now_micros(),
+            (0, 0),
+        );
+        row.set_no = Some(set.set_no);
+        row.piece_no = Some(unit.piece_no);
+        stats.push(row);
+        total.add(&counters);
+        done.push(fo);
+    }
     let inputs: Vec<InputFile> = set
         .files
         .iter()
         .enumerate()
+        .filter(|(slot, _)| !tracked.iter().any(|t| t.slot == *slot as u32))
         .map(|(slot, &i)| InputFile {
             slot: slot as u32,
             index: i,
@@ -285,12 +368,16 @@ fn backup_set(
         .collect();
     let mut state: Vec<(u32, PageVerdicts, u64)> =
         vec![(0, PageVerdicts::default(), 0); set.files.len()];
-    let mut done = Vec::new();
-    let mut mux =
-        InputMux::new(engine, plan, set.mux, inputs, throttle).direct_reads(sh.io.direct_reads);
+    let mut mux = InputMux::new(engine, plan, files_at_once, inputs, throttle)
+        .direct_reads(sh.io.direct_reads);
     let buf = (plan.size as u64, plan.per_file as u64);
+    let meter = sh.live.map(|l| l.meter(channel));
+    let mut written_before = 0u64;
     loop {
         w.check()?;
+        if window_ended(sh)? {
+            return Ok(None);
+        }
         let ev = mux.next_event().map_err(|e| {
             let message = match sh.output {
                 Some(_) => format!("channel {channel}, backup set {}: {e}", set.set_no),
@@ -340,6 +427,14 @@ fn backup_set(
                     }
                 }
                 sh.progress.advance(data.len() as u64);
+                if let Some(m) = meter {
+                    use std::sync::atomic::Ordering::Relaxed;
+                    m.read.fetch_add(data.len() as u64, Relaxed);
+                    let now = writer.bytes_written();
+                    m.written
+                        .fetch_add(now.saturating_sub(written_before), Relaxed);
+                    written_before = now;
+                }
             }
             Some(Event::End {
                 slot,
@@ -364,6 +459,7 @@ fn backup_set(
                 row.piece_no = Some(unit.piece_no);
                 stats.push(row);
                 total.add(&counters);
+                set_input.add(&counters);
                 done.push(FileOutcome {
                     index,
                     set_no: set.set_no,
@@ -395,15 +491,38 @@ fn backup_set(
             }
         }
     }
+    let mut set_output = None;
     let (size, crc32c, raw_bytes) = match writer {
         SetOut::Piece(w) => {
             let piece = w.finish()?;
             stats.push(piece.output_row(channel, set.set_no, unit.piece_no));
+            set_output = Some(piece.output.clone());
             (piece.size, piece.crc32c, piece.raw_bytes)
         }
         SetOut::Null => (0, 0, 0),
     };
-    Ok(SetOutcome {
+    if let (Some(t), Some(live)) = (tuner, sh.live) {
+        t.learn(
+            live,
+            plan,
+            files_at_once,
+            &crate::tune::SetMeasure {
+                channel,
+                device,
+                input: &set_input,
+                output: set_output.as_ref(),
+                elapsed_us: set_started.elapsed().as_micros() as u64,
+                cpu_us: crate::tune::thread_cpu_micros().saturating_sub(cpu_before),
+            },
+        );
+    }
+    if let Some(m) = meter {
+        m.written.fetch_add(
+            size.saturating_sub(written_before),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+    Ok(Some(SetOutcome {
         set_no: set.set_no,
         piece_no: unit.piece_no,
         channel,
@@ -413,5 +532,24 @@ fn backup_set(
         crc32c,
         raw_bytes,
         files: done,
-    })
+    }))
+}
+
+/// Whether the backup's DURATION window has ended: Ok(true) stops the channel when PARTIAL
+/// keeps what is finished, otherwise the backup fails.
+fn window_ended(sh: &ChannelShared) -> Result<bool, EngineError> {
+    let Some(live) = sh.live.filter(|l| l.past_deadline()) else {
+        return Ok(false);
+    };
+    let w = live.window.expect("a deadline comes from a window");
+    if w.partial {
+        live.cut_short
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        return Ok(true);
+    }
+    Err(EngineError::Invalid(format!(
+        "backup {} did not finish within DURATION {}; hint: add --partial (PARTIAL) to keep the files finished in the window, or give a longer window",
+        sh.header.backup_id,
+        w.text()
+    )))
 }

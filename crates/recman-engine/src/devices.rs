@@ -68,7 +68,8 @@ pub fn media_for(repo: &Repository, device: &str) -> Result<Arc<dyn Media>, Engi
         .catalog()
         .config(&format!("device-type.{device}.env"))?
         .unwrap_or_default();
-    open_spec_with_env(&spec, &env)
+    // An encrypted repository's copies on other devices are sealed with its keys too.
+    Ok(repo.seal_device(open_spec_with_env(&spec, &env)?))
 }
 
 static OPEN: OnceLock<Mutex<HashMap<String, Arc<dyn Media>>>> = OnceLock::new();

@@ -61,3 +61,27 @@ pub(crate) fn uring_refused() -> Option<std::io::Error> {
 pub fn test_build() -> bool {
     cfg!(feature = "fault-injection")
 }
+
+/// `RECMAN_FAULT_TRACKING_DROP=<relfilenode>:<block>` removes that block of the main fork of
+/// every relation with that relfilenode from a level 1's change-tracking answer, as if one
+/// summary had lost it: the mutation the change-tracking tests must catch.
+#[cfg(feature = "fault-injection")]
+pub(crate) fn drop_tracked_block(blocks: &mut crate::tracking::BlockLists) {
+    let Some((rel, block)) = std::env::var("RECMAN_FAULT_TRACKING_DROP")
+        .ok()
+        .and_then(|v| {
+            let (r, b) = v.split_once(':')?;
+            Some((r.parse::<u32>().ok()?, b.parse::<u32>().ok()?))
+        })
+    else {
+        return;
+    };
+    for ((id, fork), list) in blocks.iter_mut() {
+        if id.rel == rel && *fork == 0 {
+            list.retain(|&b| b != block);
+        }
+    }
+}
+
+#[cfg(not(feature = "fault-injection"))]
+pub(crate) fn drop_tracked_block(_: &mut crate::tracking::BlockLists) {}

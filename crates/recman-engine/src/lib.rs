@@ -6,6 +6,7 @@ mod action;
 mod archive;
 mod archivelog;
 mod backup;
+mod backup_reads;
 mod channel;
 mod context;
 pub mod controlfile;
@@ -14,6 +15,7 @@ mod crosscheck;
 pub mod devices;
 mod error;
 pub mod fault;
+pub mod forever;
 mod incremental;
 pub mod io;
 pub mod keep;
@@ -36,11 +38,15 @@ pub mod stop;
 mod synthetic;
 #[cfg(feature = "test-api")]
 pub mod test_api;
+mod tracked_read;
+pub mod tracking;
+pub mod tune;
 pub mod tuning;
 mod util;
 mod validate;
 mod validate_backup;
 mod wal_prefetch;
+pub mod window;
 
 pub use action::{Action, Hint, HintPart, Remedy, Spell, Words};
 pub use archive::{

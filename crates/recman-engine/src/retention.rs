@@ -285,7 +285,7 @@ pub fn obsolete_in_catalog(
         .find(|d| d.id == db_id)
         .map(|d| d.name)
         .unwrap_or_default();
-    let facts: Vec<BackupFacts> = backups
+    let mut facts: Vec<BackupFacts> = backups
         .iter()
         .map(|b| {
             let mut f = BackupFacts::from_record(b);
@@ -293,6 +293,7 @@ pub fn obsolete_in_catalog(
             f
         })
         .collect();
+    crate::backup::since::completing_counts_as_full(&mut facts, &backups);
     let names: Vec<String> = wal.iter().map(|(w, _)| w.name.clone()).collect();
     let mut obs = obsolete(&facts, &names, policy, now);
     if policy != RetentionPolicy::None {
@@ -395,6 +396,10 @@ fn finish_one(repo: &Repository, it: &PendingDelete) -> Result<(), EngineError> 
             repo.remove_prefix(&it.path)?;
         }
         DeleteKind::Wal => {
+            // Its change-tracking summary goes with it (a level 1 needing it scans instead).
+            if let Some(stem) = it.path.strip_suffix(".rmw") {
+                repo.remove_object(&format!("{stem}.rmb"))?;
+            }
             repo.remove_object(&it.path)?;
         }
     }

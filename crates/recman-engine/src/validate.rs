@@ -120,7 +120,9 @@ pub fn validate_database(
         progress,
         io,
         increment: None,
+        tracking: None,
         queue: &queue,
+        live: None,
     };
     let mut outcome = crate::pipeline::pool::each(1, "validate", |w| run_channel(&shared, w))?
         .pop()

@@ -94,6 +94,8 @@ pub enum BackupOpt {
     Duration {
         hours: u64,
         minutes: u64,
+        /// RMAN's optional `:ss`.
+        seconds: Option<u64>,
         partial: bool,
         minimize: Option<String>,
     },

@@ -7,6 +7,7 @@
 //! where they live.
 
 pub mod conformance;
+pub mod crypt;
 mod direct;
 /// Memory one piece written with O_DIRECT holds: its aligned blocks in flight and filling.
 pub const DIRECT_WRITE_MEMORY: u64 = ((direct::DEPTH + 1) * direct::BLOCK) as u64;

@@ -12,6 +12,8 @@ mod lsn;
 mod pgfiles;
 mod session;
 pub mod version;
+pub mod walrecord;
+pub mod walsummary;
 
 pub use conn::{ConnTarget, resolve_conninfo};
 pub use conninfo::{has_password as conninfo_has_password, redact as redact_conninfo};

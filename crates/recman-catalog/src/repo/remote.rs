@@ -138,12 +138,14 @@ impl Repository {
             None => Catalog::open(&db)?,
         };
         crate::atomic::sync_dir(&abs)?;
+        let (media, keys) = super::crypt::open_sealed(media, location)?;
         Ok(Repository {
             root: abs,
             location: location.to_string(),
             media,
             remote: true,
             catalog,
+            keys,
         })
     }
 }

@@ -139,8 +139,18 @@ pub fn report(g: &Global, what: ReportWhat) -> Result<()> {
         ReportWhat::Schema { .. } | ReportWhat::Unrecoverable { .. } => {
             unreachable!("answered above")
         }
-        ReportWhat::Io { which, json, all } => {
-            crate::report_io::report_io(&ctx, which.as_deref(), json, all)?
+        ReportWhat::Io {
+            which,
+            json,
+            all,
+            plot,
+            html,
+        } => {
+            let files = crate::report_plot::Files {
+                plot: plot.as_deref(),
+                html: html.as_deref(),
+            };
+            crate::report_io::report_io(&ctx, which.as_deref(), json, all, files)?
         }
         ReportWhat::Obsolete { policy, json } => {
             let f = find_obsolete(&ctx, policy_for(g, &policy)?)?;

@@ -40,6 +40,10 @@ fn validate(name: &str, words: &[String]) -> Result<String> {
             "on" | "off" => Ok(v),
             _ => bail!("backup optimization {v:?} is not valid; hint: use `on` or `off`"),
         },
+        "tuning" => match v.as_str() {
+            "auto" | "off" => Ok(v),
+            _ => bail!("tuning {v:?} is not valid; hint: use `auto` or `off`"),
+        },
         "section-size" if v == "none" => Ok(v),
         "section-size" => {
             let (lo, hi) = crate::input::SECTION_SIZE;
@@ -67,6 +71,13 @@ fn validate(name: &str, words: &[String]) -> Result<String> {
                 ),
             }
         }
+        "incremental-forever" => match recman_engine::forever::parse(&v) {
+            Ok(None) => Ok("off".into()),
+            Ok(Some(p)) => Ok(p.to_setting()),
+            Err(why) => bail!(
+                "incremental forever: {why}; hint: e.g. `recman configure incremental-forever synthetic-full-every 7 days`, or `off`"
+            ),
+        },
         _ => unreachable!("every setting has a spec"),
     }
 }
@@ -87,6 +98,8 @@ pub fn configure(g: &Global, what: ConfigureWhat) -> Result<()> {
         ConfigureWhat::SectionSize { value } => ("section-size", vec![value]),
         ConfigureWhat::BackupOptimization { value } => ("backup-optimization", vec![value]),
         ConfigureWhat::ArchivelogDeletionPolicy { value } => ("archivelog-deletion-policy", value),
+        ConfigureWhat::Tuning { value } => ("tuning", vec![value]),
+        ConfigureWhat::IncrementalForever { value } => ("incremental-forever", value),
     };
     let spec = SPECS.iter().find(|s| s.name == name).expect("a spec");
     let repo = crate::commands::open_repo(g)?;
@@ -201,6 +214,8 @@ pub struct BackupDefaults {
     pub section_size: Option<u64>,
     /// `configure backup-optimization on`.
     pub optimization: bool,
+    /// `configure tuning auto`.
+    pub tuning: bool,
 }
 
 /// Resolves flag > config file > catalog > built-in default for the backup settings.
@@ -241,6 +256,7 @@ pub fn backup_defaults(
         compression,
         section_size: setting(&all, "section-size").parse().ok(),
         optimization: setting(&all, "backup-optimization") == "on",
+        tuning: setting(&all, "tuning") == "auto",
     })
 }
 
@@ -271,6 +287,7 @@ pub fn resolve_backup(
         compression: d.compression,
         section_size: d.section_size,
         optimization: d.optimization,
+        tuning: d.tuning,
         device,
     })
 }

@@ -142,7 +142,9 @@ impl Block {
                 }
             }
             Statement::Sql(text) => maint::sql(s, text)?,
-            Statement::CreateCatalog => s.exec(recman_command::Command::CreateCatalog)?,
+            Statement::CreateCatalog => {
+                s.exec(recman_command::Command::CreateCatalog { encrypt: false })?
+            }
             Statement::CreateRestorePoint(name) => {
                 s.exec(recman_command::Command::CreateRestorePoint { name: name.clone() })?
             }

@@ -265,13 +265,17 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
                 }
             }
             BackupOpt::SectionSize(s) => c.section_size = Some(s.bytes().to_string()),
-            BackupOpt::Duration { .. } => bail!(
-                "{}",
-                unsupported(
-                    "DURATION",
-                    "limit the read rate with ALLOCATE CHANNEL … RATE 50M"
-                )
-            ),
+            BackupOpt::Duration {
+                hours,
+                minutes,
+                seconds,
+                partial,
+                minimize,
+            } => {
+                c.duration = Some(format!("{hours}:{minutes:02}:{:02}", seconds.unwrap_or(0)));
+                c.partial = *partial;
+                c.minimize = minimize.as_deref().map(str::to_lowercase);
+            }
             BackupOpt::CheckLogical => bail!(
                 "{}",
                 unsupported(
@@ -326,6 +330,9 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
                 c.keep_until = Some(super::restore::resolve_date(d)?)
             }
             BackupOpt::NoKeep => {}
+            BackupOpt::NotBackedUp(NotBackedUp::Since(d)) => {
+                c.not_backed_up_since = Some(super::restore::resolve_date(d)?)
+            }
             BackupOpt::NotBackedUp(_) => bail!(
                 "{}",
                 unsupported("NOT BACKED UP", "BACKUP DATABASE backs up every file")
@@ -630,5 +637,49 @@ mod tests {
         assert!(!names_only(&["/backup/%U".into()]));
         assert!(!names_only(&["\\\\host\\share\\%U".into()]));
         assert!(!names_only(&["+DATA".into()]));
+    }
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::*;
+
+    fn lower_backup(src: &str) -> m::BackupDatabase {
+        let script = recman_lang::parse_script(src).unwrap();
+        let Statement::Backup(bk) = &script.statements[0].statement else {
+            panic!("not a backup: {src}");
+        };
+        let g = Global {
+            quiet: true,
+            ..Default::default()
+        };
+        let b = Block::new(&[]);
+        match backup(&b, bk, &g).unwrap().remove(0) {
+            m::Command::BackupDatabase(c) => *c,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn duration_and_not_backed_up_since_lower_to_the_flags() {
+        let c = lower_backup(
+            "BACKUP DURATION 0:00:20 PARTIAL MINIMIZE LOAD DATABASE NOT BACKED UP SINCE TIME '2026-11-25 10:00:00';",
+        );
+        assert_eq!(c.duration.as_deref(), Some("0:00:20"));
+        assert!(c.partial);
+        assert_eq!(c.minimize.as_deref(), Some("load"));
+        assert_eq!(
+            c.not_backed_up_since.as_deref(),
+            Some("2026-11-25 10:00:00")
+        );
+        let c = lower_backup("BACKUP DURATION 1:30 DATABASE;");
+        assert_eq!(c.duration.as_deref(), Some("1:30:00"));
+        assert!(!c.partial && c.minimize.is_none());
+        assert!(
+            recman_lang::check_round_trip(
+                "BACKUP DURATION 0:00:20 PARTIAL MINIMIZE TIME DATABASE;"
+            )
+            .is_ok()
+        );
     }
 }

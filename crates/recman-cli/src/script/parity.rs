@@ -59,6 +59,18 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
         "backup database --format /srv/b/ora_%U.rbf",
         "BACKUP DATABASE FORMAT '/srv/b/ora_%U.rbf';",
     ),
+    (
+        "backup database --duration 0:00:20 --partial --minimize-load",
+        "BACKUP DURATION 0:00:20 PARTIAL MINIMIZE LOAD DATABASE;",
+    ),
+    (
+        "backup database --duration 1:30:00 --minimize-time",
+        "BACKUP DURATION 1:30 MINIMIZE TIME DATABASE;",
+    ),
+    (
+        "backup database --not-backed-up-since 2026-11-25T10:00:00",
+        "BACKUP DATABASE NOT BACKED UP SINCE TIME '2026-11-25T10:00:00';",
+    ),
     ("backup archivelog all", "BACKUP ARCHIVELOG ALL;"),
     (
         "backup archivelog all --not-backed-up 2 --delete-input --tag W --filesperset 8",
@@ -203,6 +215,18 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
     ),
     ("run", "it runs the language"),
     (
+        "create catalog --encrypt",
+        "RMAN's CREATE CATALOG has no encryption clause; a language form may come later (issue 16)",
+    ),
+    (
+        "key show",
+        "the repository's master key is managed from the command line (docs/security.md)",
+    ),
+    (
+        "key rotate",
+        "the repository's master key is managed from the command line (docs/security.md)",
+    ),
+    (
         "backup database --archive-timeout",
         "an operational limit; the default suits scripts",
     ),
@@ -223,6 +247,26 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "ALLOCATE CHANNEL … CONNECT to a standby gives it",
     ),
     ("backup database --rate", "ALLOCATE CHANNEL … RATE gives it"),
+    (
+        "backup database --tune",
+        "recman's own auto tuning; RMAN has no statement for it",
+    ),
+    (
+        "configure tuning",
+        "RMAN has no CONFIGURE for auto tuning; recman's own",
+    ),
+    (
+        "calibrate",
+        "recman's own measurement of devices and CPU (seed 000's first step)",
+    ),
+    (
+        "list calibration",
+        "lists what `calibrate` stored; recman's own",
+    ),
+    (
+        "advise",
+        "recman's own walk through the seeds' tuning steps",
+    ),
     (
         "restore database --channels",
         "ALLOCATE CHANNEL in a RUN block gives it",
@@ -387,7 +431,7 @@ pub(crate) fn lower_checked(text: &str) -> anyhow::Result<Vec<m::Command>> {
         Statement::Restore(r) => super::restore::restore(&b, &g, r, None).map(|c| vec![c]),
         Statement::Validate(v) => super::lower::validate(&b, &g, v),
         Statement::Recover(r) => super::restore::recover_alone(r).map(|c| c.into_iter().collect()),
-        Statement::CreateCatalog => Ok(vec![m::Command::CreateCatalog]),
+        Statement::CreateCatalog => Ok(vec![m::Command::CreateCatalog { encrypt: false }]),
         Statement::CreateRestorePoint(name) => {
             Ok(vec![m::Command::CreateRestorePoint { name: name.clone() }])
         }

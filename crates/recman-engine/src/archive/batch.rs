@@ -122,6 +122,19 @@ pub fn archive_push_batch(
                     };
                     let r = read_into(path, &mut buf).and_then(|()| {
                         check_wal_file(db, name, &buf)?;
+                        // The summary first, from the bytes in hand: a segment is never
+                        // recorded without the summary a push could make of it. A summary
+                        // that cannot be made leaves a gap a level 1 scans around.
+                        if is_segment_name(name) {
+                            let _ = super::summary::store_summary(
+                                media,
+                                location,
+                                db,
+                                name,
+                                &buf,
+                                opts.compression,
+                            );
+                        }
                         let crc = crc32c::crc32c(&buf);
                         store_wal(media, location, db, name, &buf, crc, opts.compression)
                     });

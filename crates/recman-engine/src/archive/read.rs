@@ -92,7 +92,7 @@ pub(crate) fn read_wal_into(
 /// Reads one archived WAL object through the piece scanner: its chunks in order, each file's
 /// CRC against its end record and against what the catalog recorded (`recorded`: size and
 /// CRC-32C), and the piece whole. The error says what is wrong with it.
-fn read_wal_object(
+pub(super) fn read_wal_object(
     rel: &str,
     f: Box<dyn recman_media::MediaReader>,
     recorded: Option<(u64, u32)>,

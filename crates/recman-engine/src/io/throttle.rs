@@ -7,6 +7,8 @@ pub struct Throttle {
     rate: Option<u64>,
     start: Instant,
     bytes: u64,
+    /// A schedule shared with the other channels (DURATION … MINIMIZE LOAD), kept as well.
+    shared: Option<std::sync::Arc<crate::window::Pacer>>,
     /// Time slept so far: what the diagnosis names "rate" when it dominates the channel's time.
     slept: Duration,
 }
@@ -17,12 +19,22 @@ impl Throttle {
             rate: rate.filter(|r| *r > 0),
             start: Instant::now(),
             bytes: 0,
+            shared: None,
             slept: Duration::ZERO,
         }
     }
 
+    /// Also keeps to `pacer`, the schedule every channel of the backup shares.
+    pub fn shared(mut self, pacer: Option<std::sync::Arc<crate::window::Pacer>>) -> Throttle {
+        self.shared = pacer;
+        self
+    }
+
     /// Sleeps while the channel is ahead of its schedule; call before issuing a read.
     pub fn pace(&mut self) {
+        if let Some(p) = &self.shared {
+            self.slept += p.pace();
+        }
         let wait = self.ahead_by(self.start.elapsed());
         if !wait.is_zero() {
             let t0 = Instant::now();
@@ -48,6 +60,9 @@ impl Throttle {
 
     /// Counts bytes actually read: a read asked for a whole buffer may return a few pages.
     pub fn add(&mut self, n: u64) {
+        if let Some(p) = &self.shared {
+            p.add(n);
+        }
         self.bytes += n;
     }
 

@@ -120,6 +120,11 @@ impl SetWriter {
         Ok(crc)
     }
 
+    /// Bytes of the piece written so far (headers and compressed records).
+    pub fn bytes_written(&self) -> u64 {
+        self.w.bytes_written()
+    }
+
     /// Marks file `slot` complete with its final size and whole-content CRC-32C.
     pub fn end_file(&mut self, slot: u32, size: u64, crc: u32) -> Result<(), EngineError> {
         self.w
@@ -286,6 +291,14 @@ pub(crate) enum SetOut {
 }
 
 impl SetOut {
+    /// Bytes of the piece written so far; 0 when nothing is written.
+    pub fn bytes_written(&self) -> u64 {
+        match self {
+            SetOut::Piece(w) => w.bytes_written(),
+            SetOut::Null => 0,
+        }
+    }
+
     pub fn chunk(&mut self, slot: u32, offset: u64, data: &[u8]) -> Result<(), EngineError> {
         match self {
             SetOut::Piece(w) => w.chunk(slot, offset, data),

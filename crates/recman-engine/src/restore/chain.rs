@@ -319,6 +319,8 @@ impl Sink for RestoreSink<'_, '_> {
                 // The restore directory was checked empty; files are opened by several pieces
                 // (sections) and several backups (a chain).
                 Entry::Vacant(v) => {
+                    // A piece's own file names are held to the manifest's rules too.
+                    super::confine::check_rel("a backup piece being restored", file.name)?;
                     v.insert(Arc::new(OutFile::open(self.pass.layout.real(file.name))?))
                 }
             };

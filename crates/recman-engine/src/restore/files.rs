@@ -65,6 +65,8 @@ impl Layout {
         m: &BackupManifest,
         map: &[(String, PathBuf)],
     ) -> Result<Layout, EngineError> {
+        // Before any directory is made: a manifest that points outside is refused whole.
+        super::confine::check_manifest(m)?;
         let mut tablespaces = Vec::new();
         for (old, _) in map {
             let known = m

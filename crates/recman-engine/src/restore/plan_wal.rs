@@ -445,12 +445,15 @@ mod tests {
         );
         // Between the end and the target: refused unless allowed, naming the first ones.
         let p = plan(&[5, 6, 7, 8, 9, 10, 11], 3, 11);
-        let e = p.check("B1", false).unwrap_err().to_string();
+        let err = p.check("B1", false).unwrap_err();
+        let e = err.to_string();
         assert!(
             e.contains("000000010000000000000005") && e.contains("(and 2 more)"),
             "{e}"
         );
-        assert!(e.contains("--allow-wal-gap") && e.contains("hint"), "{e}");
+        // The hint names the remedy as an action; the CLI spells it --allow-wal-gap.
+        assert!(e.contains("accept the gap") && e.contains("hint"), "{e}");
+        assert!(err.actions().contains(&crate::Action::AllowWalGap), "{e}");
         assert!(p.check("B1", true).is_ok());
         // Past what the target is known to need (an xid target): not refused.
         assert!(plan(&[5], 3, 3).check("B1", false).is_ok());

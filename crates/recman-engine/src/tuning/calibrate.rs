@@ -113,7 +113,7 @@ impl Default for CalibrateOptions {
     fn default() -> Self {
         CalibrateOptions {
             probe_bytes: 256 << 20,
-            probe_time: Duration::from_millis(800),
+            probe_time: Duration::from_millis(1500),
             sample_bytes: 16 << 20,
             write_bytes: 32 << 20,
             streams: 4,

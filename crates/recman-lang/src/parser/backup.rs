@@ -186,6 +186,11 @@ impl Parser<'_> {
             let hours = self.int()?;
             self.expect_punct(':')?;
             let minutes = self.int()?;
+            let seconds = if self.eat_punct(':') {
+                Some(self.int()?)
+            } else {
+                None
+            };
             let partial = self.eat_kw("PARTIAL");
             let minimize = if self.eat_kw("MINIMIZE") {
                 Some(self.one_of(&["TIME", "LOAD"])?.to_string())
@@ -195,6 +200,7 @@ impl Parser<'_> {
             BackupOpt::Duration {
                 hours,
                 minutes,
+                seconds,
                 partial,
                 minimize,
             }

@@ -135,10 +135,14 @@ impl Display for BackupOpt {
             BackupOpt::Duration {
                 hours,
                 minutes,
+                seconds,
                 partial,
                 minimize,
             } => {
                 write!(f, "DURATION {hours}:{minutes:02}")?;
+                if let Some(s) = seconds {
+                    write!(f, ":{s:02}")?;
+                }
                 if *partial {
                     f.write_str(" PARTIAL")?;
                 }

@@ -1,0 +1,139 @@
+//! RMAN's NOT BACKED UP SINCE TIME: a backup that completes what an earlier one (a PARTIAL
+//! backup cut short by its DURATION window, typically) already holds. PostgreSQL cannot
+//! recover one file from its own start point as Oracle recovers a datafile from its checkpoint
+//! SCN, so a file the earlier backup holds is not skipped outright: it is taken as a level 1
+//! against that backup (only the pages changed since it started), and every other file whole.
+//! Restore then reads the earlier backup and this one as a chain, as for any level 1.
+
+use crate::incremental::{Increment, ParentChoice};
+use crate::restore::load_manifest;
+use crate::retention::BackupFacts;
+use crate::{Context, EngineError};
+use recman_catalog::{BackupRecord, BackupStatus};
+use recman_format::manifest::EntryKind;
+use recman_pg::Lsn;
+
+/// The backup types a later backup can build on: every backup of data files.
+const BASES: [&str; 4] = ["FULL", "LEVEL0", "LEVEL1", super::PARTIAL];
+
+/// For retention: a backup built directly on a PARTIAL one completes it, and the two restore
+/// as a whole base, so it counts as a full backup (a redundancy unit that keeps its parent).
+/// Without this a partial and its completion, having no full at their root, would both be
+/// obsolete.
+pub(crate) fn completing_counts_as_full(facts: &mut [BackupFacts], records: &[BackupRecord]) {
+    let partial: std::collections::HashSet<&str> = records
+        .iter()
+        .filter(|r| r.backup_type.eq_ignore_ascii_case(super::PARTIAL))
+        .map(|r| r.id.as_str())
+        .collect();
+    for f in facts.iter_mut() {
+        if f.parent.as_deref().is_some_and(|p| partial.contains(p)) {
+            f.full = true;
+        }
+    }
+}
+
+/// The newest backup of data files started at or after `since` (Unix microseconds) becomes the
+/// parent; with none, the backup is a full one.
+pub(super) fn choose(ctx: &Context, since: i64) -> Result<ParentChoice, EngineError> {
+    let backups = ctx.repo.catalog().backups(ctx.db.id)?;
+    let base = backups.iter().rev().find(|b| {
+        b.status == BackupStatus::Available
+            && b.start_time >= since
+            && BASES.iter().any(|t| b.backup_type.eq_ignore_ascii_case(t))
+    });
+    let Some(b) = base else {
+        return Ok((
+            None,
+            None,
+            Some(
+                "no backup of data files since that time: every file is backed up (a full backup)"
+                    .into(),
+            ),
+        ));
+    };
+    let m = load_manifest(ctx, &b.id)?;
+    let start: Lsn = m.start_lsn.parse()?;
+    let known: std::collections::HashSet<String> = m
+        .entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::File)
+        .map(|e| e.path.clone())
+        .collect();
+    let notice = format!(
+        "{} file(s) are in backup {} ({}) taken since that time: only their pages changed since it started are backed up, every other file whole",
+        known.len(),
+        b.id,
+        b.backup_type
+    );
+    Ok((
+        Some(1),
+        Some(Increment {
+            parent_id: b.id.clone(),
+            parent_start_lsn: start.0,
+            known,
+        }),
+        Some(notice),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::retention::{RetentionPolicy, obsolete};
+
+    fn rec(id: &str, kind: &str) -> BackupRecord {
+        BackupRecord {
+            id: id.into(),
+            db_id: 1,
+            tag: id.into(),
+            backup_type: kind.into(),
+            status: BackupStatus::Available,
+            start_lsn: 0,
+            stop_lsn: Some(1),
+            timeline: 1,
+            start_wal: "000000010000000000000001".into(),
+            stop_wal: None,
+            start_time: 0,
+            stop_time: Some(1),
+            stop_next_xid: None,
+            db_bytes: 0,
+            written_bytes: 0,
+            file_count: 0,
+            channels: 1,
+            compression: "none".into(),
+            filesperset: 1,
+            maxopenfiles: 1,
+            pid: 0,
+            host: String::new(),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn a_partial_and_its_completion_are_kept_as_one_base() {
+        let records = [
+            rec("P", super::super::PARTIAL),
+            rec("C", "LEVEL1"),
+            rec("D", "LEVEL1"),
+        ];
+        let mut facts: Vec<BackupFacts> = records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let mut f = BackupFacts::from_record(r);
+                f.stop_time = Some(i as i64 + 1);
+                f
+            })
+            .collect();
+        facts[1].parent = Some("P".into());
+        facts[2].parent = Some("C".into());
+        completing_counts_as_full(&mut facts, &records);
+        assert_eq!(
+            facts.iter().map(|f| f.full).collect::<Vec<_>>(),
+            [false, true, false]
+        );
+        let o = obsolete(&facts, &[], RetentionPolicy::Redundancy(1), 10);
+        assert!(o.backups.is_empty(), "{o:?}");
+    }
+}

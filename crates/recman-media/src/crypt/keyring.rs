@@ -1,0 +1,392 @@
+//! The key record `recman.key`: the KDF parameters and the key-encryption keys wrapped by the
+//! master key. It holds no passphrase and no unwrapped key. It is replaced whole by one atomic
+//! put, so an interrupted rotation leaves either the old record or the new one.
+
+use aes_gcm::aead::{Aead, KeyInit, Payload};
+use aes_gcm::{Aes256Gcm, Nonce};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::source::Secret;
+use crate::{Media, MediaError};
+
+pub const KEY_RECORD: &str = "recman.key";
+const FORMAT: &str = "recman-key";
+// Argon2id cost: OWASP's minimum (19 MiB, 2 passes). Every process that opens the
+// repository (each archive-get) pays it once.
+const ARGON_M_KIB: u32 = 19 * 1024;
+const ARGON_T: u32 = 2;
+const ARGON_P: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct Record {
+    format: String,
+    version: u32,
+    /// "argon2id" (the secret is a passphrase) or "raw" (64 hex digits).
+    kdf: String,
+    #[serde(default)]
+    salt: String,
+    #[serde(default)]
+    m_kib: u32,
+    #[serde(default)]
+    t: u32,
+    #[serde(default)]
+    p: u32,
+    /// A hash of the master key, to say which key is current without revealing it.
+    fingerprint: String,
+    set_at: String,
+    generation: u64,
+    keks: Vec<WrappedKek>,
+    current: String,
+}
+
+#[derive(Serialize, Deserialize, Clone)]
+struct WrappedKek {
+    id: String,
+    /// Hex of nonce (12) ‖ ciphertext (32) ‖ tag (16).
+    wrapped: String,
+    created: String,
+}
+
+/// What `key show` prints.
+#[derive(Clone, Debug)]
+pub struct KeyInfo {
+    pub fingerprint: String,
+    pub set_at: String,
+    pub generation: u64,
+    pub kdf: String,
+    pub keks: usize,
+}
+
+/// The unwrapped key-encryption keys of an open encrypted repository.
+pub struct Keyring {
+    keks: Vec<([u8; 16], Aes256Gcm)>,
+    current: [u8; 16],
+    info: KeyInfo,
+}
+
+impl std::fmt::Debug for Keyring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Keyring({})", self.info.fingerprint)
+    }
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+pub(crate) fn random<const N: usize>() -> [u8; N] {
+    let mut b = [0u8; N];
+    getrandom::getrandom(&mut b).expect("the system's random source works");
+    b
+}
+
+pub(crate) fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+fn bad(device: &str, detail: &str) -> MediaError {
+    MediaError::permanent(
+        device,
+        KEY_RECORD,
+        &format!("the key record is damaged: {detail}"),
+    )
+    .with_op("read")
+    .with_hint(
+        "restore recman.key from a copy of the repository; without it nothing can be decrypted",
+    )
+}
+
+impl Record {
+    fn master(&self, secret: &Secret, device: &str) -> Result<[u8; 32], MediaError> {
+        match self.kdf.as_str() {
+            "raw" => secret.raw_key().ok_or_else(|| {
+                MediaError::permanent(
+                    device,
+                    KEY_RECORD,
+                    "the repository takes a key of 64 hex digits and the key given is not one",
+                )
+                .with_op("open")
+                .with_hint("give the key file or key command the repository was created with")
+            }),
+            "argon2id" => {
+                let salt = unhex(&self.salt).ok_or_else(|| bad(device, "salt is not hex"))?;
+                derive(secret, &salt, self.m_kib, self.t, self.p).map_err(|m| bad(device, &m))
+            }
+            other => Err(bad(device, &format!("unknown kdf {other:?}"))),
+        }
+    }
+}
+
+fn derive(secret: &Secret, salt: &[u8], m: u32, t: u32, p: u32) -> Result<[u8; 32], String> {
+    let params =
+        argon2::Params::new(m, t, p, Some(32)).map_err(|e| format!("argon2 parameters: {e}"))?;
+    let a = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
+    let mut out = [0u8; 32];
+    a.hash_password_into(secret.bytes(), salt, &mut out)
+        .map_err(|e| format!("argon2: {e}"))?;
+    Ok(out)
+}
+
+fn fingerprint(master: &[u8; 32]) -> String {
+    let mut h = Sha256::new();
+    h.update(b"recman master key fingerprint\0");
+    h.update(master);
+    hex(&h.finalize()[..8])
+}
+
+fn kek_ad(id: &[u8; 16]) -> Vec<u8> {
+    let mut ad = b"recman-kek\0".to_vec();
+    ad.extend_from_slice(id);
+    ad
+}
+
+fn wrap(master: &[u8; 32], id: &[u8; 16], kek: &[u8; 32]) -> String {
+    let c = Aes256Gcm::new(master.into());
+    let nonce: [u8; 12] = random();
+    let ct = c
+        .encrypt(
+            Nonce::from_slice(&nonce),
+            Payload {
+                msg: kek,
+                aad: &kek_ad(id),
+            },
+        )
+        .expect("wrapping 32 bytes cannot fail");
+    let mut out = nonce.to_vec();
+    out.extend_from_slice(&ct);
+    hex(&out)
+}
+
+/// A KDF's name and salt.
+type Kdf = (&'static str, Vec<u8>);
+
+/// Builds a record for `master` holding `keks` (the last is current).
+fn record(
+    master: &[u8; 32],
+    kdf: (&str, Vec<u8>),
+    keks: &[([u8; 16], [u8; 32], String)],
+    generation: u64,
+) -> Record {
+    let (kind, salt) = kdf;
+    let argon = kind == "argon2id";
+    Record {
+        format: FORMAT.to_string(),
+        version: 1,
+        kdf: kind.to_string(),
+        salt: hex(&salt),
+        m_kib: if argon { ARGON_M_KIB } else { 0 },
+        t: if argon { ARGON_T } else { 0 },
+        p: if argon { ARGON_P } else { 0 },
+        fingerprint: fingerprint(master),
+        set_at: now(),
+        generation,
+        keks: keks
+            .iter()
+            .map(|(id, k, created)| WrappedKek {
+                id: hex(id),
+                wrapped: wrap(master, id, k),
+                created: created.clone(),
+            })
+            .collect(),
+        current: hex(&keks.last().expect("at least one kek").0),
+    }
+}
+
+/// The master key for a new record: raw when the secret is 64 hex digits, else Argon2id with
+/// a new salt.
+fn new_master(secret: &Secret) -> Result<([u8; 32], Kdf), String> {
+    if let Some(k) = secret.raw_key() {
+        return Ok((k, ("raw", Vec::new())));
+    }
+    let salt: [u8; 16] = random();
+    let m = derive(secret, &salt, ARGON_M_KIB, ARGON_T, ARGON_P)?;
+    Ok((m, ("argon2id", salt.to_vec())))
+}
+
+fn to_json(r: &Record) -> Vec<u8> {
+    let mut v = serde_json::to_vec_pretty(r).expect("the key record serializes");
+    v.push(b'\n');
+    v
+}
+
+impl Keyring {
+    /// Writes a new key record for `secret` to `media` and returns its keyring.
+    pub fn create(media: &dyn Media, secret: &Secret) -> Result<Keyring, MediaError> {
+        let device = media.describe();
+        let (master, kdf) = new_master(secret)
+            .map_err(|m| MediaError::permanent(&device, KEY_RECORD, &m).with_op("create"))?;
+        let kek = (random::<16>(), random::<32>(), now());
+        let rec = record(&master, kdf, &[kek], 1);
+        media.put(KEY_RECORD, &to_json(&rec))?;
+        Keyring::open_record(&rec, &master, &device)
+    }
+
+    /// The key record of `media`, or None when the repository is not encrypted.
+    pub fn load(
+        media: &dyn Media,
+        secret: impl FnOnce() -> Result<Secret, MediaError>,
+    ) -> Result<Option<Keyring>, MediaError> {
+        let device = media.describe();
+        let text = match media.get(KEY_RECORD) {
+            Ok(t) => t,
+            Err(e) if e.is_not_found() => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let rec = parse(&text, &device)?;
+        let secret = secret()?;
+        let master = rec.master(&secret, &device)?;
+        Keyring::open_record(&rec, &master, &device).map(Some)
+    }
+
+    fn open_record(rec: &Record, master: &[u8; 32], device: &str) -> Result<Keyring, MediaError> {
+        let c = Aes256Gcm::new(master.into());
+        let mut keks = Vec::new();
+        for k in &rec.keks {
+            let id: [u8; 16] = unhex(&k.id)
+                .and_then(|v| v.try_into().ok())
+                .ok_or_else(|| bad(device, "a key id is not 16 bytes of hex"))?;
+            let w = unhex(&k.wrapped)
+                .filter(|w| w.len() == 12 + 32 + 16)
+                .ok_or_else(|| {
+                    bad(
+                        device,
+                        &format!("wrapped key {} has the wrong length", k.id),
+                    )
+                })?;
+            let kek = c
+                .decrypt(Nonce::from_slice(&w[..12]), Payload { msg: &w[12..], aad: &kek_ad(&id) })
+                .map_err(|_| {
+                    if fingerprint(master) == rec.fingerprint {
+                        bad(device, &format!("wrapped key {} does not authenticate (it was changed)", k.id))
+                    } else {
+                        MediaError::permanent(
+                            device,
+                            KEY_RECORD,
+                            "the key given does not open the repository (wrong passphrase or key file)",
+                        )
+                        .with_op("open")
+                        .with_hint("give the current key; `recman key show` prints its fingerprint")
+                    }
+                })?;
+            let kek: [u8; 32] = kek
+                .try_into()
+                .map_err(|_| bad(device, "a key is not 32 bytes"))?;
+            keks.push((id, Aes256Gcm::new(&kek.into())));
+        }
+        let current: [u8; 16] = unhex(&rec.current)
+            .and_then(|v| v.try_into().ok())
+            .filter(|c| keks.iter().any(|(id, _)| id == c))
+            .ok_or_else(|| bad(device, "the current key id is not in the record"))?;
+        Ok(Keyring {
+            keks,
+            current,
+            info: KeyInfo {
+                fingerprint: rec.fingerprint.clone(),
+                set_at: rec.set_at.clone(),
+                generation: rec.generation,
+                kdf: rec.kdf.clone(),
+                keks: rec.keks.len(),
+            },
+        })
+    }
+
+    pub fn info(&self) -> &KeyInfo {
+        &self.info
+    }
+
+    pub(crate) fn current(&self) -> (&[u8; 16], &Aes256Gcm) {
+        let (id, c) = self
+            .keks
+            .iter()
+            .find(|(id, _)| *id == self.current)
+            .expect("the current kek is held");
+        (id, c)
+    }
+
+    pub(crate) fn kek(&self, id: &[u8]) -> Option<&Aes256Gcm> {
+        self.keks.iter().find(|(k, _)| k[..] == *id).map(|(_, c)| c)
+    }
+
+    /// Re-wraps every key-encryption key under the master key of `new`, adding a new current
+    /// one for the objects written from now on, and replaces the key record atomically. No
+    /// data object is rewritten. `old` must open the current record.
+    pub fn rotate(media: &dyn Media, old: &Secret, new: &Secret) -> Result<KeyInfo, MediaError> {
+        let device = media.describe();
+        let text = media.get(KEY_RECORD)?;
+        let rec = parse(&text, &device)?;
+        let master = rec.master(old, &device)?;
+        let c = Aes256Gcm::new((&master).into());
+        let mut keks = Vec::new();
+        for k in &rec.keks {
+            let id: [u8; 16] = unhex(&k.id)
+                .and_then(|v| v.try_into().ok())
+                .ok_or_else(|| bad(&device, "bad key id"))?;
+            let w = unhex(&k.wrapped)
+                .filter(|w| w.len() == 60)
+                .ok_or_else(|| bad(&device, "bad wrapped key"))?;
+            let kek = c
+                .decrypt(Nonce::from_slice(&w[..12]), Payload { msg: &w[12..], aad: &kek_ad(&id) })
+                .map_err(|_| {
+                    MediaError::permanent(&device, KEY_RECORD, "the current key given does not open the repository (wrong passphrase or key file)")
+                        .with_op("rotate")
+                        .with_hint("give the current key in RECMAN_PASSPHRASE, --key-file or --key-command, and the new one in RECMAN_NEW_PASSPHRASE, --new-key-file or --new-key-command")
+                })?;
+            keks.push((
+                id,
+                <[u8; 32]>::try_from(kek.as_slice()).map_err(|_| bad(&device, "bad key"))?,
+                k.created.clone(),
+            ));
+        }
+        keks.push((random(), random(), now()));
+        let (new_master, kdf) = new_master(new)
+            .map_err(|m| MediaError::permanent(&device, KEY_RECORD, &m).with_op("rotate"))?;
+        let next = record(&new_master, kdf, &keks, rec.generation + 1);
+        // One atomic put: a rotation killed at any point leaves the old record or the new one.
+        media.put(KEY_RECORD, &to_json(&next))?;
+        Ok(Keyring::open_record(&next, &new_master, &device)?.info)
+    }
+
+    /// What `key show` prints, from the record alone (no key needed).
+    pub fn show(media: &dyn Media) -> Result<Option<KeyInfo>, MediaError> {
+        let device = media.describe();
+        let text = match media.get(KEY_RECORD) {
+            Ok(t) => t,
+            Err(e) if e.is_not_found() => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let rec = parse(&text, &device)?;
+        Ok(Some(KeyInfo {
+            fingerprint: rec.fingerprint,
+            set_at: rec.set_at,
+            generation: rec.generation,
+            kdf: rec.kdf,
+            keks: rec.keks.len(),
+        }))
+    }
+}
+
+fn parse(text: &[u8], device: &str) -> Result<Record, MediaError> {
+    let rec: Record =
+        serde_json::from_slice(text).map_err(|e| bad(device, &format!("not valid json ({e})")))?;
+    if rec.format != FORMAT || rec.version != 1 {
+        return Err(bad(
+            device,
+            &format!(
+                "format {:?} version {} is not {FORMAT:?} 1",
+                rec.format, rec.version
+            ),
+        ));
+    }
+    Ok(rec)
+}
