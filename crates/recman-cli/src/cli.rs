@@ -72,6 +72,11 @@ pub enum Command {
         #[command(subcommand)]
         what: CreateWhat,
     },
+    /// Change a backup already taken (RMAN's CHANGE BACKUP).
+    Change {
+        #[command(subcommand)]
+        what: ChangeWhat,
+    },
     /// Record the target cluster in the catalog.
     Register {
         #[command(subcommand)]
@@ -231,6 +236,26 @@ pub enum CreateWhat {
     RestorePoint {
         #[arg(value_parser = crate::input::Name)]
         name: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ChangeWhat {
+    /// The backups with this id or tag.
+    Backup {
+        which: String,
+        /// Retention never removes it nor its WAL (RMAN's KEEP FOREVER).
+        #[arg(long, group = "change", required = true)]
+        keep_forever: bool,
+        /// Retention treats it as any other backup again (RMAN's NOKEEP).
+        #[arg(long, group = "change")]
+        nokeep: bool,
+        /// Restore never chooses it (RMAN's UNAVAILABLE), e.g. while its tape is offsite.
+        #[arg(long, group = "change")]
+        unavailable: bool,
+        /// Restore may choose it again (RMAN's AVAILABLE).
+        #[arg(long, group = "change")]
+        available: bool,
     },
 }
 

@@ -81,6 +81,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::ArchivePrefetch(p) => return crate::archive_cmds::prefetch(g, p),
         c @ (Command::RegisterDatabase { .. }
         | Command::CreateRestorePoint { .. }
+        | Command::ChangeBackup(_)
         | Command::BackupDatabase(_)
         | Command::BackupArchivelog(_)
         | Command::BackupBackupset { .. }

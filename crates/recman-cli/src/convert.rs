@@ -19,6 +19,22 @@ impl From<cli::Command> for m::Command {
             cli::Command::Create {
                 what: cli::CreateWhat::RestorePoint { name },
             } => m::Command::CreateRestorePoint { name },
+            cli::Command::Change {
+                what:
+                    cli::ChangeWhat::Backup {
+                        which,
+                        keep_forever,
+                        nokeep,
+                        unavailable,
+                        available,
+                    },
+            } => m::Command::ChangeBackup(m::ChangeBackup {
+                which,
+                keep_forever,
+                nokeep,
+                unavailable,
+                available,
+            }),
             cli::Command::Register {
                 what: cli::RegisterWhat::Database { name },
             } => m::Command::RegisterDatabase { name },

@@ -88,6 +88,11 @@ impl CliPrinter<'_> {
 impl recman_command::Printer for CliPrinter<'_> {
     fn outcome(&mut self, o: Outcome) {
         match o {
+            Outcome::BackupChanged { ids } => {
+                for id in ids {
+                    self.say(&format!("changed backup {id}"))
+                }
+            }
             Outcome::RestorePointCreated { name, lsn } => {
                 self.say(&format!("created restore point {name} at lsn {lsn}"))
             }

@@ -48,11 +48,39 @@ fn keep_forever_survives_delete_obsolete_and_restores() {
         "some WAL should have been deleted"
     );
 
+    // UNAVAILABLE: restore never chooses it; AVAILABLE gives it back.
+    setup.ok(&["change", "backup", "ARCHIVAL", "--unavailable"]);
+    let err = setup.err(&[
+        "restore",
+        "database",
+        "--preview",
+        "--from-tag",
+        "ARCHIVAL",
+        "--until-lsn",
+        &kept_stop,
+    ]);
+    assert!(err.contains("no available backup has tag"), "{err}");
+    setup.ok(&["change", "backup", "ARCHIVAL", "--available"]);
+
     let (_keep, to) = setup.restore(&["--from-tag", "ARCHIVAL", "--until-lsn", &kept_stop]);
     let r = Cluster::from_restored(to.clone());
     r.wait_recovery_done(Duration::from_secs(180));
     assert_eq!(
         r.psql("select string_agg(id::text, ',' order by id) from markers"),
         "1"
+    );
+    drop(r);
+
+    // NOKEEP: the next delete obsolete removes it.
+    setup.ok(&["change", "backup", "ARCHIVAL", "--nokeep"]);
+    setup.ok(&["delete", "obsolete", "--redundancy", "1", "--noprompt"]);
+    let ids: Vec<String> = setup
+        .backups()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        !ids.contains(&kept),
+        "NOKEEP should make it obsolete: {ids:?}"
     );
 }

@@ -35,6 +35,9 @@ pub enum Command {
     CreateRestorePoint {
         name: String,
     },
+    /// RMAN's CHANGE BACKUP: keep or unkeep, mark unavailable or available, the backups with
+    /// this id or tag.
+    ChangeBackup(ChangeBackup),
     /// Record the target cluster in the catalog under `name`.
     RegisterDatabase {
         name: String,
@@ -133,6 +136,7 @@ impl Command {
             Command::Key(KeyWhat::Show) => &["key", "show"],
             Command::Key(KeyWhat::Rotate) => &["key", "rotate"],
             Command::CreateRestorePoint { .. } => &["create", "restore-point"],
+            Command::ChangeBackup(_) => &["change", "backup"],
             Command::RegisterDatabase { .. } => &["register", "database"],
             Command::BackupDatabase(_) => &["backup", "database"],
             Command::BackupArchivelog(_) => &["backup", "archivelog"],
@@ -266,6 +270,16 @@ impl Default for BackupDatabase {
             tune: None,
         }
     }
+}
+
+/// `change backup ID|TAG` with one of its changes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ChangeBackup {
+    pub which: String,
+    pub keep_forever: bool,
+    pub nokeep: bool,
+    pub unavailable: bool,
+    pub available: bool,
 }
 
 /// `backup archivelog all`.

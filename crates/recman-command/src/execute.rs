@@ -90,6 +90,9 @@ pub trait Env {
 /// One result of a command, in the order they happen.
 #[derive(Debug)]
 pub enum Outcome {
+    BackupChanged {
+        ids: Vec<String>,
+    },
     RestorePointCreated {
         name: String,
         lsn: String,
@@ -165,6 +168,38 @@ fn env<T>(r: Result<T, EnvError>) -> Result<T, ExecError> {
 /// Runs `c` (already checked: see [`Command::check`]).
 pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed, ExecError> {
     match c {
+        Command::ChangeBackup(c) => {
+            let ctx = env(e.context())?;
+            let ids: Vec<String> = ctx
+                .repo
+                .catalog()
+                .backups(ctx.db.id)
+                .map_err(EngineError::from)?
+                .into_iter()
+                .filter(|b| b.id == c.which || b.tag.eq_ignore_ascii_case(&c.which))
+                .map(|b| b.id)
+                .collect();
+            if ids.is_empty() {
+                return Err(EngineError::NotFound(format!(
+                    "no backup has id or tag {}; hint: `recman list backup` shows them",
+                    c.which
+                ))
+                .into());
+            }
+            for id in &ids {
+                use recman_engine::keep;
+                if c.keep_forever {
+                    keep::set_keep(&ctx.repo, id, None)?;
+                }
+                if c.nokeep {
+                    keep::clear_keep(&ctx.repo, id)?;
+                }
+                if c.unavailable || c.available {
+                    keep::set_unavailable(&ctx.repo, id, c.unavailable)?;
+                }
+            }
+            p.outcome(Outcome::BackupChanged { ids });
+        }
         Command::CreateRestorePoint { name } => {
             let ctx = env(e.context())?;
             let lsn = recman_engine::restore_point::create_restore_point(&ctx, &name)?;

@@ -135,6 +135,7 @@ impl Command {
             | Command::Configure(_)
             | Command::Run { .. } => Ok(()),
             Command::CreateRestorePoint { name } => c.name("restore-point", Some(name)),
+            Command::ChangeBackup(_) => Ok(()),
             Command::ListBackup {
                 summary, by_file, ..
             } => c.pair("summary", *summary, "by-file", *by_file, false),

@@ -63,3 +63,39 @@ pub fn apply(
     });
     Ok(())
 }
+
+fn unavailable_key(backup_id: &str) -> String {
+    format!("unavailable.{backup_id}")
+}
+
+/// RMAN's CHANGE … KEEP FOREVER / NOKEEP on a backup already taken.
+pub fn clear_keep(repo: &Repository, backup_id: &str) -> Result<(), EngineError> {
+    repo.catalog().clear_config(&key(backup_id))?;
+    Ok(())
+}
+
+/// RMAN's CHANGE … UNAVAILABLE / AVAILABLE: an unavailable backup (on a tape sent offsite, say)
+/// stays in the catalog but restore never chooses it.
+pub fn set_unavailable(
+    repo: &Repository,
+    backup_id: &str,
+    unavailable: bool,
+) -> Result<(), EngineError> {
+    if unavailable {
+        repo.catalog()
+            .set_config(&unavailable_key(backup_id), "unavailable")?;
+    } else {
+        repo.catalog().clear_config(&unavailable_key(backup_id))?;
+    }
+    Ok(())
+}
+
+/// The ids of the backups marked unavailable.
+pub fn unavailable_ids(repo: &Repository) -> Result<Vec<String>, EngineError> {
+    Ok(repo
+        .catalog()
+        .config_all()?
+        .into_iter()
+        .filter_map(|(k, _)| k.strip_prefix("unavailable.").map(str::to_string))
+        .collect())
+}
