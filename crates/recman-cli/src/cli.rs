@@ -245,7 +245,7 @@ pub enum ChangeWhat {
     Backup {
         which: String,
         /// Retention never removes it nor its WAL (RMAN's KEEP FOREVER).
-        #[arg(long, group = "change", required = true)]
+        #[arg(long, group = "change")]
         keep_forever: bool,
         /// Retention treats it as any other backup again (RMAN's NOKEEP).
         #[arg(long, group = "change")]

@@ -72,7 +72,7 @@ fn keep_forever_survives_delete_obsolete_and_restores() {
     drop(r);
 
     // NOKEEP: the next delete obsolete removes it.
-    setup.ok(&["change", "backup", "ARCHIVAL", "--nokeep"]);
+    setup.ok(&["run", "CHANGE BACKUP TAG 'ARCHIVAL' NOKEEP;"]);
     setup.ok(&["delete", "obsolete", "--redundancy", "1", "--noprompt"]);
     let ids: Vec<String> = setup
         .backups()

@@ -169,6 +169,13 @@ fn env<T>(r: Result<T, EnvError>) -> Result<T, ExecError> {
 pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed, ExecError> {
     match c {
         Command::ChangeBackup(c) => {
+            if !(c.keep_forever || c.nokeep || c.unavailable || c.available) {
+                return Err(EngineError::Invalid(format!(
+                    "change backup {}: nothing to change; hint: add --keep-forever, --nokeep, --unavailable or --available",
+                    c.which
+                ))
+                .into());
+            }
             let ctx = env(e.context())?;
             let ids: Vec<String> = ctx
                 .repo

@@ -24,6 +24,22 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
     ),
     ("backup database --force", "BACKUP DATABASE FORCE;"),
     (
+        "change backup ARCHIVAL --keep-forever",
+        "CHANGE BACKUP TAG 'ARCHIVAL' KEEP FOREVER;",
+    ),
+    (
+        "change backup ARCHIVAL --nokeep",
+        "CHANGE BACKUP TAG 'ARCHIVAL' NOKEEP;",
+    ),
+    (
+        "change backup ARCHIVAL --unavailable",
+        "CHANGE BACKUP TAG 'ARCHIVAL' UNAVAILABLE;",
+    ),
+    (
+        "change backup ARCHIVAL --available",
+        "CHANGE BACKUP TAG 'ARCHIVAL' AVAILABLE;",
+    ),
+    (
         "backup database --keep-forever",
         "BACKUP DATABASE KEEP FOREVER;",
     ),
@@ -201,26 +217,6 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
 
 /// What stays CLI-only, as `path` or `path --option`, and why.
 pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
-    (
-        "change backup",
-        "the language's CHANGE BACKUP is not parsed yet (issue 23): CHANGE is refused as an Oracle statement",
-    ),
-    (
-        "change backup --keep-forever",
-        "the language's CHANGE BACKUP is not parsed yet (issue 23): CHANGE is refused as an Oracle statement",
-    ),
-    (
-        "change backup --nokeep",
-        "the language's CHANGE BACKUP is not parsed yet (issue 23): CHANGE is refused as an Oracle statement",
-    ),
-    (
-        "change backup --unavailable",
-        "the language's CHANGE BACKUP is not parsed yet (issue 23): CHANGE is refused as an Oracle statement",
-    ),
-    (
-        "change backup --available",
-        "the language's CHANGE BACKUP is not parsed yet (issue 23): CHANGE is refused as an Oracle statement",
-    ),
     (
         "archive-push",
         "PostgreSQL's archive_command runs it, not a user",
@@ -454,6 +450,20 @@ pub(crate) fn lower_checked(text: &str) -> anyhow::Result<Vec<m::Command>> {
         Statement::CreateCatalog => Ok(vec![m::Command::CreateCatalog { encrypt: false }]),
         Statement::CreateRestorePoint(name) => {
             Ok(vec![m::Command::CreateRestorePoint { name: name.clone() }])
+        }
+        Statement::Foreign { verb, words } if verb == "CHANGE" => {
+            let plain: Vec<String> = words
+                .iter()
+                .map(|w| match w {
+                    recman_lang::ast::Word::Bare(b) | recman_lang::ast::Word::Quoted(b) => {
+                        b.clone()
+                    }
+                })
+                .collect();
+            match super::change::lower(&plain)? {
+                Some(c) => Ok(vec![c]),
+                None => anyhow::bail!("{}", super::refuse::foreign(verb, &plain)),
+            }
         }
         Statement::RegisterDatabase => Ok(vec![m::Command::RegisterDatabase {
             name: "main".into(),
