@@ -72,6 +72,11 @@ pub enum Command {
         #[command(subcommand)]
         what: CreateWhat,
     },
+    /// Change a backup already taken (RMAN's CHANGE BACKUP).
+    Change {
+        #[command(subcommand)]
+        what: ChangeWhat,
+    },
     /// Record the target cluster in the catalog.
     Register {
         #[command(subcommand)]
@@ -226,6 +231,32 @@ pub enum CreateWhat {
         #[arg(long)]
         encrypt: bool,
     },
+    /// A named restore point on the target (pg_create_restore_point), recorded in the catalog
+    /// for `restore database --until-restore-point`.
+    RestorePoint {
+        #[arg(value_parser = crate::input::Name)]
+        name: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ChangeWhat {
+    /// The backups with this id or tag.
+    Backup {
+        which: String,
+        /// Retention never removes it nor its WAL (RMAN's KEEP FOREVER).
+        #[arg(long, group = "change")]
+        keep_forever: bool,
+        /// Retention treats it as any other backup again (RMAN's NOKEEP).
+        #[arg(long, group = "change")]
+        nokeep: bool,
+        /// Restore never chooses it (RMAN's UNAVAILABLE), e.g. while its tape is offsite.
+        #[arg(long, group = "change")]
+        unavailable: bool,
+        /// Restore may choose it again (RMAN's AVAILABLE).
+        #[arg(long, group = "change")]
+        available: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -355,6 +386,13 @@ pub struct BackupArgs {
     /// catalog records where each piece is.
     #[arg(long, value_name = "TEMPLATE")]
     pub format: Option<String>,
+    /// An archival backup: `delete obsolete` never removes it nor the WAL from its start to
+    /// its stop (RMAN's KEEP FOREVER).
+    #[arg(long, conflicts_with = "keep_until")]
+    pub keep_forever: bool,
+    /// As --keep-forever until this time (RMAN's KEEP UNTIL TIME).
+    #[arg(long, value_name = "TIME")]
+    pub keep_until: Option<String>,
     #[command(flatten)]
     pub io: crate::io_args::IoArgs,
     #[command(flatten)]
@@ -407,6 +445,9 @@ pub struct RestoreArgs {
     /// Recover to the commit of this transaction.
     #[arg(long, group = "until")]
     pub until_xid: Option<String>,
+    /// Recover to this named restore point (made by `create restore-point`).
+    #[arg(long, group = "until", value_parser = crate::input::Name)]
+    pub until_restore_point: Option<String>,
     /// Restore from the newest backup with this tag.
     #[arg(long, value_parser = crate::input::Name)]
     pub from_tag: Option<String>,

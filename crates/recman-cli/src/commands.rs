@@ -80,6 +80,8 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::ArchiveGet(a) => return crate::archive_cmds::get(g, a),
         Command::ArchivePrefetch(p) => return crate::archive_cmds::prefetch(g, p),
         c @ (Command::RegisterDatabase { .. }
+        | Command::CreateRestorePoint { .. }
+        | Command::ChangeBackup(_)
         | Command::BackupDatabase(_)
         | Command::BackupArchivelog(_)
         | Command::BackupBackupset { .. }

@@ -16,6 +16,25 @@ impl From<cli::Command> for m::Command {
                 cli::KeyWhat::Show => m::KeyWhat::Show,
                 cli::KeyWhat::Rotate => m::KeyWhat::Rotate,
             }),
+            cli::Command::Create {
+                what: cli::CreateWhat::RestorePoint { name },
+            } => m::Command::CreateRestorePoint { name },
+            cli::Command::Change {
+                what:
+                    cli::ChangeWhat::Backup {
+                        which,
+                        keep_forever,
+                        nokeep,
+                        unavailable,
+                        available,
+                    },
+            } => m::Command::ChangeBackup(m::ChangeBackup {
+                which,
+                keep_forever,
+                nokeep,
+                unavailable,
+                available,
+            }),
             cli::Command::Register {
                 what: cli::RegisterWhat::Database { name },
             } => m::Command::RegisterDatabase { name },
@@ -175,6 +194,8 @@ impl From<cli::BackupArgs> for m::BackupDatabase {
             for_recover_of_copy: a.for_recover_of_copy,
             format: a.format,
             io: a.io.into(),
+            keep_forever: a.keep_forever,
+            keep_until: a.keep_until,
             duration: a.window.duration,
             partial: a.window.partial,
             minimize: if a.window.minimize_load {
@@ -216,6 +237,7 @@ impl From<cli::RestoreArgs> for m::RestoreDatabase {
             until_time: a.until_time,
             until_lsn: a.until_lsn,
             until_xid: a.until_xid,
+            until_restore_point: a.until_restore_point,
             from_tag: a.from_tag,
             channels: a.channels,
             tablespace_map: a.tablespace_map,

@@ -88,6 +88,14 @@ impl CliPrinter<'_> {
 impl recman_command::Printer for CliPrinter<'_> {
     fn outcome(&mut self, o: Outcome) {
         match o {
+            Outcome::BackupChanged { ids } => {
+                for id in ids {
+                    self.say(&format!("changed backup {id}"))
+                }
+            }
+            Outcome::RestorePointCreated { name, lsn } => {
+                self.say(&format!("created restore point {name} at lsn {lsn}"))
+            }
             Outcome::Registered { db, repository } => self.say(&format!(
                 "registered database {} (system identifier {}, PostgreSQL {}, data directory {}) in repository {}",
                 db.name, db.system_identifier, db.pg_version, db.pgdata, repository

@@ -5,6 +5,7 @@
 
 mod archivelog;
 mod block;
+mod change;
 mod configure;
 #[cfg(test)]
 mod doc_tables;

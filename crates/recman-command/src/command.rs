@@ -30,6 +30,14 @@ pub enum Command {
     },
     /// `key show` / `key rotate` of an encrypted repository (docs/security.md).
     Key(KeyWhat),
+    /// pg_create_restore_point on the target, recorded in the catalog (RMAN's CREATE RESTORE
+    /// POINT).
+    CreateRestorePoint {
+        name: String,
+    },
+    /// RMAN's CHANGE BACKUP: keep or unkeep, mark unavailable or available, the backups with
+    /// this id or tag.
+    ChangeBackup(ChangeBackup),
     /// Record the target cluster in the catalog under `name`.
     RegisterDatabase {
         name: String,
@@ -127,6 +135,8 @@ impl Command {
             Command::CreateCatalog { .. } => &["create", "catalog"],
             Command::Key(KeyWhat::Show) => &["key", "show"],
             Command::Key(KeyWhat::Rotate) => &["key", "rotate"],
+            Command::CreateRestorePoint { .. } => &["create", "restore-point"],
+            Command::ChangeBackup(_) => &["change", "backup"],
             Command::RegisterDatabase { .. } => &["register", "database"],
             Command::BackupDatabase(_) => &["backup", "database"],
             Command::BackupArchivelog(_) => &["backup", "archivelog"],
@@ -214,6 +224,10 @@ pub struct BackupDatabase {
     /// RMAN's FORMAT with a location (`/srv/backup/ora_%U.rbf`): the pieces are written there.
     pub format: Option<String>,
     pub io: IoOptions,
+    /// RMAN's KEEP FOREVER: retention never removes the backup nor its WAL.
+    pub keep_forever: bool,
+    /// RMAN's KEEP UNTIL TIME: as KEEP FOREVER until then.
+    pub keep_until: Option<String>,
     /// RMAN's DURATION, as H:MM[:SS].
     pub duration: Option<String>,
     /// DURATION … PARTIAL: keep what finished in the window.
@@ -247,6 +261,8 @@ impl Default for BackupDatabase {
             for_recover_of_copy: false,
             format: None,
             io: IoOptions::default(),
+            keep_forever: false,
+            keep_until: None,
             duration: None,
             partial: false,
             minimize: None,
@@ -254,6 +270,16 @@ impl Default for BackupDatabase {
             tune: None,
         }
     }
+}
+
+/// `change backup ID|TAG` with one of its changes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ChangeBackup {
+    pub which: String,
+    pub keep_forever: bool,
+    pub nokeep: bool,
+    pub unavailable: bool,
+    pub available: bool,
 }
 
 /// `backup archivelog all`.
@@ -288,6 +314,8 @@ pub struct RestoreDatabase {
     pub until_time: Option<String>,
     pub until_lsn: Option<String>,
     pub until_xid: Option<String>,
+    /// A named restore point made by `create restore-point`.
+    pub until_restore_point: Option<String>,
     pub from_tag: Option<String>,
     pub channels: u32,
     /// OLD=NEW pairs.
@@ -313,6 +341,7 @@ impl RestoreDatabase {
             until_time: None,
             until_lsn: None,
             until_xid: None,
+            until_restore_point: None,
             from_tag: None,
             channels: 1,
             tablespace_map: Vec::new(),

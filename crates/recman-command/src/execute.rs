@@ -90,6 +90,13 @@ pub trait Env {
 /// One result of a command, in the order they happen.
 #[derive(Debug)]
 pub enum Outcome {
+    BackupChanged {
+        ids: Vec<String>,
+    },
+    RestorePointCreated {
+        name: String,
+        lsn: String,
+    },
     Registered {
         db: DbRecord,
         repository: String,
@@ -161,6 +168,53 @@ fn env<T>(r: Result<T, EnvError>) -> Result<T, ExecError> {
 /// Runs `c` (already checked: see [`Command::check`]).
 pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed, ExecError> {
     match c {
+        Command::ChangeBackup(c) => {
+            if !(c.keep_forever || c.nokeep || c.unavailable || c.available) {
+                return Err(EngineError::Invalid(format!(
+                    "change backup {}: nothing to change; hint: add --keep-forever, --nokeep, --unavailable or --available",
+                    c.which
+                ))
+                .into());
+            }
+            let ctx = env(e.context())?;
+            let ids: Vec<String> = ctx
+                .repo
+                .catalog()
+                .backups(ctx.db.id)
+                .map_err(EngineError::from)?
+                .into_iter()
+                .filter(|b| b.id == c.which || b.tag.eq_ignore_ascii_case(&c.which))
+                .map(|b| b.id)
+                .collect();
+            if ids.is_empty() {
+                return Err(EngineError::NotFound(format!(
+                    "no backup has id or tag {}; hint: `recman list backup` shows them",
+                    c.which
+                ))
+                .into());
+            }
+            for id in &ids {
+                use recman_engine::keep;
+                if c.keep_forever {
+                    keep::set_keep(&ctx.repo, id, None)?;
+                }
+                if c.nokeep {
+                    keep::clear_keep(&ctx.repo, id)?;
+                }
+                if c.unavailable || c.available {
+                    keep::set_unavailable(&ctx.repo, id, c.unavailable)?;
+                }
+            }
+            p.outcome(Outcome::BackupChanged { ids });
+        }
+        Command::CreateRestorePoint { name } => {
+            let ctx = env(e.context())?;
+            let lsn = recman_engine::restore_point::create_restore_point(&ctx, &name)?;
+            p.outcome(Outcome::RestorePointCreated {
+                name,
+                lsn: lsn.to_string(),
+            });
+        }
         Command::RegisterDatabase { name } => {
             let repo = env(e.repository())?;
             let db = recman_engine::register_database(
@@ -261,7 +315,14 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
             }
             let ctx = env(e.context())?;
             let (cwd, exe, args) = env(e.restore_invocation(&ctx.repo))?;
-            let opts = r.options(&cwd, exe, args)?;
+            let mut opts = r.options(&cwd, exe, args)?;
+            if let Some(name) = &r.until_restore_point {
+                let lsn = recman_engine::restore_point::restore_point_lsn(&ctx, name)?;
+                opts.target = recman_engine::RecoveryTarget::Name {
+                    name: name.clone(),
+                    lsn,
+                };
+            }
             if r.preview {
                 let plan = recman_engine::plan_restore(&ctx, &opts)?;
                 p.outcome(Outcome::RestorePlan {
@@ -357,6 +418,8 @@ fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Resu
         p.outcome(Outcome::ArchivedCurrent { upto });
         plus(p)?;
     }
+    // Parsed before the backup runs, so a bad time costs nothing.
+    let keep_until = options::until_micros(b.keep_until.as_deref())?;
     let mut opts = b.options(&env(e.resolve_backup(&ctx.repo, b))?)?;
     // Incremental forever: a backup that names no level is a level 1.
     let forever = recman_engine::forever::policy(&ctx)?
@@ -368,6 +431,9 @@ fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Resu
     }
     let report = recman_engine::backup_database(&ctx, &opts, e.progress())?;
     let level1 = report.record.backup_type == "LEVEL1";
+    if b.keep_forever || keep_until.is_some() {
+        recman_engine::keep::set_keep(&ctx.repo, &report.record.id, keep_until)?;
+    }
     p.outcome(Outcome::BackedUp {
         report,
         maxcorrupt: opts.maxcorrupt,

@@ -134,6 +134,8 @@ impl Command {
             | Command::Catalog(_)
             | Command::Configure(_)
             | Command::Run { .. } => Ok(()),
+            Command::CreateRestorePoint { name } => c.name("restore-point", Some(name)),
+            Command::ChangeBackup(_) => Ok(()),
             Command::ListBackup {
                 summary, by_file, ..
             } => c.pair("summary", *summary, "by-file", *by_file, false),
@@ -215,6 +217,16 @@ impl Command {
                 c.pair("until-time", untils[0], "until-lsn", untils[1], false)?;
                 c.pair("until-time", untils[0], "until-xid", untils[2], false)?;
                 c.pair("until-lsn", untils[1], "until-xid", untils[2], false)?;
+                c.name("until-restore-point", r.until_restore_point.as_deref())?;
+                let point = r.until_restore_point.is_some();
+                let other = untils.iter().any(|u| *u);
+                c.pair(
+                    "until-restore-point",
+                    point,
+                    "another --until-… option",
+                    other,
+                    false,
+                )?;
                 c.pair("preview", r.preview, "validate", r.validate, false)?;
                 c.pair(
                     "to",

@@ -295,7 +295,11 @@ pub fn obsolete_in_catalog(
         .collect();
     crate::backup::since::completing_counts_as_full(&mut facts, &backups);
     let names: Vec<String> = wal.iter().map(|(w, _)| w.name.clone()).collect();
-    Ok((obsolete(&facts, &names, policy, now), backups, wal))
+    let mut obs = obsolete(&facts, &names, policy, now);
+    if policy != RetentionPolicy::None {
+        crate::keep::apply(repo, &backups, &mut obs, now)?;
+    }
+    Ok((obs, backups, wal))
 }
 
 /// The backup `b` builds on, as its manifest names it (the catalog row does not): a level 1's

@@ -36,7 +36,9 @@ pub fn select_backup<'a>(
     let fits = |b: &BackupRecord| match target {
         RecoveryTarget::Latest => true,
         RecoveryTarget::Time { micros, .. } => b.stop_time.is_some_and(|t| t <= *micros),
-        RecoveryTarget::Lsn(l) => b.stop_lsn.is_some_and(|s| s <= l.0),
+        RecoveryTarget::Lsn(l) | RecoveryTarget::Name { lsn: l, .. } => {
+            b.stop_lsn.is_some_and(|s| s <= l.0)
+        }
         RecoveryTarget::Xid(x) => b.stop_next_xid.is_some_and(|n| n <= *x),
     };
     let best = usable

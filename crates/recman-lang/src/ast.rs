@@ -68,6 +68,8 @@ pub enum Statement {
     Sql(String),
     Set(SetCmd),
     CreateCatalog,
+    /// CREATE RESTORE POINT name: PostgreSQL's pg_create_restore_point.
+    CreateRestorePoint(String),
     RegisterDatabase,
     Help(Option<String>),
     Exit,

@@ -36,8 +36,8 @@ pub const TOPICS: &[Topic] = &[
     },
     Topic {
         keyword: "CREATE",
-        syntax: "CREATE CATALOG;",
-        meaning: "Creates the repository and its catalog at --repo (recman create catalog).",
+        syntax: "CREATE CATALOG; CREATE RESTORE POINT name;",
+        meaning: "CATALOG creates the repository and its catalog at --repo (recman create catalog). RESTORE POINT runs pg_create_restore_point on the target and records the name with its LSN in the catalog, for RESTORE ... UNTIL RESTORE POINT name (recman create restore-point NAME).",
     },
     Topic {
         keyword: "CROSSCHECK",

@@ -145,6 +145,9 @@ impl Block {
             Statement::CreateCatalog => {
                 s.exec(recman_command::Command::CreateCatalog { encrypt: false })?
             }
+            Statement::CreateRestorePoint(name) => {
+                s.exec(recman_command::Command::CreateRestorePoint { name: name.clone() })?
+            }
             Statement::RegisterDatabase => s.exec(recman_command::Command::RegisterDatabase {
                 name: "main".into(),
             })?,

@@ -315,13 +315,21 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
                 let _ = s;
                 bail!("{}", unsupported("MAXSETSIZE", "drop MAXSETSIZE"));
             }
-            BackupOpt::Keep { .. } | BackupOpt::NoKeep => bail!(
+            BackupOpt::Keep {
+                restore_point: Some(_),
+                ..
+            } => bail!(
                 "{}",
                 unsupported(
-                    "KEEP (backups exempt from retention)",
-                    "tag the backup and do not DELETE OBSOLETE it"
+                    "KEEP … RESTORE POINT",
+                    "CREATE RESTORE POINT name; before the BACKUP, and KEEP without RESTORE POINT"
                 )
             ),
+            BackupOpt::Keep { until: None, .. } => c.keep_forever = true,
+            BackupOpt::Keep { until: Some(d), .. } => {
+                c.keep_until = Some(super::restore::resolve_date(d)?)
+            }
+            BackupOpt::NoKeep => {}
             BackupOpt::NotBackedUp(NotBackedUp::Since(d)) => {
                 c.not_backed_up_since = Some(super::restore::resolve_date(d)?)
             }

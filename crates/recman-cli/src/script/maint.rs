@@ -94,6 +94,12 @@ pub(crate) fn foreign(s: &Session, verb: &str, words: &[Word]) -> Result<Flow> {
         sql(s, &format!("alter {}", plain.join(" ")))?;
         return Ok(Flow::Continue);
     }
+    if verb == "CHANGE"
+        && let Some(c) = super::change::lower(&plain)?
+    {
+        s.exec(c)?;
+        return Ok(Flow::Continue);
+    }
     bail!("{}", refuse::foreign(verb, &plain))
 }
 

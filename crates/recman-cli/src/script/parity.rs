@@ -24,6 +24,30 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
     ),
     ("backup database --force", "BACKUP DATABASE FORCE;"),
     (
+        "change backup ARCHIVAL --keep-forever",
+        "CHANGE BACKUP TAG 'ARCHIVAL' KEEP FOREVER;",
+    ),
+    (
+        "change backup ARCHIVAL --nokeep",
+        "CHANGE BACKUP TAG 'ARCHIVAL' NOKEEP;",
+    ),
+    (
+        "change backup ARCHIVAL --unavailable",
+        "CHANGE BACKUP TAG 'ARCHIVAL' UNAVAILABLE;",
+    ),
+    (
+        "change backup ARCHIVAL --available",
+        "CHANGE BACKUP TAG 'ARCHIVAL' AVAILABLE;",
+    ),
+    (
+        "backup database --keep-forever",
+        "BACKUP DATABASE KEEP FOREVER;",
+    ),
+    (
+        "backup database --keep-until 2027-01-01",
+        "BACKUP DATABASE KEEP UNTIL TIME '2027-01-01';",
+    ),
+    (
         "backup database --plus-archivelog",
         "BACKUP DATABASE PLUS ARCHIVELOG;",
     ),
@@ -96,6 +120,14 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
     (
         "restore database --to /r --until-lsn 0/16B3740",
         "RESTORE DATABASE TO '/r' UNTIL SCN '0/16B3740';",
+    ),
+    (
+        "restore database --to /r --until-restore-point before_load",
+        "RESTORE DATABASE TO '/r' UNTIL RESTORE POINT before_load;",
+    ),
+    (
+        "create restore-point before_load",
+        "CREATE RESTORE POINT before_load;",
     ),
     ("restore database --preview", "RESTORE DATABASE PREVIEW;"),
     ("restore database --validate", "RESTORE DATABASE VALIDATE;"),
@@ -420,6 +452,23 @@ pub(crate) fn lower_checked(text: &str) -> anyhow::Result<Vec<m::Command>> {
         Statement::Validate(v) => super::lower::validate(&b, &g, v),
         Statement::Recover(r) => super::restore::recover_alone(r).map(|c| c.into_iter().collect()),
         Statement::CreateCatalog => Ok(vec![m::Command::CreateCatalog { encrypt: false }]),
+        Statement::CreateRestorePoint(name) => {
+            Ok(vec![m::Command::CreateRestorePoint { name: name.clone() }])
+        }
+        Statement::Foreign { verb, words } if verb == "CHANGE" => {
+            let plain: Vec<String> = words
+                .iter()
+                .map(|w| match w {
+                    recman_lang::ast::Word::Bare(b) | recman_lang::ast::Word::Quoted(b) => {
+                        b.clone()
+                    }
+                })
+                .collect();
+            match super::change::lower(&plain)? {
+                Some(c) => Ok(vec![c]),
+                None => anyhow::bail!("{}", super::refuse::foreign(verb, &plain)),
+            }
+        }
         Statement::RegisterDatabase => Ok(vec![m::Command::RegisterDatabase {
             name: "main".into(),
         }]),

@@ -116,20 +116,10 @@ pub(crate) fn restore(
         None => {}
         Some(Until::Time(d)) => c.until_time = Some(resolve_date(d)?),
         Some(Until::Scn(l)) => c.until_lsn = Some(lsn_text(l)),
-        Some(Until::Sequence { .. }) => bail!(
-            "{}",
-            unsupported(
-                "UNTIL SEQUENCE",
-                "UNTIL SCN 'X/Y' with the LSN where that WAL segment starts"
-            )
-        ),
-        Some(Until::RestorePoint(_)) => bail!(
-            "{}",
-            unsupported(
-                "UNTIL RESTORE POINT (recovery_target_name)",
-                "UNTIL TIME or UNTIL SCN"
-            )
-        ),
+        Some(Until::Sequence { seq, thread }) => {
+            c.until_lsn = Some(sequence_lsn(*seq, *thread)?);
+        }
+        Some(Until::RestorePoint(n)) => c.until_restore_point = Some(n.clone()),
     }
     let ch = channel_args(b, g, Takes::default())?;
     if let Some(n) = ch.channels {
@@ -206,6 +196,26 @@ pub(crate) fn resolve_date(d: &DateExpr) -> Result<String> {
 }
 
 /// An SCN as PostgreSQL writes an LSN.
+/// PostgreSQL's WAL segment size unless initdb was told otherwise.
+const DEFAULT_WAL_SEGMENT: u64 = 16 * 1024 * 1024;
+
+/// RMAN's log sequence n is WAL segment number n (the last 16 hex digits of its file name);
+/// like RMAN, recovery stops before it: at the LSN where segment n begins, the end of n-1.
+fn sequence_lsn(seq: u64, thread: Option<u64>) -> Result<String> {
+    if thread.is_some_and(|t| t != 1) {
+        bail!(
+            "UNTIL SEQUENCE {seq} THREAD {}: a PostgreSQL cluster writes one WAL stream; hint: leave THREAD out or write THREAD 1",
+            thread.unwrap_or_default()
+        );
+    }
+    let lsn = seq.checked_mul(DEFAULT_WAL_SEGMENT).filter(|_| seq > 0).ok_or_else(|| {
+        anyhow::anyhow!(
+            "UNTIL SEQUENCE {seq} names no WAL position; hint: give a segment number from 1 up, as `list archivelog` shows them"
+        )
+    })?;
+    Ok(lsn_text(&Lsn::Number(lsn)))
+}
+
 pub(crate) fn lsn_text(l: &Lsn) -> String {
     match l {
         Lsn::Number(n) => format!("{:X}/{:X}", n >> 32, n & 0xffff_ffff),

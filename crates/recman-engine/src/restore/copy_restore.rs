@@ -27,7 +27,7 @@ pub(super) fn check_target(
     let past = match target {
         RecoveryTarget::Latest => false,
         RecoveryTarget::Time { micros: t, .. } => micros(&state.stop_time) > *t,
-        RecoveryTarget::Lsn(l) => stop > *l,
+        RecoveryTarget::Lsn(l) | RecoveryTarget::Name { lsn: l, .. } => stop > *l,
         RecoveryTarget::Xid(x) => state.stop_next_xid > *x,
     };
     if past {

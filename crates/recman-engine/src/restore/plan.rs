@@ -143,7 +143,9 @@ pub fn plan_restore(ctx: &Context, opts: &RestoreOptions) -> Result<RestorePlan,
             (vec![state], Some(t.to_uppercase()), t.to_uppercase())
         }
         None => {
-            let backups = ctx.repo.catalog().backups(ctx.db.id)?;
+            let unavailable = crate::keep::unavailable_ids(&ctx.repo)?;
+            let mut backups = ctx.repo.catalog().backups(ctx.db.id)?;
+            backups.retain(|b| !unavailable.contains(&b.id));
             let chosen = select_backup(&backups, &opts.target, opts.from_tag.as_deref())?;
             let chain = crate::incremental::chain(ctx, load_manifest(ctx, &chosen.id)?)?;
             (chain, None, chosen.tag.clone())

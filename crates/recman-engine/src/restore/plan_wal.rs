@@ -199,7 +199,7 @@ pub(crate) fn plan_wal(
         |s: u64| seg_name(candidates(s).first().copied().unwrap_or(m.timeline), s, seg);
     let (last, checked, end) = match target {
         RecoveryTarget::Latest => (newest, newest, "the newest archived segment".to_string()),
-        RecoveryTarget::Lsn(l) => {
+        RecoveryTarget::Lsn(l) | RecoveryTarget::Name { lsn: l, .. } => {
             let t = (l.0 / seg).max(required);
             if t > newest {
                 notes.push(format!(

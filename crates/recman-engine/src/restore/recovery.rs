@@ -105,6 +105,9 @@ pub fn write_recovery(
             "recovery_target_lsn = {}",
             quote_conf(&l.to_string())
         )),
+        RecoveryTarget::Name { name, .. } => {
+            settings.push(format!("recovery_target_name = {}", quote_conf(name)))
+        }
         RecoveryTarget::Xid(x) => settings.push(format!(
             "recovery_target_xid = {}",
             quote_conf(&x.to_string())

@@ -15,6 +15,11 @@ pub enum RecoveryTarget {
     },
     Lsn(Lsn),
     Xid(u64),
+    /// A named restore point; `lsn` (recorded when it was made) picks the backup.
+    Name {
+        name: String,
+        lsn: Lsn,
+    },
 }
 
 impl fmt::Display for RecoveryTarget {
@@ -24,6 +29,7 @@ impl fmt::Display for RecoveryTarget {
             RecoveryTarget::Time { utc, .. } => write!(f, "time {utc}"),
             RecoveryTarget::Lsn(l) => write!(f, "lsn {l}"),
             RecoveryTarget::Xid(x) => write!(f, "xid {x}"),
+            RecoveryTarget::Name { name, lsn } => write!(f, "restore point {name} (lsn {lsn})"),
         }
     }
 }

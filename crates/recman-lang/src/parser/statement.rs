@@ -159,8 +159,12 @@ impl Parser<'_> {
             }
             "CREATE" => {
                 self.bump();
-                self.expect_kw("CATALOG")?;
-                Statement::CreateCatalog
+                if self.eat_kws(&["RESTORE", "POINT"]) {
+                    Statement::CreateRestorePoint(self.name()?)
+                } else {
+                    self.expect_kw("CATALOG")?;
+                    Statement::CreateCatalog
+                }
             }
             "REGISTER" => {
                 self.bump();

@@ -211,6 +211,7 @@ impl Display for Statement {
             Statement::Sql(s) => write!(f, "SQL {}", q(s))?,
             Statement::Set(s) => write!(f, "SET {s}")?,
             Statement::CreateCatalog => f.write_str("CREATE CATALOG")?,
+            Statement::CreateRestorePoint(n) => write!(f, "CREATE RESTORE POINT {}", name(n))?,
             Statement::RegisterDatabase => f.write_str("REGISTER DATABASE")?,
             Statement::Help(t) => {
                 f.write_str("HELP")?;

@@ -1,0 +1,86 @@
+//! Issue 23: KEEP FOREVER (archival backups). `delete obsolete` under redundancy 1 with newer
+//! backups removes the others but not the kept one nor the WAL that makes it consistent, and a
+//! restore from it gives its data.
+
+mod common;
+mod flows;
+
+use common::*;
+use flows::*;
+use std::time::Duration;
+
+#[test]
+fn keep_forever_survives_delete_obsolete_and_restores() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table markers(id int primary key)");
+    c.psql("insert into markers values (1)");
+    setup.ok(&["run", "BACKUP DATABASE TAG 'ARCHIVAL' KEEP FOREVER;"]);
+    let kept = setup.backups().last().unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let kept_stop = setup.backups().last().unwrap()["stop_lsn"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.psql("insert into markers values (2)");
+    let plain = setup.backup(&[]);
+    c.psql("insert into markers values (3)");
+    let newest = setup.backup(&[]);
+    c.switch_wal_and_wait_archived();
+    let wal_before = setup.archivelogs().len();
+
+    setup.ok(&["delete", "obsolete", "--redundancy", "1", "--noprompt"]);
+    let ids: Vec<String> = setup
+        .backups()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(ids.contains(&kept), "the kept backup was deleted: {ids:?}");
+    assert!(ids.contains(&newest), "{ids:?}");
+    assert!(
+        !ids.contains(&plain),
+        "the unkept older backup should be obsolete: {ids:?}"
+    );
+    assert!(
+        setup.archivelogs().len() < wal_before,
+        "some WAL should have been deleted"
+    );
+
+    // UNAVAILABLE: restore never chooses it; AVAILABLE gives it back.
+    setup.ok(&["change", "backup", "ARCHIVAL", "--unavailable"]);
+    let err = setup.err(&[
+        "restore",
+        "database",
+        "--preview",
+        "--from-tag",
+        "ARCHIVAL",
+        "--until-lsn",
+        &kept_stop,
+    ]);
+    assert!(err.contains("no available backup has tag"), "{err}");
+    setup.ok(&["change", "backup", "ARCHIVAL", "--available"]);
+
+    let (_keep, to) = setup.restore(&["--from-tag", "ARCHIVAL", "--until-lsn", &kept_stop]);
+    let r = Cluster::from_restored(to.clone());
+    r.wait_recovery_done(Duration::from_secs(180));
+    assert_eq!(
+        r.psql("select string_agg(id::text, ',' order by id) from markers"),
+        "1"
+    );
+    drop(r);
+
+    // NOKEEP: the next delete obsolete removes it.
+    setup.ok(&["run", "CHANGE BACKUP TAG 'ARCHIVAL' NOKEEP;"]);
+    setup.ok(&["delete", "obsolete", "--redundancy", "1", "--noprompt"]);
+    let ids: Vec<String> = setup
+        .backups()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        !ids.contains(&kept),
+        "NOKEEP should make it obsolete: {ids:?}"
+    );
+}
