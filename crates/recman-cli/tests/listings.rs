@@ -52,6 +52,8 @@ const BACKUP: &[(&str, &str)] = &[
     ("duration_seconds", "n?"),
     ("database_bytes", "n"),
     ("written_bytes", "n"),
+    ("read_bytes", "n?"),
+    ("tracked_bytes", "n?"),
     ("files", "n"),
     ("channels", "n"),
     ("compression", "s"),
