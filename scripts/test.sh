@@ -9,6 +9,11 @@
 # by name instead, and the summary counts them (docs/testing.md lists the names).
 
 set -euo pipefail
+# Root is needed (packages, clusters run as the postgres OS user): a user with sudo is taken
+# there; a root shell, which may have no sudo, runs on as it is.
+if [[ $EUID -ne 0 ]] && command -v sudo >/dev/null 2>&1; then
+    exec sudo -E "$0" "$@"
+fi
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/setup.sh
