@@ -6,27 +6,10 @@ mod common;
 
 use common::*;
 use recman_media::testkit::s3_server_or_skip;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 const PASS: &str = "h16 s3 passphrase in a key file";
 const MARKER: &str = "MARKER-s3-51c0ffee-secret-row";
-
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out
-}
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)

@@ -174,6 +174,25 @@ pub fn new_scratch_dir() -> (TempDir, PathBuf) {
     (dir, path)
 }
 
+/// Every file below `dir` (directories descended, not listed), sorted: what a test greps
+/// a repository or a bucket for.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// `path` as `&str` for argument lists; temp paths are always UTF-8.
 pub fn path_str(path: &Path) -> &str {
     path.to_str().expect("non-UTF-8 path")

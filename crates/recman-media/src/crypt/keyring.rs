@@ -238,12 +238,9 @@ impl Keyring {
         secret: impl FnOnce() -> Result<Secret, MediaError>,
     ) -> Result<Option<Keyring>, MediaError> {
         let device = media.describe();
-        let text = match media.get(KEY_RECORD) {
-            Ok(t) => t,
-            Err(e) if e.is_not_found() => return Ok(None),
-            Err(e) => return Err(e),
+        let Some(rec) = read_record(media, &device)? else {
+            return Ok(None);
         };
-        let rec = parse(&text, &device)?;
         let secret = secret()?;
         let master = rec.master(&secret, &device)?;
         Keyring::open_record(&rec, &master, &device).map(Some)
@@ -359,13 +356,9 @@ impl Keyring {
 
     /// What `key show` prints, from the record alone (no key needed).
     pub fn show(media: &dyn Media) -> Result<Option<KeyInfo>, MediaError> {
-        let device = media.describe();
-        let text = match media.get(KEY_RECORD) {
-            Ok(t) => t,
-            Err(e) if e.is_not_found() => return Ok(None),
-            Err(e) => return Err(e),
+        let Some(rec) = read_record(media, &media.describe())? else {
+            return Ok(None);
         };
-        let rec = parse(&text, &device)?;
         Ok(Some(KeyInfo {
             fingerprint: rec.fingerprint,
             set_at: rec.set_at,
@@ -373,6 +366,15 @@ impl Keyring {
             kdf: rec.kdf,
             keks: rec.keks.len(),
         }))
+    }
+}
+
+/// The repository's key record, or None when it has none (not encrypted).
+fn read_record(media: &dyn Media, device: &str) -> Result<Option<Record>, MediaError> {
+    match media.get(KEY_RECORD) {
+        Ok(text) => parse(&text, device).map(Some),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
