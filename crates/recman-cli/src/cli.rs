@@ -472,6 +472,11 @@ pub struct RestoreArgs {
     /// recovery_target_timeline (default: PostgreSQL's, latest).
     #[arg(long)]
     pub timeline: Option<String>,
+    /// Restore only this database (repeatable), with the cluster-wide files and the system
+    /// databases (template0, template1, postgres); the others are left out and refuse
+    /// connections until dropped.
+    #[arg(long, value_name = "NAME", value_parser = crate::input::Name)]
+    pub include_db: Vec<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -551,5 +556,40 @@ pub enum RecoverWhat {
         /// Apply only level 1s that ended by this time (e.g. a day ago, to keep a copy that lags).
         #[arg(long)]
         until_time: Option<String>,
+    },
+    /// Bring one table back to a past time through an auxiliary instance (RMAN's RECOVER
+    /// TABLE): only the cluster-wide files, the database's catalogs and the table's files are
+    /// restored there; the table is dumped with pg_dump and loaded into the live cluster
+    /// (--target) under --remap-table, or only written to --dump.
+    Table {
+        /// SCHEMA.TABLE (no schema: public).
+        table: String,
+        /// The database holding the table (default: postgres).
+        #[arg(long)]
+        database: Option<String>,
+        /// The table as it was at this time.
+        #[arg(long, group = "table_until")]
+        until_time: Option<String>,
+        /// The table as it was at this LSN.
+        #[arg(long, group = "table_until")]
+        until_lsn: Option<String>,
+        /// The table as it was at the commit of this transaction.
+        #[arg(long, group = "table_until")]
+        until_xid: Option<String>,
+        /// The name it comes back as: NAME (same schema) or SCHEMA.NAME; its indexes and
+        /// owned sequences get NAME_ before their names.
+        #[arg(long, value_name = "NEW")]
+        remap_table: Option<String>,
+        /// Only write the table's dump (pg_dump's plain SQL) to FILE; load nothing.
+        #[arg(long, value_name = "FILE")]
+        dump: Option<PathBuf>,
+        /// Where the auxiliary instance is made and removed (new or empty; default: under the
+        /// temporary directory).
+        #[arg(long, value_name = "DIR")]
+        auxiliary_dir: Option<PathBuf>,
+        /// Parallel restore streams. Range: 1 to 256.
+        #[arg(long, default_value_t = 1,
+              value_parser = crate::input::count::<u32>(crate::input::CHANNELS))]
+        channels: u32,
     },
 }

@@ -57,6 +57,30 @@ impl From<cli::Command> for m::Command {
             cli::Command::Recover {
                 what: cli::RecoverWhat::Copy { tag, until_time },
             } => m::Command::RecoverCopy { tag, until_time },
+            cli::Command::Recover {
+                what:
+                    cli::RecoverWhat::Table {
+                        table,
+                        database,
+                        until_time,
+                        until_lsn,
+                        until_xid,
+                        remap_table,
+                        dump,
+                        auxiliary_dir,
+                        channels,
+                    },
+            } => m::Command::RecoverTable(Box::new(m::RecoverTable {
+                table,
+                database,
+                until_time,
+                until_lsn,
+                until_xid,
+                remap_table,
+                dump,
+                auxiliary_dir,
+                channels,
+            })),
             cli::Command::List { what } => match what {
                 cli::ListWhat::Backup {
                     json,
@@ -245,6 +269,7 @@ impl From<cli::RestoreArgs> for m::RestoreDatabase {
             from_copy: a.from_copy,
             switch_to_copy: a.switch_to_copy,
             timeline: a.timeline,
+            include_db: a.include_db,
         }
     }
 }

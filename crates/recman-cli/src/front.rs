@@ -193,6 +193,23 @@ impl recman_command::Printer for CliPrinter<'_> {
                     ));
                 }
             }
+            Outcome::TableRecovered(r) => {
+                let done = match (&r.dump, r.loaded) {
+                    (Some(f), _) => format!("dumped as {} to {}", r.new_name, f.display()),
+                    (None, true) => format!("loaded into the live cluster as {}", r.new_name),
+                    (None, false) => format!("prepared as {}", r.new_name),
+                };
+                self.say(&format!(
+                    "recovered table {} at {} from backup {}: {done}",
+                    r.table, r.target, r.backup_id
+                ));
+                self.say(&format!(
+                    "the auxiliary instance restored {} of the backup's {} and read {} of pieces; it was removed",
+                    size(r.restored_bytes),
+                    size(r.backup_bytes),
+                    size(r.read_bytes)
+                ));
+            }
             Outcome::Restored { report: r, target } => {
                 self.say(&format!(
                     "restored backup {} (tag {}) to {}: {} files, {} in {:.1}s",

@@ -60,6 +60,9 @@ pub enum Command {
         device_type: String,
     },
     RestoreDatabase(Box<RestoreDatabase>),
+    /// One table brought back to a past time through an auxiliary instance (RMAN's RECOVER
+    /// TABLE).
+    RecoverTable(Box<RecoverTable>),
     /// The catalog and pg_control as one piece (RMAN's BACKUP CURRENT CONTROLFILE), in the
     /// FORMAT directory or the repository.
     BackupControlfile {
@@ -149,6 +152,7 @@ impl Command {
             Command::ValidateDatabase { .. } => &["validate", "database"],
             Command::ValidateBackup { .. } => &["validate", "backup"],
             Command::RecoverCopy { .. } => &["recover", "copy"],
+            Command::RecoverTable(_) => &["recover", "table"],
             Command::ListBackup { .. } => &["list", "backup"],
             Command::ListArchivelog { .. } => &["list", "archivelog"],
             Command::ListIncarnation { .. } => &["list", "incarnation"],
@@ -325,6 +329,9 @@ pub struct RestoreDatabase {
     pub from_copy: Option<String>,
     pub switch_to_copy: bool,
     pub timeline: Option<String>,
+    /// Restore only these databases (with the cluster-wide files and the system databases);
+    /// empty: all.
+    pub include_db: Vec<String>,
 }
 
 impl RestoreDatabase {
@@ -349,8 +356,29 @@ impl RestoreDatabase {
             from_copy: None,
             switch_to_copy: false,
             timeline: None,
+            include_db: Vec::new(),
         }
     }
+}
+
+/// `recover table`: SCHEMA.TABLE at a past time, loaded as `remap` or dumped to `dump`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RecoverTable {
+    /// SCHEMA.TABLE (no schema: public).
+    pub table: String,
+    /// The database holding it (default: postgres).
+    pub database: Option<String>,
+    pub until_time: Option<String>,
+    pub until_lsn: Option<String>,
+    pub until_xid: Option<String>,
+    /// The name it comes back as: NAME (same schema) or SCHEMA.NAME.
+    pub remap_table: Option<String>,
+    /// Write the table's dump here and load nothing (RMAN's DUMP FILE with NOTABLEIMPORT).
+    pub dump: Option<PathBuf>,
+    /// Where the auxiliary instance goes (RMAN's AUXILIARY DESTINATION); default: a new
+    /// directory under the system's temporary directory.
+    pub auxiliary_dir: Option<PathBuf>,
+    pub channels: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]

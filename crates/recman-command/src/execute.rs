@@ -141,6 +141,7 @@ pub enum Outcome {
         tag: String,
         applied: Vec<String>,
     },
+    TableRecovered(Box<recman_engine::recover_table::RecoverTableReport>),
     ControlfileBackedUp(recman_engine::controlfile::ControlfileReport),
     /// The catalog was restored into `repository`; the one it replaced, if any, is `aside`.
     ControlfileRestored {
@@ -303,6 +304,32 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
             let b = recman_engine::synthetic_full(&ctx, &opts, e.progress())?;
             p.outcome(Outcome::SyntheticFull(b));
         }
+        Command::RecoverTable(t) => {
+            let ctx = env(e.context())?;
+            let (cwd, exe, args) = env(e.restore_invocation(&ctx.repo))?;
+            let mut r = RestoreDatabase::into(None);
+            r.until_time = t.until_time.clone();
+            r.until_lsn = t.until_lsn.clone();
+            r.until_xid = t.until_xid.clone();
+            r.channels = t.channels.max(1);
+            let restore = r.options(&cwd, exe, args)?;
+            let (schema, table) = recman_engine::recover_table::split_name(&t.table);
+            let auxiliary_dir = match &t.auxiliary_dir {
+                Some(d) => options::absolute(&cwd, d),
+                None => std::env::temp_dir().join(format!("recman-aux-{}", std::process::id())),
+            };
+            let opts = recman_engine::recover_table::RecoverTableOptions {
+                restore,
+                schema,
+                table,
+                database: t.database.clone().unwrap_or_else(|| "postgres".into()),
+                remap: t.remap_table.clone(),
+                dump: t.dump.as_deref().map(|d| options::absolute(&cwd, d)),
+                auxiliary_dir,
+            };
+            let report = recman_engine::recover_table::recover_table(&ctx, &opts, e.progress())?;
+            p.outcome(Outcome::TableRecovered(Box::new(report)));
+        }
         Command::RecoverCopy { tag, until_time } => {
             let ctx = env(e.context())?;
             let until = options::until_micros(until_time.as_deref())?;
@@ -339,7 +366,24 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
                 });
                 return Ok(Executed::Done);
             }
-            let report = recman_engine::restore_database(&ctx, &opts, e.progress())?;
+            let selection = if r.include_db.is_empty() {
+                recman_engine::Selection::Whole
+            } else {
+                recman_engine::Selection::Databases(r.include_db.clone())
+            };
+            let (report, partial) =
+                recman_engine::restore_database_selected(&ctx, &opts, &selection, e.progress())?;
+            if !partial.excluded.is_empty() {
+                let names: Vec<String> = partial
+                    .excluded
+                    .iter()
+                    .map(|(n, oid)| format!("{n} (oid {oid})"))
+                    .collect();
+                e.progress().notice(&format!(
+                    "left out database(s) {}: their directories were not restored, so PostgreSQL refuses connections to them; drop them (DROP DATABASE) once the cluster has recovered",
+                    names.join(", ")
+                ));
+            }
             p.outcome(Outcome::Restored {
                 report,
                 target: opts.target.to_string(),

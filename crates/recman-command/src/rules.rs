@@ -228,6 +228,12 @@ impl Command {
                     false,
                 )?;
                 c.pair("preview", r.preview, "validate", r.validate, false)?;
+                for d in &r.include_db {
+                    c.name("include-db", Some(d))?;
+                }
+                let partial = !r.include_db.is_empty();
+                c.pair("include-db", partial, "from-copy", r.from_copy.is_some(), false)?;
+                c.pair("include-db", partial, "preview or --validate", r.preview || r.validate, false)?;
                 c.pair(
                     "to",
                     r.to.is_none(),
@@ -256,6 +262,17 @@ impl Command {
                 c.count("channels", n(*channels), ranges::CHANNELS)
             }
             Command::RecoverCopy { tag, .. } => c.name("tag", Some(tag)),
+            Command::RecoverTable(t) => {
+                c.count("channels", Some(u64::from(t.channels)), ranges::CHANNELS)?;
+                let untils = [
+                    t.until_time.is_some(),
+                    t.until_lsn.is_some(),
+                    t.until_xid.is_some(),
+                ];
+                c.pair("until-time", untils[0], "until-lsn", untils[1], false)?;
+                c.pair("until-time", untils[0], "until-xid", untils[2], false)?;
+                c.pair("until-lsn", untils[1], "until-xid", untils[2], false)
+            }
             Command::ArchivePush(p) => {
                 c.count("batch", Some(u64::from(p.batch)), ranges::PUSH_BATCH)?;
                 c.count("parallel", n(p.parallel), ranges::CHANNELS)

@@ -27,6 +27,7 @@ mod pipeline;
 pub mod plan;
 mod progress;
 mod rebuild;
+pub mod recover_table;
 mod register;
 mod restore;
 pub mod restore_point;
@@ -65,6 +66,10 @@ pub use restore::{
     Estimate, PlannedBackup, PlannedCopy, PlannedPiece, PlannedSegment, RecoveryTarget,
     RestoreOptions, RestorePlan, RestoreReport, RestoreValidateReport, TimelineSpan, Verified,
     WalPlan, WalSource, plan_restore, restore_database, validate_restore,
+};
+pub use restore::{
+    FIRST_NORMAL_OBJECT_ID, Partial, SYSTEM_DATABASES, Selection, filenode_of,
+    restore_database_selected,
 };
 pub use retention::{DeleteReport, Obsolete, RetentionPolicy};
 pub use scan::{Scan, ScannedFile, scan_data_dir};

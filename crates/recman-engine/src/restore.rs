@@ -4,8 +4,10 @@
 mod chain;
 mod confine;
 mod copy_restore;
+pub(crate) mod databases;
 mod files;
 mod outfile;
+mod partial;
 mod plan;
 mod plan_wal;
 mod recovery;
@@ -18,6 +20,7 @@ pub(crate) use files::{Layout, apply_metadata};
 pub use plan::{Estimate, PlannedBackup, PlannedCopy, PlannedPiece, RestorePlan, plan_restore};
 pub use plan_wal::{PlannedSegment, TimelineSpan, WalPlan, WalSource};
 pub(crate) use recovery::write_recovery;
+pub use partial::{FIRST_NORMAL_OBJECT_ID, Partial, SYSTEM_DATABASES, Selection, filenode_of};
 pub use target::RecoveryTarget;
 pub use verify::{RestoreValidateReport, Verified, validate_restore};
 
@@ -89,7 +92,24 @@ pub fn restore_database(
     opts: &RestoreOptions,
     progress: &dyn Progress,
 ) -> Result<RestoreReport, EngineError> {
+    restore_database_selected(ctx, opts, &Selection::Whole, progress).map(|(r, _)| r)
+}
+
+/// [`restore_database`] writing only what `selection` names; says which databases it left
+/// out. A partial restore recovers with `ignore_invalid_pages = on`: WAL that touches the
+/// left-out files must not stop recovery (docs/recovery-table.md).
+pub fn restore_database_selected(
+    ctx: &Context,
+    opts: &RestoreOptions,
+    selection: &Selection,
+    progress: &dyn Progress,
+) -> Result<(RestoreReport, Partial), EngineError> {
     let t0 = Instant::now();
+    if opts.from_copy.is_some() && *selection != Selection::Whole {
+        return Err(EngineError::Invalid(
+            "a partial restore (--include-db, recover table) reads backup sets, not image copies; hint: leave out --from-copy".into(),
+        ));
+    }
     // One plan for the preview, the validation and this restore: all three read the same.
     let plan = plan::plan_restore(ctx, opts)?;
     plan.check(opts.allow_wal_gap)?;
@@ -102,7 +122,9 @@ pub fn restore_database(
         ));
     }
     if let Some(tag) = &opts.from_copy {
-        return copy_restore::restore_from_copy(ctx, opts, tag, progress, t0).map_err(|e| match e {
+        return copy_restore::restore_from_copy(ctx, opts, tag, progress, t0)
+            .map(|r| (r, Partial::default()))
+            .map_err(|e| match e {
             EngineError::Stopped { signal, .. } => EngineError::Stopped {
                 signal,
                 done: format!(
@@ -134,17 +156,21 @@ pub fn restore_database(
     let result = layout
         .mark()
         .and_then(|()| {
-            chain::restore_chain_with(
+            partial::restore_selection(
                 ctx,
                 backups_chain,
                 &plan.sources,
                 &layout,
                 opts.channels.max(1),
+                selection,
                 progress,
             )
         })
-        .and_then(|(n, bytes, mut rows)| {
-            let settings = recovery::write_recovery(ctx, manifest, &layout, opts)?;
+        .and_then(|((n, bytes, mut rows), partial)| {
+            let mut settings = recovery::write_recovery(ctx, manifest, &layout, opts)?;
+            if *selection != Selection::Whole {
+                settings.extend(partial::write_partial_settings(&layout)?);
+            }
             layout.unmark()?;
             crate::pipeline::stats::record_piece_job(
                 &ctx.repo,
@@ -152,10 +178,10 @@ pub fn restore_database(
                 &manifest.backup_id,
                 &mut rows,
             );
-            Ok((n, bytes, settings))
+            Ok((n, bytes, settings, partial))
         });
     match result {
-        Ok((files, bytes, recovery_settings)) => Ok(RestoreReport {
+        Ok((files, bytes, recovery_settings, partial)) => Ok((RestoreReport {
             backup_id: manifest.backup_id.clone(),
             tag: manifest.tag.clone(),
             files,
@@ -163,7 +189,7 @@ pub fn restore_database(
             elapsed: t0.elapsed(),
             to: opts.to.clone(),
             recovery_settings,
-        }),
+        }, partial)),
         Err(e) => {
             // A half-restored directory must not be started by mistake.
             created.undo();

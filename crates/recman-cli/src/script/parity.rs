@@ -324,6 +324,10 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "SWITCH is refused (Oracle's datafile switch)",
     ),
     (
+        "restore database --include-db",
+        "RMAN restores whole databases or skips tablespaces; a PostgreSQL cluster's databases have no RMAN counterpart",
+    ),
+    (
         "restore database --timeline",
         "RMAN's incarnations are reset, not chosen per restore",
     ),

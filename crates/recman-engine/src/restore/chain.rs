@@ -54,8 +54,13 @@ pub fn restore_chain(
             sources.insert(p.path.clone(), crate::pieces::sources(&ctx.repo, &p.path)?);
         }
     }
-    restore_chain_with(ctx, chain, &sources, layout, channels, progress)
+    restore_chain_with(ctx, chain, &sources, layout, channels, None, progress)
 }
+
+/// Which files of a backup a partial restore writes (`restore database --include-db`,
+/// `recover table`): a relative path in, whether it is restored out. Directories are asked
+/// too, so an excluded database's directory is not even created.
+pub type Keep<'a> = &'a (dyn Fn(&str) -> bool + Sync);
 
 /// [`restore_chain`] reading each piece from `sources` (a restore plan's), in their order.
 pub fn restore_chain_with(
@@ -64,9 +69,17 @@ pub fn restore_chain_with(
     sources: &HashMap<String, Vec<Source>>,
     layout: &Layout,
     channels: u32,
+    keep: Option<Keep>,
     progress: &dyn Progress,
 ) -> Result<(u64, u64, Vec<IoStatRow>), EngineError> {
-    let newest_m = chain.last().expect("a chain has at least one backup");
+    let all = |_: &str| true;
+    let keep: Keep = keep.unwrap_or(&all);
+    let newest_full = chain.last().expect("a chain has at least one backup");
+    // What exists after the restore is the newest backup's entries that are kept; the
+    // backups' own manifests still check every file their pieces hold.
+    let mut kept = newest_full.clone();
+    kept.entries.retain(|e| keep(&e.path));
+    let newest_m = &kept;
     make_entries(newest_m, layout)?;
     let newest: HashMap<&str, &ManifestEntry> = files_of(newest_m);
     // Progress advances by the raw bytes of each chunk read, which the catalog records per piece.
@@ -91,13 +104,20 @@ pub fn restore_chain_with(
             layout,
             progress,
         };
-        let (restored, r) = restore_backup(sources, m, &pass, channels)?;
+        // Only the sets holding a kept file are read: a partial restore skips whole pieces.
+        let sets: HashSet<u32> = pass
+            .own
+            .values()
+            .filter(|e| keep(&e.path))
+            .filter_map(|e| e.set_no)
+            .collect();
+        let (restored, r) = restore_backup(sources, m, &pass, channels, &sets)?;
         rows.extend(r);
         // Files without a set are held by the parent (backup optimization).
         let expected: u64 = pass
             .own
             .values()
-            .filter(|e| e.set_no.is_some())
+            .filter(|e| e.set_no.is_some_and(|s| sets.contains(&s)))
             .map(|e| e.sections.len().max(1) as u64)
             .sum();
         if restored != expected {
@@ -149,8 +169,14 @@ fn restore_backup(
     m: &BackupManifest,
     pass: &Pass,
     channels: u32,
+    sets: &HashSet<u32>,
 ) -> Result<(u64, Vec<IoStatRow>), EngineError> {
-    let mut pieces: Vec<_> = m.sets.iter().flat_map(|s| s.pieces.iter()).collect();
+    let mut pieces: Vec<_> = m
+        .sets
+        .iter()
+        .filter(|s| sets.contains(&s.set_no))
+        .flat_map(|s| s.pieces.iter())
+        .collect();
     pieces.sort_by_key(|p| std::cmp::Reverse(p.size));
     let n = channels.max(1) as usize;
     let mut lanes: Vec<Vec<_>> = vec![Vec::new(); n];
