@@ -209,6 +209,10 @@ impl recman_command::Printer for CliPrinter<'_> {
                     size(r.backup_bytes),
                     size(r.read_bytes)
                 ));
+                self.say(&format!(
+                    "bytes: restored {}, read {}, backup {}",
+                    r.restored_bytes, r.read_bytes, r.backup_bytes
+                ));
             }
             Outcome::Restored { report: r, target } => {
                 self.say(&format!(

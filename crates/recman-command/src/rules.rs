@@ -232,8 +232,20 @@ impl Command {
                     c.name("include-db", Some(d))?;
                 }
                 let partial = !r.include_db.is_empty();
-                c.pair("include-db", partial, "from-copy", r.from_copy.is_some(), false)?;
-                c.pair("include-db", partial, "preview or --validate", r.preview || r.validate, false)?;
+                c.pair(
+                    "include-db",
+                    partial,
+                    "from-copy",
+                    r.from_copy.is_some(),
+                    false,
+                )?;
+                c.pair(
+                    "include-db",
+                    partial,
+                    "preview or --validate",
+                    r.preview || r.validate,
+                    false,
+                )?;
                 c.pair(
                     "to",
                     r.to.is_none(),

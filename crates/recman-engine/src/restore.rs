@@ -17,10 +17,10 @@ mod verify;
 
 pub(crate) use chain::restore_chain;
 pub(crate) use files::{Layout, apply_metadata};
+pub use partial::{FIRST_NORMAL_OBJECT_ID, Partial, SYSTEM_DATABASES, Selection, filenode_of};
 pub use plan::{Estimate, PlannedBackup, PlannedCopy, PlannedPiece, RestorePlan, plan_restore};
 pub use plan_wal::{PlannedSegment, TimelineSpan, WalPlan, WalSource};
 pub(crate) use recovery::write_recovery;
-pub use partial::{FIRST_NORMAL_OBJECT_ID, Partial, SYSTEM_DATABASES, Selection, filenode_of};
 pub use target::RecoveryTarget;
 pub use verify::{RestoreValidateReport, Verified, validate_restore};
 
@@ -181,15 +181,18 @@ pub fn restore_database_selected(
             Ok((n, bytes, settings, partial))
         });
     match result {
-        Ok((files, bytes, recovery_settings, partial)) => Ok((RestoreReport {
-            backup_id: manifest.backup_id.clone(),
-            tag: manifest.tag.clone(),
-            files,
-            bytes,
-            elapsed: t0.elapsed(),
-            to: opts.to.clone(),
-            recovery_settings,
-        }, partial)),
+        Ok((files, bytes, recovery_settings, partial)) => Ok((
+            RestoreReport {
+                backup_id: manifest.backup_id.clone(),
+                tag: manifest.tag.clone(),
+                files,
+                bytes,
+                elapsed: t0.elapsed(),
+                to: opts.to.clone(),
+                recovery_settings,
+            },
+            partial,
+        )),
         Err(e) => {
             // A half-restored directory must not be started by mistake.
             created.undo();

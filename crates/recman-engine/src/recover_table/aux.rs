@@ -154,7 +154,11 @@ impl AuxInstance {
     /// Runs `sql` in database `db`; rows as text, fields split at '|'.
     pub fn sql(&self, db: &str, sql: &str) -> Result<Vec<Vec<String>>, EngineError> {
         let mut c = self.psql(db);
-        c.arg("-XAtq").arg("-v").arg("ON_ERROR_STOP=1").arg("-c").arg(sql);
+        c.arg("-XAtq")
+            .arg("-v")
+            .arg("ON_ERROR_STOP=1")
+            .arg("-c")
+            .arg(sql);
         let out = run(&mut c, "psql")?;
         if !out.status.success() {
             return Err(EngineError::Failed {
@@ -196,7 +200,9 @@ impl AuxInstance {
         let t0 = Instant::now();
         loop {
             match self.sql(db, sql) {
-                Ok(rows) if rows.first().and_then(|r| r.first()).map(String::as_str) == Some("t") => {
+                Ok(rows)
+                    if rows.first().and_then(|r| r.first()).map(String::as_str) == Some("t") =>
+                {
                     return Ok(());
                 }
                 _ if !self.running() => return Err(self.failed(&format!("stopped before {what}"))),
@@ -221,7 +227,12 @@ impl AuxInstance {
             return;
         }
         let mut c = self.program("pg_ctl");
-        c.arg("stop").arg("-m").arg("immediate").arg("-w").arg("-D").arg(&self.dir);
+        c.arg("stop")
+            .arg("-m")
+            .arg("immediate")
+            .arg("-w")
+            .arg("-D")
+            .arg(&self.dir);
         self.as_owner(&mut c);
         let _ = run(&mut c, "pg_ctl stop");
         self.started = false;

@@ -162,7 +162,11 @@ fn run(
             &["recovery_target_action = 'pause'"],
         )?;
         inst.start()?;
-        inst.wait_for(db, "select pg_is_wal_replay_paused()", "the recovery target")?;
+        inst.wait_for(
+            db,
+            "select pg_is_wal_replay_paused()",
+            "the recovery target",
+        )?;
         let found = inst.sql(
             db,
             &format!("select to_regclass({}) is not null", literal(&qualified)),
@@ -307,10 +311,16 @@ fn prepare_table(
     for d in &deps {
         if let [kind, name, rel] = &d[..] {
             let new: String = format!("{new_table}_{rel}").chars().take(63).collect();
-            inst.sql(db, &format!("alter {kind} {name} rename to {}", ident(&new)))?;
+            inst.sql(
+                db,
+                &format!("alter {kind} {name} rename to {}", ident(&new)),
+            )?;
         }
     }
-    inst.sql(db, &format!("alter table {q} rename to {}", ident(new_table)))?;
+    inst.sql(
+        db,
+        &format!("alter table {q} rename to {}", ident(new_table)),
+    )?;
     let renamed = format!("{}.{}", q.split('.').next().unwrap_or(q), ident(new_table));
     if !q.starts_with(&format!("{}.", ident(new_schema))) {
         inst.sql(

@@ -68,8 +68,7 @@ pub fn parse_pg_database(heap: &[u8]) -> Vec<DbTuple> {
             let oid = le32(t, hoff);
             let raw = &t[hoff + 4..hoff + 4 + NAMEDATALEN];
             let end = raw.iter().position(|&c| c == 0).unwrap_or(NAMEDATALEN);
-            let live =
-                xmax == 0 || infomask & (HEAP_XMAX_INVALID | HEAP_XMAX_LOCK_ONLY) != 0;
+            let live = xmax == 0 || infomask & (HEAP_XMAX_INVALID | HEAP_XMAX_LOCK_ONLY) != 0;
             out.push(DbTuple {
                 oid,
                 name: String::from_utf8_lossy(&raw[..end]).into_owned(),
@@ -115,7 +114,11 @@ pub fn oid_of(dbs: &[DbTuple], name: &str) -> Option<u32> {
     if let Some(t) = dbs.iter().find(|t| t.live && t.name == name) {
         return Some(t.oid);
     }
-    let mut oids: Vec<u32> = dbs.iter().filter(|t| t.name == name).map(|t| t.oid).collect();
+    let mut oids: Vec<u32> = dbs
+        .iter()
+        .filter(|t| t.name == name)
+        .map(|t| t.oid)
+        .collect();
     oids.sort_unstable();
     oids.dedup();
     (oids.len() == 1).then(|| oids[0])
@@ -146,7 +149,10 @@ mod tests {
         assert_eq!(db_of("base/5"), Some(5));
         assert_eq!(db_of("base"), None);
         assert_eq!(db_of("global/1262"), None);
-        assert_eq!(db_of("pg_tblspc/16390/PG_15_202209061/16384/16400"), Some(16384));
+        assert_eq!(
+            db_of("pg_tblspc/16390/PG_15_202209061/16384/16400"),
+            Some(16384)
+        );
         assert_eq!(db_of("pg_tblspc/16390/PG_15_202209061"), None);
         assert_eq!(db_of("pg_tblspc/16390"), None);
     }
@@ -168,11 +174,31 @@ mod tests {
     #[test]
     fn a_dead_tuple_yields_to_a_live_one() {
         let dbs = vec![
-            DbTuple { oid: 1, name: "a".into(), live: false },
-            DbTuple { oid: 2, name: "a".into(), live: true },
-            DbTuple { oid: 3, name: "b".into(), live: false },
-            DbTuple { oid: 4, name: "c".into(), live: false },
-            DbTuple { oid: 5, name: "c".into(), live: false },
+            DbTuple {
+                oid: 1,
+                name: "a".into(),
+                live: false,
+            },
+            DbTuple {
+                oid: 2,
+                name: "a".into(),
+                live: true,
+            },
+            DbTuple {
+                oid: 3,
+                name: "b".into(),
+                live: false,
+            },
+            DbTuple {
+                oid: 4,
+                name: "c".into(),
+                live: false,
+            },
+            DbTuple {
+                oid: 5,
+                name: "c".into(),
+                live: false,
+            },
         ];
         assert_eq!(oid_of(&dbs, "a"), Some(2));
         assert_eq!(oid_of(&dbs, "b"), Some(3));

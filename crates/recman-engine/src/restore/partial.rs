@@ -32,7 +32,10 @@ pub enum Selection {
     Databases(Vec<String>),
     /// The cluster-wide files and, of this database, its directory's non-relation files, its
     /// relations below [`FIRST_NORMAL_OBJECT_ID`] and the relations with these file numbers.
-    Relations { database: String, filenodes: Vec<u32> },
+    Relations {
+        database: String,
+        filenodes: Vec<u32>,
+    },
 }
 
 /// What a partial restore wrote and left out.
@@ -47,7 +50,10 @@ pub struct Partial {
 }
 
 fn input_bytes(rows: &[IoStatRow]) -> u64 {
-    rows.iter().filter(|r| r.kind == "INPUT").map(|r| r.bytes).sum()
+    rows.iter()
+        .filter(|r| r.kind == "INPUT")
+        .map(|r| r.bytes)
+        .sum()
 }
 
 /// The file number of a relation file's name (`16384`, `16384_vm`, `16384.2`); None for
@@ -89,8 +95,15 @@ pub(crate) fn restore_selection(
         ));
     }
     let cluster_wide = |p: &str| db_of(p).is_none();
-    let (n1, b1, mut rows) =
-        restore_chain_with(ctx, chain, sources, layout, channels, Some(&cluster_wide), progress)?;
+    let (n1, b1, mut rows) = restore_chain_with(
+        ctx,
+        chain,
+        sources,
+        layout,
+        channels,
+        Some(&cluster_wide),
+        progress,
+    )?;
     let dbs = read_databases(&layout.to)?;
     let mut partial = Partial::default();
     let wanted: Vec<&str> = match selection {
