@@ -180,6 +180,7 @@ fn recover_table_and_include_db() {
     assert!(err.contains("no backup is consistent before"), "{err}");
 
     // restore --include-db app: app opens with the data of the end of the WAL; big is refused.
+    c.switch_wal_and_wait_archived();
     let expected = c.table_checksums("app");
     let (_keep, to) = setup.restore(&["--include-db", "app"]);
     let r = Cluster::from_restored(to.clone());

@@ -219,6 +219,34 @@ pub fn restore_database_selected(
     }
 }
 
+/// Restores the files `keep` names of the backup `opts` selects into `opts.to`, which a
+/// partial restore of the same backup already wrote (recover table's second phase); returns
+/// the piece bytes read. Nothing else there is touched.
+pub(crate) fn restore_more(
+    ctx: &Context,
+    opts: &RestoreOptions,
+    keep: chain::Keep,
+    progress: &dyn Progress,
+) -> Result<u64, EngineError> {
+    let plan = plan::plan_restore(ctx, opts)?;
+    let manifest = plan.chain.last().expect("a chain has at least one backup");
+    let layout = files::Layout::new(&opts.to, manifest, &opts.tablespace_map)?;
+    let (_, _, rows) = chain::restore_chain_with(
+        ctx,
+        &plan.chain,
+        &plan.sources,
+        &layout,
+        opts.channels.max(1),
+        Some(keep),
+        progress,
+    )?;
+    Ok(rows
+        .iter()
+        .filter(|r| r.kind == "INPUT")
+        .map(|r| r.bytes)
+        .sum())
+}
+
 pub(crate) fn is_empty_dir(p: &Path) -> bool {
     std::fs::read_dir(p)
         .map(|mut d| d.next().is_none())

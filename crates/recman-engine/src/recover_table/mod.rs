@@ -133,8 +133,11 @@ fn run(
     let mut read_bytes = 0;
     let mut restored_bytes = 0;
 
-    // Phase 1: the catalogs at the target say which files the table had.
+    // Phase 1: the catalogs at the target say which files the table had. A copy of what it
+    // restored, taken before recovery changes it, is the start of phase 2, so the catalogs'
+    // pieces are read once.
     let phase1 = opts.auxiliary_dir.join("catalogs");
+    let data = opts.auxiliary_dir.join("data");
     let mut r1 = opts.restore.clone();
     r1.to = phase1.clone();
     progress.message(&format!(
@@ -152,6 +155,13 @@ fn run(
     )?;
     read_bytes += part1.read_bytes;
     restored_bytes += rep1.bytes;
+    let db_oid = part1
+        .included
+        .iter()
+        .find(|(n, _)| n == db)
+        .map(|(_, o)| *o)
+        .ok_or_else(|| EngineError::Internal(format!("database {db} was not restored")))?;
+    copy_tree(&phase1, &data)?;
     let superuser = bootstrap_superuser(&phase1)?.unwrap_or_else(|| "postgres".into());
     let major = pg_major(ctx, &rep1.backup_id)?;
     let filenodes = {
@@ -181,30 +191,24 @@ fn run(
         inst.stop();
         rows.iter()
             .filter_map(|r| r.first().and_then(|v| v.parse::<u32>().ok()))
-            .filter(|n| *n != 0)
-            .collect::<Vec<u32>>()
+            .filter(|n| *n >= crate::FIRST_NORMAL_OBJECT_ID)
+            .collect::<std::collections::HashSet<u32>>()
     };
     std::fs::remove_dir_all(&phase1).map_err(|e| EngineError::io("remove", &phase1, e))?;
 
-    // Phase 2: the catalogs and the table's files, recovered to the target and opened.
-    let data = opts.auxiliary_dir.join("data");
+    // Phase 2: the table's files added to the copy, recovered to the target and opened.
     let mut r2 = opts.restore.clone();
     r2.to = data.clone();
     progress.message(&format!(
-        "recover table {shown}: restoring its {} file(s) with the catalogs",
+        "recover table {shown}: restoring its {} file(s)",
         filenodes.len()
     ));
-    let (rep2, part2) = restore_database_selected(
-        ctx,
-        &r2,
-        &Selection::Relations {
-            database: db.clone(),
-            filenodes,
-        },
-        progress,
-    )?;
-    read_bytes += part2.read_bytes;
-    restored_bytes += rep2.bytes;
+    let wanted = |p: &str| {
+        crate::restore::databases::db_of(p) == Some(db_oid)
+            && crate::filenode_of(p).is_some_and(|n| filenodes.contains(&n))
+    };
+    read_bytes += crate::restore::restore_more(ctx, &r2, &wanted, progress)?;
+    restored_bytes += dir_bytes(&data).saturating_sub(rep1.bytes);
     let mut inst = AuxInstance::configure(&data, major, &superuser, &[])?;
     inst.start()?;
     inst.wait_for(db, "select not pg_is_in_recovery()", "the end of recovery")?;
@@ -241,7 +245,7 @@ fn run(
         false
     };
     Ok(RecoverTableReport {
-        backup_id: rep2.backup_id,
+        backup_id: rep1.backup_id.clone(),
         table: shown,
         new_name: format!("{new_schema}.{new_table}"),
         target: opts.restore.target.to_string(),
@@ -255,6 +259,43 @@ fn run(
         dump: opts.dump.clone(),
         loaded,
     })
+}
+
+/// Copies a restored directory with its modes and owners (links as links).
+fn copy_tree(from: &Path, to: &Path) -> Result<(), EngineError> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let md = std::fs::symlink_metadata(from).map_err(|e| EngineError::io("read", from, e))?;
+    if md.is_symlink() {
+        let t = std::fs::read_link(from).map_err(|e| EngineError::io("read", from, e))?;
+        std::os::unix::fs::symlink(t, to).map_err(|e| EngineError::io("create", to, e))?;
+        return Ok(());
+    }
+    if md.is_dir() {
+        std::fs::create_dir(to).map_err(|e| EngineError::io("create", to, e))?;
+        for e in std::fs::read_dir(from).map_err(|e| EngineError::io("read", from, e))? {
+            let e = e.map_err(|er| EngineError::io("read", from, er))?;
+            copy_tree(&e.path(), &to.join(e.file_name()))?;
+        }
+    } else {
+        std::fs::copy(from, to).map_err(|e| EngineError::io("copy", from, e))?;
+    }
+    let _ = std::os::unix::fs::lchown(to, Some(md.uid()), Some(md.gid()));
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(md.mode()))
+        .map_err(|e| EngineError::io("set mode of", to, e))
+}
+
+/// The bytes of the files under `d`.
+fn dir_bytes(d: &Path) -> u64 {
+    let Ok(rd) = std::fs::read_dir(d) else {
+        return 0;
+    };
+    rd.flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
 }
 
 fn pg_major(ctx: &Context, backup_id: &str) -> Result<u32, EngineError> {
