@@ -105,10 +105,17 @@ pub fn restore_chain_with(
             progress,
         };
         // Only the sets holding a kept file are read: a partial restore skips whole pieces.
+        // An empty file needs no piece: its length is set from the newest backup below.
         let sets: HashSet<u32> = pass
             .own
             .values()
             .filter(|e| keep(&e.path))
+            .filter(|e| {
+                e.incremental
+                    || newest
+                        .get(e.path.as_str())
+                        .is_some_and(|n| n.size != Some(0))
+            })
             .filter_map(|e| e.set_no)
             .collect();
         let (restored, r) = restore_backup(sources, m, &pass, channels, &sets)?;
