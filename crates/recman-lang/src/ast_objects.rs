@@ -180,6 +180,12 @@ pub enum RecoverObject {
         tag: Option<String>,
     },
     CorruptionList,
+    /// RECOVER TABLE schema.table [OF PLUGGABLE DATABASE db]: a PostgreSQL database plays the
+    /// pluggable database.
+    Table {
+        table: String,
+        database: Option<String>,
+    },
     Block {
         file: FileRef,
         blocks: Vec<(u64, Option<u64>)>,
@@ -191,9 +197,22 @@ pub enum RecoverOpt {
     Until(Until),
     NoRedo,
     FromTag(String),
-    DeleteArchivelog { maxsize: Option<Size> },
+    DeleteArchivelog {
+        maxsize: Option<Size>,
+    },
     AllowCorruption(u64),
     Test,
+    /// RECOVER TABLE's AUXILIARY DESTINATION 'dir'.
+    AuxiliaryDestination(String),
+    /// RECOVER TABLE's REMAP TABLE old:new.
+    RemapTable {
+        from: String,
+        to: String,
+    },
+    /// RECOVER TABLE's DUMP FILE 'file'.
+    DumpFile(String),
+    /// RECOVER TABLE's NOTABLEIMPORT.
+    NoTableImport,
 }
 
 #[derive(Debug, Clone, PartialEq)]

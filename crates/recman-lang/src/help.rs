@@ -66,8 +66,8 @@ pub const TOPICS: &[Topic] = &[
     },
     Topic {
         keyword: "RECOVER",
-        syntax: "RECOVER DATABASE [UNTIL TIME 'date' | UNTIL SCN lsn];",
-        meaning: "PostgreSQL recovers when it starts on a restored directory, so RECOVER DATABASE belongs in the RUN block of a RESTORE DATABASE: the two become one restore whose recovery target is RECOVER's UNTIL (or SET UNTIL). RECOVER COPY OF DATABASE waits for image copies.",
+        syntax: "RECOVER DATABASE [UNTIL TIME 'date' | UNTIL SCN lsn]; RECOVER TABLE s.t [OF PLUGGABLE DATABASE db] UNTIL TIME 'date' [AUXILIARY DESTINATION 'dir'] [REMAP TABLE s.t:new] [DUMP FILE 'f' NOTABLEIMPORT];",
+        meaning: "PostgreSQL recovers when it starts on a restored directory, so RECOVER DATABASE belongs in the RUN block of a RESTORE DATABASE: the two become one restore whose recovery target is RECOVER's UNTIL (or SET UNTIL). RECOVER COPY OF DATABASE waits for image copies. RECOVER TABLE brings one table back to a past time through an auxiliary instance (recman recover table).",
     },
     Topic {
         keyword: "REGISTER",

@@ -130,6 +130,10 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
         "CREATE RESTORE POINT before_load;",
     ),
     ("restore database --preview", "RESTORE DATABASE PREVIEW;"),
+    (
+        "recover table public.t --database app --until-lsn 0/16B3740 --remap-table t_old --dump /tmp/t.sql --auxiliary-dir /tmp/aux",
+        "RECOVER TABLE public.t OF PLUGGABLE DATABASE app UNTIL SCN '0/16B3740' AUXILIARY DESTINATION '/tmp/aux' REMAP TABLE public.t:t_old DUMP FILE '/tmp/t.sql' NOTABLEIMPORT;",
+    ),
     ("restore database --validate", "RESTORE DATABASE VALIDATE;"),
     ("validate database", "VALIDATE DATABASE;"),
     ("validate backup 3", "VALIDATE BACKUPSET 3;"),
@@ -231,8 +235,16 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
     ),
     ("run", "it runs the language"),
     (
-        "recover table",
-        "RECOVER TABLE … REMAP TABLE … AUXILIARY DESTINATION is not parsed yet (issue 18 follow-up)",
+        "recover table --channels",
+        "ALLOCATE CHANNEL in a RUN block gives it (not lowered for RECOVER TABLE yet)",
+    ),
+    (
+        "recover table --until-time",
+        "UNTIL TIME takes RMAN's date forms, resolved when run",
+    ),
+    (
+        "recover table --until-xid",
+        "RMAN has no transaction-id target",
     ),
     (
         "create catalog --encrypt",

@@ -150,7 +150,11 @@ pub(crate) fn recover_alone(r: &Recover) -> Result<Option<m::Command>> {
         }
         return Ok(Some(m::Command::RecoverCopy { tag, until_time }));
     }
+    if let RecoverObject::Table { table, database } = &r.object {
+        return recover_table(r, table, database.clone()).map(Some);
+    }
     match &r.object {
+        RecoverObject::Table { .. } => unreachable!("lowered above"),
         RecoverObject::Database => bail!(
             "RECOVER DATABASE without RESTORE DATABASE before it in the same RUN block: PostgreSQL recovers by replaying WAL when it starts on a restored directory; hint: RUN {{ SET NEWNAME FOR DATABASE TO '/new/dir'; RESTORE DATABASE; RECOVER DATABASE; }} then pg_ctl -D /new/dir start"
         ),
@@ -162,6 +166,48 @@ pub(crate) fn recover_alone(r: &Recover) -> Result<Option<m::Command>> {
             "block media recovery: PostgreSQL cannot replay WAL into single blocks; hint: restore into a new directory and copy the damaged relation's rows back with SQL"
         ),
     }
+}
+
+/// RECOVER TABLE as `recover table`: UNTIL TIME|SCN, REMAP TABLE, AUXILIARY DESTINATION, and
+/// DUMP FILE with NOTABLEIMPORT (recman writes a dump only when it does not load it).
+fn recover_table(r: &Recover, table: &str, database: Option<String>) -> Result<m::Command> {
+    let mut t = m::RecoverTable {
+        table: table.to_string(),
+        database,
+        channels: 1,
+        ..Default::default()
+    };
+    let mut no_import = false;
+    for o in &r.options {
+        match o {
+            RecoverOpt::Until(Until::Time(d)) => t.until_time = Some(resolve_date(d)?),
+            RecoverOpt::Until(Until::Scn(l)) => t.until_lsn = Some(lsn_text(l)),
+            RecoverOpt::AuxiliaryDestination(d) => t.auxiliary_dir = Some(d.into()),
+            RecoverOpt::RemapTable { from, to } => {
+                if !from.eq_ignore_ascii_case(table) {
+                    bail!(
+                        "REMAP TABLE {from}:{to} names another table than RECOVER TABLE {table}; hint: REMAP TABLE {table}:{to}"
+                    );
+                }
+                t.remap_table = Some(to.clone());
+            }
+            RecoverOpt::DumpFile(f) => t.dump = Some(f.into()),
+            RecoverOpt::NoTableImport => no_import = true,
+            _ => bail!(
+                "{}",
+                unsupported(
+                    "this option of RECOVER TABLE",
+                    "RECOVER TABLE s.t [OF PLUGGABLE DATABASE db] UNTIL TIME '...'|SCN lsn [AUXILIARY DESTINATION '...'] [REMAP TABLE s.t:new] [DUMP FILE '...' NOTABLEIMPORT]"
+                )
+            ),
+        }
+    }
+    if t.dump.is_some() != no_import {
+        bail!(
+            "RECOVER TABLE writes a dump file only when it does not import the table: DUMP FILE and NOTABLEIMPORT go together; hint: DUMP FILE '/tmp/t.sql' NOTABLEIMPORT, or neither to load the table"
+        );
+    }
+    Ok(m::Command::RecoverTable(Box::new(t)))
 }
 
 /// A date string as `--until-time` takes it, evaluated now (SYSDATE is the client's clock).

@@ -99,49 +99,64 @@ impl Parser<'_> {
         } else {
             None
         };
-        let object =
-            match self.one_of(&["DATABASE", "TABLESPACE", "DATAFILE", "COPY", "CORRUPTION"])? {
-                "DATABASE" => RecoverObject::Database,
-                "TABLESPACE" => RecoverObject::Tablespace(self.names()?),
-                "DATAFILE" => {
-                    let files = self.file_refs()?;
-                    if files.len() == 1 && self.eat_kw("BLOCK") {
-                        let mut blocks = Vec::new();
-                        loop {
-                            let a = self.int()?;
-                            let b = if self.eat_kw("TO") {
-                                Some(self.int()?)
-                            } else {
-                                None
-                            };
-                            blocks.push((a, b));
-                            if !self.eat_punct(',') {
-                                break;
-                            }
+        let object = match self.one_of(&[
+            "DATABASE",
+            "TABLESPACE",
+            "DATAFILE",
+            "COPY",
+            "CORRUPTION",
+            "TABLE",
+        ])? {
+            "DATABASE" => RecoverObject::Database,
+            "TABLE" => {
+                let table = self.qualified()?;
+                let database = if self.eat_kws(&["OF", "PLUGGABLE", "DATABASE"]) {
+                    Some(self.name()?)
+                } else {
+                    None
+                };
+                RecoverObject::Table { table, database }
+            }
+            "TABLESPACE" => RecoverObject::Tablespace(self.names()?),
+            "DATAFILE" => {
+                let files = self.file_refs()?;
+                if files.len() == 1 && self.eat_kw("BLOCK") {
+                    let mut blocks = Vec::new();
+                    loop {
+                        let a = self.int()?;
+                        let b = if self.eat_kw("TO") {
+                            Some(self.int()?)
+                        } else {
+                            None
+                        };
+                        blocks.push((a, b));
+                        if !self.eat_punct(',') {
+                            break;
                         }
-                        RecoverObject::Block {
-                            file: files.into_iter().next().expect("one file"),
-                            blocks,
-                        }
-                    } else {
-                        RecoverObject::Datafile(files)
                     }
+                    RecoverObject::Block {
+                        file: files.into_iter().next().expect("one file"),
+                        blocks,
+                    }
+                } else {
+                    RecoverObject::Datafile(files)
                 }
-                "COPY" => {
-                    self.expect_kws(&["OF", "DATABASE"])?;
-                    let tag = if self.eat_kws(&["WITH", "TAG"]) || self.eat_kw("TAG") {
-                        self.eat_eq();
-                        Some(self.name()?)
-                    } else {
-                        None
-                    };
-                    RecoverObject::CopyOfDatabase { tag }
-                }
-                _ => {
-                    self.expect_kw("LIST")?;
-                    RecoverObject::CorruptionList
-                }
-            };
+            }
+            "COPY" => {
+                self.expect_kws(&["OF", "DATABASE"])?;
+                let tag = if self.eat_kws(&["WITH", "TAG"]) || self.eat_kw("TAG") {
+                    self.eat_eq();
+                    Some(self.name()?)
+                } else {
+                    None
+                };
+                RecoverObject::CopyOfDatabase { tag }
+            }
+            _ => {
+                self.expect_kw("LIST")?;
+                RecoverObject::CorruptionList
+            }
+        };
         let mut options = Vec::new();
         loop {
             let o = if self.eat_kw("UNTIL") {
@@ -164,6 +179,19 @@ impl Parser<'_> {
                 RecoverOpt::AllowCorruption(n)
             } else if self.eat_kw("TEST") {
                 RecoverOpt::Test
+            } else if self.eat_kws(&["AUXILIARY", "DESTINATION"]) {
+                RecoverOpt::AuxiliaryDestination(self.quoted()?)
+            } else if self.eat_kws(&["REMAP", "TABLE"]) {
+                let from = self.qualified()?;
+                self.expect_punct(':')?;
+                RecoverOpt::RemapTable {
+                    from,
+                    to: self.qualified()?,
+                }
+            } else if self.eat_kws(&["DUMP", "FILE"]) {
+                RecoverOpt::DumpFile(self.quoted()?)
+            } else if self.eat_kw("NOTABLEIMPORT") {
+                RecoverOpt::NoTableImport
             } else {
                 break;
             };
@@ -174,6 +202,16 @@ impl Parser<'_> {
             object,
             options,
         })
+    }
+
+    /// `name` or `schema.name`, each part a word or a quoted name.
+    fn qualified(&mut self) -> R<String> {
+        let first = self.name()?;
+        if self.eat_punct('.') {
+            Ok(format!("{first}.{}", self.name()?))
+        } else {
+            Ok(first)
+        }
     }
 
     pub(crate) fn validate(&mut self) -> R<Validate> {

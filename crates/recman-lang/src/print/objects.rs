@@ -277,6 +277,10 @@ impl Display for RecoverOpt {
             }
             RecoverOpt::AllowCorruption(n) => write!(f, "ALLOW {n} CORRUPTION"),
             RecoverOpt::Test => f.write_str("TEST"),
+            RecoverOpt::AuxiliaryDestination(d) => write!(f, "AUXILIARY DESTINATION {}", q(d)),
+            RecoverOpt::RemapTable { from, to } => write!(f, "REMAP TABLE {from}:{to}"),
+            RecoverOpt::DumpFile(d) => write!(f, "DUMP FILE {}", q(d)),
+            RecoverOpt::NoTableImport => f.write_str("NOTABLEIMPORT"),
         }
     }
 }
@@ -297,6 +301,12 @@ impl Display for Recover {
                 }
             }
             RecoverObject::CorruptionList => f.write_str("CORRUPTION LIST")?,
+            RecoverObject::Table { table, database } => {
+                write!(f, "TABLE {table}")?;
+                if let Some(d) = database {
+                    write!(f, " OF PLUGGABLE DATABASE {d}")?;
+                }
+            }
             RecoverObject::Block { file: fr, blocks } => {
                 let b = list(blocks, |(a, b)| match b {
                     Some(b) => format!("{a} TO {b}"),
