@@ -10,6 +10,17 @@ use recman_engine::Context;
 use std::process::ExitCode;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    match &cli.command {
+        Some(crate::cli::Command::Completions { shell }) => {
+            crate::shell_docs::completions(*shell);
+            return Ok(ExitCode::SUCCESS);
+        }
+        Some(crate::cli::Command::Man) => {
+            crate::shell_docs::man()?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        _ => {}
+    }
     let g = crate::config::merge(cli.global)?;
     crate::key_cmds::set_sources(&g);
     let Some(command) = cli.command else {
@@ -21,7 +32,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 /// Executes one command value. The subcommands and the RMAN-style language both end here, so
 /// a statement in a script behaves and prints exactly as its subcommand does.
 pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
-    let bar = Bar::new(g.quiet, g.verbose);
+    let bar = Bar::with_mode(g.quiet, g.verbose, g.progress);
     let say = |s: &str| {
         if !g.quiet {
             println!("{s}");
@@ -70,6 +81,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Catalog(what) => crate::catalog_cmds::catalog(g, what)?,
         Command::Run { file, text } => return crate::script::run(g, file, text),
         Command::Calibrate { json } => crate::tune_cmds::calibrate(g, json)?,
+        Command::Metrics => crate::metrics::print(g)?,
         Command::Advise {
             window,
             json,

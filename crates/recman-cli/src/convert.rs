@@ -120,6 +120,11 @@ impl From<cli::Command> for m::Command {
                 text: a.text,
             },
             cli::Command::Calibrate { json } => m::Command::Calibrate { json },
+            cli::Command::Metrics => m::Command::Metrics,
+            // Printed from the clap tree before any conversion (commands::run).
+            cli::Command::Completions { .. } | cli::Command::Man => {
+                unreachable!("completions and man are answered before conversion")
+            }
             cli::Command::Advise {
                 window,
                 json,

@@ -120,6 +120,8 @@ pub enum Command {
     ListCalibration {
         json: bool,
     },
+    /// The repository's state as Prometheus text exposition (docs/monitoring.md).
+    Metrics,
     /// Run RMAN-style statements from a file (`-` for standard input) or a text.
     Run {
         file: Option<PathBuf>,
@@ -166,6 +168,7 @@ impl Command {
             Command::Calibrate { .. } => &["calibrate"],
             Command::Advise { .. } => &["advise"],
             Command::ListCalibration { .. } => &["list", "calibration"],
+            Command::Metrics => &["metrics"],
         }
     }
 }

@@ -145,7 +145,8 @@ impl Command {
             | Command::RestoreControlfile { .. }
             | Command::Calibrate { .. }
             | Command::Advise { .. }
-            | Command::ListCalibration { .. } => Ok(()),
+            | Command::ListCalibration { .. }
+            | Command::Metrics => Ok(()),
             Command::BackupControlfile { format } => check_format(format.as_deref()),
             Command::RegisterDatabase { name } => c.name("name", Some(name)),
             Command::BackupDatabase(b) => {
