@@ -10,17 +10,6 @@ use recman_engine::Context;
 use std::process::ExitCode;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
-    match &cli.command {
-        Some(crate::cli::Command::Completions { shell }) => {
-            crate::shell_docs::completions(*shell);
-            return Ok(ExitCode::SUCCESS);
-        }
-        Some(crate::cli::Command::Man) => {
-            crate::shell_docs::man()?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        _ => {}
-    }
     let g = crate::config::merge(cli.global)?;
     crate::key_cmds::set_sources(&g);
     let Some(command) = cli.command else {
@@ -82,6 +71,8 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Run { file, text } => return crate::script::run(g, file, text),
         Command::Calibrate { json } => crate::tune_cmds::calibrate(g, json)?,
         Command::Metrics => crate::metrics::print(g)?,
+        Command::Completions { shell } => crate::shell_docs::completions(&shell)?,
+        Command::Man => crate::shell_docs::man()?,
         Command::Advise {
             window,
             json,

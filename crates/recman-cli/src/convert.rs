@@ -121,10 +121,10 @@ impl From<cli::Command> for m::Command {
             },
             cli::Command::Calibrate { json } => m::Command::Calibrate { json },
             cli::Command::Metrics => m::Command::Metrics,
-            // Printed from the clap tree before any conversion (commands::run).
-            cli::Command::Completions { .. } | cli::Command::Man => {
-                unreachable!("completions and man are answered before conversion")
-            }
+            cli::Command::Completions { shell } => m::Command::Completions {
+                shell: shell.to_string(),
+            },
+            cli::Command::Man => m::Command::Man,
             cli::Command::Advise {
                 window,
                 json,

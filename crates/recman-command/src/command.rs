@@ -122,6 +122,12 @@ pub enum Command {
     },
     /// The repository's state as Prometheus text exposition (docs/monitoring.md).
     Metrics,
+    /// A shell's completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        shell: String,
+    },
+    /// The manual page, in roff.
+    Man,
     /// Run RMAN-style statements from a file (`-` for standard input) or a text.
     Run {
         file: Option<PathBuf>,
@@ -169,6 +175,8 @@ impl Command {
             Command::Advise { .. } => &["advise"],
             Command::ListCalibration { .. } => &["list", "calibration"],
             Command::Metrics => &["metrics"],
+            Command::Completions { .. } => &["completions"],
+            Command::Man => &["man"],
         }
     }
 }

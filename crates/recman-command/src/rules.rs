@@ -146,7 +146,9 @@ impl Command {
             | Command::Calibrate { .. }
             | Command::Advise { .. }
             | Command::ListCalibration { .. }
-            | Command::Metrics => Ok(()),
+            | Command::Metrics
+            | Command::Completions { .. }
+            | Command::Man => Ok(()),
             Command::BackupControlfile { format } => check_format(format.as_deref()),
             Command::RegisterDatabase { name } => c.name("name", Some(name)),
             Command::BackupDatabase(b) => {
