@@ -91,6 +91,26 @@ setup_build() {
     (cd "$REPO_ROOT" && cargo build --release -p recman-cli)
     [[ -x $REPO_ROOT/target/release/recman ]] || setup_die "build produced no target/release/recman"
     setup_log "built $REPO_ROOT/target/release/recman"
+    setup_shell_docs "$REPO_ROOT/target/release/recman"
+}
+
+# Installs the shell completions (bash, zsh, fish) and the man page that BIN prints, where the
+# shells and man look for them. RECMAN_SHELL_DOCS_ROOT (default /) puts them under another root.
+setup_shell_docs() {
+    local bin=$1 root=${RECMAN_SHELL_DOCS_ROOT:-}
+    local tmp
+    tmp=$(mktemp -d /tmp/recman-shell-docs.XXXXXX)
+    "$bin" completions bash >"$tmp/recman.bash" &&
+        "$bin" completions zsh >"$tmp/_recman" &&
+        "$bin" completions fish >"$tmp/recman.fish" &&
+        "$bin" man >"$tmp/recman.1" ||
+        setup_die "$bin could not print its completions and man page"
+    setup_as_root install -D -m 0644 "$tmp/recman.bash" "$root/usr/share/bash-completion/completions/recman"
+    setup_as_root install -D -m 0644 "$tmp/_recman" "$root/usr/share/zsh/vendor-completions/_recman"
+    setup_as_root install -D -m 0644 "$tmp/recman.fish" "$root/usr/share/fish/vendor_completions.d/recman.fish"
+    setup_as_root install -D -m 0644 "$tmp/recman.1" "$root/usr/share/man/man1/recman.1"
+    rm -rf "$tmp"
+    setup_log "installed completions (bash, zsh, fish) and the man page recman(1) under ${root}/usr/share"
 }
 
 setup_main() {

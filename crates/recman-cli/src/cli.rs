@@ -20,7 +20,7 @@ pub struct Cli {
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct Global {
-    /// Repository: a directory, or s3://BUCKET/PREFIX (RECMAN_REPO).
+    /// Repository: a directory, s3://BUCKET/PREFIX or azure://CONTAINER/PREFIX (RECMAN_REPO).
     #[arg(long, global = true, env = "RECMAN_REPO")]
     pub repo: Option<PathBuf>,
     /// Where the catalog of a remote (S3) repository is cached (RECMAN_REPO_CACHE);
