@@ -19,8 +19,9 @@ pub struct JsonEvents {
     counts: Arc<Counts>,
 }
 
+/// Bytes per channel; the total is their sum, read from the same loads, so an event's
+/// channels always add up to its bytes.
 struct Counts {
-    bytes: AtomicU64,
     channels: [AtomicU64; SLOTS],
 }
 
@@ -41,7 +42,6 @@ impl JsonEvents {
         JsonEvents {
             run: Mutex::new(None),
             counts: Arc::new(Counts {
-                bytes: AtomicU64::new(0),
                 channels: std::array::from_fn(|_| AtomicU64::new(0)),
             }),
         }
@@ -49,7 +49,6 @@ impl JsonEvents {
 
     pub fn start(&self, what: &str, total: u64) {
         self.finish();
-        self.counts.bytes.store(0, Ordering::Relaxed);
         for c in &self.counts.channels {
             c.store(0, Ordering::Relaxed);
         }
@@ -70,7 +69,6 @@ impl JsonEvents {
     }
 
     pub fn advance(&self, bytes: u64) {
-        self.counts.bytes.fetch_add(bytes, Ordering::Relaxed);
         let slot = (recman_engine::current_channel() as usize).min(SLOTS - 1);
         self.counts.channels[slot].fetch_add(bytes, Ordering::Relaxed);
     }
@@ -100,7 +98,12 @@ impl Drop for JsonEvents {
 
 fn event(kind: &str, meta: &Meta, counts: &Counts) -> serde_json::Value {
     let secs = meta.started.elapsed().as_secs_f64();
-    let bytes = counts.bytes.load(Ordering::Relaxed);
+    let per: Vec<u64> = counts
+        .channels
+        .iter()
+        .map(|c| c.load(Ordering::Relaxed))
+        .collect();
+    let bytes: u64 = per.iter().sum();
     let rate = |b: u64| if secs > 0.0 { b as f64 / secs } else { 0.0 };
     let overall = rate(bytes);
     // Unknown until bytes flow; 0 once the expected bytes are done.
@@ -111,12 +114,10 @@ fn event(kind: &str, meta: &Meta, counts: &Counts) -> serde_json::Value {
     } else {
         None
     };
-    let channels: Vec<serde_json::Value> = counts
-        .channels
+    let channels: Vec<serde_json::Value> = per
         .iter()
         .enumerate()
-        .filter_map(|(no, c)| {
-            let b = c.load(Ordering::Relaxed);
+        .filter_map(|(no, &b)| {
             (b > 0).then(|| {
                 serde_json::json!({"channel": no, "bytes": b, "rate_bytes_per_sec": rate(b).round()})
             })
