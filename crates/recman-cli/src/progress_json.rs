@@ -117,10 +117,9 @@ fn event(kind: &str, meta: &Meta, counts: &Counts) -> serde_json::Value {
     let channels: Vec<serde_json::Value> = per
         .iter()
         .enumerate()
-        .filter_map(|(no, &b)| {
-            (b > 0).then(|| {
-                serde_json::json!({"channel": no, "bytes": b, "rate_bytes_per_sec": rate(b).round()})
-            })
+        .filter(|&(_, &b)| b > 0)
+        .map(|(no, &b)| {
+            serde_json::json!({"channel": no, "bytes": b, "rate_bytes_per_sec": rate(b).round()})
         })
         .collect();
     serde_json::json!({
