@@ -48,7 +48,7 @@ pub fn parse_pg_database(heap: &[u8]) -> Vec<DbTuple> {
     let mut out = Vec::new();
     for page in heap.chunks_exact(BLCKSZ) {
         let lower = le16(page, 12) as usize;
-        if lower < 24 || lower > BLCKSZ {
+        if !(24..=BLCKSZ).contains(&lower) {
             continue;
         }
         for lp in (24..lower).step_by(4) {
