@@ -15,7 +15,6 @@
 
 mod aux;
 
-use crate::restore::databases::bootstrap_superuser;
 use crate::{
     Context, EngineError, ErrorKind, Progress, RecoveryTarget, RestoreOptions, Selection,
     restore_database_selected,
@@ -136,8 +135,10 @@ fn run(
     // Phase 1: the catalogs at the target say which files the table had. A copy of what it
     // restored, taken before recovery changes it, is the start of phase 2, so the catalogs'
     // pieces are read once.
-    let phase1 = opts.auxiliary_dir.join("catalogs");
-    let data = opts.auxiliary_dir.join("data");
+    let work1 = opts.auxiliary_dir.join("catalogs");
+    let work2 = opts.auxiliary_dir.join("table");
+    let phase1 = crate::auxiliary::pgdata_in(&work1);
+    let data = crate::auxiliary::pgdata_in(&work2);
     let mut r1 = opts.restore.clone();
     r1.to = phase1.clone();
     progress.message(&format!(
@@ -161,16 +162,11 @@ fn run(
         .find(|(n, _)| n == db)
         .map(|(_, o)| *o)
         .ok_or_else(|| EngineError::Internal(format!("database {db} was not restored")))?;
+    std::fs::create_dir(&work2).map_err(|e| EngineError::io("create", &work2, e))?;
     copy_tree(&phase1, &data)?;
-    let superuser = bootstrap_superuser(&phase1)?.unwrap_or_else(|| "postgres".into());
     let major = pg_major(ctx, &rep1.backup_id)?;
     let filenodes = {
-        let mut inst = AuxInstance::configure(
-            &phase1,
-            major,
-            &superuser,
-            &["recovery_target_action = 'pause'"],
-        )?;
+        let mut inst = AuxInstance::configure(&work1, true, &["recovery_target_action = 'pause'"])?;
         inst.start()?;
         inst.wait_for(
             db,
@@ -188,13 +184,13 @@ fn run(
             )));
         }
         let rows = inst.sql(db, &files_query(&qualified))?;
-        inst.stop();
+        inst.stop()?;
         rows.iter()
             .filter_map(|r| r.first().and_then(|v| v.parse::<u32>().ok()))
             .filter(|n| *n >= crate::FIRST_NORMAL_OBJECT_ID)
             .collect::<std::collections::HashSet<u32>>()
     };
-    std::fs::remove_dir_all(&phase1).map_err(|e| EngineError::io("remove", &phase1, e))?;
+    std::fs::remove_dir_all(&work1).map_err(|e| EngineError::io("remove", &work1, e))?;
 
     // Phase 2: the table's files added to the copy, recovered to the target and opened.
     let mut r2 = opts.restore.clone();
@@ -209,7 +205,7 @@ fn run(
     };
     read_bytes += crate::restore::restore_more(ctx, &r2, &wanted, progress)?;
     restored_bytes += dir_bytes(&data).saturating_sub(rep1.bytes);
-    let mut inst = AuxInstance::configure(&data, major, &superuser, &[])?;
+    let mut inst = AuxInstance::configure(&work2, false, &[])?;
     inst.start()?;
     inst.wait_for(db, "select not pg_is_in_recovery()", "the end of recovery")?;
     let (new_schema, new_table) = match &opts.remap {
@@ -236,7 +232,7 @@ fn run(
             ),
         });
     }
-    inst.stop();
+    inst.stop()?;
     drop(inst);
     let loaded = if opts.dump.is_none() {
         load(ctx, &dump, db, &new_schema, &new_table, major)?;
@@ -382,9 +378,11 @@ fn load(
     major: u32,
 ) -> Result<(), EngineError> {
     let conninfo = ctx.conninfo.clone().unwrap_or_default();
-    let mut c = match aux::pg_bin_dir(major) {
-        Some(b) => std::process::Command::new(b.join("psql")),
-        None => std::process::Command::new("psql"),
+    let bin = crate::auxiliary::bindir(major);
+    let mut c = if bin.as_os_str().is_empty() {
+        std::process::Command::new("psql")
+    } else {
+        std::process::Command::new(bin.join("psql"))
     };
     let target = if conninfo.trim().is_empty() {
         format!("dbname={}", literal(db))

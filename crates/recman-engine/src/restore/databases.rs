@@ -7,7 +7,6 @@ use std::path::Path;
 
 const RELMAP_MAGIC: i32 = 0x0059_2717;
 const PG_DATABASE: u32 = 1262;
-const PG_AUTHID: u32 = 1260;
 const BLCKSZ: usize = recman_page::BLCKSZ;
 const NAMEDATALEN: usize = 64;
 const HEAP_XMIN_INVALID: u16 = 0x0200;
@@ -82,17 +81,6 @@ pub fn parse_pg_database(heap: &[u8]) -> Vec<DbTuple> {
 /// The databases of the cluster restored at `pgdata` (its `global/` must be there).
 pub fn read_databases(pgdata: &Path) -> Result<Vec<DbTuple>, EngineError> {
     read_shared(pgdata, PG_DATABASE, "pg_database")
-}
-
-/// The name of the bootstrap superuser (role oid 10) of the cluster restored at `pgdata`:
-/// `pg_authid` tuples begin with oid and name as `pg_database`'s do.
-pub fn bootstrap_superuser(pgdata: &Path) -> Result<Option<String>, EngineError> {
-    let roles = read_shared(pgdata, PG_AUTHID, "pg_authid")?;
-    Ok(roles
-        .iter()
-        .find(|t| t.oid == 10 && t.live)
-        .or_else(|| roles.iter().find(|t| t.oid == 10))
-        .map(|t| t.name.clone()))
 }
 
 fn read_shared(pgdata: &Path, oid: u32, what: &str) -> Result<Vec<DbTuple>, EngineError> {
