@@ -4,9 +4,10 @@
 //! 1. the cluster-wide files and the table's database's catalogs only; recovery pauses at the
 //!    target and, as a hot standby, says which files the table, its TOAST table, their indexes
 //!    and its owned sequences had then;
-//! 2. the same catalogs plus those files, recovered to the target again and promoted; the
-//!    table is renamed there (detached first when it is a partition), dumped with pg_dump and
-//!    loaded into the live cluster (or the dump is only written).
+//! 2. a copy of what phase 1 restored (taken before its recovery) plus those files, recovered
+//!    to the target again and promoted; the table is renamed there (detached first when it is
+//!    a partition), dumped with pg_dump and loaded into the live cluster (or the dump is only
+//!    written).
 //!
 //! Only the backup sets holding a restored file are read. Relation files left out are
 //! missing in the auxiliary instance, so it recovers with `ignore_invalid_pages = on`: the WAL
