@@ -15,6 +15,9 @@
 //! relations is read by what follows.
 
 mod aux;
+mod tree;
+
+use tree::{copy_tree, dir_bytes};
 
 use crate::{
     Context, EngineError, ErrorKind, Progress, RecoveryTarget, RestoreOptions, Selection,
@@ -256,43 +259,6 @@ fn run(
         dump: opts.dump.clone(),
         loaded,
     })
-}
-
-/// Copies a restored directory with its modes and owners (links as links).
-fn copy_tree(from: &Path, to: &Path) -> Result<(), EngineError> {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let md = std::fs::symlink_metadata(from).map_err(|e| EngineError::io("read", from, e))?;
-    if md.is_symlink() {
-        let t = std::fs::read_link(from).map_err(|e| EngineError::io("read", from, e))?;
-        std::os::unix::fs::symlink(t, to).map_err(|e| EngineError::io("create", to, e))?;
-        return Ok(());
-    }
-    if md.is_dir() {
-        std::fs::create_dir(to).map_err(|e| EngineError::io("create", to, e))?;
-        for e in std::fs::read_dir(from).map_err(|e| EngineError::io("read", from, e))? {
-            let e = e.map_err(|er| EngineError::io("read", from, er))?;
-            copy_tree(&e.path(), &to.join(e.file_name()))?;
-        }
-    } else {
-        std::fs::copy(from, to).map_err(|e| EngineError::io("copy", from, e))?;
-    }
-    let _ = std::os::unix::fs::lchown(to, Some(md.uid()), Some(md.gid()));
-    std::fs::set_permissions(to, std::fs::Permissions::from_mode(md.mode()))
-        .map_err(|e| EngineError::io("set mode of", to, e))
-}
-
-/// The bytes of the files under `d`.
-fn dir_bytes(d: &Path) -> u64 {
-    let Ok(rd) = std::fs::read_dir(d) else {
-        return 0;
-    };
-    rd.flatten()
-        .map(|e| match e.metadata() {
-            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
-            Ok(m) => m.len(),
-            Err(_) => 0,
-        })
-        .sum()
 }
 
 fn pg_major(ctx: &Context, backup_id: &str) -> Result<u32, EngineError> {
