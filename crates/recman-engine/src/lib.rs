@@ -7,6 +7,7 @@ mod archive;
 mod archivelog;
 mod backup;
 mod backup_reads;
+pub mod blockrecover;
 mod channel;
 mod context;
 pub mod controlfile;

@@ -1,0 +1,357 @@
+//! Block media recovery (RMAN's RECOVER … BLOCK and RECOVER CORRUPTION LIST): damaged pages of
+//! a stopped cluster are replaced, in place, by their images brought forward to the cluster's
+//! own last checkpoint.
+//!
+//! How: the newest backup before that checkpoint is restored whole into an auxiliary directory
+//! (v1 restores the whole backup, not only the relations named), the stopped cluster's own
+//! pg_wal is copied in for the WAL not archived yet, and PostgreSQL recovers it there to the
+//! cluster's shutdown checkpoint and shuts down (its restartpoint puts every page on disk). Each
+//! named page is then read from the auxiliary copy, checked, written over the damaged one
+//! (fsync), read back and checked again, and the repair recorded in the catalog.
+//!
+//! Only a cleanly stopped cluster is repaired: its pages are then exactly what WAL says up to
+//! its shutdown checkpoint, so a page replayed to that checkpoint fits them. A block whose WAL
+//! since the backup is neither archived nor in pg_wal is refused and left as it is.
+
+mod auxcopy;
+
+use crate::restore::{RecoveryTarget, RestoreOptions};
+use crate::{Context, EngineError, Progress};
+use recman_catalog::BlockRepair;
+use recman_page::{BLCKSZ, RELSEG_SIZE};
+use recman_pg::Lsn;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// One block of a relation file: `path` relative to PGDATA (a segment file such as
+/// `base/5/16384.1`), `block` the relation's block number, as `validate database` reports it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct BlockRef {
+    pub path: String,
+    pub block: u32,
+}
+
+impl std::fmt::Display for BlockRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.path, self.block)
+    }
+}
+
+impl BlockRef {
+    /// Reads `FILE:BLOCK`. BLOCK is the relation's block number as `validate database` prints
+    /// it; for a later segment (`16384.1`) a number below the segment's first block is taken
+    /// as counted from the start of that segment file.
+    pub fn parse(text: &str) -> Result<BlockRef, EngineError> {
+        let bad = |why: &str| {
+            EngineError::Invalid(format!(
+                "cannot read block {text:?}: {why}; hint: write FILE:BLOCK with FILE relative to the data directory, e.g. base/5/16384:12 (validate database lists them)"
+            ))
+        };
+        let (path, block) = text.rsplit_once(':').ok_or_else(|| bad("no ':'"))?;
+        let block: u32 = block
+            .trim()
+            .parse()
+            .map_err(|_| bad("the block is not a number"))?;
+        BlockRef::new(path.trim(), block).map_err(|e| match e {
+            EngineError::Invalid(m) => bad(&m),
+            e => e,
+        })
+    }
+
+    /// A block of `path` (checked to be a relation file path inside PGDATA).
+    pub fn new(path: &str, block: u32) -> Result<BlockRef, EngineError> {
+        let Some(rf) = recman_page::classify(path).filter(|_| !path.contains("..")) else {
+            return Err(EngineError::Invalid(format!(
+                "{path} is not a relation file of a data directory"
+            )));
+        };
+        let first = rf.first_block();
+        let block = if block < first { first + block } else { block };
+        if block - first >= RELSEG_SIZE {
+            return Err(EngineError::Invalid(format!(
+                "block {block} is not in segment file {path} (blocks {first} to {})",
+                first + RELSEG_SIZE - 1
+            )));
+        }
+        Ok(BlockRef {
+            path: path.to_string(),
+            block,
+        })
+    }
+
+    /// Byte offset of the block in its segment file.
+    fn offset(&self) -> u64 {
+        let first = recman_page::classify(&self.path)
+            .map(|r| r.first_block())
+            .unwrap_or(0);
+        u64::from(self.block - first) * BLCKSZ as u64
+    }
+}
+
+/// What `recover block` is asked for.
+#[derive(Clone, Debug)]
+pub struct BlockRecoverOptions {
+    /// The blocks; with `corruption_list`, added to the catalog's list.
+    pub blocks: Vec<BlockRef>,
+    /// Every block the last `validate database` recorded as corrupt.
+    pub corruption_list: bool,
+    /// Where the auxiliary copy is restored; default `<PGDATA>.recman-aux` beside the cluster.
+    pub auxiliary_dir: Option<PathBuf>,
+    /// The recman executable restore_command calls, and the global options it passes on.
+    pub recman_exe: PathBuf,
+    pub restore_command_args: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct BlockRecoverReport {
+    pub backup_id: String,
+    /// The cluster's checkpoint the pages were brought forward to.
+    pub recovered_to: Lsn,
+    pub repaired: Vec<BlockRepair>,
+    pub auxiliary_dir: PathBuf,
+    /// Restore and recovery of the auxiliary copy.
+    pub elapsed: Duration,
+}
+
+/// Repairs the blocks `opts` names in the stopped cluster at `ctx.pgdata`.
+pub fn recover_blocks(
+    ctx: &Context,
+    opts: &BlockRecoverOptions,
+    progress: &dyn Progress,
+) -> Result<BlockRecoverReport, EngineError> {
+    let t0 = Instant::now();
+    let pgdata = ctx.pgdata.clone().ok_or_else(|| {
+        EngineError::Invalid(
+            "recover block needs the cluster's data directory; hint: give --pgdata DIR".into(),
+        )
+    })?;
+    let mut blocks = opts.blocks.clone();
+    if opts.corruption_list {
+        let listed = ctx.repo.catalog().block_corruption(ctx.db.id)?;
+        for c in listed {
+            blocks.push(BlockRef::new(&c.path, c.block)?);
+        }
+        if blocks.is_empty() {
+            return Err(EngineError::NotFound(format!(
+                "no corrupt block is recorded for database {:?}; hint: `recman validate database` checks every page and records what it finds",
+                ctx.db.name
+            )));
+        }
+    }
+    blocks.sort();
+    blocks.dedup();
+    if blocks.is_empty() {
+        return Err(EngineError::Invalid(
+            "recover block: no block named; hint: name FILE:BLOCK, or use `recover corruption-list`"
+                .into(),
+        ));
+    }
+    let names = list(&blocks);
+    let facts = check_stopped(&pgdata, &names)?;
+    if facts.system_identifier != ctx.db.system_identifier {
+        return Err(EngineError::Invalid(format!(
+            "data directory {} belongs to cluster {}, not to database {:?} ({}); hint: give the --pgdata of the registered cluster",
+            pgdata.display(),
+            facts.system_identifier,
+            ctx.db.name,
+            ctx.db.system_identifier
+        )));
+    }
+    for b in &blocks {
+        let file = pgdata.join(&b.path);
+        let len = std::fs::metadata(&file)
+            .map_err(|e| EngineError::io("read", &file, e))?
+            .len();
+        if b.offset() + BLCKSZ as u64 > len {
+            return Err(EngineError::Invalid(format!(
+                "block {} is past the end of {} ({len} bytes); nothing was written; hint: name a block the file holds",
+                b.block,
+                file.display()
+            )));
+        }
+    }
+    let target = facts.checkpoint_redo.ok_or_else(|| {
+        EngineError::Invalid(format!(
+            "cannot read the last checkpoint of {} (global/pg_control fails its check); hint: the blocks {names} need a full restore",
+            pgdata.display()
+        ))
+    })?;
+    let aux_dir = opts.auxiliary_dir.clone().unwrap_or_else(|| {
+        let mut s = pgdata.clone().into_os_string();
+        s.push(".recman-aux");
+        PathBuf::from(s)
+    });
+    let restore = RestoreOptions {
+        to: aux_dir.clone(),
+        target: RecoveryTarget::Lsn(target),
+        from_tag: None,
+        channels: 1,
+        tablespace_map: Vec::new(),
+        timeline: None,
+        preserve_archive_mode: false,
+        from_copy: None,
+        switch_to_copy: false,
+        recman_exe: opts.recman_exe.clone(),
+        restore_command_args: opts.restore_command_args.clone(),
+        // The WAL after the last archived segment is the cluster's own pg_wal, checked below.
+        allow_wal_gap: true,
+        force: false,
+    };
+    let aux = auxcopy::Auxiliary::prepare(ctx, &pgdata, restore, &names, progress)?;
+    let outcome = aux.recover(&facts, &names, progress).and_then(|()| {
+        let mut repaired = Vec::new();
+        for b in &blocks {
+            repaired.push(repair_block(ctx, &pgdata, &aux, b, target, &facts)?);
+            progress.message(&format!("repaired block {b}"));
+        }
+        Ok(repaired)
+    });
+    let backup_id = aux.backup_id.clone();
+    aux.remove(progress);
+    Ok(BlockRecoverReport {
+        backup_id,
+        recovered_to: target,
+        repaired: outcome?,
+        auxiliary_dir: aux_dir,
+        elapsed: t0.elapsed(),
+    })
+}
+
+/// Keeps what `validate database` found in `pgdata` as the corruption list of `ctx.db` (what
+/// `recover corruption-list` repairs), when `pgdata` is that cluster's; false when it is not.
+pub fn record_corruption(
+    ctx: &Context,
+    pgdata: &Path,
+    blocks: &[recman_catalog::CorruptBlock],
+) -> Result<bool, EngineError> {
+    let facts = recman_pg::read_data_dir_facts(pgdata)?;
+    if facts.system_identifier != ctx.db.system_identifier {
+        return Ok(false);
+    }
+    ctx.repo.catalog().set_block_corruption(ctx.db.id, blocks)?;
+    Ok(true)
+}
+
+fn list(blocks: &[BlockRef]) -> String {
+    let all: Vec<String> = blocks.iter().map(|b| b.to_string()).collect();
+    crate::util::cut_list(&all, ", ")
+}
+
+/// The cluster's facts when it is stopped cleanly; a refusal naming the blocks otherwise.
+fn check_stopped(pgdata: &Path, names: &str) -> Result<recman_pg::DataDirFacts, EngineError> {
+    let pidfile = pgdata.join("postmaster.pid");
+    if let Ok(text) = std::fs::read_to_string(&pidfile)
+        && let Some(pid) = text.lines().next().and_then(|l| l.trim().parse::<i32>().ok())
+        && pid > 0
+        && Path::new(&format!("/proc/{pid}")).exists()
+    {
+        return Err(EngineError::Invalid(format!(
+            "the cluster at {} is running (postmaster.pid names live process {pid}): blocks {names} were left as they are; hint: stop it first (pg_ctl -D {} stop -m fast): block recovery writes pages of a stopped cluster only",
+            pgdata.display(),
+            pgdata.display()
+        )));
+    }
+    let facts = recman_pg::read_data_dir_facts(pgdata)?;
+    match facts.state.as_deref() {
+        Some("shut down") => Ok(facts),
+        state => Err(EngineError::Invalid(format!(
+            "the cluster at {} was not shut down cleanly (state: {}): blocks {names} were left as they are; hint: start it so crash recovery completes, stop it with pg_ctl -D {} stop -m fast, then recover the blocks",
+            pgdata.display(),
+            state.unwrap_or("unknown"),
+            pgdata.display()
+        ))),
+    }
+}
+
+/// Copies block `b` from the recovered auxiliary copy into the cluster, then checks it there.
+fn repair_block(
+    ctx: &Context,
+    pgdata: &Path,
+    aux: &auxcopy::Auxiliary,
+    b: &BlockRef,
+    target: Lsn,
+    facts: &recman_pg::DataDirFacts,
+) -> Result<BlockRepair, EngineError> {
+    let checksums = facts.checksums_enabled.unwrap_or(false);
+    let src = aux.dir.join(&b.path);
+    let mut page = vec![0u8; BLCKSZ];
+    let f = std::fs::File::open(&src).map_err(|e| {
+        EngineError::NotFound(format!(
+            "block {b}: the recovered copy has no file {} ({e}); the block was left as it is; hint: the relation may have been dropped or truncated since, or restore the cluster whole",
+            src.display()
+        ))
+    })?;
+    f.read_exact_at(&mut page, b.offset()).map_err(|e| {
+        EngineError::NotFound(format!(
+            "block {b}: the recovered copy {} does not hold it ({e}); the block was left as it is; hint: the relation was truncated after the damage, or restore the cluster whole",
+            src.display()
+        ))
+    })?;
+    check_page(&page, b, checksums, "in the recovered copy")?;
+    let lsn = recman_page::page_lsn(&page);
+    if lsn > target.0 {
+        return Err(EngineError::Corrupt(format!(
+            "block {b}: the recovered page has lsn {}, past the cluster's checkpoint {target}; the block was left as it is; hint: restore the cluster whole",
+            Lsn(lsn)
+        )));
+    }
+    let dst = pgdata.join(&b.path);
+    let out = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&dst)
+        .map_err(|e| EngineError::io("open for writing", &dst, e))?;
+    out.write_all_at(&page, b.offset())
+        .and_then(|()| out.sync_data())
+        .map_err(|e| EngineError::io("write", &dst, e))?;
+    let mut back = vec![0u8; BLCKSZ];
+    out.read_exact_at(&mut back, b.offset())
+        .map_err(|e| EngineError::io("read back", &dst, e))?;
+    if back != page {
+        return Err(EngineError::Corrupt(format!(
+            "block {b}: what was read back from {} differs from what was written; hint: check the device",
+            dst.display()
+        )));
+    }
+    check_page(&back, b, checksums, "after writing")?;
+    let repair = BlockRepair {
+        path: b.path.clone(),
+        block: b.block,
+        backup_id: aux.backup_id.clone(),
+        page_lsn: lsn,
+        recovered_to_lsn: target.0,
+        repaired_at: chrono::Utc::now().timestamp_micros(),
+    };
+    ctx.repo.catalog().record_block_repair(ctx.db.id, &repair)?;
+    Ok(repair)
+}
+
+fn check_page(page: &[u8], b: &BlockRef, checksums: bool, when: &str) -> Result<(), EngineError> {
+    recman_page::verify_page(page, b.block, checksums).map_err(|fault| {
+        EngineError::Corrupt(format!(
+            "block {b} fails its check {when} ({fault}); the block was left as it is; hint: an older backup may hold a good image (`recman list backup`), or restore the cluster whole"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_read_as_validate_prints_them() {
+        let b = BlockRef::parse("base/5/16384:3").unwrap();
+        assert_eq!((b.path.as_str(), b.block, b.offset()), ("base/5/16384", 3, 3 * 8192));
+        // A later segment: relation block numbers, or counted from the segment's start.
+        let b = BlockRef::parse("base/5/16384.1:131074").unwrap();
+        assert_eq!((b.block, b.offset()), (131074, 2 * 8192));
+        assert_eq!(BlockRef::parse("base/5/16384.1:2").unwrap(), b);
+        let e = BlockRef::parse("base/5/16384:131072").unwrap_err().to_string();
+        assert!(e.contains("not in segment file"), "{e}");
+        for bad in ["base/5/16384", "pg_wal/x:1", "base/5/../16384:1", "base/5/16384:x"] {
+            let e = BlockRef::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("hint:"), "{bad}: {e}");
+        }
+    }
+}
