@@ -95,7 +95,8 @@ fn corrupt_blocks_are_repaired_from_backup_and_wal() {
         .repo
         .join(format!("main/wal/{}/{archived}.rmw", &archived[..16]));
     std::fs::remove_file(&obj).unwrap_or_else(|e| panic!("{}: {e}", obj.display()));
-    let err = setup.err(&["recover", "block", &format!("{rel}:3")]);
+    // The language's form of `recover block FILE:3`.
+    let err = setup.err(&["run", &format!("RECOVER DATAFILE '{rel}' BLOCK 3;")]);
     eprintln!("{err}");
     assert!(
         err.contains(&format!("{rel}:3")) && err.contains("left as they are"),

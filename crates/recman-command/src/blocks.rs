@@ -39,7 +39,8 @@ pub(crate) fn record_validation(e: &dyn Env, pgdata: &Path, report: &ValidateDat
     if let Err(err) =
         recman_engine::blockrecover::record_corruption(&ctx, pgdata, &report.corrupt.blocks)
     {
-        e.progress()
-            .notice(&format!("could not record the corrupt blocks in the catalog: {err}"));
+        e.progress().notice(&format!(
+            "could not record the corrupt blocks in the catalog: {err}"
+        ));
     }
 }

@@ -242,7 +242,10 @@ fn list(blocks: &[BlockRef]) -> String {
 fn check_stopped(pgdata: &Path, names: &str) -> Result<recman_pg::DataDirFacts, EngineError> {
     let pidfile = pgdata.join("postmaster.pid");
     if let Ok(text) = std::fs::read_to_string(&pidfile)
-        && let Some(pid) = text.lines().next().and_then(|l| l.trim().parse::<i32>().ok())
+        && let Some(pid) = text
+            .lines()
+            .next()
+            .and_then(|l| l.trim().parse::<i32>().ok())
         && pid > 0
         && Path::new(&format!("/proc/{pid}")).exists()
     {
@@ -342,14 +345,24 @@ mod tests {
     #[test]
     fn blocks_are_read_as_validate_prints_them() {
         let b = BlockRef::parse("base/5/16384:3").unwrap();
-        assert_eq!((b.path.as_str(), b.block, b.offset()), ("base/5/16384", 3, 3 * 8192));
+        assert_eq!(
+            (b.path.as_str(), b.block, b.offset()),
+            ("base/5/16384", 3, 3 * 8192)
+        );
         // A later segment: relation block numbers, or counted from the segment's start.
         let b = BlockRef::parse("base/5/16384.1:131074").unwrap();
         assert_eq!((b.block, b.offset()), (131074, 2 * 8192));
         assert_eq!(BlockRef::parse("base/5/16384.1:2").unwrap(), b);
-        let e = BlockRef::parse("base/5/16384:131072").unwrap_err().to_string();
+        let e = BlockRef::parse("base/5/16384:131072")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not in segment file"), "{e}");
-        for bad in ["base/5/16384", "pg_wal/x:1", "base/5/../16384:1", "base/5/16384:x"] {
+        for bad in [
+            "base/5/16384",
+            "pg_wal/x:1",
+            "base/5/../16384:1",
+            "base/5/16384:x",
+        ] {
             let e = BlockRef::parse(bad).unwrap_err().to_string();
             assert!(e.contains("hint:"), "{bad}: {e}");
         }

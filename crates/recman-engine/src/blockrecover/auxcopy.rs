@@ -191,7 +191,11 @@ impl Auxiliary {
 
     /// Removes the auxiliary copy; a failure is said, never fatal (the repair is done).
     pub fn remove(&self, progress: &dyn Progress) {
-        let dirs = [Some(&self.dir), self.tablespaces.as_ref(), Some(&self.socket_dir)];
+        let dirs = [
+            Some(&self.dir),
+            self.tablespaces.as_ref(),
+            Some(&self.socket_dir),
+        ];
         for d in dirs.into_iter().flatten() {
             if d.exists()
                 && let Err(e) = std::fs::remove_dir_all(d)
