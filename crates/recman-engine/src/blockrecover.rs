@@ -94,7 +94,8 @@ impl BlockRef {
 pub struct BlockRecoverOptions {
     /// The blocks; with `corruption_list`, added to the catalog's list.
     pub blocks: Vec<BlockRef>,
-    /// Every block the last `validate database` recorded as corrupt.
+    /// Every block the last `validate database` recorded as corrupt, and those the newest
+    /// backup accepted (`--maxcorrupt`) that still fail their check.
     pub corruption_list: bool,
     /// Where the auxiliary copy is restored; default `<PGDATA>.recman-aux` beside the cluster.
     pub auxiliary_dir: Option<PathBuf>,
@@ -132,9 +133,10 @@ pub fn recover_blocks(
         for c in listed {
             blocks.push(BlockRef::new(&c.path, c.block)?);
         }
+        blocks.extend(still_bad_from_backup(ctx, &pgdata)?);
         if blocks.is_empty() {
             return Err(EngineError::NotFound(format!(
-                "no corrupt block is recorded for database {:?}; hint: `recman validate database` checks every page and records what it finds",
+                "no corrupt block is recorded for database {:?} (by the last validate database, or still bad of those its newest backup accepted); hint: `recman validate database` checks every page and records what it finds",
                 ctx.db.name
             )));
         }
@@ -216,6 +218,36 @@ pub fn recover_blocks(
         auxiliary_dir: aux_dir,
         elapsed: t0.elapsed(),
     })
+}
+
+/// The blocks the newest backup recorded as corrupt (accepted by `--maxcorrupt`) that still
+/// fail their check in the cluster; a block since dropped, truncated or rewritten is not.
+fn still_bad_from_backup(ctx: &Context, pgdata: &Path) -> Result<Vec<BlockRef>, EngineError> {
+    let cat = ctx.repo.catalog();
+    let newest = cat
+        .backups(ctx.db.id)?
+        .into_iter()
+        .filter(|b| b.status == recman_catalog::BackupStatus::Available)
+        .max_by_key(|b| b.start_time);
+    let Some(newest) = newest else {
+        return Ok(Vec::new());
+    };
+    let checksums = recman_pg::read_data_dir_facts(pgdata)?
+        .checksums_enabled
+        .unwrap_or(false);
+    let mut out = Vec::new();
+    for c in cat.corrupt_blocks(&newest.id)? {
+        let Ok(b) = BlockRef::new(&c.path, c.block) else {
+            continue;
+        };
+        let mut page = vec![0u8; BLCKSZ];
+        let read = std::fs::File::open(pgdata.join(&b.path))
+            .and_then(|f| f.read_exact_at(&mut page, b.offset()));
+        if read.is_ok() && recman_page::verify_page(&page, b.block, checksums).is_err() {
+            out.push(b);
+        }
+    }
+    Ok(out)
 }
 
 /// Keeps what `validate database` found in `pgdata` as the corruption list of `ctx.db` (what
