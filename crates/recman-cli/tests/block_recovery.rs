@@ -94,12 +94,25 @@ fn corrupt_blocks_are_repaired_from_backup_and_wal() {
     let obj = setup
         .repo
         .join(format!("main/wal/{}/{archived}.rmw", &archived[..16]));
-    std::fs::remove_file(&obj).unwrap_or_else(|e| panic!("{}: {e}", obj.display()));
+    // Damaged, not gone: the catalog still lists it, so only recovery itself finds it missing.
+    let len = std::fs::metadata(&obj)
+        .unwrap_or_else(|e| panic!("{}: {e}", obj.display()))
+        .len();
+    flip(&obj, len / 2);
     // The language's form of `recover block FILE:3`.
     let err = setup.err(&["run", &format!("RECOVER DATAFILE '{rel}' BLOCK 3;")]);
-    eprintln!("{err}");
     assert!(
-        err.contains(&format!("{rel}:3")) && err.contains("left as they are"),
+        err.contains(&format!("{rel}:3"))
+            && err.contains("ends before the cluster's checkpoint")
+            && err.contains("left as they are"),
+        "{err}"
+    );
+    assert_eq!(page(&file, 3), damaged, "a refused block was changed");
+    // Gone from the repository: refused before anything is restored.
+    std::fs::remove_file(&obj).unwrap();
+    let err = setup.err(&["recover", "block", &format!("{rel}:3")]);
+    assert!(
+        err.contains(&format!("{rel}:3")) && err.contains("neither archived nor in"),
         "{err}"
     );
     assert_eq!(page(&file, 3), damaged, "a refused block was changed");

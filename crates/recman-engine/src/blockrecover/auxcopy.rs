@@ -120,6 +120,13 @@ impl Auxiliary {
                 std::fs::copy(&from, &to).map_err(|e| EngineError::io("copy", &from, e))?;
             }
         }
+        if !self.local_wal.is_empty() {
+            progress.notice(&format!(
+                "block recovery: {} WAL file(s) not archived yet are taken from {}",
+                self.local_wal.len(),
+                self.pgdata.join("pg_wal").display()
+            ));
+        }
         let auto = self.dir.join("postgresql.auto.conf");
         let settings = format!(
             "# block recovery (recman): recover to the cluster's checkpoint, then stop; reachable by no one\n\
