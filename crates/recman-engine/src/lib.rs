@@ -5,6 +5,7 @@
 mod action;
 mod archive;
 mod archivelog;
+pub mod auxiliary;
 mod backup;
 mod backup_reads;
 pub mod blockrecover;
