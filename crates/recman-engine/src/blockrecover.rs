@@ -200,7 +200,7 @@ pub fn recover_blocks(
         allow_wal_gap: true,
         force: false,
     };
-    let aux = auxcopy::Auxiliary::prepare(ctx, &pgdata, restore, &names, progress)?;
+    let aux = auxcopy::AuxCopy::prepare(ctx, &pgdata, restore, &names, progress)?;
     let outcome = aux.recover(&facts, &names, progress).and_then(|()| {
         let mut repaired = Vec::new();
         for b in &blocks {
@@ -303,13 +303,13 @@ fn check_stopped(pgdata: &Path, names: &str) -> Result<recman_pg::DataDirFacts, 
 fn repair_block(
     ctx: &Context,
     pgdata: &Path,
-    aux: &auxcopy::Auxiliary,
+    aux: &auxcopy::AuxCopy,
     b: &BlockRef,
     target: Lsn,
     facts: &recman_pg::DataDirFacts,
 ) -> Result<BlockRepair, EngineError> {
     let checksums = facts.checksums_enabled.unwrap_or(false);
-    let src = aux.dir.join(&b.path);
+    let src = aux.pgdata.join(&b.path);
     let mut page = vec![0u8; BLCKSZ];
     let f = std::fs::File::open(&src).map_err(|e| {
         EngineError::NotFound(format!(
