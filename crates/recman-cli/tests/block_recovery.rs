@@ -116,4 +116,10 @@ fn corrupt_blocks_are_repaired_from_backup_and_wal() {
         "{err}"
     );
     assert_eq!(page(&file, 3), damaged, "a refused block was changed");
+
+    // Stopped without a shutdown checkpoint (as by a crash): its pages may lag its WAL.
+    c.start();
+    c.stop_immediate();
+    let err = setup.err(&["recover", "block", &format!("{rel}:3")]);
+    assert!(err.contains("was not shut down cleanly"), "{err}");
 }
