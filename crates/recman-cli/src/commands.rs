@@ -96,7 +96,8 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         | Command::ValidateBackup { .. }
         | Command::ValidateDatabase { .. }
         | Command::RecoverCopy { .. }
-        | Command::RecoverTable(_)) => bail!(
+        | Command::RecoverTable(_)
+        | Command::RecoverBlock { .. }) => bail!(
             "internal: recman {} is run by the shared executor, not by the CLI",
             c.path().join(" ")
         ),

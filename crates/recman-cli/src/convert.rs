@@ -81,6 +81,24 @@ impl From<cli::Command> for m::Command {
                 auxiliary_dir,
                 channels,
             })),
+            cli::Command::Recover {
+                what:
+                    cli::RecoverWhat::Block {
+                        blocks,
+                        auxiliary_dir,
+                    },
+            } => m::Command::RecoverBlock {
+                blocks,
+                corruption_list: false,
+                auxiliary_dir,
+            },
+            cli::Command::Recover {
+                what: cli::RecoverWhat::CorruptionList { auxiliary_dir },
+            } => m::Command::RecoverBlock {
+                blocks: Vec::new(),
+                corruption_list: true,
+                auxiliary_dir,
+            },
             cli::Command::List { what } => match what {
                 cli::ListWhat::Backup {
                     json,

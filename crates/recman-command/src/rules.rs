@@ -288,6 +288,7 @@ impl Command {
                 c.pair("until-time", untils[0], "until-xid", untils[2], false)?;
                 c.pair("until-lsn", untils[1], "until-xid", untils[2], false)
             }
+            Command::RecoverBlock { .. } => Ok(()),
             Command::ArchivePush(p) => {
                 c.count("batch", Some(u64::from(p.batch)), ranges::PUSH_BATCH)?;
                 c.count("parallel", n(p.parallel), ranges::CHANNELS)

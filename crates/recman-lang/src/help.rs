@@ -66,8 +66,8 @@ pub const TOPICS: &[Topic] = &[
     },
     Topic {
         keyword: "RECOVER",
-        syntax: "RECOVER DATABASE [UNTIL TIME 'date' | UNTIL SCN lsn]; RECOVER TABLE s.t [OF PLUGGABLE DATABASE db] UNTIL TIME 'date' [AUXILIARY DESTINATION 'dir'] [REMAP TABLE s.t:new] [DUMP FILE 'f' NOTABLEIMPORT];",
-        meaning: "PostgreSQL recovers when it starts on a restored directory, so RECOVER DATABASE belongs in the RUN block of a RESTORE DATABASE: the two become one restore whose recovery target is RECOVER's UNTIL (or SET UNTIL). RECOVER COPY OF DATABASE waits for image copies. RECOVER TABLE brings one table back to a past time through an auxiliary instance (recman recover table).",
+        syntax: "RECOVER DATABASE [UNTIL TIME 'date' | UNTIL SCN lsn]; RECOVER COPY OF DATABASE WITH TAG 't'; RECOVER DATAFILE 'base/5/16384' BLOCK n [TO m],...; RECOVER CORRUPTION LIST; RECOVER TABLE s.t [OF PLUGGABLE DATABASE db] UNTIL TIME 'date' [AUXILIARY DESTINATION 'dir'] [REMAP TABLE s.t:new] [DUMP FILE 'f' NOTABLEIMPORT];",
+        meaning: "PostgreSQL recovers when it starts on a restored directory, so RECOVER DATABASE belongs in the RUN block of a RESTORE DATABASE: the two become one restore whose recovery target is RECOVER's UNTIL (or SET UNTIL). RECOVER COPY OF DATABASE rolls an image copy forward. RECOVER … BLOCK and RECOVER CORRUPTION LIST repair damaged pages of the stopped cluster from a backup and the WAL since. RECOVER TABLE brings one table back to a past time through an auxiliary instance (recman recover table).",
     },
     Topic {
         keyword: "REGISTER",
