@@ -123,6 +123,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         tracked_files BIGINT NOT NULL
     );
     "#,
+    // 8: restore drills (`recman drill`): outcome, measured RTO, checks.
+    concat!(
+        crate::tables::table!(drill, crate::tables::create_table!(pg,)),
+        "\n",
+    ),
 ];
 
 #[cfg(test)]

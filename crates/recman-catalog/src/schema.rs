@@ -133,6 +133,11 @@ const MIGRATIONS: &[&str] = &[
         tracked_files INTEGER NOT NULL
     );
     "#,
+    // 8: restore drills (`recman drill`): outcome, measured RTO, checks.
+    concat!(
+        crate::tables::table!(drill, crate::tables::create_table!(sqlite,)),
+        "\n",
+    ),
 ];
 
 /// The schema version this build writes and understands.

@@ -262,6 +262,23 @@ macro_rules! table {
             ; "PRIMARY KEY (job_id, seq)"
         })
     };
+    // one restore drill (migration 8): times in milliseconds, checks a JSON list of {name, passed, detail}
+    (drill, $($m:ident)::+ ! ($($pre:tt)*)) => {
+        $($m)::+!($($pre)* drill {
+            id: id,
+            db_id: int "NOT NULL",
+            started_at: int "NOT NULL",
+            status: text "NOT NULL CHECK (status IN ('PASSED', 'FAILED'))",
+            backup_id: text,
+            target: text "NOT NULL",
+            restore_ms: int "NOT NULL",
+            recovery_ms: int "NOT NULL",
+            bytes_restored: int "NOT NULL",
+            wal_bytes: int "NOT NULL",
+            checks: text "NOT NULL",
+            error: text,
+        })
+    };
 }
 pub(crate) use {column_list, create_table, sql_type, table};
 
@@ -302,6 +319,7 @@ pub const TABLES: &[(&str, &[(&str, bool)])] = &[
     ("calibration", table!(calibration, column_list!())),
     ("io_sample", table!(io_sample, column_list!())),
     ("tuning_event", table!(tuning_event, column_list!())),
+    ("drill", table!(drill, column_list!())),
 ];
 
 /// The columns of `table` as created by its defining migration.

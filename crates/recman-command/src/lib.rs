@@ -11,6 +11,7 @@
 mod catalog;
 mod check;
 mod command;
+mod drill;
 pub mod execute;
 pub mod options;
 pub mod precedence;
@@ -20,4 +21,5 @@ pub mod spelling;
 pub use catalog::*;
 pub use check::{CheckError, Range, check_count, check_name, check_size, human, ranges};
 pub use command::*;
+pub use drill::{Drill, DuplicateDatabase};
 pub use execute::{Env, EnvError, ExecError, Executed, Outcome, Printer, execute};
