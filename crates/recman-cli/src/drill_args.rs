@@ -53,7 +53,8 @@ pub struct DuplicateArgs {
     #[arg(long, value_parser = crate::input::Name)]
     pub slot: Option<String>,
     /// The port the new cluster listens on (refused when taken; default: a free one).
-    #[arg(long)]
+    /// Range: 1 to 65535.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub port: Option<u16>,
     /// Recover the clone to this time instead of the end of the archived WAL.
     #[arg(long, conflicts_with = "for_standby")]
