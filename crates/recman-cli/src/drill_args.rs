@@ -54,7 +54,7 @@ pub struct DuplicateArgs {
     pub slot: Option<String>,
     /// The port the new cluster listens on (refused when taken; default: a free one).
     /// Range: 1 to 65535.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_parser = crate::input::count::<u16>(recman_command::ranges::PORT))]
     pub port: Option<u16>,
     /// Recover the clone to this time instead of the end of the archived WAL.
     #[arg(long, conflicts_with = "for_standby")]
