@@ -5,6 +5,7 @@ pub mod advise;
 pub mod calibrate;
 mod cpu;
 pub mod diagnose;
+pub mod overhead;
 
 pub use cpu::{thread_cpu_time, thread_cpu_wait};
 pub use diagnose::{Bottleneck, Diagnosis, diagnose_job};
