@@ -102,7 +102,8 @@ pub(crate) fn duplicate(words: &[Word]) -> Result<Option<m::Command>> {
         stmt: "DUPLICATE DATABASE",
     };
     w.kw("TARGET");
-    if !w.kws(&["DATABASE", "TO"]) {
+    // Oracle's `TO dbname` names a database; recman's form takes a quoted directory.
+    if !w.kws(&["DATABASE", "TO"]) || !matches!(w.w.get(w.i), Some(Word::Quoted(_))) {
         return Ok(None);
     }
     let to = w.value("TO")?;
@@ -146,4 +147,25 @@ pub(crate) fn duplicate(words: &[Word]) -> Result<Option<m::Command>> {
         );
     }
     Ok(Some(m::Command::DuplicateDatabase(Box::new(d))))
+}
+
+#[cfg(test)]
+mod tests {
+    fn lower(text: &str) -> anyhow::Result<Vec<recman_command::Command>> {
+        super::super::parity::lower_checked(text)
+    }
+
+    #[test]
+    fn oracle_forms_of_duplicate_are_refused_with_a_hint() {
+        for s in [
+            "DUPLICATE TARGET DATABASE TO clone FROM ACTIVE DATABASE;",
+            "DUPLICATE TARGET DATABASE TO clone;",
+            "DUPLICATE DATABASE TO '/d' FROM ACTIVE DATABASE;",
+            "DUPLICATE DATABASE TO '/d' SLOT 's';",
+            "DRILL UNTIL TIME;",
+        ] {
+            let e = format!("{:#}", lower(s).unwrap_err());
+            assert!(e.contains("hint:"), "{s}: {e}");
+        }
+    }
 }
