@@ -151,3 +151,46 @@ pub(crate) fn drill_need(recs: &[DrillRecord], days: f64, now: i64) -> Option<St
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(status: &str, started_at: i64) -> DrillRecord {
+        DrillRecord {
+            id: 1,
+            db_id: 1,
+            started_at,
+            status: status.into(),
+            backup_id: None,
+            target: String::new(),
+            restore_ms: 1,
+            recovery_ms: 1,
+            bytes_restored: 0,
+            wal_bytes: 0,
+            checks: "[]".into(),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn only_a_recent_passed_drill_satisfies_drill_days() {
+        let day = 86_400_000_000i64;
+        let now = 100 * day;
+        assert!(
+            drill_need(&[], 7.0, now)
+                .unwrap()
+                .contains("none ever passed")
+        );
+        // A recent failure does not count; an old pass is reported with its age.
+        let old = [rec("PASSED", now - 10 * day), rec("FAILED", now - day)];
+        assert!(
+            drill_need(&old, 7.0, now)
+                .unwrap()
+                .contains("10.0 days ago")
+        );
+        assert_eq!(drill_need(&old, 11.0, now), None);
+        let recent = [rec("PASSED", now - day)];
+        assert_eq!(drill_need(&recent, 7.0, now), None);
+    }
+}
