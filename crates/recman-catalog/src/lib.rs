@@ -21,6 +21,7 @@ mod db;
 mod drill;
 mod error;
 mod iostat;
+mod lastjob;
 pub mod layout;
 mod lock;
 mod maint;

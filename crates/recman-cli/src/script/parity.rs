@@ -249,6 +249,15 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "RMAN's REPORT NEED BACKUP has no drill rule",
     ),
     (
+        "metrics",
+        "its output is for a monitoring system's scraper, not for a session; RMAN has no such statement",
+    ),
+    (
+        "completions",
+        "it prints a shell's completion script for the command line itself",
+    ),
+    ("man", "it prints the command line's manual page"),
+    (
         "archive-push",
         "PostgreSQL's archive_command runs it, not a user",
     ),
