@@ -105,6 +105,15 @@ pub enum Command {
         #[command(subcommand)]
         what: RestoreWhat,
     },
+    /// Test a restore for real: restore into a scratch directory, start PostgreSQL there,
+    /// recover, run pg_amcheck and --check-sql, remove it, and record the outcome and the
+    /// measured RTO in the catalog.
+    Drill(Box<crate::drill_args::DrillArgs>),
+    /// A standby or a writable clone from the newest backup (RMAN's DUPLICATE).
+    Duplicate {
+        #[command(subcommand)]
+        what: crate::drill_args::DuplicateWhat,
+    },
     /// Check pages of the cluster, or every piece of a backup, writing nothing.
     Validate {
         #[command(subcommand)]
@@ -551,6 +560,11 @@ pub enum ListWhat {
     },
     /// Measurements taken by `recman calibrate`, newest last.
     Calibration {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Restore drills, oldest first: status, RTO, checks.
+    Drill {
         #[arg(long)]
         json: bool,
     },
