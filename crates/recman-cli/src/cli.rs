@@ -591,7 +591,7 @@ pub enum RecoverWhat {
         until_time: Option<String>,
     },
     /// Repair blocks of the stopped cluster from the newest backup before its last checkpoint,
-    /// brought forward with the WAL since (RMAN's RECOVER … BLOCK; docs/recovery-block.md).
+    /// brought forward with the WAL since (RMAN's RECOVER … BLOCK; docs/recovery.md).
     Block {
         /// FILE:BLOCK: FILE relative to the data directory (base/5/16384, or a segment
         /// base/5/16384.1), BLOCK as `validate database` prints it.
