@@ -15,6 +15,8 @@ pub mod controlfile;
 pub mod copy;
 mod crosscheck;
 pub mod devices;
+pub mod drill;
+pub mod duplicate;
 mod error;
 pub mod fault;
 pub mod forever;

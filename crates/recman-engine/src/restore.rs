@@ -97,7 +97,7 @@ pub fn restore_database(
 
 /// [`restore_database`] writing only what `selection` names; says which databases it left
 /// out. A partial restore recovers with `ignore_invalid_pages = on`: WAL that touches the
-/// left-out files must not stop recovery (docs/recovery-table.md).
+/// left-out files must not stop recovery (docs/recovery.md).
 pub fn restore_database_selected(
     ctx: &Context,
     opts: &RestoreOptions,

@@ -77,7 +77,7 @@ impl AuxInstance {
         let out = self.inner.psql(db, sql).map_err(|e| EngineError::Failed {
             kind: crate::ErrorKind::InvalidInput,
             message: format!(
-                "the auxiliary instance in {} refused `{sql}`: {e}; hint: the table may not fit what recover table does, see docs/recovery-table.md",
+                "the auxiliary instance in {} refused `{sql}`: {e}; hint: the table may not fit what recover table does, see docs/recovery.md",
                 self.inner.pgdata.display()
             ),
         })?;
