@@ -35,6 +35,7 @@
 
 mod binary;
 mod cluster;
+mod cluster_dump;
 mod cluster_sql;
 mod cluster_wal;
 pub mod fixtures;
