@@ -2,8 +2,10 @@
 //! that injects faults in front of it. Nothing here is used by recman itself.
 
 mod fault_proxy;
+mod tls_front;
 
 pub use fault_proxy::{FaultProxy, Faults};
+pub use tls_front::TlsFront;
 
 use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream};

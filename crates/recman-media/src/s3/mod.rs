@@ -154,10 +154,15 @@ impl S3Media {
             max_retries: cfg.max_retries,
             retry_timeout: cfg.retry_timeout,
         };
-        let client = ClientOptions::new()
+        let mut client = ClientOptions::new()
             .with_allow_http(cfg.allow_http)
             .with_connect_timeout(cfg.connect_timeout)
             .with_timeout(cfg.request_timeout);
+        if let Some(file) = &cfg.ca_file {
+            for cert in ca_bundle(&device, file)? {
+                client = client.with_root_certificate(cert);
+            }
+        }
         let mut b = AmazonS3Builder::new()
             .with_bucket_name(&cfg.bucket)
             .with_region(&cfg.region)
@@ -221,6 +226,24 @@ impl S3Media {
     pub fn config(&self) -> &S3Config {
         &self.ctx.cfg
     }
+}
+
+/// The certificates of a PEM CA bundle, trusted besides the system's.
+fn ca_bundle(
+    device: &str,
+    file: &std::path::Path,
+) -> Result<Vec<object_store::Certificate>, MediaError> {
+    let bad = |why: String| {
+        MediaError::permanent(device, "", &format!("ca file {}: {why}", file.display()))
+            .with_op("set up")
+            .with_hint("ca-file (or RECMAN_S3_CA_FILE, AWS_CA_BUNDLE) names a PEM file holding the CA certificates that sign the store's https certificate")
+    };
+    let pem = std::fs::read(file).map_err(|e| bad(e.to_string()))?;
+    let certs = object_store::Certificate::from_pem_bundle(&pem).map_err(|e| bad(e.to_string()))?;
+    if certs.is_empty() {
+        return Err(bad("it holds no PEM certificate".into()));
+    }
+    Ok(certs)
 }
 
 /// In virtual-hosted style object_store expects the endpoint to name the bucket already;
