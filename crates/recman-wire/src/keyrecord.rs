@@ -165,4 +165,24 @@ mod tests {
         assert!(unhex("0g").is_none() && unhex("abc").is_none());
         assert_eq!(unhex(&hex(&[0, 255, 16])), Some(vec![0, 255, 16]));
     }
+
+    #[test]
+    fn only_the_master_key_unwraps_and_a_changed_key_is_named() {
+        // The fuzz seed: two keys wrapped by [7; 32], the second current.
+        let text = include_bytes!("../../../fuzz/seeds/key_record/raw.json");
+        let rec = parse(text).unwrap();
+        let k = unwrap(&rec, &[7; 32]).unwrap();
+        assert_eq!(k.keks.len(), 2);
+        assert_eq!(k.current, [2; 16]);
+        assert!(matches!(unwrap(&rec, &[8; 32]), Err(UnwrapError::WrongKey)));
+        let mut bad = rec.clone();
+        let last = bad.keks[0].wrapped.pop().unwrap();
+        bad.keks[0]
+            .wrapped
+            .push(if last == '0' { '1' } else { '0' });
+        match unwrap(&bad, &[7; 32]) {
+            Err(UnwrapError::Damaged(d)) => assert!(d.contains("does not authenticate"), "{d}"),
+            _ => panic!("a changed wrapped key was not reported as damaged"),
+        }
+    }
 }
