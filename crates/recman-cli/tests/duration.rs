@@ -155,6 +155,10 @@ fn partial_backup_is_completed_by_a_later_run_and_restores_equal() {
         "8M",
     ]);
     assert!(e.contains("did not finish within DURATION 0:00:02"), "{e}");
+    assert!(
+        e.contains("recman advise --window 0:00:02"),
+        "the hint names the advisor: {e}"
+    );
     let list = setup.backups();
     assert_eq!(list.len(), 1);
     assert_eq!(list[0]["status"], "FAILED");

@@ -547,9 +547,8 @@ fn window_ended(sh: &ChannelShared) -> Result<bool, EngineError> {
             .store(true, std::sync::atomic::Ordering::Relaxed);
         return Ok(true);
     }
-    Err(EngineError::Invalid(format!(
-        "backup {} did not finish within DURATION {}; hint: add --partial (PARTIAL) to keep the files finished in the window, or give a longer window",
-        sh.header.backup_id,
-        w.text()
-    )))
+    Err(EngineError::Deadline {
+        backup_id: sh.header.backup_id.to_string(),
+        window: w.text(),
+    })
 }

@@ -15,6 +15,7 @@
 //! - `Busy`: another recman command holds the repository lock or the job.
 //! - `Cancelled`: stopped because another worker of the same command failed; a worker pool
 //!   reports the cause instead, so a user never sees it alone.
+//! - `Deadline`: a backup's DURATION window ended first (without PARTIAL).
 //! - `Stopped`: SIGINT/SIGTERM; `NoSpace`: a full device or quota; `Io`: any other local or
 //!   server failure (permissions, a refused query).
 //! - `Transient`: a network, object store, server or timeout that may answer later. The layer
@@ -112,6 +113,11 @@ pub enum EngineError {
     /// command did about its unfinished work, added by the command that cleaned up.
     #[error("stopped by {signal}{done}")]
     Stopped { signal: &'static str, done: String },
+    /// A backup's DURATION window ended before the backup did, and PARTIAL was not given.
+    #[error(
+        "backup {backup_id} did not finish within DURATION {window}; hint: add --partial (PARTIAL) to keep the files finished in the window, give a longer window, or ask `recman advise --window {window}` what would fit"
+    )]
+    Deadline { backup_id: String, window: String },
     /// A write found the device full or the quota used up: an I/O error of the device, never
     /// damage of what it already holds.
     #[error(
@@ -177,6 +183,7 @@ impl EngineError {
             EngineError::Remedy(r) => r.kind,
             EngineError::Cancelled { .. } => ErrorKind::Cancelled,
             EngineError::Stopped { .. } => ErrorKind::Stopped,
+            EngineError::Deadline { .. } => ErrorKind::Deadline,
             EngineError::NoSpace { .. } => ErrorKind::NoSpace,
         }
     }

@@ -23,6 +23,9 @@ pub enum ErrorKind {
     Cancelled,
     /// SIGINT or SIGTERM stopped the command.
     Stopped,
+    /// A DURATION window ended before the work did (without PARTIAL). Not damage and not a
+    /// wrong request: the same backup in a longer window, or faster, succeeds.
+    Deadline,
     /// A network, object store, server or timeout that may answer if asked again later; the
     /// layer that talks to it retries first, so one reaching the user has used its tries.
     Transient,
@@ -44,6 +47,7 @@ impl ErrorKind {
             ErrorKind::Busy => "busy",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::Stopped => "stopped",
+            ErrorKind::Deadline => "deadline",
             ErrorKind::Transient => "transient",
             ErrorKind::NoSpace => "no-space",
             ErrorKind::Io => "io",
