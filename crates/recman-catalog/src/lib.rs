@@ -14,10 +14,12 @@
 
 mod atomic;
 mod backup;
+mod blocks;
 mod calibration;
 mod catalog;
 mod copies;
 mod db;
+mod drill;
 mod error;
 mod iostat;
 mod lastjob;
@@ -36,9 +38,11 @@ pub mod tables;
 mod wal;
 mod walbackup;
 
+pub use blocks::BlockRepair;
 pub use calibration::CalibrationRecord;
 pub use catalog::Catalog;
 pub use copies::CopyRecord;
+pub use drill::DrillRecord;
 pub use error::{CatalogError, LockHolder};
 pub use iostat::IoStatRow;
 pub use lock::RepoLock;

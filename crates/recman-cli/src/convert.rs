@@ -42,6 +42,10 @@ impl From<cli::Command> for m::Command {
             cli::Command::Restore {
                 what: cli::RestoreWhat::Database(a),
             } => m::Command::RestoreDatabase(Box::new((*a).into())),
+            cli::Command::Drill(a) => m::Command::Drill(Box::new((*a).into())),
+            cli::Command::Duplicate {
+                what: crate::drill_args::DuplicateWhat::Database(a),
+            } => m::Command::DuplicateDatabase(Box::new((*a).into())),
             cli::Command::Restore {
                 what: cli::RestoreWhat::Controlfile { from },
             } => m::Command::RestoreControlfile { from },
@@ -57,6 +61,24 @@ impl From<cli::Command> for m::Command {
             cli::Command::Recover {
                 what: cli::RecoverWhat::Copy { tag, until_time },
             } => m::Command::RecoverCopy { tag, until_time },
+            cli::Command::Recover {
+                what:
+                    cli::RecoverWhat::Block {
+                        blocks,
+                        auxiliary_dir,
+                    },
+            } => m::Command::RecoverBlock {
+                blocks,
+                corruption_list: false,
+                auxiliary_dir,
+            },
+            cli::Command::Recover {
+                what: cli::RecoverWhat::CorruptionList { auxiliary_dir },
+            } => m::Command::RecoverBlock {
+                blocks: Vec::new(),
+                corruption_list: true,
+                auxiliary_dir,
+            },
             cli::Command::List { what } => match what {
                 cli::ListWhat::Backup {
                     json,
@@ -71,6 +93,7 @@ impl From<cli::Command> for m::Command {
                 cli::ListWhat::Incarnation { json } => m::Command::ListIncarnation { json },
                 cli::ListWhat::Copy { json } => m::Command::ListCopy { json },
                 cli::ListWhat::Calibration { json } => m::Command::ListCalibration { json },
+                cli::ListWhat::Drill { json } => m::Command::ListDrill { json },
             },
             cli::Command::ArchivePush {
                 path,
@@ -316,7 +339,15 @@ impl From<cc::ReportWhat> for m::ReportWhat {
                 policy: policy.into(),
                 json,
             },
-            R::NeedBackup { redundancy, days } => m::ReportWhat::NeedBackup { redundancy, days },
+            R::NeedBackup {
+                redundancy,
+                days,
+                drill_days,
+            } => m::ReportWhat::NeedBackup {
+                redundancy,
+                days,
+                drill_days,
+            },
         }
     }
 }

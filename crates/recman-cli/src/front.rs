@@ -178,6 +178,24 @@ impl recman_command::Printer for CliPrinter<'_> {
                     .map(|a| format!("; the catalog it replaced is kept as {}", a.display()))
                     .unwrap_or_default()
             )),
+            Outcome::BlocksRecovered(r) => {
+                for b in &r.repaired {
+                    self.say(&format!(
+                        "repaired block {}:{} from backup {} (page lsn {}, brought forward to {})",
+                        b.path,
+                        b.block,
+                        b.backup_id,
+                        recman_pg::Lsn(b.page_lsn),
+                        recman_pg::Lsn(b.recovered_to_lsn)
+                    ));
+                }
+                self.say(&format!(
+                    "block recovery: {} block(s) repaired in {:.1}s; the auxiliary copy {} was removed",
+                    r.repaired.len(),
+                    r.elapsed.as_secs_f64(),
+                    r.auxiliary_dir.display()
+                ));
+            }
             Outcome::CopyRecovered { tag, applied } => {
                 if applied.is_empty() {
                     self.say(&format!(
@@ -193,6 +211,8 @@ impl recman_command::Printer for CliPrinter<'_> {
                     ));
                 }
             }
+            Outcome::Drilled(r) => crate::drill_cmd::print_drill(self.g, &r),
+            Outcome::Duplicated(r) => crate::drill_cmd::print_duplicate(self.g, &r),
             Outcome::Restored { report: r, target } => {
                 self.say(&format!(
                     "restored backup {} (tag {}) to {}: {} files, {} in {:.1}s",

@@ -5,10 +5,12 @@
 
 mod archivelog;
 mod block;
+mod blockrec;
 mod change;
 mod configure;
 #[cfg(test)]
 mod doc_tables;
+mod drill;
 mod hints;
 mod lower;
 mod maint;

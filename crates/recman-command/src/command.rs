@@ -60,6 +60,13 @@ pub enum Command {
         device_type: String,
     },
     RestoreDatabase(Box<RestoreDatabase>),
+    /// A restore test with a measured RTO, recorded in the catalog.
+    Drill(Box<crate::drill::Drill>),
+    /// A standby or a writable clone from the newest backup (RMAN's DUPLICATE).
+    DuplicateDatabase(Box<crate::drill::DuplicateDatabase>),
+    ListDrill {
+        json: bool,
+    },
     /// The catalog and pg_control as one piece (RMAN's BACKUP CURRENT CONTROLFILE), in the
     /// FORMAT directory or the repository.
     BackupControlfile {
@@ -83,6 +90,13 @@ pub enum Command {
     RecoverCopy {
         tag: String,
         until_time: Option<String>,
+    },
+    /// Block media recovery of a stopped cluster (RMAN's RECOVER … BLOCK and RECOVER
+    /// CORRUPTION LIST): `blocks` as FILE:BLOCK, plus the recorded list with `corruption_list`.
+    RecoverBlock {
+        blocks: Vec<String>,
+        corruption_list: bool,
+        auxiliary_dir: Option<PathBuf>,
     },
     ListBackup {
         json: bool,
@@ -152,11 +166,19 @@ impl Command {
             Command::BackupBackupset { .. } => &["backup", "backupset"],
             Command::BackupRecoveryArea { .. } => &["backup", "recovery-area"],
             Command::RestoreDatabase(_) => &["restore", "database"],
+            Command::Drill(_) => &["drill"],
+            Command::DuplicateDatabase(_) => &["duplicate", "database"],
+            Command::ListDrill { .. } => &["list", "drill"],
             Command::BackupControlfile { .. } => &["backup", "controlfile"],
             Command::RestoreControlfile { .. } => &["restore", "controlfile"],
             Command::ValidateDatabase { .. } => &["validate", "database"],
             Command::ValidateBackup { .. } => &["validate", "backup"],
             Command::RecoverCopy { .. } => &["recover", "copy"],
+            Command::RecoverBlock {
+                corruption_list: true,
+                ..
+            } => &["recover", "corruption-list"],
+            Command::RecoverBlock { .. } => &["recover", "block"],
             Command::ListBackup { .. } => &["list", "backup"],
             Command::ListArchivelog { .. } => &["list", "archivelog"],
             Command::ListIncarnation { .. } => &["list", "incarnation"],

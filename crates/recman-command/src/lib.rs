@@ -8,9 +8,11 @@
 //! the order in which a setting's value is taken (flag > environment > config file > catalog >
 //! default) and the table of the catalog's settings.
 
+mod blocks;
 mod catalog;
 mod check;
 mod command;
+mod drill;
 pub mod execute;
 pub mod options;
 pub mod precedence;
@@ -20,4 +22,5 @@ pub mod spelling;
 pub use catalog::*;
 pub use check::{CheckError, Range, check_count, check_name, check_size, human, ranges};
 pub use command::*;
+pub use drill::{Drill, DuplicateDatabase};
 pub use execute::{Env, EnvError, ExecError, Executed, Outcome, Printer, execute};

@@ -137,6 +137,11 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
         "recover copy --tag C",
         "RECOVER COPY OF DATABASE WITH TAG 'C';",
     ),
+    (
+        "recover block base/5/16384:3 base/5/16384:7 base/5/16384:8",
+        "RECOVER DATAFILE 'base/5/16384' BLOCK 3, 7 TO 8;",
+    ),
+    ("recover corruption-list", "RECOVER CORRUPTION LIST;"),
     ("list backup", "LIST BACKUP;"),
     ("list backup --summary", "LIST BACKUP SUMMARY;"),
     ("list archivelog", "LIST ARCHIVELOG ALL;"),
@@ -213,10 +218,41 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
     ("crosscheck backup", "CROSSCHECK BACKUP;"),
     ("crosscheck archivelog all", "CROSSCHECK ARCHIVELOG ALL;"),
     ("catalog start-with /repo", "CATALOG START WITH '/repo';"),
+    ("drill", "DRILL;"),
+    (
+        "drill --until-time 2026-11-25T10:00:00 --check-sql x --keep --dir /d --from-tag T1",
+        "DRILL UNTIL TIME '2026-11-25T10:00:00' CHECK SQL 'x' KEEP AUXILIARY DESTINATION '/d' FROM TAG 'T1';",
+    ),
+    (
+        "drill --until-lsn 0/3000000",
+        "DRILL UNTIL LSN '0/3000000';",
+    ),
+    ("duplicate database --to /d", "DUPLICATE DATABASE TO '/d';"),
+    (
+        "duplicate database --to /d --for-standby --primary-conninfo host=p --slot s1 --port 5433",
+        "DUPLICATE TARGET DATABASE TO '/d' FOR STANDBY PRIMARY CONNINFO 'host=p' SLOT 's1' PORT 5433;",
+    ),
+    (
+        "duplicate database --to /d --until-time 2026-11-25T10:00:00",
+        "DUPLICATE DATABASE TO '/d' UNTIL TIME '2026-11-25T10:00:00';",
+    ),
 ];
 
 /// What stays CLI-only, as `path` or `path --option`, and why.
 pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
+    (
+        "drill --channels",
+        "a DRILL statement restores with one stream",
+    ),
+    (
+        "duplicate database --channels",
+        "a DUPLICATE statement restores with one stream",
+    ),
+    ("list drill", "RMAN has no LIST of restore tests"),
+    (
+        "report need-backup --drill-days",
+        "RMAN's REPORT NEED BACKUP has no drill rule",
+    ),
     (
         "metrics",
         "its output is for a monitoring system's scraper, not for a session; RMAN has no such statement",
@@ -370,6 +406,14 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "ALLOCATE CHANNEL in a RUN block gives it",
     ),
     (
+        "recover block --auxiliary-dir",
+        "RMAN's block recovery has no auxiliary destination; the default sits beside PGDATA",
+    ),
+    (
+        "recover corruption-list --auxiliary-dir",
+        "RMAN's block recovery has no auxiliary destination; the default sits beside PGDATA",
+    ),
+    (
         "recover copy --until-time",
         "UNTIL TIME takes RMAN's date forms, resolved when run",
     ),
@@ -476,6 +520,15 @@ pub(crate) fn lower_checked(text: &str) -> anyhow::Result<Vec<m::Command>> {
             match super::change::lower(&plain)? {
                 Some(c) => Ok(vec![c]),
                 None => anyhow::bail!("{}", super::refuse::foreign(verb, &plain)),
+            }
+        }
+        Statement::Foreign { verb, words } if verb == "DRILL" => {
+            super::drill::drill(words).map(|c| vec![c])
+        }
+        Statement::Foreign { verb, words } if verb == "DUPLICATE" => {
+            match super::drill::duplicate(words)? {
+                Some(c) => Ok(vec![c]),
+                None => anyhow::bail!("{}", super::refuse::foreign(verb, &[])),
             }
         }
         Statement::RegisterDatabase => Ok(vec![m::Command::RegisterDatabase {
