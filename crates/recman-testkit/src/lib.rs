@@ -42,6 +42,7 @@ pub mod fixtures;
 mod host;
 mod memmedia;
 mod pgserver;
+mod pki;
 
 pub use binary::*;
 pub use cluster::*;
@@ -49,3 +50,4 @@ pub use cluster_wal::*;
 pub use host::*;
 pub use memmedia::MemMedia;
 pub use pgserver::PgServer;
+pub use pki::TestPki;
