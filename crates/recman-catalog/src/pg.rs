@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use postgres::types::{ToSql, Type};
-use postgres::{Client, NoTls, Statement};
+use postgres::{Client, Statement};
 
 use crate::db::Value;
 use crate::pgschema::MIGRATIONS;
@@ -41,7 +41,7 @@ pub(crate) struct Opened {
 /// Why opening failed, before the caller adds what it was doing.
 pub(crate) enum OpenError {
     /// The URL does not resolve to a connection recman may make (bad syntax, an unknown
-    /// service, sslmode=require before TLS support).
+    /// service, a TLS file that cannot be read), or the server cannot be reached.
     Conninfo(recman_pg::PgError),
     Sql(&'static str, postgres::Error),
     TooNew(u32),
@@ -58,10 +58,7 @@ pub(crate) fn open(url: &str, location: &str, now: i64) -> Result<Opened, OpenEr
     // Resolved as libpq would (PG* variables, service and password files, sslmode), so the
     // shared catalog's connection follows the same rules as the target's.
     let target = recman_pg::resolve_conninfo(Some(url)).map_err(OpenError::Conninfo)?;
-    let mut client = target
-        .config
-        .connect(NoTls)
-        .map_err(|e| ("connecting", e))?;
+    let mut client = target.client(&target.config).map_err(OpenError::Conninfo)?;
     let latest = MIGRATIONS.len() as u32;
     // Cheap path first: a known repository at the current schema needs no lock and no write.
     if let Some(id) =

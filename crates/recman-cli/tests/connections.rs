@@ -1,7 +1,9 @@
 //! Issue 22, acceptance 7 and "connections behave like libpq": against a real PostgreSQL 15
 //! listening on TCP 127.0.0.1 without TLS, PGSSLMODE=require (or sslmode=verify-full) refuses
 //! to connect instead of falling back to plaintext; the password file (mode 0600) and a
-//! service file are honoured; no password reaches the error text.
+//! service file are honoured; no password reaches the error text. Issue 16, acceptance 5: with
+//! TLS switched on (a test CA), sslmode=verify-full works, a wrong CA or a wrong host name is
+//! refused with a hint, and a client certificate logs in through pg_hba's `cert` method.
 
 mod common;
 
@@ -84,8 +86,15 @@ fn pgpass_line(c: &Cluster) -> String {
     format!("# test\n127.0.0.1:{}:*:app:{escaped}\n", c.port)
 }
 
+fn sessions_authorized(c: &Cluster) -> usize {
+    std::fs::read_to_string(&c.log)
+        .unwrap_or_default()
+        .matches("connection authorized")
+        .count()
+}
+
 #[test]
-fn sslmode_require_refuses_a_server_without_tls() {
+fn sslmode_is_honoured_without_and_with_tls() {
     let c = tcp_cluster();
     let tcp = format!(
         "host=127.0.0.1 port={} user=postgres dbname=postgres",
@@ -95,37 +104,51 @@ fn sslmode_require_refuses_a_server_without_tls() {
     let (ok, err) = run(&["--target", &tcp, "report", "schema"], &[]);
     assert!(ok, "plaintext control failed: {err}");
 
-    for (target, env, named) in [
-        (tcp.clone(), vec![("PGSSLMODE", "require")], "PGSSLMODE"),
-        (tcp.clone(), vec![("PGSSLMODE", "verify-full")], "PGSSLMODE"),
+    let (_p, pdir) = new_scratch_dir();
+    let pki = TestPki::new(&pdir, "tlsuser");
+    let ca = path_str(&pki.ca);
+
+    // The server has no TLS: every mode that asks for it fails, and no session is opened in
+    // plaintext instead.
+    for (target, env) in [
+        (tcp.clone(), vec![("PGSSLMODE", "require")]),
         (
-            format!("{tcp} sslmode=verify-ca"),
-            vec![],
-            "sslmode=verify-ca",
+            tcp.clone(),
+            vec![("PGSSLMODE", "verify-full"), ("PGSSLROOTCERT", ca)],
         ),
+        (format!("{tcp} sslmode=verify-ca sslrootcert={ca}"), vec![]),
         (
             format!(
                 "postgresql://postgres@127.0.0.1:{}/postgres?sslmode=require",
                 c.port
             ),
             vec![],
-            "sslmode=require",
         ),
     ] {
-        let before = connections_logged(&c);
+        let before = sessions_authorized(&c);
         let (ok, err) = run(&["--target", &target, "report", "schema"], &env);
         assert!(!ok, "{target} {env:?}: connected");
         assert!(
-            err.contains("refusing to connect") && err.contains(named) && err.contains("hint:"),
+            err.contains("does not support TLS") && err.contains("hint:"),
             "{target} {env:?}: {err}"
         );
-        // Not even a plaintext connection was attempted.
         assert_eq!(
-            connections_logged(&c),
+            sessions_authorized(&c),
             before,
-            "{target} {env:?}: a connection was made"
+            "{target} {env:?}: a plaintext session was opened"
         );
     }
+    // GSSAPI encryption recman does not have: refused before any connection.
+    let before = connections_logged(&c);
+    let (ok, err) = run(
+        &["--target", &tcp, "report", "schema"],
+        &[("PGGSSENCMODE", "require")],
+    );
+    assert!(
+        !ok && err.contains("refusing to connect") && err.contains("PGGSSENCMODE"),
+        "{err}"
+    );
+    assert_eq!(connections_logged(&c), before, "a connection was made");
     // The shared catalog's connection follows the same rules.
     let (_r, rdir) = new_scratch_dir();
     let repo = rdir.join("repo");
@@ -138,18 +161,13 @@ fn sslmode_require_refuses_a_server_without_tls() {
         "create",
         "catalog",
     ];
-    let before = connections_logged(&c);
+    let before = sessions_authorized(&c);
     let (ok, err) = run(&args, &[("PGSSLMODE", "require")]);
     assert!(
-        !ok && err.contains("refusing to connect") && err.contains("shared catalog"),
+        !ok && err.contains("does not support TLS") && err.contains("shared catalog"),
         "{err}"
     );
-    assert_eq!(connections_logged(&c), before, "the catalog connected");
-    let repo2 = rdir.join("repo2");
-    let mut args2 = args;
-    args2[1] = path_str(&repo2);
-    let (ok, err) = run(&args2, &[]);
-    assert!(ok, "{err}");
+    assert_eq!(sessions_authorized(&c), before, "the catalog connected");
 
     // Through the Unix socket sslmode does not apply, as in libpq: local traffic never
     // leaves the host.
@@ -158,13 +176,142 @@ fn sslmode_require_refuses_a_server_without_tls() {
         &[("PGSSLMODE", "require")],
     );
     assert!(ok, "socket with PGSSLMODE=require: {err}");
-
     // prefer (libpq's default) connects, unencrypted.
     let (ok, err) = run(
         &["--target", &tcp, "report", "schema"],
         &[("PGSSLMODE", "prefer")],
     );
     assert!(ok, "{err}");
+
+    // Now TLS on (ssl is reloadable): a server certificate for localhost/127.0.0.1 from a
+    // test CA, and role tlsuser logging in by client certificate only.
+    // One statement per call: ALTER SYSTEM refuses to run inside a transaction block.
+    for (name, file) in [
+        ("ssl_cert_file", &pki.server_cert),
+        ("ssl_key_file", &pki.server_key),
+        ("ssl_ca_file", &pki.ca),
+    ] {
+        c.psql(&format!(
+            "alter system set {name} = {}",
+            sql_literal(path_str(file))
+        ));
+    }
+    c.psql("alter system set ssl = on");
+    c.psql("create role tlsuser login superuser");
+    let hba = c.pgdata.join("pg_hba.conf");
+    let old = std::fs::read_to_string(&hba).unwrap();
+    std::fs::write(
+        &hba,
+        format!("hostssl all tlsuser 127.0.0.1/32 cert\n{old}"),
+    )
+    .unwrap();
+    c.psql("select pg_reload_conf()");
+
+    let verify_full = format!("{tcp} sslmode=verify-full sslrootcert={ca}");
+    let tls_sessions = |c: &Cluster| {
+        std::fs::read_to_string(&c.log)
+            .unwrap_or_default()
+            .matches("SSL enabled")
+            .count()
+    };
+    let before = tls_sessions(&c);
+    let (ok, err) = run(&["--target", &verify_full, "report", "schema"], &[]);
+    assert!(ok, "verify-full with the test CA: {err}");
+    assert!(tls_sessions(&c) > before, "the session was not encrypted");
+    // The same from the environment, and by host name.
+    let by_name = format!(
+        "host=localhost port={} user=postgres dbname=postgres",
+        c.port
+    );
+    let (ok, err) = run(
+        &["--target", &by_name, "report", "schema"],
+        &[("PGSSLMODE", "verify-full"), ("PGSSLROOTCERT", ca)],
+    );
+    assert!(ok, "verify-full by PGSSLMODE/PGSSLROOTCERT: {err}");
+
+    // A CA that did not sign the server's certificate: refused, naming it, with a hint.
+    let before = sessions_authorized(&c);
+    let wrong = format!(
+        "{tcp} sslmode=verify-full sslrootcert={}",
+        path_str(&pki.other_ca)
+    );
+    let (ok, err) = run(&["--target", &wrong, "report", "schema"], &[]);
+    assert!(!ok, "a wrong CA was accepted");
+    assert!(
+        err.contains("TLS certificate")
+            && err.contains("unknown issuer")
+            && err.contains("other-ca.crt")
+            && err.contains("hint: sslrootcert"),
+        "{err}"
+    );
+    // A certificate that does not name the host: verify-full refuses, verify-ca accepts.
+    let other_name = format!(
+        "host=db.example hostaddr=127.0.0.1 port={} user=postgres dbname=postgres sslrootcert={ca}",
+        c.port
+    );
+    let (ok, err) = run(
+        &[
+            "--target",
+            &format!("{other_name} sslmode=verify-full"),
+            "report",
+            "schema",
+        ],
+        &[],
+    );
+    assert!(
+        !ok && err.contains("does not name host") && err.contains("db.example"),
+        "{err}"
+    );
+    assert_eq!(
+        sessions_authorized(&c),
+        before,
+        "a refused server got a session"
+    );
+    let (ok, err) = run(
+        &[
+            "--target",
+            &format!("{other_name} sslmode=verify-ca"),
+            "report",
+            "schema",
+        ],
+        &[],
+    );
+    assert!(ok, "verify-ca ignores the name: {err}");
+    // A missing root certificate file is named.
+    let (ok, err) = run(
+        &[
+            "--target",
+            &format!("{tcp} sslmode=verify-full sslrootcert=/nonexistent/ca.pem"),
+            "report",
+            "schema",
+        ],
+        &[],
+    );
+    assert!(
+        !ok && err.contains("/nonexistent/ca.pem") && err.contains("hint:"),
+        "{err}"
+    );
+    // require encrypts without checking the certificate, as libpq does.
+    let (ok, err) = run(
+        &["--target", &tcp, "report", "schema"],
+        &[("PGSSLMODE", "require")],
+    );
+    assert!(ok, "require against a TLS server: {err}");
+
+    // Client certificates: tlsuser gets in with one, not without.
+    let tlsuser = format!(
+        "host=localhost port={} user=tlsuser dbname=postgres sslmode=verify-full sslrootcert={ca}",
+        c.port
+    );
+    let (ok, _) = run(&["--target", &tlsuser, "report", "schema"], &[]);
+    assert!(!ok, "tlsuser logged in without a certificate");
+    let with_cert = format!(
+        "{tlsuser} sslcert={} sslkey={}",
+        path_str(&pki.client_cert),
+        path_str(&pki.client_key)
+    );
+    let (ok, err) = run(&["--target", &with_cert, "report", "schema"], &[]);
+    assert!(ok, "client certificate: {err}");
 }
 
 #[test]

@@ -1,14 +1,15 @@
 //! Issue 8, acceptance 2 and 4: a repository on a real S3 server (s3s-fs, started by the
 //! test): archive-push, backup, validate, list, crosscheck, restore, delete, a catalog cache
 //! rebuilt from the manifests; a server that fails requests or drops connections does not
-//! fail the backup, and a permanent error fails it cleanly.
+//! fail the backup, and a permanent error fails it cleanly. Issue 16, acceptance 5: the
+//! store over https with a private CA (RECMAN_S3_CA_FILE); a wrong CA is refused with a hint.
 
 mod common;
 mod flows;
 
 use common::*;
 use flows::start_and_compare;
-use recman_media::testkit::{FaultProxy, Faults, S3Server, s3_server_or_skip};
+use recman_media::testkit::{FaultProxy, Faults, S3Server, TlsFront, s3_server_or_skip};
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 
@@ -344,4 +345,74 @@ fn a_flaky_server_does_not_fail_the_backup_and_a_permanent_error_is_clean() {
         s.ok(&["validate", "backup", last])
             .contains("backup is intact")
     );
+}
+
+#[test]
+fn https_store_with_a_private_ca() {
+    let Some(server) = s3_server_or_skip() else {
+        return;
+    };
+    let (_d, dir) = new_scratch_dir();
+    let pki_dir = dir.join("pki");
+    std::fs::create_dir(&pki_dir).unwrap();
+    let pki = TestPki::new(&pki_dir, "unused");
+    let front = TlsFront::start(server.addr(), &pki.server_cert, &pki.server_key).unwrap();
+    let config = dir.join("recman.toml");
+    // One retry: a refused certificate is retried like any failed connect.
+    std::fs::write(
+        &config,
+        format!(
+            "[s3]\nendpoint = \"{}\"\naccess-key-id = \"{}\"\nsecret-access-key = \"{}\"\nmax-retries = 1\n",
+            front.endpoint(),
+            server.access_key(),
+            server.secret_key()
+        ),
+    )
+    .unwrap();
+    chown_tree_to_cluster_user(&dir);
+    let create = |prefix: &str, ca: Option<&Path>| {
+        let url = format!("s3://{}/{prefix}", server.bucket());
+        let cache = dir.join(format!("cache-{prefix}"));
+        let args = [
+            "--config",
+            path_str(&config),
+            "--repo",
+            &url,
+            "--repo-cache",
+            path_str(&cache),
+            "create",
+            "catalog",
+        ];
+        let env: Vec<(&str, &str)> = ca
+            .map(|c| vec![("RECMAN_S3_CA_FILE", path_str(c))])
+            .unwrap_or_default();
+        let out = recman_env(args, &env);
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, err) = create("tls", Some(&pki.ca));
+    assert!(ok, "https with the test CA: {err}");
+    assert!(
+        !objects(&server, "tls").is_empty(),
+        "nothing was written over https"
+    );
+    for (prefix, ca) in [("wrong", Some(pki.other_ca.as_path())), ("none", None)] {
+        let (ok, err) = create(prefix, ca);
+        assert!(
+            !ok,
+            "{prefix}: a certificate from an untrusted CA was accepted"
+        );
+        assert!(
+            err.contains("TLS certificate was refused")
+                && err.contains("unknown issuer")
+                && err.contains("hint: give the CA"),
+            "{prefix}: {err}"
+        );
+        assert!(
+            objects(&server, prefix).is_empty(),
+            "{prefix}: objects written"
+        );
+    }
 }

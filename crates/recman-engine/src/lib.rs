@@ -45,6 +45,7 @@ mod synthetic;
 pub mod test_api;
 mod tracked_read;
 pub mod tracking;
+mod tracking_path;
 pub mod tune;
 pub mod tuning;
 mod util;

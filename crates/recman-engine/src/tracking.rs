@@ -8,9 +8,9 @@
 use crate::incremental::Increment;
 use crate::{Context, EngineError, Progress};
 use recman_page::{Fork, RELSEG_SIZE, RelFile};
+use recman_pg::Lsn;
 use recman_pg::walrecord::RelId;
 use recman_pg::walsummary::{ForkKey, SegmentSummary};
-use recman_pg::{Lsn, wal_segments_between};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -164,22 +164,41 @@ pub fn load(
         .catalog()
         .backup(&inc.parent_id)?
         .map(|b| b.timeline);
-    if parent_tl != Some(timeline) {
+    let Some(parent_tl) = parent_tl else {
         return fallback(format!(
-            "the parent {} is on another timeline ({}) than this backup ({timeline})",
-            inc.parent_id,
-            parent_tl.map_or("unknown".into(), |t| t.to_string())
+            "the parent {} is not in the catalog",
+            inc.parent_id
         ));
-    }
+    };
+    // After a promotion the range runs along this timeline's history, from the parent's
+    // timeline through each switch point.
+    let spans = if parent_tl == timeline {
+        crate::tracking_path::history_spans("", timeline)
+    } else {
+        match crate::tracking_path::read_history(ctx, pgdata, timeline) {
+            Ok(Some(text)) => crate::tracking_path::history_spans(&text, timeline),
+            Err(e) => return fallback(format!("{e}")),
+            Ok(None) => {
+                return fallback(format!(
+                    "the parent {} is on timeline {parent_tl} and the history file of timeline {timeline} is neither in pg_wal nor archived",
+                    inc.parent_id
+                ));
+            }
+        }
+    };
+    let names = match crate::tracking_path::segments_along(
+        &spans,
+        parent_tl,
+        inc.parent_start_lsn,
+        start_lsn,
+        seg_size,
+    ) {
+        Ok(n) => n,
+        Err(why) => return fallback(why),
+    };
     let mut t = Tracking::default();
     // A record whose headers the previous segment cut: completed by this segment's first bytes.
     let mut pending: Option<(u64, Vec<u8>, u16)> = None;
-    let names = wal_segments_between(
-        timeline,
-        Lsn(inc.parent_start_lsn),
-        Lsn(start_lsn),
-        seg_size,
-    );
     for w in &names {
         let name = w.to_string();
         let seg_lsn = w.segno * seg_size;

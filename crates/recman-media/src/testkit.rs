@@ -3,9 +3,11 @@
 
 mod azurite;
 mod fault_proxy;
+mod tls_front;
 
 pub use azurite::{Azurite, azurite_or_skip};
 pub use fault_proxy::{FaultProxy, Faults};
+pub use tls_front::TlsFront;
 
 use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream};

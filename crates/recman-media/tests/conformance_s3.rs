@@ -150,6 +150,8 @@ fn config_from_url_and_options() {
             "AWS_ENDPOINT_URL" => Some("https://aws.example"),
             "RECMAN_S3_ENDPOINT" => Some("http://minio:9000"),
             "RECMAN_S3_PART_SIZE" => Some("8M"),
+            "AWS_CA_BUNDLE" => Some("/aws/ca.pem"),
+            "RECMAN_S3_CA_FILE" => Some("/recman/ca.pem"),
             _ => None,
         }
         .map(str::to_string)
@@ -160,6 +162,11 @@ fn config_from_url_and_options() {
     assert_eq!(c.endpoint.as_deref(), Some("http://minio:9000"));
     assert!(c.allow_http);
     assert_eq!(c.part_size, 8 << 20);
+    assert_eq!(c.ca_file, Some("/recman/ca.pem".into()));
+    // A CA file that cannot be read is named before any request.
+    let e = S3Media::new(c.clone()).unwrap_err().to_string();
+    assert!(e.contains("/recman/ca.pem") && e.contains("hint:"), "{e}");
+    c.ca_file = None;
     let e = c
         .apply_env_from(|k| (k == "RECMAN_S3_PART_SIZE").then(|| "lots".to_string()))
         .unwrap_err();

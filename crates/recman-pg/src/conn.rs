@@ -1,11 +1,12 @@
 //! Resolving a connection the way libpq does: the connection string first, then the service
 //! it names (PGSERVICE), then the PG* environment, then defaults; the password from the
-//! password file when none was given. TLS is not implemented yet, so a setting that asks for
-//! encryption is refused rather than quietly ignored.
+//! password file when none was given. sslmode and its companions decide TLS (see tls.rs); a
+//! setting recman cannot honour (GSSAPI encryption) is refused rather than quietly ignored.
 
 use crate::PgError;
 use crate::conninfo::{self, quote, redact};
 use crate::pgfiles;
+use crate::tls::{Connector, Roots, TlsSettings, Verify, default_dir};
 use postgres::config::Host;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,6 +19,29 @@ pub struct ConnTarget {
     pub display: String,
     /// The password file the password came from, for the hint when the server refuses it.
     pub password_file: Option<PathBuf>,
+    pub tls: TlsSettings,
+}
+
+impl ConnTarget {
+    /// Connects with `config` (this target's, or a copy naming another database) and this
+    /// target's TLS settings.
+    pub fn client(&self, config: &postgres::Config) -> Result<postgres::Client, PgError> {
+        let connector = Connector {
+            config: self.tls.client_config(&self.display)?,
+            checked: self.tls.described.clone(),
+        };
+        config.connect(connector).map_err(|e| {
+            let mut reason = crate::session::error_text(&e);
+            // libpq says the same: a stale password file line is a common cause.
+            if let Some(f) = &self.password_file {
+                reason.push_str(&format!(" (the password came from {})", f.display()));
+            }
+            PgError::Connect {
+                target: self.display.clone(),
+                reason,
+            }
+        })
+    }
 }
 
 impl std::fmt::Debug for ConnTarget {
@@ -48,8 +72,8 @@ const ENV: &[(&str, &str)] = &[
     ("PGCHANNELBINDING", "channel_binding"),
 ];
 
-/// Keywords the `postgres` crate acts on, under its own name; libpq keywords not listed are
-/// accepted and have no effect (client_encoding, sslcert, krbsrvname, ...).
+/// Keywords the `postgres` crate acts on, under its own name; the ssl* ones go to tls.rs;
+/// libpq keywords not listed are accepted and have no effect (client_encoding, krbsrvname, ...).
 const PASSED_ON: &[(&str, &str)] = &[
     ("host", "host"),
     ("hostaddr", "hostaddr"),
@@ -145,7 +169,7 @@ pub(crate) fn resolve_with(
         )));
     }
 
-    let mut text_out = vec![("sslmode".to_string(), "disable".to_string())];
+    let mut text_out = vec![];
     for (ours, theirs) in PASSED_ON {
         if let Some(v) = get(ours) {
             text_out.push((theirs.to_string(), v.to_string()));
@@ -181,7 +205,8 @@ pub(crate) fn resolve_with(
     // never leaves the host, and sslmode does not apply to it.
     let tcp = config.get_hosts().iter().any(|h| matches!(h, Host::Tcp(_)))
         || !config.get_hostaddrs().is_empty();
-    refuse_encryption(&s, &display, tcp)?;
+    let (mode, tls) = tls_settings(&s, &display, tcp)?;
+    config.ssl_mode(mode);
 
     let mut password_file = None;
     if config.get_password().is_none() {
@@ -223,6 +248,7 @@ pub(crate) fn resolve_with(
         config,
         display,
         password_file,
+        tls,
     })
 }
 
@@ -244,54 +270,97 @@ fn connect_timeout(v: Option<&Setting>) -> Result<Option<u64>, String> {
     })
 }
 
-/// Refuses every setting that asks for an encrypted connection over TCP: recman has no TLS
-/// (nor GSSAPI encryption) yet, and connecting in plaintext instead would betray what was
-/// asked for. The value of sslmode is checked in every case.
-fn refuse_encryption(
+/// libpq's TLS rules: sslmode (prefer when unset; requiressl=1 means require, and
+/// sslrootcert=system alone means verify-full), checked on TCP only. require checks the chain
+/// when a root certificate file is given or ~/.postgresql/root.crt exists, as libpq does.
+/// GSSAPI encryption is refused: recman has none, and plaintext instead would betray the ask.
+fn tls_settings(
     s: &BTreeMap<String, Setting>,
     target: &str,
     tcp: bool,
-) -> Result<(), PgError> {
-    let refuse = |setting: String, origin: &str| PgError::EncryptionUnavailable {
-        target: target.to_string(),
-        setting,
-        origin: origin.to_string(),
-    };
-    match s.get("sslmode") {
-        Some(m) => match m.value.as_str() {
-            "disable" | "allow" | "prefer" => {}
-            "require" | "verify-ca" | "verify-full" if tcp => {
-                return Err(refuse(format!("sslmode={}", m.value), &m.origin));
-            }
-            "require" | "verify-ca" | "verify-full" => {}
-            other => {
-                return Err(PgError::BadConninfo {
-                    conninfo: format!("sslmode={other}"),
-                    reason: format!(
-                        "invalid sslmode (from {}): expected disable, allow, prefer, require, verify-ca or verify-full",
-                        m.origin
-                    ),
-                });
-            }
-        },
-        None if !tcp => {}
-        None => {
-            if let Some(r) = s.get("requiressl").filter(|r| r.value == "1") {
-                return Err(refuse("requiressl=1".into(), &r.origin));
-            }
-            // PostgreSQL 16's libpq: sslrootcert=system alone means verify-full.
-            if let Some(r) = s.get("sslrootcert").filter(|r| r.value == "system") {
-                return Err(refuse(
-                    "sslrootcert=system (implies sslmode=verify-full)".into(),
-                    &r.origin,
-                ));
-            }
-        }
-    }
+) -> Result<(postgres::config::SslMode, TlsSettings), PgError> {
+    use postgres::config::SslMode as M;
     if let Some(g) = s.get("gssencmode").filter(|g| tcp && g.value == "require") {
-        return Err(refuse("gssencmode=require".into(), &g.origin));
+        return Err(PgError::EncryptionUnavailable {
+            target: target.to_string(),
+            setting: "gssencmode=require".into(),
+            origin: g.origin.clone(),
+        });
     }
-    Ok(())
+    let rootcert = s.get("sslrootcert");
+    let (mode, origin) = match s.get("sslmode") {
+        Some(m) => (m.value.clone(), m.origin.clone()),
+        None => match (s.get("requiressl").filter(|r| r.value == "1"), rootcert) {
+            (Some(r), _) => ("require".to_string(), r.origin.clone()),
+            (None, Some(r)) if r.value == "system" => ("verify-full".to_string(), r.origin.clone()),
+            _ => ("prefer".to_string(), "the default".to_string()),
+        },
+    };
+    let roots = match rootcert {
+        Some(r) if r.value == "system" => Some(Roots::System),
+        Some(r) => Some(Roots::File(PathBuf::from(&r.value))),
+        None => default_dir()
+            .map(|d| d.join("root.crt"))
+            .filter(|p| p.is_file())
+            .map(Roots::File),
+    };
+    let (ssl, verify) = match mode.as_str() {
+        "disable" | "allow" => (M::Disable, Verify::Nothing),
+        "prefer" | "require" => (
+            if mode == "prefer" {
+                M::Prefer
+            } else {
+                M::Require
+            },
+            if roots.is_some() {
+                Verify::Chain
+            } else {
+                Verify::Nothing
+            },
+        ),
+        "verify-ca" => (M::Require, Verify::Chain),
+        "verify-full" => (M::Require, Verify::ChainAndName),
+        other => {
+            return Err(PgError::BadConninfo {
+                conninfo: format!("sslmode={other}"),
+                reason: format!(
+                    "invalid sslmode (from {origin}): expected disable, allow, prefer, require, verify-ca or verify-full"
+                ),
+            });
+        }
+    };
+    let ssl = if tcp { ssl } else { M::Disable };
+    let file_or_default = |key: &str, name: &str| {
+        s.get(key)
+            .map(|v| PathBuf::from(&v.value))
+            .or_else(|| default_dir().map(|d| d.join(name)))
+    };
+    // A client certificate is offered only when its file exists, as libpq does.
+    let client = match (
+        file_or_default("sslcert", "postgresql.crt"),
+        file_or_default("sslkey", "postgresql.key"),
+    ) {
+        (Some(c), Some(k)) if c.is_file() || s.contains_key("sslcert") => Some((c, k)),
+        _ => None,
+    };
+    let described = match (&roots, verify) {
+        (Some(Roots::File(f)), Verify::Chain | Verify::ChainAndName) => {
+            format!("sslmode={mode} (from {origin}), CAs from {}", f.display())
+        }
+        (Some(Roots::System), Verify::Chain | Verify::ChainAndName) => {
+            format!("sslmode={mode} (from {origin}), the system's CAs")
+        }
+        _ => format!("sslmode={mode} (from {origin})"),
+    };
+    Ok((
+        ssl,
+        TlsSettings {
+            verify,
+            roots,
+            client,
+            described,
+        },
+    ))
 }
 
 const SOCKET_DIRS: [&str; 2] = ["/var/run/postgresql", "/tmp"];

@@ -14,12 +14,21 @@ pub enum PgError {
     )]
     Connect { target: String, reason: String },
     #[error(
-        "refusing to connect to PostgreSQL at {target}: {setting} (from {origin}) asks for an encrypted connection, and recman cannot encrypt connections yet; hint: recman never falls back to plaintext when encryption is asked for: connect through the local socket (host=/var/run/postgresql), or, only where plaintext on this network is acceptable, set sslmode=prefer or disable"
+        "refusing to connect to PostgreSQL at {target}: {setting} (from {origin}) asks for GSSAPI encryption, which recman does not have; hint: recman never falls back to plaintext when encryption is asked for: use TLS instead (sslmode=verify-full with sslrootcert), or connect through the local socket (host=/var/run/postgresql)"
     )]
     EncryptionUnavailable {
         target: String,
         setting: String,
         origin: String,
+    },
+    #[error(
+        "cannot set up TLS for PostgreSQL at {target}: {what} {}: {reason}; hint: sslrootcert names a PEM file of the CAs that sign the server's certificate, sslcert/sslkey the client's PEM certificate and key (defaults in ~/.postgresql/); or set sslmode=require to encrypt without checking the certificate", path.display()
+    )]
+    TlsSetup {
+        target: String,
+        what: String,
+        path: PathBuf,
+        reason: String,
     },
     #[error(
         "connection service {name:?} is not defined: {reason}; hint: define it in ~/.pg_service.conf (or the file PGSERVICEFILE names, or PGSYSCONFDIR/pg_service.conf), or fix PGSERVICE / service="
@@ -59,7 +68,11 @@ pub enum PgError {
 
 /// A refused password needs another fix than a server that is not there.
 fn connect_hint(reason: &str) -> &'static str {
-    if reason.contains("password") {
+    if reason.contains("TLS certificate") {
+        "sslrootcert must hold the CA that signed the server's certificate (ssl_cert_file on the server), and with sslmode=verify-full the certificate must name the host in --target; sslmode=verify-ca skips the name check"
+    } else if reason.contains("TLS") || reason.contains("tls") {
+        "check the server's ssl settings (ssl=on, ssl_cert_file, ssl_key_file), pg_hba.conf's hostssl lines, and sslcert/sslkey when the server asks for a client certificate"
+    } else if reason.contains("password") {
         "give the password in ~/.pgpass (or the file PGPASSFILE names, mode 0600) or PGPASSWORD, and check the pg_hba.conf line that applies"
     } else {
         "check that the server is running and that --target (or PGHOST/PGPORT/PGUSER, PGSERVICE) points at it"
@@ -84,13 +97,18 @@ impl PgError {
         match self {
             PgError::BadConninfo { .. }
             | PgError::EncryptionUnavailable { .. }
+            | PgError::TlsSetup { .. }
             | PgError::Service { .. }
             | PgError::ServiceFile { .. }
             | PgError::NotDataDir { .. }
             | PgError::Unsupported { .. }
             | PgError::BadLsn { .. } => K::InvalidInput,
             // A refused password stays refused; a server that is down may come back.
-            PgError::Connect { reason, .. } if reason.contains("password") => K::InvalidInput,
+            PgError::Connect { reason, .. }
+                if reason.contains("password") || reason.contains("TLS certificate") =>
+            {
+                K::InvalidInput
+            }
             PgError::Connect { .. } => K::Transient,
             PgError::Query { .. } => K::Io,
             PgError::Io { source, .. } => K::of_io(source),

@@ -1,7 +1,7 @@
 use crate::conn::ConnTarget;
 use crate::version::{self, VersionFacts};
 use crate::{Lsn, PgError};
-use postgres::{Client, NoTls};
+use postgres::Client;
 
 /// One connection to the target cluster. A non-exclusive backup belongs to the session that
 /// started it, so the same `Session` must live from `backup_start` to `backup_stop`; if the
@@ -48,17 +48,7 @@ pub struct Tablespace {
 
 impl Session {
     pub fn connect(target: &ConnTarget) -> Result<Session, PgError> {
-        let mut client = target.config.connect(NoTls).map_err(|e| {
-            let mut reason = error_text(&e);
-            // libpq says the same: a stale password file line is a common cause.
-            if let Some(f) = &target.password_file {
-                reason.push_str(&format!(" (the password came from {})", f.display()));
-            }
-            PgError::Connect {
-                target: target.display.clone(),
-                reason,
-            }
-        })?;
+        let mut client = target.client(&target.config)?;
         let t = &target.display;
         let show = |c: &mut Client, name: &str| -> Result<String, PgError> {
             let row = c
@@ -224,7 +214,7 @@ impl Session {
         };
         let mut config = self.target.config.clone();
         config.dbname(&dbname);
-        let mut c = config.connect(NoTls).ok()?;
+        let mut c = self.target.client(&config).ok()?;
         let row = c
             .query_opt(
                 "select pg_filenode_relation($1::int8::oid, $2::int8::oid)::regclass::text",
@@ -240,9 +230,12 @@ impl Session {
     pub fn query_db(&self, dbname: &str, sql: &str) -> Result<Vec<Vec<Option<String>>>, PgError> {
         let mut config = self.target.config.clone();
         config.dbname(dbname);
-        let mut c = config.connect(NoTls).map_err(|e| PgError::Connect {
-            target: format!("{} (database {dbname})", self.target.display),
-            reason: error_text(&e),
+        let mut c = self.target.client(&config).map_err(|e| match e {
+            PgError::Connect { reason, .. } => PgError::Connect {
+                target: format!("{} (database {dbname})", self.target.display),
+                reason,
+            },
+            e => e,
         })?;
         let msgs = c
             .simple_query(sql)

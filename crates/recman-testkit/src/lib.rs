@@ -35,12 +35,14 @@
 
 mod binary;
 mod cluster;
+mod cluster_dump;
 mod cluster_sql;
 mod cluster_wal;
 pub mod fixtures;
 mod host;
 mod memmedia;
 mod pgserver;
+mod pki;
 
 pub use binary::*;
 pub use cluster::*;
@@ -48,3 +50,4 @@ pub use cluster_wal::*;
 pub use host::*;
 pub use memmedia::MemMedia;
 pub use pgserver::PgServer;
+pub use pki::TestPki;

@@ -4,49 +4,21 @@
 
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Nonce};
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use recman_wire::keyrecord::{
+    FORMAT, Record, UnwrapError, WrappedKek, fingerprint, kek_ad, unhex, unwrap,
+};
+
+pub(crate) use recman_wire::keyrecord::hex;
 
 use super::source::Secret;
 use crate::{Media, MediaError};
 
 pub const KEY_RECORD: &str = "recman.key";
-const FORMAT: &str = "recman-key";
 // Argon2id cost: OWASP's minimum (19 MiB, 2 passes). Every process that opens the
 // repository (each archive-get) pays it once.
 const ARGON_M_KIB: u32 = 19 * 1024;
 const ARGON_T: u32 = 2;
 const ARGON_P: u32 = 1;
-
-#[derive(Serialize, Deserialize)]
-struct Record {
-    format: String,
-    version: u32,
-    /// "argon2id" (the secret is a passphrase) or "raw" (64 hex digits).
-    kdf: String,
-    #[serde(default)]
-    salt: String,
-    #[serde(default)]
-    m_kib: u32,
-    #[serde(default)]
-    t: u32,
-    #[serde(default)]
-    p: u32,
-    /// A hash of the master key, to say which key is current without revealing it.
-    fingerprint: String,
-    set_at: String,
-    generation: u64,
-    keks: Vec<WrappedKek>,
-    current: String,
-}
-
-#[derive(Serialize, Deserialize, Clone)]
-struct WrappedKek {
-    id: String,
-    /// Hex of nonce (12) ‖ ciphertext (32) ‖ tag (16).
-    wrapped: String,
-    created: String,
-}
 
 /// What `key show` prints.
 #[derive(Clone, Debug)]
@@ -81,20 +53,6 @@ pub(crate) fn random<const N: usize>() -> [u8; N] {
     b
 }
 
-pub(crate) fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
 fn bad(device: &str, detail: &str) -> MediaError {
     MediaError::permanent(
         device,
@@ -107,9 +65,10 @@ fn bad(device: &str, detail: &str) -> MediaError {
     )
 }
 
-impl Record {
-    fn master(&self, secret: &Secret, device: &str) -> Result<[u8; 32], MediaError> {
-        match self.kdf.as_str() {
+/// The master key `secret` gives for `rec`.
+fn master_of(rec: &Record, secret: &Secret, device: &str) -> Result<[u8; 32], MediaError> {
+    {
+        match rec.kdf.as_str() {
             "raw" => secret.raw_key().ok_or_else(|| {
                 MediaError::permanent(
                     device,
@@ -120,8 +79,8 @@ impl Record {
                 .with_hint("give the key file or key command the repository was created with")
             }),
             "argon2id" => {
-                let salt = unhex(&self.salt).ok_or_else(|| bad(device, "salt is not hex"))?;
-                derive(secret, &salt, self.m_kib, self.t, self.p).map_err(|m| bad(device, &m))
+                let salt = unhex(&rec.salt).ok_or_else(|| bad(device, "salt is not hex"))?;
+                derive(secret, &salt, rec.m_kib, rec.t, rec.p).map_err(|m| bad(device, &m))
             }
             other => Err(bad(device, &format!("unknown kdf {other:?}"))),
         }
@@ -136,19 +95,6 @@ fn derive(secret: &Secret, salt: &[u8], m: u32, t: u32, p: u32) -> Result<[u8; 3
     a.hash_password_into(secret.bytes(), salt, &mut out)
         .map_err(|e| format!("argon2: {e}"))?;
     Ok(out)
-}
-
-fn fingerprint(master: &[u8; 32]) -> String {
-    let mut h = Sha256::new();
-    h.update(b"recman master key fingerprint\0");
-    h.update(master);
-    hex(&h.finalize()[..8])
-}
-
-fn kek_ad(id: &[u8; 16]) -> Vec<u8> {
-    let mut ad = b"recman-kek\0".to_vec();
-    ad.extend_from_slice(id);
-    ad
 }
 
 fn wrap(master: &[u8; 32], id: &[u8; 16], kek: &[u8; 32]) -> String {
@@ -242,49 +188,27 @@ impl Keyring {
             return Ok(None);
         };
         let secret = secret()?;
-        let master = rec.master(&secret, &device)?;
+        let master = master_of(&rec, &secret, &device)?;
         Keyring::open_record(&rec, &master, &device).map(Some)
     }
 
     fn open_record(rec: &Record, master: &[u8; 32], device: &str) -> Result<Keyring, MediaError> {
-        let c = Aes256Gcm::new(master.into());
-        let mut keks = Vec::new();
-        for k in &rec.keks {
-            let id: [u8; 16] = unhex(&k.id)
-                .and_then(|v| v.try_into().ok())
-                .ok_or_else(|| bad(device, "a key id is not 16 bytes of hex"))?;
-            let w = unhex(&k.wrapped)
-                .filter(|w| w.len() == 12 + 32 + 16)
-                .ok_or_else(|| {
-                    bad(
-                        device,
-                        &format!("wrapped key {} has the wrong length", k.id),
-                    )
-                })?;
-            let kek = c
-                .decrypt(Nonce::from_slice(&w[..12]), Payload { msg: &w[12..], aad: &kek_ad(&id) })
-                .map_err(|_| {
-                    if fingerprint(master) == rec.fingerprint {
-                        bad(device, &format!("wrapped key {} does not authenticate (it was changed)", k.id))
-                    } else {
-                        MediaError::permanent(
-                            device,
-                            KEY_RECORD,
-                            "the key given does not open the repository (wrong passphrase or key file)",
-                        )
-                        .with_op("open")
-                        .with_hint("give the current key; `recman key show` prints its fingerprint")
-                    }
-                })?;
-            let kek: [u8; 32] = kek
-                .try_into()
-                .map_err(|_| bad(device, "a key is not 32 bytes"))?;
-            keks.push((id, Aes256Gcm::new(&kek.into())));
-        }
-        let current: [u8; 16] = unhex(&rec.current)
-            .and_then(|v| v.try_into().ok())
-            .filter(|c| keks.iter().any(|(id, _)| id == c))
-            .ok_or_else(|| bad(device, "the current key id is not in the record"))?;
+        let unwrapped = unwrap(rec, master).map_err(|e| match e {
+            UnwrapError::Damaged(d) => bad(device, &d),
+            UnwrapError::WrongKey => MediaError::permanent(
+                device,
+                KEY_RECORD,
+                "the key given does not open the repository (wrong passphrase or key file)",
+            )
+            .with_op("open")
+            .with_hint("give the current key; `recman key show` prints its fingerprint"),
+        })?;
+        let keks = unwrapped
+            .keks
+            .iter()
+            .map(|(id, k)| (*id, Aes256Gcm::new(k.into())))
+            .collect();
+        let current = unwrapped.current;
         Ok(Keyring {
             keks,
             current,
@@ -322,29 +246,25 @@ impl Keyring {
         let device = media.describe();
         let text = media.get(KEY_RECORD)?;
         let rec = parse(&text, &device)?;
-        let master = rec.master(old, &device)?;
-        let c = Aes256Gcm::new((&master).into());
-        let mut keks = Vec::new();
-        for k in &rec.keks {
-            let id: [u8; 16] = unhex(&k.id)
-                .and_then(|v| v.try_into().ok())
-                .ok_or_else(|| bad(&device, "bad key id"))?;
-            let w = unhex(&k.wrapped)
-                .filter(|w| w.len() == 60)
-                .ok_or_else(|| bad(&device, "bad wrapped key"))?;
-            let kek = c
-                .decrypt(Nonce::from_slice(&w[..12]), Payload { msg: &w[12..], aad: &kek_ad(&id) })
-                .map_err(|_| {
-                    MediaError::permanent(&device, KEY_RECORD, "the current key given does not open the repository (wrong passphrase or key file)")
-                        .with_op("rotate")
-                        .with_hint("give the current key in RECMAN_PASSPHRASE, --key-file or --key-command, and the new one in RECMAN_NEW_PASSPHRASE, --new-key-file or --new-key-command")
-                })?;
-            keks.push((
-                id,
-                <[u8; 32]>::try_from(kek.as_slice()).map_err(|_| bad(&device, "bad key"))?,
-                k.created.clone(),
-            ));
-        }
+        let master = master_of(&rec, old, &device)?;
+        let unwrapped = unwrap(&rec, &master).map_err(|e| match e {
+            UnwrapError::Damaged(d) => bad(&device, &d),
+            UnwrapError::WrongKey => MediaError::permanent(&device, KEY_RECORD, "the current key given does not open the repository (wrong passphrase or key file)")
+                .with_op("rotate")
+                .with_hint("give the current key in RECMAN_PASSPHRASE, --key-file or --key-command, and the new one in RECMAN_NEW_PASSPHRASE, --new-key-file or --new-key-command"),
+        })?;
+        let created = |id: &[u8; 16]| {
+            rec.keks
+                .iter()
+                .find(|k| unhex(&k.id).is_some_and(|v| v[..] == id[..]))
+                .map(|k| k.created.clone())
+                .unwrap_or_default()
+        };
+        let mut keks: Vec<([u8; 16], [u8; 32], String)> = unwrapped
+            .keks
+            .iter()
+            .map(|(id, k)| (*id, *k, created(id)))
+            .collect();
         keks.push((random(), random(), now()));
         let (new_master, kdf) = new_master(new)
             .map_err(|m| MediaError::permanent(&device, KEY_RECORD, &m).with_op("rotate"))?;
@@ -379,16 +299,5 @@ fn read_record(media: &dyn Media, device: &str) -> Result<Option<Record>, MediaE
 }
 
 fn parse(text: &[u8], device: &str) -> Result<Record, MediaError> {
-    let rec: Record =
-        serde_json::from_slice(text).map_err(|e| bad(device, &format!("not valid json ({e})")))?;
-    if rec.format != FORMAT || rec.version != 1 {
-        return Err(bad(
-            device,
-            &format!(
-                "format {:?} version {} is not {FORMAT:?} 1",
-                rec.format, rec.version
-            ),
-        ));
-    }
-    Ok(rec)
+    recman_wire::keyrecord::parse(text).map_err(|d| bad(device, &d))
 }

@@ -1,10 +1,11 @@
 //! The wire side of recman-media-plugin/1: frames, one plugin process and its handshake.
 //! docs/plugin-protocol.md is the specification; this file follows it.
 
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use recman_wire::frame::{FrameError, read_frame, reply_header, write_frame};
 use serde_json::{Map, Value, json};
 
 use crate::{Capabilities, ErrorClass, MediaError};
@@ -14,10 +15,6 @@ pub const PROTOCOL: &str = "recman-media-plugin/1";
 
 /// The largest payload recman sends or accepts in one frame (a plugin may ask for less).
 pub const MAX_FRAME: usize = 4 << 20;
-
-/// Headers are small JSON objects and list replies are paged, so a longer header length means
-/// the plugin wrote something that is not a frame (typically a log line on stdout).
-const MAX_HEADER: usize = 16 << 20;
 
 /// How long a plugin gets to exit after `bye` before it is killed: long enough to finish an
 /// fsync, short enough not to hang a backup on a wedged plugin.
@@ -241,9 +238,9 @@ impl Plugin {
                     .with_hint(HINT_STDOUT));
             }
         };
-        let mut header = match serde_json::from_slice::<Value>(&head) {
-            Ok(Value::Object(m)) if m.get("ok").is_some_and(Value::is_boolean) => m,
-            _ => {
+        let mut header = match reply_header(&head) {
+            Some(m) => m,
+            None => {
                 let shown: String = String::from_utf8_lossy(&head).chars().take(80).collect();
                 return Err(self
                     .lost(
@@ -339,48 +336,4 @@ fn wait_timeout(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
             _ => return None,
         }
     }
-}
-
-enum FrameError {
-    Io(io::Error),
-    Malformed(String),
-}
-
-impl From<io::Error> for FrameError {
-    fn from(e: io::Error) -> Self {
-        FrameError::Io(e)
-    }
-}
-
-fn write_frame(w: &mut impl Write, header: &[u8], payload: &[u8]) -> io::Result<()> {
-    let len = |n: usize| u32::try_from(n).map_err(|_| io::Error::other("frame part over 4 GiB"));
-    w.write_all(&len(header.len())?.to_be_bytes())?;
-    w.write_all(header)?;
-    w.write_all(&len(payload.len())?.to_be_bytes())?;
-    w.write_all(payload)?;
-    w.flush()
-}
-
-fn read_frame(r: &mut impl Read, max_payload: usize) -> Result<(Vec<u8>, Vec<u8>), FrameError> {
-    let mut len = [0u8; 4];
-    r.read_exact(&mut len)?;
-    let n = u32::from_be_bytes(len) as usize;
-    if n > MAX_HEADER {
-        return Err(FrameError::Malformed(format!(
-            "a header length of {n} bytes (it began with {:?})",
-            String::from_utf8_lossy(&len)
-        )));
-    }
-    let mut header = vec![0; n];
-    r.read_exact(&mut header)?;
-    r.read_exact(&mut len)?;
-    let n = u32::from_be_bytes(len) as usize;
-    if n > max_payload {
-        return Err(FrameError::Malformed(format!(
-            "a payload of {n} bytes, over the agreed max_frame of {max_payload}"
-        )));
-    }
-    let mut payload = vec![0; n];
-    r.read_exact(&mut payload)?;
-    Ok((header, payload))
 }

@@ -24,6 +24,8 @@ pub(crate) struct Failure {
     s3_message: Option<String>,
     transport: Option<HttpErrorKind>,
     refused: bool,
+    /// Why the store's TLS certificate was refused (rustls's words), if it was.
+    certificate: Option<String>,
     not_found: bool,
     denied: bool,
     text: String,
@@ -50,6 +52,11 @@ impl Failure {
             }
             let s = err.to_string();
             f.refused |= s.contains("Connection refused") || s.contains("connection refused");
+            if f.certificate.is_none()
+                && let Some(at) = s.find("invalid peer certificate: ")
+            {
+                f.certificate = Some(s[at + "invalid peer certificate: ".len()..].to_string());
+            }
             if f.status.is_none() {
                 f.status = status_in(&s);
             }
@@ -148,6 +155,20 @@ impl Failure {
                 "the store redirected the request".into(),
             )
             .with_hint("check the region (AWS_REGION), the endpoint and virtual-hosted");
+        }
+        if let Some(why) = &self.certificate {
+            let why = match why.as_str() {
+                "UnknownIssuer" => "it is not signed by a trusted CA (unknown issuer)".to_string(),
+                w if w.contains("NotValidForName") => {
+                    format!("it does not name the endpoint's host ({w})")
+                }
+                w => w.to_string(),
+            };
+            return err(
+                ErrorClass::Permanent,
+                format!("the store's TLS certificate was refused: {why}"),
+            )
+            .with_hint("give the CA that signed the store's certificate in ca-file (the [s3] section of the config file) or RECMAN_S3_CA_FILE / AWS_CA_BUNDLE, and make the endpoint's host one the certificate names");
         }
         if self.refused {
             let msg = "cannot connect to the store after retries: connection refused".into();

@@ -1,6 +1,7 @@
 //! Settings of the S3 driver, from the repository URL, the environment and the config file.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::MediaError;
@@ -13,7 +14,7 @@ pub const MAX_PART_SIZE: usize = 5 << 30;
 pub const MAX_PARTS: usize = 10_000;
 
 const URL_HINT: &str = "write the repository as s3://BUCKET or s3://BUCKET/PREFIX, e.g. s3://backups/pg/main; keys go in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, not in the url";
-const KEYS_HINT: &str = "known keys: endpoint, region, access-key-id, secret-access-key, session-token, part-size, parts-in-flight, virtual-hosted, allow-http, max-retries, retry-timeout, connect-timeout, request-timeout, read-ahead";
+const KEYS_HINT: &str = "known keys: endpoint, ca-file, region, access-key-id, secret-access-key, session-token, part-size, parts-in-flight, virtual-hosted, allow-http, max-retries, retry-timeout, connect-timeout, request-timeout, read-ahead";
 
 /// Where and how to reach an S3-compatible store. Secrets are kept here only in memory: the
 /// `Debug` output and [`S3Config::url`] leave them out, and nothing here is ever written down.
@@ -24,6 +25,8 @@ pub struct S3Config {
     pub prefix: String,
     /// "https://host:port" of a non-AWS store; None for AWS itself.
     pub endpoint: Option<String>,
+    /// PEM file of CAs trusted for an https endpoint, besides the system's (a private CA).
+    pub ca_file: Option<PathBuf>,
     pub region: String,
     /// Without keys, object_store falls back to the instance or container role of the host.
     pub access_key_id: Option<String>,
@@ -56,6 +59,7 @@ impl S3Config {
             bucket: bucket.to_string(),
             prefix: prefix.trim_matches('/').to_string(),
             endpoint: None,
+            ca_file: None,
             region: "us-east-1".to_string(),
             access_key_id: None,
             secret_access_key: None,
@@ -158,6 +162,10 @@ impl S3Config {
             self.set("region", &v)
                 .map_err(|e| e.with_op(&format!("read {var}")))?;
         }
+        if let Some((var, v)) = first(&["RECMAN_S3_CA_FILE", "AWS_CA_BUNDLE"]) {
+            self.set("ca-file", &v)
+                .map_err(|e| e.with_op(&format!("read {var}")))?;
+        }
         // The most specific variable wins.
         if let Some((var, v)) = first(&[
             "RECMAN_S3_ENDPOINT",
@@ -207,6 +215,7 @@ impl S3Config {
                 self.allow_http = ep.starts_with("http://");
                 self.endpoint = Some(ep.to_string());
             }
+            "ca-file" => self.ca_file = Some(PathBuf::from(v)),
             "region" => self.region = v.to_string(),
             "access-key-id" => self.access_key_id = Some(v.to_string()),
             "secret-access-key" => self.secret_access_key = Some(v.to_string()),
@@ -288,6 +297,7 @@ impl fmt::Debug for S3Config {
             .field("bucket", &self.bucket)
             .field("prefix", &self.prefix)
             .field("endpoint", &self.endpoint)
+            .field("ca_file", &self.ca_file)
             .field("region", &self.region)
             .field("access_key_id", &Redacted(&self.access_key_id))
             .field("secret_access_key", &Redacted(&self.secret_access_key))

@@ -163,7 +163,12 @@ impl S3Media {
         let setup = |what: &str, e: &dyn fmt::Display| {
             MediaError::permanent(&device, "", &format!("{what}: {e}")).with_op("set up")
         };
-        let (retry, client) = client_settings(&cfg);
+        let (retry, mut client) = client_settings(&cfg);
+        if let Some(file) = &cfg.ca_file {
+            for cert in ca_bundle(&device, file)? {
+                client = client.with_root_certificate(cert);
+            }
+        }
         let mut b = AmazonS3Builder::new()
             .with_bucket_name(&cfg.bucket)
             .with_region(&cfg.region)
@@ -247,6 +252,24 @@ impl S3Media {
     pub fn config(&self) -> &S3Config {
         &self.ctx.cfg
     }
+}
+
+/// The certificates of a PEM CA bundle, trusted besides the system's.
+fn ca_bundle(
+    device: &str,
+    file: &std::path::Path,
+) -> Result<Vec<object_store::Certificate>, MediaError> {
+    let bad = |why: String| {
+        MediaError::permanent(device, "", &format!("ca file {}: {why}", file.display()))
+            .with_op("set up")
+            .with_hint("ca-file (or RECMAN_S3_CA_FILE, AWS_CA_BUNDLE) names a PEM file holding the CA certificates that sign the store's https certificate")
+    };
+    let pem = std::fs::read(file).map_err(|e| bad(e.to_string()))?;
+    let certs = object_store::Certificate::from_pem_bundle(&pem).map_err(|e| bad(e.to_string()))?;
+    if certs.is_empty() {
+        return Err(bad("it holds no PEM certificate".into()));
+    }
+    Ok(certs)
 }
 
 /// object_store's retry settings and HTTP client options for `cfg`'s limits.

@@ -53,47 +53,115 @@ fn environment_fills_gaps() {
 }
 
 #[test]
-fn encryption_requests_are_refused_never_downgraded() {
-    for (conninfo, vars, origin) in [
-        ("host=h sslmode=require", vec![], "the connection string"),
+fn sslmode_is_honoured_as_libpq_does() {
+    use crate::tls::Verify;
+    use postgres::config::SslMode as M;
+    for (conninfo, vars, ssl, verify, origin) in [
+        (
+            "host=h sslmode=require",
+            vec![],
+            M::Require,
+            Verify::Nothing,
+            "the connection string",
+        ),
         (
             "postgresql://h/db?sslmode=verify-full",
             vec![],
+            M::Require,
+            Verify::ChainAndName,
             "the connection string",
         ),
         (
             "postgresql://h/db?ssl=true",
             vec![],
+            M::Require,
+            Verify::Nothing,
             "the connection string",
         ),
-        ("host=h", vec![("PGSSLMODE", "require")], "PGSSLMODE"),
-        ("host=h", vec![("PGSSLMODE", "verify-ca")], "PGSSLMODE"),
-        ("host=h", vec![("PGSSLROOTCERT", "system")], "PGSSLROOTCERT"),
-        ("host=h", vec![("PGGSSENCMODE", "require")], "PGGSSENCMODE"),
+        (
+            "host=h",
+            vec![("PGSSLMODE", "require")],
+            M::Require,
+            Verify::Nothing,
+            "PGSSLMODE",
+        ),
+        (
+            "host=h",
+            vec![("PGSSLMODE", "require"), ("PGSSLROOTCERT", "/ca.pem")],
+            M::Require,
+            Verify::Chain,
+            "PGSSLMODE",
+        ),
+        (
+            "host=h",
+            vec![("PGSSLMODE", "verify-ca")],
+            M::Require,
+            Verify::Chain,
+            "PGSSLMODE",
+        ),
+        (
+            "host=h",
+            vec![("PGSSLROOTCERT", "system")],
+            M::Require,
+            Verify::ChainAndName,
+            "PGSSLROOTCERT",
+        ),
+        (
+            "host=h",
+            vec![("PGREQUIRESSL", "1")],
+            M::Require,
+            Verify::Nothing,
+            "PGREQUIRESSL",
+        ),
+        ("host=h", vec![], M::Prefer, Verify::Nothing, "the default"),
+        (
+            "host=h",
+            vec![("PGSSLMODE", "allow")],
+            M::Disable,
+            Verify::Nothing,
+            "PGSSLMODE",
+        ),
+        // The connection string's own sslmode wins over the environment, as in libpq.
+        (
+            "host=h sslmode=disable",
+            vec![("PGSSLMODE", "verify-full")],
+            M::Disable,
+            Verify::Nothing,
+            "the connection string",
+        ),
+        // A Unix socket is not TCP: sslmode does not apply, as in libpq.
+        (
+            "host=/tmp",
+            vec![("PGSSLMODE", "verify-full")],
+            M::Disable,
+            Verify::ChainAndName,
+            "PGSSLMODE",
+        ),
     ] {
-        let e = resolve_with(Some(conninfo), &env_of(&vars)).unwrap_err();
-        let msg = e.to_string();
-        assert!(
-            matches!(e, PgError::EncryptionUnavailable { .. }) && msg.contains(origin),
-            "{conninfo} {vars:?}: {msg}"
-        );
-        assert!(msg.contains("hint:"), "{msg}");
+        let t = resolve_with(Some(conninfo), &env_of(&vars)).unwrap();
+        assert_eq!(t.config.get_ssl_mode(), ssl, "{conninfo} {vars:?}");
+        assert_eq!(t.tls.verify, verify, "{conninfo} {vars:?}");
+        assert!(t.tls.described.contains(origin), "{}", t.tls.described);
     }
-    // The connection string's own sslmode wins over the environment, as in libpq.
     let t = resolve_with(
-        Some("host=h sslmode=prefer"),
-        &env_of(&[("PGSSLMODE", "require")]),
-    );
-    assert!(t.is_ok());
-    for mode in ["disable", "allow", "prefer"] {
-        let t = resolve_with(Some("host=h"), &env_of(&[("PGSSLMODE", mode)])).unwrap();
-        assert_eq!(t.config.get_ssl_mode(), postgres::config::SslMode::Disable);
+        Some("host=h sslmode=verify-ca sslrootcert=/x/ca.pem sslcert=/x/c.pem sslkey=/x/k.pem"),
+        &env_of(&[]),
+    )
+    .unwrap();
+    assert!(t.tls.described.contains("/x/ca.pem"), "{}", t.tls.described);
+    assert_eq!(t.tls.client, Some(("/x/c.pem".into(), "/x/k.pem".into())));
+    // A verifying mode without any root certificate fails when connecting, naming the file.
+    let t = resolve_with(Some("host=h sslmode=verify-full"), &env_of(&[])).unwrap();
+    if t.tls.roots.is_none() {
+        let e = t.tls.client_config(&t.display).unwrap_err().to_string();
+        assert!(e.contains("root.crt") && e.contains("hint:"), "{e}");
     }
-    // A Unix socket is not TCP: sslmode does not apply, as in libpq.
-    let t = resolve_with(Some("host=/tmp"), &env_of(&[("PGSSLMODE", "verify-full")]));
-    assert!(t.is_ok());
-    let e = resolve_with(Some("host=/tmp,h"), &env_of(&[("PGSSLMODE", "require")]));
-    assert!(e.is_err(), "a TCP host among sockets must refuse");
+    let e = resolve_with(Some("host=h"), &env_of(&[("PGGSSENCMODE", "require")])).unwrap_err();
+    assert!(
+        matches!(e, PgError::EncryptionUnavailable { .. })
+            && e.to_string().contains("PGGSSENCMODE"),
+        "{e}"
+    );
     let e = resolve_with(Some("host=h sslmode=sometimes"), &env_of(&[])).unwrap_err();
     assert!(e.to_string().contains("verify-full"), "{e}");
 }

@@ -1,0 +1,140 @@
+//! A throwaway certificate authority for TLS tests, made with the `openssl` command: a CA, a
+//! server certificate for localhost and 127.0.0.1, a client certificate, and a second CA that
+//! signed none of them (the "wrong CA"). EC P-256 keys: quick to make.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::chown_tree_to_cluster_user;
+
+/// PEM files in one directory, owned by the cluster user (PostgreSQL reads the server's,
+/// recman the client's), keys mode 0600.
+pub struct TestPki {
+    pub dir: PathBuf,
+    pub ca: PathBuf,
+    pub other_ca: PathBuf,
+    pub server_cert: PathBuf,
+    pub server_key: PathBuf,
+    /// For user `client_user` (the certificate's CN), as PostgreSQL's `cert` method wants.
+    pub client_cert: PathBuf,
+    pub client_key: PathBuf,
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("missing prerequisite 'openssl' (the command, for test certificates): {e}")
+        });
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn ca(dir: &Path, name: &str) {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            &format!("/CN={name}"),
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign,cRLSign",
+            "-keyout",
+            &format!("{name}.key"),
+            "-out",
+            &format!("{name}.crt"),
+        ],
+    );
+}
+
+fn leaf(dir: &Path, name: &str, cn: &str, ext: &str) {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-new",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-subj",
+            &format!("/CN={cn}"),
+            "-keyout",
+            &format!("{name}.key"),
+            "-out",
+            &format!("{name}.csr"),
+        ],
+    );
+    std::fs::write(dir.join(format!("{name}.ext")), ext).unwrap();
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            &format!("{name}.csr"),
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            &format!("{name}.ext"),
+            "-out",
+            &format!("{name}.crt"),
+        ],
+    );
+}
+
+impl TestPki {
+    /// Makes the files in `dir` (which must exist); the client certificate names `client_user`.
+    pub fn new(dir: &Path, client_user: &str) -> TestPki {
+        ca(dir, "ca");
+        ca(dir, "other-ca");
+        leaf(
+            dir,
+            "server",
+            "localhost",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n",
+        );
+        leaf(
+            dir,
+            "client",
+            client_user,
+            "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n",
+        );
+        for key in ["ca.key", "other-ca.key", "server.key", "client.key"] {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir.join(key), std::fs::Permissions::from_mode(0o600))
+                .unwrap();
+        }
+        chown_tree_to_cluster_user(dir);
+        TestPki {
+            dir: dir.to_path_buf(),
+            ca: dir.join("ca.crt"),
+            other_ca: dir.join("other-ca.crt"),
+            server_cert: dir.join("server.crt"),
+            server_key: dir.join("server.key"),
+            client_cert: dir.join("client.crt"),
+            client_key: dir.join("client.key"),
+        }
+    }
+}
