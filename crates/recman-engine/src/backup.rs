@@ -144,7 +144,8 @@ pub fn backup_database(
             "marked interrupted backup {id} FAILED and removed its pieces"
         ));
     }
-    let ((level, increment, notice), make_copy) = copy_or_parent(ctx, opts)?;
+    let history = crate::tracking_path::current_history(ctx, pgdata, &mut session)?;
+    let ((level, increment, notice), make_copy) = copy_or_parent(ctx, opts, &history)?;
     if let Some(n) = notice {
         progress.notice(&n);
     }
@@ -267,6 +268,7 @@ pub fn backup_database(
 fn copy_or_parent(
     ctx: &Context,
     opts: &BackupOptions,
+    history: &[crate::tracking_path::Span],
 ) -> Result<(crate::incremental::ParentChoice, Option<String>), EngineError> {
     if let Some(t) = opts.not_backed_up_since
         && !opts.as_copy
@@ -275,8 +277,12 @@ fn copy_or_parent(
         return Ok((since::choose(ctx, t)?, None));
     }
     if !opts.as_copy && !opts.for_recover_of_copy {
-        let (l, i, n) =
-            crate::incremental::choose_parent(ctx, opts.incremental_level, opts.cumulative)?;
+        let (l, i, n) = crate::incremental::choose_parent(
+            ctx,
+            opts.incremental_level,
+            opts.cumulative,
+            history,
+        )?;
         return Ok(((l, i, n), None));
     }
     let tag = opts.tag.clone().map(|t| t.to_uppercase()).ok_or_else(|| {

@@ -26,11 +26,14 @@ pub struct Increment {
 pub type ParentChoice = (Option<u8>, Option<Increment>, Option<String>);
 
 /// The level a backup really gets, and its parent: a level 1 without a usable level 0 becomes
-/// a level 0, as in RMAN, and the notice says so.
-pub fn choose_parent(
+/// a level 0, as in RMAN, and the notice says so. A parent must lie on `history`, the
+/// timelines the cluster followed (see [`crate::tracking_path::on_history`]); newer backups
+/// off it are passed over.
+pub(crate) fn choose_parent(
     ctx: &Context,
     level: Option<u8>,
     cumulative: bool,
+    history: &[crate::tracking_path::Span],
 ) -> Result<ParentChoice, EngineError> {
     if level != Some(1) {
         return Ok((level, None, None));
@@ -38,6 +41,7 @@ pub fn choose_parent(
     // The catalog lists backups by (start time, id): a synthetic full shares its chain tip's
     // start time and, made later, has the later id, so it comes last.
     let backups = ctx.repo.catalog().backups(ctx.db.id)?;
+    let mut passed_over = Vec::new();
     for b in backups
         .iter()
         .rev()
@@ -49,6 +53,11 @@ pub fn choose_parent(
             _ => false,
         };
         if !wanted {
+            continue;
+        }
+        let stop = b.stop_lsn.unwrap_or(b.start_lsn);
+        if !crate::tracking_path::on_history(history, b.timeline, b.start_lsn, stop) {
+            passed_over.push(b.id.clone());
             continue;
         }
         let m = load_manifest(ctx, &b.id)?;
@@ -66,14 +75,24 @@ pub fn choose_parent(
                 parent_start_lsn: start.0,
                 known,
             }),
-            None,
+            off_history(&passed_over),
         ));
     }
-    Ok((
-        Some(0),
-        None,
-        Some("no level 0 backup to base a level 1 on: taking a level 0 instead".to_string()),
-    ))
+    let why = match off_history(&passed_over) {
+        Some(n) => format!("{n}; no level 0 on it to base a level 1 on: taking a level 0 instead"),
+        None => "no level 0 backup to base a level 1 on: taking a level 0 instead".to_string(),
+    };
+    Ok((Some(0), None, Some(why)))
+}
+
+/// The notice for backups passed over as parents because the cluster left their timeline.
+fn off_history(ids: &[String]) -> Option<String> {
+    (!ids.is_empty()).then(|| {
+        format!(
+            "passed over {} as parent: taken on a timeline branch this cluster did not follow",
+            ids.join(", ")
+        )
+    })
 }
 
 /// Byte runs of `data` (a chunk at a page-aligned offset) holding pages changed at or after

@@ -85,6 +85,57 @@ pub(crate) fn segments_along(
         .collect())
 }
 
+/// Whether a backup of timeline `tli` covering [start, stop] lies on `spans`, the history the
+/// cluster followed: the cluster was on `tli` over the whole range. A backup taken on a branch
+/// the cluster left (the old primary kept running after a copy of it was promoted) is not:
+/// its pages hold changes this cluster never had, and pages this cluster changed before its
+/// start carry LSNs below it, which a level 1 on it would skip.
+pub(crate) fn on_history(spans: &[Span], tli: u32, start: u64, stop: u64) -> bool {
+    spans
+        .iter()
+        .any(|s| s.tli == tli && s.begin <= start && s.end.is_none_or(|e| stop <= e))
+}
+
+/// The history of the timeline the target server is on now. Without the history file of a
+/// timeline after the first, only that timeline itself is known, so only backups taken on it
+/// count as on the history: a level 1 then bases itself on one of those, or becomes a level 0.
+pub(crate) fn current_history(
+    ctx: &Context,
+    pgdata: &Path,
+    session: &mut recman_pg::Session,
+) -> Result<Vec<Span>, EngineError> {
+    // On a primary the WAL being written names the timeline at once; pg_control's checkpoint
+    // timeline lags a promotion until its first checkpoint. A standby has no current WAL.
+    let rows = session.simple_query(
+        "SELECT CASE WHEN pg_is_in_recovery() THEN (SELECT timeline_id FROM pg_control_checkpoint())::text \
+         ELSE substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) END, pg_is_in_recovery()",
+    )?;
+    let row = rows.first();
+    let value = row
+        .and_then(|r| r.first().cloned().flatten())
+        .unwrap_or_default();
+    let standby = row.and_then(|r| r.get(1).cloned().flatten()).as_deref() == Some("t");
+    let timeline = if standby {
+        value.parse::<u32>().ok()
+    } else {
+        u32::from_str_radix(&value, 16).ok()
+    }
+    .ok_or_else(|| {
+        EngineError::Internal(format!("the server's timeline {value:?} is not a number"))
+    })?;
+    if timeline == 1 {
+        return Ok(history_spans("", 1));
+    }
+    Ok(match read_history(ctx, pgdata, timeline)? {
+        Some(text) => history_spans(&text, timeline),
+        None => vec![Span {
+            tli: timeline,
+            begin: 0,
+            end: None,
+        }],
+    })
+}
+
 /// The history file of `timeline`: the cluster's own copy in pg_wal (a promoted cluster
 /// always has it), else the archived one; Ok(None) when neither exists.
 pub(crate) fn read_history(
@@ -111,6 +162,22 @@ mod tests {
 
     fn names(v: &[WalName]) -> Vec<String> {
         v.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn a_backup_on_a_branch_the_cluster_left_is_not_on_its_history() {
+        // Timeline 2 forked from 1 at 0/5000000.
+        let spans = history_spans("1\t0/5000000\tno recovery target specified\n", 2);
+        // Before the fork, on timeline 1: on the history.
+        assert!(on_history(&spans, 1, 0x0200_0000, 0x0300_0000));
+        // Timeline 1 after the fork (the old primary kept running): not.
+        assert!(!on_history(&spans, 1, 0x0600_0000, 0x0700_0000));
+        // Started before the fork, ended after it on timeline 1: not.
+        assert!(!on_history(&spans, 1, 0x0400_0000, 0x0600_0000));
+        // On timeline 2 itself: on the history.
+        assert!(on_history(&spans, 2, 0x0600_0000, 0x0700_0000));
+        // A timeline this cluster never followed.
+        assert!(!on_history(&spans, 3, 0x0600_0000, 0x0700_0000));
     }
 
     #[test]
