@@ -344,6 +344,10 @@ pub struct BackupArgs {
     #[arg(long, default_value_t = 0,
           value_parser = crate::input::count::<u32>((0, u32::MAX as u64)))]
     pub maxcorrupt: u32,
+    /// Also check the structure inside heap and B-tree pages (line pointers, items), beyond
+    /// checksum and header (RMAN's CHECK LOGICAL); a failing page counts against --maxcorrupt.
+    #[arg(long)]
+    pub check_logical: bool,
     /// Back up every file even when backup optimization is on (RMAN's FORCE).
     #[arg(long)]
     pub force: bool,
@@ -482,6 +486,9 @@ pub enum ValidateWhat {
         #[arg(long, default_value_t = 8,
               value_parser = crate::input::count::<u32>(crate::input::MAXOPENFILES))]
         maxopenfiles: u32,
+        /// Also check the structure inside heap and B-tree pages (RMAN's CHECK LOGICAL).
+        #[arg(long)]
+        check_logical: bool,
         #[command(flatten)]
         io: crate::io_args::IoArgs,
     },

@@ -46,9 +46,14 @@ impl From<cli::Command> for m::Command {
                 what: cli::RestoreWhat::Controlfile { from },
             } => m::Command::RestoreControlfile { from },
             cli::Command::Validate { what } => match what {
-                cli::ValidateWhat::Database { maxopenfiles, io } => m::Command::ValidateDatabase {
+                cli::ValidateWhat::Database {
+                    maxopenfiles,
+                    check_logical,
+                    io,
+                } => m::Command::ValidateDatabase {
                     maxopenfiles,
                     io: io.into(),
+                    check_logical,
                 },
                 cli::ValidateWhat::Backup { which, channels } => {
                     m::Command::ValidateBackup { which, channels }
@@ -207,6 +212,7 @@ impl From<cli::BackupArgs> for m::BackupDatabase {
             },
             not_backed_up_since: a.window.not_backed_up_since,
             tune: a.window.tune,
+            check_logical: a.check_logical,
         }
     }
 }

@@ -73,6 +73,8 @@ pub enum Command {
     ValidateDatabase {
         maxopenfiles: u32,
         io: IoOptions,
+        /// RMAN's CHECK LOGICAL.
+        check_logical: bool,
     },
     /// Check every piece of a backup (default: the newest).
     ValidateBackup {
@@ -238,6 +240,8 @@ pub struct BackupDatabase {
     pub not_backed_up_since: Option<String>,
     /// `--tune auto|off`; None: `configure tuning`.
     pub tune: Option<String>,
+    /// RMAN's CHECK LOGICAL: heap and B-tree page structure checked beyond the checksum.
+    pub check_logical: bool,
 }
 
 impl Default for BackupDatabase {
@@ -268,6 +272,7 @@ impl Default for BackupDatabase {
             minimize: None,
             not_backed_up_since: None,
             tune: None,
+            check_logical: false,
         }
     }
 }

@@ -359,7 +359,11 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
                 });
             }
         }
-        Command::ValidateDatabase { maxopenfiles, io } => {
+        Command::ValidateDatabase {
+            maxopenfiles,
+            io,
+            check_logical,
+        } => {
             let pgdata = e.pgdata().ok_or(ExecError::NeedsPgdata)?;
             // Without --target, libpq's defaults apply when PGHOST says where the server is;
             // else the files are checked without asking the server.
@@ -371,6 +375,7 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
                 conninfo.as_deref(),
                 &io.settings(None)?,
                 maxopenfiles,
+                check_logical,
                 e.progress(),
             )?;
             let count = report.corrupt.blocks.len();

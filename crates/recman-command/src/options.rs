@@ -141,6 +141,7 @@ impl BackupDatabase {
                 },
                 None => None,
             },
+            check_logical: self.check_logical,
         })
     }
 

@@ -243,7 +243,9 @@ impl Command {
                     true,
                 )
             }
-            Command::ValidateDatabase { maxopenfiles, io } => {
+            Command::ValidateDatabase {
+                maxopenfiles, io, ..
+            } => {
                 c.count(
                     "maxopenfiles",
                     Some(u64::from(*maxopenfiles)),

@@ -70,6 +70,9 @@ pub struct BackupOptions {
     pub not_backed_up_since: Option<i64>,
     /// `--tune auto`: adapt read sizes, queue depth and the zstd level between sets.
     pub tune_auto: bool,
+    /// RMAN's CHECK LOGICAL: heap and B-tree pages are checked inside too; a page that fails
+    /// counts against MAXCORRUPT like a checksum failure.
+    pub check_logical: bool,
 }
 
 impl Default for BackupOptions {
@@ -95,6 +98,7 @@ impl Default for BackupOptions {
             window: None,
             not_backed_up_since: None,
             tune_auto: false,
+            check_logical: false,
         }
     }
 }
@@ -498,6 +502,7 @@ fn run(
         },
         backup_dir: dir.to_string(),
         checksums: session.checksums_enabled,
+        logical: opts.check_logical,
         start_lsn: Some(rec.start_lsn),
         progress,
         io: &opts.io,

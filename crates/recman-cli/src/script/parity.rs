@@ -24,6 +24,18 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
     ),
     ("backup database --force", "BACKUP DATABASE FORCE;"),
     (
+        "backup database --check-logical",
+        "BACKUP CHECK LOGICAL DATABASE;",
+    ),
+    (
+        "validate database --check-logical",
+        "VALIDATE CHECK LOGICAL DATABASE;",
+    ),
+    (
+        "validate database --check-logical",
+        "BACKUP VALIDATE CHECK LOGICAL DATABASE;",
+    ),
+    (
         "change backup ARCHIVAL --keep-forever",
         "CHANGE BACKUP TAG 'ARCHIVAL' KEEP FOREVER;",
     ),
