@@ -390,6 +390,14 @@ pub struct BackupArgs {
     /// catalog records where each piece is.
     #[arg(long, value_name = "TEMPLATE")]
     pub format: Option<String>,
+    /// Write every piece N times (RMAN's COPIES, duplexed backup sets): the first copy as
+    /// usual, each further one at its --copy-format location. Range: 1 to 4.
+    #[arg(long, value_parser = crate::input::count::<u32>((1, 4)))]
+    pub copies: Option<u32>,
+    /// Where a further copy of each piece goes (a --format template in a directory of its
+    /// own); once per copy after the first.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub copy_format: Vec<String>,
     /// An archival backup: `delete obsolete` never removes it nor the WAL from its start to
     /// its stop (RMAN's KEEP FOREVER).
     #[arg(long, conflicts_with = "keep_until")]

@@ -213,6 +213,8 @@ impl From<cli::BackupArgs> for m::BackupDatabase {
             not_backed_up_since: a.window.not_backed_up_since,
             tune: a.window.tune,
             check_logical: a.check_logical,
+            copies: a.copies,
+            copy_format: a.copy_format,
         }
     }
 }

@@ -177,3 +177,83 @@ fn check_logical_names_a_block_whose_line_pointers_were_damaged_under_a_good_che
         "{blocks:?}"
     );
 }
+
+/// COPIES 2 (issue 23): every piece is written to both FORMAT locations, the catalog records
+/// the two as copies of one piece, and a restore whose first copy of a piece is damaged says
+/// so, reads the second copy and gives equal data.
+#[test]
+fn copies_2_writes_each_piece_twice_and_restore_falls_back_to_the_second() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table t(id int primary key, v text)");
+    c.psql("insert into t select g, md5(g::text) from generate_series(1, 20000) g");
+    let (_keep, scratch) = new_scratch_dir();
+    let (first, second) = (scratch.join("first"), scratch.join("second"));
+    setup.ok(&[
+        "run",
+        &format!(
+            "BACKUP COPIES 2 DATABASE FORMAT '{}/ora_%U.rbf', '{}/ora_%U.rbf' TAG 'DUPLEX';",
+            path_str(&first),
+            path_str(&second)
+        ),
+    ]);
+    let b = setup.backups().pop().unwrap();
+    assert_eq!(b["tag"], "DUPLEX");
+    let pieces: Vec<String> = b["pieces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["path"].as_str().unwrap().to_string())
+        .collect();
+    let names = |d: &std::path::Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let (a, z) = (names(&first), names(&second));
+    assert_eq!(a.len(), pieces.len(), "{a:?}");
+    assert_eq!(z.len(), pieces.len(), "{z:?}");
+    assert!(a.iter().all(|n| n.ends_with("_1.rbf")), "{a:?}");
+    assert!(z.iter().all(|n| n.ends_with("_2.rbf")), "{z:?}");
+    let repo = recman_catalog::Repository::open(&setup.repo).unwrap();
+    for p in &pieces {
+        let copies = repo.catalog().copies_of(p).unwrap();
+        assert_eq!(copies.len(), 2, "{p}: {copies:?}");
+        assert!(
+            copies[0].primary && copies[0].device.ends_with("first"),
+            "{copies:?}"
+        );
+        assert!(
+            !copies[1].primary && copies[1].device.ends_with("second"),
+            "{copies:?}"
+        );
+    }
+    drop(repo);
+
+    // The first copy of the largest piece damaged in its middle.
+    let victim = a
+        .iter()
+        .map(|n| first.join(n))
+        .max_by_key(|p| p.metadata().unwrap().len())
+        .unwrap();
+    flip(&victim, victim.metadata().unwrap().len() / 2);
+    c.switch_wal_and_wait_archived();
+    let expected = c.all_table_checksums();
+    let to = scratch.join("restored");
+    let out = recman(setup.args(&["restore", "database", "--to", path_str(&to)]));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("cannot be used")
+            && err.contains(path_str(&first))
+            && err.contains(&format!(
+                "restoring it from its copy on disk:{}",
+                path_str(&second)
+            )),
+        "{err}"
+    );
+    drop(start_and_compare(&to, &expected));
+}

@@ -242,6 +242,10 @@ pub struct BackupDatabase {
     pub tune: Option<String>,
     /// RMAN's CHECK LOGICAL: heap and B-tree page structure checked beyond the checksum.
     pub check_logical: bool,
+    /// RMAN's COPIES n: every piece written n times; None or 1: once.
+    pub copies: Option<u32>,
+    /// Where copies 2, 3, … go (FORMAT templates with a location, one per further copy).
+    pub copy_format: Vec<String>,
 }
 
 impl Default for BackupDatabase {
@@ -273,6 +277,8 @@ impl Default for BackupDatabase {
             not_backed_up_since: None,
             tune: None,
             check_logical: false,
+            copies: None,
+            copy_format: Vec::new(),
         }
     }
 }

@@ -425,6 +425,7 @@ fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Resu
     }
     // Parsed before the backup runs, so a bad time costs nothing.
     let keep_until = options::until_micros(b.keep_until.as_deref())?;
+    let duplex = b.duplex_targets()?;
     let mut opts = b.options(&env(e.resolve_backup(&ctx.repo, b))?)?;
     // Incremental forever: a backup that names no level is a level 1.
     let forever = recman_engine::forever::policy(&ctx)?
@@ -438,6 +439,12 @@ fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Resu
     let level1 = report.record.backup_type == "LEVEL1";
     if b.keep_forever || keep_until.is_some() {
         recman_engine::keep::set_keep(&ctx.repo, &report.record.id, keep_until)?;
+    }
+    for d in recman_engine::duplex::duplex_backup(&ctx, &report.record.id, &duplex, e.progress())? {
+        e.progress().notice(&format!(
+            "copy {} of backup {}: {} piece(s), {} bytes written to {}",
+            d.copy, report.record.id, d.pieces, d.bytes, d.device
+        ));
     }
     p.outcome(Outcome::BackedUp {
         report,

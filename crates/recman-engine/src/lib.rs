@@ -13,6 +13,7 @@ pub mod controlfile;
 pub mod copy;
 mod crosscheck;
 pub mod devices;
+pub mod duplex;
 mod error;
 pub mod fault;
 pub mod forever;

@@ -292,10 +292,13 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
                     "let recman balance sets across channels by bytes"
                 )
             ),
-            BackupOpt::Copies(_) => bail!(
-                "{}",
-                unsupported("COPIES (duplexed backups)", "take a second backup")
-            ),
+            BackupOpt::Copies(n) => c.copies = Some(fit(*n, "copies")?),
+            // With COPIES, RMAN's FORMAT list gives each copy its place: the first template
+            // is the first copy's, the next ones the further copies'.
+            BackupOpt::Format(f) if !names_only(f) && f.len() > 1 => {
+                c.format = Some(f[0].clone());
+                c.copy_format = f[1..].to_vec();
+            }
             BackupOpt::Format(f) if !names_only(f) => c.format = Some(one_template(f)?),
             BackupOpt::Format(f) => format_without_flag(
                 g,
@@ -336,6 +339,15 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
             ),
             BackupOpt::Validate => unreachable!("handled above"),
         }
+    }
+    if !c.copy_format.is_empty() && c.copies.is_none() {
+        bail!(
+            "{}",
+            unsupported(
+                "FORMAT with several templates without COPIES",
+                "give one FORMAT template, or COPIES n with one template per copy"
+            )
+        );
     }
     let ch = channel_args(
         b,

@@ -24,6 +24,10 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
     ),
     ("backup database --force", "BACKUP DATABASE FORCE;"),
     (
+        "backup database --format /a/ora_%U --copies 2 --copy-format /b/ora_%U",
+        "BACKUP COPIES 2 DATABASE FORMAT '/a/ora_%U', '/b/ora_%U';",
+    ),
+    (
         "backup database --check-logical",
         "BACKUP CHECK LOGICAL DATABASE;",
     ),
