@@ -269,6 +269,7 @@ impl From<cc::ConfigureWhat> for m::ConfigureWhat {
             C::SectionSize { value } => m::ConfigureWhat::SectionSize { value },
             C::BackupOptimization { value } => m::ConfigureWhat::BackupOptimization { value },
             C::Tuning { value } => m::ConfigureWhat::Tuning { value },
+            C::BackupCopies { value } => m::ConfigureWhat::BackupCopies { value },
             C::ArchivelogDeletionPolicy { value } => {
                 m::ConfigureWhat::ArchivelogDeletionPolicy { value }
             }

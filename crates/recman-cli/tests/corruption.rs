@@ -178,7 +178,9 @@ fn check_logical_names_a_block_whose_line_pointers_were_damaged_under_a_good_che
     );
 }
 
-/// COPIES 2 (issue 23): every piece is written to both FORMAT locations, the catalog records
+/// COPIES 2 (issue 23), configured as RMAN's DATAFILE BACKUP COPIES (BACKUP COPIES 2 lowers to
+/// the same command, see script/parity.rs): every piece is written to both FORMAT locations,
+/// the catalog records
 /// the two as copies of one piece, and a restore whose first copy of a piece is damaged says
 /// so, reads the second copy and gives equal data.
 #[test]
@@ -189,10 +191,18 @@ fn copies_2_writes_each_piece_twice_and_restore_falls_back_to_the_second() {
     c.psql("insert into t select g, md5(g::text) from generate_series(1, 20000) g");
     let (_keep, scratch) = new_scratch_dir();
     let (first, second) = (scratch.join("first"), scratch.join("second"));
+    // Without a place for the second copy, nothing is backed up.
+    setup.ok(&[
+        "run",
+        "CONFIGURE DATAFILE BACKUP COPIES FOR DEVICE TYPE DISK TO 2;",
+    ]);
+    let err = setup.err(&["run", "BACKUP DATABASE;"]);
+    assert!(err.contains("COPIES 2 needs 1 --copy-format"), "{err}");
+    assert!(setup.backups().is_empty());
     setup.ok(&[
         "run",
         &format!(
-            "BACKUP COPIES 2 DATABASE FORMAT '{}/ora_%U.rbf', '{}/ora_%U.rbf' TAG 'DUPLEX';",
+            "BACKUP DATABASE FORMAT '{}/ora_%U.rbf', '{}/ora_%U.rbf' TAG 'DUPLEX';",
             path_str(&first),
             path_str(&second)
         ),

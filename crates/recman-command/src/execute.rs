@@ -425,7 +425,21 @@ fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Resu
     }
     // Parsed before the backup runs, so a bad time costs nothing.
     let keep_until = options::until_micros(b.keep_until.as_deref())?;
-    let duplex = b.duplex_targets()?;
+    // COPIES: the BACKUP's own, else `configure backup-copies`.
+    let configured = match b.copies {
+        Some(_) => None,
+        None => ctx
+            .repo
+            .catalog()
+            .config("backup_copies")
+            .map_err(recman_engine::EngineError::from)?
+            .and_then(|v| v.parse().ok()),
+    };
+    let duplex = BackupDatabase {
+        copies: b.copies.or(configured),
+        ..b.clone()
+    }
+    .duplex_targets()?;
     let mut opts = b.options(&env(e.resolve_backup(&ctx.repo, b))?)?;
     // Incremental forever: a backup that names no level is a level 1.
     let forever = recman_engine::forever::policy(&ctx)?

@@ -293,8 +293,9 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
                 )
             ),
             BackupOpt::Copies(n) => c.copies = Some(fit(*n, "copies")?),
-            // With COPIES, RMAN's FORMAT list gives each copy its place: the first template
-            // is the first copy's, the next ones the further copies'.
+            // RMAN's FORMAT list gives each copy (COPIES, or CONFIGURE … BACKUP COPIES) its
+            // place: the first template is the first copy's, the next ones the further
+            // copies'; the command checks that there is one per copy.
             BackupOpt::Format(f) if !names_only(f) && f.len() > 1 => {
                 c.format = Some(f[0].clone());
                 c.copy_format = f[1..].to_vec();
@@ -339,15 +340,6 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
             ),
             BackupOpt::Validate => unreachable!("handled above"),
         }
-    }
-    if !c.copy_format.is_empty() && c.copies.is_none() {
-        bail!(
-            "{}",
-            unsupported(
-                "FORMAT with several templates without COPIES",
-                "give one FORMAT template, or COPIES n with one template per copy"
-            )
-        );
     }
     let ch = channel_args(
         b,

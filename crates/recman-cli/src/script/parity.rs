@@ -28,6 +28,14 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
         "BACKUP COPIES 2 DATABASE FORMAT '/a/ora_%U', '/b/ora_%U';",
     ),
     (
+        "configure backup-copies 2",
+        "CONFIGURE DATAFILE BACKUP COPIES FOR DEVICE TYPE DISK TO 2;",
+    ),
+    (
+        "configure backup-copies clear",
+        "CONFIGURE DATAFILE BACKUP COPIES FOR DEVICE TYPE DISK CLEAR;",
+    ),
+    (
         "backup database --check-logical",
         "BACKUP CHECK LOGICAL DATABASE;",
     ),
