@@ -91,6 +91,26 @@ setup_build() {
     (cd "$REPO_ROOT" && cargo build --release -p recman-cli)
     [[ -x $REPO_ROOT/target/release/recman ]] || setup_die "build produced no target/release/recman"
     setup_log "built $REPO_ROOT/target/release/recman"
+    setup_shell_docs "$REPO_ROOT/target/release/recman"
+}
+
+# Installs the shell completions (bash, zsh, fish) and the man page that BIN prints, where the
+# shells and man look for them. RECMAN_SHELL_DOCS_ROOT (default /) puts them under another root.
+setup_shell_docs() {
+    local bin=$1 root=${RECMAN_SHELL_DOCS_ROOT:-}
+    local tmp
+    tmp=$(mktemp -d /tmp/recman-shell-docs.XXXXXX)
+    "$bin" completions bash >"$tmp/recman.bash" &&
+        "$bin" completions zsh >"$tmp/_recman" &&
+        "$bin" completions fish >"$tmp/recman.fish" &&
+        "$bin" man >"$tmp/recman.1" ||
+        setup_die "$bin could not print its completions and man page"
+    setup_as_root install -D -m 0644 "$tmp/recman.bash" "$root/usr/share/bash-completion/completions/recman"
+    setup_as_root install -D -m 0644 "$tmp/_recman" "$root/usr/share/zsh/vendor-completions/_recman"
+    setup_as_root install -D -m 0644 "$tmp/recman.fish" "$root/usr/share/fish/vendor_completions.d/recman.fish"
+    setup_as_root install -D -m 0644 "$tmp/recman.1" "$root/usr/share/man/man1/recman.1"
+    rm -rf "$tmp"
+    setup_log "installed completions (bash, zsh, fish) and the man page recman(1) under ${root}/usr/share"
 }
 
 setup_main() {
@@ -124,6 +144,24 @@ setup_s3_server() {
     fi
     export RECMAN_S3S_FS=$bin
     setup_log "s3 test server: $bin"
+}
+
+# Azurite, the Azure Storage emulator the Azure tests start: npm's package, pinned, installed
+# once into /var/cache/recman-tools/azurite (outside the checkout; readable by every user).
+# Exports RECMAN_AZURITE (its azurite-blob program) for the tests.
+SETUP_AZURITE_VERSION=3.35.0
+setup_azurite() {
+    local root=${RECMAN_TOOLS_DIR:-/var/cache/recman-tools}/azurite
+    local bin=$root/node_modules/.bin/azurite-blob
+    if [[ ! -x $bin ]] || ! grep -q "\"version\": \"$SETUP_AZURITE_VERSION\"" "$root/node_modules/azurite/package.json" 2>/dev/null; then
+        command -v npm >/dev/null 2>&1 || setup_install_missing "node and npm" nodejs npm
+        setup_log "installing azurite $SETUP_AZURITE_VERSION into $root (once)"
+        setup_as_root mkdir -p "$root"
+        setup_as_root npm install --prefix "$root" --no-audit --no-fund --silent "azurite@$SETUP_AZURITE_VERSION" >&2 ||
+            setup_die "cannot install azurite; hint: check network access to registry.npmjs.org"
+    fi
+    export RECMAN_AZURITE=$bin
+    setup_log "azure test emulator: $bin"
 }
 
 # Server binaries of the other supported PostgreSQL majors, for scripts/test-majors.sh:

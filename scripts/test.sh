@@ -22,6 +22,9 @@ cd "$ROOT"
 if [[ ",${RECMAN_TEST_SKIP:-}," != *,s3,* ]]; then
     setup_s3_server
 fi
+if [[ ",${RECMAN_TEST_SKIP:-}," != *,azure,* ]]; then
+    setup_azurite
+fi
 
 # Each integration test runs its own clusters; more parallelism than this
 # only thrashes a 2-core machine.

@@ -20,6 +20,7 @@ mod copies;
 mod db;
 mod error;
 mod iostat;
+mod lastjob;
 pub mod layout;
 mod lock;
 mod maint;

@@ -20,7 +20,7 @@ pub struct Cli {
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct Global {
-    /// Repository: a directory, or s3://BUCKET/PREFIX (RECMAN_REPO).
+    /// Repository: a directory, s3://BUCKET/PREFIX or azure://CONTAINER/PREFIX (RECMAN_REPO).
     #[arg(long, global = true, env = "RECMAN_REPO")]
     pub repo: Option<PathBuf>,
     /// Where the catalog of a remote (S3) repository is cached (RECMAN_REPO_CACHE);
@@ -63,6 +63,19 @@ pub struct Global {
     /// Print the plan and each step.
     #[arg(long, short, global = true)]
     pub verbose: bool,
+    /// How long commands (backup, restore, validate) show progress on stderr: a bar on a
+    /// terminal (auto), one JSON event per second for wrappers (json), or nothing (none).
+    #[arg(long, global = true, value_enum, default_value_t = ProgressMode::Auto)]
+    pub progress: ProgressMode,
+}
+
+/// What `--progress` selects.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ProgressMode {
+    #[default]
+    Auto,
+    Json,
+    None,
 }
 
 #[derive(Subcommand, Debug)]
@@ -220,6 +233,16 @@ pub enum Command {
         #[arg(long)]
         apply: bool,
     },
+    /// Print the repository's state in Prometheus text format, for monitoring: the last
+    /// backups, WAL archiving, sizes, corrupt blocks, the last job's I/O (docs/monitoring.md).
+    Metrics,
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print recman's manual page (roff), e.g. `recman man | man -l -`.
+    Man,
 }
 
 #[derive(Subcommand, Debug)]

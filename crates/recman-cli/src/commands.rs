@@ -21,7 +21,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 /// Executes one command value. The subcommands and the RMAN-style language both end here, so
 /// a statement in a script behaves and prints exactly as its subcommand does.
 pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
-    let bar = Bar::new(g.quiet, g.verbose);
+    let bar = Bar::with_mode(g.quiet, g.verbose, g.progress);
     let say = |s: &str| {
         if !g.quiet {
             println!("{s}");
@@ -70,6 +70,9 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Catalog(what) => crate::catalog_cmds::catalog(g, what)?,
         Command::Run { file, text } => return crate::script::run(g, file, text),
         Command::Calibrate { json } => crate::tune_cmds::calibrate(g, json)?,
+        Command::Metrics => crate::metrics::print(g)?,
+        Command::Completions { shell } => crate::shell_docs::completions(&shell)?,
+        Command::Man => crate::shell_docs::man()?,
         Command::Advise {
             window,
             json,

@@ -26,6 +26,9 @@ pub struct FileConfig {
     /// access-key-id, secret-access-key, part-size, parts-in-flight, virtual-hosted, ...);
     /// docs/s3.md. The file may hold secrets: keep it readable by its owner only.
     pub s3: Option<std::collections::BTreeMap<String, toml::Value>>,
+    /// Azure settings of azure:// repositories and devices (account, access-key, endpoint,
+    /// use-emulator, part-size, ...); docs/user-guide.md. May hold the account key too.
+    pub azure: Option<std::collections::BTreeMap<String, toml::Value>>,
 }
 
 /// The settings of the --config file; all unset when there is none.
@@ -45,7 +48,7 @@ fn load(path: &std::path::Path) -> Result<FileConfig> {
     })?;
     let fc: FileConfig = toml::from_str(&text).map_err(|e| {
         anyhow::anyhow!(
-            "config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db, channels, filesperset, maxopenfiles, compression, retention_policy, archivelog_deletion_policy, section_size, key_file and an [s3] section",
+            "config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db, channels, filesperset, maxopenfiles, compression, retention_policy, archivelog_deletion_policy, section_size, key_file and [s3] and [azure] sections",
             path.display(),
             e.message()
         )
@@ -59,9 +62,8 @@ pub fn merge(mut g: Global) -> Result<Global> {
         return Ok(g);
     };
     let fc = load(&path)?;
-    if let Some(s3) = &fc.s3 {
-        let settings = s3
-            .iter()
+    let pairs = |t: &std::collections::BTreeMap<String, toml::Value>| {
+        t.iter()
             .map(|(k, v)| {
                 let v = match v {
                     toml::Value::String(s) => s.clone(),
@@ -69,8 +71,13 @@ pub fn merge(mut g: Global) -> Result<Global> {
                 };
                 (k.clone(), v)
             })
-            .collect();
-        recman_engine::devices::set_s3_settings(settings);
+            .collect()
+    };
+    if let Some(s3) = &fc.s3 {
+        recman_engine::devices::set_s3_settings(pairs(s3));
+    }
+    if let Some(az) = &fc.azure {
+        recman_engine::devices::set_azure_settings(pairs(az));
     }
     g.repo = g.repo.or(fc.repo);
     g.pgdata = g.pgdata.or(fc.pgdata);

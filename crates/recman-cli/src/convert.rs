@@ -125,6 +125,11 @@ impl From<cli::Command> for m::Command {
                 text: a.text,
             },
             cli::Command::Calibrate { json } => m::Command::Calibrate { json },
+            cli::Command::Metrics => m::Command::Metrics,
+            cli::Command::Completions { shell } => m::Command::Completions {
+                shell: shell.to_string(),
+            },
+            cli::Command::Man => m::Command::Man,
             cli::Command::Advise {
                 window,
                 json,

@@ -16,15 +16,20 @@ pub enum RepoSpec {
     Remote(String),
 }
 
+/// Whether a repository URL names an object store (S3 or Azure), whose device type is S3.
+pub fn is_object_store(url: &str) -> bool {
+    url.starts_with("s3://") || url.starts_with("azure://")
+}
+
 pub fn repo_spec(g: &Global) -> Result<RepoSpec> {
-    let p = g.repo.clone().ok_or_else(|| anyhow!("no repository given; hint: pass --repo PATH or --repo s3://BUCKET/PREFIX, set RECMAN_REPO, or name it in the --config file"))?;
+    let p = g.repo.clone().ok_or_else(|| anyhow!("no repository given; hint: pass --repo PATH, --repo s3://BUCKET/PREFIX or --repo azure://CONTAINER/PREFIX, set RECMAN_REPO, or name it in the --config file"))?;
     let s = p.to_string_lossy();
-    if s.starts_with("s3://") {
+    if is_object_store(&s) {
         return Ok(RepoSpec::Remote(s.trim_end_matches('/').to_string()));
     }
     if let Some((scheme, _)) = s.split_once("://") {
         bail!(
-            "repository {s}: unknown scheme {scheme}://; hint: use a directory or s3://BUCKET/PREFIX"
+            "repository {s}: unknown scheme {scheme}://; hint: use a directory, s3://BUCKET/PREFIX or azure://CONTAINER/PREFIX"
         );
     }
     Ok(RepoSpec::Disk(if p.is_absolute() {
@@ -46,8 +51,11 @@ fn cache_dir(g: &Global, url: &str) -> Result<PathBuf> {
         .ok_or_else(|| {
             anyhow!("no cache directory for repository {url}; hint: pass --repo-cache DIR")
         })?;
-    let name: String = url
-        .trim_start_matches("s3://")
+    // S3's caches keep the name they always had; other schemes are named with theirs.
+    let bare = url
+        .strip_prefix("s3://")
+        .map_or_else(|| url.replacen("://", "_", 1), str::to_string);
+    let name: String = bare
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '.' {

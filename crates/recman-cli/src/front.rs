@@ -26,7 +26,7 @@ impl recman_command::Env for CliEnv<'_> {
         self.g
             .repo
             .clone()
-            .filter(|r| !r.to_string_lossy().starts_with("s3://"))
+            .filter(|r| !crate::device_cmds::is_object_store(&r.to_string_lossy()))
     }
     fn repository(&self) -> Result<Repository, EnvError> {
         Ok(crate::commands::open_repo(self.g)?)

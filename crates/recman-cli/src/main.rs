@@ -12,12 +12,15 @@ mod input;
 mod io_args;
 mod key_cmds;
 mod list;
+mod metrics;
 mod progress;
+mod progress_json;
 mod report_io;
 mod report_plot;
 mod report_schema;
 mod restore_cmd;
 mod script;
+mod shell_docs;
 mod tune_cmds;
 mod window_args;
 

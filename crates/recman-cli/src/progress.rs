@@ -3,19 +3,25 @@ use recman_engine::Progress;
 use std::io::IsTerminal;
 use std::sync::Mutex;
 
-/// A progress bar on a terminal, plain lines with --verbose, silence otherwise.
+use crate::cli::ProgressMode;
+
+/// A progress bar on a terminal, plain lines with --verbose, silence otherwise; with
+/// `--progress json`, JSON events instead of the bar.
 pub struct Bar {
     bar: Mutex<Option<ProgressBar>>,
+    json: Option<crate::progress_json::JsonEvents>,
     enabled: bool,
     verbose: bool,
     quiet: bool,
 }
 
 impl Bar {
-    pub fn new(quiet: bool, verbose: bool) -> Bar {
+    /// Events are asked for explicitly, so `--quiet` does not silence them.
+    pub fn with_mode(quiet: bool, verbose: bool, mode: ProgressMode) -> Bar {
         Bar {
             bar: Mutex::new(None),
-            enabled: !quiet && std::io::stderr().is_terminal(),
+            json: (mode == ProgressMode::Json).then(crate::progress_json::JsonEvents::new),
+            enabled: mode == ProgressMode::Auto && !quiet && std::io::stderr().is_terminal(),
             verbose: verbose && !quiet,
             quiet,
         }
@@ -24,6 +30,9 @@ impl Bar {
 
 impl Progress for Bar {
     fn start(&self, what: &str, total: u64) {
+        if let Some(j) = &self.json {
+            j.start(what, total);
+        }
         if !self.enabled {
             return;
         }
@@ -39,11 +48,20 @@ impl Progress for Bar {
         *self.bar.lock().expect("progress lock") = Some(b);
     }
     fn advance(&self, bytes: u64) {
+        if let Some(j) = &self.json {
+            j.advance(bytes);
+        }
         if let Some(b) = self.bar.lock().expect("progress lock").as_ref() {
             b.inc(bytes);
         }
     }
     fn message(&self, line: &str) {
+        if let Some(j) = &self.json {
+            if self.verbose {
+                j.note("message", line);
+            }
+            return;
+        }
         if self.verbose {
             match self.bar.lock().expect("progress lock").as_ref() {
                 Some(b) => b.println(line),
@@ -55,12 +73,18 @@ impl Progress for Bar {
         if self.quiet {
             return;
         }
+        if let Some(j) = &self.json {
+            return j.note("notice", line);
+        }
         match self.bar.lock().expect("progress lock").as_ref() {
             Some(b) => b.println(line),
             None => eprintln!("recman: {line}"),
         }
     }
     fn finish(&self) {
+        if let Some(j) = &self.json {
+            j.finish();
+        }
         if let Some(b) = self.bar.lock().expect("progress lock").take() {
             b.finish_and_clear();
         }

@@ -129,7 +129,13 @@ pub fn advise(g: &Global, window: Option<&str>, json: bool, apply: bool) -> Resu
     let window = window.map(window_seconds).transpose()?;
     let c = newest(g)?;
     let tape = c.outputs.iter().any(|o| o.kind == "sbt");
-    let a = walk(&c, window, tape);
+    // The start and stop costs come from the registered database's backups; a repository
+    // without one (calibrated before its first registration) predicts the data phase only.
+    let fixed = match crate::commands::context(g) {
+        Ok(ctx) => recman_engine::tuning::overhead::fixed_seconds(ctx.repo.catalog(), ctx.db.id)?,
+        Err(_) => None,
+    };
+    let a = walk(&c, window, tape).with_fixed_cost(fixed);
     if json {
         println!("{}", serde_json::to_string_pretty(&a)?);
     } else {

@@ -101,6 +101,8 @@ fn calibrate_meets_the_throttle_and_advise_compresses_for_a_slow_output() {
     assert!(predicted > 0.0 && predicted <= ceiling * 1.01, "{a}");
     let p = a["predicted_seconds"].as_f64().unwrap();
     let total = cal["total_bytes"].as_f64().unwrap();
+    // No backup yet: no start and stop costs learned, the data phase alone.
+    assert_eq!(a["fixed_seconds"].as_f64(), Some(0.0), "{a}");
     assert!((p - total / predicted).abs() < 0.01 * p + 0.01, "{a}");
     // The window's verdict follows the prediction, and a miss says what would fit.
     let fits = p <= 1.0;

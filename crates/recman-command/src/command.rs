@@ -122,6 +122,14 @@ pub enum Command {
     ListCalibration {
         json: bool,
     },
+    /// The repository's state as Prometheus text exposition (docs/monitoring.md).
+    Metrics,
+    /// A shell's completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        shell: String,
+    },
+    /// The manual page, in roff.
+    Man,
     /// Run RMAN-style statements from a file (`-` for standard input) or a text.
     Run {
         file: Option<PathBuf>,
@@ -168,6 +176,9 @@ impl Command {
             Command::Calibrate { .. } => &["calibrate"],
             Command::Advise { .. } => &["advise"],
             Command::ListCalibration { .. } => &["list", "calibration"],
+            Command::Metrics => &["metrics"],
+            Command::Completions { .. } => &["completions"],
+            Command::Man => &["man"],
         }
     }
 }

@@ -145,7 +145,10 @@ impl Command {
             | Command::RestoreControlfile { .. }
             | Command::Calibrate { .. }
             | Command::Advise { .. }
-            | Command::ListCalibration { .. } => Ok(()),
+            | Command::ListCalibration { .. }
+            | Command::Metrics
+            | Command::Completions { .. }
+            | Command::Man => Ok(()),
             Command::BackupControlfile { format } => check_format(format.as_deref()),
             Command::RegisterDatabase { name } => c.name("name", Some(name)),
             Command::BackupDatabase(b) => {

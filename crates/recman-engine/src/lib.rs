@@ -5,6 +5,7 @@
 mod action;
 mod archive;
 mod archivelog;
+pub mod auxiliary;
 mod backup;
 mod backup_reads;
 mod channel;
@@ -59,7 +60,7 @@ pub use backup::{BackupOptions, BackupReport, backup_database};
 pub use context::{Context, open_repository, resolve_database};
 pub use crosscheck::{BackupCheck, ObjectCheck, crosscheck_backups, crosscheck_wal};
 pub use error::{EngineError, ErrorKind};
-pub use progress::{NoProgress, Progress};
+pub use progress::{NoProgress, Progress, current_channel};
 pub use rebuild::{Incarnation, RebuildReport, incarnations, rebuild_catalog};
 pub use register::register_database;
 pub use restore::{

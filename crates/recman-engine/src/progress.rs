@@ -13,6 +13,20 @@ pub trait Progress: Send + Sync {
     fn finish(&self);
 }
 
+thread_local! {
+    static CHANNEL: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// The channel (1, 2, ...) whose worker runs on this thread, 0 outside channel workers: lets a
+/// [`Progress`] split its bytes by channel without a channel argument on every call.
+pub fn current_channel() -> u32 {
+    CHANNEL.with(|c| c.get())
+}
+
+pub(crate) fn set_current_channel(no: u32) {
+    CHANNEL.with(|c| c.set(no));
+}
+
 /// Reports nothing; for quiet runs and tests.
 pub struct NoProgress;
 

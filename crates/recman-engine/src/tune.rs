@@ -1,8 +1,8 @@
 //! `--tune auto`: the seeds' tuning loop run by the backup itself. After each backup set a
 //! channel reports how its time went — long waits for reads, long waits for the output, CPU
 //! used by its thread — and the tuner changes what the next set on the same input device uses:
-//! the read request size and the queue depth (input buffers per file in flight), and with zstd
-//! the compression level. Each change is recorded with the figures behind it (see
+//! the read request size and the queue depth (input buffers per file in flight), and the
+//! compression (none, lz4, then zstd levels). Each change is recorded with the figures behind it (see
 //! [`crate::window::Live::event`]), so `report io` shows what the backup did and why.
 //!
 //! The rules are the seeds' own: a channel that waits for its reads has a device with more to
@@ -167,22 +167,31 @@ impl Tuner {
         }
     }
 
-    /// Moves the zstd level by `by` within 1..=19; other compressions stay as they are.
+    /// Moves compression `by` zstd levels along the ladder none < lz4 < zstd:1 < … < zstd:19:
+    /// from none or lz4 a step up is one rung (an output-bound backup without compression
+    /// gains most from the cheapest one), within zstd `by` levels; down the same way, so a
+    /// CPU-bound zstd:1 backup falls back to lz4 and then to none.
     fn step_level(&self, live: &Live, ch: Option<u32>, by: i32, reason: &str) {
         let mut c = self.compression.lock().expect("tuner lock");
-        let Compression::Zstd { level } = *c else {
-            return;
+        let new = match (*c, by > 0) {
+            (Compression::None, true) => Compression::Lz4,
+            (Compression::Lz4, true) => Compression::Zstd { level: 1 },
+            (Compression::Lz4, false) => Compression::None,
+            (Compression::Zstd { level: 1 }, false) => Compression::Lz4,
+            (Compression::Zstd { level }, _) => Compression::Zstd {
+                level: (level + by).clamp(1, 19),
+            },
+            (other, _) => other,
         };
-        let new = (level + by).clamp(1, 19);
-        if new != level {
+        if new != *c {
             live.event(
                 ch,
                 "compress_level",
-                Some(format!("zstd:{level}")),
-                format!("zstd:{new}"),
+                Some(c.to_string()),
+                new.to_string(),
                 reason.to_string(),
             );
-            *c = Compression::Zstd { level: new };
+            *c = new;
         }
     }
 }
@@ -288,5 +297,39 @@ mod tests {
             ]
         );
         assert!(ev[1].reason.starts_with("input bound"), "{}", ev[1].reason);
+    }
+
+    #[test]
+    fn compression_climbs_from_none_when_output_bound_and_falls_back_when_cpu_bound() {
+        let live = Live::new(1, None, Instant::now(), 0);
+        let io = IoSettings::default();
+        let t = Tuner::new(Compression::None);
+        let (plan, _, _) = t.for_set(7, 1, &io);
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            learn(&t, &live, plan, (0, 600), 200);
+            seen.push(t.for_set(7, 1, &io).2);
+        }
+        assert_eq!(
+            seen,
+            [
+                Compression::Lz4,
+                Compression::Zstd { level: 1 },
+                Compression::Zstd { level: 3 }
+            ]
+        );
+        seen.clear();
+        for _ in 0..3 {
+            learn(&t, &live, plan, (10, 10), 950);
+            seen.push(t.for_set(7, 1, &io).2);
+        }
+        assert_eq!(
+            seen,
+            [
+                Compression::Zstd { level: 1 },
+                Compression::Lz4,
+                Compression::None
+            ]
+        );
     }
 }

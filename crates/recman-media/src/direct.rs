@@ -201,8 +201,10 @@ impl DirectWriter {
                     .remove(&cqe.user_data())
                     .expect("every completion belongs to a submitted write");
                 let res = cqe.result();
-                if res == -libc::EINTR || res == -libc::EAGAIN {
-                    // Interrupted, or refused for now: write the block here instead.
+                if res == -libc::EINTR || res == -libc::EAGAIN || res == -libc::ECANCELED {
+                    // Interrupted, refused for now, or cancelled by the kernel when the
+                    // io-wq worker that held it was stopped by SIGSTOP and woken by SIGCONT:
+                    // the same bytes at the same offset, written here instead.
                     self.file.write_all_at(&block.window()[..len], offset)?;
                     return Ok(block);
                 }

@@ -11,6 +11,7 @@ pub mod crypt;
 mod direct;
 /// Memory one piece written with O_DIRECT holds: its aligned blocks in flight and filling.
 pub const DIRECT_WRITE_MEMORY: u64 = ((direct::DEPTH + 1) * direct::BLOCK) as u64;
+pub mod azure;
 pub mod disk;
 mod error;
 pub mod modes;
@@ -25,7 +26,7 @@ pub mod testkit;
 pub mod vtape;
 
 pub use error::{ErrorClass, MediaError};
-pub use spec::{open_spec, parse_size};
+pub use spec::{open_spec, parse_size, set_azure_settings};
 
 use std::fmt::Debug;
 use std::io::{Read, Seek, Write};

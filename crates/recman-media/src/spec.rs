@@ -2,6 +2,7 @@
 //!
 //! - `/srv/backup` or `disk:/srv/backup`: a directory;
 //! - `s3://bucket/prefix`: S3-compatible storage, configured by the AWS variables;
+//! - `azure://container/prefix`: Azure Blob Storage, configured by the AZURE_* variables;
 //! - `vtape:/srv/vtape[,drives=N,blksize=SIZE,rate=SIZE,capacity=SIZE,cartridges=N]`: the
 //!   virtual tape library, created with those settings when the directory has none;
 //! - `plugin:PROGRAM ARG...`: an external media-manager plugin.
@@ -21,11 +22,14 @@ pub fn open_spec(
 ) -> Result<Arc<dyn Media>, MediaError> {
     let bad = |why: &str| {
         MediaError::permanent(spec, "", why).with_hint(
-            "write /DIR, s3://BUCKET/PREFIX, vtape:/DIR[,drives=N,blksize=256K] or plugin:PROGRAM ARGS",
+            "write /DIR, s3://BUCKET/PREFIX, azure://CONTAINER/PREFIX, vtape:/DIR[,drives=N,blksize=256K] or plugin:PROGRAM ARGS",
         )
     };
     if spec.starts_with("s3://") {
         return open_s3(spec, s3_settings);
+    }
+    if spec.starts_with("azure://") {
+        return open_azure(spec, &azure_settings());
     }
     if let Some(rest) = spec.strip_prefix("vtape:") {
         let mut parts = rest.split(',');
@@ -63,6 +67,26 @@ fn open_s3(spec: &str, settings: &[(String, String)]) -> Result<Arc<dyn Media>, 
         cfg.set(k, v)?;
     }
     Ok(Arc::new(crate::s3::S3Media::new(cfg)?))
+}
+
+static AZURE_SETTINGS: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+
+/// Sets, once per process, the `[azure]` keys of the config file every Azure device gets.
+pub fn set_azure_settings(settings: Vec<(String, String)>) {
+    let _ = AZURE_SETTINGS.set(settings);
+}
+
+fn azure_settings() -> Vec<(String, String)> {
+    AZURE_SETTINGS.get().cloned().unwrap_or_default()
+}
+
+fn open_azure(spec: &str, settings: &[(String, String)]) -> Result<Arc<dyn Media>, MediaError> {
+    let mut cfg = crate::azure::AzureConfig::from_url(spec)?;
+    cfg.try_apply_env()?;
+    for (k, v) in settings {
+        cfg.set(k, v)?;
+    }
+    Ok(Arc::new(crate::azure::open(cfg)?))
 }
 
 fn open_vtape(spec: &str, dir: &Path, opts: &[&str]) -> Result<Arc<dyn Media>, MediaError> {

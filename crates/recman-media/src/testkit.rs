@@ -1,8 +1,10 @@
 //! Test helpers shared by every crate's tests: a real local S3 server (s3s-fs) and a proxy
 //! that injects faults in front of it. Nothing here is used by recman itself.
 
+mod azurite;
 mod fault_proxy;
 
+pub use azurite::{Azurite, azurite_or_skip};
 pub use fault_proxy::{FaultProxy, Faults};
 
 use std::io;

@@ -95,7 +95,7 @@ pub(crate) fn backup_archivelog(
 /// The device type of the repository named by `--repo` (DISK for a directory).
 fn repository_device(g: &Global) -> &'static str {
     match &g.repo {
-        Some(r) if r.to_string_lossy().starts_with("s3://") => "s3",
+        Some(r) if crate::device_cmds::is_object_store(&r.to_string_lossy()) => "s3",
         _ => "disk",
     }
 }

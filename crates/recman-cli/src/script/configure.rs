@@ -296,7 +296,7 @@ pub(crate) fn device_word(d: &Device) -> Result<&'static str> {
 }
 
 /// The prefixes of recman's device specifications.
-const SPEC_PREFIXES: [&str; 5] = ["vtape:", "plugin:", "s3://", "disk:/", "/"];
+const SPEC_PREFIXES: [&str; 6] = ["vtape:", "plugin:", "s3://", "azure://", "disk:/", "/"];
 
 /// What a PARMS string says.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -242,6 +242,15 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
 /// What stays CLI-only, as `path` or `path --option`, and why.
 pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
     (
+        "metrics",
+        "its output is for a monitoring system's scraper, not for a session; RMAN has no such statement",
+    ),
+    (
+        "completions",
+        "it prints a shell's completion script for the command line itself",
+    ),
+    ("man", "it prints the command line's manual page"),
+    (
         "archive-push",
         "PostgreSQL's archive_command runs it, not a user",
     ),

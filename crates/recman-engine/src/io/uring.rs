@@ -46,8 +46,9 @@ impl UringEngine {
             .remove(&tag)
             .expect("every completion belongs to a submitted read");
         let res = cqe.result();
-        let result = if res == -libc::EINTR || res == -libc::EAGAIN {
-            // Interrupted (a stopped and continued process) or refused for now: read it here.
+        let result = if res == -libc::EINTR || res == -libc::EAGAIN || res == -libc::ECANCELED {
+            // Interrupted or cancelled (the io-wq worker of a stopped and continued process),
+            // or refused for now: read it here.
             read_full_at(&f.file, &mut f.buf.as_mut_slice()[..f.len], f.offset)
         } else if res < 0 {
             Err(std::io::Error::from_raw_os_error(-res))

@@ -45,6 +45,7 @@ pub(crate) fn each<R: Send>(
                 let (cancel, work) = (&cancel, &work);
                 s.spawn(move || {
                     let w = Worker { no, cancel, what };
+                    crate::progress::set_current_channel(no);
                     let r = work(&w);
                     if r.is_err() {
                         cancel.store(true, Ordering::Relaxed);

@@ -49,10 +49,40 @@ pub struct Advice {
     pub steps: Vec<Step>,
     pub bottleneck: Bottleneck,
     pub predicted_bytes_per_second: u64,
+    /// The data phase at the predicted rate plus `fixed_seconds`.
     pub predicted_seconds: f64,
+    /// Start and stop costs (checkpoint, WAL switch and archiving) learned from recent
+    /// backups ([`Advice::with_fixed_cost`]); 0 until one is known.
+    pub fixed_seconds: f64,
     pub total_bytes: u64,
     pub calibrated_at: i64,
     pub window: Option<WindowFit>,
+}
+
+impl Advice {
+    /// Adds the start and stop costs of the database's recent backups to the prediction
+    /// (see [`super::overhead`]), with a step saying where the figure came from.
+    pub fn with_fixed_cost(mut self, seconds: Option<f64>) -> Advice {
+        let (choice, because) = match seconds {
+            Some(s) => (
+                format!("{s:.1} s"),
+                "median time of the recent backups outside their data phase (checkpoint, WAL archiving)".to_string(),
+            ),
+            None => (
+                "unknown".to_string(),
+                "no backup with statistics yet: the prediction covers the data phase only".to_string(),
+            ),
+        };
+        self.steps.push(Step {
+            step: "start and stop".into(),
+            choice,
+            because,
+        });
+        let s = seconds.unwrap_or(0.0);
+        self.predicted_seconds += s - self.fixed_seconds;
+        self.fixed_seconds = s;
+        self
+    }
 }
 
 /// Rates, in input bytes per second, that limit a backup at one compression and channel count.
@@ -313,6 +343,7 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
         bottleneck,
         predicted_bytes_per_second: rate as u64,
         predicted_seconds,
+        fixed_seconds: 0.0,
         total_bytes: c.total_bytes,
         calibrated_at: c.taken_at,
         window,

@@ -5,6 +5,7 @@ pub mod advise;
 pub mod calibrate;
 mod cpu;
 pub mod diagnose;
+pub mod overhead;
 
 pub use cpu::{thread_cpu_time, thread_cpu_wait};
 pub use diagnose::{Bottleneck, Diagnosis, diagnose_job};
@@ -13,7 +14,7 @@ pub use diagnose::{Bottleneck, Diagnosis, diagnose_job};
 /// kept with the statistics so that a slow output can be named a network.
 pub fn device_kind(describe: &str) -> String {
     let d = describe.trim();
-    if d.starts_with("s3://") || d.starts_with("s3 ") {
+    if d.starts_with("s3://") || d.starts_with("s3 ") || d.starts_with("azure://") {
         "s3".into()
     } else if d.starts_with("disk") {
         "disk".into()

@@ -12,6 +12,8 @@ use object_store::client::{HttpError, HttpErrorKind};
 use crate::{ErrorClass, MediaError};
 
 const CREDENTIALS_HINT: &str = "check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or access-key-id and secret-access-key in the [s3] section of the config file), AWS_SESSION_TOKEN for temporary keys, and that the key may use this bucket";
+const AZURE_CREDENTIALS_HINT: &str = "check AZURE_STORAGE_ACCOUNT_NAME and AZURE_STORAGE_ACCOUNT_KEY (or account and access-key in the [azure] section of the config file), and that the key may use this container";
+const AZURE_ENDPOINT_HINT: &str = "check the endpoint (AZURE_STORAGE_ENDPOINT, AZURITE_BLOB_STORAGE_URL with AZURE_STORAGE_USE_EMULATOR, or endpoint in the [azure] section of the config file) and that the store is running and reachable";
 const ENDPOINT_HINT: &str = "check the endpoint (AWS_ENDPOINT_URL, or endpoint in the [s3] section of the config file) and that the store is running and reachable";
 
 /// What went wrong, as far as the error chain tells.
@@ -65,7 +67,8 @@ impl Failure {
     }
 
     pub(crate) fn is_not_found(&self) -> bool {
-        (self.not_found || self.status == Some(404)) && !self.code_is(&["NoSuchBucket"])
+        (self.not_found || self.status == Some(404))
+            && !self.code_is(&["NoSuchBucket", "ContainerNotFound"])
     }
 
     fn is_server_side(&self) -> bool {
@@ -109,6 +112,11 @@ impl Failure {
         if self.code_is(&["NoSuchBucket"]) {
             return err(ErrorClass::Permanent, "the bucket does not exist".into()).with_hint(
                 "create the bucket first (e.g. `aws s3 mb s3://BUCKET`), or fix the bucket name in the repository url",
+            );
+        }
+        if self.code_is(&["ContainerNotFound"]) {
+            return err(ErrorClass::Permanent, "the container does not exist".into()).with_hint(
+                "create the container first (e.g. `az storage container create --name CONTAINER`), or fix the container name in the repository url",
             );
         }
         if self.is_not_found() {
@@ -169,6 +177,16 @@ impl Failure {
             return err(ErrorClass::Permanent, msg);
         }
         err(ErrorClass::Permanent, lower_first(&self.text))
+    }
+}
+
+/// The same error with hints that name Azure's settings instead of AWS's.
+pub(crate) fn azure_hints(e: MediaError) -> MediaError {
+    match e.hint() {
+        Some(CREDENTIALS_HINT) => e.with_hint(AZURE_CREDENTIALS_HINT),
+        Some(ENDPOINT_HINT) => e.with_hint(AZURE_ENDPOINT_HINT),
+        Some(h) if h.contains("AWS_REGION") => e.with_hint(AZURE_ENDPOINT_HINT),
+        _ => e,
     }
 }
 

@@ -19,7 +19,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
-use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::multipart::MultipartStore;
 use object_store::path::Path;
 use object_store::{BackoffConfig, ClientOptions, ObjectStore, ObjectStoreExt, RetryConfig};
 use tokio::runtime::Runtime;
@@ -38,7 +39,21 @@ const ROLE_VARS: [&str; 7] = [
     "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
 ];
 
-/// Objects in an S3 bucket under a prefix.
+/// What the driver needs of an object store: objects and explicit multipart uploads. S3 and
+/// Azure Blob Storage (blocks and a block list) both provide them.
+pub(crate) trait Backend: ObjectStore + MultipartStore {}
+
+impl<T: ObjectStore + MultipartStore> Backend for T {}
+
+/// Which service is behind the driver: it decides the hints of errors and whether an upload
+/// can carry the metadata that proves a lost completion went through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cloud {
+    S3,
+    Azure,
+}
+
+/// Objects in an S3 bucket (or an Azure container, see [`crate::azure`]) under a prefix.
 pub struct S3Media {
     ctx: Arc<Ctx>,
 }
@@ -47,7 +62,8 @@ pub struct S3Media {
 /// `store`, never of the whole context, so the runtime is never dropped from inside itself.
 pub(crate) struct Ctx {
     rt: Runtime,
-    store: Arc<AmazonS3>,
+    store: Arc<dyn Backend>,
+    cloud: Cloud,
     device: String,
     prefix: String,
     cfg: S3Config,
@@ -120,7 +136,11 @@ impl Ctx {
     }
 
     pub(crate) fn err(&self, name: &str, op: &str, e: &object_store::Error) -> MediaError {
-        media_error(&self.device, name, op, e)
+        let err = media_error(&self.device, name, op, e);
+        match self.cloud {
+            Cloud::S3 => err,
+            Cloud::Azure => classify::azure_hints(err),
+        }
     }
 }
 
@@ -143,21 +163,7 @@ impl S3Media {
         let setup = |what: &str, e: &dyn fmt::Display| {
             MediaError::permanent(&device, "", &format!("{what}: {e}")).with_op("set up")
         };
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("recman-s3")
-            .enable_all()
-            .build()
-            .map_err(|e| setup("cannot start the i/o runtime", &e))?;
-        let retry = RetryConfig {
-            backoff: BackoffConfig::default(),
-            max_retries: cfg.max_retries,
-            retry_timeout: cfg.retry_timeout,
-        };
-        let client = ClientOptions::new()
-            .with_allow_http(cfg.allow_http)
-            .with_connect_timeout(cfg.connect_timeout)
-            .with_timeout(cfg.request_timeout);
+        let (retry, client) = client_settings(&cfg);
         let mut b = AmazonS3Builder::new()
             .with_bucket_name(&cfg.bucket)
             .with_region(&cfg.region)
@@ -189,6 +195,25 @@ impl S3Media {
         }
         // Builder errors name settings, never their secret values.
         let store = b.build().map_err(|e| setup("invalid s3 settings", &e))?;
+        S3Media::with_store(Arc::new(store), Cloud::S3, device, cfg)
+    }
+
+    /// The driver over a built store; `cfg` gives the prefix, part sizes and retries.
+    pub(crate) fn with_store(
+        store: Arc<dyn Backend>,
+        cloud: Cloud,
+        device: String,
+        cfg: S3Config,
+    ) -> Result<S3Media, MediaError> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("recman-s3")
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                MediaError::permanent(&device, "", &format!("cannot start the i/o runtime: {e}"))
+                    .with_op("set up")
+            })?;
         let retry = RetryPolicy {
             max_retries: cfg.max_retries,
             timeout: cfg.retry_timeout,
@@ -196,7 +221,8 @@ impl S3Media {
         Ok(S3Media {
             ctx: Arc::new(Ctx {
                 rt,
-                store: Arc::new(store),
+                store,
+                cloud,
                 device,
                 prefix: cfg.prefix.clone(),
                 cfg,
@@ -221,6 +247,20 @@ impl S3Media {
     pub fn config(&self) -> &S3Config {
         &self.ctx.cfg
     }
+}
+
+/// object_store's retry settings and HTTP client options for `cfg`'s limits.
+pub(crate) fn client_settings(cfg: &S3Config) -> (RetryConfig, ClientOptions) {
+    let retry = RetryConfig {
+        backoff: BackoffConfig::default(),
+        max_retries: cfg.max_retries,
+        retry_timeout: cfg.retry_timeout,
+    };
+    let client = ClientOptions::new()
+        .with_allow_http(cfg.allow_http)
+        .with_connect_timeout(cfg.connect_timeout)
+        .with_timeout(cfg.request_timeout);
+    (retry, client)
 }
 
 /// In virtual-hosted style object_store expects the endpoint to name the bucket already;

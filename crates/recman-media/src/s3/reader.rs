@@ -91,7 +91,7 @@ impl S3Reader {
 
 /// One ranged GET, re-requesting what is left when the body breaks off.
 struct Fetch {
-    store: Arc<object_store::aws::AmazonS3>,
+    store: Arc<dyn super::Backend>,
     path: Path,
     etag: Option<String>,
     device: String,

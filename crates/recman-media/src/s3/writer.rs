@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
-use object_store::multipart::{MultipartStore, PartId};
+use object_store::multipart::PartId;
 use object_store::path::Path;
 use object_store::{
     Attribute, Attributes, GetOptions, ObjectStore, ObjectStoreExt, PutMultipartOptions, PutPayload,
@@ -118,9 +118,14 @@ impl S3Writer {
         let tag = format!("{}-{nanos}-{n}", std::process::id());
         let mut attributes = Attributes::new();
         attributes.insert(Attribute::Metadata(UPLOAD_TAG.into()), tag.clone().into());
-        let opts = PutMultipartOptions {
-            attributes,
-            ..Default::default()
+        // Azure refuses metadata on a block upload; its completion (a block list) can simply
+        // be sent again, so it needs no tag.
+        let opts = match self.ctx.cloud {
+            super::Cloud::S3 => PutMultipartOptions {
+                attributes,
+                ..Default::default()
+            },
+            super::Cloud::Azure => PutMultipartOptions::default(),
         };
         let (store, path, retry) = (
             Arc::clone(&self.ctx.store),

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# The tuning targets of docs/tuning.md, measured: for each scenario (a real bottleneck made
+# by the kernel's cgroup v1 block-I/O throttle, or none), a grid search over channels and
+# compression gives the best time; then `advise`'s settings, `--tune auto` and the default
+# settings run the same backup. Prints, per scenario, each run's seconds, the ratios
+# best/advise, best/auto and best/default (1.00 = as fast as the grid's best), and advise's
+# predicted duration against the measured one. Cold cache before every run. Reports;
+# asserts nothing. Run as root (cgroups, dropping the page cache, PostgreSQL as postgres).
+#
+#   bench/tuning-grid.sh [RECMAN_BINARY]
+#   env: SCALE=20 SCENARIOS="free read write" READ_BPS=40M WRITE_BPS=15M
+#        CHANNELS="1 2 4" COMPRESS="none lz4 zstd:1 zstd" PGBIN WORK OUT=bench/results/tuning-grid.jsonl
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BIN=$(realpath "${1:-$ROOT/target/release/recman}")
+SCALE=${SCALE:-20}
+SCENARIOS=${SCENARIOS:-free read write}
+READ_BPS=${READ_BPS:-40M}
+WRITE_BPS=${WRITE_BPS:-15M}
+CHANNELS=${CHANNELS:-1 2 4}
+COMPRESS=${COMPRESS:-none lz4 zstd:1 zstd}
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+OUT=${OUT:-$ROOT/bench/results/tuning-grid.jsonl}
+PORT=${PORT:-55941}
+[[ $EUID -eq 0 ]] || { echo "tuning-grid: run as root (cgroups, drop_caches)" >&2; exit 1; }
+[[ -x $BIN ]] || { echo "tuning-grid: no recman binary at $BIN; hint: cargo build --release" >&2; exit 1; }
+BLKIO=/sys/fs/cgroup/blkio
+[[ -e $BLKIO/blkio.throttle.read_bps_device ]] ||
+    { echo "tuning-grid: no cgroup v1 blkio controller at $BLKIO" >&2; exit 1; }
+WORK=${WORK:-$(mktemp -d /tmp/recman-tuning-grid.XXXXXX)}
+chmod 755 "$WORK"
+chown postgres "$WORK"
+GROUP=$BLKIO/recman-tuning-grid-$$
+as_pg() { su postgres -s /bin/bash -c "$*"; }
+D=$WORK/data
+cleanup() {
+    as_pg "$PGBIN/pg_ctl -D $D -m immediate stop" >/dev/null 2>&1 || true
+    rmdir "$GROUP" 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+bytes() { numfmt --from=iec "$1"; }
+# The device that holds both the data directory and the repository (one disk here).
+DISK=$(stat -c '%Hd:%Ld' "$WORK")
+
+# Scenario NAME: the throttle put on every recman process of the scenario.
+throttle() {
+    rmdir "$GROUP" 2>/dev/null || true
+    mkdir "$GROUP"
+    case $1 in
+    free) ;;
+    read) echo "$DISK $(bytes "$READ_BPS")" >"$GROUP/blkio.throttle.read_bps_device" ;;
+    write) echo "$DISK $(bytes "$WRITE_BPS")" >"$GROUP/blkio.throttle.write_bps_device" ;;
+    *) echo "tuning-grid: unknown scenario $1 (free, read, write)" >&2; exit 1 ;;
+    esac
+    chmod 666 "$GROUP/cgroup.procs"
+}
+# recman ARGS... inside the scenario's cgroup, as postgres.
+rm_in() {
+    as_pg "echo \$\$ > $GROUP/cgroup.procs && exec $BIN --repo $WORK/repo --pgdata $D --target 'host=$WORK port=$PORT user=postgres dbname=postgres' $*"
+}
+drop_cache() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+# timed_backup LABEL FLAGS...: one cold backup, its seconds on stdout.
+timed_backup() {
+    local label=$1 t0 t1
+    shift
+    drop_cache
+    t0=$(date +%s.%N)
+    rm_in backup database --tag "$label" -q "$@" >"$WORK/$label.log" 2>&1 ||
+        { echo "tuning-grid: backup $label failed:" >&2; cat "$WORK/$label.log" >&2; exit 1; }
+    t1=$(date +%s.%N)
+    echo "$t1 - $t0" | bc
+}
+
+as_pg "$PGBIN/initdb -D $D --data-checksums -A trust" >/dev/null
+cat >>"$D/postgresql.conf" <<CONF
+port = $PORT
+unix_socket_directories = '$WORK'
+wal_level = replica
+archive_mode = on
+archive_command = '$BIN --repo $WORK/repo archive-push %p'
+autovacuum = off
+max_wal_size = 4GB
+CONF
+as_pg "$PGBIN/pg_ctl -D $D -l $WORK/log -w start" >/dev/null
+as_pg "$PGBIN/pgbench -q -i -s $SCALE -h $WORK -p $PORT postgres" >/dev/null 2>&1
+size=$(du -sb "$D/base" | cut -f1)
+echo "tuning-grid: pgbench scale $SCALE, base/ $((size >> 20)) MiB, disk $DISK, $(nproc) cores, recman $($BIN --version 2>/dev/null || echo '?')"
+mkdir -p "$(dirname "$OUT")"
+
+for scenario in $SCENARIOS; do
+    # A repository per scenario, so that every backup is a full one of the same size; the
+    # archive_command's path is a symbolic link switched between them.
+    rm -rf "$WORK/repo" "$WORK/repo-$scenario"
+    mkdir "$WORK/repo-$scenario"
+    chown postgres "$WORK/repo-$scenario"
+    ln -sfn "$WORK/repo-$scenario" "$WORK/repo"
+    as_pg "$BIN --repo $WORK/repo create catalog" >/dev/null
+    as_pg "$BIN --repo $WORK/repo --pgdata $D --target 'host=$WORK port=$PORT user=postgres dbname=postgres' register database --name grid" >/dev/null
+    throttle "$scenario"
+    drop_cache
+    rm_in calibrate -q >/dev/null
+    declare -A grid=()
+    best=
+    best_at=
+    for c in $CHANNELS; do
+        for z in $COMPRESS; do
+            s=$(timed_backup "g-$c-$z" --channels "$c" --compress "$z")
+            grid["$c/$z"]=$s
+            echo "  $scenario grid channels $c compress $z: $s s"
+            if [[ -z $best ]] || (($(echo "$s < $best" | bc))); then best=$s best_at="$c/$z"; fi
+        done
+    done
+    # advise after the grid, as a DBA would run it: with backups in the catalog it knows the
+    # start and stop costs (checkpoint, WAL archiving) and adds them to its prediction.
+    advice=$(rm_in advise --json)
+    read -r a_flags predicted bottleneck < <(python3 -c '
+import json, sys
+a = json.loads(sys.argv[1]); s = a["settings"]
+f = ["--channels", s["channels"], "--compress", s["compress"], "--filesperset", s["filesperset"],
+     "--maxopenfiles", s["maxopenfiles"], "--input-buffers", s["input_buffers"],
+     "--input-buffer-size", "%dK" % (s["input_buffer_size"] >> 10)]
+if s.get("section_size"): f += ["--section-size", "%dM" % (s["section_size"] >> 20)]
+print(",".join(map(str, f)), "%.1f" % a["predicted_seconds"], a["bottleneck"])' "$advice")
+    IFS=, read -r -a af <<<"$a_flags"
+    adv=$(timed_backup advised "${af[@]}")
+    auto=$(timed_backup auto --tune auto)
+    dflt=$(timed_backup default)
+    ratio() { echo "scale=2; $best / $1" | bc; }
+    echo "$scenario: grid best $best s (channels/compress $best_at); advise ($bottleneck: ${af[*]}) $adv s, ratio $(ratio "$adv"), predicted $predicted s = $(echo "scale=2; $predicted / $adv" | bc) x measured; --tune auto $auto s, ratio $(ratio "$auto"); defaults $dflt s, ratio $(ratio "$dflt")"
+    python3 -c '
+import json, sys
+k = sys.argv
+print(json.dumps({"scenario": k[1], "scale": int(k[2]), "grid_best_seconds": float(k[3]), "grid_best": k[4],
+  "advise_seconds": float(k[5]), "advise_predicted_seconds": float(k[6]), "advise_bottleneck": k[7],
+  "advise_flags": k[8], "auto_seconds": float(k[9]), "default_seconds": float(k[10]),
+  "read_bps": k[11], "write_bps": k[12]}))' "$scenario" "$SCALE" "$best" "$best_at" "$adv" "$predicted" \
+        "$bottleneck" "${af[*]}" "$auto" "$dflt" "$READ_BPS" "$WRITE_BPS" >>"$OUT"
+    unset grid
+done
+echo "tuning-grid: one line per scenario appended to $OUT"
