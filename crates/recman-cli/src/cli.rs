@@ -413,6 +413,10 @@ pub struct BackupArgs {
     /// catalog records where each piece is.
     #[arg(long, value_name = "TEMPLATE")]
     pub format: Option<String>,
+    /// The most bytes in one backup set (RMAN's MAXSETSIZE), e.g. 1G: larger sets are split;
+    /// a file larger than this is refused unless --section-size cuts it.
+    #[arg(long, value_name = "SIZE")]
+    pub maxsetsize: Option<String>,
     /// Write every piece N times (RMAN's COPIES, duplexed backup sets): the first copy as
     /// usual, each further one at its --copy-format location. Range: 1 to 4.
     #[arg(long, value_parser = crate::input::count::<u32>((1, 4)))]

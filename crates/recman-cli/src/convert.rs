@@ -218,6 +218,7 @@ impl From<cli::BackupArgs> for m::BackupDatabase {
             not_backed_up_since: a.window.not_backed_up_since,
             tune: a.window.tune,
             check_logical: a.check_logical,
+            maxsetsize: a.maxsetsize,
             copies: a.copies,
             copy_format: a.copy_format,
         }

@@ -182,7 +182,7 @@ fn check_logical_names_a_block_whose_line_pointers_were_damaged_under_a_good_che
 /// the same command, see script/parity.rs): every piece is written to both FORMAT locations,
 /// the catalog records
 /// the two as copies of one piece, and a restore whose first copy of a piece is damaged says
-/// so, reads the second copy and gives equal data.
+/// so, reads the second copy and gives equal data. MAXSETSIZE bounds the sets on the way.
 #[test]
 fn copies_2_writes_each_piece_twice_and_restore_falls_back_to_the_second() {
     let setup = Setup::new();
@@ -202,7 +202,7 @@ fn copies_2_writes_each_piece_twice_and_restore_falls_back_to_the_second() {
     setup.ok(&[
         "run",
         &format!(
-            "BACKUP DATABASE FORMAT '{}/ora_%U.rbf', '{}/ora_%U.rbf' TAG 'DUPLEX';",
+            "BACKUP DATABASE FORMAT '{}/ora_%U.rbf', '{}/ora_%U.rbf' TAG 'DUPLEX' FILESPERSET 100000 MAXSETSIZE 4M;",
             path_str(&first),
             path_str(&second)
         ),
@@ -223,6 +223,12 @@ fn copies_2_writes_each_piece_twice_and_restore_falls_back_to_the_second() {
         v.sort();
         v
     };
+    // MAXSETSIZE: one set would hold every file; no set holds more than 4M of them (a piece
+    // adds headers and chunk checksums on top).
+    assert!(pieces.len() > 1, "{b}");
+    for p in b["pieces"].as_array().unwrap() {
+        assert!(p["size"].as_u64().unwrap() < (4 << 20) + (256 << 10), "{p}");
+    }
     let (a, z) = (names(&first), names(&second));
     assert_eq!(a.len(), pieces.len(), "{a:?}");
     assert_eq!(z.len(), pieces.len(), "{z:?}");

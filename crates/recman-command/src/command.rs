@@ -253,6 +253,8 @@ pub struct BackupDatabase {
     pub tune: Option<String>,
     /// RMAN's CHECK LOGICAL: heap and B-tree page structure checked beyond the checksum.
     pub check_logical: bool,
+    /// RMAN's MAXSETSIZE (a size such as `1G`): the most bytes in one backup set.
+    pub maxsetsize: Option<String>,
     /// RMAN's COPIES n: every piece written n times; None or 1: once.
     pub copies: Option<u32>,
     /// Where copies 2, 3, … go (FORMAT templates with a location, one per further copy).
@@ -288,6 +290,7 @@ impl Default for BackupDatabase {
             not_backed_up_since: None,
             tune: None,
             check_logical: false,
+            maxsetsize: None,
             copies: None,
             copy_format: Vec::new(),
         }

@@ -164,6 +164,11 @@ impl BackupDatabase {
                 None => None,
             },
             check_logical: self.check_logical,
+            maxsetsize: self
+                .maxsetsize
+                .as_deref()
+                .map(|v| size("maxsetsize", v))
+                .transpose()?,
         })
     }
 

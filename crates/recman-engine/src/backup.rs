@@ -73,6 +73,8 @@ pub struct BackupOptions {
     /// RMAN's CHECK LOGICAL: heap and B-tree pages are checked inside too; a page that fails
     /// counts against MAXCORRUPT like a checksum failure.
     pub check_logical: bool,
+    /// RMAN's MAXSETSIZE: no backup set holds more bytes than this.
+    pub maxsetsize: Option<u64>,
 }
 
 impl Default for BackupOptions {
@@ -99,6 +101,7 @@ impl Default for BackupOptions {
             not_backed_up_since: None,
             tune_auto: false,
             check_logical: false,
+            maxsetsize: None,
         }
     }
 }
@@ -377,7 +380,15 @@ fn run(
         maxopenfiles: opts.maxopenfiles,
         section_size: opts.section_size,
     };
-    let the_plan = plan(&sizes, settings);
+    let mut the_plan = plan(&sizes, settings);
+    if let Some(max) = opts.maxsetsize {
+        crate::plan_cap::cap_sets(&mut the_plan, &sizes, max).map_err(|(f, size)| {
+            EngineError::Invalid(format!(
+                "file {} is {size} bytes, more than MAXSETSIZE {max}: no backup set can hold it; hint: raise --maxsetsize, or give --section-size to back it up in sections",
+                scan.files[f].rel
+            ))
+        })?;
+    }
     progress.message(&format!(
         "backup {} of database {}: {} files, {} bytes, {} sets over {} channel(s), {} files per set",
         rec.id, ctx.db.name, scan.files.len(), scan.total_bytes(), the_plan.sets.len(), opts.channels, the_plan.files_per_set

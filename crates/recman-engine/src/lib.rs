@@ -27,6 +27,7 @@ pub mod piece_format;
 mod pieces;
 mod pipeline;
 pub mod plan;
+pub mod plan_cap;
 mod progress;
 mod rebuild;
 mod register;

@@ -258,7 +258,10 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Command>> {
         }),
         Configure::Maxsetsize(_) => bail!(
             "{}",
-            unsupported("MAXSETSIZE", "FILESPERSET limits set sizes")
+            unsupported(
+                "CONFIGURE MAXSETSIZE",
+                "write MAXSETSIZE on the BACKUP (backup database --maxsetsize)"
+            )
         ),
         Configure::Copies {
             archivelog: false,

@@ -309,10 +309,7 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
             )?,
             BackupOpt::Tag(t) => c.tag = Some(t.clone()),
             BackupOpt::FilesPerSet(n) => c.filesperset = Some(fit(*n, "filesperset")?),
-            BackupOpt::MaxSetSize(s) => {
-                let _ = s;
-                bail!("{}", unsupported("MAXSETSIZE", "drop MAXSETSIZE"));
-            }
+            BackupOpt::MaxSetSize(s) => c.maxsetsize = Some(s.bytes().to_string()),
             BackupOpt::Keep {
                 restore_point: Some(_),
                 ..

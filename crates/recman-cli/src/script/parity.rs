@@ -36,6 +36,10 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
         "CONFIGURE DATAFILE BACKUP COPIES FOR DEVICE TYPE DISK CLEAR;",
     ),
     (
+        "backup database --maxsetsize 1073741824",
+        "BACKUP DATABASE MAXSETSIZE 1G;",
+    ),
+    (
         "backup database --check-logical",
         "BACKUP CHECK LOGICAL DATABASE;",
     ),
