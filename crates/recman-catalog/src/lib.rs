@@ -14,6 +14,7 @@
 
 mod atomic;
 mod backup;
+mod blocks;
 mod calibration;
 mod catalog;
 mod copies;
@@ -36,6 +37,7 @@ pub mod tables;
 mod wal;
 mod walbackup;
 
+pub use blocks::BlockRepair;
 pub use calibration::CalibrationRecord;
 pub use catalog::Catalog;
 pub use copies::CopyRecord;

@@ -123,6 +123,14 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         tracked_files BIGINT NOT NULL
     );
     "#,
+    // 8: the blocks the last `validate database` found corrupt, and the blocks `recover block`
+    // repaired.
+    concat!(
+        crate::tables::table!(block_corruption, crate::tables::create_table!(pg,)),
+        "\n    ",
+        crate::tables::table!(block_repair, crate::tables::create_table!(pg,)),
+        "\n",
+    ),
 ];
 
 #[cfg(test)]

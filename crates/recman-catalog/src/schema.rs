@@ -133,6 +133,14 @@ const MIGRATIONS: &[&str] = &[
         tracked_files INTEGER NOT NULL
     );
     "#,
+    // 8: the blocks the last `validate database` found corrupt, and the blocks `recover block`
+    // repaired.
+    concat!(
+        crate::tables::table!(block_corruption, crate::tables::create_table!(sqlite,)),
+        "\n    ",
+        crate::tables::table!(block_repair, crate::tables::create_table!(sqlite,)),
+        "\n",
+    ),
 ];
 
 /// The schema version this build writes and understands.

@@ -262,6 +262,32 @@ macro_rules! table {
             ; "PRIMARY KEY (job_id, seq)"
         })
     };
+    // blocks the last `validate database` found corrupt (migration 8), RMAN's V$DATABASE_BLOCK_CORRUPTION
+    (block_corruption, $($m:ident)::+ ! ($($pre:tt)*)) => {
+        $($m)::+!($($pre)* block_corruption {
+            db_id: int "NOT NULL REFERENCES database (id)",
+            path: text "NOT NULL",
+            block: int "NOT NULL",
+            kind: text "NOT NULL",
+            relation: text,
+            detail: text "NOT NULL",
+            found_at: int "NOT NULL",
+            ; "PRIMARY KEY (db_id, path, block)"
+        })
+    };
+    // blocks `recover block` wrote back (migration 8): from which backup, at which LSN
+    (block_repair, $($m:ident)::+ ! ($($pre:tt)*)) => {
+        $($m)::+!($($pre)* block_repair {
+            id: id,
+            db_id: int "NOT NULL REFERENCES database (id)",
+            path: text "NOT NULL",
+            block: int "NOT NULL",
+            backup_id: text "NOT NULL",
+            page_lsn: int "NOT NULL",
+            recovered_to_lsn: int "NOT NULL",
+            repaired_at: int "NOT NULL",
+        })
+    };
 }
 pub(crate) use {column_list, create_table, sql_type, table};
 
@@ -302,6 +328,8 @@ pub const TABLES: &[(&str, &[(&str, bool)])] = &[
     ("calibration", table!(calibration, column_list!())),
     ("io_sample", table!(io_sample, column_list!())),
     ("tuning_event", table!(tuning_event, column_list!())),
+    ("block_corruption", table!(block_corruption, column_list!())),
+    ("block_repair", table!(block_repair, column_list!())),
 ];
 
 /// The columns of `table` as created by its defining migration.

@@ -22,6 +22,7 @@ const CHECKS: &[(&str, Check)] = &[
     ("io stats", io_stats),
     ("config", config),
     ("deletions and crosscheck", deletions_and_crosscheck),
+    ("block corruption and repairs", block_corruption),
 ];
 
 fn running(id: &str, db_id: i64, start_time: i64) -> BackupRecord {
@@ -627,6 +628,41 @@ fn deletions_and_crosscheck(cat: &Catalog) {
     cat.add_wal(&wal_rec(a, "000000010000000000000007", 1))
         .unwrap();
     assert!(cat.pending_deletes(Some(a)).unwrap().is_empty());
+}
+
+/// validate database's list replaces the last one; a repair takes its block off the list.
+fn block_corruption(cat: &Catalog) {
+    let a = db(cat, "a");
+    let bad = |path: &str, block: u32| CorruptBlock {
+        backup_id: String::new(),
+        path: path.into(),
+        block,
+        kind: "checksum".into(),
+        relation: Some("public.t".into()),
+        detail: "checksum mismatch".into(),
+    };
+    cat.set_block_corruption(a, &[bad("base/5/1", 9), bad("base/5/1", 2)])
+        .unwrap();
+    let found: Vec<(String, u32)> = cat
+        .block_corruption(a)
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.path, c.block))
+        .collect();
+    assert_eq!(found, [("base/5/1".into(), 2), ("base/5/1".into(), 9)]);
+    let repair = recman_catalog::BlockRepair {
+        path: "base/5/1".into(),
+        block: 9,
+        backup_id: "B1".into(),
+        page_lsn: 0x40A_8E70,
+        recovered_to_lsn: 0x500_0028,
+        repaired_at: 1_700_000_000_000_000,
+    };
+    cat.record_block_repair(a, &repair).unwrap();
+    assert_eq!(cat.block_repairs(a).unwrap(), [repair]);
+    assert_eq!(cat.block_corruption(a).unwrap(), [bad("base/5/1", 2)]);
+    cat.set_block_corruption(a, &[]).unwrap();
+    assert!(cat.block_corruption(a).unwrap().is_empty());
 }
 
 fn run_checks(mut fresh: impl FnMut(&str) -> Catalog) {

@@ -110,7 +110,8 @@ pub enum Command {
         #[command(subcommand)]
         what: ValidateWhat,
     },
-    /// Roll an image copy forward (RMAN's RECOVER COPY OF DATABASE).
+    /// Roll an image copy forward (RMAN's RECOVER COPY OF DATABASE), or repair damaged blocks
+    /// of a stopped cluster (RECOVER … BLOCK, RECOVER CORRUPTION LIST).
     Recover {
         #[command(subcommand)]
         what: RecoverWhat,
@@ -593,5 +594,24 @@ pub enum RecoverWhat {
         /// Apply only level 1s that ended by this time (e.g. a day ago, to keep a copy that lags).
         #[arg(long)]
         until_time: Option<String>,
+    },
+    /// Repair blocks of the stopped cluster from the newest backup before its last checkpoint,
+    /// brought forward with the WAL since (RMAN's RECOVER … BLOCK; docs/recovery-block.md).
+    Block {
+        /// FILE:BLOCK: FILE relative to the data directory (base/5/16384, or a segment
+        /// base/5/16384.1), BLOCK as `validate database` prints it.
+        #[arg(required = true, value_name = "FILE:BLOCK")]
+        blocks: Vec<String>,
+        /// Where the backup is restored and recovered (removed afterwards).
+        /// Default: PGDATA.recman-aux beside the data directory.
+        #[arg(long, value_name = "DIR")]
+        auxiliary_dir: Option<PathBuf>,
+    },
+    /// Repair every block the last `validate database` recorded as corrupt (RMAN's RECOVER
+    /// CORRUPTION LIST), as `recover block` does.
+    CorruptionList {
+        /// As for `recover block`.
+        #[arg(long, value_name = "DIR")]
+        auxiliary_dir: Option<PathBuf>,
     },
 }

@@ -95,7 +95,8 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         | Command::RestoreControlfile { .. }
         | Command::ValidateBackup { .. }
         | Command::ValidateDatabase { .. }
-        | Command::RecoverCopy { .. }) => bail!(
+        | Command::RecoverCopy { .. }
+        | Command::RecoverBlock { .. }) => bail!(
             "internal: recman {} is run by the shared executor, not by the CLI",
             c.path().join(" ")
         ),

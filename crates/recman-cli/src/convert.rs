@@ -62,6 +62,24 @@ impl From<cli::Command> for m::Command {
             cli::Command::Recover {
                 what: cli::RecoverWhat::Copy { tag, until_time },
             } => m::Command::RecoverCopy { tag, until_time },
+            cli::Command::Recover {
+                what:
+                    cli::RecoverWhat::Block {
+                        blocks,
+                        auxiliary_dir,
+                    },
+            } => m::Command::RecoverBlock {
+                blocks,
+                corruption_list: false,
+                auxiliary_dir,
+            },
+            cli::Command::Recover {
+                what: cli::RecoverWhat::CorruptionList { auxiliary_dir },
+            } => m::Command::RecoverBlock {
+                blocks: Vec::new(),
+                corruption_list: true,
+                auxiliary_dir,
+            },
             cli::Command::List { what } => match what {
                 cli::ListWhat::Backup {
                     json,

@@ -178,6 +178,24 @@ impl recman_command::Printer for CliPrinter<'_> {
                     .map(|a| format!("; the catalog it replaced is kept as {}", a.display()))
                     .unwrap_or_default()
             )),
+            Outcome::BlocksRecovered(r) => {
+                for b in &r.repaired {
+                    self.say(&format!(
+                        "repaired block {}:{} from backup {} (page lsn {}, brought forward to {})",
+                        b.path,
+                        b.block,
+                        b.backup_id,
+                        recman_pg::Lsn(b.page_lsn),
+                        recman_pg::Lsn(b.recovered_to_lsn)
+                    ));
+                }
+                self.say(&format!(
+                    "block recovery: {} block(s) repaired in {:.1}s; the auxiliary copy {} was removed",
+                    r.repaired.len(),
+                    r.elapsed.as_secs_f64(),
+                    r.auxiliary_dir.display()
+                ));
+            }
             Outcome::CopyRecovered { tag, applied } => {
                 if applied.is_empty() {
                     self.say(&format!(

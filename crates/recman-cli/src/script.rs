@@ -5,6 +5,7 @@
 
 mod archivelog;
 mod block;
+mod blockrec;
 mod change;
 mod configure;
 #[cfg(test)]

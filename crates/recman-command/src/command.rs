@@ -86,6 +86,13 @@ pub enum Command {
         tag: String,
         until_time: Option<String>,
     },
+    /// Block media recovery of a stopped cluster (RMAN's RECOVER … BLOCK and RECOVER
+    /// CORRUPTION LIST): `blocks` as FILE:BLOCK, plus the recorded list with `corruption_list`.
+    RecoverBlock {
+        blocks: Vec<String>,
+        corruption_list: bool,
+        auxiliary_dir: Option<PathBuf>,
+    },
     ListBackup {
         json: bool,
         summary: bool,
@@ -159,6 +166,11 @@ impl Command {
             Command::ValidateDatabase { .. } => &["validate", "database"],
             Command::ValidateBackup { .. } => &["validate", "backup"],
             Command::RecoverCopy { .. } => &["recover", "copy"],
+            Command::RecoverBlock {
+                corruption_list: true,
+                ..
+            } => &["recover", "corruption-list"],
+            Command::RecoverBlock { .. } => &["recover", "block"],
             Command::ListBackup { .. } => &["list", "backup"],
             Command::ListArchivelog { .. } => &["list", "archivelog"],
             Command::ListIncarnation { .. } => &["list", "incarnation"],

@@ -141,6 +141,8 @@ pub enum Outcome {
         tag: String,
         applied: Vec<String>,
     },
+    /// RECOVER … BLOCK / CORRUPTION LIST: the blocks written back.
+    BlocksRecovered(recman_engine::blockrecover::BlockRecoverReport),
     ControlfileBackedUp(recman_engine::controlfile::ControlfileReport),
     /// The catalog was restored into `repository`; the one it replaced, if any, is `aside`.
     ControlfileRestored {
@@ -309,6 +311,11 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
             let applied = recman_engine::copy::recover_copy(&ctx, &tag, until, e.progress())?;
             p.outcome(Outcome::CopyRecovered { tag, applied });
         }
+        Command::RecoverBlock {
+            blocks,
+            corruption_list,
+            auxiliary_dir,
+        } => crate::blocks::recover_block(&blocks, corruption_list, auxiliary_dir, e, p)?,
         Command::RestoreDatabase(r) => {
             if r.json && !r.preview && !r.validate {
                 return Err(ExecError::JsonWithoutPlan);
@@ -378,6 +385,7 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
                 check_logical,
                 e.progress(),
             )?;
+            crate::blocks::record_validation(e, &pgdata, &report);
             let count = report.corrupt.blocks.len();
             let place = pgdata.display().to_string();
             p.outcome(Outcome::ValidatedDatabase { pgdata, report });

@@ -8,6 +8,7 @@
 //! the order in which a setting's value is taken (flag > environment > config file > catalog >
 //! default) and the table of the catalog's settings.
 
+mod blocks;
 mod catalog;
 mod check;
 mod command;

@@ -261,6 +261,7 @@ impl Command {
                 c.count("channels", n(*channels), ranges::CHANNELS)
             }
             Command::RecoverCopy { tag, .. } => c.name("tag", Some(tag)),
+            Command::RecoverBlock { .. } => Ok(()),
             Command::ArchivePush(p) => {
                 c.count("batch", Some(u64::from(p.batch)), ranges::PUSH_BATCH)?;
                 c.count("parallel", n(p.parallel), ranges::CHANNELS)

@@ -8,6 +8,7 @@ mod archivelog;
 pub mod auxiliary;
 mod backup;
 mod backup_reads;
+pub mod blockrecover;
 mod channel;
 mod context;
 pub mod controlfile;

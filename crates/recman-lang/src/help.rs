@@ -66,8 +66,8 @@ pub const TOPICS: &[Topic] = &[
     },
     Topic {
         keyword: "RECOVER",
-        syntax: "RECOVER DATABASE [UNTIL TIME 'date' | UNTIL SCN lsn];",
-        meaning: "PostgreSQL recovers when it starts on a restored directory, so RECOVER DATABASE belongs in the RUN block of a RESTORE DATABASE: the two become one restore whose recovery target is RECOVER's UNTIL (or SET UNTIL). RECOVER COPY OF DATABASE waits for image copies.",
+        syntax: "RECOVER DATABASE [UNTIL TIME 'date' | UNTIL SCN lsn]; RECOVER COPY OF DATABASE WITH TAG 't'; RECOVER DATAFILE 'base/5/16384' BLOCK n [TO m],...; RECOVER CORRUPTION LIST;",
+        meaning: "PostgreSQL recovers when it starts on a restored directory, so RECOVER DATABASE belongs in the RUN block of a RESTORE DATABASE: the two become one restore whose recovery target is RECOVER's UNTIL (or SET UNTIL). RECOVER COPY OF DATABASE rolls an image copy forward. RECOVER … BLOCK and RECOVER CORRUPTION LIST repair damaged pages of the stopped cluster from a backup and the WAL since.",
     },
     Topic {
         keyword: "REGISTER",

@@ -165,6 +165,11 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
         "recover copy --tag C",
         "RECOVER COPY OF DATABASE WITH TAG 'C';",
     ),
+    (
+        "recover block base/5/16384:3 base/5/16384:7 base/5/16384:8",
+        "RECOVER DATAFILE 'base/5/16384' BLOCK 3, 7 TO 8;",
+    ),
+    ("recover corruption-list", "RECOVER CORRUPTION LIST;"),
     ("list backup", "LIST BACKUP;"),
     ("list backup --summary", "LIST BACKUP SUMMARY;"),
     ("list archivelog", "LIST ARCHIVELOG ALL;"),
@@ -396,6 +401,14 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
     (
         "validate backup --channels",
         "ALLOCATE CHANNEL in a RUN block gives it",
+    ),
+    (
+        "recover block --auxiliary-dir",
+        "RMAN's block recovery has no auxiliary destination; the default sits beside PGDATA",
+    ),
+    (
+        "recover corruption-list --auxiliary-dir",
+        "RMAN's block recovery has no auxiliary destination; the default sits beside PGDATA",
     ),
     (
         "recover copy --until-time",

@@ -158,10 +158,33 @@ pub(crate) fn recover_alone(r: &Recover) -> Result<Option<m::Command>> {
         RecoverObject::Tablespace(_) | RecoverObject::Datafile(_) => bail!(
             "RECOVER TABLESPACE/DATAFILE: PostgreSQL replays WAL for a whole cluster only; hint: restore the database into a new directory"
         ),
-        RecoverObject::Block { .. } | RecoverObject::CorruptionList => bail!(
-            "block media recovery: PostgreSQL cannot replay WAL into single blocks; hint: restore into a new directory and copy the damaged relation's rows back with SQL"
-        ),
+        RecoverObject::Block { file, blocks } => {
+            no_options(r)?;
+            Ok(Some(super::blockrec::recover_block(file, blocks)?))
+        }
+        RecoverObject::CorruptionList => {
+            no_options(r)?;
+            Ok(Some(m::Command::RecoverBlock {
+                blocks: Vec::new(),
+                corruption_list: true,
+                auxiliary_dir: None,
+            }))
+        }
     }
+}
+
+/// Block media recovery takes no option: the backup and the WAL are chosen for it.
+fn no_options(r: &Recover) -> Result<()> {
+    if r.options.is_empty() && r.device.is_none() {
+        return Ok(());
+    }
+    bail!(
+        "{}",
+        unsupported(
+            "an option of block media recovery",
+            "RECOVER DATAFILE 'base/5/16384' BLOCK 3; or RECOVER CORRUPTION LIST; (the newest backup before the cluster's last checkpoint is used)"
+        )
+    )
 }
 
 /// A date string as `--until-time` takes it, evaluated now (SYSDATE is the client's clock).
