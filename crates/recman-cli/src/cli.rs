@@ -415,8 +415,8 @@ pub struct BackupArgs {
     #[arg(long, value_name = "TEMPLATE")]
     pub format: Option<String>,
     /// The most bytes in one backup set (RMAN's MAXSETSIZE), e.g. 1G: larger sets are split;
-    /// a file larger than this is refused unless --section-size cuts it.
-    #[arg(long, value_name = "SIZE")]
+    /// a file larger than this is refused unless --section-size cuts it. Range: 1M to 1T.
+    #[arg(long, value_name = "SIZE", value_parser = crate::input::size(crate::input::SECTION_SIZE.0, crate::input::SECTION_SIZE.1))]
     pub maxsetsize: Option<String>,
     /// Write every piece N times (RMAN's COPIES, duplexed backup sets): the first copy as
     /// usual, each further one at its --copy-format location. Range: 1 to 4.
