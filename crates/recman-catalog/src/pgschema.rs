@@ -131,6 +131,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         crate::tables::table!(block_repair, crate::tables::create_table!(pg,)),
         "\n",
     ),
+    // 9: restore drills (`recman drill`): outcome, measured RTO, checks.
+    concat!(
+        crate::tables::table!(drill, crate::tables::create_table!(pg,)),
+        "\n",
+    ),
 ];
 
 #[cfg(test)]

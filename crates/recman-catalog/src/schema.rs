@@ -141,6 +141,11 @@ const MIGRATIONS: &[&str] = &[
         crate::tables::table!(block_repair, crate::tables::create_table!(sqlite,)),
         "\n",
     ),
+    // 9: restore drills (`recman drill`): outcome, measured RTO, checks.
+    concat!(
+        crate::tables::table!(drill, crate::tables::create_table!(sqlite,)),
+        "\n",
+    ),
 ];
 
 /// The schema version this build writes and understands.

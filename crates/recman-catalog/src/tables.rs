@@ -288,6 +288,23 @@ macro_rules! table {
             repaired_at: int "NOT NULL",
         })
     };
+    // one restore drill (migration 9): times in milliseconds, checks a JSON list of {name, passed, detail}
+    (drill, $($m:ident)::+ ! ($($pre:tt)*)) => {
+        $($m)::+!($($pre)* drill {
+            id: id,
+            db_id: int "NOT NULL",
+            started_at: int "NOT NULL",
+            status: text "NOT NULL CHECK (status IN ('PASSED', 'FAILED'))",
+            backup_id: text,
+            target: text "NOT NULL",
+            restore_ms: int "NOT NULL",
+            recovery_ms: int "NOT NULL",
+            bytes_restored: int "NOT NULL",
+            wal_bytes: int "NOT NULL",
+            checks: text "NOT NULL",
+            error: text,
+        })
+    };
 }
 pub(crate) use {column_list, create_table, sql_type, table};
 
@@ -330,6 +347,7 @@ pub const TABLES: &[(&str, &[(&str, bool)])] = &[
     ("tuning_event", table!(tuning_event, column_list!())),
     ("block_corruption", table!(block_corruption, column_list!())),
     ("block_repair", table!(block_repair, column_list!())),
+    ("drill", table!(drill, column_list!())),
 ];
 
 /// The columns of `table` as created by its defining migration.

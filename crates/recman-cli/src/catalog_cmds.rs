@@ -139,6 +139,10 @@ pub enum ReportWhat {
         /// Range: 0 to 36500.
         #[arg(long, value_parser = crate::input::Days)]
         days: Option<f64>,
+        /// Also report when no restore drill passed within this many days (`recman drill`).
+        /// Range: 0 to 36500.
+        #[arg(long, value_parser = crate::input::Days)]
+        drill_days: Option<f64>,
     },
 }
 

@@ -105,6 +105,15 @@ pub enum Command {
         #[command(subcommand)]
         what: RestoreWhat,
     },
+    /// Test a restore for real: restore into a scratch directory, start PostgreSQL there,
+    /// recover, run pg_amcheck and --check-sql, remove it, and record the outcome and the
+    /// measured RTO in the catalog.
+    Drill(Box<crate::drill_args::DrillArgs>),
+    /// A standby or a writable clone from the newest backup (RMAN's DUPLICATE).
+    Duplicate {
+        #[command(subcommand)]
+        what: crate::drill_args::DuplicateWhat,
+    },
     /// Check pages of the cluster, or every piece of a backup, writing nothing.
     Validate {
         #[command(subcommand)]
@@ -573,6 +582,11 @@ pub enum ListWhat {
         #[arg(long)]
         json: bool,
     },
+    /// Restore drills, oldest first: status, RTO, checks.
+    Drill {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -596,7 +610,7 @@ pub enum RecoverWhat {
         until_time: Option<String>,
     },
     /// Repair blocks of the stopped cluster from the newest backup before its last checkpoint,
-    /// brought forward with the WAL since (RMAN's RECOVER … BLOCK; docs/recovery-block.md).
+    /// brought forward with the WAL since (RMAN's RECOVER … BLOCK; docs/recovery.md).
     Block {
         /// FILE:BLOCK: FILE relative to the data directory (base/5/16384, or a segment
         /// base/5/16384.1), BLOCK as `validate database` prints it.

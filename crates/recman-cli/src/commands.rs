@@ -79,6 +79,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
             apply,
         } => crate::tune_cmds::advise(g, window.as_deref(), json, apply)?,
         Command::ListCalibration { json } => crate::tune_cmds::list_calibration(g, json)?,
+        Command::ListDrill { json } => crate::drill_cmd::list_drill(g, json)?,
         Command::ArchivePush(p) => crate::archive_cmds::push(g, p)?,
         Command::ArchiveGet(a) => return crate::archive_cmds::get(g, a),
         Command::ArchivePrefetch(p) => return crate::archive_cmds::prefetch(g, p),
@@ -91,6 +92,8 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         | Command::BackupRecoveryArea { .. }
         | Command::SyntheticFull { .. }
         | Command::RestoreDatabase(_)
+        | Command::Drill(_)
+        | Command::DuplicateDatabase(_)
         | Command::BackupControlfile { .. }
         | Command::RestoreControlfile { .. }
         | Command::ValidateBackup { .. }

@@ -42,6 +42,10 @@ impl From<cli::Command> for m::Command {
             cli::Command::Restore {
                 what: cli::RestoreWhat::Database(a),
             } => m::Command::RestoreDatabase(Box::new((*a).into())),
+            cli::Command::Drill(a) => m::Command::Drill(Box::new((*a).into())),
+            cli::Command::Duplicate {
+                what: crate::drill_args::DuplicateWhat::Database(a),
+            } => m::Command::DuplicateDatabase(Box::new((*a).into())),
             cli::Command::Restore {
                 what: cli::RestoreWhat::Controlfile { from },
             } => m::Command::RestoreControlfile { from },
@@ -94,6 +98,7 @@ impl From<cli::Command> for m::Command {
                 cli::ListWhat::Incarnation { json } => m::Command::ListIncarnation { json },
                 cli::ListWhat::Copy { json } => m::Command::ListCopy { json },
                 cli::ListWhat::Calibration { json } => m::Command::ListCalibration { json },
+                cli::ListWhat::Drill { json } => m::Command::ListDrill { json },
             },
             cli::Command::ArchivePush {
                 path,
@@ -344,7 +349,15 @@ impl From<cc::ReportWhat> for m::ReportWhat {
                 policy: policy.into(),
                 json,
             },
-            R::NeedBackup { redundancy, days } => m::ReportWhat::NeedBackup { redundancy, days },
+            R::NeedBackup {
+                redundancy,
+                days,
+                drill_days,
+            } => m::ReportWhat::NeedBackup {
+                redundancy,
+                days,
+                drill_days,
+            },
         }
     }
 }

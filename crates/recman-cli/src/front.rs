@@ -211,6 +211,8 @@ impl recman_command::Printer for CliPrinter<'_> {
                     ));
                 }
             }
+            Outcome::Drilled(r) => crate::drill_cmd::print_drill(self.g, &r),
+            Outcome::Duplicated(r) => crate::drill_cmd::print_duplicate(self.g, &r),
             Outcome::Restored { report: r, target } => {
                 self.say(&format!(
                     "restored backup {} (tag {}) to {}: {} files, {} in {:.1}s",

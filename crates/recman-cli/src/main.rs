@@ -7,6 +7,8 @@ mod commands;
 mod config;
 mod convert;
 mod device_cmds;
+mod drill_args;
+mod drill_cmd;
 mod front;
 mod input;
 mod io_args;

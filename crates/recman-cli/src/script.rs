@@ -10,6 +10,7 @@ mod change;
 mod configure;
 #[cfg(test)]
 mod doc_tables;
+mod drill;
 mod hints;
 mod lower;
 mod maint;

@@ -90,6 +90,8 @@ pub enum ReportWhat {
     NeedBackup {
         redundancy: Option<u32>,
         days: Option<f64>,
+        /// Also report when no drill passed within this many days.
+        drill_days: Option<f64>,
     },
 }
 

@@ -33,6 +33,8 @@ pub mod ranges {
     /// Parallel streams: each channel is a thread with tens of MiB of buffers, so beyond a
     /// few hundred the machine runs out before the storage does.
     pub const CHANNELS: Range = (1, 256);
+    /// A TCP port for a new cluster (`duplicate database --port`).
+    pub const PORT: Range = (1, 65_535);
     pub const FILESPERSET: Range = (1, 1_000_000);
     pub const MAXOPENFILES: Range = (1, 1024);
     /// Kept-backup counts of retention (REDUNDANCY, BACKED UP N TIMES).

@@ -60,6 +60,13 @@ pub enum Command {
         device_type: String,
     },
     RestoreDatabase(Box<RestoreDatabase>),
+    /// A restore test with a measured RTO, recorded in the catalog.
+    Drill(Box<crate::drill::Drill>),
+    /// A standby or a writable clone from the newest backup (RMAN's DUPLICATE).
+    DuplicateDatabase(Box<crate::drill::DuplicateDatabase>),
+    ListDrill {
+        json: bool,
+    },
     /// The catalog and pg_control as one piece (RMAN's BACKUP CURRENT CONTROLFILE), in the
     /// FORMAT directory or the repository.
     BackupControlfile {
@@ -161,6 +168,9 @@ impl Command {
             Command::BackupBackupset { .. } => &["backup", "backupset"],
             Command::BackupRecoveryArea { .. } => &["backup", "recovery-area"],
             Command::RestoreDatabase(_) => &["restore", "database"],
+            Command::Drill(_) => &["drill"],
+            Command::DuplicateDatabase(_) => &["duplicate", "database"],
+            Command::ListDrill { .. } => &["list", "drill"],
             Command::BackupControlfile { .. } => &["backup", "controlfile"],
             Command::RestoreControlfile { .. } => &["restore", "controlfile"],
             Command::ValidateDatabase { .. } => &["validate", "database"],

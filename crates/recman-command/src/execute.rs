@@ -35,6 +35,9 @@ pub enum ExecError {
     Env(EnvError),
     #[error("--json prints a plan or a validation; hint: add --preview or --validate")]
     JsonWithoutPlan,
+    /// A drill failed; the printer has shown why and the catalog has it.
+    #[error("drill failed: {0}; hint: `recman list drill` shows every drill and its checks")]
+    DrillFailed(String),
     #[error("validate database needs --pgdata DIR (or RECMAN_PGDATA)")]
     NeedsPgdata,
     /// A validation found damage; the printer has listed each block.
@@ -122,6 +125,10 @@ pub enum Outcome {
         report: RestoreReport,
         target: String,
     },
+    /// A drill ran (passed or failed) and was recorded.
+    Drilled(Box<recman_engine::drill::DrillReport>),
+    /// DUPLICATE DATABASE wrote a standby or a clone.
+    Duplicated(Box<recman_engine::duplicate::DuplicateReport>),
     /// RESTORE … PREVIEW: what a restore would read; nothing was written.
     RestorePlan {
         plan: Box<RestorePlan>,
@@ -351,6 +358,55 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
                 report,
                 target: opts.target.to_string(),
             });
+        }
+        Command::Drill(d) => {
+            let ctx = env(e.context())?;
+            let (cwd, exe, args) = env(e.restore_invocation(&ctx.repo))?;
+            let opts = recman_engine::drill::DrillOptions {
+                restore: d.restore.options(&cwd, exe, args)?,
+                dir: d.dir.as_deref().map(|p| options::absolute(&cwd, p)),
+                checks: d.check_sql.clone(),
+                keep: d.keep,
+                recovery_timeout: recman_engine::auxiliary::DEFAULT_RECOVERY_TIMEOUT,
+            };
+            let report = recman_engine::drill::drill(&ctx, &opts, e.progress())?;
+            let failed = report.record.error.clone();
+            p.outcome(Outcome::Drilled(Box::new(report)));
+            if let Some(why) = failed {
+                return Err(ExecError::DrillFailed(why));
+            }
+        }
+        Command::DuplicateDatabase(d) => {
+            let ctx = env(e.context())?;
+            let (cwd, exe, args) = env(e.restore_invocation(&ctx.repo))?;
+            if d.restore.to.is_none() {
+                return Err(EngineError::Invalid(
+                    "duplicate database needs the new cluster's directory; hint: add --to DIR"
+                        .into(),
+                )
+                .into());
+            }
+            let standby = if d.for_standby {
+                Some(recman_engine::duplicate::StandbyOptions {
+                    primary_conninfo: d.primary_conninfo.clone().unwrap_or_default(),
+                    slot: d.slot.clone(),
+                })
+            } else {
+                if d.primary_conninfo.is_some() || d.slot.is_some() {
+                    return Err(EngineError::Invalid(
+                        "--primary-conninfo and --slot configure a standby; hint: add --for-standby".into(),
+                    )
+                    .into());
+                }
+                None
+            };
+            let opts = recman_engine::duplicate::DuplicateOptions {
+                restore: d.restore.options(&cwd, exe, args)?,
+                standby,
+                port: d.port,
+            };
+            let report = recman_engine::duplicate::duplicate(&ctx, &opts, e.progress())?;
+            p.outcome(Outcome::Duplicated(Box::new(report)));
         }
         Command::ValidateBackup { which, channels } => {
             let ctx = env(e.context())?;

@@ -208,6 +208,29 @@ impl Command {
             }
             Command::BackupBackupset { which, .. } => c.name("which", Some(which)),
             Command::BackupRecoveryArea { .. } => Ok(()),
+            Command::Drill(d) => {
+                c.pair(
+                    "until-time",
+                    d.restore.until_time.is_some(),
+                    "until-lsn",
+                    d.restore.until_lsn.is_some(),
+                    false,
+                )?;
+                c.count(
+                    "channels",
+                    Some(u64::from(d.restore.channels)),
+                    ranges::CHANNELS,
+                )
+            }
+            Command::DuplicateDatabase(d) => {
+                c.name("slot", d.slot.as_deref())?;
+                c.count(
+                    "channels",
+                    Some(u64::from(d.restore.channels)),
+                    ranges::CHANNELS,
+                )
+            }
+            Command::ListDrill { .. } => Ok(()),
             Command::RestoreDatabase(r) => {
                 c.name("from-tag", r.from_tag.as_deref())?;
                 c.name("from-copy", r.from_copy.as_deref())?;
@@ -280,9 +303,14 @@ impl Command {
             Command::Report(r) => match r {
                 ReportWhat::Io { which, .. } => c.name("which", which.as_deref()),
                 ReportWhat::Obsolete { policy, .. } => c.policy(policy),
-                ReportWhat::NeedBackup { redundancy, days } => {
+                ReportWhat::NeedBackup {
+                    redundancy,
+                    days,
+                    drill_days,
+                } => {
                     c.count("redundancy", n(*redundancy), ranges::COPIES)?;
                     c.days("days", *days)?;
+                    c.days("drill-days", *drill_days)?;
                     c.pair(
                         "redundancy",
                         redundancy.is_some(),

@@ -256,13 +256,18 @@ impl Auxiliary {
     /// or fails when the server stopped, saying why from its log.
     pub fn wait_open(&self, timeout: Duration) -> Result<(), EngineError> {
         let t0 = Instant::now();
+        // pg_ctl -W returns before the postmaster has written its pid file: until it is seen
+        // running once, "not running" only means "not yet" (for a while).
+        let mut seen = false;
         loop {
             if let Ok(v) = self.psql("postgres", "select pg_is_in_recovery()")
                 && v.trim() == "f"
             {
                 return Ok(());
             }
-            if !self.server_alive() {
+            let alive = self.server_alive();
+            seen |= alive;
+            if !alive && (seen || t0.elapsed() > Duration::from_secs(30)) {
                 return Err(EngineError::Failed {
                     kind: crate::ErrorKind::Io,
                     message: format!(

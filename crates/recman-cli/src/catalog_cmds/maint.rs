@@ -160,7 +160,21 @@ pub fn report(g: &Global, what: ReportWhat) -> Result<()> {
                 print_obsolete(&ctx, &f, "Report of obsolete backups and copies")?;
             }
         }
-        ReportWhat::NeedBackup { redundancy, days } => {
+        ReportWhat::NeedBackup {
+            redundancy,
+            days,
+            drill_days,
+        } => {
+            if let Some(d) = drill_days {
+                let recs = ctx.repo.catalog().drills(ctx.db.id)?;
+                println!("Report of restore drills older than {d} days");
+                if let Some(line) = crate::drill_cmd::drill_need(&recs, d, now()) {
+                    println!("{:<8} {line}", ctx.db.name);
+                }
+                if redundancy.is_none() && days.is_none() {
+                    return Ok(());
+                }
+            }
             let avail: Vec<BackupRecord> = ctx
                 .repo
                 .catalog()

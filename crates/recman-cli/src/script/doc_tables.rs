@@ -54,6 +54,7 @@ const VERBS: &[&str] = &[
     "CREATE",
     "CROSSCHECK",
     "DELETE",
+    "DRILL",
     "DUPLICATE",
     "FLASHBACK",
     "LIST",

@@ -94,6 +94,16 @@ pub(crate) fn foreign(s: &Session, verb: &str, words: &[Word]) -> Result<Flow> {
         sql(s, &format!("alter {}", plain.join(" ")))?;
         return Ok(Flow::Continue);
     }
+    if verb == "DRILL" {
+        s.exec(super::drill::drill(words)?)?;
+        return Ok(Flow::Continue);
+    }
+    if verb == "DUPLICATE"
+        && let Some(c) = super::drill::duplicate(words)?
+    {
+        s.exec(c)?;
+        return Ok(Flow::Continue);
+    }
     if verb == "CHANGE"
         && let Some(c) = super::change::lower(&plain)?
     {
@@ -145,7 +155,11 @@ pub(crate) fn lower(s: &Session, st: &Statement) -> Result<Vec<m::Command>> {
                         )
                     ),
                 }
-                m::ReportWhat::NeedBackup { redundancy, days }
+                m::ReportWhat::NeedBackup {
+                    redundancy,
+                    days,
+                    drill_days: None,
+                }
             }
             Report::Schema => m::ReportWhat::Schema { json: false },
             Report::Unrecoverable => m::ReportWhat::Unrecoverable { json: false },

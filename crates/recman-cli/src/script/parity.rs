@@ -246,10 +246,41 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
     ("crosscheck backup", "CROSSCHECK BACKUP;"),
     ("crosscheck archivelog all", "CROSSCHECK ARCHIVELOG ALL;"),
     ("catalog start-with /repo", "CATALOG START WITH '/repo';"),
+    ("drill", "DRILL;"),
+    (
+        "drill --until-time 2026-11-25T10:00:00 --check-sql x --keep --dir /d --from-tag T1",
+        "DRILL UNTIL TIME '2026-11-25T10:00:00' CHECK SQL 'x' KEEP AUXILIARY DESTINATION '/d' FROM TAG 'T1';",
+    ),
+    (
+        "drill --until-lsn 0/3000000",
+        "DRILL UNTIL LSN '0/3000000';",
+    ),
+    ("duplicate database --to /d", "DUPLICATE DATABASE TO '/d';"),
+    (
+        "duplicate database --to /d --for-standby --primary-conninfo host=p --slot s1 --port 5433",
+        "DUPLICATE TARGET DATABASE TO '/d' FOR STANDBY PRIMARY CONNINFO 'host=p' SLOT 's1' PORT 5433;",
+    ),
+    (
+        "duplicate database --to /d --until-time 2026-11-25T10:00:00",
+        "DUPLICATE DATABASE TO '/d' UNTIL TIME '2026-11-25T10:00:00';",
+    ),
 ];
 
 /// What stays CLI-only, as `path` or `path --option`, and why.
 pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
+    (
+        "drill --channels",
+        "a DRILL statement restores with one stream",
+    ),
+    (
+        "duplicate database --channels",
+        "a DUPLICATE statement restores with one stream",
+    ),
+    ("list drill", "RMAN has no LIST of restore tests"),
+    (
+        "report need-backup --drill-days",
+        "RMAN's REPORT NEED BACKUP has no drill rule",
+    ),
     (
         "metrics",
         "its output is for a monitoring system's scraper, not for a session; RMAN has no such statement",
@@ -517,6 +548,15 @@ pub(crate) fn lower_checked(text: &str) -> anyhow::Result<Vec<m::Command>> {
             match super::change::lower(&plain)? {
                 Some(c) => Ok(vec![c]),
                 None => anyhow::bail!("{}", super::refuse::foreign(verb, &plain)),
+            }
+        }
+        Statement::Foreign { verb, words } if verb == "DRILL" => {
+            super::drill::drill(words).map(|c| vec![c])
+        }
+        Statement::Foreign { verb, words } if verb == "DUPLICATE" => {
+            match super::drill::duplicate(words)? {
+                Some(c) => Ok(vec![c]),
+                None => anyhow::bail!("{}", super::refuse::foreign(verb, &[])),
             }
         }
         Statement::RegisterDatabase => Ok(vec![m::Command::RegisterDatabase {

@@ -20,7 +20,7 @@ pub(crate) fn foreign(verb: &str, words: &[String]) -> String {
         "ALTER" if w(0) == "DATABASE" => "ALTER DATABASE (MOUNT, archivelog mode, datafile states) has no PostgreSQL counterpart; hint: archiving is set with archive_mode and archive_command in postgresql.conf; run SQL on the target with SQL '…'".into(),
         "ALTER" => format!("ALTER {} is Oracle SQL typed at the prompt; hint: run PostgreSQL SQL on the target with SQL '…'", w(0)),
         "SWITCH" => "SWITCH … TO COPY: recman has no image copies to switch to; a restored directory is started in place; hint: RESTORE DATABASE TO '/new/dir', then pg_ctl -D /new/dir start".into(),
-        "DUPLICATE" => "DUPLICATE: recman clones with RESTORE DATABASE TO '/new/dir' (the clone keeps the system identifier; PostgreSQL cannot give it a new one); hint: for a standby use pg_basebackup -R".into(),
+        "DUPLICATE" => "DUPLICATE: recman duplicates a whole cluster into a new directory (the copy keeps the system identifier; PostgreSQL cannot give it a new one); hint: DUPLICATE DATABASE TO '/new/dir' [FOR STANDBY PRIMARY CONNINFO 'host=… user=…' [SLOT 'name']] [PORT n]".into(),
         "BLOCKRECOVER" => "BLOCKRECOVER: recman spells block media recovery as RMAN 11g and later do; hint: RECOVER DATAFILE 'base/5/16384' BLOCK 3; or RECOVER CORRUPTION LIST; with the cluster stopped".into(),
         "FLASHBACK" => "FLASHBACK: PostgreSQL keeps no flashback logs; hint: point-in-time restore with RUN { SET UNTIL TIME '…'; RESTORE DATABASE TO '/new/dir'; RECOVER DATABASE; }".into(),
         "CHANGE" => unsupported("CHANGE (backup availability and KEEP attributes)", "DELETE BACKUPSET n removes a backup; CROSSCHECK marks missing ones EXPIRED"),

@@ -12,6 +12,7 @@ pub(crate) const FOREIGN: &[&str] = &[
     "ALTER",
     "SWITCH",
     "DUPLICATE",
+    "DRILL",
     "CHANGE",
     "BLOCKRECOVER",
     "FLASHBACK",
