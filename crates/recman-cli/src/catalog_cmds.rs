@@ -42,6 +42,9 @@ pub enum ConfigureWhat {
     /// `auto`: backups adapt read sizes, queue depth and the zstd level while they run (as
     /// `backup database --tune auto`); `off` or `clear`.
     Tuning { value: String },
+    /// Copies of each piece `backup database` writes without --copies (RMAN's DATAFILE BACKUP
+    /// COPIES), 1 to 4; the further copies need --copy-format locations. Or `clear`.
+    BackupCopies { value: String },
     /// `synthetic-full-every N days`: backups that name no level are level 1s, and a synthetic
     /// full is built from the chain every N days; `off` or `clear`.
     IncrementalForever {

@@ -377,6 +377,10 @@ pub struct BackupArgs {
     #[arg(long, default_value_t = 0,
           value_parser = crate::input::count::<u32>((0, u32::MAX as u64)))]
     pub maxcorrupt: u32,
+    /// Also check the structure inside heap and B-tree pages (line pointers, items), beyond
+    /// checksum and header (RMAN's CHECK LOGICAL); a failing page counts against --maxcorrupt.
+    #[arg(long)]
+    pub check_logical: bool,
     /// Back up every file even when backup optimization is on (RMAN's FORCE).
     #[arg(long)]
     pub force: bool,
@@ -419,6 +423,18 @@ pub struct BackupArgs {
     /// catalog records where each piece is.
     #[arg(long, value_name = "TEMPLATE")]
     pub format: Option<String>,
+    /// The most bytes in one backup set (RMAN's MAXSETSIZE), e.g. 1G: larger sets are split;
+    /// a file larger than this is refused unless --section-size cuts it. Range: 1M to 1T.
+    #[arg(long, value_name = "SIZE", value_parser = crate::input::size(crate::input::SECTION_SIZE.0, crate::input::SECTION_SIZE.1))]
+    pub maxsetsize: Option<String>,
+    /// Write every piece N times (RMAN's COPIES, duplexed backup sets): the first copy as
+    /// usual, each further one at its --copy-format location. Range: 1 to 4.
+    #[arg(long, value_parser = crate::input::count::<u32>((1, 4)))]
+    pub copies: Option<u32>,
+    /// Where a further copy of each piece goes (a --format template in a directory of its
+    /// own); once per copy after the first.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub copy_format: Vec<String>,
     /// An archival backup: `delete obsolete` never removes it nor the WAL from its start to
     /// its stop (RMAN's KEEP FOREVER).
     #[arg(long, conflicts_with = "keep_until")]
@@ -520,6 +536,9 @@ pub enum ValidateWhat {
         #[arg(long, default_value_t = 8,
               value_parser = crate::input::count::<u32>(crate::input::MAXOPENFILES))]
         maxopenfiles: u32,
+        /// Also check the structure inside heap and B-tree pages (RMAN's CHECK LOGICAL).
+        #[arg(long)]
+        check_logical: bool,
         #[command(flatten)]
         io: crate::io_args::IoArgs,
     },

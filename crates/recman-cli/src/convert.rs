@@ -50,9 +50,14 @@ impl From<cli::Command> for m::Command {
                 what: cli::RestoreWhat::Controlfile { from },
             } => m::Command::RestoreControlfile { from },
             cli::Command::Validate { what } => match what {
-                cli::ValidateWhat::Database { maxopenfiles, io } => m::Command::ValidateDatabase {
+                cli::ValidateWhat::Database {
+                    maxopenfiles,
+                    check_logical,
+                    io,
+                } => m::Command::ValidateDatabase {
                     maxopenfiles,
                     io: io.into(),
+                    check_logical,
                 },
                 cli::ValidateWhat::Backup { which, channels } => {
                     m::Command::ValidateBackup { which, channels }
@@ -259,6 +264,10 @@ impl From<cli::BackupArgs> for m::BackupDatabase {
             },
             not_backed_up_since: a.window.not_backed_up_since,
             tune: a.window.tune,
+            check_logical: a.check_logical,
+            maxsetsize: a.maxsetsize,
+            copies: a.copies,
+            copy_format: a.copy_format,
         }
     }
 }
@@ -314,6 +323,7 @@ impl From<cc::ConfigureWhat> for m::ConfigureWhat {
             C::SectionSize { value } => m::ConfigureWhat::SectionSize { value },
             C::BackupOptimization { value } => m::ConfigureWhat::BackupOptimization { value },
             C::Tuning { value } => m::ConfigureWhat::Tuning { value },
+            C::BackupCopies { value } => m::ConfigureWhat::BackupCopies { value },
             C::ArchivelogDeletionPolicy { value } => {
                 m::ConfigureWhat::ArchivelogDeletionPolicy { value }
             }

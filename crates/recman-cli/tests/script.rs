@@ -67,7 +67,7 @@ fn run_blocks_back_up_list_restore_and_stop_at_a_failure() {
     // The first failing statement stops the block and is named; later ones do not run.
     let err = setup.err(&[
         "run",
-        "RUN { SQL 'create table marker1(x int)'; BACKUP CHECK LOGICAL DATABASE; SQL 'create table marker2(x int)'; }",
+        "RUN { SQL 'create table marker1(x int)'; BACKUP INCREMENTAL LEVEL 2 DATABASE; SQL 'create table marker2(x int)'; }",
     ]);
     assert!(
         err.contains("statement 2")

@@ -1,5 +1,5 @@
 //! Issue 23: the seeds' scripts run as written (paths and names adapted), and a restore from
-//! what they wrote gives equal data. Seeds 000, 001 and 003 run in tests/script.rs.
+//! what they wrote gives equal data.
 
 mod common;
 mod flows;
@@ -243,4 +243,44 @@ fn seed_002_nightly_script_runs_as_written_and_restores() {
     let (_r, to) = setup.restore(&[]);
     drop(start_and_compare(&to, &expected));
     standby.stop();
+}
+
+/// Seeds 000, 001 and 003 as written, on one cluster: seed 000's tape buffer (BLKSIZE) and
+/// seed 001's benchmark configuration (default device SBT, PARALLELISM 40, MAXOPENFILES 1,
+/// PARMS, FORMAT) on a virtual tape library of 40 drives, then the benchmark's plain
+/// `BACKUP DATABASE` (40 channels to tape) and seed 003's two `VALIDATE DATABASE` runs. The
+/// restore from the tapes gives equal data.
+#[test]
+fn seeds_000_001_003_run_as_written_and_restore_from_tape() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.pgbench_init(1);
+    let (_keep, scratch) = common::new_scratch_dir();
+    let lib = scratch.join("lib");
+    setup.ok(&[
+        "run",
+        &format!(
+            "CONFIGURE CHANNEL DEVICE TYPE SBT PARMS 'vtape:{},drives=40,cartridges=48,rate=4G';",
+            common::path_str(&lib)
+        ),
+    ]);
+    let out = setup.ok(&["run", &golden("seed000_sbt_parms.rcv")]);
+    assert!(out.contains("device-type sbt blksize 524288"), "{out}");
+    let out = setup.ok(&["run", &golden("seed001_configure.rcv")]);
+    assert!(out.contains("device-type sbt parallelism 40"), "{out}");
+    let out = setup.ok(&["run", "BACKUP DATABASE;"]);
+    assert!(out.contains("status AVAILABLE"), "{out}");
+    let b = setup.backups().pop().unwrap();
+    assert_eq!(b["channels"], 40, "{b}");
+    for p in b["pieces"].as_array().unwrap() {
+        assert!(!setup.repo.join(p["path"].as_str().unwrap()).exists());
+    }
+    let out = setup.ok(&["run", &golden("seed003_validate.rcv")]);
+    assert_eq!(out.matches("no corrupt blocks found").count(), 2, "{out}");
+
+    c.switch_wal_and_wait_archived();
+    let expected = c.all_table_checksums();
+    // As many drives read as wrote: each channel's cartridge is mounted once.
+    let (_r, to) = setup.restore(&["--channels", "40"]);
+    drop(start_and_compare(&to, &expected));
 }

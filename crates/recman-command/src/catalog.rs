@@ -34,6 +34,11 @@ pub enum ConfigureWhat {
     Tuning {
         value: String,
     },
+    /// RMAN's DATAFILE BACKUP COPIES: how many copies of each piece `backup database` writes
+    /// when it gives no `--copies` (1 to 4), or `clear`.
+    BackupCopies {
+        value: String,
+    },
     /// `off` or `synthetic-full-every N days` (see `recman_engine::forever`).
     IncrementalForever {
         value: Vec<String>,

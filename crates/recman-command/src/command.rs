@@ -83,6 +83,8 @@ pub enum Command {
     ValidateDatabase {
         maxopenfiles: u32,
         io: IoOptions,
+        /// RMAN's CHECK LOGICAL.
+        check_logical: bool,
     },
     /// Check every piece of a backup (default: the newest).
     ValidateBackup {
@@ -275,6 +277,14 @@ pub struct BackupDatabase {
     pub not_backed_up_since: Option<String>,
     /// `--tune auto|off`; None: `configure tuning`.
     pub tune: Option<String>,
+    /// RMAN's CHECK LOGICAL: heap and B-tree page structure checked beyond the checksum.
+    pub check_logical: bool,
+    /// RMAN's MAXSETSIZE (a size such as `1G`): the most bytes in one backup set.
+    pub maxsetsize: Option<String>,
+    /// RMAN's COPIES n: every piece written n times; None or 1: once.
+    pub copies: Option<u32>,
+    /// Where copies 2, 3, … go (FORMAT templates with a location, one per further copy).
+    pub copy_format: Vec<String>,
 }
 
 impl Default for BackupDatabase {
@@ -305,6 +315,10 @@ impl Default for BackupDatabase {
             minimize: None,
             not_backed_up_since: None,
             tune: None,
+            check_logical: false,
+            maxsetsize: None,
+            copies: None,
+            copy_format: Vec::new(),
         }
     }
 }

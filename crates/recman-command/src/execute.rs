@@ -466,7 +466,11 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
                 });
             }
         }
-        Command::ValidateDatabase { maxopenfiles, io } => {
+        Command::ValidateDatabase {
+            maxopenfiles,
+            io,
+            check_logical,
+        } => {
             let pgdata = e.pgdata().ok_or(ExecError::NeedsPgdata)?;
             // Without --target, libpq's defaults apply when PGHOST says where the server is;
             // else the files are checked without asking the server.
@@ -478,6 +482,7 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
                 conninfo.as_deref(),
                 &io.settings(None)?,
                 maxopenfiles,
+                check_logical,
                 e.progress(),
             )?;
             crate::blocks::record_validation(e, &pgdata, &report);
@@ -528,6 +533,21 @@ fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Resu
     }
     // Parsed before the backup runs, so a bad time costs nothing.
     let keep_until = options::until_micros(b.keep_until.as_deref())?;
+    // COPIES: the BACKUP's own, else `configure backup-copies`.
+    let configured = match b.copies {
+        Some(_) => None,
+        None => ctx
+            .repo
+            .catalog()
+            .config("backup_copies")
+            .map_err(recman_engine::EngineError::from)?
+            .and_then(|v| v.parse().ok()),
+    };
+    let duplex = BackupDatabase {
+        copies: b.copies.or(configured),
+        ..b.clone()
+    }
+    .duplex_targets()?;
     let mut opts = b.options(&env(e.resolve_backup(&ctx.repo, b))?)?;
     // Incremental forever: a backup that names no level is a level 1.
     let forever = recman_engine::forever::policy(&ctx)?
@@ -541,6 +561,12 @@ fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Resu
     let level1 = report.record.backup_type == "LEVEL1";
     if b.keep_forever || keep_until.is_some() {
         recman_engine::keep::set_keep(&ctx.repo, &report.record.id, keep_until)?;
+    }
+    for d in recman_engine::duplex::duplex_backup(&ctx, &report.record.id, &duplex, e.progress())? {
+        e.progress().notice(&format!(
+            "copy {} of backup {}: {} piece(s), {} bytes written to {}",
+            d.copy, report.record.id, d.pieces, d.bytes, d.device
+        ));
     }
     p.outcome(Outcome::BackedUp {
         report,

@@ -106,6 +106,28 @@ pub(crate) fn piece_format(
 }
 
 impl BackupDatabase {
+    /// COPIES n: where copies 2..=n go, checked before the backup runs.
+    pub fn duplex_targets(
+        &self,
+    ) -> Result<Vec<recman_engine::piece_format::PieceFormat>, OptionError> {
+        let copies = self.copies.unwrap_or(1);
+        let further = copies.saturating_sub(1) as usize;
+        if copies > recman_engine::duplex::MAX_COPIES || self.copy_format.len() != further {
+            return Err(OptionError::Value {
+                option: "copies",
+                source: Box::new(EngineError::Invalid(format!(
+                    "COPIES {copies} needs {further} --copy-format location(s), one per copy after the first, and at most {} copies in all; {} given; hint: e.g. --copies 2 --copy-format '/mnt/second/ora_%U.rbf' (in a script: COPIES 2 FORMAT '/mnt/first/%U', '/mnt/second/%U')",
+                    recman_engine::duplex::MAX_COPIES,
+                    self.copy_format.len()
+                ))),
+            });
+        }
+        self.copy_format
+            .iter()
+            .map(|t| Ok(piece_format(Some(t))?.expect("a template was given")))
+            .collect()
+    }
+
     /// The engine's options: the command's flags over what precedence resolved.
     pub fn options(&self, r: &ResolvedBackup) -> Result<BackupOptions, OptionError> {
         Ok(BackupOptions {
@@ -141,6 +163,12 @@ impl BackupDatabase {
                 },
                 None => None,
             },
+            check_logical: self.check_logical,
+            maxsetsize: self
+                .maxsetsize
+                .as_deref()
+                .map(|v| size("maxsetsize", v))
+                .transpose()?,
         })
     }
 

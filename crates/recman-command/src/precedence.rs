@@ -137,6 +137,11 @@ pub const SPECS: &[Spec] = &[
         default: "none",
     },
     Spec {
+        name: "backup-copies",
+        key: "backup_copies",
+        default: "1",
+    },
+    Spec {
         name: "tuning",
         key: "tuning",
         default: "off",

@@ -287,7 +287,9 @@ impl Command {
                     true,
                 )
             }
-            Command::ValidateDatabase { maxopenfiles, io } => {
+            Command::ValidateDatabase {
+                maxopenfiles, io, ..
+            } => {
                 c.count(
                     "maxopenfiles",
                     Some(u64::from(*maxopenfiles)),

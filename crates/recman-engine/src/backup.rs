@@ -70,6 +70,11 @@ pub struct BackupOptions {
     pub not_backed_up_since: Option<i64>,
     /// `--tune auto`: adapt read sizes, queue depth and the zstd level between sets.
     pub tune_auto: bool,
+    /// RMAN's CHECK LOGICAL: heap and B-tree pages are checked inside too; a page that fails
+    /// counts against MAXCORRUPT like a checksum failure.
+    pub check_logical: bool,
+    /// RMAN's MAXSETSIZE: no backup set holds more bytes than this.
+    pub maxsetsize: Option<u64>,
 }
 
 impl Default for BackupOptions {
@@ -95,6 +100,8 @@ impl Default for BackupOptions {
             window: None,
             not_backed_up_since: None,
             tune_auto: false,
+            check_logical: false,
+            maxsetsize: None,
         }
     }
 }
@@ -379,7 +386,15 @@ fn run(
         maxopenfiles: opts.maxopenfiles,
         section_size: opts.section_size,
     };
-    let the_plan = plan(&sizes, settings);
+    let mut the_plan = plan(&sizes, settings);
+    if let Some(max) = opts.maxsetsize {
+        crate::plan_cap::cap_sets(&mut the_plan, &sizes, max).map_err(|(f, size)| {
+            EngineError::Invalid(format!(
+                "file {} is {size} bytes, more than MAXSETSIZE {max}: no backup set can hold it; hint: raise --maxsetsize, or give --section-size to back it up in sections",
+                scan.files[f].rel
+            ))
+        })?;
+    }
     progress.message(&format!(
         "backup {} of database {}: {} files, {} bytes, {} sets over {} channel(s), {} files per set",
         rec.id, ctx.db.name, scan.files.len(), scan.total_bytes(), the_plan.sets.len(), opts.channels, the_plan.files_per_set
@@ -504,6 +519,7 @@ fn run(
         },
         backup_dir: dir.to_string(),
         checksums: session.checksums_enabled,
+        logical: opts.check_logical,
         start_lsn: Some(rec.start_lsn),
         progress,
         io: &opts.io,

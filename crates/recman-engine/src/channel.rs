@@ -31,6 +31,8 @@ pub struct ChannelShared<'a> {
     pub header: PieceHeader,
     pub backup_dir: String,
     pub checksums: bool,
+    /// CHECK LOGICAL: heap and B-tree pages are checked inside beyond checksum and header.
+    pub logical: bool,
     /// Pages newer than this were being written while read (volatile, repaired by WAL
     /// replay), not corrupt; None: every failing page is corrupt (a cluster shut down).
     pub start_lsn: Option<u64>,
@@ -405,6 +407,7 @@ fn backup_set(
                         checksums: sh.checksums,
                         start_lsn: sh.start_lsn,
                         skip: &[],
+                        logical: sh.logical,
                     };
                     check_chunk(Some(file), &rules, offset, data, verdicts)
                         .map_err(|e| EngineError::io("re-read", sf.abs(sh.root_of(index)), e))?;

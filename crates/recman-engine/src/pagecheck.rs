@@ -25,6 +25,15 @@ pub struct PageRules<'a> {
     pub start_lsn: Option<u64>,
     /// Blocks already known to be volatile or corrupt.
     pub skip: &'a [u32],
+    /// CHECK LOGICAL: heap and B-tree pages of main forks are checked inside as well.
+    pub logical: bool,
+}
+
+impl PageRules<'_> {
+    fn verify(&self, page: &[u8], blkno: u32) -> Result<(), PageFault> {
+        let logical = self.logical && self.relfile.fork == recman_page::Fork::Main;
+        recman_page::verify_page_ext(page, blkno, self.checksums, logical)
+    }
 }
 
 /// Checks the whole pages of `buf`, which holds the file's bytes at `file_offset`
@@ -39,14 +48,14 @@ pub fn check_chunk(
 ) -> std::io::Result<()> {
     let PageRules {
         relfile,
-        checksums,
         start_lsn,
         skip,
+        ..
     } = *rules;
     let first = relfile.first_block() as u64 + file_offset / BLCKSZ as u64;
     for (i, page) in buf.chunks_exact_mut(BLCKSZ).enumerate() {
         let blkno = (first + i as u64) as u32;
-        let Err(fault) = recman_page::verify_page(page, blkno, checksums) else {
+        let Err(fault) = rules.verify(page, blkno) else {
             continue;
         };
         if skip.contains(&blkno) {
@@ -68,7 +77,7 @@ pub fn check_chunk(
                     is_volatile = true;
                     break;
                 }
-                match recman_page::verify_page(again, blkno, checksums) {
+                match rules.verify(again, blkno) {
                     Ok(()) => {
                         page.copy_from_slice(again);
                         passed = true;
@@ -99,7 +108,7 @@ pub fn check_stored(rules: &PageRules, file_offset: u64, buf: &[u8], out: &mut P
     let first = rules.relfile.first_block() as u64 + file_offset / BLCKSZ as u64;
     for (i, page) in buf.chunks_exact(BLCKSZ).enumerate() {
         let blkno = (first + i as u64) as u32;
-        let Err(fault) = recman_page::verify_page(page, blkno, rules.checksums) else {
+        let Err(fault) = rules.verify(page, blkno) else {
             continue;
         };
         if rules.skip.contains(&blkno) {

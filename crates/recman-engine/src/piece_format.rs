@@ -79,6 +79,12 @@ impl PieceFormat {
 
     /// The name of one piece, RMAN's variables substituted.
     pub fn expand(&self, v: &PieceVars) -> Result<String, String> {
+        self.expand_copy(v, 1)
+    }
+
+    /// As [`PieceFormat::expand`] for copy `copy` of a duplexed piece (COPIES n): `%c` and the
+    /// last part of `%U` are the copy number.
+    pub fn expand_copy(&self, v: &PieceVars, copy: u32) -> Result<String, String> {
         let date = chrono::DateTime::from_timestamp(v.created_unix, 0)
             .unwrap_or_default()
             .with_timezone(&chrono::Local);
@@ -93,10 +99,10 @@ impl PieceFormat {
                 return Err("ends with a lone %".into());
             };
             match var {
-                'U' => out.push_str(&format!("{}_{}_1", unique8(v), v.piece_no)),
+                'U' => out.push_str(&format!("{}_{}_{copy}", unique8(v), v.piece_no)),
                 'u' => out.push_str(&unique8(v)),
                 'p' => out.push_str(&v.piece_no.to_string()),
-                'c' => out.push('1'),
+                'c' => out.push_str(&copy.to_string()),
                 's' => out.push_str(&v.set_no.to_string()),
                 't' => out.push_str(&v.created_unix.to_string()),
                 'd' => out.push_str(v.db_name),

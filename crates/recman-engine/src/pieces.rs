@@ -26,7 +26,7 @@ impl Source {
 }
 
 /// The places holding object `rel`, in the order to try them: a copy written there directly,
-/// then the repository, then the other copies. Copies on devices that cannot be opened now
+/// else the repository, then the other copies (COPIES n, second-tier copies). Copies on devices that cannot be opened now
 /// are left out.
 pub(crate) fn sources(repo: &Repository, rel: &str) -> Result<Vec<Source>, EngineError> {
     let copies = repo.catalog().copies_of(rel)?;
@@ -36,7 +36,8 @@ pub(crate) fn sources(repo: &Repository, rel: &str) -> Result<Vec<Source>, Engin
         media: Arc::clone(repo.media()),
         name: rel.to_string(),
     };
-    let mut own_added = false;
+    // An object written to a device directly never was in the repository: not a place to try.
+    let mut own_added = copies.iter().any(|c| c.primary);
     for c in copies {
         if !c.primary && !own_added {
             out.push(own.clone());

@@ -96,6 +96,7 @@ pub(crate) fn read_file(
         checksums: sh.checksums,
         start_lsn: sh.start_lsn,
         skip: &[],
+        logical: sh.logical,
     };
     let bs = BLCKSZ as u64;
     let mut crc = 0u32;

@@ -53,6 +53,7 @@ pub fn validate_database(
     conninfo: Option<&str>,
     io: &crate::io::IoSettings,
     maxopenfiles: u32,
+    check_logical: bool,
     progress: &dyn Progress,
 ) -> Result<ValidateDatabaseReport, EngineError> {
     let facts = recman_pg::read_data_dir_facts(pgdata)?;
@@ -116,6 +117,7 @@ pub fn validate_database(
         },
         backup_dir: String::new(),
         checksums,
+        logical: check_logical,
         start_lsn: redo,
         progress,
         io,

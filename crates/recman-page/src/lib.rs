@@ -1,7 +1,8 @@
 //! recman-page: facts about PostgreSQL (13 and later) data files.
 //!
 //! * Page checks: the data checksum (`pg_checksum_page`) and the page header
-//!   checks of `PageIsVerifiedExtended`, for the default block size of 8 KiB.
+//!   checks of `PageIsVerifiedExtended`, for the default block size of 8 KiB;
+//!   with CHECK LOGICAL, the line pointers and items of heap and B-tree pages.
 //! * File classification: which files under a data directory are relation
 //!   segment files (and so hold checksummed pages), and which files an online
 //!   physical backup leaves out.
@@ -32,7 +33,9 @@ pub const PG_PAGE_LAYOUT_VERSION: u8 = 4;
 pub(crate) const MAXALIGN: u16 = 8;
 
 mod files;
+mod logical;
 mod page;
 
 pub use files::*;
+pub use logical::*;
 pub use page::*;

@@ -202,6 +202,9 @@ pub enum PageFault {
     /// all zeros.
     #[error("page header marks a new page (pd_upper = 0) but the page is not all zeros")]
     NotAllZero,
+    /// The checksum and header pass but the items inside do not ([`crate::check_logical`]).
+    #[error("logical corruption: line pointer {item}: {reason}")]
+    Logical { item: u16, reason: &'static str },
 }
 
 impl PageFault {
@@ -213,11 +216,13 @@ impl PageFault {
     /// | `Checksum`   | `"CHECKSUM"` | the stored checksum is not the computed one |
     /// | `Header`     | `"CORRUPT"`  | the page header is not sane |
     /// | `NotAllZero` | `"ALL ZERO"` | the header is zeroed like a never-used page (`pd_upper = 0`) but the rest of the page holds data, i.e. a block whose header was lost |
+    /// | `Logical`    | `"LOGICAL"`  | CHECK LOGICAL: the line pointers or items of a heap or B-tree page are inconsistent |
     pub fn kind(&self) -> &'static str {
         match self {
             PageFault::Checksum { .. } => "CHECKSUM",
             PageFault::Header { .. } => "CORRUPT",
             PageFault::NotAllZero => "ALL ZERO",
+            PageFault::Logical { .. } => "LOGICAL",
         }
     }
 }
@@ -277,6 +282,21 @@ pub fn verify_page(page: &[u8], blkno: u32, checksums_enabled: bool) -> Result<(
         }
     }
     hdr.check().map_err(|reason| PageFault::Header { reason })
+}
+
+/// [`verify_page`], then with `logical` (CHECK LOGICAL) [`crate::check_logical`] on a page
+/// that passed.
+pub fn verify_page_ext(
+    page: &[u8],
+    blkno: u32,
+    checksums_enabled: bool,
+    logical: bool,
+) -> Result<(), PageFault> {
+    verify_page(page, blkno, checksums_enabled)?;
+    if logical {
+        crate::check_logical(page).map_err(|(item, reason)| PageFault::Logical { item, reason })?;
+    }
+    Ok(())
 }
 
 /// Verifies every page of `buf` (a whole number of pages), the first one

@@ -40,6 +40,13 @@ fn validate(name: &str, words: &[String]) -> Result<String> {
             "on" | "off" => Ok(v),
             _ => bail!("backup optimization {v:?} is not valid; hint: use `on` or `off`"),
         },
+        "backup-copies" => match v.parse::<u32>() {
+            Ok(n @ 1..=recman_engine::duplex::MAX_COPIES) => Ok(n.to_string()),
+            _ => bail!(
+                "backup copies {v:?} is not valid; hint: 1 to {}, e.g. `recman configure backup-copies 2`",
+                recman_engine::duplex::MAX_COPIES
+            ),
+        },
         "tuning" => match v.as_str() {
             "auto" | "off" => Ok(v),
             _ => bail!("tuning {v:?} is not valid; hint: use `auto` or `off`"),
@@ -99,6 +106,7 @@ pub fn configure(g: &Global, what: ConfigureWhat) -> Result<()> {
         ConfigureWhat::BackupOptimization { value } => ("backup-optimization", vec![value]),
         ConfigureWhat::ArchivelogDeletionPolicy { value } => ("archivelog-deletion-policy", value),
         ConfigureWhat::Tuning { value } => ("tuning", vec![value]),
+        ConfigureWhat::BackupCopies { value } => ("backup-copies", vec![value]),
         ConfigureWhat::IncrementalForever { value } => ("incremental-forever", value),
     };
     let spec = SPECS.iter().find(|s| s.name == name).expect("a spec");

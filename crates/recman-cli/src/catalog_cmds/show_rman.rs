@@ -60,6 +60,13 @@ fn statement(name: &str, value: &str) -> Option<String> {
             format!("CONFIGURE RETENTION POLICY TO RECOVERY WINDOW OF {n} DAYS")
         }
         ("retention-policy", ["none"]) => "CONFIGURE RETENTION POLICY TO NONE".into(),
+        // 1 is the default: CLEAR keeps a default a default when the output is run back.
+        ("backup-copies", ["1"]) => {
+            "CONFIGURE DATAFILE BACKUP COPIES FOR DEVICE TYPE DISK CLEAR".into()
+        }
+        ("backup-copies", [n]) => {
+            format!("CONFIGURE DATAFILE BACKUP COPIES FOR DEVICE TYPE DISK TO {n}")
+        }
         ("channels", [n]) => format!("CONFIGURE DEVICE TYPE DISK PARALLELISM {n}"),
         ("maxopenfiles", [n]) => format!("CONFIGURE CHANNEL DEVICE TYPE DISK MAXOPENFILES {n}"),
         ("backup-optimization", [v]) => {

@@ -258,11 +258,27 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Command>> {
         }),
         Configure::Maxsetsize(_) => bail!(
             "{}",
-            unsupported("MAXSETSIZE", "FILESPERSET limits set sizes")
+            unsupported(
+                "CONFIGURE MAXSETSIZE",
+                "write MAXSETSIZE on the BACKUP (backup database --maxsetsize)"
+            )
         ),
+        Configure::Copies {
+            archivelog: false,
+            count,
+            ..
+        } => cfg(ConfigureWhat::BackupCopies {
+            value: match count {
+                Some(n) => n.to_string(),
+                None => "clear".into(),
+            },
+        }),
         Configure::Copies { .. } => bail!(
             "{}",
-            unsupported("BACKUP COPIES (duplexing)", "copy the repository")
+            unsupported(
+                "ARCHIVELOG BACKUP COPIES (duplexed archived-log sets)",
+                "BACKUP BACKUPSET to copy archived-log sets to a second device"
+            )
         ),
         Configure::Exclude { .. } => bail!(
             "CONFIGURE EXCLUDE FOR TABLESPACE: PostgreSQL cannot start without every tablespace, so a backup without one could not be restored"

@@ -276,13 +276,7 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
                 c.partial = *partial;
                 c.minimize = minimize.as_deref().map(str::to_lowercase);
             }
-            BackupOpt::CheckLogical => bail!(
-                "{}",
-                unsupported(
-                    "CHECK LOGICAL (amcheck of the backup)",
-                    "run pg_amcheck on the target; recman checks every page's checksum and header"
-                )
-            ),
+            BackupOpt::CheckLogical => c.check_logical = true,
             BackupOpt::NoChecksum => bail!(
                 "NOCHECKSUM: recman always verifies page checksums and writes chunk checksums; there is no way to turn that off"
             ),
@@ -298,10 +292,14 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
                     "let recman balance sets across channels by bytes"
                 )
             ),
-            BackupOpt::Copies(_) => bail!(
-                "{}",
-                unsupported("COPIES (duplexed backups)", "take a second backup")
-            ),
+            BackupOpt::Copies(n) => c.copies = Some(fit(*n, "copies")?),
+            // RMAN's FORMAT list gives each copy (COPIES, or CONFIGURE … BACKUP COPIES) its
+            // place: the first template is the first copy's, the next ones the further
+            // copies'; the command checks that there is one per copy.
+            BackupOpt::Format(f) if !names_only(f) && f.len() > 1 => {
+                c.format = Some(f[0].clone());
+                c.copy_format = f[1..].to_vec();
+            }
             BackupOpt::Format(f) if !names_only(f) => c.format = Some(one_template(f)?),
             BackupOpt::Format(f) => format_without_flag(
                 g,
@@ -311,10 +309,7 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
             )?,
             BackupOpt::Tag(t) => c.tag = Some(t.clone()),
             BackupOpt::FilesPerSet(n) => c.filesperset = Some(fit(*n, "filesperset")?),
-            BackupOpt::MaxSetSize(s) => {
-                let _ = s;
-                bail!("{}", unsupported("MAXSETSIZE", "drop MAXSETSIZE"));
-            }
+            BackupOpt::MaxSetSize(s) => c.maxsetsize = Some(s.bytes().to_string()),
             BackupOpt::Keep {
                 restore_point: Some(_),
                 ..
@@ -480,16 +475,11 @@ fn second_tier(b: &Block, bk: &Backup, opts: &[&BackupOpt], g: &Global) -> Resul
 
 /// BACKUP VALIDATE DATABASE and VALIDATE DATABASE: every page read and checked, nothing written.
 fn validate_database(b: &Block, g: &Global, opts: &[&BackupOpt]) -> Result<m::Command> {
+    let mut check_logical = false;
     for o in opts {
         match o {
             BackupOpt::Validate | BackupOpt::Full | BackupOpt::As { copy: false, .. } => {}
-            BackupOpt::CheckLogical => bail!(
-                "{}",
-                unsupported(
-                    "CHECK LOGICAL (amcheck)",
-                    "run pg_amcheck on the target; VALIDATE DATABASE checks checksums and page headers"
-                )
-            ),
+            BackupOpt::CheckLogical => check_logical = true,
             other => {
                 bail!("BACKUP VALIDATE writes nothing, so {other} has no effect; hint: drop it")
             }
@@ -507,6 +497,7 @@ fn validate_database(b: &Block, g: &Global, opts: &[&BackupOpt]) -> Result<m::Co
         },
     )?;
     Ok(m::Command::ValidateDatabase {
+        check_logical,
         maxopenfiles: ch.maxopenfiles.unwrap_or(m::DEFAULT_VALIDATE_MAXOPENFILES),
         io: m::IoOptions {
             rate: ch.rate,
@@ -516,10 +507,13 @@ fn validate_database(b: &Block, g: &Global, opts: &[&BackupOpt]) -> Result<m::Co
 }
 
 pub(crate) fn validate(b: &Block, g: &Global, v: &Validate) -> Result<Vec<m::Command>> {
-    if v.check_logical {
+    if v.check_logical && !matches!(v.object, ValidateObject::Database) {
         bail!(
             "{}",
-            unsupported("CHECK LOGICAL (amcheck)", "run pg_amcheck on the target")
+            unsupported(
+                "CHECK LOGICAL on VALIDATE of a backup set",
+                "VALIDATE CHECK LOGICAL DATABASE, or BACKUP CHECK LOGICAL DATABASE"
+            )
         );
     }
     if v.section_size.is_some() {
@@ -532,7 +526,11 @@ pub(crate) fn validate(b: &Block, g: &Global, v: &Validate) -> Result<Vec<m::Com
         );
     }
     match &v.object {
-        ValidateObject::Database => Ok(vec![validate_database(b, g, &[])?]),
+        ValidateObject::Database => {
+            let logical = BackupOpt::CheckLogical;
+            let opts: &[&BackupOpt] = if v.check_logical { &[&logical] } else { &[] };
+            Ok(vec![validate_database(b, g, opts)?])
+        }
         ValidateObject::Backupset(keys) => Ok(keys
             .iter()
             .map(|k| m::Command::ValidateBackup {

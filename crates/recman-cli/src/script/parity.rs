@@ -24,6 +24,34 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
     ),
     ("backup database --force", "BACKUP DATABASE FORCE;"),
     (
+        "backup database --format /a/ora_%U --copies 2 --copy-format /b/ora_%U",
+        "BACKUP COPIES 2 DATABASE FORMAT '/a/ora_%U', '/b/ora_%U';",
+    ),
+    (
+        "configure backup-copies 2",
+        "CONFIGURE DATAFILE BACKUP COPIES FOR DEVICE TYPE DISK TO 2;",
+    ),
+    (
+        "configure backup-copies clear",
+        "CONFIGURE DATAFILE BACKUP COPIES FOR DEVICE TYPE DISK CLEAR;",
+    ),
+    (
+        "backup database --maxsetsize 1073741824",
+        "BACKUP DATABASE MAXSETSIZE 1G;",
+    ),
+    (
+        "backup database --check-logical",
+        "BACKUP CHECK LOGICAL DATABASE;",
+    ),
+    (
+        "validate database --check-logical",
+        "VALIDATE CHECK LOGICAL DATABASE;",
+    ),
+    (
+        "validate database --check-logical",
+        "BACKUP VALIDATE CHECK LOGICAL DATABASE;",
+    ),
+    (
         "change backup ARCHIVAL --keep-forever",
         "CHANGE BACKUP TAG 'ARCHIVAL' KEEP FOREVER;",
     ),

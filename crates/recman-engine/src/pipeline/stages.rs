@@ -65,6 +65,7 @@ impl Stage for PageCheck<'_> {
             checksums: self.checksums,
             start_lsn: Some(self.start_lsn),
             skip: (self.volatile)(file.name),
+            logical: false,
         };
         check_stored(
             &rules,

@@ -241,8 +241,10 @@ fn piece_copies(
         name: rel.to_string(),
     };
     let mut order: Vec<Result<Source, (String, String, String)>> = Vec::new();
-    let mut own_added = false;
-    for c in ctx.repo.catalog().copies_of(rel)? {
+    let copies_known = ctx.repo.catalog().copies_of(rel)?;
+    // An object written to a device directly never was in the repository.
+    let mut own_added = copies_known.iter().any(|c| c.primary);
+    for c in copies_known {
         if !c.primary && !own_added {
             order.push(Ok(own.clone()));
             own_added = true;
