@@ -27,12 +27,7 @@ pub(super) fn seg_name(timeline: u32, segno: u64, seg_size: u64) -> String {
 }
 
 /// One timeline of the ancestry, as an LSN range [begin, end).
-#[derive(Clone, Copy)]
-pub(super) struct Span {
-    pub(super) tli: u32,
-    pub(super) begin: u64,
-    pub(super) end: Option<u64>,
-}
+pub(super) use crate::tracking_path::Span;
 
 /// The timelines recovery walks, oldest first: recovery_target_timeline 'latest' follows the
 /// run of history files after the backup's timeline, as PostgreSQL probes for them.
@@ -78,28 +73,7 @@ pub(super) fn ancestry(
         ));
         return Ok(own);
     };
-    let mut spans = Vec::new();
-    let mut begin = 0;
-    for line in String::from_utf8_lossy(&data).lines() {
-        let mut f = line.split_whitespace();
-        let (Some(tli), Some(lsn)) = (f.next(), f.next()) else {
-            continue;
-        };
-        let (Ok(tli), Ok(lsn)) = (tli.parse::<u32>(), lsn.parse::<Lsn>()) else {
-            continue;
-        };
-        spans.push(Span {
-            tli,
-            begin,
-            end: Some(lsn.0),
-        });
-        begin = lsn.0;
-    }
-    spans.push(Span {
-        tli: target,
-        begin,
-        end: None,
-    });
+    let spans = crate::tracking_path::history_spans(&String::from_utf8_lossy(&data), target);
     let start: Lsn = m.start_lsn.parse()?;
     let on_path = spans
         .iter()
