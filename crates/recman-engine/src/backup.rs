@@ -380,11 +380,18 @@ fn run(
     } else {
         opts.filesperset
     };
+    // ... and a file larger than a set's share is cut into sections, so that the first set
+    // (the plan starts with the largest files) is not the whole backup before anything is
+    // learned.
+    let section_size = match opts.section_size {
+        None if opts.tune_auto => auto_section(&sizes, opts.channels),
+        given => given,
+    };
     let settings = PlanSettings {
         channels: opts.channels,
         filesperset,
         maxopenfiles: opts.maxopenfiles,
-        section_size: opts.section_size,
+        section_size,
     };
     let mut the_plan = plan(&sizes, settings);
     if let Some(max) = opts.maxsetsize {
@@ -424,6 +431,15 @@ fn run(
             opts.tune_auto
                 .then(|| crate::tune::Tuner::new(opts.compression)),
         );
+    if let (None, Some(sec)) = (opts.section_size, section_size) {
+        live.event(
+            None,
+            "section_size",
+            None,
+            sec.to_string(),
+            "tune auto: files larger than a set's share are read in sections, so that settings can change within them".into(),
+        );
+    }
     if opts.tune_auto && filesperset != opts.filesperset {
         live.event(
             None,
@@ -812,5 +828,37 @@ fn keep_whole_files(planned: &[crate::plan::PlannedSet], sets: &mut [crate::chan
         let need = wanted.get(&so.set_no).copied().unwrap_or(0);
         so.files
             .retain(|f| f.section.is_none() || pieces.get(&f.index).copied() == Some(need));
+    }
+}
+
+/// The SECTION SIZE auto tuning gives a backup given none: an eighth of a channel's share,
+/// in whole MiB and at most 256 sections a file; None when no file is that large.
+fn auto_section(sizes: &[u64], channels: u32) -> Option<u64> {
+    const MIB: u64 = 1 << 20;
+    let total: u64 = sizes.iter().sum();
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    let share = total / (channels.max(1) as u64 * 8);
+    let section = share
+        .max(largest.div_ceil(256))
+        .max(8 * MIB)
+        .next_multiple_of(MIB);
+    (largest > section).then_some(section)
+}
+
+#[cfg(test)]
+mod auto_section_tests {
+    use super::auto_section;
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn a_dominant_file_is_cut_and_small_files_are_not() {
+        // 320 MiB in one file and 64 MiB in small ones, one channel: an eighth of 384 MiB.
+        let mut sizes = vec![320 * MIB];
+        sizes.extend(std::iter::repeat_n(MIB, 64));
+        assert_eq!(auto_section(&sizes, 1), Some(48 * MIB));
+        // At most 256 sections a file: 64 channels' eighth (2 GiB) would cut 1 TiB in 512.
+        assert_eq!(auto_section(&[1024 * 1024 * MIB], 64), Some(4096 * MIB));
+        // Nothing larger than the section: no sections.
+        assert_eq!(auto_section(&[4 * MIB; 100], 1), None);
     }
 }
