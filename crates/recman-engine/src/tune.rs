@@ -147,7 +147,13 @@ impl Tuner {
                 t.size = new;
             }
             drop(devs);
-            if cpu < 0.5 {
+            // Up to zstd's default level only: past it each level costs much more CPU for
+            // little, and a channel pushed into being CPU bound loses the time it was waiting.
+            let light = match *self.compression.lock().expect("tuner lock") {
+                Compression::Zstd { level } => level < Compression::ZSTD_DEFAULT_LEVEL,
+                Compression::None | Compression::Lz4 => true,
+            };
+            if cpu < 0.5 && light {
                 self.step_level(live, ch, 2, &format!("input bound with cpu to spare: {figures}; heavier compression writes less at no cost in time"));
             }
         } else if write_wait > WAITING {
