@@ -394,7 +394,7 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
                     .map(|(n, oid)| format!("{n} (oid {oid})"))
                     .collect();
                 e.progress().notice(&format!(
-                    "left out database(s) {}: their directories were not restored, so PostgreSQL refuses connections to them; drop them (DROP DATABASE) once the cluster has recovered",
+                    "left out database(s) {}: their directories were not restored, so PostgreSQL refuses connections to them; drop them (DROP DATABASE) once the cluster has recovered, then remove ignore_invalid_pages = on from postgresql.auto.conf (it lets recovery pass their missing pages, and would hide real damage later)",
                     names.join(", ")
                 ));
             }
