@@ -86,11 +86,7 @@ impl AzureConfig {
             ));
         }
         let prefix = prefix.trim_end_matches('/');
-        if !prefix.is_empty()
-            && !prefix.split('/').all(|c| {
-                !c.is_empty() && c != "." && c != ".." && !c.chars().any(|ch| ch.is_control())
-            })
-        {
+        if !crate::s3::prefix_is_safe(prefix) {
             return Err(bad("the prefix has an empty, '.' or '..' part"));
         }
         Ok(AzureConfig::new(container, prefix))

@@ -106,11 +106,7 @@ impl S3Config {
             ));
         }
         let prefix = prefix.trim_end_matches('/');
-        if !prefix.is_empty()
-            && !prefix.split('/').all(|c| {
-                !c.is_empty() && c != "." && c != ".." && !c.chars().any(|ch| ch.is_control())
-            })
-        {
+        if !prefix_is_safe(prefix) {
             return Err(bad("the prefix has an empty, '.' or '..' part"));
         }
         Ok(S3Config::new(bucket, prefix))
@@ -313,4 +309,13 @@ impl fmt::Debug for S3Config {
             .field("read_ahead", &self.read_ahead)
             .finish()
     }
+}
+
+/// Whether an object-store prefix is one the repository may live under: its parts are not
+/// empty, `.` or `..`, and hold no control character (S3 and Azure alike).
+pub(crate) fn prefix_is_safe(prefix: &str) -> bool {
+    prefix.is_empty()
+        || prefix
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != ".." && !c.chars().any(|ch| ch.is_control()))
 }

@@ -8,6 +8,7 @@
 
 mod classify;
 mod config;
+pub(crate) use config::prefix_is_safe;
 mod reader;
 mod writer;
 
