@@ -12,18 +12,7 @@ use std::path::Path;
 
 const PAGE: u64 = 8192;
 
-fn flip(path: &Path, offset: u64) {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .unwrap();
-    let mut b = [0u8; 1];
-    f.read_at(&mut b, offset).unwrap();
-    b[0] ^= 0xff;
-    f.write_at(&b, offset).unwrap();
-    f.sync_all().unwrap();
-}
+use common::fixtures::flip;
 
 fn page(path: &Path, block: u64) -> Vec<u8> {
     let f = std::fs::File::open(path).unwrap();

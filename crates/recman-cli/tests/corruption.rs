@@ -9,18 +9,7 @@ use common::*;
 use flows::*;
 use std::os::unix::fs::FileExt;
 
-fn flip(path: &std::path::Path, offset: u64) {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .unwrap();
-    let mut b = [0u8; 1];
-    f.read_at(&mut b, offset).unwrap();
-    b[0] ^= 0xff;
-    f.write_at(&b, offset).unwrap();
-    f.sync_all().unwrap();
-}
+use common::fixtures::flip;
 
 #[test]
 fn corrupt_page_reported_by_validate_and_backup() {

@@ -8,8 +8,6 @@ mod flows;
 
 use common::*;
 use flows::*;
-use std::os::unix::fs::FileExt;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn drills(setup: &Setup) -> Vec<serde_json::Value> {
@@ -21,17 +19,7 @@ fn last_drill(setup: &Setup) -> serde_json::Value {
     drills(setup).pop().expect("a drill was recorded")
 }
 
-fn flip(path: &Path, offset: u64) {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .unwrap();
-    let mut b = [0u8; 1];
-    f.read_at(&mut b, offset).unwrap();
-    b[0] ^= 0xff;
-    f.write_at(&b, offset).unwrap();
-}
+use common::fixtures::flip;
 
 #[test]
 fn drills_pass_fail_and_are_recorded_and_duplicates_stream_or_open() {

@@ -70,6 +70,22 @@ pub fn piece_header(
     }
 }
 
+/// Damages a file on disk: inverts the byte at `offset` and syncs it, as a flipped bit on
+/// the device would leave it.
+pub fn flip(path: &std::path::Path, offset: u64) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("open {} to damage it: {e}", path.display()));
+    let mut b = [0u8; 1];
+    f.read_at(&mut b, offset).unwrap();
+    b[0] ^= 0xff;
+    f.write_at(&b, offset).unwrap();
+    f.sync_all().unwrap();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
