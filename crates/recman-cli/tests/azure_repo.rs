@@ -39,12 +39,7 @@ fn backup_archive_validate_and_restore_on_an_azure_repository() {
         v
     };
     recman_ok(common(&["create", "catalog"]));
-    let archive = format!(
-        "'{} --config {} --repo {url} --repo-cache {} archive-push %p'",
-        recman_bin().display(),
-        config.display(),
-        cache.display()
-    );
+    let archive = object_store_archive_command(&url, &config, &cache);
     let c = Cluster::init_with(ClusterOpts {
         extra_conf: vec![
             "archive_mode = on".into(),

@@ -66,12 +66,7 @@ fn encrypted_s3_repository_hides_data_and_restores() {
         "catalog",
         "--encrypt",
     ]);
-    let archive = format!(
-        "'{} --config {} --repo {url} --repo-cache {} archive-push %p'",
-        recman_bin().display(),
-        config.display(),
-        cache.display()
-    );
+    let archive = object_store_archive_command(&url, &config, &cache);
     let c = Cluster::init_with(ClusterOpts {
         extra_conf: vec![
             "archive_mode = on".into(),

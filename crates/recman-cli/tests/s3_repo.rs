@@ -44,12 +44,7 @@ impl S3Setup {
         let config = write_config(&path, endpoint, server);
         let cache = path.join("cache");
         let url = format!("s3://{}/{prefix}", server.bucket());
-        let archive = format!(
-            "'{} --config {} --repo {url} --repo-cache {} archive-push %p'",
-            recman_bin().display(),
-            config.display(),
-            cache.display()
-        );
+        let archive = object_store_archive_command(&url, &config, &cache);
         recman_ok([
             "--config",
             path_str(&config),

@@ -152,12 +152,7 @@ fn a_slow_uplink_to_s3_is_named_network() {
     let mut a = base(&fast);
     a.extend(["create".into(), "catalog".into()]);
     recman_ok(a);
-    let archive = format!(
-        "'{} --config {} --repo {url} --repo-cache {} archive-push %p'",
-        recman_bin().display(),
-        fast.display(),
-        cache.display()
-    );
+    let archive = object_store_archive_command(&url, &fast, &cache);
     let cluster = Cluster::init_with(ClusterOpts {
         extra_conf: vec![
             "archive_mode = on".into(),

@@ -37,6 +37,17 @@ fn built_recman() -> PathBuf {
         })
 }
 
+/// The quoted `archive_command` value that pushes WAL into the object-store repository `url`
+/// (S3, Azure) with its config file and catalog cache.
+pub fn object_store_archive_command(url: &str, config: &Path, cache: &Path) -> String {
+    format!(
+        "'{} --config {} --repo {url} --repo-cache {} archive-push %p'",
+        recman_bin().display(),
+        config.display(),
+        cache.display()
+    )
+}
+
 /// The recman binary as the cluster user can execute it.
 ///
 /// Cargo's binary lives in the checkout's target dir; when a directory above
