@@ -50,6 +50,19 @@ pub struct ChannelShared<'a> {
     pub live: Option<&'a crate::window::Live>,
 }
 
+impl<'a> ChannelShared<'a> {
+    /// The page checks a channel applies to relation file `rf` as it reads it.
+    pub(crate) fn page_rules<'r>(&self, rf: &'r recman_page::RelFile) -> PageRules<'r> {
+        PageRules {
+            relfile: rf,
+            checksums: self.checksums,
+            start_lsn: self.start_lsn,
+            skip: &[],
+            logical: self.logical,
+        }
+    }
+}
+
 /// One piece to write: a whole backup set, or one section of a multisection set.
 #[derive(Clone, Copy, Debug)]
 pub struct Unit<'a> {
@@ -402,13 +415,7 @@ fn backup_set(
                 let sf = &sh.files[index];
                 let (crc, verdicts, pages) = &mut state[slot as usize];
                 if let Some(rf) = &sf.relfile {
-                    let rules = PageRules {
-                        relfile: rf,
-                        checksums: sh.checksums,
-                        start_lsn: sh.start_lsn,
-                        skip: &[],
-                        logical: sh.logical,
-                    };
+                    let rules = sh.page_rules(rf);
                     check_chunk(Some(file), &rules, offset, data, verdicts)
                         .map_err(|e| EngineError::io("re-read", sf.abs(sh.root_of(index)), e))?;
                     *pages += (data.len() / recman_page::BLCKSZ) as u64;

@@ -7,7 +7,7 @@
 use crate::EngineError;
 use crate::channel::{ChannelShared, FileOutcome};
 use crate::io::IoCounters;
-use crate::pagecheck::{PageRules, PageVerdicts, check_chunk};
+use crate::pagecheck::{PageVerdicts, check_chunk};
 use crate::pipeline::SetOut;
 use crate::tracking::{FilePlan, Tracking};
 use crate::util::now_micros;
@@ -91,13 +91,7 @@ pub(crate) fn read_file(
         .relfile
         .as_ref()
         .expect("tracked files are relation files");
-    let rules = PageRules {
-        relfile: rf,
-        checksums: sh.checksums,
-        start_lsn: sh.start_lsn,
-        skip: &[],
-        logical: sh.logical,
-    };
+    let rules = sh.page_rules(rf);
     let bs = BLCKSZ as u64;
     let mut crc = 0u32;
     let mut verdicts = PageVerdicts::default();
