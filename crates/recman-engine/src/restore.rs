@@ -5,6 +5,9 @@ mod chain;
 mod confine;
 mod copy_restore;
 pub(crate) mod databases;
+pub mod dest;
+pub mod dest_remote;
+pub mod dest_serve;
 mod files;
 mod outfile;
 mod partial;
@@ -104,7 +107,47 @@ pub fn restore_database_selected(
     selection: &Selection,
     progress: &dyn Progress,
 ) -> Result<(RestoreReport, Partial), EngineError> {
+    restore_database_on(ctx, opts, selection, &Through::local(), progress)
+}
+
+/// Where a restore writes and how the restored cluster fetches its WAL: this host and the
+/// repository itself, or the database host's agent and the repository host's server.
+#[derive(Clone)]
+pub struct Through {
+    pub dest: std::sync::Arc<dyn dest::Destination>,
+    /// The restore_command to write instead of the one reading the repository directly
+    /// (a database host fetches WAL through the repository host's server).
+    pub restore_command: Option<String>,
+}
+
+impl Through {
+    pub fn local() -> Through {
+        Through {
+            dest: dest::local(),
+            restore_command: None,
+        }
+    }
+
+    fn is_remote(&self) -> bool {
+        !self.dest.place().is_empty()
+    }
+}
+
+/// [`restore_database_selected`] writing through `through`.
+pub fn restore_database_on(
+    ctx: &Context,
+    opts: &RestoreOptions,
+    selection: &Selection,
+    through: &Through,
+    progress: &dyn Progress,
+) -> Result<(RestoreReport, Partial), EngineError> {
     let t0 = Instant::now();
+    if through.is_remote() && (opts.from_copy.is_some() || *selection != Selection::Whole) {
+        return Err(EngineError::Invalid(format!(
+            "a restore{} writes whole backups from backup sets only; hint: leave out --from-copy and --include-db, or run the restore on the database host",
+            through.dest.place()
+        )));
+    }
     if opts.from_copy.is_some() && *selection != Selection::Whole {
         return Err(EngineError::Invalid(
             "a partial restore (--include-db, recover table) reads backup sets, not image copies; hint: leave out --from-copy".into(),
@@ -139,7 +182,8 @@ pub fn restore_database_selected(
     let manifest = backups_chain
         .last()
         .expect("a chain has at least one backup");
-    let layout = files::Layout::new(&opts.to, manifest, &opts.tablespace_map)?;
+    let layout = files::Layout::new(&opts.to, manifest, &opts.tablespace_map)?
+        .on(std::sync::Arc::clone(&through.dest));
     for d in layout.check_empty(opts.force)? {
         progress.notice(&format!(
             "cleared {}: an interrupted restore had written it",
@@ -167,7 +211,13 @@ pub fn restore_database_selected(
             )
         })
         .and_then(|((n, bytes, mut rows), partial)| {
-            let mut settings = recovery::write_recovery(ctx, manifest, &layout, opts)?;
+            let mut settings = recovery::write_recovery(
+                ctx,
+                manifest,
+                &layout,
+                opts,
+                through.restore_command.as_deref(),
+            )?;
             if *selection != Selection::Whole {
                 settings.extend(partial::write_partial_settings(&layout)?);
             }

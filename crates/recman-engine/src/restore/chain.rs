@@ -3,8 +3,9 @@
 //! newer backup holds is not written again from an older one, and a file a newer backup holds
 //! whole is skipped in older ones. Every chunk is verified before any byte of it is used.
 
+use super::dest::DestFile;
 use super::files::{Layout, apply_metadata, make_entries};
-use super::outfile::{FileWriter, OutFile};
+use super::outfile::FileWriter;
 use crate::io::IoCounters;
 use crate::pieces::Source;
 use crate::pipeline::{Failover, FileRef, ManifestFiles, Scan, Sink, Wording, scan_from};
@@ -13,8 +14,6 @@ use recman_catalog::IoStatRow;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestEntry};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
-use std::fs::OpenOptions;
-use std::os::unix::fs::OpenOptionsExt;
 use std::sync::{Arc, Mutex};
 
 const BS: usize = recman_page::BLCKSZ;
@@ -142,17 +141,9 @@ pub fn restore_chain_with(
     // Lengths come from the newest backup: this is what replays truncation and extension,
     // and creates files that no piece held a byte of.
     for e in newest.values() {
-        let p = layout.real(&e.path);
-        let f = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&p)
-            .map_err(|er| EngineError::io("create", &p, er))?;
-        f.set_len(e.size.unwrap_or(0))
-            .and_then(|_| f.sync_all())
-            .map_err(|er| EngineError::io("set length of", &p, er))?;
+        layout
+            .dest
+            .set_len(&layout.real(&e.path), e.size.unwrap_or(0))?;
     }
     apply_metadata(newest_m, layout)?;
     Ok((
@@ -335,7 +326,7 @@ struct RestoreSink<'a, 'p> {
     pass: &'a Pass<'p>,
     out: &'a mut FileWriter,
     /// The files of the piece being read, open until their end record.
-    open: HashMap<u32, Arc<OutFile>>,
+    open: HashMap<u32, Arc<dyn DestFile>>,
 }
 
 impl Sink for RestoreSink<'_, '_> {
@@ -354,7 +345,12 @@ impl Sink for RestoreSink<'_, '_> {
                 Entry::Vacant(v) => {
                     // A piece's own file names are held to the manifest's rules too.
                     super::confine::check_rel("a backup piece being restored", file.name)?;
-                    v.insert(Arc::new(OutFile::open(self.pass.layout.real(file.name))?))
+                    v.insert(
+                        self.pass
+                            .layout
+                            .dest
+                            .open(&self.pass.layout.real(file.name))?,
+                    )
                 }
             };
             for (at, len) in parts {

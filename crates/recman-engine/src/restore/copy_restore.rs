@@ -78,7 +78,7 @@ pub fn restore_from_copy(
             return Err(e);
         }
     }
-    let settings = write_recovery(ctx, &state, &layout, opts)?;
+    let settings = write_recovery(ctx, &state, &layout, opts, None)?;
     if !opts.switch_to_copy {
         layout.unmark()?;
     }

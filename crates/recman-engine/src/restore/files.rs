@@ -1,15 +1,18 @@
 //! Laying a backup's files out on disk: where each path goes (tablespaces may move), checking
 //! that nothing is overwritten, directories, links, owners and modes.
 
+use super::dest::{Destination, DirState};
 use crate::EngineError;
 use recman_format::manifest::{BackupManifest, EntryKind};
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub struct Layout {
     pub to: PathBuf,
     /// Tablespace oid → where its files go now.
     pub tablespaces: Vec<(u32, PathBuf)>,
+    /// The file system `to` and the tablespaces are on.
+    pub dest: Arc<dyn Destination>,
 }
 
 /// The file a restore writes first into each directory it restores into and removes last: a
@@ -17,45 +20,16 @@ pub struct Layout {
 /// than what that restore wrote (it began empty), so `--force` may clear it.
 pub const RESTORE_MARKER: &str = ".recman-restore-in-progress";
 
-/// Removes everything inside `d`, keeping `d`; symbolic links are removed, never followed.
-fn empty_dir(d: &Path) -> Result<(), EngineError> {
-    let rd = std::fs::read_dir(d).map_err(|e| EngineError::io("read directory", d, e))?;
-    for e in rd {
-        let path = e
-            .map_err(|e| EngineError::io("read directory", d, e))?
-            .path();
-        let r = if path.is_dir() && !path.is_symlink() {
-            std::fs::remove_dir_all(&path)
-        } else {
-            std::fs::remove_file(&path)
-        };
-        r.map_err(|e| EngineError::io("remove", &path, e))?;
-    }
-    Ok(())
-}
-
 /// What `prepare` created, so that a failed restore leaves nothing behind.
 pub struct Created {
     made: Vec<PathBuf>,
+    dest: Arc<dyn Destination>,
 }
 
 impl Created {
     pub fn undo(self) {
-        for p in self.made.iter().rev() {
-            if p.is_dir() {
-                // Remove what we wrote inside; keep a directory the user created beforehand.
-                if let Ok(rd) = std::fs::read_dir(p) {
-                    for e in rd.flatten() {
-                        let path = e.path();
-                        let _ = if path.is_dir() && !path.is_symlink() {
-                            std::fs::remove_dir_all(&path)
-                        } else {
-                            std::fs::remove_file(&path)
-                        };
-                    }
-                }
-            }
-        }
+        // Remove what we wrote inside; keep a directory the user created beforehand.
+        super::dest::clear_all(self.dest.as_ref(), &self.made);
     }
 }
 
@@ -107,7 +81,14 @@ impl Layout {
         Ok(Layout {
             to: to.to_path_buf(),
             tablespaces,
+            dest: super::dest::local(),
         })
+    }
+
+    /// The same layout on another file system (the database host's, through its agent).
+    pub fn on(mut self, dest: Arc<dyn Destination>) -> Layout {
+        self.dest = dest;
+        self
     }
 
     /// Real path of a path of the backup's namespace.
@@ -136,13 +117,15 @@ impl Layout {
         // Every directory is checked before any is cleared: --force clears all or nothing.
         let mut clear = Vec::new();
         for (d, what) in &dirs {
-            if d.exists() && !super::is_empty_dir(d) && d.join(RESTORE_MARKER).is_file() {
+            let state = self.dest.dir_state(d, RESTORE_MARKER)?;
+            if state == DirState::Marked {
                 if !force {
                     return Err(EngineError::remedy(
                         crate::ErrorKind::InvalidInput,
                         format!(
-                            "{what} {} holds what an interrupted restore wrote (its {RESTORE_MARKER} is there); nothing was written",
-                            d.display()
+                            "{what} {}{} holds what an interrupted restore wrote (its {RESTORE_MARKER} is there); nothing was written",
+                            d.display(),
+                            self.dest.place()
                         ),
                         crate::Hint::new().act(crate::Action::ClearInterruptedRestore),
                     ));
@@ -150,7 +133,7 @@ impl Layout {
                 clear.push(d.clone());
                 continue;
             }
-            if d.exists() && !super::is_empty_dir(d) {
+            if state == DirState::Occupied {
                 let hint = if *what == "restore directory" {
                     "restore into a new or empty directory"
                 } else {
@@ -164,13 +147,14 @@ impl Layout {
                     String::new()
                 };
                 return Err(EngineError::Invalid(format!(
-                    "{what} {} is not empty{forced}; nothing was written; hint: {hint}",
-                    d.display()
+                    "{what} {}{} is not empty{forced}; nothing was written; hint: {hint}",
+                    d.display(),
+                    self.dest.place()
                 )));
             }
         }
         for d in &clear {
-            empty_dir(d)?;
+            self.dest.empty_dir(d)?;
         }
         Ok(clear)
     }
@@ -180,14 +164,14 @@ impl Layout {
     pub fn mark(&self) -> Result<(), EngineError> {
         for d in std::iter::once(&self.to).chain(self.tablespaces.iter().map(|(_, p)| p)) {
             let m = d.join(RESTORE_MARKER);
-            std::fs::write(
+            self.dest.write_whole(
                 &m,
                 format!(
                     "recman restore in progress (process {}); the directory holds nothing else recman did not write\n",
                     std::process::id()
-                ),
-            )
-            .map_err(|e| EngineError::io("write", &m, e))?;
+                )
+                .as_bytes(),
+            )?;
         }
         Ok(())
     }
@@ -195,8 +179,7 @@ impl Layout {
     /// Takes the marks away once the restore is complete.
     pub fn unmark(&self) -> Result<(), EngineError> {
         for d in std::iter::once(&self.to).chain(self.tablespaces.iter().map(|(_, p)| p)) {
-            let m = d.join(RESTORE_MARKER);
-            std::fs::remove_file(&m).map_err(|e| EngineError::io("remove", &m, e))?;
+            self.dest.remove_file(&d.join(RESTORE_MARKER))?;
         }
         Ok(())
     }
@@ -206,16 +189,13 @@ impl Layout {
         for d in std::iter::once(&self.to).chain(self.tablespaces.iter().map(|(_, p)| p)) {
             // Missing parents are made private too (an image copy's directories in the
             // repository, a restore target's new parents).
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(d)
-                .map_err(|e| EngineError::io("create directory", d, e))?;
-            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))
-                .map_err(|e| EngineError::io("set mode of", d, e))?;
+            self.dest.create_dir_all(d, Some(0o700))?;
             made.push(d.clone());
         }
-        Ok(Created { made })
+        Ok(Created {
+            made,
+            dest: Arc::clone(&self.dest),
+        })
     }
 }
 
@@ -223,8 +203,7 @@ pub(crate) fn make_entries(m: &BackupManifest, layout: &Layout) -> Result<(), En
     for e in &m.entries {
         let path = layout.real(&e.path);
         match e.kind {
-            EntryKind::Dir => std::fs::create_dir_all(&path)
-                .map_err(|er| EngineError::io("create directory", &path, er))?,
+            EntryKind::Dir => layout.dest.create_dir_all(&path, None)?,
             EntryKind::Symlink => {
                 let target = match e.path.strip_prefix("pg_tblspc/").and_then(|oid| {
                     layout
@@ -235,8 +214,7 @@ pub(crate) fn make_entries(m: &BackupManifest, layout: &Layout) -> Result<(), En
                     Some((_, loc)) => loc.clone(),
                     None => PathBuf::from(e.link_target.clone().unwrap_or_default()),
                 };
-                std::os::unix::fs::symlink(&target, &path)
-                    .map_err(|er| EngineError::io("create symlink", &path, er))?;
+                layout.dest.symlink(&target, &path)?;
             }
             EntryKind::File => {}
         }
@@ -246,40 +224,27 @@ pub(crate) fn make_entries(m: &BackupManifest, layout: &Layout) -> Result<(), En
 
 /// Applies modes and, when allowed, owners; directories last so their modes do not stop us.
 pub(crate) fn apply_metadata(m: &BackupManifest, layout: &Layout) -> Result<(), EngineError> {
-    let root = running_as_root();
+    let dest = layout.dest.as_ref();
+    let root = dest.may_chown();
     for e in m
         .entries
         .iter()
         .filter(|e| e.kind == EntryKind::File)
         .chain(m.entries.iter().filter(|e| e.kind == EntryKind::Dir))
     {
-        let path = layout.real(&e.path);
-        if root {
-            std::os::unix::fs::chown(&path, Some(e.uid), Some(e.gid))
-                .map_err(|er| EngineError::io("set owner of", &path, er))?;
-        }
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(e.mode))
-            .map_err(|er| EngineError::io("set mode of", &path, er))?;
+        let owner = root.then_some((e.uid, e.gid));
+        dest.set_meta(&layout.real(&e.path), owner, Some(e.mode), false)?;
     }
     if root {
         // The top directories take the owner of the data directory's files.
         if let Some(e) = m.entries.iter().find(|e| e.path == "global") {
             for d in std::iter::once(&layout.to).chain(layout.tablespaces.iter().map(|(_, p)| p)) {
-                std::os::unix::fs::chown(d, Some(e.uid), Some(e.gid))
-                    .map_err(|er| EngineError::io("set owner of", d, er))?;
+                dest.set_meta(d, Some((e.uid, e.gid)), None, false)?;
             }
             for s in m.entries.iter().filter(|s| s.kind == EntryKind::Symlink) {
-                let _ = std::os::unix::fs::lchown(layout.real(&s.path), Some(s.uid), Some(s.gid));
+                let _ = dest.set_meta(&layout.real(&s.path), Some((s.uid, s.gid)), None, true);
             }
         }
     }
     Ok(())
-}
-
-/// Only root may give files away, so only then are owners restored; /proc/self is owned by
-/// the process's effective user, which tells it without calling into libc.
-fn running_as_root() -> bool {
-    std::fs::metadata("/proc/self")
-        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
-        .unwrap_or(false)
 }

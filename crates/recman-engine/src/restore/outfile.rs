@@ -13,6 +13,7 @@
 //! aligned output buffers, so the channel decompresses and checks the next chunk while the
 //! last one is written, and the OUTPUT statistics count what the channel really waited for.
 
+use super::dest::DestFile;
 use crate::EngineError;
 use crate::io::{ALIGN, AlignedBuf, IoCounters};
 use std::fs::{File, OpenOptions};
@@ -99,12 +100,12 @@ impl OutFile {
 
 enum Job {
     Write {
-        file: Arc<OutFile>,
+        file: Arc<dyn DestFile>,
         offset: u64,
         buf: AlignedBuf,
         len: usize,
     },
-    Sync(Arc<OutFile>),
+    Sync(Arc<dyn DestFile>),
 }
 
 /// The write phase of one restore channel: writes and file syncs, in the order given, on a
@@ -144,7 +145,7 @@ impl FileWriter {
     /// Queues `data` to be written to `file` at `offset`.
     pub(super) fn write(
         &mut self,
-        file: &Arc<OutFile>,
+        file: &Arc<dyn DestFile>,
         offset: u64,
         data: &[u8],
     ) -> Result<(), EngineError> {
@@ -186,7 +187,7 @@ impl FileWriter {
     }
 
     /// Queues a sync of `file`: after the writes queued before it.
-    pub(super) fn sync(&mut self, file: &Arc<OutFile>) -> Result<(), EngineError> {
+    pub(super) fn sync(&mut self, file: &Arc<dyn DestFile>) -> Result<(), EngineError> {
         self.send(Job::Sync(Arc::clone(file)))
     }
 

@@ -161,19 +161,22 @@ pub(crate) fn restore_selection(
 /// left-out relations find no page there, which PostgreSQL otherwise treats as corruption
 /// at the end of recovery. Returns the settings written.
 pub(crate) fn write_partial_settings(layout: &Layout) -> Result<Vec<String>, EngineError> {
-    use std::io::Write;
     let setting = "ignore_invalid_pages = on".to_string();
     let auto = layout.to.join("postgresql.auto.conf");
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&auto)
-        .map_err(|e| EngineError::io("write", &auto, e))?;
-    writeln!(
-        f,
-        "# a partial restore: WAL of the files left out must not stop recovery\n{setting}"
-    )
-    .and_then(|_| f.sync_all())
-    .map_err(|e| EngineError::io("write", &auto, e))?;
+    let mut text = layout.dest.read_whole(&auto)?.ok_or_else(|| {
+        EngineError::io(
+            "write",
+            &auto,
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        )
+    })?;
+    text.extend_from_slice(
+        format!(
+            "# a partial restore: WAL of the files left out must not stop recovery\n{setting}\n"
+        )
+        .as_bytes(),
+    );
+    layout.dest.write_whole(&auto, &text)?;
     Ok(vec![setting])
 }
 

@@ -6,7 +6,6 @@ use super::files::Layout;
 use super::{RecoveryTarget, RestoreOptions};
 use crate::{Context, EngineError};
 use recman_format::manifest::BackupManifest;
-use std::io::Write;
 
 fn quote_conf(v: &str) -> String {
     format!("'{}'", v.replace('\'', "''"))
@@ -27,22 +26,14 @@ pub fn write_recovery(
     m: &BackupManifest,
     layout: &Layout,
     opts: &RestoreOptions,
+    restore_command: Option<&str>,
 ) -> Result<Vec<String>, EngineError> {
     let write = |name: &str, data: &str| -> Result<(), EngineError> {
         let p = layout.to.join(name);
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(&p)
-            .map_err(|e| EngineError::io("write", &p, e))?;
-        f.write_all(data.as_bytes())
-            .and_then(|_| f.sync_all())
-            .map_err(|e| EngineError::io("write", &p, e))?;
+        layout.dest.write_whole(&p, data.as_bytes())?;
         // Files we add belong to whoever owns the restored directory (PostgreSQL's user).
-        if let Ok(md) = std::fs::metadata(&layout.to) {
-            use std::os::unix::fs::MetadataExt;
-            let _ = std::os::unix::fs::chown(&p, Some(md.uid()), Some(md.gid()));
+        if let Some(owner) = layout.dest.owner_of(&layout.to) {
+            let _ = layout.dest.set_meta(&p, Some(owner), None, false);
         }
         Ok(())
     };
@@ -89,12 +80,15 @@ pub fn write_recovery(
     } else {
         " --with-recovery-target"
     };
-    let cmd = format!(
-        "{} --repo {}{extra} --db {} archive-get{guarded} \"%f\" \"%p\"",
-        quote_shell(&exe.display().to_string()),
-        quote_shell(&repo),
-        quote_shell(&ctx.db.name)
-    );
+    let cmd = match restore_command {
+        Some(c) => format!("{c}{guarded} \"%f\" \"%p\""),
+        None => format!(
+            "{} --repo {}{extra} --db {} archive-get{guarded} \"%f\" \"%p\"",
+            quote_shell(&exe.display().to_string()),
+            quote_shell(&repo),
+            quote_shell(&ctx.db.name)
+        ),
+    };
     let mut settings = vec![format!("restore_command = {}", quote_conf(&cmd))];
     match &opts.target {
         RecoveryTarget::Latest => {}
@@ -123,7 +117,13 @@ pub fn write_recovery(
         settings.push(format!("recovery_target_timeline = {}", quote_conf(tl)));
     }
     let auto = layout.to.join("postgresql.auto.conf");
-    let mut text = std::fs::read_to_string(&auto).unwrap_or_default();
+    let mut text = layout
+        .dest
+        .read_whole(&auto)
+        .ok()
+        .flatten()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }

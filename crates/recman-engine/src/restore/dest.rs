@@ -1,0 +1,236 @@
+//! Where a restore writes: the restore's one seam to the file system that receives the
+//! restored cluster. [`LocalDest`] is this host's file system (the behaviour recman always
+//! had); a remote destination (`dest_remote.rs`) sends the same operations to the database
+//! host's agent, which runs them on its [`LocalDest`] after checking every path
+//! (`dest_serve.rs`).
+//!
+//! Contract: paths are absolute paths on the destination host, already confined by the
+//! caller (`confine.rs`); a remote destination confines them again on the far side. Every
+//! operation either succeeds whole or returns an error naming the path; `write_whole` and
+//! `set_len` make what they wrote durable, file writes become durable at the file's `sync`.
+
+use crate::EngineError;
+use crate::io::AlignedBuf;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What a restore target directory holds before the restore.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum DirState {
+    Missing,
+    Empty,
+    /// Not empty, and the restore marker is there: an interrupted restore wrote it.
+    Marked,
+    Occupied,
+}
+
+/// One restored file open for writing.
+pub trait DestFile: Send + Sync {
+    /// Writes `data` at `offset`; `bounce` is the writer's aligned buffer, made on first use.
+    fn write_at(
+        &self,
+        data: &[u8],
+        offset: u64,
+        bounce: &mut Option<AlignedBuf>,
+    ) -> Result<(), EngineError>;
+    /// Makes everything written to the file durable.
+    fn sync(&self) -> Result<(), EngineError>;
+}
+
+/// The file system a restore writes into.
+pub trait Destination: Send + Sync {
+    /// Names the destination in messages: empty for this host, " on <agent>" otherwise.
+    fn place(&self) -> String;
+    /// Whether `dir` exists and what it holds; `marker` is the restore marker's file name.
+    fn dir_state(&self, dir: &Path, marker: &str) -> Result<DirState, EngineError>;
+    /// Removes everything inside `dir`, keeping `dir`; links are removed, never followed.
+    fn empty_dir(&self, dir: &Path) -> Result<(), EngineError>;
+    /// Creates `dir` and missing parents; with `mode`, gives `dir` (and new parents) that mode.
+    fn create_dir_all(&self, dir: &Path, mode: Option<u32>) -> Result<(), EngineError>;
+    /// Creates or replaces the small file `path` with `data`, durably.
+    fn write_whole(&self, path: &Path, data: &[u8]) -> Result<(), EngineError>;
+    /// The content of `path`, None when it does not exist.
+    fn read_whole(&self, path: &Path) -> Result<Option<Vec<u8>>, EngineError>;
+    fn remove_file(&self, path: &Path) -> Result<(), EngineError>;
+    /// Opens `path` for writing, creating it (mode 0600) when missing, never truncating.
+    fn open(&self, path: &Path) -> Result<Arc<dyn DestFile>, EngineError>;
+    /// Creates `path` when missing and sets its length, durably.
+    fn set_len(&self, path: &Path, len: u64) -> Result<(), EngineError>;
+    fn symlink(&self, target: &Path, path: &Path) -> Result<(), EngineError>;
+    /// Sets `path`'s mode and, with `owner`, its owner; `link` changes a symbolic link's
+    /// owner only.
+    fn set_meta(
+        &self,
+        path: &Path,
+        owner: Option<(u32, u32)>,
+        mode: Option<u32>,
+        link: bool,
+    ) -> Result<(), EngineError>;
+    /// The owner of `path`, None when it cannot be read.
+    fn owner_of(&self, path: &Path) -> Option<(u32, u32)>;
+    /// Whether the destination may give files away (it runs as root).
+    fn may_chown(&self) -> bool;
+}
+
+/// This host's file system.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LocalDest;
+
+/// The local destination, shared.
+pub fn local() -> Arc<dyn Destination> {
+    Arc::new(LocalDest)
+}
+
+impl Destination for LocalDest {
+    fn place(&self) -> String {
+        String::new()
+    }
+
+    fn dir_state(&self, dir: &Path, marker: &str) -> Result<DirState, EngineError> {
+        Ok(if !dir.exists() {
+            DirState::Missing
+        } else if super::is_empty_dir(dir) {
+            DirState::Empty
+        } else if dir.join(marker).is_file() {
+            DirState::Marked
+        } else {
+            DirState::Occupied
+        })
+    }
+
+    fn empty_dir(&self, d: &Path) -> Result<(), EngineError> {
+        let rd = std::fs::read_dir(d).map_err(|e| EngineError::io("read directory", d, e))?;
+        for e in rd {
+            let path = e
+                .map_err(|e| EngineError::io("read directory", d, e))?
+                .path();
+            let r = if path.is_dir() && !path.is_symlink() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            r.map_err(|e| EngineError::io("remove", &path, e))?;
+        }
+        Ok(())
+    }
+
+    fn create_dir_all(&self, d: &Path, mode: Option<u32>) -> Result<(), EngineError> {
+        match mode {
+            None => std::fs::create_dir_all(d),
+            Some(m) => std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(m)
+                .create(d)
+                .and_then(|()| std::fs::set_permissions(d, std::fs::Permissions::from_mode(m))),
+        }
+        .map_err(|e| EngineError::io("create directory", d, e))
+    }
+
+    fn write_whole(&self, p: &Path, data: &[u8]) -> Result<(), EngineError> {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(p)
+            .map_err(|e| EngineError::io("write", p, e))?;
+        f.write_all(data)
+            .and_then(|_| f.sync_all())
+            .map_err(|e| EngineError::io("write", p, e))
+    }
+
+    fn read_whole(&self, p: &Path) -> Result<Option<Vec<u8>>, EngineError> {
+        match std::fs::read(p) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(EngineError::io("read", p, e)),
+        }
+    }
+
+    fn remove_file(&self, p: &Path) -> Result<(), EngineError> {
+        std::fs::remove_file(p).map_err(|e| EngineError::io("remove", p, e))
+    }
+
+    fn open(&self, p: &Path) -> Result<Arc<dyn DestFile>, EngineError> {
+        Ok(Arc::new(super::outfile::OutFile::open(p.to_path_buf())?))
+    }
+
+    fn set_len(&self, p: &Path, len: u64) -> Result<(), EngineError> {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(p)
+            .map_err(|er| EngineError::io("create", p, er))?;
+        f.set_len(len)
+            .and_then(|_| f.sync_all())
+            .map_err(|er| EngineError::io("set length of", p, er))
+    }
+
+    fn symlink(&self, target: &Path, p: &Path) -> Result<(), EngineError> {
+        std::os::unix::fs::symlink(target, p).map_err(|er| EngineError::io("create symlink", p, er))
+    }
+
+    fn set_meta(
+        &self,
+        p: &Path,
+        owner: Option<(u32, u32)>,
+        mode: Option<u32>,
+        link: bool,
+    ) -> Result<(), EngineError> {
+        if let Some((u, g)) = owner {
+            let r = if link {
+                std::os::unix::fs::lchown(p, Some(u), Some(g))
+            } else {
+                std::os::unix::fs::chown(p, Some(u), Some(g))
+            };
+            r.map_err(|er| EngineError::io("set owner of", p, er))?;
+        }
+        if let Some(m) = mode {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m))
+                .map_err(|er| EngineError::io("set mode of", p, er))?;
+        }
+        Ok(())
+    }
+
+    fn owner_of(&self, p: &Path) -> Option<(u32, u32)> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p).ok().map(|m| (m.uid(), m.gid()))
+    }
+
+    fn may_chown(&self) -> bool {
+        // Only root may give files away; /proc/self is owned by the process's effective
+        // user, which tells it without calling into libc.
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self")
+            .map(|m| m.uid() == 0)
+            .unwrap_or(false)
+    }
+}
+
+impl DestFile for super::outfile::OutFile {
+    fn write_at(
+        &self,
+        data: &[u8],
+        offset: u64,
+        bounce: &mut Option<AlignedBuf>,
+    ) -> Result<(), EngineError> {
+        super::outfile::OutFile::write_at(self, data, offset, bounce)
+    }
+
+    fn sync(&self) -> Result<(), EngineError> {
+        super::outfile::OutFile::sync(self)
+    }
+}
+
+/// Removes what a failed restore wrote inside each of `dirs`, keeping the directories
+/// (the user may have made them beforehand).
+pub(crate) fn clear_all(dest: &dyn Destination, dirs: &[PathBuf]) {
+    for d in dirs.iter().rev() {
+        if dest.dir_state(d, "").is_ok_and(|s| s != DirState::Missing) {
+            let _ = dest.empty_dir(d);
+        }
+    }
+}

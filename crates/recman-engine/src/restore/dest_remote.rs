@@ -1,0 +1,155 @@
+//! A restore destination on another host: every [`Destination`] operation is one request to
+//! the database host's agent (`dest_serve.rs` runs it there). The transport is behind
+//! [`Caller`], so the engine does not depend on it; the binary plugs in its client.
+
+use super::dest::{DestFile, Destination, DirState};
+use crate::EngineError;
+use crate::io::AlignedBuf;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// One request and its reply, as the agent's transport carries them.
+pub trait Caller: Send + Sync {
+    /// The agent's address, for messages.
+    fn name(&self) -> String;
+    fn call(&self, method: &str, meta: Value, body: &[u8])
+    -> Result<(Value, Vec<u8>), EngineError>;
+}
+
+/// The database host's file system, through its agent.
+pub struct RemoteDest {
+    caller: Arc<dyn Caller>,
+}
+
+impl RemoteDest {
+    pub fn new(caller: Arc<dyn Caller>) -> RemoteDest {
+        RemoteDest { caller }
+    }
+
+    fn call(
+        &self,
+        method: &str,
+        meta: Value,
+        body: &[u8],
+    ) -> Result<(Value, Vec<u8>), EngineError> {
+        self.caller.call(method, meta, body)
+    }
+
+    fn path_call(&self, method: &str, path: &Path, mut extra: Value) -> Result<Value, EngineError> {
+        extra["path"] = json!(path.display().to_string());
+        self.call(method, extra, &[]).map(|(v, _)| v)
+    }
+}
+
+fn bad_reply(method: &str) -> EngineError {
+    EngineError::Internal(format!(
+        "the agent's reply to {method} is not understood; hint: use the same recman version on the backup host and the database host"
+    ))
+}
+
+impl Destination for RemoteDest {
+    fn place(&self) -> String {
+        format!(" on the database host (agent {})", self.caller.name())
+    }
+
+    fn dir_state(&self, dir: &Path, marker: &str) -> Result<DirState, EngineError> {
+        let v = self.path_call("restore.dir_state", dir, json!({"marker": marker}))?;
+        serde_json::from_value(v["state"].clone()).map_err(|_| bad_reply("restore.dir_state"))
+    }
+
+    fn empty_dir(&self, dir: &Path) -> Result<(), EngineError> {
+        self.path_call("restore.empty_dir", dir, json!({}))
+            .map(drop)
+    }
+
+    fn create_dir_all(&self, dir: &Path, mode: Option<u32>) -> Result<(), EngineError> {
+        self.path_call("restore.create_dir_all", dir, json!({"mode": mode}))
+            .map(drop)
+    }
+
+    fn write_whole(&self, path: &Path, data: &[u8]) -> Result<(), EngineError> {
+        let meta = json!({"path": path.display().to_string()});
+        self.call("restore.write_whole", meta, data).map(drop)
+    }
+
+    fn read_whole(&self, path: &Path) -> Result<Option<Vec<u8>>, EngineError> {
+        let meta = json!({"path": path.display().to_string()});
+        let (v, body) = self.call("restore.read_whole", meta, &[])?;
+        Ok(v["exists"].as_bool().unwrap_or(false).then_some(body))
+    }
+
+    fn remove_file(&self, path: &Path) -> Result<(), EngineError> {
+        self.path_call("restore.remove_file", path, json!({}))
+            .map(drop)
+    }
+
+    fn open(&self, path: &Path) -> Result<Arc<dyn DestFile>, EngineError> {
+        // The agent opens the file at each write: a request holds no state on the far side,
+        // so a retried or reordered request cannot write into the wrong file.
+        Ok(Arc::new(RemoteFile {
+            caller: Arc::clone(&self.caller),
+            path: path.to_path_buf(),
+        }))
+    }
+
+    fn set_len(&self, path: &Path, len: u64) -> Result<(), EngineError> {
+        self.path_call("restore.set_len", path, json!({"len": len}))
+            .map(drop)
+    }
+
+    fn symlink(&self, target: &Path, path: &Path) -> Result<(), EngineError> {
+        let extra = json!({"target": target.display().to_string()});
+        self.path_call("restore.symlink", path, extra).map(drop)
+    }
+
+    fn set_meta(
+        &self,
+        path: &Path,
+        owner: Option<(u32, u32)>,
+        mode: Option<u32>,
+        link: bool,
+    ) -> Result<(), EngineError> {
+        let extra = json!({
+            "uid": owner.map(|o| o.0),
+            "gid": owner.map(|o| o.1),
+            "mode": mode,
+            "link": link,
+        });
+        self.path_call("restore.set_meta", path, extra).map(drop)
+    }
+
+    fn owner_of(&self, path: &Path) -> Option<(u32, u32)> {
+        let v = self.path_call("restore.owner_of", path, json!({})).ok()?;
+        Some((v["uid"].as_u64()? as u32, v["gid"].as_u64()? as u32))
+    }
+
+    fn may_chown(&self) -> bool {
+        self.call("restore.may_chown", json!({}), &[])
+            .ok()
+            .and_then(|(v, _)| v["yes"].as_bool())
+            .unwrap_or(false)
+    }
+}
+
+struct RemoteFile {
+    caller: Arc<dyn Caller>,
+    path: PathBuf,
+}
+
+impl DestFile for RemoteFile {
+    fn write_at(
+        &self,
+        data: &[u8],
+        offset: u64,
+        _: &mut Option<AlignedBuf>,
+    ) -> Result<(), EngineError> {
+        let meta = json!({"path": self.path.display().to_string(), "offset": offset});
+        self.caller.call("restore.write_at", meta, data).map(drop)
+    }
+
+    fn sync(&self) -> Result<(), EngineError> {
+        let meta = json!({"path": self.path.display().to_string()});
+        self.caller.call("restore.sync", meta, &[]).map(drop)
+    }
+}
