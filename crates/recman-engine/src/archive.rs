@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 mod batch;
 mod check;
+pub mod host;
 mod read;
 pub mod summary;
 pub use batch::{

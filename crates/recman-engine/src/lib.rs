@@ -78,6 +78,7 @@ pub use restore::{
     FIRST_NORMAL_OBJECT_ID, Partial, SYSTEM_DATABASES, Selection, filenode_of,
     restore_database_selected,
 };
+pub use archive::host as archive_host;
 pub use restore::{
     Through, dest as restore_dest, dest_remote as restore_dest_remote,
     dest_serve as restore_dest_serve, restore_database_on,
