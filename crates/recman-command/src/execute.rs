@@ -88,6 +88,11 @@ pub trait Env {
         repo: &Repository,
     ) -> Result<(PathBuf, PathBuf, Vec<String>), EnvError>;
     fn progress(&self) -> &dyn Progress;
+    /// Where a restore of `ctx`'s database writes: None for this host; the database host's
+    /// agent for a cluster registered with one (docs/fleet.md).
+    fn restore_through(&self, _ctx: &Context) -> Result<Option<recman_engine::Through>, EnvError> {
+        Ok(None)
+    }
 }
 
 /// One result of a command, in the order they happen.
@@ -385,8 +390,15 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
             } else {
                 recman_engine::Selection::Databases(r.include_db.clone())
             };
-            let (report, partial) =
-                recman_engine::restore_database_selected(&ctx, &opts, &selection, e.progress())?;
+            let through =
+                env(e.restore_through(&ctx))?.unwrap_or_else(recman_engine::Through::local);
+            let (report, partial) = recman_engine::restore_database_on(
+                &ctx,
+                &opts,
+                &selection,
+                &through,
+                e.progress(),
+            )?;
             if !partial.excluded.is_empty() {
                 let names: Vec<String> = partial
                     .excluded

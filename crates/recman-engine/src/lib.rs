@@ -57,6 +57,7 @@ mod wal_prefetch;
 pub mod window;
 
 pub use action::{Action, Hint, HintPart, Remedy, Spell, Words};
+pub use archive::host as archive_host;
 pub use archive::{
     ArchiveGetOutcome, ArchivePushOutcome, DEFAULT_PUSH_BATCH, PushBatchReport, PushOptions,
     archive_current, archive_get, archive_push_batch, default_parallel, is_segment_name,
@@ -78,7 +79,6 @@ pub use restore::{
     FIRST_NORMAL_OBJECT_ID, Partial, SYSTEM_DATABASES, Selection, filenode_of,
     restore_database_selected,
 };
-pub use archive::host as archive_host;
 pub use restore::{
     Through, dest as restore_dest, dest_remote as restore_dest_remote,
     dest_serve as restore_dest_serve, restore_database_on,

@@ -43,6 +43,7 @@ mod host;
 mod memmedia;
 mod pgserver;
 mod pki;
+mod tcp_proxy;
 
 pub use binary::*;
 pub use cluster::*;
@@ -51,3 +52,4 @@ pub use host::*;
 pub use memmedia::MemMedia;
 pub use pgserver::PgServer;
 pub use pki::TestPki;
+pub use tcp_proxy::TcpProxy;
