@@ -50,4 +50,4 @@ pub use cluster_wal::*;
 pub use host::*;
 pub use memmedia::MemMedia;
 pub use pgserver::PgServer;
-pub use pki::TestPki;
+pub use pki::{STRANGER_CN, TestPki};
