@@ -51,5 +51,5 @@ pub use cluster_wal::*;
 pub use host::*;
 pub use memmedia::MemMedia;
 pub use pgserver::PgServer;
-pub use pki::TestPki;
+pub use pki::{STRANGER_CN, TestPki};
 pub use tcp_proxy::TcpProxy;

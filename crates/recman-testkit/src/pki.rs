@@ -1,6 +1,8 @@
 //! A throwaway certificate authority for TLS tests, made with the `openssl` command: a CA, a
 //! server certificate for localhost and 127.0.0.1, a client certificate, and a second CA that
-//! signed none of them (the "wrong CA"). EC P-256 keys: quick to make.
+//! signed none of them (the "wrong CA"); for the fleet transport's refusals also three bad
+//! client certificates: an expired one, one from the other CA, and one whose CN no server
+//! allows. EC P-256 keys: quick to make.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,7 +20,22 @@ pub struct TestPki {
     /// For user `client_user` (the certificate's CN), as PostgreSQL's `cert` method wants.
     pub client_cert: PathBuf,
     pub client_key: PathBuf,
+    /// Signed by the CA but expired a day ago (CN `expired-client`).
+    pub expired_cert: PathBuf,
+    pub expired_key: PathBuf,
+    /// Current, CN `foreign-client`, but signed by the other CA.
+    pub foreign_cert: PathBuf,
+    pub foreign_key: PathBuf,
+    /// Signed by the CA and current, CN `stranger`: for a CN that is not on an allow-list.
+    pub stranger_cert: PathBuf,
+    pub stranger_key: PathBuf,
 }
+
+/// The CN of [`TestPki::stranger_cert`].
+pub const STRANGER_CN: &str = "stranger";
+
+const CLIENT_EXT: &str =
+    "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n";
 
 fn openssl(dir: &Path, args: &[&str]) {
     let out = Command::new("openssl")
@@ -63,6 +80,12 @@ fn ca(dir: &Path, name: &str) {
 }
 
 fn leaf(dir: &Path, name: &str, cn: &str, ext: &str) {
+    signed_leaf(dir, name, cn, ext, "ca", "2");
+}
+
+/// A leaf signed by CA `ca` (its files `ca.crt`, `ca.key`), valid for `days` (a negative
+/// count makes it expired from the start).
+fn signed_leaf(dir: &Path, name: &str, cn: &str, ext: &str, ca: &str, days: &str) {
     openssl(
         dir,
         &[
@@ -90,12 +113,12 @@ fn leaf(dir: &Path, name: &str, cn: &str, ext: &str) {
             "-in",
             &format!("{name}.csr"),
             "-CA",
-            "ca.crt",
+            &format!("{ca}.crt"),
             "-CAkey",
-            "ca.key",
+            &format!("{ca}.key"),
             "-CAcreateserial",
             "-days",
-            "2",
+            days,
             "-extfile",
             &format!("{name}.ext"),
             "-out",
@@ -115,13 +138,26 @@ impl TestPki {
             "localhost",
             "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n",
         );
-        leaf(
+        leaf(dir, "client", client_user, CLIENT_EXT);
+        signed_leaf(dir, "expired", "expired-client", CLIENT_EXT, "ca", "-1");
+        signed_leaf(
             dir,
-            "client",
-            client_user,
-            "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n",
+            "foreign",
+            "foreign-client",
+            CLIENT_EXT,
+            "other-ca",
+            "2",
         );
-        for key in ["ca.key", "other-ca.key", "server.key", "client.key"] {
+        leaf(dir, "stranger", STRANGER_CN, CLIENT_EXT);
+        for key in [
+            "ca.key",
+            "other-ca.key",
+            "server.key",
+            "client.key",
+            "expired.key",
+            "foreign.key",
+            "stranger.key",
+        ] {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(dir.join(key), std::fs::Permissions::from_mode(0o600))
                 .unwrap();
@@ -135,6 +171,12 @@ impl TestPki {
             server_key: dir.join("server.key"),
             client_cert: dir.join("client.crt"),
             client_key: dir.join("client.key"),
+            expired_cert: dir.join("expired.crt"),
+            expired_key: dir.join("expired.key"),
+            foreign_cert: dir.join("foreign.crt"),
+            foreign_key: dir.join("foreign.key"),
+            stranger_cert: dir.join("stranger.crt"),
+            stranger_key: dir.join("stranger.key"),
         }
     }
 }
