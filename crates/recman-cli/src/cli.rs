@@ -67,6 +67,13 @@ pub struct Global {
     /// terminal (auto), one JSON event per second for wrappers (json), or nothing (none).
     #[arg(long, global = true, value_enum, default_value_t = ProgressMode::Auto)]
     pub progress: ProgressMode,
+    /// This host's side of the fleet's mutual TLS (docs/fleet.md).
+    #[command(flatten)]
+    pub tls: crate::fleet_args::TlsArgs,
+    /// `restore database`: write through this database host's agent, https://HOST:PORT
+    /// (docs/fleet.md); the restore directory is then on that host.
+    #[arg(long, global = true)]
+    pub agent: Option<String>,
 }
 
 /// What `--progress` selects.
@@ -147,6 +154,10 @@ pub enum Command {
         /// 4, since each also waits for its fsyncs). Range: 1 to 256.
         #[arg(long, value_parser = crate::input::count::<u32>((1, 256)))]
         parallel: Option<u32>,
+        /// Send the file to the repository host's server, https://HOST:PORT, instead of
+        /// writing the repository (with --db and this host's --tls-*; docs/fleet.md).
+        #[arg(long)]
+        repo_host: Option<String>,
     },
     /// Fetch an archived WAL file (for restore_command), with read-ahead of the next segments.
     ArchiveGet {
@@ -166,6 +177,10 @@ pub enum Command {
         /// it needed the file before its target.
         #[arg(long, hide = true)]
         with_recovery_target: bool,
+        /// Fetch the file from the repository host's server, https://HOST:PORT, instead of
+        /// reading the repository (with --db and this host's --tls-*; docs/fleet.md).
+        #[arg(long)]
+        repo_host: Option<String>,
     },
     /// Fills archive-get's spool; started by archive-get in the background.
     #[command(hide = true)]
@@ -253,6 +268,10 @@ pub enum Command {
     },
     /// Print recman's manual page (roff), e.g. `recman man | man -l -`.
     Man,
+    /// Serve the fleet (docs/fleet.md): with --repo, the repository host's archive-push and
+    /// archive-get; otherwise a database host's agent, which writes restores into
+    /// --restore-dir.
+    Server(crate::fleet_args::ServerArgs),
 }
 
 #[derive(Subcommand, Debug)]

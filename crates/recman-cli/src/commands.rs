@@ -15,6 +15,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     let Some(command) = cli.command else {
         return crate::script::interactive(&g);
     };
+    if let Some(code) = crate::fleet_client::intercept(&g, &command)? {
+        return Ok(code);
+    }
     execute(&g, command.into())
 }
 

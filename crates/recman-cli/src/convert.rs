@@ -129,6 +129,7 @@ impl From<cli::Command> for m::Command {
                 compress,
                 batch,
                 parallel,
+                ..
             } => m::Command::ArchivePush(m::ArchivePush {
                 path,
                 compress,
@@ -141,6 +142,7 @@ impl From<cli::Command> for m::Command {
                 prefetch,
                 spool,
                 with_recovery_target,
+                ..
             } => m::Command::ArchiveGet(m::ArchiveGet {
                 name,
                 dest,
@@ -177,6 +179,7 @@ impl From<cli::Command> for m::Command {
                 shell: shell.to_string(),
             },
             cli::Command::Man => m::Command::Man,
+            cli::Command::Server(_) => unreachable!("commands::run serves it before converting"),
             cli::Command::Advise {
                 window,
                 json,

@@ -71,6 +71,16 @@ impl recman_command::Env for CliEnv<'_> {
     fn progress(&self) -> &dyn Progress {
         self.bar
     }
+    fn restore_through(&self, ctx: &Context) -> Result<Option<recman_engine::Through>, EnvError> {
+        match &self.g.agent {
+            Some(url) => Ok(Some(crate::fleet_client::through_agent(
+                url,
+                &self.g.tls,
+                &ctx.db.name,
+            )?)),
+            None => Ok(None),
+        }
+    }
 }
 
 pub struct CliPrinter<'a> {

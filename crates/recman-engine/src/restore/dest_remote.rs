@@ -54,33 +54,33 @@ impl Destination for RemoteDest {
     }
 
     fn dir_state(&self, dir: &Path, marker: &str) -> Result<DirState, EngineError> {
-        let v = self.path_call("restore.dir_state", dir, json!({"marker": marker}))?;
-        serde_json::from_value(v["state"].clone()).map_err(|_| bad_reply("restore.dir_state"))
+        let v = self.path_call("restore-dir-state", dir, json!({"marker": marker}))?;
+        serde_json::from_value(v["state"].clone()).map_err(|_| bad_reply("restore-dir-state"))
     }
 
     fn empty_dir(&self, dir: &Path) -> Result<(), EngineError> {
-        self.path_call("restore.empty_dir", dir, json!({}))
+        self.path_call("restore-empty-dir", dir, json!({}))
             .map(drop)
     }
 
     fn create_dir_all(&self, dir: &Path, mode: Option<u32>) -> Result<(), EngineError> {
-        self.path_call("restore.create_dir_all", dir, json!({"mode": mode}))
+        self.path_call("restore-create-dir-all", dir, json!({"mode": mode}))
             .map(drop)
     }
 
     fn write_whole(&self, path: &Path, data: &[u8]) -> Result<(), EngineError> {
         let meta = json!({"path": path.display().to_string()});
-        self.call("restore.write_whole", meta, data).map(drop)
+        self.call("restore-write-whole", meta, data).map(drop)
     }
 
     fn read_whole(&self, path: &Path) -> Result<Option<Vec<u8>>, EngineError> {
         let meta = json!({"path": path.display().to_string()});
-        let (v, body) = self.call("restore.read_whole", meta, &[])?;
+        let (v, body) = self.call("restore-read-whole", meta, &[])?;
         Ok(v["exists"].as_bool().unwrap_or(false).then_some(body))
     }
 
     fn remove_file(&self, path: &Path) -> Result<(), EngineError> {
-        self.path_call("restore.remove_file", path, json!({}))
+        self.path_call("restore-remove-file", path, json!({}))
             .map(drop)
     }
 
@@ -94,13 +94,13 @@ impl Destination for RemoteDest {
     }
 
     fn set_len(&self, path: &Path, len: u64) -> Result<(), EngineError> {
-        self.path_call("restore.set_len", path, json!({"len": len}))
+        self.path_call("restore-set-len", path, json!({"len": len}))
             .map(drop)
     }
 
     fn symlink(&self, target: &Path, path: &Path) -> Result<(), EngineError> {
         let extra = json!({"target": target.display().to_string()});
-        self.path_call("restore.symlink", path, extra).map(drop)
+        self.path_call("restore-symlink", path, extra).map(drop)
     }
 
     fn set_meta(
@@ -116,16 +116,16 @@ impl Destination for RemoteDest {
             "mode": mode,
             "link": link,
         });
-        self.path_call("restore.set_meta", path, extra).map(drop)
+        self.path_call("restore-set-meta", path, extra).map(drop)
     }
 
     fn owner_of(&self, path: &Path) -> Option<(u32, u32)> {
-        let v = self.path_call("restore.owner_of", path, json!({})).ok()?;
+        let v = self.path_call("restore-owner-of", path, json!({})).ok()?;
         Some((v["uid"].as_u64()? as u32, v["gid"].as_u64()? as u32))
     }
 
     fn may_chown(&self) -> bool {
-        self.call("restore.may_chown", json!({}), &[])
+        self.call("restore-may-chown", json!({}), &[])
             .ok()
             .and_then(|(v, _)| v["yes"].as_bool())
             .unwrap_or(false)
@@ -145,11 +145,11 @@ impl DestFile for RemoteFile {
         _: &mut Option<AlignedBuf>,
     ) -> Result<(), EngineError> {
         let meta = json!({"path": self.path.display().to_string(), "offset": offset});
-        self.caller.call("restore.write_at", meta, data).map(drop)
+        self.caller.call("restore-write-at", meta, data).map(drop)
     }
 
     fn sync(&self) -> Result<(), EngineError> {
         let meta = json!({"path": self.path.display().to_string()});
-        self.caller.call("restore.sync", meta, &[]).map(drop)
+        self.caller.call("restore-sync", meta, &[]).map(drop)
     }
 }

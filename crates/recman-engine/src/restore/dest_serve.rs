@@ -15,19 +15,19 @@ use std::path::{Component, Path, PathBuf};
 
 /// The method names a restore through an agent uses; an agent routes them here.
 pub const METHODS: &[&str] = &[
-    "restore.dir_state",
-    "restore.empty_dir",
-    "restore.create_dir_all",
-    "restore.write_whole",
-    "restore.read_whole",
-    "restore.remove_file",
-    "restore.write_at",
-    "restore.sync",
-    "restore.set_len",
-    "restore.symlink",
-    "restore.set_meta",
-    "restore.owner_of",
-    "restore.may_chown",
+    "restore-dir-state",
+    "restore-empty-dir",
+    "restore-create-dir-all",
+    "restore-write-whole",
+    "restore-read-whole",
+    "restore-remove-file",
+    "restore-write-at",
+    "restore-sync",
+    "restore-set-len",
+    "restore-symlink",
+    "restore-set-meta",
+    "restore-owner-of",
+    "restore-may-chown",
 ];
 
 fn refuse(path: &str, why: &str) -> EngineError {
@@ -111,53 +111,53 @@ pub fn serve(
     let ok = |v: Value| Ok((v, Vec::new()));
     let link = meta.get("link").and_then(Value::as_bool).unwrap_or(false);
     let path = || -> Result<PathBuf, EngineError> {
-        confine(roots, s(meta, "path")?, link || method == "restore.symlink")
+        confine(roots, s(meta, "path")?, link || method == "restore-symlink")
     };
     match method {
-        "restore.may_chown" => ok(json!({"yes": d.may_chown()})),
-        "restore.dir_state" => {
+        "restore-may-chown" => ok(json!({"yes": d.may_chown()})),
+        "restore-dir-state" => {
             let state = d.dir_state(&path()?, s(meta, "marker")?)?;
             ok(json!({ "state": state }))
         }
-        "restore.empty_dir" => ok({
+        "restore-empty-dir" => ok({
             d.empty_dir(&path()?)?;
             json!({})
         }),
-        "restore.create_dir_all" => {
+        "restore-create-dir-all" => {
             let mode = n(meta, "mode").map(|m| m as u32);
             d.create_dir_all(&path()?, mode)?;
             ok(json!({}))
         }
-        "restore.write_whole" => {
+        "restore-write-whole" => {
             d.write_whole(&path()?, body)?;
             ok(json!({}))
         }
-        "restore.read_whole" => match d.read_whole(&path()?)? {
+        "restore-read-whole" => match d.read_whole(&path()?)? {
             Some(b) => Ok((json!({"exists": true}), b)),
             None => ok(json!({"exists": false})),
         },
-        "restore.remove_file" => {
+        "restore-remove-file" => {
             d.remove_file(&path()?)?;
             ok(json!({}))
         }
-        "restore.write_at" => {
+        "restore-write-at" => {
             let f = d.open(&path()?)?;
             f.write_at(body, n(meta, "offset").unwrap_or(0), &mut None)?;
             ok(json!({}))
         }
-        "restore.sync" => {
+        "restore-sync" => {
             d.open(&path()?)?.sync()?;
             ok(json!({}))
         }
-        "restore.set_len" => {
+        "restore-set-len" => {
             d.set_len(&path()?, n(meta, "len").unwrap_or(0))?;
             ok(json!({}))
         }
-        "restore.symlink" => {
+        "restore-symlink" => {
             d.symlink(Path::new(s(meta, "target")?), &path()?)?;
             ok(json!({}))
         }
-        "restore.set_meta" => {
+        "restore-set-meta" => {
             let owner = n(meta, "uid")
                 .zip(n(meta, "gid"))
                 .map(|(u, g)| (u as u32, g as u32));
@@ -165,7 +165,7 @@ pub fn serve(
             d.set_meta(&path()?, owner, mode, link)?;
             ok(json!({}))
         }
-        "restore.owner_of" => ok(match d.owner_of(&path()?) {
+        "restore-owner-of" => ok(match d.owner_of(&path()?) {
             Some((u, g)) => json!({"uid": u, "gid": g}),
             None => json!({}),
         }),
@@ -218,7 +218,7 @@ mod tests {
         // Writing through the link is refused at the handler too.
         let e = serve(
             &roots,
-            "restore.write_whole",
+            "restore-write-whole",
             &json!({"path": format!("{r}/link/x")}),
             b"x",
         )

@@ -1,0 +1,158 @@
+//! The client side of the fleet (docs/fleet.md): archive-push and archive-get through the
+//! repository host's server (`--repo-host`), and a restore written through the database
+//! host's agent.
+
+use crate::cli::Global;
+use crate::fleet_args::TlsArgs;
+use anyhow::{Result, anyhow};
+use bytes::Bytes;
+use recman_engine::EngineError;
+use recman_engine::restore_dest_remote::{Caller, RemoteDest};
+use recman_remote::{CallOptions, Client, RemoteError};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+fn db_name(g: &Global, what: &str) -> Result<String> {
+    g.db.clone().ok_or_else(|| {
+        anyhow!(
+            "{what} --repo-host needs the database's name; hint: give --db NAME (the name it is registered under on the repository host)"
+        )
+    })
+}
+
+/// archive-push %p through the repository host: the segment is durably archived there when
+/// this returns.
+pub fn push(g: &Global, path: &Path, url: &str, tls: &TlsArgs) -> Result<()> {
+    let db = db_name(g, "archive-push")?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| {
+            anyhow!(
+                "{} is not a WAL file path; hint: archive_command passes %p",
+                path.display()
+            )
+        })?;
+    let data =
+        std::fs::read(path).map_err(|e| anyhow!("cannot read WAL file {}: {e}", path.display()))?;
+    let client = Client::connect(url, &tls.files("archive-push --repo-host")?)?;
+    // Pushing the same content again is answered "already archived": safe to retry.
+    let (meta, _) = client.call_whole(
+        "archive-push",
+        &json!({"db": db, "name": name}),
+        Bytes::from(data),
+        CallOptions::idempotent(),
+    )?;
+    if g.verbose {
+        let how = if meta["already"].as_bool() == Some(true) {
+            "was already archived"
+        } else {
+            "archived"
+        };
+        println!("wal file {name} {how} on the repository host {url}");
+    }
+    Ok(())
+}
+
+/// archive-get %f %p through the repository host; exit 1 when it is not archived.
+pub fn get(g: &Global, name: &str, dest: &Path, url: &str, tls: &TlsArgs) -> Result<ExitCode> {
+    let db = db_name(g, "archive-get")?;
+    let client = Client::connect(url, &tls.files("archive-get --repo-host")?)?;
+    let (meta, data) = client.call_whole(
+        "archive-get",
+        &json!({"db": db, "name": name}),
+        Bytes::new(),
+        CallOptions::idempotent(),
+    )?;
+    if meta["found"].as_bool() != Some(true) {
+        if g.verbose {
+            eprintln!("recman: wal file {name} is not archived on the repository host {url}");
+        }
+        return Ok(ExitCode::from(1));
+    }
+    // PostgreSQL may read the file as soon as it exists: write aside, then rename.
+    let tmp = dest.with_extension("recman-tmp");
+    let r = std::fs::write(&tmp, &data).and_then(|()| std::fs::rename(&tmp, dest));
+    if let Err(e) = r {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(anyhow!("cannot write {}: {e}", dest.display()));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The agent's transport for the engine's remote restore destination.
+struct AgentCaller {
+    client: Client,
+}
+
+fn to_engine(e: RemoteError) -> EngineError {
+    EngineError::Failed {
+        kind: e.kind(),
+        message: e.to_string(),
+    }
+}
+
+impl Caller for AgentCaller {
+    fn name(&self) -> String {
+        self.client.url().to_string()
+    }
+
+    fn call(
+        &self,
+        method: &str,
+        meta: Value,
+        body: &[u8],
+    ) -> Result<(Value, Vec<u8>), EngineError> {
+        // Every restore operation but these lands the same when sent twice.
+        let opts = if matches!(method, "restore-symlink" | "restore-remove-file") {
+            CallOptions::default()
+        } else {
+            CallOptions::idempotent()
+        };
+        self.client
+            .call_whole(method, &meta, Bytes::copy_from_slice(body), opts)
+            .map_err(to_engine)
+    }
+}
+
+/// A restore of `db` written through the agent at `url`; its restore_command is the one the
+/// agent gives (archive-get through the repository host), else the usual one.
+pub fn through_agent(url: &str, tls: &TlsArgs, db: &str) -> Result<recman_engine::Through> {
+    let client = Client::connect(url, &tls.files("a restore through an agent")?)?;
+    let meta = client.call_meta(
+        "restore-command",
+        &json!({"db": db}),
+        CallOptions::idempotent(),
+    )?;
+    let restore_command = meta["command"].as_str().map(str::to_string);
+    Ok(recman_engine::Through {
+        dest: Arc::new(RemoteDest::new(Arc::new(AgentCaller { client }))),
+        restore_command,
+    })
+}
+
+/// Runs the fleet's forms of commands: `server`, and archive-push / archive-get with
+/// `--repo-host`; None for every other command.
+pub fn intercept(g: &Global, command: &crate::cli::Command) -> Result<Option<ExitCode>> {
+    use crate::cli::Command as C;
+    match command {
+        C::Server(a) if g.repo.is_some() => {
+            crate::repo_host::serve(g, a).map(|()| Some(ExitCode::SUCCESS))
+        }
+        C::Server(a) => crate::restore_agent::serve(g, a).map(|()| Some(ExitCode::SUCCESS)),
+        C::ArchivePush {
+            path,
+            repo_host: Some(url),
+            ..
+        } => push(g, path, url, &g.tls).map(|()| Some(ExitCode::SUCCESS)),
+        C::ArchiveGet {
+            name,
+            dest,
+            repo_host: Some(url),
+            ..
+        } => get(g, name, dest, url, &g.tls).map(Some),
+        _ => Ok(None),
+    }
+}
