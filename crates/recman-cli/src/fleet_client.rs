@@ -85,6 +85,10 @@ pub fn get(g: &Global, name: &str, dest: &Path, url: &str, tls: &TlsArgs) -> Res
 /// The agent's transport for the engine's remote restore destination.
 struct AgentCaller {
     client: Client,
+    /// The first failure that outlasted the transport's retries: the agent is gone, and each
+    /// later call (the other channels', the clean-up's) fails at once with it instead of
+    /// retrying again.
+    gone: std::sync::Mutex<Option<String>>,
 }
 
 fn to_engine(e: RemoteError) -> EngineError {
@@ -111,16 +115,37 @@ impl Caller for AgentCaller {
         } else {
             CallOptions::idempotent()
         };
+        if let Some(why) = self.gone.lock().expect("not poisoned").clone() {
+            return Err(EngineError::Failed {
+                kind: recman_error::ErrorKind::Transient,
+                message: why,
+            });
+        }
         self.client
             .call_whole(method, &meta, Bytes::copy_from_slice(body), opts)
-            .map_err(to_engine)
+            .map_err(|e| {
+                if matches!(e, RemoteError::Network(_) | RemoteError::Deadline(_)) {
+                    *self.gone.lock().expect("not poisoned") = Some(e.to_string());
+                }
+                to_engine(e)
+            })
     }
 }
 
 /// A restore of `db` written through the agent at `url`; its restore_command is the one the
 /// agent gives (archive-get through the repository host), else the usual one.
 pub fn through_agent(url: &str, tls: &TlsArgs, db: &str) -> Result<recman_engine::Through> {
-    let client = Client::connect(url, &tls.files("a restore through an agent")?)?;
+    let mut opts = recman_remote::ClientOptions::default();
+    // Test builds only: how long a failed agent is retried, so a test of a killed agent
+    // does not wait out the production window.
+    if recman_engine::fault::test_build()
+        && let Some(ms) = std::env::var("RECMAN_FAULT_REMOTE_RETRY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+    {
+        opts.retry_for = std::time::Duration::from_millis(ms);
+    }
+    let client = Client::with_options(url, &tls.files("a restore through an agent")?, opts)?;
     let meta = client.call_meta(
         "restore-command",
         &json!({"db": db}),
@@ -128,7 +153,10 @@ pub fn through_agent(url: &str, tls: &TlsArgs, db: &str) -> Result<recman_engine
     )?;
     let restore_command = meta["command"].as_str().map(str::to_string);
     Ok(recman_engine::Through {
-        dest: Arc::new(RemoteDest::new(Arc::new(AgentCaller { client }))),
+        dest: Arc::new(RemoteDest::new(Arc::new(AgentCaller {
+            client,
+            gone: std::sync::Mutex::new(None),
+        }))),
         restore_command,
     })
 }

@@ -245,7 +245,9 @@ pub fn restore_database_on(
         )),
         Err(e) => {
             // A half-restored directory must not be started by mistake.
-            created.undo();
+            if !created.undo() && through.is_remote() {
+                return Err(interrupted_remote(e, &through.dest.place(), &opts.to));
+            }
             match e {
                 EngineError::Stopped { signal, .. } => Err(EngineError::Stopped {
                     signal,
@@ -295,6 +297,21 @@ pub(crate) fn restore_more(
         .filter(|r| r.kind == "INPUT")
         .map(|r| r.bytes)
         .sum())
+}
+
+/// A restore through an agent that stopped answering: what it wrote stays on the database
+/// host, marked as an interrupted restore, which only `--force` clears.
+fn interrupted_remote(e: EngineError, place: &str, to: &Path) -> EngineError {
+    let text = e.to_string();
+    let cause = text.split_once("; hint:").map_or(text.as_str(), |(c, _)| c);
+    EngineError::Failed {
+        kind: e.kind(),
+        message: format!(
+            "the restore{place} stopped: {cause}; what it wrote into {} stays marked as an interrupted restore (its {}), never a startable cluster; hint: once the agent answers again, run the same restore with --force",
+            to.display(),
+            files::RESTORE_MARKER
+        ),
+    }
 }
 
 pub(crate) fn is_empty_dir(p: &Path) -> bool {

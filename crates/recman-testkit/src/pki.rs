@@ -79,7 +79,7 @@ fn ca(dir: &Path, name: &str) {
     );
 }
 
-fn leaf(dir: &Path, name: &str, cn: &str, ext: &str) {
+pub(crate) fn leaf(dir: &Path, name: &str, cn: &str, ext: &str) {
     signed_leaf(dir, name, cn, ext, "ca", "2");
 }
 

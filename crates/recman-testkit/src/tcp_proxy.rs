@@ -52,6 +52,9 @@ impl TcpProxy {
                     let _ = client.shutdown(Shutdown::Both);
                     continue;
                 };
+                // As the transport does on its own sockets: no Nagle delay added in between.
+                let _ = client.set_nodelay(true);
+                let _ = server.set_nodelay(true);
                 s.forwarded.fetch_add(1, Ordering::SeqCst);
                 {
                     let mut socks = s.sockets.lock().expect("sockets");

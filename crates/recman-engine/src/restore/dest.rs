@@ -226,11 +226,16 @@ impl DestFile for super::outfile::OutFile {
 }
 
 /// Removes what a failed restore wrote inside each of `dirs`, keeping the directories
-/// (the user may have made them beforehand).
-pub(crate) fn clear_all(dest: &dyn Destination, dirs: &[PathBuf]) {
+/// (the user may have made them beforehand); false when some could not be cleared (a
+/// database host's agent that is gone).
+pub(crate) fn clear_all(dest: &dyn Destination, dirs: &[PathBuf]) -> bool {
+    let mut all = true;
     for d in dirs.iter().rev() {
-        if dest.dir_state(d, "").is_ok_and(|s| s != DirState::Missing) {
-            let _ = dest.empty_dir(d);
-        }
+        all &= match dest.dir_state(d, "") {
+            Ok(DirState::Missing) => true,
+            Ok(_) => dest.empty_dir(d).is_ok(),
+            Err(_) => false,
+        };
     }
+    all
 }

@@ -27,9 +27,10 @@ pub struct Created {
 }
 
 impl Created {
-    pub fn undo(self) {
+    /// Whether everything was removed.
+    pub fn undo(self) -> bool {
         // Remove what we wrote inside; keep a directory the user created beforehand.
-        super::dest::clear_all(self.dest.as_ref(), &self.made);
+        super::dest::clear_all(self.dest.as_ref(), &self.made)
     }
 }
 

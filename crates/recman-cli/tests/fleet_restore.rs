@@ -1,0 +1,282 @@
+//! Issue 19, the repository-host and restore side of the fleet (docs/fleet.md), with real
+//! processes on loopback: the cluster archives through `archive-push --repo-host` to the
+//! repository host's `recman server --repo`; a restore on the backup host writes through the
+//! database host's agent (`recman server --restore-dir`), which refuses paths outside its
+//! directories; an agent killed mid-restore fails the restore cleanly, and the rerun, through
+//! a network cut for a moment by a proxy, completes; the restored cluster recovers through
+//! archive-get via the repository host and equals the source.
+
+mod common;
+mod flows;
+
+use common::*;
+use flows::start_and_compare;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// A `recman server` child, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts `recman <args> server --listen 127.0.0.1:<port> <server_args>` as the cluster user
+/// and waits until it accepts connections.
+fn start_server(args: &[String], port: u16, log: &Path) -> Server {
+    let mut a = args.to_vec();
+    a.push("--listen".into());
+    a.push(format!("127.0.0.1:{port}"));
+    let child = recman_cmd(&a)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut s = Server {
+        child,
+        port,
+        log: log.to_path_buf(),
+    };
+    let t = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Some(st) = s.child.try_wait().unwrap() {
+            panic!(
+                "recman server exited ({st}): {}",
+                std::fs::read_to_string(&s.log).unwrap_or_default()
+            );
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "recman server did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    s
+}
+
+fn tls(cert: &Path, key: &Path, ca: &Path) -> Vec<String> {
+    ["--tls-cert", "--tls-key", "--tls-ca"]
+        .iter()
+        .zip([cert, key, ca])
+        .flat_map(|(o, p)| [o.to_string(), path_str(p).to_string()])
+        .collect()
+}
+
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !cond() {
+        assert!(
+            t.elapsed() < Duration::from_secs(120),
+            "waited too long for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn restore_through_the_agent_recovers_through_the_repository_host() {
+    let (_pt, pki_dir) = new_scratch_dir();
+    let pki = TestPki::new(&pki_dir, "unused");
+    let (db_cert, db_key) = host_cert(&pki, "db1", "db1");
+    let (bk_cert, bk_key) = host_cert(&pki, "backup", "backup");
+    let db_tls = tls(&db_cert, &db_key, &pki.ca);
+    let bk_tls = tls(&bk_cert, &bk_key, &pki.ca);
+    let (_rt, repo) = new_repo();
+    recman_ok(["--repo", path_str(&repo), "create", "catalog"]);
+    let (_st, scratch) = new_scratch_dir();
+
+    // The repository host's server: only db1 may archive for database main (db2 for another).
+    let repo_port = free_port();
+    let repo_url = format!("https://localhost:{repo_port}");
+    let mut a = vec![
+        "--repo".to_string(),
+        path_str(&repo).into(),
+        "server".into(),
+    ];
+    a.extend(bk_tls.clone());
+    a.extend(["--allow", "main:db1", "--allow", "other:db2"].map(String::from));
+    let _repo_host = start_server(&a, repo_port, &scratch.join("repo-host.log"));
+
+    // The cluster archives through the repository host, holding no repository path.
+    let push = format!(
+        "\"{}\" --db main archive-push %p --repo-host {repo_url} {}",
+        recman_bin().display(),
+        db_tls.join(" ")
+    );
+    let cluster = Cluster::init_with(ClusterOpts {
+        archive_repo: Some(repo.clone()),
+        extra_conf: vec![format!("archive_command = '{push}'")],
+        ..Default::default()
+    });
+    let local = |args: &[&str]| {
+        let mut v = vec![
+            "--repo".to_string(),
+            path_str(&repo).into(),
+            "--pgdata".into(),
+            path_str(&cluster.pgdata).into(),
+            "--target".into(),
+            cluster.conninfo(),
+        ];
+        v.extend(args.iter().map(|s| s.to_string()));
+        v
+    };
+    recman_ok(local(&["register", "database", "--name", "main"]));
+    cluster.pgbench_init(1);
+    recman_ok(local(&["backup", "database"]));
+    cluster.psql("create table after_backup as select generate_series(1, 5000) g");
+    let expected = cluster.all_table_checksums();
+    let seg = cluster.switch_wal_and_wait_archived();
+    let logs = recman_ok(local(&["list", "archivelog", "--json"]));
+    assert!(
+        logs.contains(&seg),
+        "{seg} not archived through the repository host: {logs}"
+    );
+
+    // A certificate the repository host allows, but not for main, is refused for main.
+    let (st_cert, st_key) = host_cert(&pki, "db2", "db2");
+    let e = recman_err(
+        [
+            "--db",
+            "main",
+            "archive-get",
+            &seg,
+            path_str(&scratch.join("x")),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(["--repo-host".into(), repo_url.clone()])
+        .chain(tls(&st_cert, &st_key, &pki.ca)),
+    );
+    assert!(
+        e.contains("\"db2\" is not allowed to archive for database main"),
+        "{e}"
+    );
+
+    // The database host's agent writes restores only into its --restore-dir.
+    let restore_root = scratch.join("restores");
+    std::fs::create_dir(&restore_root).unwrap();
+    chown_to_cluster_user(&restore_root);
+    let agent_port = free_port();
+    let mut agent_args = vec!["server".to_string()];
+    agent_args.extend(db_tls.clone());
+    agent_args.extend([
+        "--allow".into(),
+        "backup".into(),
+        "--restore-dir".into(),
+        path_str(&restore_root).into(),
+        "--repo-host".into(),
+        repo_url.clone(),
+    ]);
+    let agent_log = scratch.join("agent.log");
+    let agent = start_server(&agent_args, agent_port, &agent_log);
+    let restore = |port: u16, to: &Path, extra: &[&str]| {
+        let mut v = vec![
+            "--repo".to_string(),
+            path_str(&repo).into(),
+            "--db".into(),
+            "main".into(),
+            "--agent".into(),
+            format!("https://localhost:{port}"),
+        ];
+        v.extend(bk_tls.clone());
+        v.extend(["restore", "database", "--to", path_str(to)].map(String::from));
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let outside = scratch.join("outside");
+    let e = recman_err(restore(agent_port, &outside, &[]));
+    assert!(e.contains("outside the agent's restore directories"), "{e}");
+    assert!(!outside.exists(), "the agent wrote outside its directories");
+
+    // The agent killed mid-restore: the restore fails, naming the agent; what it wrote is
+    // marked as an interrupted restore, never a startable cluster.
+    let to = restore_root.join("main");
+    let slow = [
+        ("RECMAN_FAULT_SLOW_READ", "backup/:5"),
+        ("RECMAN_FAULT_REMOTE_RETRY_MS", "5000"),
+    ];
+    let mut run = recman_cmd(restore(agent_port, &to, &[]));
+    for (k, v) in slow {
+        run.env(k, v);
+    }
+    let running = run
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let marker = to.join(".recman-restore-in-progress");
+    wait_for("the restore to start writing", || marker.exists());
+    drop(agent);
+    let out = running.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the restore survived its agent");
+    assert!(
+        err.contains(&format!("agent https://localhost:{agent_port}"))
+            && err.contains("interrupted restore")
+            && err.contains("--force"),
+        "{err}"
+    );
+    assert!(marker.exists() && !to.join("recovery.signal").exists());
+
+    // The rerun (with --force, as the interrupted directory needs) goes through a proxy whose
+    // network is cut while the restore runs: the transport retries, the restore completes.
+    let agent = start_server(&agent_args, agent_port, &agent_log);
+    let proxy = TcpProxy::start(format!("127.0.0.1:{}", agent.port).parse().unwrap()).unwrap();
+    let mut run = recman_cmd(restore(proxy.addr().port(), &to, &["--force"]));
+    for (k, v) in slow {
+        run.env(k, v);
+    }
+    let running = run
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The interrupted restore's marker is still there: wait for the rerun's own.
+    let mine = format!("(process {})", running.id());
+    wait_for("the rerun to start writing", || {
+        std::fs::read_to_string(&marker).is_ok_and(|m| m.contains(&mine))
+            && std::fs::read_dir(to.join("base")).is_ok()
+    });
+    proxy.cut();
+    wait_for("the client to redial during the cut", || {
+        proxy.refused() >= 2
+    });
+    proxy.heal();
+    let out = running.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the restore did not ride out the cut: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(proxy.forwarded() >= 2, "the restore never reconnected");
+
+    // Recovery on the database host fetches WAL through the repository host.
+    let auto = std::fs::read_to_string(to.join("postgresql.auto.conf")).unwrap();
+    assert!(
+        auto.contains(&format!("--repo-host \"{repo_url}\"")),
+        "{auto}"
+    );
+    assert!(
+        !auto.contains(path_str(&repo)),
+        "the restore_command names the repository: {auto}"
+    );
+    let restored = start_and_compare(&to, &expected);
+    drop(restored);
+}
