@@ -57,6 +57,17 @@ pub struct Global {
     /// `key rotate`: a command that prints the new key.
     #[arg(long, global = true)]
     pub new_key_command: Option<String>,
+    /// The fleet transport: this host's certificate (PEM) for `recman server` and for reaching
+    /// a database's agent (RECMAN_TLS_CERT; or `cert` in the config file's [tls]).
+    #[arg(long, global = true, env = "RECMAN_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (RECMAN_TLS_KEY; or `key` in [tls]).
+    #[arg(long, global = true, env = "RECMAN_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
+    /// The CA that signs the fleet's certificates; peers are checked against it
+    /// (RECMAN_TLS_CA; or `ca` in [tls]).
+    #[arg(long, global = true, env = "RECMAN_TLS_CA")]
+    pub tls_ca: Option<PathBuf>,
     /// Print only errors.
     #[arg(long, short, global = true)]
     pub quiet: bool,
@@ -246,6 +257,17 @@ pub enum Command {
     /// Print the repository's state in Prometheus text format, for monitoring: the last
     /// backups, WAL archiving, sizes, corrupt blocks, the last job's I/O (docs/monitoring.md).
     Metrics,
+    /// Run the database-host agent: serve the data directory at --pgdata to backup hosts over
+    /// HTTP/2 with mutual TLS (--tls-cert, --tls-key, --tls-ca) until stopped.
+    Server {
+        /// Address and port to listen on.
+        #[arg(long, default_value = "0.0.0.0:8471")]
+        listen: String,
+        /// A client certificate CN that may connect (repeatable); without any, every
+        /// certificate the CA signed may.
+        #[arg(long)]
+        allow: Vec<String>,
+    },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -309,6 +331,10 @@ pub enum RegisterWhat {
         /// Name for the cluster in this repository (clones share a system identifier).
         #[arg(long, default_value = "main", value_parser = crate::input::Name)]
         name: String,
+        /// The database host's agent (`recman server --pgdata` there), https://HOST:PORT:
+        /// backups and `validate database` read the cluster's files through it.
+        #[arg(long)]
+        agent: Option<String>,
     },
 }
 

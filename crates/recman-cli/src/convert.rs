@@ -36,8 +36,8 @@ impl From<cli::Command> for m::Command {
                 available,
             }),
             cli::Command::Register {
-                what: cli::RegisterWhat::Database { name },
-            } => m::Command::RegisterDatabase { name },
+                what: cli::RegisterWhat::Database { name, agent },
+            } => m::Command::RegisterDatabase { name, agent },
             cli::Command::Backup { what } => what.into(),
             cli::Command::Restore {
                 what: cli::RestoreWhat::Database(a),
@@ -173,6 +173,7 @@ impl From<cli::Command> for m::Command {
             },
             cli::Command::Calibrate { json } => m::Command::Calibrate { json },
             cli::Command::Metrics => m::Command::Metrics,
+            cli::Command::Server { listen, allow } => m::Command::Server { listen, allow },
             cli::Command::Completions { shell } => m::Command::Completions {
                 shell: shell.to_string(),
             },

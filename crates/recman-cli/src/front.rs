@@ -40,6 +40,10 @@ impl recman_command::Env for CliEnv<'_> {
         self.g.target.clone()
     }
 
+    fn tls(&self) -> Option<recman_remote::TlsFiles> {
+        crate::server_cmd::tls_files(self.g).ok().flatten()
+    }
+
     fn resolve_backup(
         &self,
         repo: &Repository,

@@ -22,6 +22,7 @@ mod report_plot;
 mod report_schema;
 mod restore_cmd;
 mod script;
+mod server_cmd;
 mod shell_docs;
 mod tune_cmds;
 mod window_args;

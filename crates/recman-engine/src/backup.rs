@@ -15,14 +15,13 @@ use crate::channel::{ChannelShared, FileOutcome, Unit, run_channel};
 use crate::io::{BufferPlan, IoSettings};
 use crate::plan::{PlanSettings, plan};
 use crate::util::{backup_dir, hostname, now_micros, rfc3339};
-use crate::{Context, EngineError, Progress, scan_data_dir};
+use crate::{Context, EngineError, Progress};
 use recman_catalog::IoStatRow;
 use recman_catalog::{BackupRecord, BackupStatus, CorruptBlock, PieceRecord};
 use recman_format::manifest::*;
 use recman_format::{Compression, PieceHeader};
 use recman_pg::{Lsn, Session, WalName, resolve_conninfo, wal_segments_between};
 use std::collections::VecDeque;
-use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -125,19 +124,18 @@ pub fn backup_database(
     progress: &dyn Progress,
 ) -> Result<BackupReport, EngineError> {
     let t0 = Instant::now();
-    let pgdata = ctx.pgdata.as_deref().ok_or_else(|| {
-        EngineError::Invalid("backup needs the cluster's data directory; hint: pass --pgdata DIR or set RECMAN_PGDATA".into())
-    })?;
     opts.io.validate()?;
     if opts.channels == 0 || opts.filesperset == 0 || opts.maxopenfiles == 0 {
         return Err(EngineError::Invalid(
             "--channels, --filesperset and --maxopenfiles must be at least 1".into(),
         ));
     }
-    let facts = recman_pg::read_data_dir_facts(pgdata)?;
+    let source = crate::source::of_context(ctx, "backup")?;
+    let source = source.as_ref();
+    let facts = source.facts()?;
     let target = resolve_conninfo(ctx.conninfo.as_deref())?;
     let mut session = Session::connect(&target)?;
-    check_target(ctx, pgdata, &facts, &session)?;
+    check_target(ctx, source, &facts, &session)?;
     let _lock = ctx.repo.lock("backup database")?;
     let cat = ctx.repo.catalog();
     // Under the lock no other backup can be running: a RUNNING one was interrupted.
@@ -151,7 +149,7 @@ pub fn backup_database(
             "marked interrupted backup {id} FAILED and removed its pieces"
         ));
     }
-    let history = crate::tracking_path::current_history(ctx, pgdata, &mut session)?;
+    let history = crate::tracking_path::current_history(ctx, source, &mut session)?;
     let ((level, increment, notice), make_copy) = copy_or_parent(ctx, opts, &history)?;
     if let Some(n) = notice {
         progress.notice(&n);
@@ -222,7 +220,7 @@ pub fn backup_database(
         progress,
         &mut session,
         &mut rec,
-        pgdata,
+        source,
         &dir,
     );
     match result {
@@ -348,16 +346,16 @@ fn run(
     progress: &dyn Progress,
     session: &mut Session,
     rec: &mut BackupRecord,
-    pgdata: &Path,
+    source: &dyn crate::source::DataSource,
     dir: &str,
 ) -> RunResult {
-    let mut scan = scan_data_dir(pgdata)?;
+    let mut scan = source.scan()?;
     let unchanged = if opts.optimization
         && inc.increment.is_none()
         && !opts.as_copy
         && !opts.for_recover_of_copy
     {
-        optimize::take_unchanged(ctx, &mut scan)?
+        optimize::take_unchanged(ctx, source, &mut scan)?
     } else {
         None
     };
@@ -505,10 +503,13 @@ fn run(
         )?),
         None => None,
     };
+    let standby_source = standby
+        .as_ref()
+        .map(|s| crate::source::LocalSource::new(&s.data_dir));
     let tracking = match inc.increment {
         Some(i) => crate::tracking::load(
             ctx,
-            pgdata,
+            source,
             i,
             rec.start_lsn,
             rec.timeline,
@@ -521,8 +522,10 @@ fn run(
         repo: Some(ctx.repo.handle()),
         output: Some(output),
         files: &scan.files,
-        pgdata,
-        relation_root: standby.as_ref().map(|s| s.data_dir.as_path()),
+        source,
+        relation_source: standby_source
+            .as_ref()
+            .map(|s| s as &dyn crate::source::DataSource),
         header: PieceHeader {
             backup_id: rec.id.clone(),
             db_name: ctx.db.name.clone(),
