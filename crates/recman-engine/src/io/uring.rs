@@ -195,7 +195,7 @@ mod tests {
         for (tag, off) in [(1u64, 0u64), (2, 8192), (3, 16384), (4, 24576)] {
             e.submit(ReadReq {
                 tag,
-                file: Arc::clone(&file),
+                file: crate::source::SourceFile::Local(Arc::clone(&file)),
                 offset: off,
                 len: 8192,
                 buf: AlignedBuf::new(8192),
