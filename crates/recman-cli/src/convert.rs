@@ -242,6 +242,7 @@ impl From<cli::BackupArgs> for m::BackupDatabase {
             maxcorrupt: a.maxcorrupt,
             force: a.force,
             standby: a.standby,
+            standby_agent: a.standby_agent,
             device_type: a.device_type,
             archive_timeout: a.archive_timeout,
             plus_archivelog: a.plus_archivelog,

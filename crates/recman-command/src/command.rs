@@ -261,6 +261,8 @@ pub struct BackupDatabase {
     pub force: bool,
     /// libpq conninfo of a streaming standby whose data directory the channels read.
     pub standby: Option<String>,
+    /// The agent (`https://HOST:PORT`) serving that standby's data directory.
+    pub standby_agent: Option<String>,
     pub device_type: Option<String>,
     pub archive_timeout: u64,
     pub plus_archivelog: bool,
@@ -307,6 +309,7 @@ impl Default for BackupDatabase {
             maxcorrupt: 0,
             force: false,
             standby: None,
+            standby_agent: None,
             device_type: None,
             archive_timeout: DEFAULT_ARCHIVE_TIMEOUT,
             plus_archivelog: false,

@@ -57,6 +57,9 @@ pub struct BackupOptions {
     /// A streaming standby of the target (conninfo) whose data directory the channels read
     /// relation files from; the backup still starts and stops on the primary.
     pub standby: Option<String>,
+    /// The agent serving that standby's data directory (issue 19): the standby may then run
+    /// on another host.
+    pub standby_agent: Option<String>,
     /// RMAN's BACKUP OPTIMIZATION: a full or level 0 leaves out files identical to their
     /// version in the newest complete full backup, which becomes its parent.
     pub optimization: bool,
@@ -94,6 +97,7 @@ impl Default for BackupOptions {
             for_recover_of_copy: false,
             device: None,
             standby: None,
+            standby_agent: None,
             optimization: false,
             format: None,
             window: None,
@@ -493,19 +497,17 @@ fn run(
             output.describe()
         ));
     }
-    let standby = match &opts.standby {
+    let standby_source = match &opts.standby {
         Some(conninfo) => Some(standby::prepare(
+            ctx,
             conninfo,
-            ctx.db.system_identifier,
+            opts.standby_agent.as_deref(),
             Lsn(rec.start_lsn),
             opts.archive_timeout,
             progress,
         )?),
         None => None,
     };
-    let standby_source = standby
-        .as_ref()
-        .map(|s| crate::source::LocalSource::new(&s.data_dir));
     let tracking = match inc.increment {
         Some(i) => crate::tracking::load(
             ctx,
@@ -523,9 +525,7 @@ fn run(
         output: Some(output),
         files: &scan.files,
         source,
-        relation_source: standby_source
-            .as_ref()
-            .map(|s| s as &dyn crate::source::DataSource),
+        relation_source: standby_source.as_deref(),
         header: PieceHeader {
             backup_id: rec.id.clone(),
             db_name: ctx.db.name.clone(),

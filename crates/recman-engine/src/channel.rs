@@ -380,6 +380,7 @@ fn backup_set(
         );
         row.set_no = Some(set.set_no);
         row.piece_no = Some(unit.piece_no);
+        row.device = sh.source_of(tf.index).agent_url();
         stats.push(row);
         total.add(&counters);
         done.push(fo);
@@ -485,6 +486,7 @@ fn backup_set(
                 );
                 row.set_no = Some(set.set_no);
                 row.piece_no = Some(unit.piece_no);
+                row.device = sh.source_of(index).agent_url();
                 stats.push(row);
                 total.add(&counters);
                 set_input.add(&counters);

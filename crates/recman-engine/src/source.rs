@@ -87,6 +87,11 @@ pub trait DataSource: Send + Sync {
     fn read_small(&self, rel: &str) -> Result<Option<Vec<u8>>, EngineError>;
     /// The local directory, when the source is one (the tuner groups sets by device).
     fn local_root(&self) -> Option<&Path>;
+    /// The agent's URL, when the files are read through one: the INPUT statistics rows of
+    /// its files name it (as their device).
+    fn agent_url(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The data directory on this host.

@@ -384,7 +384,9 @@ impl Cluster {
     /// Restarts the server listening on 127.0.0.1 (its port) as well as its socket: a backup
     /// host reaches it over TCP, as it would from another machine.
     pub fn restart_on_tcp(&self) {
-        self.stop();
+        if self.is_running() {
+            self.stop();
+        }
         let opts = format!(
             "-p {} -c unix_socket_directories='{}' -c listen_addresses='127.0.0.1'",
             self.port,

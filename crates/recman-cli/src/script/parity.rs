@@ -299,6 +299,10 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "it runs the database-host agent as a long-lived service, not a statement of a session",
     ),
     (
+        "backup database --standby-agent",
+        "a channel's CONNECT names the standby's server; the agent serving its files is given on the command line for now",
+    ),
+    (
         "register database --agent",
         "the fleet is set up from the command line; REGISTER DATABASE registers the local cluster",
     ),

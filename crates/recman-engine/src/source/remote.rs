@@ -210,4 +210,8 @@ impl DataSource for RemoteSource {
     fn local_root(&self) -> Option<&Path> {
         None
     }
+
+    fn agent_url(&self) -> Option<String> {
+        Some(self.client.url().to_string())
+    }
 }
