@@ -355,7 +355,12 @@ impl WalShuttle {
                         Ok(o) if o.status.success() => {
                             let _ = fs::remove_file(&p);
                         }
-                        Ok(o) => eprintln!("wal shuttle: archive-push {n}: {}", show_output(&o)),
+                        // Retried at the next turn (a segment archived before the cluster
+                        // was registered waits for the registration).
+                        Ok(o) => eprintln!(
+                            "wal shuttle: archive-push {n}: {}",
+                            String::from_utf8_lossy(&o.stderr).trim()
+                        ),
                         Err(e) => eprintln!("wal shuttle: {e}"),
                     }
                 }
