@@ -43,7 +43,8 @@ pub struct IoStatRow {
     /// rows): a machine with more work than cores.
     pub cpu_wait_time: u64,
     /// Kind of the output device (disk, s3, sbt, ...) on OUTPUT and AGGREGATE rows; None when
-    /// nothing was written (validate) or for rows recorded before it was kept.
+    /// nothing was written (validate) or for rows recorded before it was kept. On an INPUT
+    /// row, the URL of the agent the file was read through (issue 19); None when read here.
     pub device: Option<String>,
 }
 

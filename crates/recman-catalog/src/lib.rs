@@ -12,6 +12,7 @@
 //! (SQLite: WAL journal, busy timeout, IMMEDIATE write transactions; PostgreSQL: a writer lock
 //! per repository, see the `db` module).
 
+mod agent;
 mod atomic;
 mod backup;
 mod blocks;

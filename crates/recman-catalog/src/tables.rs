@@ -305,6 +305,14 @@ macro_rules! table {
             error: text,
         })
     };
+    // where a registered cluster's database-host agent listens (migration 10, the fleet):
+    // backups and validation read its data directory through it
+    (db_agent, $($m:ident)::+ ! ($($pre:tt)*)) => {
+        $($m)::+!($($pre)* db_agent {
+            db_id: int "PRIMARY KEY REFERENCES database (id)",
+            url: text "NOT NULL",
+        })
+    };
 }
 pub(crate) use {column_list, create_table, sql_type, table};
 
@@ -348,6 +356,7 @@ pub const TABLES: &[(&str, &[(&str, bool)])] = &[
     ("block_corruption", table!(block_corruption, column_list!())),
     ("block_repair", table!(block_repair, column_list!())),
     ("drill", table!(drill, column_list!())),
+    ("db_agent", table!(db_agent, column_list!())),
 ];
 
 /// The columns of `table` as created by its defining migration.

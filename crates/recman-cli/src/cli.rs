@@ -57,6 +57,17 @@ pub struct Global {
     /// `key rotate`: a command that prints the new key.
     #[arg(long, global = true)]
     pub new_key_command: Option<String>,
+    /// The fleet transport: this host's certificate (PEM) for `recman server` and for reaching
+    /// a database's agent (RECMAN_TLS_CERT; or `cert` in the config file's [tls]).
+    #[arg(long, global = true, env = "RECMAN_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (RECMAN_TLS_KEY; or `key` in [tls]).
+    #[arg(long, global = true, env = "RECMAN_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
+    /// The CA that signs the fleet's certificates; peers are checked against it
+    /// (RECMAN_TLS_CA; or `ca` in [tls]).
+    #[arg(long, global = true, env = "RECMAN_TLS_CA")]
+    pub tls_ca: Option<PathBuf>,
     /// Print only errors.
     #[arg(long, short, global = true)]
     pub quiet: bool,
@@ -67,9 +78,6 @@ pub struct Global {
     /// terminal (auto), one JSON event per second for wrappers (json), or nothing (none).
     #[arg(long, global = true, value_enum, default_value_t = ProgressMode::Auto)]
     pub progress: ProgressMode,
-    /// This host's side of the fleet's mutual TLS (docs/fleet.md).
-    #[command(flatten)]
-    pub tls: crate::fleet_args::TlsArgs,
     /// `restore database`: write through this database host's agent, https://HOST:PORT
     /// (docs/fleet.md); the restore directory is then on that host.
     #[arg(long, global = true)]
@@ -261,6 +269,27 @@ pub enum Command {
     /// Print the repository's state in Prometheus text format, for monitoring: the last
     /// backups, WAL archiving, sizes, corrupt blocks, the last job's I/O (docs/monitoring.md).
     Metrics,
+    /// Run the database-host agent: serve the data directory at --pgdata to backup hosts over
+    /// HTTP/2 with mutual TLS (--tls-cert, --tls-key, --tls-ca) until stopped, and write
+    /// restores into --restore-dir. With --repo (and no --pgdata): the repository host's
+    /// server, taking archive-push and archive-get from the database hosts (docs/fleet.md).
+    Server {
+        /// Address and port to listen on.
+        #[arg(long, default_value = "0.0.0.0:8471")]
+        listen: String,
+        /// A client certificate CN that may connect (repeatable); without any, every
+        /// certificate the CA signed may.
+        #[arg(long)]
+        allow: Vec<String>,
+        /// Database host: a directory (or tablespace location) a restore through this agent
+        /// may write into; every other path is refused (repeatable; docs/fleet.md).
+        #[arg(long)]
+        restore_dir: Vec<PathBuf>,
+        /// Database host: the repository host's server that a cluster restored here fetches
+        /// its WAL from (the restore_command's archive-get --repo-host).
+        #[arg(long)]
+        repo_host: Option<String>,
+    },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -268,10 +297,6 @@ pub enum Command {
     },
     /// Print recman's manual page (roff), e.g. `recman man | man -l -`.
     Man,
-    /// Serve the fleet (docs/fleet.md): with --repo, the repository host's archive-push and
-    /// archive-get; otherwise a database host's agent, which writes restores into
-    /// --restore-dir.
-    Server(crate::fleet_args::ServerArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -328,6 +353,10 @@ pub enum RegisterWhat {
         /// Name for the cluster in this repository (clones share a system identifier).
         #[arg(long, default_value = "main", value_parser = crate::input::Name)]
         name: String,
+        /// The database host's agent (`recman server --pgdata` there), https://HOST:PORT:
+        /// backups and `validate database` read the cluster's files through it.
+        #[arg(long)]
+        agent: Option<String>,
     },
 }
 
@@ -407,6 +436,11 @@ pub struct BackupArgs {
     /// relation files from its data directory, taking the read load off the primary.
     #[arg(long)]
     pub standby: Option<String>,
+    /// The agent of the --standby server (`recman server --pgdata` on its host),
+    /// https://HOST:PORT: the channels read the standby's relation files through it, so the
+    /// standby may run on another host.
+    #[arg(long, requires = "standby")]
+    pub standby_agent: Option<String>,
     /// Where the pieces go: disk, s3 or sbt (`configure device-type`); one channel per
     /// device stream. Default: `configure default-device-type`, else the repository.
     #[arg(long)]

@@ -74,6 +74,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Run { file, text } => return crate::script::run(g, file, text),
         Command::Calibrate { json } => crate::tune_cmds::calibrate(g, json)?,
         Command::Metrics => crate::metrics::print(g)?,
+        Command::Server { listen, allow } => crate::server_cmd::serve(g, &listen, &allow)?,
         Command::Completions { shell } => crate::shell_docs::completions(&shell)?,
         Command::Man => crate::shell_docs::man()?,
         Command::Advise {
@@ -123,5 +124,6 @@ pub(crate) fn context(g: &Global) -> Result<Context> {
         db,
         pgdata: g.pgdata.clone(),
         conninfo: g.target.clone(),
+        tls: crate::server_cmd::tls_files(g)?,
     })
 }

@@ -29,6 +29,17 @@ pub struct FileConfig {
     /// Azure settings of azure:// repositories and devices (account, access-key, endpoint,
     /// use-emulator, part-size, ...); docs/user-guide.md. May hold the account key too.
     pub azure: Option<std::collections::BTreeMap<String, toml::Value>>,
+    /// The fleet transport's files: cert, key and ca (what --tls-cert, --tls-key and
+    /// --tls-ca give).
+    pub tls: Option<TlsSection>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsSection {
+    pub cert: Option<PathBuf>,
+    pub key: Option<PathBuf>,
+    pub ca: Option<PathBuf>,
 }
 
 /// The settings of the --config file; all unset when there is none.
@@ -48,7 +59,7 @@ fn load(path: &std::path::Path) -> Result<FileConfig> {
     })?;
     let fc: FileConfig = toml::from_str(&text).map_err(|e| {
         anyhow::anyhow!(
-            "config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db, channels, filesperset, maxopenfiles, compression, retention_policy, archivelog_deletion_policy, section_size, key_file and [s3] and [azure] sections",
+            "config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db, channels, filesperset, maxopenfiles, compression, retention_policy, archivelog_deletion_policy, section_size, key_file and [s3], [azure] and [tls] sections",
             path.display(),
             e.message()
         )
@@ -84,5 +95,10 @@ pub fn merge(mut g: Global) -> Result<Global> {
     g.target = g.target.or(fc.target);
     g.db = g.db.or(fc.db);
     g.key_file = g.key_file.or(fc.key_file);
+    if let Some(t) = fc.tls {
+        g.tls_cert = g.tls_cert.or(t.cert);
+        g.tls_key = g.tls_key.or(t.key);
+        g.tls_ca = g.tls_ca.or(t.ca);
+    }
     Ok(g)
 }

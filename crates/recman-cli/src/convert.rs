@@ -36,8 +36,8 @@ impl From<cli::Command> for m::Command {
                 available,
             }),
             cli::Command::Register {
-                what: cli::RegisterWhat::Database { name },
-            } => m::Command::RegisterDatabase { name },
+                what: cli::RegisterWhat::Database { name, agent },
+            } => m::Command::RegisterDatabase { name, agent },
             cli::Command::Backup { what } => what.into(),
             cli::Command::Restore {
                 what: cli::RestoreWhat::Database(a),
@@ -175,11 +175,11 @@ impl From<cli::Command> for m::Command {
             },
             cli::Command::Calibrate { json } => m::Command::Calibrate { json },
             cli::Command::Metrics => m::Command::Metrics,
+            cli::Command::Server { listen, allow, .. } => m::Command::Server { listen, allow },
             cli::Command::Completions { shell } => m::Command::Completions {
                 shell: shell.to_string(),
             },
             cli::Command::Man => m::Command::Man,
-            cli::Command::Server(_) => unreachable!("commands::run serves it before converting"),
             cli::Command::Advise {
                 window,
                 json,
@@ -244,6 +244,7 @@ impl From<cli::BackupArgs> for m::BackupDatabase {
             maxcorrupt: a.maxcorrupt,
             force: a.force,
             standby: a.standby,
+            standby_agent: a.standby_agent,
             device_type: a.device_type,
             archive_timeout: a.archive_timeout,
             plus_archivelog: a.plus_archivelog,

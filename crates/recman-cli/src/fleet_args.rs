@@ -1,24 +1,25 @@
-//! The options of the fleet's commands (docs/fleet.md): the mutual-TLS files, and the
-//! `recman server` of a repository host or a database host.
+//! The fleet's TLS files as the commands of this side of the fleet pass them on (docs/fleet.md).
 
-use clap::Args;
+use crate::cli::Global;
 use std::path::PathBuf;
 
-/// This host's side of the fleet's mutual TLS.
-#[derive(Args, Debug, Clone, Default)]
+/// This host's side of the fleet's mutual TLS (the global --tls-cert, --tls-key, --tls-ca).
+#[derive(Debug, Clone, Default)]
 pub struct TlsArgs {
-    /// This host's certificate (PEM), signed by the fleet's CA (docs/fleet.md).
-    #[arg(long, global = true)]
     pub tls_cert: Option<PathBuf>,
-    /// The private key of --tls-cert (PEM, mode 0600).
-    #[arg(long, global = true)]
     pub tls_key: Option<PathBuf>,
-    /// The fleet's CA certificate: peers must show a certificate it signed.
-    #[arg(long, global = true)]
     pub tls_ca: Option<PathBuf>,
 }
 
 impl TlsArgs {
+    pub fn of(g: &Global) -> TlsArgs {
+        TlsArgs {
+            tls_cert: g.tls_cert.clone(),
+            tls_key: g.tls_key.clone(),
+            tls_ca: g.tls_ca.clone(),
+        }
+    }
+
     pub fn files(&self, what: &str) -> anyhow::Result<recman_remote::TlsFiles> {
         match (&self.tls_cert, &self.tls_key, &self.tls_ca) {
             (Some(cert), Some(key), Some(ca)) => Ok(recman_remote::TlsFiles {
@@ -43,27 +44,4 @@ impl TlsArgs {
         .filter_map(|(o, p)| p.clone().map(|p| (o.to_string(), p)))
         .collect()
     }
-}
-
-/// `recman server`: with --repo, the repository host's server (archive-push and archive-get
-/// for the database hosts); otherwise a database host's agent.
-#[derive(Args, Debug, Clone)]
-pub struct ServerArgs {
-    /// The address to listen on, HOST:PORT (e.g. 0.0.0.0:8472).
-    #[arg(long)]
-    pub listen: String,
-    #[command(flatten)]
-    pub tls: TlsArgs,
-    /// A client certificate CN to accept; on a repository host `DB:CN` accepts CN for that
-    /// database only (repeatable; none: any certificate the CA signed).
-    #[arg(long)]
-    pub allow: Vec<String>,
-    /// Database host: a directory (or tablespace location) a restore through this agent may
-    /// write into; every other path is refused (repeatable).
-    #[arg(long)]
-    pub restore_dir: Vec<PathBuf>,
-    /// Database host: the repository host's server a cluster restored here fetches its WAL
-    /// from (the restore_command's archive-get --repo-host).
-    #[arg(long)]
-    pub repo_host: Option<String>,
 }

@@ -135,17 +135,7 @@ impl Caller for AgentCaller {
 /// A restore of `db` written through the agent at `url`; its restore_command is the one the
 /// agent gives (archive-get through the repository host), else the usual one.
 pub fn through_agent(url: &str, tls: &TlsArgs, db: &str) -> Result<recman_engine::Through> {
-    let mut opts = recman_remote::ClientOptions::default();
-    // Test builds only: how long a failed agent is retried, so a test of a killed agent
-    // does not wait out the production window.
-    if recman_engine::fault::test_build()
-        && let Some(ms) = std::env::var("RECMAN_FAULT_REMOTE_RETRY_MS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-    {
-        opts.retry_for = std::time::Duration::from_millis(ms);
-    }
-    let client = Client::with_options(url, &tls.files("a restore through an agent")?, opts)?;
+    let client = Client::connect(url, &tls.files("a restore through an agent")?)?;
     let meta = client.call_meta(
         "restore-command",
         &json!({"db": db}),
@@ -166,21 +156,35 @@ pub fn through_agent(url: &str, tls: &TlsArgs, db: &str) -> Result<recman_engine
 pub fn intercept(g: &Global, command: &crate::cli::Command) -> Result<Option<ExitCode>> {
     use crate::cli::Command as C;
     match command {
-        C::Server(a) if g.repo.is_some() => {
-            crate::repo_host::serve(g, a).map(|()| Some(ExitCode::SUCCESS))
+        C::Server {
+            listen,
+            allow,
+            restore_dir,
+            repo_host,
+        } => {
+            if g.pgdata.is_none() && restore_dir.is_empty() && g.repo.is_some() {
+                crate::repo_host::serve(g, listen, allow)?;
+            } else {
+                let restore = crate::restore_agent::RestoreAgent::new(
+                    restore_dir,
+                    repo_host.as_deref(),
+                    TlsArgs::of(g),
+                );
+                crate::server_cmd::serve_with(g, listen, allow, restore)?;
+            }
+            Ok(Some(ExitCode::SUCCESS))
         }
-        C::Server(a) => crate::restore_agent::serve(g, a).map(|()| Some(ExitCode::SUCCESS)),
         C::ArchivePush {
             path,
             repo_host: Some(url),
             ..
-        } => push(g, path, url, &g.tls).map(|()| Some(ExitCode::SUCCESS)),
+        } => push(g, path, url, &TlsArgs::of(g)).map(|()| Some(ExitCode::SUCCESS)),
         C::ArchiveGet {
             name,
             dest,
             repo_host: Some(url),
             ..
-        } => get(g, name, dest, url, &g.tls).map(Some),
+        } => get(g, name, dest, url, &TlsArgs::of(g)).map(Some),
         _ => Ok(None),
     }
 }

@@ -40,6 +40,10 @@ impl recman_command::Env for CliEnv<'_> {
         self.g.target.clone()
     }
 
+    fn tls(&self) -> Option<recman_remote::TlsFiles> {
+        crate::server_cmd::tls_files(self.g).ok().flatten()
+    }
+
     fn resolve_backup(
         &self,
         repo: &Repository,
@@ -75,7 +79,7 @@ impl recman_command::Env for CliEnv<'_> {
         match &self.g.agent {
             Some(url) => Ok(Some(crate::fleet_client::through_agent(
                 url,
-                &self.g.tls,
+                &crate::fleet_args::TlsArgs::of(self.g),
                 &ctx.db.name,
             )?)),
             None => Ok(None),

@@ -26,6 +26,7 @@ mod report_schema;
 mod restore_agent;
 mod restore_cmd;
 mod script;
+mod server_cmd;
 mod shell_docs;
 mod tune_cmds;
 mod window_args;

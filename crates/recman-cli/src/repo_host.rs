@@ -3,7 +3,7 @@
 //! host sends only WAL, under its client certificate, for the databases `--allow` gives it.
 
 use crate::cli::Global;
-use crate::fleet_args::ServerArgs;
+use crate::fleet_args::TlsArgs;
 use anyhow::Result;
 use recman_engine::archive_host;
 use recman_error::ErrorKind;
@@ -101,21 +101,21 @@ pub fn transport_allow(allow: &[String]) -> recman_remote::Allow {
     recman_remote::Allow::from_list(&cns)
 }
 
-pub fn serve(g: &Global, a: &ServerArgs) -> Result<()> {
+pub fn serve(g: &Global, listen: &str, allow: &[String]) -> Result<()> {
     let repo = crate::commands::open_repo(g)?;
     // The spool sits in the repository host's own private space, never in the repository.
     let spool = std::env::temp_dir().join(format!("recman-server-spool-{}", std::process::id()));
     drop(repo);
     let service = Arc::new(RepoHost {
         g: g.clone(),
-        allow: a.allow.clone(),
+        allow: allow.to_vec(),
         spool,
     });
-    let tls = a.tls.files("recman server")?;
+    let tls = TlsArgs::of(g).files("recman server")?;
     let h = recman_remote::serve(
-        &a.listen,
+        listen,
         &tls,
-        transport_allow(&a.allow),
+        transport_allow(allow),
         service,
         recman_remote::stderr_log(),
     )?;

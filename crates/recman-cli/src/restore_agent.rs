@@ -4,7 +4,7 @@
 //! server, with this host's certificate). The backup side of the agent routes its other
 //! methods elsewhere; [`RestoreAgent::handles`] says which are these.
 
-use crate::fleet_args::{ServerArgs, TlsArgs};
+use crate::fleet_args::TlsArgs;
 use recman_engine::restore_dest_serve;
 use recman_remote::{Call, ResponseWriter, ServiceError};
 use serde_json::json;
@@ -28,12 +28,16 @@ fn quote_shell(v: &str) -> String {
 }
 
 impl RestoreAgent {
-    pub fn new(a: &ServerArgs) -> RestoreAgent {
+    pub fn new(roots: &[PathBuf], repo_host: Option<&str>, tls: TlsArgs) -> RestoreAgent {
         RestoreAgent {
-            roots: a.restore_dir.clone(),
-            repo_host: a.repo_host.clone(),
-            tls: a.tls.clone(),
+            roots: roots.to_vec(),
+            repo_host: repo_host.map(str::to_string),
+            tls,
         }
+    }
+
+    pub fn takes_restores(&self) -> bool {
+        !self.roots.is_empty()
     }
 
     pub fn handles(method: &str) -> bool {
@@ -81,33 +85,48 @@ impl RestoreAgent {
     }
 }
 
-/// The agent's service while it serves restores only.
-struct Agent(RestoreAgent);
+/// A database host's agent: the restore methods here, every other one to `backup` (the
+/// data directory's reads, when the agent was started with --pgdata).
+pub struct WithRestore {
+    pub backup: Option<Box<dyn recman_remote::Service>>,
+    pub restore: RestoreAgent,
+}
 
-impl recman_remote::Service for Agent {
+impl recman_remote::Service for WithRestore {
     fn call(&self, call: Call<'_>, out: &mut ResponseWriter) -> Result<(), ServiceError> {
         if RestoreAgent::handles(call.method) {
-            return self.0.call(call, out);
+            return self.restore.call(call, out);
         }
-        Err(ServiceError::invalid(format!(
-            "this agent has no method {:?}; hint: use the same recman version on both hosts",
-            call.method
-        )))
+        match &self.backup {
+            Some(b) => b.call(call, out),
+            None => Err(ServiceError::invalid(format!(
+                "this agent serves restores only (it was started without --pgdata), not {:?}; hint: start recman server with --pgdata on a host whose cluster is backed up",
+                call.method
+            ))),
+        }
     }
 }
 
-/// `recman server` on a database host.
-pub fn serve(_g: &crate::cli::Global, a: &ServerArgs) -> anyhow::Result<()> {
-    let tls = a.tls.files("recman server")?;
+/// `recman server` on a database host without a cluster yet: restores only.
+pub fn serve(
+    g: &crate::cli::Global,
+    listen: &str,
+    allow: &[String],
+    restore: RestoreAgent,
+) -> anyhow::Result<()> {
+    let tls = TlsArgs::of(g).files("recman server")?;
     let h = recman_remote::serve(
-        &a.listen,
+        listen,
         &tls,
-        recman_remote::Allow::from_list(&a.allow),
-        std::sync::Arc::new(Agent(RestoreAgent::new(a))),
+        recman_remote::Allow::from_list(allow),
+        std::sync::Arc::new(WithRestore {
+            backup: None,
+            restore,
+        }),
         recman_remote::stderr_log(),
     )?;
     eprintln!(
-        "recman server: database host agent listening on {}",
+        "recman server: database host agent (restores only) listening on {}",
         h.local_addr
     );
     h.wait();

@@ -210,7 +210,7 @@ fn restore_through_the_agent_recovers_through_the_repository_host() {
     let to = restore_root.join("main");
     let slow = [
         ("RECMAN_FAULT_SLOW_READ", "backup/:5"),
-        ("RECMAN_FAULT_REMOTE_RETRY_MS", "5000"),
+        ("RECMAN_FLEET_RETRY_SECS", "5"),
     ];
     let mut run = recman_cmd(restore(agent_port, &to, &[]));
     for (k, v) in slow {

@@ -41,6 +41,8 @@ pub enum Command {
     /// Record the target cluster in the catalog under `name`.
     RegisterDatabase {
         name: String,
+        /// The database-host agent (`https://HOST:PORT`) its files are read through.
+        agent: Option<String>,
     },
     BackupDatabase(Box<BackupDatabase>),
     BackupArchivelog(BackupArchivelog),
@@ -141,6 +143,12 @@ pub enum Command {
     },
     /// The repository's state as Prometheus text exposition (docs/monitoring.md).
     Metrics,
+    /// The database-host agent: serves the data directory at --pgdata to backup hosts over
+    /// mutual TLS until stopped (docs/commands.md).
+    Server {
+        listen: String,
+        allow: Vec<String>,
+    },
     /// A shell's completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         shell: String,
@@ -203,6 +211,7 @@ impl Command {
             Command::Advise { .. } => &["advise"],
             Command::ListCalibration { .. } => &["list", "calibration"],
             Command::Metrics => &["metrics"],
+            Command::Server { .. } => &["server"],
             Command::Completions { .. } => &["completions"],
             Command::Man => &["man"],
         }
@@ -252,6 +261,8 @@ pub struct BackupDatabase {
     pub force: bool,
     /// libpq conninfo of a streaming standby whose data directory the channels read.
     pub standby: Option<String>,
+    /// The agent (`https://HOST:PORT`) serving that standby's data directory.
+    pub standby_agent: Option<String>,
     pub device_type: Option<String>,
     pub archive_timeout: u64,
     pub plus_archivelog: bool,
@@ -298,6 +309,7 @@ impl Default for BackupDatabase {
             maxcorrupt: 0,
             force: false,
             standby: None,
+            standby_agent: None,
             device_type: None,
             archive_timeout: DEFAULT_ARCHIVE_TIMEOUT,
             plus_archivelog: false,

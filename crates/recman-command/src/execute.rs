@@ -68,6 +68,11 @@ pub trait Env {
     /// --pgdata and --target (or their environment and config-file values).
     fn pgdata(&self) -> Option<PathBuf>;
     fn target(&self) -> Option<String>;
+    /// The fleet transport's certificate, key and CA (--tls-cert/--tls-key/--tls-ca or the
+    /// config file's [tls]), for a database's agent.
+    fn tls(&self) -> Option<recman_remote::TlsFiles> {
+        None
+    }
     /// A backup's settings by precedence (flag > environment > config file > catalog >
     /// default), with its device, channels and BLKSIZE (see [`crate::precedence`]).
     fn resolve_backup(
@@ -230,14 +235,23 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
                 lsn: lsn.to_string(),
             });
         }
-        Command::RegisterDatabase { name } => {
+        Command::RegisterDatabase { name, agent } => {
             let repo = env(e.repository())?;
-            let db = recman_engine::register_database(
-                &repo,
-                &name,
-                e.pgdata().as_deref(),
-                e.target().as_deref(),
-            )?;
+            let db = match agent {
+                Some(url) => recman_engine::register_database_agent(
+                    &repo,
+                    &name,
+                    e.target().as_deref(),
+                    &url,
+                    e.tls().as_ref(),
+                )?,
+                None => recman_engine::register_database(
+                    &repo,
+                    &name,
+                    e.pgdata().as_deref(),
+                    e.target().as_deref(),
+                )?,
+            };
             p.outcome(Outcome::Registered {
                 db,
                 repository: repo.location().to_string(),
@@ -483,14 +497,23 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
             io,
             check_logical,
         } => {
-            let pgdata = e.pgdata().ok_or(ExecError::NeedsPgdata)?;
+            // A database registered with an agent is read through it (issue 19).
+            let agent = match e.context() {
+                Ok(ctx) => recman_engine::source::registered_agent(&ctx)?,
+                Err(_) => None,
+            };
+            let pgdata = match &agent {
+                Some(a) => PathBuf::from(a.describe()),
+                None => e.pgdata().ok_or(ExecError::NeedsPgdata)?,
+            };
             // Without --target, libpq's defaults apply when PGHOST says where the server is;
             // else the files are checked without asking the server.
             let conninfo = e
                 .target()
                 .or_else(|| std::env::var("PGHOST").ok().map(|_| String::new()));
-            let report = recman_engine::validate_database(
-                &pgdata,
+            let local = recman_engine::source::LocalSource::new(&pgdata);
+            let report = recman_engine::validate_source(
+                agent.as_deref().unwrap_or(&local),
                 conninfo.as_deref(),
                 &io.settings(None)?,
                 maxopenfiles,

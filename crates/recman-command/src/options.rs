@@ -132,6 +132,7 @@ impl BackupDatabase {
     pub fn options(&self, r: &ResolvedBackup) -> Result<BackupOptions, OptionError> {
         Ok(BackupOptions {
             standby: self.standby.clone(),
+            standby_agent: self.standby_agent.clone(),
             optimization: r.optimization && !self.force,
             device: r.device.device.clone(),
             channels: r.device.channels,

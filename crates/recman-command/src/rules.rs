@@ -147,10 +147,11 @@ impl Command {
             | Command::Advise { .. }
             | Command::ListCalibration { .. }
             | Command::Metrics
+            | Command::Server { .. }
             | Command::Completions { .. }
             | Command::Man => Ok(()),
             Command::BackupControlfile { format } => check_format(format.as_deref()),
-            Command::RegisterDatabase { name } => c.name("name", Some(name)),
+            Command::RegisterDatabase { name, .. } => c.name("name", Some(name)),
             Command::BackupDatabase(b) => {
                 c.count("channels", n(b.channels), ranges::CHANNELS)?;
                 c.count("filesperset", n(b.filesperset), ranges::FILESPERSET)?;

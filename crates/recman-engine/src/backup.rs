@@ -15,14 +15,13 @@ use crate::channel::{ChannelShared, FileOutcome, Unit, run_channel};
 use crate::io::{BufferPlan, IoSettings};
 use crate::plan::{PlanSettings, plan};
 use crate::util::{backup_dir, hostname, now_micros, rfc3339};
-use crate::{Context, EngineError, Progress, scan_data_dir};
+use crate::{Context, EngineError, Progress};
 use recman_catalog::IoStatRow;
 use recman_catalog::{BackupRecord, BackupStatus, CorruptBlock, PieceRecord};
 use recman_format::manifest::*;
 use recman_format::{Compression, PieceHeader};
 use recman_pg::{Lsn, Session, WalName, resolve_conninfo, wal_segments_between};
 use std::collections::VecDeque;
-use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -58,6 +57,9 @@ pub struct BackupOptions {
     /// A streaming standby of the target (conninfo) whose data directory the channels read
     /// relation files from; the backup still starts and stops on the primary.
     pub standby: Option<String>,
+    /// The agent serving that standby's data directory (issue 19): the standby may then run
+    /// on another host.
+    pub standby_agent: Option<String>,
     /// RMAN's BACKUP OPTIMIZATION: a full or level 0 leaves out files identical to their
     /// version in the newest complete full backup, which becomes its parent.
     pub optimization: bool,
@@ -95,6 +97,7 @@ impl Default for BackupOptions {
             for_recover_of_copy: false,
             device: None,
             standby: None,
+            standby_agent: None,
             optimization: false,
             format: None,
             window: None,
@@ -125,19 +128,18 @@ pub fn backup_database(
     progress: &dyn Progress,
 ) -> Result<BackupReport, EngineError> {
     let t0 = Instant::now();
-    let pgdata = ctx.pgdata.as_deref().ok_or_else(|| {
-        EngineError::Invalid("backup needs the cluster's data directory; hint: pass --pgdata DIR or set RECMAN_PGDATA".into())
-    })?;
     opts.io.validate()?;
     if opts.channels == 0 || opts.filesperset == 0 || opts.maxopenfiles == 0 {
         return Err(EngineError::Invalid(
             "--channels, --filesperset and --maxopenfiles must be at least 1".into(),
         ));
     }
-    let facts = recman_pg::read_data_dir_facts(pgdata)?;
+    let source = crate::source::of_context(ctx, "backup")?;
+    let source = source.as_ref();
+    let facts = source.facts()?;
     let target = resolve_conninfo(ctx.conninfo.as_deref())?;
     let mut session = Session::connect(&target)?;
-    check_target(ctx, pgdata, &facts, &session)?;
+    check_target(ctx, source, &facts, &session)?;
     let _lock = ctx.repo.lock("backup database")?;
     let cat = ctx.repo.catalog();
     // Under the lock no other backup can be running: a RUNNING one was interrupted.
@@ -151,7 +153,7 @@ pub fn backup_database(
             "marked interrupted backup {id} FAILED and removed its pieces"
         ));
     }
-    let history = crate::tracking_path::current_history(ctx, pgdata, &mut session)?;
+    let history = crate::tracking_path::current_history(ctx, source, &mut session)?;
     let ((level, increment, notice), make_copy) = copy_or_parent(ctx, opts, &history)?;
     if let Some(n) = notice {
         progress.notice(&n);
@@ -222,7 +224,7 @@ pub fn backup_database(
         progress,
         &mut session,
         &mut rec,
-        pgdata,
+        source,
         &dir,
     );
     match result {
@@ -348,16 +350,16 @@ fn run(
     progress: &dyn Progress,
     session: &mut Session,
     rec: &mut BackupRecord,
-    pgdata: &Path,
+    source: &dyn crate::source::DataSource,
     dir: &str,
 ) -> RunResult {
-    let mut scan = scan_data_dir(pgdata)?;
+    let mut scan = source.scan()?;
     let unchanged = if opts.optimization
         && inc.increment.is_none()
         && !opts.as_copy
         && !opts.for_recover_of_copy
     {
-        optimize::take_unchanged(ctx, &mut scan)?
+        optimize::take_unchanged(ctx, source, &mut scan)?
     } else {
         None
     };
@@ -495,10 +497,11 @@ fn run(
             output.describe()
         ));
     }
-    let standby = match &opts.standby {
+    let standby_source = match &opts.standby {
         Some(conninfo) => Some(standby::prepare(
+            ctx,
             conninfo,
-            ctx.db.system_identifier,
+            opts.standby_agent.as_deref(),
             Lsn(rec.start_lsn),
             opts.archive_timeout,
             progress,
@@ -508,7 +511,7 @@ fn run(
     let tracking = match inc.increment {
         Some(i) => crate::tracking::load(
             ctx,
-            pgdata,
+            source,
             i,
             rec.start_lsn,
             rec.timeline,
@@ -521,8 +524,8 @@ fn run(
         repo: Some(ctx.repo.handle()),
         output: Some(output),
         files: &scan.files,
-        pgdata,
-        relation_root: standby.as_ref().map(|s| s.data_dir.as_path()),
+        source,
+        relation_source: standby_source.as_deref(),
         header: PieceHeader {
             backup_id: rec.id.clone(),
             db_name: ctx.db.name.clone(),

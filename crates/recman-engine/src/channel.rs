@@ -17,6 +17,10 @@ use recman_format::{PieceHeader, SetFile};
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
+/// Reads in flight at once per channel reading through an agent: enough to hide the round
+/// trip of each call behind the others.
+const REMOTE_READS: usize = 16;
+
 pub struct ChannelShared<'a> {
     /// Each channel opens its own handle: a catalog connection is not shared between threads.
     /// None for BACKUP VALIDATE without a repository: statistics rows are not stored.
@@ -25,9 +29,10 @@ pub struct ChannelShared<'a> {
     /// None: BACKUP VALIDATE, every file read and checked as for a backup, nothing written.
     pub output: Option<std::sync::Arc<dyn recman_media::Media>>,
     pub files: &'a [ScannedFile],
-    pub pgdata: &'a std::path::Path,
-    /// Where relation files are read from when not from `pgdata`: a standby's data directory.
-    pub relation_root: Option<&'a std::path::Path>,
+    /// Where the cluster's files are read: its data directory here, or its agent.
+    pub source: &'a dyn crate::source::DataSource,
+    /// Where relation files are read from when not from `source`: a standby's data directory.
+    pub relation_source: Option<&'a dyn crate::source::DataSource>,
     pub header: PieceHeader,
     pub backup_dir: String,
     pub checksums: bool,
@@ -155,13 +160,18 @@ impl ChannelShared<'_> {
         })
     }
 
-    /// The directory file `index` is read from: a standby's for relation files when the
+    /// The source file `index` is read from: a standby's for relation files when the
     /// backup reads from one, else the target's own.
-    pub(crate) fn root_of(&self, index: usize) -> &std::path::Path {
-        match self.relation_root {
+    pub(crate) fn source_of(&self, index: usize) -> &dyn crate::source::DataSource {
+        match self.relation_source {
             Some(r) if self.files[index].relfile.is_some() => r,
-            _ => self.pgdata,
+            _ => self.source,
         }
+    }
+
+    /// The path file `index` is opened by and named by in messages.
+    pub(crate) fn path_of(&self, index: usize) -> std::path::PathBuf {
+        self.source_of(index).path_of(&self.files[index].rel)
     }
 }
 
@@ -173,12 +183,18 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
     let started = now_micros();
     let cpu0 = crate::tuning::thread_cpu_time();
     let cpu_wait0 = crate::tuning::thread_cpu_wait();
-    let (mut engine, notice) = crate::io::open_engine(sh.io, 64).map_err(|e| {
-        EngineError::Invalid(format!(
-            "cannot start i/o mode {}: {e}; hint: choose another with --io",
-            sh.io.mode
-        ))
-    })?;
+    let remote = sh.source.local_root().is_none()
+        || sh.relation_source.is_some_and(|s| s.local_root().is_none());
+    let (mut engine, notice) = if remote {
+        (crate::io::open_remote_engine(REMOTE_READS), None)
+    } else {
+        crate::io::open_engine(sh.io, 64).map_err(|e| {
+            EngineError::Invalid(format!(
+                "cannot start i/o mode {}: {e}; hint: choose another with --io",
+                sh.io.mode
+            ))
+        })?
+    };
     let mut throttle = Throttle::new(sh.io.rate).shared(sh.live.and_then(|l| l.pacer.clone()));
     let mut out = ChannelOutcome {
         sets: Vec::new(),
@@ -270,7 +286,7 @@ fn backup_set(
     let device = match (tuner, set.files.first()) {
         (Some(_), Some(&i)) => {
             use std::os::unix::fs::MetadataExt;
-            std::fs::metadata(sh.files[i].abs(sh.root_of(i)))
+            std::fs::metadata(sh.path_of(i))
                 .map(|m| m.dev())
                 .unwrap_or(0)
         }
@@ -364,6 +380,7 @@ fn backup_set(
         );
         row.set_no = Some(set.set_no);
         row.piece_no = Some(unit.piece_no);
+        row.device = sh.source_of(tf.index).agent_url();
         stats.push(row);
         total.add(&counters);
         done.push(fo);
@@ -376,15 +393,17 @@ fn backup_set(
         .map(|(slot, &i)| InputFile {
             slot: slot as u32,
             index: i,
-            path: sh.files[i].abs(sh.root_of(i)),
+            path: sh.path_of(i),
             size_hint: sh.files[i].size,
             range: unit.range,
+            alt: sh.relation_source.is_some() && sh.files[i].relfile.is_some(),
         })
         .collect();
     let mut state: Vec<(u32, PageVerdicts, u64)> =
         vec![(0, PageVerdicts::default(), 0); set.files.len()];
     let mut mux = InputMux::new(engine, plan, files_at_once, inputs, throttle)
-        .direct_reads(sh.io.direct_reads);
+        .direct_reads(sh.io.direct_reads)
+        .sources(sh.source, sh.relation_source);
     let buf = (plan.size as u64, plan.per_file as u64);
     let meter = sh.live.map(|l| l.meter(channel));
     let mut written_before = 0u64;
@@ -396,7 +415,7 @@ fn backup_set(
         let ev = mux.next_event().map_err(|e| {
             let message = match sh.output {
                 Some(_) => format!("channel {channel}, backup set {}: {e}", set.set_no),
-                None => format!("validate {}: {e}", sh.pgdata.display()),
+                None => format!("validate {}: {e}", sh.source.describe()),
             };
             EngineError::Failed {
                 kind: crate::ErrorKind::of_io(&e),
@@ -417,7 +436,7 @@ fn backup_set(
                 if let Some(rf) = &sf.relfile {
                     let rules = sh.page_rules(rf);
                     check_chunk(Some(file), &rules, offset, data, verdicts)
-                        .map_err(|e| EngineError::io("re-read", sf.abs(sh.root_of(index)), e))?;
+                        .map_err(|e| EngineError::io("re-read", sh.path_of(index), e))?;
                     *pages += (data.len() / recman_page::BLCKSZ) as u64;
                 }
                 match sh.increment.filter(|_| sh.filtered(index)) {
@@ -467,6 +486,7 @@ fn backup_set(
                 );
                 row.set_no = Some(set.set_no);
                 row.piece_no = Some(unit.piece_no);
+                row.device = sh.source_of(index).agent_url();
                 stats.push(row);
                 total.add(&counters);
                 set_input.add(&counters);

@@ -9,6 +9,8 @@ pub struct Context {
     pub db: DbRecord,
     pub pgdata: Option<PathBuf>,
     pub conninfo: Option<String>,
+    /// The certificate, key and CA for the fleet transport: reaching a database's agent.
+    pub tls: Option<recman_remote::TlsFiles>,
 }
 
 pub fn open_repository(path: &Path) -> Result<Repository, EngineError> {

@@ -140,6 +140,10 @@ fn format_kind(e: &FormatError) -> ErrorKind {
 }
 
 fn media_or_io_kind(e: &std::io::Error) -> ErrorKind {
+    // A read through an agent keeps the kind it had on the wire.
+    if let Some(r) = recman_remote::from_io(e) {
+        return r.kind();
+    }
     match recman_media::MediaError::from_io(e) {
         Some(m) => m.kind(),
         None => ErrorKind::of_io(e),

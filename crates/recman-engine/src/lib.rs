@@ -41,6 +41,7 @@ pub mod retention;
 mod scan;
 mod secondtier;
 mod select;
+pub mod source;
 pub mod stop;
 mod synthetic;
 #[cfg(feature = "test-api")]
@@ -69,7 +70,7 @@ pub use crosscheck::{BackupCheck, ObjectCheck, crosscheck_backups, crosscheck_wa
 pub use error::{EngineError, ErrorKind};
 pub use progress::{NoProgress, Progress, current_channel};
 pub use rebuild::{Incarnation, RebuildReport, incarnations, rebuild_catalog};
-pub use register::register_database;
+pub use register::{register_database, register_database_agent};
 pub use restore::{
     Estimate, PlannedBackup, PlannedCopy, PlannedPiece, PlannedSegment, RecoveryTarget,
     RestoreOptions, RestorePlan, RestoreReport, RestoreValidateReport, TimelineSpan, Verified,
@@ -90,6 +91,7 @@ pub use select::select_backup;
 pub use synthetic::{SyntheticOptions, synthetic_full};
 pub use validate::{
     CorruptReport, ValidateBackupReport, ValidateDatabaseReport, find_backup, validate_database,
+    validate_source,
 };
 pub use validate_backup::validate_backup;
 pub use wal_prefetch::{

@@ -3,9 +3,8 @@
 //! at that very moment; only a page that still fails, and that is older than the backup
 //! start, counts as corrupt.
 
+use crate::source::ReadAt;
 use recman_page::{BLCKSZ, PageFault, RelFile};
-use std::fs::File;
-use std::os::unix::fs::FileExt;
 
 const REREADS: usize = 3;
 
@@ -40,7 +39,7 @@ impl PageRules<'_> {
 /// (a multiple of BLCKSZ). With `file`, failing pages are re-read and a passing re-read
 /// replaces the page in `buf`; without it (a backup being validated) no re-read is possible.
 pub fn check_chunk(
-    file: Option<&File>,
+    file: Option<&dyn ReadAt>,
     rules: &PageRules,
     file_offset: u64,
     buf: &mut [u8],
@@ -122,7 +121,11 @@ pub fn check_stored(rules: &PageRules, file_offset: u64, buf: &[u8], out: &mut P
 }
 
 /// pread until the buffer is full or end of file; returns the bytes read.
-pub fn read_full_at(f: &File, buf: &mut [u8], mut at: u64) -> std::io::Result<usize> {
+pub fn read_full_at(
+    f: &(impl ReadAt + ?Sized),
+    buf: &mut [u8],
+    mut at: u64,
+) -> std::io::Result<usize> {
     let mut done = 0;
     while done < buf.len() {
         match f.read_at(&mut buf[done..], at) {

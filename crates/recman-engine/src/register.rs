@@ -39,3 +39,42 @@ pub fn register_database(
         &dir,
     )?)
 }
+
+/// Registers the server at `conninfo` under `name`, its files read through the agent at
+/// `agent` (`recman server --pgdata` on the database host): the agent's pg_control must carry
+/// the server's system identifier, and the catalog records the URL for backup and validate.
+pub fn register_database_agent(
+    repo: &Repository,
+    name: &str,
+    conninfo: Option<&str>,
+    agent: &str,
+    tls: Option<&recman_remote::TlsFiles>,
+) -> Result<DbRecord, EngineError> {
+    use crate::source::DataSource;
+    let tls = tls.ok_or_else(|| {
+        EngineError::Invalid(format!(
+            "register database --agent {agent} needs the fleet's TLS files; hint: give --tls-cert, --tls-key and --tls-ca (or the config file's [tls] section)"
+        ))
+    })?;
+    let source = crate::source::remote::RemoteSource::connect(agent, tls)?;
+    let facts = source.facts()?;
+    let target = recman_pg::resolve_conninfo(conninfo)?;
+    let mut session = recman_pg::Session::connect(&target)?;
+    if facts.system_identifier != session.system_identifier {
+        return Err(EngineError::Invalid(format!(
+            "the data directory served by the agent at {agent} (system identifier {}) does not belong to the server at {} (system identifier {}); hint: point --agent and --target at the same cluster",
+            facts.system_identifier,
+            session.target(),
+            session.system_identifier
+        )));
+    }
+    let _ = session.simple_query("select 1")?;
+    let db = repo.catalog().register_database(
+        name,
+        session.system_identifier,
+        session.version_num,
+        &facts.pgdata.display().to_string(),
+    )?;
+    repo.catalog().set_db_agent(db.id, Some(agent))?;
+    Ok(db)
+}

@@ -12,7 +12,6 @@ use crate::pipeline::SetOut;
 use crate::tracking::{FilePlan, Tracking};
 use crate::util::now_micros;
 use recman_page::{BLCKSZ, Fork};
-use std::os::unix::fs::FileExt;
 use std::time::Instant;
 
 /// Blocks per read request: 1 MiB.
@@ -56,7 +55,7 @@ pub(crate) fn read_file(
     counters: &mut IoCounters,
 ) -> Result<(FileOutcome, i64), EngineError> {
     let sf = &sh.files[t.index];
-    let path = sf.abs(sh.root_of(t.index));
+    let path = sh.path_of(t.index);
     let opened = now_micros();
     let outcome = |size, crc32c, verdicts, pages, vanished| FileOutcome {
         index: t.index,
@@ -70,8 +69,8 @@ pub(crate) fn read_file(
         pages,
         vanished,
     };
-    let file = match std::fs::File::open(&path) {
-        Ok(f) => f,
+    let file = match sh.source_of(t.index).open(&path, false) {
+        Ok((f, _)) => f,
         // Dropped by the server after it was listed; WAL replay removes it again.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             writer.end_file(t.slot, 0, 0)?;
@@ -79,10 +78,7 @@ pub(crate) fn read_file(
         }
         Err(e) => return Err(EngineError::io("open", &path, e)),
     };
-    let size = file
-        .metadata()
-        .map_err(|e| EngineError::io("stat", &path, e))?
-        .len();
+    let size = file.size().map_err(|e| EngineError::io("stat", &path, e))?;
     let (lo, hi) = range.unwrap_or((0, u64::MAX));
     let hi = hi.min(size);
     let end = hi.max(lo.min(size));
@@ -139,7 +135,8 @@ pub(crate) fn read_file(
 }
 
 /// Reads up to `buf.len()` bytes at `off`; fewer only at the end of the file.
-fn read_at(f: &std::fs::File, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
+fn read_at(f: &crate::source::SourceFile, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
+    use crate::source::ReadAt;
     let mut done = 0;
     while done < buf.len() {
         match f.read_at(&mut buf[done..], off + done as u64) {

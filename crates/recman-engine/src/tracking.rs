@@ -12,7 +12,6 @@ use recman_pg::Lsn;
 use recman_pg::walrecord::RelId;
 use recman_pg::walsummary::{ForkKey, SegmentSummary};
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// `RECMAN_CHANGE_TRACKING=off` makes every level 1 scan (a comparison run, or a distrust).
@@ -142,7 +141,7 @@ impl Tracking {
 /// a notice saying why) when the level 1 has to scan.
 pub fn load(
     ctx: &Context,
-    pgdata: &Path,
+    source: &dyn crate::source::DataSource,
     inc: &Increment,
     start_lsn: u64,
     timeline: u32,
@@ -175,7 +174,7 @@ pub fn load(
     let spans = if parent_tl == timeline {
         crate::tracking_path::history_spans("", timeline)
     } else {
-        match crate::tracking_path::read_history(ctx, pgdata, timeline) {
+        match crate::tracking_path::read_history(ctx, source, timeline) {
             Ok(Some(text)) => crate::tracking_path::history_spans(&text, timeline),
             Err(e) => return fallback(format!("{e}")),
             Ok(None) => {
@@ -204,7 +203,7 @@ pub fn load(
         let seg_lsn = w.segno * seg_size;
         // Everything before the backup's start must be covered; what follows it is replayed.
         let needed = (seg_lsn + seg_size).min(start_lsn);
-        let s = match summary_of(ctx, pgdata, &name, seg_lsn) {
+        let s = match summary_of(ctx, source, &name, seg_lsn) {
             Ok(Some(s)) => s,
             Ok(None) => {
                 return fallback(format!(
@@ -280,7 +279,7 @@ pub fn load(
 /// one decoded from the cluster's pg_wal.
 fn summary_of(
     ctx: &Context,
-    pgdata: &Path,
+    source: &dyn crate::source::DataSource,
     name: &str,
     seg_lsn: u64,
 ) -> Result<Option<SegmentSummary>, EngineError> {
@@ -290,15 +289,17 @@ fn summary_of(
     if ctx.repo.catalog().wal(ctx.db.id, name)?.is_some() {
         return Ok(None);
     }
-    let path = pgdata.join("pg_wal").join(name);
-    let data = match std::fs::read(&path) {
-        Ok(d) => d,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(EngineError::io("read WAL segment", &path, e)),
+    let Some(data) = source.read_small(&format!("pg_wal/{name}"))? else {
+        return Ok(None);
     };
     SegmentSummary::build(&data, seg_lsn)
         .map(Some)
-        .map_err(|e| EngineError::Corrupt(format!("{}: {e}", path.display())))
+        .map_err(|e| {
+            EngineError::Corrupt(format!(
+                "{}: {e}",
+                source.path_of(&format!("pg_wal/{name}")).display()
+            ))
+        })
 }
 
 /// The block lists of a range, by fork (what the fault switch drops a block from).

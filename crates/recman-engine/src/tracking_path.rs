@@ -8,7 +8,6 @@
 
 use crate::{Context, EngineError};
 use recman_pg::{Lsn, WalName};
-use std::path::Path;
 
 /// One timeline of a history, as the LSN range [begin, end) it covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,7 +100,7 @@ pub(crate) fn on_history(spans: &[Span], tli: u32, start: u64, stop: u64) -> boo
 /// count as on the history: a level 1 then bases itself on one of those, or becomes a level 0.
 pub(crate) fn current_history(
     ctx: &Context,
-    pgdata: &Path,
+    source: &dyn crate::source::DataSource,
     session: &mut recman_pg::Session,
 ) -> Result<Vec<Span>, EngineError> {
     // On a primary the WAL being written names the timeline at once; pg_control's checkpoint
@@ -126,7 +125,7 @@ pub(crate) fn current_history(
     if timeline == 1 {
         return Ok(history_spans("", 1));
     }
-    Ok(match read_history(ctx, pgdata, timeline)? {
+    Ok(match read_history(ctx, source, timeline)? {
         Some(text) => history_spans(&text, timeline),
         None => vec![Span {
             tli: timeline,
@@ -140,15 +139,12 @@ pub(crate) fn current_history(
 /// always has it), else the archived one; Ok(None) when neither exists.
 pub(crate) fn read_history(
     ctx: &Context,
-    pgdata: &Path,
+    source: &dyn crate::source::DataSource,
     timeline: u32,
 ) -> Result<Option<String>, EngineError> {
     let name = format!("{timeline:08X}.history");
-    let path = pgdata.join("pg_wal").join(&name);
-    match std::fs::read(&path) {
-        Ok(d) => return Ok(Some(String::from_utf8_lossy(&d).into_owned())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(EngineError::io("read timeline history file", &path, e)),
+    if let Some(d) = source.read_small(&format!("pg_wal/{name}"))? {
+        return Ok(Some(String::from_utf8_lossy(&d).into_owned()));
     }
     Ok(crate::archive::read_wal(&ctx.repo, &ctx.db, &name)?
         .map(|d| String::from_utf8_lossy(&d).into_owned()))

@@ -5,7 +5,7 @@
 use crate::backup::describe_corrupt;
 use crate::channel::{ChannelShared, Unit, run_channel};
 use crate::plan::PlannedSet;
-use crate::{Context, EngineError, Progress, scan_data_dir};
+use crate::{Context, EngineError, Progress};
 use recman_catalog::{BackupStatus, CorruptBlock};
 use recman_format::PieceHeader;
 use std::collections::VecDeque;
@@ -56,7 +56,21 @@ pub fn validate_database(
     check_logical: bool,
     progress: &dyn Progress,
 ) -> Result<ValidateDatabaseReport, EngineError> {
-    let facts = recman_pg::read_data_dir_facts(pgdata)?;
+    let source = crate::source::LocalSource::new(pgdata);
+    validate_source(&source, conninfo, io, maxopenfiles, check_logical, progress)
+}
+
+/// As [`validate_database`], reading the cluster through `source` (its agent, or a local
+/// directory).
+pub fn validate_source(
+    source: &dyn crate::source::DataSource,
+    conninfo: Option<&str>,
+    io: &crate::io::IoSettings,
+    maxopenfiles: u32,
+    check_logical: bool,
+    progress: &dyn Progress,
+) -> Result<ValidateDatabaseReport, EngineError> {
+    let facts = source.facts()?;
     let mut session = conninfo
         .and_then(|c| recman_pg::resolve_conninfo(Some(c)).ok())
         .and_then(|t| recman_pg::Session::connect(&t).ok())
@@ -80,7 +94,7 @@ pub fn validate_database(
     } else {
         None
     };
-    let scan = scan_data_dir(pgdata)?;
+    let scan = source.scan()?;
     let mut report = ValidateDatabaseReport {
         checksums_enabled: checksums,
         ..Default::default()
@@ -103,8 +117,8 @@ pub fn validate_database(
         repo: None,
         output: None,
         files: &scan.files,
-        pgdata,
-        relation_root: None,
+        source,
+        relation_source: None,
         header: PieceHeader {
             backup_id: String::new(),
             db_name: String::new(),

@@ -31,10 +31,16 @@ pub struct ClientOptions {
 }
 
 impl Default for ClientOptions {
+    /// 10 s to connect; retries for 30 s, or RECMAN_FLEET_RETRY_SECS (a site whose network
+    /// cuts last longer, or a test that wants a dead peer found quickly).
     fn default() -> Self {
+        let retry = std::env::var("RECMAN_FLEET_RETRY_SECS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(30);
         ClientOptions {
             connect_timeout: Duration::from_secs(10),
-            retry_for: Duration::from_secs(30),
+            retry_for: Duration::from_secs(retry),
         }
     }
 }

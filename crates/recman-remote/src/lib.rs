@@ -38,9 +38,10 @@
 //!
 //! **Retries.** Only idempotent calls ([`CallOptions::idempotent`]) with a replayable body
 //! (empty or [`Body::Bytes`]) are retried, on network failures only, with backoff 100 ms
-//! doubling to 2 s, for [`ClientOptions::retry_for`] (30 s): a dropped connection is dialled
-//! again. [`Client::call`] retries until the response starts; [`Client::call_with`] and
-//! [`Client::call_whole`] also when the payload breaks off midway (the consumer starts over).
+//! doubling to 2 s, for [`ClientOptions::retry_for`] (30 s, or `RECMAN_FLEET_RETRY_SECS`): a
+//! dropped connection is dialled again. [`Client::call`] retries until the response starts;
+//! [`Client::call_with`] and [`Client::call_whole`] also when the payload breaks off midway
+//! (the consumer starts over).
 //! A caller streaming a large payload through [`Client::call`] retries a broken stream
 //! itself, from where it got to (e.g. a file read re-issued from its last whole block).
 //!

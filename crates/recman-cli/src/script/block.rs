@@ -149,6 +149,7 @@ impl Block {
                 s.exec(recman_command::Command::CreateRestorePoint { name: name.clone() })?
             }
             Statement::RegisterDatabase => s.exec(recman_command::Command::RegisterDatabase {
+                agent: None,
                 name: "main".into(),
             })?,
             Statement::Foreign { verb, words } => return maint::foreign(s, verb, words),

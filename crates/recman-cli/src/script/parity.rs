@@ -295,6 +295,18 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
     ),
     ("man", "it prints the command line's manual page"),
     (
+        "server",
+        "it runs the database-host agent as a long-lived service, not a statement of a session",
+    ),
+    (
+        "backup database --standby-agent",
+        "a channel's CONNECT names the standby's server; the agent serving its files is given on the command line for now",
+    ),
+    (
+        "register database --agent",
+        "the fleet is set up from the command line; REGISTER DATABASE registers the local cluster",
+    ),
+    (
         "archive-push",
         "PostgreSQL's archive_command runs it, not a user",
     ),
@@ -580,6 +592,7 @@ pub(crate) fn lower_checked(text: &str) -> anyhow::Result<Vec<m::Command>> {
             }
         }
         Statement::RegisterDatabase => Ok(vec![m::Command::RegisterDatabase {
+            agent: None,
             name: "main".into(),
         }]),
         // Statements that only change the session or the block, or are refused: run on an

@@ -2,32 +2,34 @@
 
 use crate::{Context, EngineError};
 use recman_pg::{Session, WalName};
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 pub(super) fn check_target(
     ctx: &Context,
-    pgdata: &Path,
+    source: &dyn crate::source::DataSource,
     facts: &recman_pg::DataDirFacts,
     s: &Session,
 ) -> Result<(), EngineError> {
     if facts.system_identifier != s.system_identifier {
         return Err(EngineError::Invalid(format!(
             "data directory {} (system identifier {}) does not belong to the server at {} (system identifier {}); hint: point --pgdata and --target at the same cluster",
-            pgdata.display(),
+            source.describe(),
             facts.system_identifier,
             s.target(),
             s.system_identifier
         )));
     }
-    if let (Ok(a), Ok(b)) = (
-        std::fs::canonicalize(pgdata),
-        std::fs::canonicalize(&s.data_directory),
-    ) && a != b
+    // An agent resolves its directory where it is; the server's path is compared as given.
+    let server_dir = match source.local_root() {
+        Some(_) => std::fs::canonicalize(&s.data_directory).ok(),
+        None => Some(std::path::PathBuf::from(&s.data_directory)),
+    };
+    if let (Some(a), Some(b)) = (source.canonical(), server_dir)
+        && a != b
     {
         return Err(EngineError::Invalid(format!(
             "--pgdata {} is not the data directory of the server at {} ({}); hint: a copy of the cluster shares its identifier, point --pgdata at {}",
-            pgdata.display(),
+            source.describe(),
             s.target(),
             s.data_directory,
             s.data_directory

@@ -6,8 +6,8 @@
 //! keeps the reference as long as the new backup is kept. Frozen databases, read-only
 //! tablespaces and cold tables are not copied to tape every week.
 
+use crate::source::{DataSource, ReadAt};
 use std::collections::HashMap;
-use std::io::Read;
 
 use recman_catalog::BackupStatus;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestEntry};
@@ -44,6 +44,7 @@ fn reference(ctx: &Context) -> Result<Option<BackupManifest>, EngineError> {
 /// Removes from `scan` the files identical to the reference's, returning their entries.
 pub(super) fn take_unchanged(
     ctx: &Context,
+    source: &dyn DataSource,
     scan: &mut Scan,
 ) -> Result<Option<Unchanged>, EngineError> {
     let Some(m) = reference(ctx)? else {
@@ -58,10 +59,6 @@ pub(super) fn take_unchanged(
         .filter(|e| e.kind == EntryKind::File && !e.incremental && e.sections.is_empty())
         .map(|e| (e.path.as_str(), e))
         .collect();
-    let pgdata = ctx
-        .pgdata
-        .as_deref()
-        .expect("a backup has a data directory");
     let mut out = Unchanged {
         reference: m.backup_id.clone(),
         reference_start_lsn: m
@@ -80,7 +77,7 @@ pub(super) fn take_unchanged(
                 if e.size == Some(f.size)
                     && e.mtime == f.mtime
                     && f.mtime < started - 1
-                    && matches!(crc_of(&f, pgdata)?, Some(c) if Some(c) == e.crc32c) =>
+                    && matches!(crc_of(&f, source)?, Some(c) if Some(c) == e.crc32c) =>
             {
                 out.bytes += f.size;
                 out.entries.push(entry(&f, e));
@@ -94,16 +91,20 @@ pub(super) fn take_unchanged(
 
 /// The file's CRC-32C now; None when it cannot be read (it is then backed up normally,
 /// and the channel reports whatever is wrong with it).
-fn crc_of(f: &ScannedFile, pgdata: &std::path::Path) -> Result<Option<u32>, EngineError> {
-    let Ok(mut file) = std::fs::File::open(f.abs(pgdata)) else {
+fn crc_of(f: &ScannedFile, source: &dyn DataSource) -> Result<Option<u32>, EngineError> {
+    let Ok((file, _)) = source.open(&source.path_of(&f.rel), false) else {
         return Ok(None);
     };
     let mut buf = vec![0u8; 1 << 20];
     let mut crc = 0u32;
+    let mut at = 0u64;
     loop {
-        match file.read(&mut buf) {
+        match file.read_at(&mut buf, at) {
             Ok(0) => return Ok(Some(crc)),
-            Ok(n) => crc = crc32c::crc32c_append(crc, &buf[..n]),
+            Ok(n) => {
+                crc = crc32c::crc32c_append(crc, &buf[..n]);
+                at += n as u64;
+            }
             Err(_) => return Ok(None),
         }
     }

@@ -12,22 +12,21 @@ use std::time::{Duration, Instant};
 
 use recman_pg::{Lsn, Session, resolve_conninfo};
 
-use crate::{EngineError, Progress};
+use crate::source::{DataSource, LocalSource};
+use crate::{Context, EngineError, Progress};
 
-/// A standby that may serve the channels' reads.
-pub(crate) struct Standby {
-    pub data_dir: PathBuf,
-}
-
-/// Checks that `conninfo` reaches a standby of the cluster `system_identifier` whose data
-/// directory is readable here, and waits until it has replayed past `start`.
+/// Checks that `conninfo` reaches a standby of the cluster being backed up whose data
+/// directory is readable here (or through its agent `agent`), waits until it has replayed
+/// past `start`, and returns where to read its files.
 pub(crate) fn prepare(
+    ctx: &Context,
     conninfo: &str,
-    system_identifier: u64,
+    agent: Option<&str>,
     start: Lsn,
     timeout: Duration,
     progress: &dyn Progress,
-) -> Result<Standby, EngineError> {
+) -> Result<Box<dyn DataSource>, EngineError> {
+    let system_identifier = ctx.db.system_identifier;
     let target = resolve_conninfo(Some(conninfo))?;
     let mut s = Session::connect(&target)?;
     let who = s.target().to_string();
@@ -49,16 +48,27 @@ pub(crate) fn prepare(
         )));
     }
     let data_dir = PathBuf::from(&s.data_directory);
-    let facts = recman_pg::read_data_dir_facts(&data_dir).map_err(|e| {
+    let source: Box<dyn DataSource> = match agent {
+        Some(url) => {
+            let tls = ctx.tls.as_ref().ok_or_else(|| {
+                EngineError::Invalid(format!(
+                    "--standby-agent {url} needs the fleet's TLS files; hint: give --tls-cert, --tls-key and --tls-ca (or the config file's [tls] section)"
+                ))
+            })?;
+            Box::new(crate::source::remote::RemoteSource::connect(url, tls)?)
+        }
+        None => Box::new(LocalSource::new(&data_dir)),
+    };
+    let facts = source.facts().map_err(|e| {
         EngineError::Invalid(format!(
-            "the data directory {} of standby {who} cannot be read here: {e}; hint: a standby channel reads the standby's files, so the standby must run on this host",
-            data_dir.display()
+            "the data directory {} of standby {who} cannot be read: {e}; hint: a standby channel reads the standby's files, so the standby must run on this host, or give --standby-agent with the agent on its host",
+            source.describe()
         ))
     })?;
     if facts.system_identifier != system_identifier {
         return Err(EngineError::Invalid(format!(
-            "data directory {} belongs to another cluster (system identifier {}); hint: the standby's data directory must be the one on this host",
-            data_dir.display(),
+            "data directory {} belongs to another cluster (system identifier {}); hint: the standby's data directory must be the one on this host (or its agent's)",
+            source.describe(),
             facts.system_identifier
         )));
     }
@@ -69,13 +79,17 @@ pub(crate) fn prepare(
             .first()
             .and_then(|r| r.first().cloned().flatten())
             .and_then(|t| t.parse::<Lsn>().ok());
-        if replayed.is_some_and(|l| l >= start) {
+        // Replayed is not written: the standby's files hold the pages as of its last
+        // restartpoint, so one is asked for (as pgBackRest does) and must have its redo point
+        // at or past the backup's start before the files are read; replay from the start
+        // then makes them consistent.
+        if replayed.is_some_and(|l| l >= start) && restartpoint_covers(&mut s, start)? {
             progress.notice(&format!(
                 "channels read relation files from standby {who} ({}), replayed to {}",
-                data_dir.display(),
+                source.describe(),
                 replayed.expect("checked")
             ));
-            return Ok(Standby { data_dir });
+            return Ok(source);
         }
         if t0.elapsed() > timeout {
             return Err(EngineError::Transient(format!(
@@ -87,4 +101,16 @@ pub(crate) fn prepare(
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Asks `s` (a standby) for a restartpoint and says whether its redo point is now at or past
+/// `start`.
+fn restartpoint_covers(s: &mut Session, start: Lsn) -> Result<bool, EngineError> {
+    s.simple_query("checkpoint")?;
+    let rows = s.simple_query("select redo_lsn from pg_control_checkpoint()")?;
+    Ok(rows
+        .first()
+        .and_then(|r| r.first().cloned().flatten())
+        .and_then(|t| t.parse::<Lsn>().ok())
+        .is_some_and(|redo| redo >= start))
 }

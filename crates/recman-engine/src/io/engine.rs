@@ -1,12 +1,11 @@
 use super::{AlignedBuf, IoMode, IoSettings};
-use std::fs::File;
-use std::sync::Arc;
+use crate::source::SourceFile;
 use std::time::Duration;
 
 /// One read: `len` bytes of `file` at `offset` into `buf`; `tag` identifies it on completion.
 pub struct ReadReq {
     pub tag: u64,
-    pub file: Arc<File>,
+    pub file: SourceFile,
     pub offset: u64,
     pub len: usize,
     pub buf: AlignedBuf,
@@ -38,6 +37,12 @@ pub trait IoEngine: Send {
     fn ring_submissions(&self) -> u64 {
         0
     }
+}
+
+/// The engine for files of a remote source: helper threads, each read one call to the
+/// agent, `n` of them in flight at once on one connection (io_uring cannot read those).
+pub fn open_remote_engine(n: usize) -> Box<dyn IoEngine> {
+    Box::new(super::threads::ThreadsEngine::new(n))
 }
 
 /// Whether this kernel (or container policy) lets us create a ring; the error says why not.

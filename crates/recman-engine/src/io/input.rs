@@ -4,11 +4,9 @@
 //! READY, a SHORT wait or a LONG wait against its file.
 
 use super::{ALIGN, AlignedBuf, BufferPlan, IoCounters, IoEngine, ReadDone, ReadReq, Throttle};
+use crate::source::{DataSource, SourceFile};
 use std::collections::{HashMap, VecDeque};
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Instant;
 
 /// A file to read: its position in the caller's list, its path, and its size when listed
@@ -21,6 +19,8 @@ pub struct InputFile {
     pub size_hint: u64,
     /// Read only this byte range (a section of a large file); None reads it all.
     pub range: Option<(u64, u64)>,
+    /// Opened through the mux's second source (a standby's, for relation files).
+    pub alt: bool,
 }
 
 /// What the channel gets next.
@@ -30,7 +30,7 @@ pub enum Event<'a> {
         index: usize,
         offset: u64,
         data: &'a mut [u8],
-        file: &'a File,
+        file: &'a SourceFile,
     },
     /// Every byte of the file (or its range) has been handed out.
     End {
@@ -47,7 +47,7 @@ pub enum Event<'a> {
 
 struct Open {
     f: InputFile,
-    file: Arc<File>,
+    file: SourceFile,
     /// Opened with O_DIRECT: requests are rounded up to whole aligned blocks.
     direct: bool,
     next_submit: u64,
@@ -77,23 +77,9 @@ pub struct InputMux<'e> {
     throttle: &'e mut Throttle,
     slow: Option<(String, std::time::Duration)>,
     direct: bool,
-}
-
-/// Opens a file to read, with O_DIRECT when asked and the file system takes it (tmpfs and
-/// some others refuse it with EINVAL; those are read through the page cache).
-fn open_input(path: &std::path::Path, direct: bool) -> std::io::Result<(File, bool)> {
-    if direct {
-        match OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(path)
-        {
-            Ok(f) => return Ok((f, true)),
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    File::open(path).map(|f| (f, false))
+    /// Where files are opened (the second for files marked `alt`): the local file system
+    /// when None.
+    sources: [Option<&'e dyn DataSource>; 2],
 }
 
 fn now_micros() -> i64 {
@@ -126,7 +112,15 @@ impl<'e> InputMux<'e> {
             throttle,
             slow: crate::fault::slow_read(),
             direct: false,
+            sources: [None, None],
         }
+    }
+
+    /// Opens the files through `source`, those marked `alt` through `alt` (paths from their
+    /// `path_of`).
+    pub fn sources(mut self, source: &'e dyn DataSource, alt: Option<&'e dyn DataSource>) -> Self {
+        self.sources = [Some(source), alt.or(Some(source))];
+        self
     }
 
     /// Reads with O_DIRECT where the file system allows it (see `IoSettings::direct_reads`).
@@ -191,7 +185,7 @@ impl<'e> InputMux<'e> {
                 len = len.next_multiple_of(ALIGN).min(buf.capacity());
             }
             let (tag, offset, file, slot) =
-                (self.next_tag, o.next_submit, Arc::clone(&o.file), o.f.slot);
+                (self.next_tag, o.next_submit, o.file.clone(), o.f.slot);
             self.next_tag += 1;
             self.throttle.pace();
             self.tags.insert(tag, (slot, offset));
@@ -214,10 +208,16 @@ impl<'e> InputMux<'e> {
                 return Ok(None);
             };
             let (start, limit) = f.range.unwrap_or((0, u64::MAX));
-            match open_input(&f.path, self.direct && start.is_multiple_of(ALIGN as u64)) {
+            let direct = self.direct && start.is_multiple_of(ALIGN as u64);
+            let opened = match self.sources[f.alt as usize] {
+                Some(s) => s.open(&f.path, direct),
+                None => crate::source::open_local(&f.path, direct)
+                    .map(|(file, d)| (SourceFile::Local(std::sync::Arc::new(file)), d)),
+            };
+            match opened {
                 Ok((file, direct)) => {
                     self.open.push(Open {
-                        file: Arc::new(file),
+                        file,
                         direct,
                         next_submit: start,
                         next_consume: start,

@@ -20,7 +20,7 @@ mod timed;
 mod uring;
 
 pub use buffer::{ALIGN, AlignedBuf};
-pub use engine::{IoEngine, ReadDone, ReadReq, open_engine, probe_uring};
+pub use engine::{IoEngine, ReadDone, ReadReq, open_engine, open_remote_engine, probe_uring};
 pub use output::OutputStream;
 pub use settings::{BufferPlan, IoMode, IoSettings, parse_size};
 pub use stats::IoCounters;

@@ -49,7 +49,11 @@ impl UringEngine {
         let result = if res == -libc::EINTR || res == -libc::EAGAIN || res == -libc::ECANCELED {
             // Interrupted or cancelled (the io-wq worker of a stopped and continued process),
             // or refused for now: read it here.
-            read_full_at(&f.file, &mut f.buf.as_mut_slice()[..f.len], f.offset)
+            read_full_at(
+                f.file.as_ref(),
+                &mut f.buf.as_mut_slice()[..f.len],
+                f.offset,
+            )
         } else if res < 0 {
             Err(std::io::Error::from_raw_os_error(-res))
         } else {
@@ -58,7 +62,7 @@ impl UringEngine {
                 // A short read before end of file is legal for io_uring; finish it in place so
                 // callers may treat short as end of file, like the other engines.
                 read_full_at(
-                    &f.file,
+                    f.file.as_ref(),
                     &mut f.buf.as_mut_slice()[n..f.len],
                     f.offset + n as u64,
                 )
@@ -90,6 +94,12 @@ impl IoEngine for UringEngine {
             mut buf,
         } = req;
         assert!(len <= buf.capacity(), "read larger than its buffer");
+        let Some(file) = file.local().cloned() else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "io_uring reads local files only",
+            ));
+        };
         let ptr = buf.as_mut_ptr();
         let entry = opcode::Read::new(types::Fd(file.as_raw_fd()), ptr, len as u32)
             .offset(offset)
@@ -185,7 +195,7 @@ mod tests {
         for (tag, off) in [(1u64, 0u64), (2, 8192), (3, 16384), (4, 24576)] {
             e.submit(ReadReq {
                 tag,
-                file: Arc::clone(&file),
+                file: crate::source::SourceFile::Local(Arc::clone(&file)),
                 offset: off,
                 len: 8192,
                 buf: AlignedBuf::new(8192),

@@ -271,7 +271,7 @@ fn read_probe(
             engine
                 .submit(ReadReq {
                     tag,
-                    file,
+                    file: crate::source::SourceFile::Local(file),
                     offset: cursor.1,
                     len: len as usize,
                     buf: free.pop().expect("a free buffer"),

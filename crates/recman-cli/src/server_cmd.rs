@@ -1,0 +1,76 @@
+//! `recman server`: the database-host agent, and the fleet's TLS files from the options or
+//! the config file's [tls] section.
+
+use crate::cli::Global;
+use anyhow::{Result, bail};
+use recman_remote::{Allow, TlsFiles};
+use std::sync::Arc;
+
+/// The fleet's TLS files when all three are given; an error when only some are.
+pub fn tls_files(g: &Global) -> Result<Option<TlsFiles>> {
+    match (&g.tls_cert, &g.tls_key, &g.tls_ca) {
+        (None, None, None) => Ok(None),
+        (Some(cert), Some(key), Some(ca)) => Ok(Some(TlsFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+            ca: ca.clone(),
+        })),
+        _ => bail!(
+            "the fleet transport needs all of --tls-cert, --tls-key and --tls-ca, and only some were given; hint: give the three (or cert, key and ca in the config file's [tls] section)"
+        ),
+    }
+}
+
+/// Serves the data directory at --pgdata until the process is stopped.
+pub fn serve(g: &Global, listen: &str, allow: &[String]) -> Result<()> {
+    let none = crate::restore_agent::RestoreAgent::new(&[], None, Default::default());
+    serve_with(g, listen, allow, none)
+}
+
+/// [`serve`], also writing restores as `restore` allows (restores only, without --pgdata).
+pub fn serve_with(
+    g: &Global,
+    listen: &str,
+    allow: &[String],
+    restore: crate::restore_agent::RestoreAgent,
+) -> Result<()> {
+    if g.pgdata.is_none() && restore.takes_restores() {
+        return crate::restore_agent::serve(g, listen, allow, restore);
+    }
+    let Some(pgdata) = &g.pgdata else {
+        bail!(
+            "recman server needs the cluster's data directory; hint: pass --pgdata DIR (or RECMAN_PGDATA) and run it as the cluster's OS user"
+        );
+    };
+    let Some(tls) = tls_files(g)? else {
+        bail!(
+            "recman server needs its certificate, key and the fleet's CA; hint: give --tls-cert, --tls-key and --tls-ca (or the config file's [tls] section)"
+        );
+    };
+    let service = recman_engine::source::agent::AgentService::new(pgdata)?;
+    let service = crate::restore_agent::WithRestore {
+        backup: Some(Box::new(service)),
+        restore,
+    };
+    let handle = recman_remote::serve(
+        listen,
+        &tls,
+        Allow::from_list(allow),
+        Arc::new(service),
+        recman_remote::stderr_log(),
+    )?;
+    let who = if allow.is_empty() {
+        "any certificate the CA signed".to_string()
+    } else {
+        format!("certificate CNs {}", allow.join(", "))
+    };
+    if !g.quiet {
+        println!(
+            "recman server: serving data directory {} on {} to {who}",
+            pgdata.display(),
+            handle.local_addr
+        );
+    }
+    handle.wait();
+    Ok(())
+}

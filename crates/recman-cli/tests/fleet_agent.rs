@@ -1,0 +1,143 @@
+//! Issue 19, the database-host agent: a backup host whose OS user cannot read the data
+//! directory backs a cluster up through `recman server --pgdata` (running as postgres) over
+//! mutual TLS, validates it, and the backup restores to the same data; a certificate the agent
+//! does not allow fails the backup with a clear error on both sides. With a streaming standby
+//! behind an agent of its own, the channels read relation files from the standby's agent and
+//! the rest from the primary's (acceptance 3), as the I/O statistics show.
+
+mod common;
+mod flows;
+
+use common::*;
+use flows::start_and_compare;
+use std::process::Command;
+
+#[test]
+fn backup_and_validate_through_the_agent() {
+    let (_pki_dir, pki_path) = new_scratch_dir();
+    let pki = TestPki::new(&pki_path, "backup-host");
+    let host = BackupHost::new(&pki);
+    let mut shuttle = WalShuttle::new();
+    let cluster = Cluster::init_with(ClusterOpts {
+        extra_conf: shuttle.conf(),
+        ..Default::default()
+    });
+    cluster.restart_on_tcp();
+    shuttle.start(&host);
+    cluster.pgbench_init(1);
+    assert!(
+        !host.can_read(&cluster.pgdata.join("PG_VERSION")),
+        "the backup host's user must not be able to read the data directory"
+    );
+    let agent = Agent::start(&cluster, &pki, &["backup-host"]);
+    let target = cluster.tcp_conninfo();
+    let with = |extra: &[&str]| {
+        let mut a = host.base_args();
+        a.extend(["--target".to_string(), target.clone()]);
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+
+    let out = host.ok(with(&["register", "database", "--agent", &agent.url]));
+    assert!(out.contains("registered"), "{out}");
+    host.ok(with(&["backup", "database", "--channels", "2"]));
+    let list: serde_json::Value =
+        serde_json::from_str(&host.ok(with(&["list", "backup", "--json"]))).unwrap();
+    let backups = list.as_array().expect("a list");
+    assert_eq!(backups.len(), 1, "{list}");
+    assert_eq!(backups[0]["status"], "AVAILABLE", "{list}");
+    let v = host.ok(with(&["validate", "database"]));
+    assert!(v.contains(&agent.url), "validate names where it read: {v}");
+    assert!(v.contains("no corrupt blocks found"), "{v}");
+
+    // A certificate signed by the CA but not allowed: refused, on both sides, and no backup.
+    let (cert, key) = host.other_identity(&pki.stranger_cert, &pki.stranger_key, "stranger");
+    let mut args = with(&["backup", "database"]);
+    let at = args.iter().position(|a| a == "--tls-cert").unwrap() + 1;
+    args[at] = path_str(&cert).into();
+    let at = args.iter().position(|a| a == "--tls-key").unwrap() + 1;
+    args[at] = path_str(&key).into();
+    let e = host.err(args);
+    assert!(
+        e.contains(&format!(
+            "the server at {} refused our certificate",
+            agent.url
+        )) && e.contains("stranger")
+            && e.contains("hint:"),
+        "{e}"
+    );
+    let log = agent.log_text();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("refused a connection from 127.0.0.1") && l.contains("CN=stranger")),
+        "agent log:\n{log}"
+    );
+    let list: serde_json::Value =
+        serde_json::from_str(&host.ok(with(&["list", "backup", "--json"]))).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+
+    // Channels on two hosts: the primary's agent and a streaming standby's.
+    let (_standby_dir, standby_path) = new_scratch_dir();
+    let data = standby_path.join("standby");
+    run_as_cluster_user_ok(
+        Command::new(pg_bin("pg_basebackup"))
+            .arg("-D")
+            .arg(&data)
+            .args(["-R", "-X", "stream", "--no-sync", "-c", "fast", "-d"])
+            .arg(cluster.conninfo()),
+    );
+    let standby = Cluster::adopt(data);
+    standby.restart_on_tcp();
+    let standby_agent = Agent::start(&standby, &pki, &["backup-host"]);
+    cluster.psql("create table after_first(x int); insert into after_first values (1)");
+    host.ok(with(&[
+        "backup",
+        "database",
+        "--channels",
+        "2",
+        "--tag",
+        "TWO_HOSTS",
+        "--standby",
+        &standby.tcp_conninfo(),
+        "--standby-agent",
+        &standby_agent.url,
+    ]));
+    let io: serde_json::Value =
+        serde_json::from_str(&host.ok(with(&["report", "io", "TWO_HOSTS", "--json"]))).unwrap();
+    let inputs: Vec<&serde_json::Value> = io["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "INPUT")
+        .collect();
+    let from = |url: &str| {
+        inputs
+            .iter()
+            .filter(|r| r["device"] == url)
+            .map(|r| r["filename"].as_str().unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+    };
+    let (primary_files, standby_files) = (from(&agent.url), from(&standby_agent.url));
+    assert!(
+        primary_files.iter().any(|f| f == "PG_VERSION")
+            && standby_files.iter().any(|f| f.starts_with("base/"))
+            && primary_files.len() + standby_files.len() == inputs.len(),
+        "each file read through one of the two agents: primary {primary_files:?}, standby {standby_files:?}"
+    );
+
+    // The backup restores (locally, as postgres, from a copy of the repository) to the data.
+    let expected = cluster.all_table_checksums();
+    drop(shuttle);
+    let (_copy_dir, repo) = host.repo_copy_for_cluster_user();
+    let (_scratch, dir) = new_scratch_dir();
+    let to = dir.join("restored");
+    recman_ok([
+        "--repo",
+        path_str(&repo),
+        "restore",
+        "database",
+        "--to",
+        path_str(&to),
+    ]);
+    start_and_compare(&to, &expected);
+}

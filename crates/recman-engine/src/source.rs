@@ -1,0 +1,187 @@
+//! Where a backup reads the cluster's files: the data directory on this host ([`LocalSource`])
+//! or a database host's agent over the fleet transport ([`remote::RemoteSource`]). The
+//! channels, the tracked reads, backup optimization and the tracking's WAL reads all go
+//! through one [`DataSource`], so nothing else knows which it is. The local source opens
+//! files exactly as before (O_DIRECT where allowed) and the I/O engines read them as before;
+//! a remote file is read by the helper-thread engine, each request one call to the agent,
+//! many in flight at once on one HTTP/2 connection.
+
+pub mod agent;
+pub mod remote;
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::EngineError;
+use crate::scan::Scan;
+
+/// Positioned reads: what page re-reads and the I/O engines need of a file.
+pub trait ReadAt {
+    /// Up to `buf.len()` bytes at `off`; fewer only at the end of the file (or a short read
+    /// the caller repeats).
+    fn read_at(&self, buf: &mut [u8], off: u64) -> io::Result<usize>;
+}
+
+impl ReadAt for File {
+    fn read_at(&self, buf: &mut [u8], off: u64) -> io::Result<usize> {
+        FileExt::read_at(self, buf, off)
+    }
+}
+
+/// An open file of a source.
+#[derive(Clone)]
+pub enum SourceFile {
+    Local(Arc<File>),
+    /// A file read through an agent, and its size when it was opened.
+    Remote(Arc<dyn ReadAt + Send + Sync>, u64),
+}
+
+impl SourceFile {
+    /// The local file, for engines that hand its descriptor to the kernel (io_uring).
+    pub fn local(&self) -> Option<&Arc<File>> {
+        match self {
+            SourceFile::Local(f) => Some(f),
+            SourceFile::Remote(..) => None,
+        }
+    }
+
+    /// The file's size now (local), or when it was opened (remote).
+    pub fn size(&self) -> io::Result<u64> {
+        match self {
+            SourceFile::Local(f) => f.metadata().map(|m| m.len()),
+            SourceFile::Remote(_, size) => Ok(*size),
+        }
+    }
+}
+
+impl ReadAt for SourceFile {
+    fn read_at(&self, buf: &mut [u8], off: u64) -> io::Result<usize> {
+        match self {
+            SourceFile::Local(f) => FileExt::read_at(f.as_ref(), buf, off),
+            SourceFile::Remote(r, _) => r.read_at(buf, off),
+        }
+    }
+}
+
+/// A cluster's data directory as a backup reads it.
+pub trait DataSource: Send + Sync {
+    /// For messages: the directory, or the agent's URL and its directory.
+    fn describe(&self) -> String;
+    /// The path a file of the backup's namespace (`rel`) is opened by and named by in
+    /// messages.
+    fn path_of(&self, rel: &str) -> PathBuf;
+    /// Every file and directory an online backup copies (see [`crate::scan_data_dir`]).
+    fn scan(&self) -> Result<Scan, EngineError>;
+    /// PG_VERSION and pg_control, read where the directory is.
+    fn facts(&self) -> Result<recman_pg::DataDirFacts, EngineError>;
+    /// The directory with symlinks resolved, to compare with the server's data_directory.
+    fn canonical(&self) -> Option<PathBuf>;
+    /// Opens `path` (from [`DataSource::path_of`]); O_DIRECT when asked and the source is
+    /// local and its file system takes it (the bool says whether it did). NotFound when the
+    /// file is gone.
+    fn open(&self, path: &Path, direct: bool) -> io::Result<(SourceFile, bool)>;
+    /// A small file whole (a timeline history, a WAL segment); None when it does not exist.
+    fn read_small(&self, rel: &str) -> Result<Option<Vec<u8>>, EngineError>;
+    /// The local directory, when the source is one (the tuner groups sets by device).
+    fn local_root(&self) -> Option<&Path>;
+    /// The agent's URL, when the files are read through one: the INPUT statistics rows of
+    /// its files name it (as their device).
+    fn agent_url(&self) -> Option<String> {
+        None
+    }
+}
+
+/// The data directory on this host.
+pub struct LocalSource {
+    pub root: PathBuf,
+}
+
+impl LocalSource {
+    pub fn new(root: &Path) -> LocalSource {
+        LocalSource {
+            root: root.to_path_buf(),
+        }
+    }
+}
+
+/// Opens a file to read, with O_DIRECT when asked and the file system takes it (tmpfs and
+/// some others refuse it with EINVAL; those are read through the page cache).
+pub(crate) fn open_local(path: &Path, direct: bool) -> io::Result<(File, bool)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if direct {
+        match std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(path)
+        {
+            Ok(f) => return Ok((f, true)),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    File::open(path).map(|f| (f, false))
+}
+
+impl DataSource for LocalSource {
+    fn describe(&self) -> String {
+        self.root.display().to_string()
+    }
+    fn path_of(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+    fn scan(&self) -> Result<Scan, EngineError> {
+        crate::scan::scan_data_dir(&self.root)
+    }
+    fn facts(&self) -> Result<recman_pg::DataDirFacts, EngineError> {
+        Ok(recman_pg::read_data_dir_facts(&self.root)?)
+    }
+    fn canonical(&self) -> Option<PathBuf> {
+        std::fs::canonicalize(&self.root).ok()
+    }
+    fn open(&self, path: &Path, direct: bool) -> io::Result<(SourceFile, bool)> {
+        let (f, d) = open_local(path, direct)?;
+        Ok((SourceFile::Local(Arc::new(f)), d))
+    }
+    fn read_small(&self, rel: &str) -> Result<Option<Vec<u8>>, EngineError> {
+        let path = self.root.join(rel);
+        match std::fs::read(&path) {
+            Ok(d) => Ok(Some(d)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(EngineError::io("read", &path, e)),
+        }
+    }
+    fn local_root(&self) -> Option<&Path> {
+        Some(&self.root)
+    }
+}
+
+/// The source a command on `ctx` reads the cluster from: the agent the database was
+/// registered with (`register database --agent URL`), else the data directory given.
+pub fn of_context(ctx: &crate::Context, what: &str) -> Result<Box<dyn DataSource>, EngineError> {
+    if let Some(url) = ctx.repo.catalog().db_agent(ctx.db.id)? {
+        let tls = ctx.tls.as_ref().ok_or_else(|| {
+            EngineError::Invalid(format!(
+                "database {:?} is registered with the agent at {url}, which {what} reads the cluster through, and no TLS files were given; hint: give --tls-cert, --tls-key and --tls-ca (or the config file's [tls] section)",
+                ctx.db.name
+            ))
+        })?;
+        return Ok(Box::new(remote::RemoteSource::connect(&url, tls)?));
+    }
+    let pgdata = ctx.pgdata.as_deref().ok_or_else(|| {
+        EngineError::Invalid(format!(
+            "{what} needs the cluster's data directory; hint: pass --pgdata DIR or set RECMAN_PGDATA, or register the database with --agent URL to read it through its agent"
+        ))
+    })?;
+    Ok(Box::new(LocalSource::new(pgdata)))
+}
+
+/// The agent database `ctx.db` was registered with, connected; None when it reads locally.
+pub fn registered_agent(ctx: &crate::Context) -> Result<Option<Box<dyn DataSource>>, EngineError> {
+    if ctx.repo.catalog().db_agent(ctx.db.id)?.is_none() {
+        return Ok(None);
+    }
+    of_context(ctx, "validate database").map(Some)
+}
