@@ -40,10 +40,18 @@ fn free_port() -> u16 {
 /// Starts `recman <args> server --listen 127.0.0.1:<port> <server_args>` as the cluster user
 /// and waits until it accepts connections.
 fn start_server(args: &[String], port: u16, log: &Path) -> Server {
+    start_server_env(args, port, log, &[])
+}
+
+fn start_server_env(args: &[String], port: u16, log: &Path, env: &[(&str, &str)]) -> Server {
     let mut a = args.to_vec();
     a.push("--listen".into());
     a.push(format!("127.0.0.1:{port}"));
-    let child = recman_cmd(&a)
+    let mut cmd = recman_cmd(&a);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(log).unwrap())
@@ -279,4 +287,52 @@ fn restore_through_the_agent_recovers_through_the_repository_host() {
     );
     let restored = start_and_compare(&to, &expected);
     drop(restored);
+
+    // A backup through an agent (--pgdata) killed mid-way fails, and is never AVAILABLE.
+    let backup_port = free_port();
+    let mut a = vec!["--pgdata".to_string(), path_str(&cluster.pgdata).into()];
+    a.extend(db_tls.clone());
+    a.extend(["server", "--allow", "backup"].map(String::from));
+    let reader = start_server_env(
+        &a,
+        backup_port,
+        &scratch.join("reader.log"),
+        &[("RECMAN_FAULT_SLOW_READ", "base/:20")],
+    );
+    let mut via = vec![
+        "--repo".to_string(),
+        path_str(&repo).into(),
+        "--target".into(),
+        cluster.conninfo(),
+    ];
+    via.extend(bk_tls.clone());
+    let with = |args: &[&str]| {
+        let mut v = via.clone();
+        v.extend(args.iter().map(|s| s.to_string()));
+        v
+    };
+    let url = format!("https://localhost:{backup_port}");
+    recman_ok(with(&[
+        "register", "database", "--name", "via", "--agent", &url,
+    ]));
+    let running = recman_cmd(with(&["--db", "via", "backup", "database"]))
+        .env("RECMAN_FLEET_RETRY_SECS", "5")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pieces = repo.join("via/backup");
+    wait_for("the backup to write its first piece", || {
+        std::fs::read_dir(&pieces).is_ok_and(|mut d| d.next().is_some())
+    });
+    drop(reader);
+    let out = running.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the backup survived its agent");
+    assert!(err.contains(&url), "{err}");
+    let list = recman_ok(with(&["--db", "via", "list", "backup", "--json"]));
+    assert!(
+        !list.contains("AVAILABLE"),
+        "a backup through a killed agent: {list}"
+    );
 }

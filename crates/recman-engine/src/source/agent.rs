@@ -92,6 +92,10 @@ impl AgentService {
         let (rel, path) = self.path(meta)?;
         let offset = meta["offset"].as_u64().unwrap_or(0);
         let len = meta["len"].as_u64().unwrap_or(0).min(MAX_READ) as usize;
+        // A slow device at the source (tests only): a backup slow enough to lose its agent.
+        if let Some(d) = crate::fault::slow_read_of(&rel) {
+            std::thread::sleep(d);
+        }
         let file = match File::open(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
