@@ -106,6 +106,9 @@ impl Read for Response {
     }
 }
 
+/// Where the helper thread feeding a request body leaves its read error.
+type LocalErr = Arc<Mutex<Option<String>>>;
+
 struct Conn {
     send: SendRequest<ChanBody>,
     failure: Arc<Mutex<Option<TlsFailure>>>,
@@ -197,7 +200,7 @@ impl Client {
                 Some(Body::Bytes(b)) => Body::Bytes(b.clone()),
                 _ => body.take().expect("a reader body is sent once"),
             };
-            match runtime().block_on(self.attempt(method, meta, this, deadline)) {
+            match self.attempt_sync(method, meta, this, deadline) {
                 Ok(r) => return Ok(r),
                 Err(e) => {
                     let again = opts.idempotent
@@ -379,16 +382,36 @@ impl Client {
         ))
     }
 
-    async fn attempt(
+    /// One try: the request sent and the response started on the runtime, then its meta read
+    /// on the caller's thread (a frame reader blocks, so it never runs on the runtime).
+    fn attempt_sync(
         &self,
         method: &str,
         meta: &serde_json::Value,
         body: Body,
         deadline: Option<Instant>,
     ) -> Result<Response, RemoteError> {
+        let (mut reader, local_err) =
+            runtime().block_on(self.attempt(method, meta, body, deadline))?;
+        match reader.read_meta() {
+            Ok(meta) => Ok(Response { meta, reader }),
+            Err(e) => Err(match local_err.lock().expect("not poisoned").take() {
+                Some(m) => RemoteError::Io(m),
+                None => e,
+            }),
+        }
+    }
+
+    async fn attempt(
+        &self,
+        method: &str,
+        meta: &serde_json::Value,
+        body: Body,
+        deadline: Option<Instant>,
+    ) -> Result<(FrameReader, LocalErr), RemoteError> {
         let (mut send, failure) = self.connection(deadline).await?;
         let prefix = wire::meta_prefix(meta);
-        let local_err: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+        let local_err: LocalErr = Arc::new(Mutex::new(None));
         let req_body = match body {
             Body::Empty => ChanBody::Whole(Some(prefix)),
             Body::Bytes(b) => {
@@ -449,30 +472,14 @@ impl Client {
                 resp.status()
             )));
         }
-        let mut reader = FrameReader::new(
+        let reader = FrameReader::new(
             tokio::runtime::Handle::current(),
             resp.into_body(),
             deadline,
             true,
             what,
         );
-        // The meta is read off the runtime's thread: FrameReader blocks.
-        let (reader, meta) = tokio::task::spawn_blocking(move || {
-            let m = reader.read_meta();
-            (reader, m)
-        })
-        .await
-        .map_err(|e| RemoteError::Network(format!("reading a response: {e}")))?;
-        let meta = match meta {
-            Ok(m) => m,
-            Err(e) => {
-                if let Some(m) = local_err.lock().expect("not poisoned").take() {
-                    return Err(RemoteError::Io(m));
-                }
-                return Err(e);
-            }
-        };
-        Ok(Response { meta, reader })
+        Ok((reader, local_err))
     }
 }
 

@@ -14,6 +14,7 @@ const COMPANIONS: &[(&str, &[&str])] = &[
     ("partial", &["--duration", "0:01"]),
     ("minimize-time", &["--duration", "0:01"]),
     ("minimize-load", &["--duration", "0:01"]),
+    ("standby-agent", &["--standby", "host=s"]),
 ];
 /// Options a subcommand needs to parse at all that clap does not mark required (a
 /// `required_unless_present_any`).
