@@ -62,12 +62,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::ListArchivelog { json } => crate::list::list_archivelog(&context(g)?, json)?,
         Command::ListIncarnation { json } => crate::list::list_incarnation(&context(g)?, json)?,
         Command::ListCopy { json } => crate::list::list_copy(&context(g)?, json)?,
-        Command::Configure(what) => crate::catalog_cmds::configure(g, what)?,
-        Command::Show(what) => crate::catalog_cmds::show(g, what)?,
-        Command::Report(what) => crate::catalog_cmds::report(g, what)?,
-        Command::Delete(what) => crate::catalog_cmds::delete(g, what)?,
-        Command::Crosscheck(what) => crate::catalog_cmds::crosscheck(g, what)?,
-        Command::Catalog(what) => crate::catalog_cmds::catalog(g, what)?,
+        Command::Report(what) => report(g, what)?,
         Command::Run { file, text } => return crate::script::run(g, file, text),
         Command::Calibrate { json } => crate::tune_cmds::calibrate(g, json)?,
         Command::Metrics => crate::metrics::print(g)?,
@@ -100,12 +95,48 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         | Command::ValidateDatabase { .. }
         | Command::RecoverCopy { .. }
         | Command::RecoverTable(_)
-        | Command::RecoverBlock { .. }) => bail!(
+        | Command::RecoverBlock { .. }
+        | Command::Configure(_)
+        | Command::Show(_)
+        | Command::Delete(_)
+        | Command::Crosscheck(_)
+        | Command::Catalog(_)) => bail!(
             "internal: recman {} is run by the shared executor, not by the CLI",
             c.path().join(" ")
         ),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The reports the CLI still makes itself: SCHEMA and UNRECOVERABLE ask the server only (no
+/// repository, no registration); IO draws plots.
+fn report(g: &Global, what: recman_command::ReportWhat) -> Result<()> {
+    use recman_command::ReportWhat;
+    match what {
+        ReportWhat::Schema { json } => {
+            crate::report_schema::report_schema(g.target.as_deref(), json)
+        }
+        ReportWhat::Unrecoverable { json } => {
+            crate::report_schema::report_unrecoverable(g.target.as_deref(), json)
+        }
+        ReportWhat::Io {
+            which,
+            json,
+            all,
+            plot,
+            html,
+        } => {
+            let ctx = context(g)?;
+            let files = crate::report_plot::Files {
+                plot: plot.as_deref(),
+                html: html.as_deref(),
+            };
+            crate::report_io::report_io(&ctx, which.as_deref(), json, all, files)
+        }
+        what @ (ReportWhat::Obsolete { .. } | ReportWhat::NeedBackup { .. }) => {
+            bail!("internal: report {what:?} is run by the shared executor, not by the CLI")
+        }
+    }
 }
 
 pub(crate) fn open_repo(g: &Global) -> Result<Repository> {

@@ -4,6 +4,7 @@
 use crate::cli::Global;
 use crate::list::size;
 use anyhow::Result;
+#[cfg(test)]
 use recman_catalog::DrillRecord;
 use recman_engine::drill::{DrillCheck, DrillReport};
 use recman_engine::duplicate::DuplicateReport;
@@ -132,25 +133,9 @@ pub(crate) fn list_drill(g: &Global, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// The newest passed drill, if it is within `days` of `now` (unix micros); else the line the
-/// report prints.
-pub(crate) fn drill_need(recs: &[DrillRecord], days: f64, now: i64) -> Option<String> {
-    let newest = recs
-        .iter()
-        .filter(|r| r.status == "PASSED")
-        .map(|r| r.started_at)
-        .max();
-    let age = newest.map(|t| (now - t) as f64 / 86_400e6);
-    match age {
-        Some(a) if a <= days => None,
-        Some(a) => Some(format!(
-            "no restore drill passed in the last {days} days (newest passed {a:.1} days ago); run `recman drill`"
-        )),
-        None => Some(format!(
-            "no restore drill passed in the last {days} days (none ever passed); run `recman drill`"
-        )),
-    }
-}
+// The decision is the command model's (REPORT NEED BACKUP --drill-days runs there).
+#[cfg(test)]
+use recman_command::drill_need;
 
 #[cfg(test)]
 mod tests {

@@ -212,7 +212,7 @@ fn apply_settings(g: &Global, a: &Advice) -> Result<()> {
                 .unwrap_or_else(|| "none".into()),
         },
     ] {
-        crate::catalog_cmds::configure(g, what)?;
+        crate::commands::execute(g, recman_command::Command::Configure(what))?;
     }
     Ok(())
 }

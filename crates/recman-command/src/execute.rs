@@ -5,10 +5,13 @@
 //! precedence layers, the progress display, the executable that restore_command calls —
 //! comes through [`Env`].
 //!
-//! Commands whose work is mostly printing a listing (LIST, REPORT, SHOW, CONFIGURE, DELETE,
-//! CROSSCHECK, CATALOG), CREATE CATALOG and the WAL commands PostgreSQL calls are still run by the CLI:
-//! `execute` returns [`Executed::FrontEnd`] for them.
+//! CONFIGURE and SHOW ([`crate::configure`]), REPORT OBSOLETE / NEED BACKUP, DELETE,
+//! CROSSCHECK and CATALOG ([`crate::maint`]) run here too. The commands still left to the CLI
+//! get [`Executed::FrontEnd`] back: the listings (LIST, REPORT SCHEMA / UNRECOVERABLE / IO,
+//! METRICS), CREATE CATALOG, KEY, CALIBRATE, ADVISE, the WAL commands PostgreSQL calls, and
+//! what only a front end has (RUN, COMPLETIONS, MAN).
 
+use crate::ReportWhat;
 use crate::command::*;
 use crate::options::{self, OptionError, ResolvedBackup};
 use recman_catalog::{BackupRecord, DbRecord, Repository};
@@ -41,6 +44,11 @@ pub enum ExecError {
     #[error("validate database needs --pgdata DIR (or RECMAN_PGDATA)")]
     NeedsPgdata,
     /// A validation found damage; the printer has listed each block.
+    /// CATALOG START WITH could not catalog some files; the printer has shown each.
+    #[error(
+        "{0} file(s) could not be cataloged; hint: see the warnings above, then run crosscheck"
+    )]
+    NotCataloged(usize),
     #[error("{count} corrupt block(s) found in {place}; hint: {hint}")]
     Corrupt {
         count: usize,
@@ -74,13 +82,42 @@ pub trait Env {
         &self,
         repo: &Repository,
         b: &BackupDatabase,
-    ) -> Result<ResolvedBackup, EnvError>;
+    ) -> Result<ResolvedBackup, EnvError> {
+        let file = self.config_file_settings()?;
+        Ok(crate::settings::resolve_backup(repo, &file, b)?)
+    }
     /// Compression and FILESPERSET of an archived-log backup, by the same precedence.
     fn resolve_archivelog(
         &self,
         compress: Option<&str>,
         filesperset: Option<u32>,
-    ) -> Result<(Compression, u32), EnvError>;
+    ) -> Result<(Compression, u32), EnvError> {
+        let repo = self.repository()?;
+        let file = self.config_file_settings()?;
+        let flags = crate::settings::BackupFlags {
+            filesperset,
+            compress,
+            ..Default::default()
+        };
+        let d = crate::settings::backup_defaults(&repo, &file, flags)?;
+        Ok((d.compression, d.filesperset))
+    }
+    /// The config file's layer of the settings' precedence: values by setting name
+    /// (`channels`, `retention-policy`, ...), as written there.
+    fn config_file_settings(&self) -> Result<Vec<(&'static str, String)>, EnvError> {
+        Ok(Vec::new())
+    }
+    /// Whether to go on with a deletion the printer has just listed: `noprompt` says yes;
+    /// else the front end asks the user, or refuses when it cannot ask.
+    fn confirm(&self, noprompt: bool, what: &str) -> Result<bool, EnvError> {
+        let _ = what;
+        Ok(noprompt)
+    }
+    /// The repository for CATALOG START WITH, with a new catalog when its own is missing or
+    /// damaged (true: it was made now).
+    fn repository_for_rebuild(&self) -> Result<(Repository, bool), EnvError> {
+        Ok((self.repository()?, false))
+    }
     /// The directory a relative path is taken from, the recman executable restore_command
     /// calls and the global options it passes on.
     fn restore_invocation(
@@ -157,6 +194,12 @@ pub enum Outcome {
         repository: PathBuf,
         aside: Option<PathBuf>,
     },
+    /// One change CONFIGURE stored.
+    Configured(crate::configure::ConfigChange),
+    /// SHOW ALL.
+    Shown(crate::configure::ShownSettings),
+    /// REPORT OBSOLETE / NEED BACKUP, DELETE, CROSSCHECK, CATALOG.
+    Maint(crate::maint::MaintOutcome),
 }
 
 /// How the front end shows outcomes.
@@ -171,7 +214,7 @@ pub enum Executed {
     FrontEnd(Command),
 }
 
-fn env<T>(r: Result<T, EnvError>) -> Result<T, ExecError> {
+pub(crate) fn env<T>(r: Result<T, EnvError>) -> Result<T, ExecError> {
     r.map_err(ExecError::Env)
 }
 
@@ -497,6 +540,14 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
                 });
             }
         }
+        Command::Configure(what) => crate::configure::configure(what, e, p)?,
+        Command::Show(what) => crate::configure::show(what, e, p)?,
+        Command::Report(what @ (ReportWhat::Obsolete { .. } | ReportWhat::NeedBackup { .. })) => {
+            crate::maint::report(what, e, p)?
+        }
+        Command::Delete(what) => crate::maint::delete(what, e, p)?,
+        Command::Crosscheck(what) => crate::maint::crosscheck(what, e, p)?,
+        Command::Catalog(what) => crate::maint::catalog(what, e, p)?,
         other => return Ok(Executed::FrontEnd(other)),
     }
     Ok(Executed::Done)
@@ -614,20 +665,6 @@ mod tests {
         }
         fn target(&self) -> Option<String> {
             None
-        }
-        fn resolve_backup(
-            &self,
-            _: &Repository,
-            _: &BackupDatabase,
-        ) -> Result<ResolvedBackup, EnvError> {
-            unreachable!("no repository")
-        }
-        fn resolve_archivelog(
-            &self,
-            _: Option<&str>,
-            _: Option<u32>,
-        ) -> Result<(Compression, u32), EnvError> {
-            unreachable!("no repository")
         }
         fn restore_invocation(
             &self,
