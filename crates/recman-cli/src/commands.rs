@@ -22,11 +22,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 /// a statement in a script behaves and prints exactly as its subcommand does.
 pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
     let bar = Bar::with_mode(g.quiet, g.verbose, g.progress);
-    let say = |s: &str| {
-        if !g.quiet {
-            println!("{s}");
-        }
-    };
     let env = crate::front::CliEnv { g, bar: &bar };
     let mut printer = crate::front::CliPrinter { g };
     let command = match recman_command::execute(command, &env, &mut printer)? {
@@ -34,23 +29,6 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Executed::FrontEnd(c) => c,
     };
     match command {
-        Command::CreateCatalog { encrypt } => {
-            let mut r = crate::device_cmds::create_repo(g)?;
-            if encrypt {
-                let k = r.encrypt()?;
-                say(&format!(
-                    "created encrypted repository and catalog at {} (master key {})",
-                    r.location(),
-                    k.fingerprint
-                ));
-            } else {
-                say(&format!(
-                    "created repository and catalog at {}",
-                    r.location()
-                ));
-            }
-        }
-        Command::Key(what) => crate::key_cmds::key(g, what)?,
         Command::ListBackup {
             json,
             summary,
@@ -100,7 +78,9 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         | Command::Show(_)
         | Command::Delete(_)
         | Command::Crosscheck(_)
-        | Command::Catalog(_)) => bail!(
+        | Command::Catalog(_)
+        | Command::CreateCatalog { .. }
+        | Command::Key(_)) => bail!(
             "internal: recman {} is run by the shared executor, not by the CLI",
             c.path().join(" ")
         ),

@@ -38,6 +38,10 @@ impl recman_command::Env for CliEnv<'_> {
         self.g.target.clone()
     }
 
+    fn create_repository(&self) -> Result<Repository, EnvError> {
+        Ok(crate::device_cmds::create_repo(self.g)?)
+    }
+
     fn config_file_settings(&self) -> Result<Vec<(&'static str, String)>, EnvError> {
         Ok(crate::catalog_cmds::settings::file_layer(self.g)?)
     }
@@ -308,6 +312,7 @@ impl recman_command::Printer for CliPrinter<'_> {
             Outcome::Configured(c) => crate::catalog_cmds::settings::say_configured(self.g, c),
             Outcome::Shown(s) => crate::catalog_cmds::settings::show(&s),
             Outcome::Maint(m) => crate::catalog_cmds::maint::print(m),
+            Outcome::Repo(r) => crate::key_cmds::say(self.g, r),
             Outcome::ValidatedBackup(r) => {
                 self.say(&format!(
                     "validated backup {} (tag {}): {} pieces, {} files, {} pages, {}, {} wal segments",

@@ -6,9 +6,10 @@
 //! comes through [`Env`].
 //!
 //! CONFIGURE and SHOW ([`crate::configure`]), REPORT OBSOLETE / NEED BACKUP, DELETE,
-//! CROSSCHECK and CATALOG ([`crate::maint`]) run here too. The commands still left to the CLI
+//! CROSSCHECK and CATALOG ([`crate::maint`]), CREATE CATALOG and KEY ([`crate::repo_cmds`])
+//! run here too. The commands still left to the CLI
 //! get [`Executed::FrontEnd`] back: the listings (LIST, REPORT SCHEMA / UNRECOVERABLE / IO,
-//! METRICS), CREATE CATALOG, KEY, CALIBRATE, ADVISE, the WAL commands PostgreSQL calls, and
+//! METRICS), CALIBRATE, ADVISE, the WAL commands PostgreSQL calls, and
 //! what only a front end has (RUN, COMPLETIONS, MAN).
 
 use crate::ReportWhat;
@@ -101,6 +102,10 @@ pub trait Env {
         };
         let d = crate::settings::backup_defaults(&repo, &file, flags)?;
         Ok((d.compression, d.filesperset))
+    }
+    /// A new repository with its catalog, where the front end's options say (CREATE CATALOG).
+    fn create_repository(&self) -> Result<Repository, EnvError> {
+        Err("this front end cannot create a repository".into())
     }
     /// The config file's layer of the settings' precedence: values by setting name
     /// (`channels`, `retention-policy`, ...), as written there.
@@ -200,6 +205,8 @@ pub enum Outcome {
     Shown(crate::configure::ShownSettings),
     /// REPORT OBSOLETE / NEED BACKUP, DELETE, CROSSCHECK, CATALOG.
     Maint(crate::maint::MaintOutcome),
+    /// CREATE CATALOG, KEY.
+    Repo(crate::repo_cmds::RepoOutcome),
 }
 
 /// How the front end shows outcomes.
@@ -548,6 +555,8 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
         Command::Delete(what) => crate::maint::delete(what, e, p)?,
         Command::Crosscheck(what) => crate::maint::crosscheck(what, e, p)?,
         Command::Catalog(what) => crate::maint::catalog(what, e, p)?,
+        Command::CreateCatalog { encrypt } => crate::repo_cmds::create_catalog(encrypt, e, p)?,
+        Command::Key(what) => crate::repo_cmds::key(what, e, p)?,
         other => return Ok(Executed::FrontEnd(other)),
     }
     Ok(Executed::Done)

@@ -18,6 +18,7 @@ pub mod execute;
 pub mod maint;
 pub mod options;
 pub mod precedence;
+pub mod repo_cmds;
 mod rules;
 pub mod settings;
 pub mod spelling;
