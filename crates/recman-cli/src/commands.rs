@@ -29,17 +29,6 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Executed::FrontEnd(c) => c,
     };
     match command {
-        Command::ListBackup {
-            json,
-            summary,
-            by_file,
-        } => {
-            let ctx = context(g)?;
-            crate::list::list_backup_as(&ctx, json, summary, by_file)?;
-        }
-        Command::ListArchivelog { json } => crate::list::list_archivelog(&context(g)?, json)?,
-        Command::ListIncarnation { json } => crate::list::list_incarnation(&context(g)?, json)?,
-        Command::ListCopy { json } => crate::list::list_copy(&context(g)?, json)?,
         Command::Report(what) => report(g, what)?,
         Command::Run { file, text } => return crate::script::run(g, file, text),
         Command::Calibrate { json } => crate::tune_cmds::calibrate(g, json)?,
@@ -80,7 +69,11 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         | Command::Crosscheck(_)
         | Command::Catalog(_)
         | Command::CreateCatalog { .. }
-        | Command::Key(_)) => bail!(
+        | Command::Key(_)
+        | Command::ListBackup { .. }
+        | Command::ListArchivelog { .. }
+        | Command::ListIncarnation { .. }
+        | Command::ListCopy { .. }) => bail!(
             "internal: recman {} is run by the shared executor, not by the CLI",
             c.path().join(" ")
         ),

@@ -313,6 +313,7 @@ impl recman_command::Printer for CliPrinter<'_> {
             Outcome::Shown(s) => crate::catalog_cmds::settings::show(&s),
             Outcome::Maint(m) => crate::catalog_cmds::maint::print(m),
             Outcome::Repo(r) => crate::key_cmds::say(self.g, r),
+            Outcome::List(l) => crate::list::print(l),
             Outcome::ValidatedBackup(r) => {
                 self.say(&format!(
                     "validated backup {} (tag {}): {} pieces, {} files, {} pages, {}, {} wal segments",

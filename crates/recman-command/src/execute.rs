@@ -6,10 +6,10 @@
 //! comes through [`Env`].
 //!
 //! CONFIGURE and SHOW ([`crate::configure`]), REPORT OBSOLETE / NEED BACKUP, DELETE,
-//! CROSSCHECK and CATALOG ([`crate::maint`]), CREATE CATALOG and KEY ([`crate::repo_cmds`])
-//! run here too. The commands still left to the CLI
-//! get [`Executed::FrontEnd`] back: the listings (LIST, REPORT SCHEMA / UNRECOVERABLE / IO,
-//! METRICS), CALIBRATE, ADVISE, the WAL commands PostgreSQL calls, and
+//! CROSSCHECK and CATALOG ([`crate::maint`]), CREATE CATALOG and KEY ([`crate::repo_cmds`]),
+//! LIST BACKUP / ARCHIVELOG / INCARNATION / COPY ([`crate::listing`]) run here too. The commands still left to the CLI
+//! get [`Executed::FrontEnd`] back: LIST DRILL / CALIBRATION, REPORT SCHEMA / UNRECOVERABLE /
+//! IO, METRICS, CALIBRATE, ADVISE, the WAL commands PostgreSQL calls, and
 //! what only a front end has (RUN, COMPLETIONS, MAN).
 
 use crate::ReportWhat;
@@ -207,6 +207,8 @@ pub enum Outcome {
     Maint(crate::maint::MaintOutcome),
     /// CREATE CATALOG, KEY.
     Repo(crate::repo_cmds::RepoOutcome),
+    /// LIST BACKUP / ARCHIVELOG / INCARNATION / COPY.
+    List(crate::listing::ListOutcome),
 }
 
 /// How the front end shows outcomes.
@@ -557,6 +559,26 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
         Command::Catalog(what) => crate::maint::catalog(what, e, p)?,
         Command::CreateCatalog { encrypt } => crate::repo_cmds::create_catalog(encrypt, e, p)?,
         Command::Key(what) => crate::repo_cmds::key(what, e, p)?,
+        Command::ListBackup {
+            json,
+            summary,
+            by_file,
+        } => {
+            use crate::listing::BackupForm;
+            let form = if json {
+                BackupForm::Json
+            } else if summary {
+                BackupForm::Summary
+            } else if by_file {
+                BackupForm::ByFile
+            } else {
+                BackupForm::Detailed
+            };
+            crate::listing::list_backup(form, e, p)?
+        }
+        Command::ListArchivelog { json } => crate::listing::list_archivelog(json, e, p)?,
+        Command::ListIncarnation { json } => crate::listing::list_incarnation(json, e, p)?,
+        Command::ListCopy { json } => crate::listing::list_copy(json, e, p)?,
         other => return Ok(Executed::FrontEnd(other)),
     }
     Ok(Executed::Done)
@@ -698,7 +720,7 @@ mod tests {
     #[test]
     fn listings_stay_with_the_front_end_and_env_errors_pass_through() {
         let mut p = Collect::default();
-        let list = Command::ListCopy { json: true };
+        let list = Command::Metrics;
         assert_eq!(
             execute(list.clone(), &NoRepo, &mut p).unwrap(),
             Executed::FrontEnd(list)

@@ -15,6 +15,7 @@ mod command;
 pub mod configure;
 mod drill;
 pub mod execute;
+pub mod listing;
 pub mod maint;
 pub mod options;
 pub mod precedence;
