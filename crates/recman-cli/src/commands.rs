@@ -31,17 +31,8 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
     match command {
         Command::Report(what) => report(g, what)?,
         Command::Run { file, text } => return crate::script::run(g, file, text),
-        Command::Calibrate { json } => crate::tune_cmds::calibrate(g, json)?,
-        Command::Metrics => crate::metrics::print(g)?,
         Command::Completions { shell } => crate::shell_docs::completions(&shell)?,
         Command::Man => crate::shell_docs::man()?,
-        Command::Advise {
-            window,
-            json,
-            apply,
-        } => crate::tune_cmds::advise(g, window.as_deref(), json, apply)?,
-        Command::ListCalibration { json } => crate::tune_cmds::list_calibration(g, json)?,
-        Command::ListDrill { json } => crate::drill_cmd::list_drill(g, json)?,
         Command::ArchivePush(p) => crate::archive_cmds::push(g, p)?,
         Command::ArchiveGet(a) => return crate::archive_cmds::get(g, a),
         Command::ArchivePrefetch(p) => return crate::archive_cmds::prefetch(g, p),
@@ -73,7 +64,12 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         | Command::ListBackup { .. }
         | Command::ListArchivelog { .. }
         | Command::ListIncarnation { .. }
-        | Command::ListCopy { .. }) => bail!(
+        | Command::ListCopy { .. }
+        | Command::Calibrate { .. }
+        | Command::Advise { .. }
+        | Command::ListCalibration { .. }
+        | Command::ListDrill { .. }
+        | Command::Metrics) => bail!(
             "internal: recman {} is run by the shared executor, not by the CLI",
             c.path().join(" ")
         ),

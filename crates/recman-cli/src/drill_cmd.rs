@@ -3,8 +3,6 @@
 
 use crate::cli::Global;
 use crate::list::size;
-use anyhow::Result;
-#[cfg(test)]
 use recman_catalog::DrillRecord;
 use recman_engine::drill::{DrillCheck, DrillReport};
 use recman_engine::duplicate::DuplicateReport;
@@ -83,9 +81,7 @@ pub(crate) fn print_duplicate(g: &Global, r: &DuplicateReport) {
     println!("start it with pg_ctl -D {to} start");
 }
 
-pub(crate) fn list_drill(g: &Global, json: bool) -> Result<()> {
-    let ctx = crate::commands::context(g)?;
-    let recs = ctx.repo.catalog().drills(ctx.db.id)?;
+pub(crate) fn list_drill(recs: &[DrillRecord], json: bool) {
     if json {
         let v: Vec<serde_json::Value> = recs
             .iter()
@@ -107,15 +103,18 @@ pub(crate) fn list_drill(g: &Global, json: bool) -> Result<()> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
+        match serde_json::to_string_pretty(&v) {
+            Ok(t) => println!("{t}"),
+            Err(e) => eprintln!("recman: cannot print the drills as JSON: {e}"),
+        }
+        return;
     }
     if recs.is_empty() {
         println!("no drills; run `recman drill`");
-        return Ok(());
+        return;
     }
     println!("Key  Started             Status Backup               RTO      Restored  WAL");
-    for r in &recs {
+    for r in recs {
         println!(
             "{:<4} {} {:<6} {:<20} {:<8} {:<9} {}",
             r.id,
@@ -130,7 +129,6 @@ pub(crate) fn list_drill(g: &Global, json: bool) -> Result<()> {
             println!("     error: {e}");
         }
     }
-    Ok(())
 }
 
 // The decision is the command model's (REPORT NEED BACKUP --drill-days runs there).

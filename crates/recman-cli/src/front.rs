@@ -38,6 +38,10 @@ impl recman_command::Env for CliEnv<'_> {
         self.g.target.clone()
     }
 
+    fn database(&self) -> Option<String> {
+        self.g.db.clone()
+    }
+
     fn create_repository(&self) -> Result<Repository, EnvError> {
         Ok(crate::device_cmds::create_repo(self.g)?)
     }
@@ -314,6 +318,8 @@ impl recman_command::Printer for CliPrinter<'_> {
             Outcome::Maint(m) => crate::catalog_cmds::maint::print(m),
             Outcome::Repo(r) => crate::key_cmds::say(self.g, r),
             Outcome::List(l) => crate::list::print(l),
+            Outcome::Tuning(t) => crate::tune_cmds::print(t),
+            Outcome::Metrics(m) => crate::metrics::print(m),
             Outcome::ValidatedBackup(r) => {
                 self.say(&format!(
                     "validated backup {} (tag {}): {} pieces, {} files, {} pages, {}, {} wal segments",

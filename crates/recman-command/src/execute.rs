@@ -7,10 +7,11 @@
 //!
 //! CONFIGURE and SHOW ([`crate::configure`]), REPORT OBSOLETE / NEED BACKUP, DELETE,
 //! CROSSCHECK and CATALOG ([`crate::maint`]), CREATE CATALOG and KEY ([`crate::repo_cmds`]),
-//! LIST BACKUP / ARCHIVELOG / INCARNATION / COPY ([`crate::listing`]) run here too. The commands still left to the CLI
-//! get [`Executed::FrontEnd`] back: LIST DRILL / CALIBRATION, REPORT SCHEMA / UNRECOVERABLE /
-//! IO, METRICS, CALIBRATE, ADVISE, the WAL commands PostgreSQL calls, and
-//! what only a front end has (RUN, COMPLETIONS, MAN).
+//! LIST BACKUP / ARCHIVELOG / INCARNATION / COPY ([`crate::listing`]), CALIBRATE, ADVISE,
+//! LIST CALIBRATION and LIST DRILL ([`crate::tuning`]), METRICS ([`crate::metrics`]) run here
+//! too. The commands still left
+//! to the CLI get [`Executed::FrontEnd`] back: REPORT SCHEMA / UNRECOVERABLE / IO,
+//! the WAL commands PostgreSQL calls, and what only a front end has (RUN, COMPLETIONS, MAN).
 
 use crate::ReportWhat;
 use crate::command::*;
@@ -45,6 +46,13 @@ pub enum ExecError {
     #[error("validate database needs --pgdata DIR (or RECMAN_PGDATA)")]
     NeedsPgdata,
     /// A validation found damage; the printer has listed each block.
+    /// The newest calibration's stored body does not parse.
+    #[error("calibration {id} in the catalog is not readable; hint: run `recman calibrate` again")]
+    BadCalibration {
+        id: i64,
+        #[source]
+        source: serde_json::Error,
+    },
     /// CATALOG START WITH could not catalog some files; the printer has shown each.
     #[error(
         "{0} file(s) could not be cataloged; hint: see the warnings above, then run crosscheck"
@@ -102,6 +110,10 @@ pub trait Env {
         };
         let d = crate::settings::backup_defaults(&repo, &file, flags)?;
         Ok((d.compression, d.filesperset))
+    }
+    /// The database the front end's options name (--db), if any.
+    fn database(&self) -> Option<String> {
+        None
     }
     /// A new repository with its catalog, where the front end's options say (CREATE CATALOG).
     fn create_repository(&self) -> Result<Repository, EnvError> {
@@ -209,6 +221,10 @@ pub enum Outcome {
     Repo(crate::repo_cmds::RepoOutcome),
     /// LIST BACKUP / ARCHIVELOG / INCARNATION / COPY.
     List(crate::listing::ListOutcome),
+    /// CALIBRATE, ADVISE, LIST CALIBRATION, LIST DRILL.
+    Tuning(crate::tuning::TuningOutcome),
+    /// METRICS: every gauge, in the order read.
+    Metrics(Vec<crate::metrics::Gauge>),
 }
 
 /// How the front end shows outcomes.
@@ -579,6 +595,15 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
         Command::ListArchivelog { json } => crate::listing::list_archivelog(json, e, p)?,
         Command::ListIncarnation { json } => crate::listing::list_incarnation(json, e, p)?,
         Command::ListCopy { json } => crate::listing::list_copy(json, e, p)?,
+        Command::Calibrate { json } => crate::tuning::calibrate(json, e, p)?,
+        Command::Advise {
+            window,
+            json,
+            apply,
+        } => crate::tuning::advise(window.as_deref(), json, apply, e, p)?,
+        Command::ListCalibration { json } => crate::tuning::list_calibration(json, e, p)?,
+        Command::ListDrill { json } => crate::tuning::list_drill(json, e, p)?,
+        Command::Metrics => crate::metrics::metrics(e, p)?,
         other => return Ok(Executed::FrontEnd(other)),
     }
     Ok(Executed::Done)
@@ -720,7 +745,7 @@ mod tests {
     #[test]
     fn listings_stay_with_the_front_end_and_env_errors_pass_through() {
         let mut p = Collect::default();
-        let list = Command::Metrics;
+        let list = Command::Man;
         assert_eq!(
             execute(list.clone(), &NoRepo, &mut p).unwrap(),
             Executed::FrontEnd(list)

@@ -17,12 +17,14 @@ mod drill;
 pub mod execute;
 pub mod listing;
 pub mod maint;
+pub mod metrics;
 pub mod options;
 pub mod precedence;
 pub mod repo_cmds;
 mod rules;
 pub mod settings;
 pub mod spelling;
+pub mod tuning;
 
 pub use catalog::*;
 pub use check::{CheckError, Range, check_count, check_name, check_size, human, ranges};

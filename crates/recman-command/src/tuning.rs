@@ -1,0 +1,182 @@
+//! CALIBRATE, ADVISE, LIST CALIBRATION and LIST DRILL: the seeds' tuning method and the
+//! drill records as commands. The measurements and the method are the engine's
+//! (`recman_engine::tuning`); this runs them, keeps calibrations in the catalog and hands the
+//! results to the printer.
+
+use crate::execute::{Env, ExecError, Outcome, Printer, env};
+use crate::{ConfigureWhat, configure};
+use recman_catalog::{CalibrationRecord, DrillRecord};
+use recman_engine::EngineError;
+use recman_engine::tuning::advise::Advice;
+use recman_engine::tuning::calibrate::{CalibrateOptions, Calibration};
+
+#[derive(Debug)]
+pub enum TuningOutcome {
+    Calibrated {
+        calibration: Box<Calibration>,
+        json: bool,
+    },
+    Advised {
+        advice: Box<Advice>,
+        json: bool,
+    },
+    /// LIST CALIBRATION: each stored calibration (its body as stored, JSON).
+    Calibrations {
+        records: Vec<CalibrationRecord>,
+        json: bool,
+    },
+    /// LIST DRILL: each recorded drill of the database.
+    Drills {
+        records: Vec<DrillRecord>,
+        json: bool,
+    },
+}
+
+fn out(p: &mut dyn Printer, o: TuningOutcome) {
+    p.outcome(Outcome::Tuning(o));
+}
+
+fn cat_err(e: recman_catalog::CatalogError) -> ExecError {
+    EngineError::from(e).into()
+}
+
+pub fn calibrate(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+    let ctx = env(e.context())?;
+    let pgdata = ctx
+        .pgdata
+        .clone()
+        .or_else(|| (!ctx.db.pgdata.is_empty()).then(|| ctx.db.pgdata.clone().into()))
+        .ok_or_else(|| {
+            EngineError::Invalid(
+                "calibrate needs the data directory; hint: pass --pgdata DIR".into(),
+            )
+        })?;
+    let c = recman_engine::tuning::calibrate::calibrate(
+        &pgdata,
+        std::slice::from_ref(ctx.repo.media()),
+        &CalibrateOptions::default(),
+    )?;
+    let body = serde_json::to_string(&c).map_err(|e| EngineError::Internal(e.to_string()))?;
+    ctx.repo
+        .catalog()
+        .add_calibration(c.taken_at, &c.pgdata, &body)
+        .map_err(cat_err)?;
+    out(
+        p,
+        TuningOutcome::Calibrated {
+            calibration: Box::new(c),
+            json,
+        },
+    );
+    Ok(())
+}
+
+/// H:MM or H:MM:SS as seconds.
+pub fn window_seconds(w: &str) -> Result<f64, EngineError> {
+    let parts: Vec<&str> = w.split(':').collect();
+    let n = |s: &str| s.parse::<u64>().ok();
+    let secs = match parts.as_slice() {
+        [h, m] => n(h)
+            .zip(n(m))
+            .filter(|(_, m)| *m < 60)
+            .map(|(h, m)| h * 3600 + m * 60),
+        [h, m, s] => match (n(h), n(m), n(s)) {
+            (Some(h), Some(m), Some(s)) if m < 60 && s < 60 => Some(h * 3600 + m * 60 + s),
+            _ => None,
+        },
+        _ => None,
+    };
+    match secs {
+        Some(s) if s > 0 => Ok(s as f64),
+        _ => Err(EngineError::Invalid(format!(
+            "backup window {w:?} is not H:MM or H:MM:SS; hint: e.g. `--window 2:00`"
+        ))),
+    }
+}
+
+/// The newest calibration of the catalog.
+fn newest(e: &dyn Env) -> Result<Calibration, ExecError> {
+    let repo = env(e.repository())?;
+    let rec = repo
+        .catalog()
+        .calibrations()
+        .map_err(cat_err)?
+        .pop()
+        .ok_or_else(|| {
+            EngineError::NotFound(format!(
+                "no calibration in the catalog of {}; hint: run `recman calibrate` first",
+                repo.location()
+            ))
+        })?;
+    serde_json::from_str(&rec.body)
+        .map_err(|source| ExecError::BadCalibration { id: rec.id, source })
+}
+
+pub fn advise(
+    window: Option<&str>,
+    json: bool,
+    apply: bool,
+    e: &dyn Env,
+    p: &mut dyn Printer,
+) -> Result<(), ExecError> {
+    let window = window.map(window_seconds).transpose()?;
+    let c = newest(e)?;
+    let tape = c.outputs.iter().any(|o| o.kind == "sbt");
+    // The start and stop costs come from the registered database's backups; a repository
+    // without one (calibrated before its first registration) predicts the data phase only.
+    let fixed = match e.context() {
+        Ok(ctx) => recman_engine::tuning::overhead::fixed_seconds(ctx.repo.catalog(), ctx.db.id)
+            .map_err(cat_err)?,
+        Err(_) => None,
+    };
+    let a = recman_engine::tuning::advise::advise(&c, window, tape).with_fixed_cost(fixed);
+    let settings = a.settings.clone();
+    out(
+        p,
+        TuningOutcome::Advised {
+            advice: Box::new(a),
+            json,
+        },
+    );
+    if apply {
+        // The settings CONFIGURE knows, stored as `configure` would.
+        let s = settings;
+        for what in [
+            ConfigureWhat::Channels {
+                value: s.channels.to_string(),
+            },
+            ConfigureWhat::Compression {
+                value: s.compress.clone(),
+            },
+            ConfigureWhat::Filesperset {
+                value: s.filesperset.to_string(),
+            },
+            ConfigureWhat::Maxopenfiles {
+                value: s.maxopenfiles.to_string(),
+            },
+            ConfigureWhat::SectionSize {
+                value: s
+                    .section_size
+                    .map(|z| z.to_string())
+                    .unwrap_or_else(|| "none".into()),
+            },
+        ] {
+            configure::configure(what, e, p)?;
+        }
+    }
+    Ok(())
+}
+
+pub fn list_calibration(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+    let repo = env(e.repository())?;
+    let records = repo.catalog().calibrations().map_err(cat_err)?;
+    out(p, TuningOutcome::Calibrations { records, json });
+    Ok(())
+}
+
+pub fn list_drill(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+    let ctx = env(e.context())?;
+    let records = ctx.repo.catalog().drills(ctx.db.id).map_err(cat_err)?;
+    out(p, TuningOutcome::Drills { records, json });
+    Ok(())
+}
