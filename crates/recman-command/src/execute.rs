@@ -743,19 +743,24 @@ mod tests {
     }
 
     #[test]
-    fn listings_stay_with_the_front_end_and_env_errors_pass_through() {
+    fn front_end_commands_come_back_and_env_errors_pass_through() {
         let mut p = Collect::default();
         let list = Command::Man;
         assert_eq!(
             execute(list.clone(), &NoRepo, &mut p).unwrap(),
             Executed::FrontEnd(list)
         );
-        let backup = Command::BackupDatabase(Box::default());
-        let e = execute(backup, &NoRepo, &mut p).unwrap_err();
-        assert!(
-            matches!(e, ExecError::Env(_)) && e.to_string() == "no repository here",
-            "{e}"
-        );
+        // A listing is the library's work now: it needs the repository like a backup does.
+        for c in [
+            Command::BackupDatabase(Box::default()),
+            Command::ListCopy { json: true },
+        ] {
+            let e = execute(c, &NoRepo, &mut p).unwrap_err();
+            assert!(
+                matches!(e, ExecError::Env(_)) && e.to_string() == "no repository here",
+                "{e}"
+            );
+        }
         assert!(p.0.is_empty(), "nothing ran, nothing to print: {:?}", p.0);
     }
 }

@@ -21,6 +21,7 @@ pub mod metrics;
 pub mod options;
 pub mod precedence;
 pub mod repo_cmds;
+pub mod report_io;
 mod rules;
 pub mod settings;
 pub mod spelling;

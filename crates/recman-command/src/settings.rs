@@ -288,3 +288,65 @@ pub fn resolve_backup(
         device,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(all: &[Setting], name: &str) -> (String, &'static str) {
+        let s = all.iter().find(|s| s.name == name).expect(name);
+        (s.value.clone(), s.source)
+    }
+
+    /// The config file beats the catalog, the catalog beats the default, a flag beats both,
+    /// and a value from the file gets CONFIGURE's check.
+    #[test]
+    fn precedence_over_the_catalog_and_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::create(&dir.path().join("repo")).unwrap();
+        let cat = repo.catalog();
+        cat.set_config("channels", "4").unwrap();
+        cat.set_config("maxopenfiles", "3").unwrap();
+        let file = [("channels", "2".to_string()), ("filesperset", "16".into())];
+        let all = resolve_all(&repo, &file).unwrap();
+        assert_eq!(at(&all, "channels"), ("2".into(), "config file"));
+        assert_eq!(at(&all, "filesperset"), ("16".into(), "config file"));
+        assert_eq!(at(&all, "maxopenfiles"), ("3".into(), "catalog"));
+        assert_eq!(at(&all, "compression"), ("none".into(), "default"));
+
+        let flags = BackupFlags {
+            channels: Some(7),
+            ..Default::default()
+        };
+        let d = backup_defaults(&repo, &file, flags).unwrap();
+        assert_eq!((d.channels, d.filesperset, d.maxopenfiles), (7, 16, 3));
+
+        let bad = [("channels", "0".to_string())];
+        let e = resolve_all(&repo, &bad).unwrap_err().to_string();
+        assert!(
+            e.starts_with("channels \"0\": ") && e.contains("hint:"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn configure_values_are_stored_in_one_form() {
+        let v = |n: &str, w: &str| validate(n, &[w.to_string()]);
+        assert_eq!(
+            v("archivelog-deletion-policy", "Backed-Up 2 time").unwrap(),
+            "backed-up 2 times"
+        );
+        assert_eq!(v("section-size", "1M").unwrap(), (1u64 << 20).to_string());
+        assert_eq!(
+            v("retention-policy", "redundancy 3").unwrap(),
+            "redundancy 3"
+        );
+        assert!(v("backup-copies", "5").is_err());
+        assert!(
+            v("tuning", "maybe")
+                .unwrap_err()
+                .to_string()
+                .contains("hint:")
+        );
+    }
+}
