@@ -77,17 +77,10 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The reports the CLI still makes itself: SCHEMA and UNRECOVERABLE ask the server only (no
-/// repository, no registration); IO draws plots.
+/// REPORT IO, which the CLI finishes itself: it writes the plot and page files first.
 fn report(g: &Global, what: recman_command::ReportWhat) -> Result<()> {
     use recman_command::ReportWhat;
     match what {
-        ReportWhat::Schema { json } => {
-            crate::report_schema::report_schema(g.target.as_deref(), json)
-        }
-        ReportWhat::Unrecoverable { json } => {
-            crate::report_schema::report_unrecoverable(g.target.as_deref(), json)
-        }
         ReportWhat::Io {
             which,
             json,
@@ -102,9 +95,7 @@ fn report(g: &Global, what: recman_command::ReportWhat) -> Result<()> {
             };
             crate::report_io::report_io(&ctx, which.as_deref(), json, all, files)
         }
-        what @ (ReportWhat::Obsolete { .. } | ReportWhat::NeedBackup { .. }) => {
-            bail!("internal: report {what:?} is run by the shared executor, not by the CLI")
-        }
+        what => bail!("internal: report {what:?} is run by the shared executor, not by the CLI"),
     }
 }
 

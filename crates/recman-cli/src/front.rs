@@ -320,6 +320,10 @@ impl recman_command::Printer for CliPrinter<'_> {
             Outcome::List(l) => crate::list::print(l),
             Outcome::Tuning(t) => crate::tune_cmds::print(t),
             Outcome::Metrics(m) => crate::metrics::print(m),
+            Outcome::Schema { report, json } => crate::report_schema::report_schema(&report, json),
+            Outcome::Unrecoverable { rows, json } => {
+                crate::report_schema::report_unrecoverable(&rows, json)
+            }
             Outcome::ValidatedBackup(r) => {
                 self.say(&format!(
                     "validated backup {} (tag {}): {} pieces, {} files, {} pages, {}, {} wal segments",

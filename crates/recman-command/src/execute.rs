@@ -8,10 +8,11 @@
 //! CONFIGURE and SHOW ([`crate::configure`]), REPORT OBSOLETE / NEED BACKUP, DELETE,
 //! CROSSCHECK and CATALOG ([`crate::maint`]), CREATE CATALOG and KEY ([`crate::repo_cmds`]),
 //! LIST BACKUP / ARCHIVELOG / INCARNATION / COPY ([`crate::listing`]), CALIBRATE, ADVISE,
-//! LIST CALIBRATION and LIST DRILL ([`crate::tuning`]), METRICS ([`crate::metrics`]) run here
-//! too. The commands still left
-//! to the CLI get [`Executed::FrontEnd`] back: REPORT SCHEMA / UNRECOVERABLE / IO,
-//! the WAL commands PostgreSQL calls, and what only a front end has (RUN, COMPLETIONS, MAN).
+//! LIST CALIBRATION and LIST DRILL ([`crate::tuning`]), METRICS ([`crate::metrics`]) and
+//! REPORT SCHEMA / UNRECOVERABLE ([`crate::schema`]) run here too. The commands still left to
+//! the CLI get [`Executed::FrontEnd`] back: REPORT IO (its facts come from
+//! [`crate::report_io::gather`]; the CLI writes its plot files), the WAL commands PostgreSQL
+//! calls, and what only a front end has (RUN, COMPLETIONS, MAN).
 
 use crate::ReportWhat;
 use crate::command::*;
@@ -223,6 +224,16 @@ pub enum Outcome {
     List(crate::listing::ListOutcome),
     /// CALIBRATE, ADVISE, LIST CALIBRATION, LIST DRILL.
     Tuning(crate::tuning::TuningOutcome),
+    /// REPORT SCHEMA.
+    Schema {
+        report: crate::schema::SchemaReport,
+        json: bool,
+    },
+    /// REPORT UNRECOVERABLE: the unlogged relations.
+    Unrecoverable {
+        rows: Vec<crate::schema::Unlogged>,
+        json: bool,
+    },
     /// METRICS: every gauge, in the order read.
     Metrics(Vec<crate::metrics::Gauge>),
 }
@@ -567,6 +578,10 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
         }
         Command::Configure(what) => crate::configure::configure(what, e, p)?,
         Command::Show(what) => crate::configure::show(what, e, p)?,
+        Command::Report(ReportWhat::Schema { json }) => crate::schema::report_schema(json, e, p)?,
+        Command::Report(ReportWhat::Unrecoverable { json }) => {
+            crate::schema::report_unrecoverable(json, e, p)?
+        }
         Command::Report(what @ (ReportWhat::Obsolete { .. } | ReportWhat::NeedBackup { .. })) => {
             crate::maint::report(what, e, p)?
         }

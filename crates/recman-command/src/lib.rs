@@ -23,6 +23,7 @@ pub mod precedence;
 pub mod repo_cmds;
 pub mod report_io;
 mod rules;
+pub mod schema;
 pub mod settings;
 pub mod spelling;
 pub mod tuning;
