@@ -1,5 +1,6 @@
-//! Dispatches one command: to the shared executor (`recman_command::execute`), whose
-//! outcomes `front.rs` prints, or to the CLI's own listing, catalog and WAL commands.
+//! Dispatches one command to the shared executor (`recman_command::execute`), whose outcomes
+//! `front.rs` prints; what it hands back is the front end's own: REPORT IO's plot files, RUN,
+//! completions, the man page and the WAL commands PostgreSQL calls.
 
 use crate::cli::{Cli, Global};
 use crate::progress::Bar;
