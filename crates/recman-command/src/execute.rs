@@ -585,7 +585,7 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
         Command::Report(what @ (ReportWhat::Obsolete { .. } | ReportWhat::NeedBackup { .. })) => {
             crate::maint::report(what, e, p)?
         }
-        Command::Delete(what) => crate::maint::delete(what, e, p)?,
+        Command::Delete(what) => crate::delete::delete(what, e, p)?,
         Command::Crosscheck(what) => crate::maint::crosscheck(what, e, p)?,
         Command::Catalog(what) => crate::maint::catalog(what, e, p)?,
         Command::CreateCatalog { encrypt } => crate::repo_cmds::create_catalog(encrypt, e, p)?,
