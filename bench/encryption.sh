@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The cost of encryption at rest (issue 16): the same lz4 backup, restore --validate and
 # restore --to of one pgbench cluster into a plain repository and into encrypted ones, RUNS
-# times each, and the ratio of the medians. Not a timed test: it prints figures.
+# times each, and the ratios to plain of the medians and of the least CPU times. Not a timed
+# test: it prints figures (docs/security.md#cost).
 #
 #   bench/encryption.sh [SCALE] [RUNS]      (RECMAN_BIN: the recman to measure; default
 #                                            target/release/recman, else target/debug/recman)
@@ -99,11 +100,18 @@ for i in $(seq "$RUNS"); do
     done
 done
 
-# The median of column $2 (1 wall, 2 cpu) of the runs of $1.
-med() { printf '%s\n' ${col[$1]} | cut -d, -f"$2" | median; }
+# Column $2 (1 wall, 2 cpu) of the runs of $1: the median, or with $3 = min the least (the
+# run least disturbed by a neighbour).
+med() {
+    if [ "${3:-}" = min ]; then
+        printf '%s\n' ${col[$1]} | cut -d, -f"$2" | sort -n | head -1
+    else
+        printf '%s\n' ${col[$1]} | cut -d, -f"$2" | median
+    fi
+}
 echo "scale $SCALE ($SIZE MiB), $RUNS runs of each kind (interleaved), $BIN"
-echo "medians in seconds; ratio to plain (difference)"
-printf '%-20s %-4s %7s %20s %20s\n' "" "" plain "passphrase" "key file"
+echo "seconds (median of the runs; cpu min: the least); ratio to plain (difference)"
+printf '%-28s %7s %24s %24s\n' "" plain "passphrase" "key file"
 for what in backup validate restore open; do
     case $what in
     backup) label="lz4 backup" ;;
@@ -111,12 +119,13 @@ for what in backup validate restore open; do
     restore) label="restore --to" ;;
     open) label="list backup" ;;
     esac
-    for c in 1 2; do
-        p=$(med "plain-$what" $c)
-        line=$(printf '%-20s %-4s %7.2f' "$label" "$([ $c = 1 ] && echo wall || echo cpu)" "$p")
+    for c in "1 wall" "2 cpu" "2 min"; do
+        read -r n k <<<"$c"
+        p=$(med "plain-$what" "$n" "$k")
+        line=$(printf '%-20s %-7s %7.3f' "$label" "$([ "$k" = min ] && echo "cpu min" || echo "$k")" "$p")
         for kind in passphrase keyfile; do
-            e=$(med "$kind-$what" $c)
-            line+=$(printf ' %6.2f %5.3f (%+.2f)' "$e" "$(echo "$e / $p" | bc -l)" "$(echo "$e - $p" | bc -l)")
+            e=$(med "$kind-$what" "$n" "$k")
+            line+=$(printf ' %7.3f %5.3f (%+.3f)' "$e" "$(echo "$e / $p" | bc -l)" "$(echo "$e - $p" | bc -l)")
         done
         echo "$line"
     done
