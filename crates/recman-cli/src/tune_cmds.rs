@@ -21,7 +21,7 @@ pub fn calibrate(g: &Global, json: bool) -> Result<()> {
         .ok_or_else(|| anyhow!("calibrate needs the data directory; hint: pass --pgdata DIR"))?;
     let c = measure(
         &pgdata,
-        std::slice::from_ref(ctx.repo.media()),
+        &output_devices(&ctx.repo)?,
         &CalibrateOptions::default(),
     )?;
     let body = serde_json::to_string(&c)?;
@@ -34,6 +34,31 @@ pub fn calibrate(g: &Global, json: bool) -> Result<()> {
         print_calibration(&c);
     }
     Ok(())
+}
+
+/// The repository's own medium and every device type configured with PARMS: each output a
+/// backup may be sent to.
+fn output_devices(
+    repo: &recman_catalog::Repository,
+) -> Result<Vec<(String, std::sync::Arc<dyn recman_catalog::Media>)>> {
+    use recman_engine::devices::{DEVICE_TYPES, media_for, parms_key, repository_device};
+    let own = repository_device(repo);
+    let mut out = vec![(own.to_string(), std::sync::Arc::clone(repo.media()))];
+    for dt in DEVICE_TYPES.into_iter().filter(|d| *d != own) {
+        if repo.catalog().config(&parms_key(dt))?.is_some() {
+            out.push((dt.to_string(), media_for(repo, dt)?));
+        }
+    }
+    Ok(out)
+}
+
+/// The device type a plain `backup database` writes to: the configured default, else the
+/// repository's own.
+fn backup_device_type(repo: &recman_catalog::Repository) -> Result<String> {
+    Ok(match repo.catalog().config("default-device-type")? {
+        Some(d) => d.to_lowercase(),
+        None => recman_engine::devices::repository_device(repo).to_string(),
+    })
 }
 
 fn print_calibration(c: &Calibration) {
@@ -61,9 +86,22 @@ fn print_calibration(c: &Calibration) {
         }
     }
     for o in &c.outputs {
-        println!("output {} ({}):", o.describe, o.kind);
+        println!(
+            "output {} ({}, device type {}):",
+            o.describe, o.kind, o.device_type
+        );
         for p in &o.probes {
             println!("  write {} stream(s) {}", p.streams, mb(p.bytes_per_second));
+        }
+        for p in &o.objects {
+            println!(
+                "  object {:>5}K: write {:.3} s ({}), read {:.3} s ({})",
+                p.size >> 10,
+                p.write_seconds,
+                mb(p.write_bytes_per_second),
+                p.read_seconds,
+                mb(p.read_bytes_per_second)
+            );
         }
     }
     println!(
@@ -88,8 +126,7 @@ fn print_calibration(c: &Calibration) {
 }
 
 /// The newest calibration of the catalog.
-fn newest(g: &Global) -> Result<Calibration> {
-    let repo = crate::commands::open_repo(g)?;
+fn newest(repo: &recman_catalog::Repository) -> Result<Calibration> {
     let rec = repo.catalog().calibrations()?.pop().ok_or_else(|| {
         anyhow!(
             "no calibration in the catalog of {}; hint: run `recman calibrate` first",
@@ -127,8 +164,15 @@ fn window_seconds(w: &str) -> Result<f64> {
 
 pub fn advise(g: &Global, window: Option<&str>, json: bool, apply: bool) -> Result<()> {
     let window = window.map(window_seconds).transpose()?;
-    let c = newest(g)?;
-    let tape = c.outputs.iter().any(|o| o.kind == "sbt");
+    let repo = crate::commands::open_repo(g)?;
+    let mut c = newest(&repo)?;
+    // Advise for the device a backup writes to; a calibration from before device types were
+    // probed has one output, the repository's.
+    let device_type = backup_device_type(&repo)?;
+    if c.outputs.iter().any(|o| o.device_type == device_type) {
+        c.outputs.retain(|o| o.device_type == device_type);
+    }
+    let tape = device_type == "sbt";
     // The start and stop costs come from the registered database's backups; a repository
     // without one (calibrated before its first registration) predicts the data phase only.
     let fixed = match crate::commands::context(g) {
@@ -152,8 +196,9 @@ fn print_advice(a: &Advice) {
         println!("{:<24} {:<28} ({})", s.step, s.choice, s.because);
     }
     println!(
-        "expected bottleneck: {}; predicted {:.1} MB/s, {:.0} s for {:.1} MB",
+        "expected bottleneck: {} ({}); predicted {:.1} MB/s, {:.0} s for {:.1} MB",
         a.bottleneck.as_str(),
+        a.bottleneck_device,
         a.predicted_bytes_per_second as f64 / 1e6,
         a.predicted_seconds,
         a.total_bytes as f64 / 1e6
