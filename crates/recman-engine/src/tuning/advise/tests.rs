@@ -89,3 +89,28 @@ fn a_window_too_short_says_what_would_fit() {
     );
     assert!(a.window.unwrap().fits);
 }
+
+#[test]
+fn the_bottleneck_names_the_medium_and_an_object_store_is_the_network() {
+    // A slow output: the medium that limits is named.
+    let mut c = cal(300_000_000, 10_000_000, 1_000_000_000);
+    let a = advise(&c, None, false);
+    assert_eq!(
+        (a.bottleneck, a.bottleneck_device.as_str()),
+        (Bottleneck::Output, "disk /r")
+    );
+    // The same figure from an S3 store: the network, as `report io` names it.
+    c.outputs[0].kind = "s3".into();
+    c.outputs[0].describe = "s3://b/p".into();
+    let a = advise(&c, None, false);
+    assert_eq!(
+        (a.bottleneck, a.bottleneck_device.as_str()),
+        (Bottleneck::Network, "s3://b/p")
+    );
+    // A fast medium: the input device is named instead.
+    let a = advise(&cal(300_000_000, 900_000_000, 1_000_000_000), None, false);
+    assert_eq!(
+        (a.bottleneck, a.bottleneck_device.as_str()),
+        (Bottleneck::Input, "8:0")
+    );
+}
