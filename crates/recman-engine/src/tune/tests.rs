@@ -198,9 +198,11 @@ fn a_change_that_did_not_raise_the_rate_is_reverted_and_rests() {
 #[test]
 fn free_compression_is_kept_when_the_rate_holds() {
     let live = Live::new(1, None, Instant::now(), 0);
-    let mut io = IoSettings::default();
-    io.input_buffers = Some(MAX_DEPTH);
-    io.input_buffer_size = Some(MAX_REQUEST);
+    let io = IoSettings {
+        input_buffers: Some(MAX_DEPTH),
+        input_buffer_size: Some(MAX_REQUEST),
+        ..Default::default()
+    };
     let t = Tuner::new(Compression::None);
     // Requests at their top and the files resting: the only step is compression.
     let first = t.for_set(7, 16, &io);
