@@ -66,9 +66,22 @@ fn print_calibration(c: &Calibration) {
         }
     }
     for o in &c.outputs {
-        println!("output {} ({}):", o.describe, o.kind);
+        println!(
+            "output {} ({}, device type {}):",
+            o.describe, o.kind, o.device_type
+        );
         for p in &o.probes {
             println!("  write {} stream(s) {}", p.streams, mb(p.bytes_per_second));
+        }
+        for p in &o.objects {
+            println!(
+                "  object {:>5}K: write {:.3} s ({}), read {:.3} s ({})",
+                p.size >> 10,
+                p.write_seconds,
+                mb(p.write_bytes_per_second),
+                p.read_seconds,
+                mb(p.read_bytes_per_second)
+            );
         }
     }
     println!(
@@ -97,8 +110,9 @@ fn print_advice(a: &Advice) {
         println!("{:<24} {:<28} ({})", s.step, s.choice, s.because);
     }
     println!(
-        "expected bottleneck: {}; predicted {:.1} MB/s, {:.0} s for {:.1} MB",
+        "expected bottleneck: {} ({}); predicted {:.1} MB/s, {:.0} s for {:.1} MB",
         a.bottleneck.as_str(),
+        a.bottleneck_device,
         a.predicted_bytes_per_second as f64 / 1e6,
         a.predicted_seconds,
         a.total_bytes as f64 / 1e6

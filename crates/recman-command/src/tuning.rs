@@ -53,7 +53,7 @@ pub fn calibrate(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), Exe
         })?;
     let c = recman_engine::tuning::calibrate::calibrate(
         &pgdata,
-        std::slice::from_ref(ctx.repo.media()),
+        &output_devices(&ctx.repo)?,
         &CalibrateOptions::default(),
     )?;
     let body = serde_json::to_string(&c).map_err(|e| EngineError::Internal(e.to_string()))?;
@@ -69,6 +69,33 @@ pub fn calibrate(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), Exe
         },
     );
     Ok(())
+}
+
+/// The repository's own medium and every device type configured with PARMS: each output a
+/// backup may be sent to.
+fn output_devices(
+    repo: &recman_catalog::Repository,
+) -> Result<Vec<(String, std::sync::Arc<dyn recman_catalog::Media>)>, ExecError> {
+    use recman_engine::devices::{DEVICE_TYPES, media_for, parms_key, repository_device};
+    let own = repository_device(repo);
+    let mut out = vec![(own.to_string(), std::sync::Arc::clone(repo.media()))];
+    for dt in DEVICE_TYPES.into_iter().filter(|d| *d != own) {
+        if repo.catalog().config(&parms_key(dt)).map_err(cat_err)?.is_some() {
+            out.push((dt.to_string(), media_for(repo, dt)?));
+        }
+    }
+    Ok(out)
+}
+
+/// The device type a plain `backup database` writes to: the configured default, else the
+/// repository's own.
+fn backup_device_type(repo: &recman_catalog::Repository) -> Result<String, ExecError> {
+    Ok(
+        match repo.catalog().config("default-device-type").map_err(cat_err)? {
+            Some(d) => d.to_lowercase(),
+            None => recman_engine::devices::repository_device(repo).to_string(),
+        },
+    )
 }
 
 /// H:MM or H:MM:SS as seconds.
@@ -95,8 +122,7 @@ pub fn window_seconds(w: &str) -> Result<f64, EngineError> {
 }
 
 /// The newest calibration of the catalog.
-fn newest(e: &dyn Env) -> Result<Calibration, ExecError> {
-    let repo = env(e.repository())?;
+fn newest(repo: &recman_catalog::Repository) -> Result<Calibration, ExecError> {
     let rec = repo
         .catalog()
         .calibrations()
@@ -120,8 +146,15 @@ pub fn advise(
     p: &mut dyn Printer,
 ) -> Result<(), ExecError> {
     let window = window.map(window_seconds).transpose()?;
-    let c = newest(e)?;
-    let tape = c.outputs.iter().any(|o| o.kind == "sbt");
+    let repo = env(e.repository())?;
+    let mut c = newest(&repo)?;
+    // Advise for the device a backup writes to; a calibration from before device types were
+    // probed has one output, the repository's.
+    let device_type = backup_device_type(&repo)?;
+    if c.outputs.iter().any(|o| o.device_type == device_type) {
+        c.outputs.retain(|o| o.device_type == device_type);
+    }
+    let tape = device_type == "sbt";
     // The start and stop costs come from the registered database's backups; a repository
     // without one (calibrated before its first registration) predicts the data phase only.
     let fixed = match e.context() {
