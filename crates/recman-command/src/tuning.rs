@@ -71,16 +71,22 @@ pub fn calibrate(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), Exe
     Ok(())
 }
 
+/// Outputs to calibrate: a device type's name and its medium.
+type Outputs = Vec<(String, std::sync::Arc<dyn recman_catalog::Media>)>;
+
 /// The repository's own medium and every device type configured with PARMS: each output a
 /// backup may be sent to.
-fn output_devices(
-    repo: &recman_catalog::Repository,
-) -> Result<Vec<(String, std::sync::Arc<dyn recman_catalog::Media>)>, ExecError> {
+fn output_devices(repo: &recman_catalog::Repository) -> Result<Outputs, ExecError> {
     use recman_engine::devices::{DEVICE_TYPES, media_for, parms_key, repository_device};
     let own = repository_device(repo);
     let mut out = vec![(own.to_string(), std::sync::Arc::clone(repo.media()))];
     for dt in DEVICE_TYPES.into_iter().filter(|d| *d != own) {
-        if repo.catalog().config(&parms_key(dt)).map_err(cat_err)?.is_some() {
+        if repo
+            .catalog()
+            .config(&parms_key(dt))
+            .map_err(cat_err)?
+            .is_some()
+        {
             out.push((dt.to_string(), media_for(repo, dt)?));
         }
     }
@@ -91,7 +97,11 @@ fn output_devices(
 /// repository's own.
 fn backup_device_type(repo: &recman_catalog::Repository) -> Result<String, ExecError> {
     Ok(
-        match repo.catalog().config("default-device-type").map_err(cat_err)? {
+        match repo
+            .catalog()
+            .config("default-device-type")
+            .map_err(cat_err)?
+        {
             Some(d) => d.to_lowercase(),
             None => recman_engine::devices::repository_device(repo).to_string(),
         },
