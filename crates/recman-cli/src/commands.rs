@@ -16,10 +16,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     let Some(command) = cli.command else {
         return crate::script::interactive(&g);
     };
+    let command: Command = command.into();
     if let Some(code) = crate::fleet_client::intercept(&g, &command)? {
         return Ok(code);
     }
-    execute(&g, command.into())
+    execute(&g, command)
 }
 
 /// Executes one command value. The subcommands and the RMAN-style language both end here, so
@@ -35,7 +36,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
     match command {
         Command::Report(what) => report(g, what)?,
         Command::Run { file, text } => return crate::script::run(g, file, text),
-        Command::Server { listen, allow } => crate::server_cmd::serve(g, &listen, &allow)?,
+        Command::Server { listen, allow, .. } => crate::server_cmd::serve(g, &listen, &allow)?,
         Command::Completions { shell } => crate::shell_docs::completions(&shell)?,
         Command::Man => crate::shell_docs::man()?,
         Command::ArchivePush(p) => crate::archive_cmds::push(g, p)?,

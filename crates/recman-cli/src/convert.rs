@@ -129,12 +129,13 @@ impl From<cli::Command> for m::Command {
                 compress,
                 batch,
                 parallel,
-                ..
+                repo_host,
             } => m::Command::ArchivePush(m::ArchivePush {
                 path,
                 compress,
                 batch,
                 parallel,
+                repo_host,
             }),
             cli::Command::ArchiveGet {
                 name,
@@ -142,13 +143,14 @@ impl From<cli::Command> for m::Command {
                 prefetch,
                 spool,
                 with_recovery_target,
-                ..
+                repo_host,
             } => m::Command::ArchiveGet(m::ArchiveGet {
                 name,
                 dest,
                 prefetch,
                 spool,
                 with_recovery_target,
+                repo_host,
             }),
             cli::Command::ArchivePrefetch {
                 spool,
@@ -175,7 +177,17 @@ impl From<cli::Command> for m::Command {
             },
             cli::Command::Calibrate { json } => m::Command::Calibrate { json },
             cli::Command::Metrics => m::Command::Metrics,
-            cli::Command::Server { listen, allow, .. } => m::Command::Server { listen, allow },
+            cli::Command::Server {
+                listen,
+                allow,
+                restore_dir,
+                repo_host,
+            } => m::Command::Server {
+                listen,
+                allow,
+                restore_dir,
+                repo_host,
+            },
             cli::Command::Completions { shell } => m::Command::Completions {
                 shell: shell.to_string(),
             },

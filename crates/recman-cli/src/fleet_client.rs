@@ -153,8 +153,8 @@ pub fn through_agent(url: &str, tls: &TlsArgs, db: &str) -> Result<recman_engine
 
 /// Runs the fleet's forms of commands: `server`, and archive-push / archive-get with
 /// `--repo-host`; None for every other command.
-pub fn intercept(g: &Global, command: &crate::cli::Command) -> Result<Option<ExitCode>> {
-    use crate::cli::Command as C;
+pub fn intercept(g: &Global, command: &recman_command::Command) -> Result<Option<ExitCode>> {
+    use recman_command::Command as C;
     match command {
         C::Server {
             listen,
@@ -174,17 +174,14 @@ pub fn intercept(g: &Global, command: &crate::cli::Command) -> Result<Option<Exi
             }
             Ok(Some(ExitCode::SUCCESS))
         }
-        C::ArchivePush {
-            path,
-            repo_host: Some(url),
-            ..
-        } => push(g, path, url, &TlsArgs::of(g)).map(|()| Some(ExitCode::SUCCESS)),
-        C::ArchiveGet {
-            name,
-            dest,
-            repo_host: Some(url),
-            ..
-        } => get(g, name, dest, url, &TlsArgs::of(g)).map(Some),
+        C::ArchivePush(p) => match &p.repo_host {
+            Some(url) => push(g, &p.path, url, &TlsArgs::of(g)).map(|()| Some(ExitCode::SUCCESS)),
+            None => Ok(None),
+        },
+        C::ArchiveGet(a) => match &a.repo_host {
+            Some(url) => get(g, &a.name, &a.dest, url, &TlsArgs::of(g)).map(Some),
+            None => Ok(None),
+        },
         _ => Ok(None),
     }
 }

@@ -148,6 +148,10 @@ pub enum Command {
     Server {
         listen: String,
         allow: Vec<String>,
+        /// Directories a restore through this agent may write into.
+        restore_dir: Vec<PathBuf>,
+        /// The repository host's server a cluster restored here fetches WAL from.
+        repo_host: Option<String>,
     },
     /// A shell's completion script (bash, zsh, fish, elvish, powershell).
     Completions {
@@ -446,6 +450,8 @@ pub struct ArchivePush {
     pub compress: String,
     pub batch: u32,
     pub parallel: Option<u32>,
+    /// Send the file to the repository host's server at this URL (docs/fleet.md).
+    pub repo_host: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -458,6 +464,8 @@ pub struct ArchiveGet {
     /// answered "not archived", since PostgreSQL fails recovery itself if it needed the file
     /// before its target.
     pub with_recovery_target: bool,
+    /// Fetch the file from the repository host's server at this URL (docs/fleet.md).
+    pub repo_host: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
