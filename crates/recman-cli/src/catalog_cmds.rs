@@ -1,18 +1,16 @@
 //! The catalog's commands: CONFIGURE and SHOW, REPORT, DELETE, CROSSCHECK and CATALOG START
-//! WITH. Their clap definitions live here so that cli.rs only names them.
+//! WITH. Their clap definitions live here so that cli.rs only names them; the command model
+//! runs them, and the modules here print their outcomes.
 
 mod archivelog;
 pub mod listing;
-mod maint;
-mod settings;
+pub mod maint;
+pub mod settings;
 mod show_rman;
 
-use crate::cli::Global;
-use anyhow::Result;
 use clap::{Args, Subcommand};
 
 pub use archivelog::{ArchivelogBackupArgs, say_archivelog};
-pub use settings::{backup_defaults, resolve_backup};
 
 #[derive(Subcommand, Debug, Clone)]
 pub enum ConfigureWhat {
@@ -202,31 +200,4 @@ pub enum CatalogWhat {
     /// Rebuild or extend the catalog from the manifests and WAL files under PATH (default:
     /// the whole repository); works when catalog.db is missing or damaged.
     StartWith { path: Option<std::path::PathBuf> },
-}
-
-pub fn configure(g: &Global, what: recman_command::ConfigureWhat) -> Result<()> {
-    settings::configure(g, what)
-}
-
-pub fn show(g: &Global, what: recman_command::ShowWhat) -> Result<()> {
-    match what {
-        recman_command::ShowWhat::All { rman: true, .. } => show_rman::show_all_rman(g),
-        recman_command::ShowWhat::All { json, .. } => settings::show_all(g, json),
-    }
-}
-
-pub fn report(g: &Global, what: recman_command::ReportWhat) -> Result<()> {
-    maint::report(g, what)
-}
-
-pub fn delete(g: &Global, what: recman_command::DeleteWhat) -> Result<()> {
-    maint::delete(g, what)
-}
-
-pub fn crosscheck(g: &Global, what: recman_command::CrosscheckWhat) -> Result<()> {
-    maint::crosscheck(g, what)
-}
-
-pub fn catalog(g: &Global, what: recman_command::CatalogWhat) -> Result<()> {
-    maint::catalog(g, what)
 }

@@ -1,5 +1,6 @@
-//! Dispatches one command: to the shared executor (`recman_command::execute`), whose
-//! outcomes `front.rs` prints, or to the CLI's own listing, catalog and WAL commands.
+//! Dispatches one command to the shared executor (`recman_command::execute`), whose outcomes
+//! `front.rs` prints; what it hands back is the front end's own: REPORT IO's plot files, RUN,
+//! completions, the man page and the WAL commands PostgreSQL calls.
 
 use crate::cli::{Cli, Global};
 use crate::progress::Bar;
@@ -22,11 +23,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 /// a statement in a script behaves and prints exactly as its subcommand does.
 pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
     let bar = Bar::with_mode(g.quiet, g.verbose, g.progress);
-    let say = |s: &str| {
-        if !g.quiet {
-            println!("{s}");
-        }
-    };
     let env = crate::front::CliEnv { g, bar: &bar };
     let mut printer = crate::front::CliPrinter { g };
     let command = match recman_command::execute(command, &env, &mut printer)? {
@@ -34,53 +30,11 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Executed::FrontEnd(c) => c,
     };
     match command {
-        Command::CreateCatalog { encrypt } => {
-            let mut r = crate::device_cmds::create_repo(g)?;
-            if encrypt {
-                let k = r.encrypt()?;
-                say(&format!(
-                    "created encrypted repository and catalog at {} (master key {})",
-                    r.location(),
-                    k.fingerprint
-                ));
-            } else {
-                say(&format!(
-                    "created repository and catalog at {}",
-                    r.location()
-                ));
-            }
-        }
-        Command::Key(what) => crate::key_cmds::key(g, what)?,
-        Command::ListBackup {
-            json,
-            summary,
-            by_file,
-        } => {
-            let ctx = context(g)?;
-            crate::list::list_backup_as(&ctx, json, summary, by_file)?;
-        }
-        Command::ListArchivelog { json } => crate::list::list_archivelog(&context(g)?, json)?,
-        Command::ListIncarnation { json } => crate::list::list_incarnation(&context(g)?, json)?,
-        Command::ListCopy { json } => crate::list::list_copy(&context(g)?, json)?,
-        Command::Configure(what) => crate::catalog_cmds::configure(g, what)?,
-        Command::Show(what) => crate::catalog_cmds::show(g, what)?,
-        Command::Report(what) => crate::catalog_cmds::report(g, what)?,
-        Command::Delete(what) => crate::catalog_cmds::delete(g, what)?,
-        Command::Crosscheck(what) => crate::catalog_cmds::crosscheck(g, what)?,
-        Command::Catalog(what) => crate::catalog_cmds::catalog(g, what)?,
+        Command::Report(what) => report(g, what)?,
         Command::Run { file, text } => return crate::script::run(g, file, text),
-        Command::Calibrate { json } => crate::tune_cmds::calibrate(g, json)?,
-        Command::Metrics => crate::metrics::print(g)?,
         Command::Server { listen, allow } => crate::server_cmd::serve(g, &listen, &allow)?,
         Command::Completions { shell } => crate::shell_docs::completions(&shell)?,
         Command::Man => crate::shell_docs::man()?,
-        Command::Advise {
-            window,
-            json,
-            apply,
-        } => crate::tune_cmds::advise(g, window.as_deref(), json, apply)?,
-        Command::ListCalibration { json } => crate::tune_cmds::list_calibration(g, json)?,
-        Command::ListDrill { json } => crate::drill_cmd::list_drill(g, json)?,
         Command::ArchivePush(p) => crate::archive_cmds::push(g, p)?,
         Command::ArchiveGet(a) => return crate::archive_cmds::get(g, a),
         Command::ArchivePrefetch(p) => return crate::archive_cmds::prefetch(g, p),
@@ -101,12 +55,50 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         | Command::ValidateDatabase { .. }
         | Command::RecoverCopy { .. }
         | Command::RecoverTable(_)
-        | Command::RecoverBlock { .. }) => bail!(
+        | Command::RecoverBlock { .. }
+        | Command::Configure(_)
+        | Command::Show(_)
+        | Command::Delete(_)
+        | Command::Crosscheck(_)
+        | Command::Catalog(_)
+        | Command::CreateCatalog { .. }
+        | Command::Key(_)
+        | Command::ListBackup { .. }
+        | Command::ListArchivelog { .. }
+        | Command::ListIncarnation { .. }
+        | Command::ListCopy { .. }
+        | Command::Calibrate { .. }
+        | Command::Advise { .. }
+        | Command::ListCalibration { .. }
+        | Command::ListDrill { .. }
+        | Command::Metrics) => bail!(
             "internal: recman {} is run by the shared executor, not by the CLI",
             c.path().join(" ")
         ),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// REPORT IO, which the CLI finishes itself: it writes the plot and page files first.
+fn report(g: &Global, what: recman_command::ReportWhat) -> Result<()> {
+    use recman_command::ReportWhat;
+    match what {
+        ReportWhat::Io {
+            which,
+            json,
+            all,
+            plot,
+            html,
+        } => {
+            let ctx = context(g)?;
+            let files = crate::report_plot::Files {
+                plot: plot.as_deref(),
+                html: html.as_deref(),
+            };
+            crate::report_io::report_io(&ctx, which.as_deref(), json, all, files)
+        }
+        what => bail!("internal: report {what:?} is run by the shared executor, not by the CLI"),
+    }
 }
 
 pub(crate) fn open_repo(g: &Global) -> Result<Repository> {

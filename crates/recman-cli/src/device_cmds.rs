@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use anyhow::{Result, anyhow, bail};
 use recman_catalog::Repository;
-use recman_engine::devices::{check_device, parallelism_key, parms_key};
 
 use crate::cli::Global;
 
@@ -132,81 +131,6 @@ pub fn open_repo(g: &Global) -> Result<Repository> {
     Ok(repo)
 }
 
-pub fn configure_device(g: &Global, device: &str, words: &[String]) -> Result<()> {
-    check_device(device)?;
-    let repo = open_repo(g)?;
-    let cat = repo.catalog();
-    let say = |s: String| {
-        if !g.quiet {
-            println!("{s}");
-        }
-    };
-    if words.len() == 1 && words[0].eq_ignore_ascii_case("clear") {
-        cat.clear_config(&parms_key(device))?;
-        cat.clear_config(&parallelism_key(device))?;
-        cat.clear_config(&blksize_key(device))?;
-        cat.clear_config(&env_key(device))?;
-        say(format!("device type {device} configuration cleared"));
-        return Ok(());
-    }
-    let mut it = words.iter();
-    let mut changed = false;
-    while let Some(w) = it.next() {
-        match w.to_lowercase().as_str() {
-            "parms" => {
-                let spec = it
-                    .next()
-                    .ok_or_else(|| anyhow!("parms needs a value; hint: e.g. `recman configure device-type sbt parms 'vtape:/srv/vtape'`"))?;
-                // Opened now so a wrong specification is refused here, not at backup time.
-                let media = recman_engine::devices::open_spec(spec)?;
-                cat.set_config(&parms_key(device), spec)?;
-                say(format!(
-                    "new configuration: device-type {device} parms {spec}  # {}",
-                    media.describe()
-                ));
-                changed = true;
-            }
-            "parallelism" => {
-                let (lo, hi) = crate::input::CHANNELS;
-                let n = crate::input::check_count(it.next().map(String::as_str).unwrap_or(""), lo, hi)
-                    .map_err(|e| anyhow!("parallelism: {e}; hint: e.g. `recman configure device-type sbt parallelism 4`"))?;
-                cat.set_config(&parallelism_key(device), &n.to_string())?;
-                say(format!(
-                    "new configuration: device-type {device} parallelism {n}"
-                ));
-                changed = true;
-            }
-            "blksize" => {
-                let v = it.next().ok_or_else(|| {
-                    anyhow!("blksize needs a size; hint: e.g. `recman configure device-type sbt blksize 1M`")
-                })?;
-                let n = parse_blksize(v)?;
-                cat.set_config(&blksize_key(device), &n.to_string())?;
-                say(format!(
-                    "new configuration: device-type {device} blksize {n}"
-                ));
-                changed = true;
-            }
-            "env" => {
-                let v = it.next().ok_or_else(|| {
-                    anyhow!("env needs K=V[,K=V...]; hint: e.g. `recman configure device-type sbt env NB_ORA_CLASS=pg_backup`")
-                })?;
-                let env = parse_env(v)?;
-                cat.set_config(&env_key(device), &env)?;
-                say(format!("new configuration: device-type {device} env {env}"));
-                changed = true;
-            }
-            other => bail!(
-                "configure device-type {device}: unknown word {other:?}; hint: use `parms SPEC`, `parallelism N`, `blksize N`, `env K=V,...` or `clear`"
-            ),
-        }
-    }
-    if changed {
-        say("new configuration stored in the catalog".into());
-    }
-    Ok(())
-}
-
 /// The catalog setting holding a device type's block size (RMAN's PARMS 'BLKSIZE=n').
 pub fn blksize_key(device: &str) -> String {
     format!("device-type.{device}.blksize")
@@ -217,95 +141,14 @@ pub fn env_key(device: &str) -> String {
     format!("device-type.{device}.env")
 }
 
-/// A device block size: a power of two from 16K to 16M, as `524288`, `512K` or `1M`.
+/// A device block size (see `recman_command::configure::parse_blksize`).
 pub fn parse_blksize(text: &str) -> Result<u64> {
-    let n = recman_engine::io::parse_size(text).map_err(|e| anyhow!("blksize: {e}"))?;
-    if !n.is_power_of_two() || !(16 << 10..=16 << 20).contains(&n) {
-        bail!(
-            "blksize {text}: a device block size is a power of two from 16K to 16M; hint: e.g. 256K or 1M"
-        );
-    }
-    Ok(n)
+    Ok(recman_command::configure::parse_blksize(text)?)
 }
 
-/// A device environment `K=V,K2=V2` (spaces around items dropped), checked and normalized.
+/// A device environment `K=V,K2=V2`, checked and normalized.
 pub fn parse_env(text: &str) -> Result<String> {
-    let mut out = Vec::new();
-    for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-        let (k, v) = item
-            .split_once('=')
-            .map(|(k, v)| (k.trim(), v.trim()))
-            .filter(|(k, _)| !k.is_empty() && !k.contains(char::is_whitespace))
-            .ok_or_else(|| {
-                anyhow!("env item {item:?} is not NAME=VALUE; hint: e.g. `env NB_ORA_CLASS=pg_backup,NB_ORA_POLICY=daily`")
-            })?;
-        out.push(format!("{k}={v}"));
-    }
-    if out.is_empty() {
-        bail!(
-            "env needs at least one NAME=VALUE; hint: `recman configure device-type sbt clear` removes the setting"
-        );
-    }
-    Ok(out.join(","))
-}
-
-pub fn configure_default_device(g: &Global, value: &str) -> Result<()> {
-    let repo = open_repo(g)?;
-    if value.eq_ignore_ascii_case("clear") {
-        repo.catalog().clear_config("default-device-type")?;
-    } else {
-        let v = value.to_lowercase();
-        check_device(&v)?;
-        repo.catalog().set_config("default-device-type", &v)?;
-    }
-    if !g.quiet {
-        println!("new configuration: default-device-type {value}");
-    }
-    Ok(())
-}
-
-/// The device type, channel count and block size of a backup, by the command model's
-/// precedence (flag, else the catalog's default device type and its settings).
-pub fn backup_device(
-    repo: &Repository,
-    flag: Option<&str>,
-    channels_flag: Option<u32>,
-    channels: u32,
-    blksize_flag: Option<&str>,
-) -> Result<recman_command::precedence::DeviceChoice> {
-    let cat = repo.catalog();
-    let default = match flag {
-        Some(_) => None,
-        None => cat.config("default-device-type")?,
-    };
-    if let Some(d) = flag.map(str::to_lowercase).or(default.clone()) {
-        check_device(&d)?;
-    }
-    let mut lookup_err = None;
-    let choice = recman_command::precedence::resolve_device(
-        flag,
-        default,
-        channels_flag,
-        channels,
-        blksize_flag,
-        |device| {
-            let mut get = |k: String| {
-                cat.config(&k).unwrap_or_else(|e| {
-                    lookup_err.get_or_insert(e);
-                    None
-                })
-            };
-            recman_command::precedence::DeviceSettings {
-                default_device_type: None,
-                parallelism: get(parallelism_key(device)),
-                blksize: get(blksize_key(device)),
-            }
-        },
-    )?;
-    if let Some(e) = lookup_err {
-        return Err(e.into());
-    }
-    Ok(choice)
+    Ok(recman_command::configure::parse_env(text)?)
 }
 
 /// The global options a restored cluster's restore_command needs to reach this repository

@@ -3,7 +3,6 @@
 
 use crate::cli::Global;
 use crate::list::size;
-use anyhow::Result;
 use recman_catalog::DrillRecord;
 use recman_engine::drill::{DrillCheck, DrillReport};
 use recman_engine::duplicate::DuplicateReport;
@@ -82,9 +81,7 @@ pub(crate) fn print_duplicate(g: &Global, r: &DuplicateReport) {
     println!("start it with pg_ctl -D {to} start");
 }
 
-pub(crate) fn list_drill(g: &Global, json: bool) -> Result<()> {
-    let ctx = crate::commands::context(g)?;
-    let recs = ctx.repo.catalog().drills(ctx.db.id)?;
+pub(crate) fn list_drill(recs: &[DrillRecord], json: bool) {
     if json {
         let v: Vec<serde_json::Value> = recs
             .iter()
@@ -106,15 +103,18 @@ pub(crate) fn list_drill(g: &Global, json: bool) -> Result<()> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
+        match serde_json::to_string_pretty(&v) {
+            Ok(t) => println!("{t}"),
+            Err(e) => eprintln!("recman: cannot print the drills as JSON: {e}"),
+        }
+        return;
     }
     if recs.is_empty() {
         println!("no drills; run `recman drill`");
-        return Ok(());
+        return;
     }
     println!("Key  Started             Status Backup               RTO      Restored  WAL");
-    for r in &recs {
+    for r in recs {
         println!(
             "{:<4} {} {:<6} {:<20} {:<8} {:<9} {}",
             r.id,
@@ -129,28 +129,11 @@ pub(crate) fn list_drill(g: &Global, json: bool) -> Result<()> {
             println!("     error: {e}");
         }
     }
-    Ok(())
 }
 
-/// The newest passed drill, if it is within `days` of `now` (unix micros); else the line the
-/// report prints.
-pub(crate) fn drill_need(recs: &[DrillRecord], days: f64, now: i64) -> Option<String> {
-    let newest = recs
-        .iter()
-        .filter(|r| r.status == "PASSED")
-        .map(|r| r.started_at)
-        .max();
-    let age = newest.map(|t| (now - t) as f64 / 86_400e6);
-    match age {
-        Some(a) if a <= days => None,
-        Some(a) => Some(format!(
-            "no restore drill passed in the last {days} days (newest passed {a:.1} days ago); run `recman drill`"
-        )),
-        None => Some(format!(
-            "no restore drill passed in the last {days} days (none ever passed); run `recman drill`"
-        )),
-    }
-}
+// The decision is the command model's (REPORT NEED BACKUP --drill-days runs there).
+#[cfg(test)]
+use recman_command::drill_need;
 
 #[cfg(test)]
 mod tests {

@@ -6,10 +6,8 @@ use crate::cli::Global;
 use crate::list::size;
 use crate::progress::Bar;
 use recman_catalog::Repository;
-use recman_command::options::ResolvedBackup;
-use recman_command::{BackupDatabase, EnvError, Outcome};
+use recman_command::{EnvError, Outcome};
 use recman_engine::{Context, Progress};
-use recman_format::Compression;
 use std::path::PathBuf;
 
 pub struct CliEnv<'a> {
@@ -44,21 +42,33 @@ impl recman_command::Env for CliEnv<'_> {
         crate::server_cmd::tls_files(self.g).ok().flatten()
     }
 
-    fn resolve_backup(
-        &self,
-        repo: &Repository,
-        b: &BackupDatabase,
-    ) -> Result<ResolvedBackup, EnvError> {
-        Ok(crate::catalog_cmds::resolve_backup(self.g, repo, b)?)
+    fn database(&self) -> Option<String> {
+        self.g.db.clone()
     }
 
-    fn resolve_archivelog(
-        &self,
-        compress: Option<&str>,
-        filesperset: Option<u32>,
-    ) -> Result<(Compression, u32), EnvError> {
-        let d = crate::catalog_cmds::backup_defaults(self.g, None, filesperset, None, compress)?;
-        Ok((d.compression, d.filesperset))
+    fn create_repository(&self) -> Result<Repository, EnvError> {
+        Ok(crate::device_cmds::create_repo(self.g)?)
+    }
+
+    fn config_file_settings(&self) -> Result<Vec<(&'static str, String)>, EnvError> {
+        Ok(crate::catalog_cmds::settings::file_layer(self.g)?)
+    }
+
+    fn confirm(&self, noprompt: bool, what: &str) -> Result<bool, EnvError> {
+        Ok(crate::catalog_cmds::maint::confirm(noprompt, what)?)
+    }
+
+    fn repository_for_rebuild(&self) -> Result<(Repository, bool), EnvError> {
+        use crate::device_cmds::RepoSpec;
+        Ok(match crate::device_cmds::repo_spec(self.g)? {
+            // A shared catalog is the server's to keep: it is never recreated here.
+            RepoSpec::Disk(_) if self.g.catalog.is_some() => {
+                (crate::commands::open_repo(self.g)?, false)
+            }
+            RepoSpec::Disk(root) => Repository::open_recreating_catalog(&root)?,
+            // A remote repository's catalog is a cache: opening rebuilds a missing one.
+            RepoSpec::Remote(_) => (crate::commands::open_repo(self.g)?, false),
+        })
     }
 
     fn restore_invocation(
@@ -306,6 +316,17 @@ impl recman_command::Printer for CliPrinter<'_> {
                 } else {
                     crate::restore_cmd::print_validation(self.g, &report);
                 }
+            }
+            Outcome::Configured(c) => crate::catalog_cmds::settings::say_configured(self.g, c),
+            Outcome::Shown(s) => crate::catalog_cmds::settings::show(&s),
+            Outcome::Maint(m) => crate::catalog_cmds::maint::print(m),
+            Outcome::Repo(r) => crate::key_cmds::say(self.g, r),
+            Outcome::List(l) => crate::list::print(l),
+            Outcome::Tuning(t) => crate::tune_cmds::print(t),
+            Outcome::Metrics(m) => crate::metrics::print(m),
+            Outcome::Schema { report, json } => crate::report_schema::report_schema(&report, json),
+            Outcome::Unrecoverable { rows, json } => {
+                crate::report_schema::report_unrecoverable(&rows, json)
             }
             Outcome::ValidatedBackup(r) => {
                 self.say(&format!(

@@ -16,7 +16,6 @@ pub use secrets::{redact_secrets, warn_password};
 
 // The ranges and checks are the command model's: a script's statement gets the same ones.
 pub use recman_command::check_count;
-pub use recman_command::ranges::of_setting as range_of;
 pub use recman_command::ranges::{CHANNELS, COPIES, DAYS, FILESPERSET, MAXOPENFILES, SECTION_SIZE};
 
 /// A whole number within `lo..=hi`, as type `T`; the message of a refusal gives the range.

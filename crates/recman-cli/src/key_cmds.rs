@@ -1,8 +1,8 @@
-//! `key show` and `key rotate`: the master key of an encrypted repository.
+//! The key options of an encrypted repository, and how `create catalog`, `key show` and `key
+//! rotate` are reported (the command model runs them).
 
-use anyhow::Result;
 use recman_catalog::crypt::{KeyInfo, KeySource, set_key_source};
-use recman_command::KeyWhat;
+use recman_command::repo_cmds::RepoOutcome;
 
 use crate::cli::Global;
 
@@ -37,22 +37,22 @@ fn print(g: &Global, what: &str, k: &KeyInfo) {
     }
 }
 
-pub fn key(g: &Global, what: KeyWhat) -> Result<()> {
-    let repo = crate::device_cmds::open_repo(g)?;
-    match what {
-        KeyWhat::Show => match repo.key_info() {
-            Some(k) => print(g, repo.location(), &k),
-            None => anyhow::bail!(
-                "repository {} is not encrypted; hint: `recman create catalog --encrypt` makes an encrypted one",
-                repo.location()
-            ),
-        },
-        KeyWhat::Rotate => {
-            // Two rotations at once could each drop the other's new key: one at a time.
-            let _lock = repo.lock("key rotate")?;
-            let k = repo.rotate_key()?;
-            print(g, "rotated", &k);
+/// How CREATE CATALOG and KEY are reported.
+pub fn say(g: &Global, o: RepoOutcome) {
+    match o {
+        RepoOutcome::Created { location, key } => {
+            if g.quiet {
+                return;
+            }
+            match key {
+                Some(k) => println!(
+                    "created encrypted repository and catalog at {location} (master key {})",
+                    k.fingerprint
+                ),
+                None => println!("created repository and catalog at {location}"),
+            }
         }
+        RepoOutcome::Key { location, key } => print(g, &location, &key),
+        RepoOutcome::Rotated(k) => print(g, "rotated", &k),
     }
-    Ok(())
 }

@@ -1,8 +1,7 @@
 //! LIST output: a table for people, stable JSON for programs (documented in docs/commands.md).
 
-use anyhow::Result;
-use recman_catalog::BackupRecord;
-use recman_engine::Context;
+use recman_catalog::DbRecord;
+use recman_command::listing::{BackupForm, ListOutcome, ListedBackup, ListedCopy};
 use recman_pg::Lsn;
 
 pub fn size(b: u64) -> String {
@@ -38,25 +37,24 @@ fn rfc3339(micros: Option<i64>) -> serde_json::Value {
         .unwrap_or(serde_json::Value::Null)
 }
 
-/// The backup a level 1 builds on, from its manifest (the catalog row does not hold it).
 /// One backup as `list backup --json` prints it (documented in docs/commands.md). Facts the
 /// manifest also holds, so a catalog rebuilt from the repository prints the same, except the
 /// second-tier copies, which only the catalog records.
-fn backup_json(ctx: &Context, b: &BackupRecord) -> Result<serde_json::Value> {
-    let cat = ctx.repo.catalog();
-    let pieces: Vec<serde_json::Value> = cat
-        .piece_states(&b.id)?
-        .into_iter()
-        .map(|(p, st)| {
-            let copies: Vec<String> = cat
-                .copies_of(&p.path)
-                .unwrap_or_default()
-                .into_iter()
+fn backup_json(db: &DbRecord, l: &ListedBackup) -> serde_json::Value {
+    let b = &l.record;
+    let pieces: Vec<serde_json::Value> = l
+        .pieces
+        .iter()
+        .map(|lp| {
+            let p = &lp.piece;
+            let copies: Vec<String> = lp
+                .copies
+                .iter()
                 .map(|c| {
                     if c.primary {
                         format!("{} (written there)", c.device)
                     } else {
-                        c.device
+                        c.device.clone()
                     }
                 })
                 .collect();
@@ -68,17 +66,17 @@ fn backup_json(ctx: &Context, b: &BackupRecord) -> Result<serde_json::Value> {
                 "path": p.path,
                 "size": p.size,
                 "crc32c": p.crc32c,
-                "status": st.as_str(),
+                "status": lp.status.as_str(),
             })
         })
         .collect();
-    let read = ctx.repo.catalog().backup_read(&b.id)?;
-    Ok(serde_json::json!({
+    let read = l.read;
+    serde_json::json!({
         "id": b.id,
-        "database": ctx.db.name,
+        "database": db.name,
         "tag": b.tag,
         "type": b.backup_type,
-        "parent": recman_engine::retention::parent_of(&ctx.repo, &ctx.db.name, b),
+        "parent": l.parent,
         "status": b.status.as_str(),
         "start_lsn": Lsn(b.start_lsn).to_string(),
         "stop_lsn": b.stop_lsn.map(|l| Lsn(l).to_string()),
@@ -99,76 +97,69 @@ fn backup_json(ctx: &Context, b: &BackupRecord) -> Result<serde_json::Value> {
         "maxopenfiles": b.maxopenfiles,
         "error": b.error,
         "pieces": pieces,
-    }))
+    })
 }
 
-pub fn list_backup_as(ctx: &Context, json: bool, summary: bool, by_file: bool) -> Result<()> {
-    // A backup whose process was killed reads as FAILED here as everywhere (the catalog's
-    // reads settle it).
-    let backups = ctx.repo.catalog().backups(ctx.db.id)?;
-    if json {
-        let v = backups
-            .iter()
-            .map(|b| backup_json(ctx, b))
-            .collect::<Result<Vec<_>>>()?;
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
+fn print_json(v: &serde_json::Value) {
+    match serde_json::to_string_pretty(v) {
+        Ok(t) => println!("{t}"),
+        Err(e) => eprintln!("recman: cannot print the listing as JSON: {e}"),
     }
-    if backups.is_empty() {
-        println!("no backups of database {}", ctx.db.name);
-        return Ok(());
-    }
-    if summary {
-        return crate::catalog_cmds::listing::summary(ctx, &backups);
-    }
-    if by_file {
-        return crate::catalog_cmds::listing::by_file(ctx, &backups);
-    }
-    crate::catalog_cmds::listing::detailed(ctx, &backups)
 }
 
-pub fn list_archivelog(ctx: &Context, json: bool) -> Result<()> {
-    crate::catalog_cmds::listing::archivelog(ctx, json)
-}
-
-pub fn list_incarnation(ctx: &Context, json: bool) -> Result<()> {
-    crate::catalog_cmds::listing::incarnation(ctx, json)
-}
-
-pub fn list_copy(ctx: &Context, json: bool) -> Result<()> {
-    // Image copies live in the repository as `<db>/copy/<TAG>/` with their copy.json.
-    let mut rows = Vec::new();
-    if !ctx.repo.is_remote() {
-        let dir = ctx.repo.disk_path(&format!("{}/copy", ctx.db.name))?;
-        let mut tags: Vec<String> = match std::fs::read_dir(&dir) {
-            Ok(rd) => rd
-                .filter_map(|e| e.ok())
-                .filter(|e| e.path().is_dir())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect(),
-            Err(_) => Vec::new(),
-        };
-        tags.sort();
-        for tag in tags {
-            if let Some(m) = recman_engine::copy::load_copy(ctx, &tag)? {
-                let path = ctx
-                    .repo
-                    .disk_path(&recman_engine::copy::copy_rel(&ctx.db.name, &tag))?
-                    .join("data");
-                rows.push(serde_json::json!({
-                    "tag": tag,
-                    "backup_id": m.backup_id,
-                    "stop_lsn": m.stop_lsn,
-                    "stop_time": m.stop_time,
-                    "path": path.display().to_string(),
-                }));
-            }
+/// Prints a LIST (its answer: printed even with --quiet).
+pub fn print(o: ListOutcome) {
+    use crate::catalog_cmds::listing;
+    match o {
+        ListOutcome::Backups {
+            db,
+            backups,
+            form: BackupForm::Json,
+        } => {
+            let v: Vec<_> = backups.iter().map(|b| backup_json(&db, b)).collect();
+            print_json(&serde_json::Value::Array(v));
         }
+        ListOutcome::Backups { db, backups, .. } if backups.is_empty() => {
+            println!("no backups of database {}", db.name)
+        }
+        ListOutcome::Backups {
+            backups,
+            form: BackupForm::Summary,
+            ..
+        } => listing::summary(&backups),
+        ListOutcome::Backups { db, backups, .. } => listing::detailed(&db, &backups),
+        ListOutcome::BackupFiles {
+            backups,
+            files,
+            unreadable,
+        } => listing::by_file(&backups, &files, &unreadable),
+        ListOutcome::Archivelogs { db, wal, json } => listing::archivelog(&db, &wal, json),
+        ListOutcome::Incarnations {
+            db,
+            incarnations,
+            json,
+        } => listing::incarnation(&db, &incarnations, json),
+        ListOutcome::Copies { db, copies, json } => list_copy(&db, &copies, json),
     }
+}
+
+fn list_copy(db: &DbRecord, copies: &[ListedCopy], json: bool) {
+    let rows: Vec<serde_json::Value> = copies
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "tag": c.tag,
+                "backup_id": c.backup_id,
+                "stop_lsn": c.stop_lsn,
+                "stop_time": c.stop_time,
+                "path": c.path,
+            })
+        })
+        .collect();
     if json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        print_json(&serde_json::Value::Array(rows));
     } else if rows.is_empty() {
-        println!("no image copies of database {}", ctx.db.name);
+        println!("no image copies of database {}", db.name);
     } else {
         println!(
             "{:<20} {:<24} {:<14} {:<28} path",
@@ -185,7 +176,6 @@ pub fn list_copy(ctx: &Context, json: bool) -> Result<()> {
             );
         }
     }
-    Ok(())
 }
 
 /// RFC 3339 UTC with microseconds, as every JSON listing prints times.

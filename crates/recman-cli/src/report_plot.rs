@@ -4,7 +4,7 @@
 //! statistics tables.
 
 use anyhow::{Context as _, Result};
-use recman_catalog::{BackupRecord, Catalog, IoSample, IoStatRow, TuningEvent};
+use recman_catalog::{BackupRecord, IoSample, IoStatRow, TuningEvent};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -17,16 +17,16 @@ pub struct Files<'a> {
 
 /// Writes the plot and the page asked for, from the backup's samples and statistics.
 pub fn write_files(
-    cat: &Catalog,
     b: &BackupRecord,
     rows: &[IoStatRow],
+    samples: &[IoSample],
+    events: &[TuningEvent],
     diagnosis: &[String],
     files: &Files,
 ) -> Result<()> {
     if files.plot.is_none() && files.html.is_none() {
         return Ok(());
     }
-    let samples = cat.io_samples(&b.id)?;
     if samples.is_empty() {
         anyhow::bail!(
             "backup {} has no per-second samples to plot; hint: backups taken by recman before the samples were kept have none, take a new backup",
@@ -35,42 +35,23 @@ pub fn write_files(
     }
     let title = format!("backup {} (tag {}): throughput per channel", b.id, b.tag);
     if let Some(p) = files.plot {
-        write_svg(p, &title, &samples)?;
+        write_svg(p, &title, samples)?;
     }
     if let Some(p) = files.html {
-        write_html(
-            p,
-            &title,
-            &samples,
-            &cat.tuning_events(&b.id)?,
-            rows,
-            diagnosis,
-        )?;
+        write_html(p, &title, samples, events, rows, diagnosis)?;
     }
     Ok(())
 }
 
 /// The text report's list of settings changed while the backup ran.
-pub fn print_tuning(cat: &Catalog, backup_id: &str) -> Result<()> {
-    let lines = tuning_lines(&cat.tuning_events(backup_id)?);
+pub fn print_tuning(events: &[TuningEvent]) {
+    let lines = tuning_lines(events);
     if !lines.is_empty() {
         println!("settings changed while it ran:");
         for l in lines {
             println!("  {l}");
         }
     }
-    Ok(())
-}
-
-/// The samples and setting changes of a backup's own job, as `report io --json` shows them.
-pub fn json_extras(
-    cat: &Catalog,
-    backup_id: &str,
-) -> Result<(serde_json::Value, serde_json::Value)> {
-    Ok((
-        serde_json::to_value(cat.io_samples(backup_id)?)?,
-        serde_json::to_value(cat.tuning_events(backup_id)?)?,
-    ))
 }
 
 /// Lines for the text report: what the backup changed while it ran.

@@ -1,39 +1,44 @@
-//! `calibrate`, `advise` and `list calibration`: the seeds' tuning method as commands. The
-//! measurements and the method are the engine's (recman_engine::tuning); this prints them and
-//! keeps them in the catalog.
+//! How `calibrate`, `advise` and `list calibration` are printed: the seeds' tuning method as
+//! commands. The measurements and the method are the engine's (recman_engine::tuning), run
+//! and kept in the catalog by the command model (recman_command::tuning).
 
-use crate::cli::Global;
-use anyhow::{Context as _, Result, anyhow, bail};
-use recman_command::ConfigureWhat;
-use recman_engine::tuning::advise::{Advice, advise as walk};
-use recman_engine::tuning::calibrate::{CalibrateOptions, Calibration, calibrate as measure};
+use recman_catalog::CalibrationRecord;
+use recman_command::tuning::TuningOutcome;
+use recman_engine::tuning::advise::Advice;
+use recman_engine::tuning::calibrate::Calibration;
 
 fn mb(b: u64) -> String {
     format!("{:.1} MB/s", b as f64 / 1e6)
 }
 
-pub fn calibrate(g: &Global, json: bool) -> Result<()> {
-    let ctx = crate::commands::context(g)?;
-    let pgdata = ctx
-        .pgdata
-        .clone()
-        .or_else(|| (!ctx.db.pgdata.is_empty()).then(|| ctx.db.pgdata.clone().into()))
-        .ok_or_else(|| anyhow!("calibrate needs the data directory; hint: pass --pgdata DIR"))?;
-    let c = measure(
-        &pgdata,
-        std::slice::from_ref(ctx.repo.media()),
-        &CalibrateOptions::default(),
-    )?;
-    let body = serde_json::to_string(&c)?;
-    ctx.repo
-        .catalog()
-        .add_calibration(c.taken_at, &c.pgdata, &body)?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&c)?);
-    } else {
-        print_calibration(&c);
+/// How CALIBRATE, ADVISE, LIST CALIBRATION and LIST DRILL are printed: their answers, shown
+/// even with --quiet.
+pub fn print(o: TuningOutcome) {
+    match o {
+        TuningOutcome::Calibrated { calibration, json } => {
+            if json {
+                print_json(&calibration);
+            } else {
+                print_calibration(&calibration);
+            }
+        }
+        TuningOutcome::Advised { advice, json } => {
+            if json {
+                print_json(&advice);
+            } else {
+                print_advice(&advice);
+            }
+        }
+        TuningOutcome::Calibrations { records, json } => list_calibration(&records, json),
+        TuningOutcome::Drills { records, json } => crate::drill_cmd::list_drill(&records, json),
     }
-    Ok(())
+}
+
+fn print_json<T: serde::Serialize + ?Sized>(v: &T) {
+    match serde_json::to_string_pretty(v) {
+        Ok(t) => println!("{t}"),
+        Err(e) => eprintln!("recman: cannot print JSON: {e}"),
+    }
 }
 
 fn print_calibration(c: &Calibration) {
@@ -61,9 +66,22 @@ fn print_calibration(c: &Calibration) {
         }
     }
     for o in &c.outputs {
-        println!("output {} ({}):", o.describe, o.kind);
+        println!(
+            "output {} ({}, device type {}):",
+            o.describe, o.kind, o.device_type
+        );
         for p in &o.probes {
             println!("  write {} stream(s) {}", p.streams, mb(p.bytes_per_second));
+        }
+        for p in &o.objects {
+            println!(
+                "  object {:>5}K: write {:.3} s ({}), read {:.3} s ({})",
+                p.size >> 10,
+                p.write_seconds,
+                mb(p.write_bytes_per_second),
+                p.read_seconds,
+                mb(p.read_bytes_per_second)
+            );
         }
     }
     println!(
@@ -87,73 +105,14 @@ fn print_calibration(c: &Calibration) {
     );
 }
 
-/// The newest calibration of the catalog.
-fn newest(g: &Global) -> Result<Calibration> {
-    let repo = crate::commands::open_repo(g)?;
-    let rec = repo.catalog().calibrations()?.pop().ok_or_else(|| {
-        anyhow!(
-            "no calibration in the catalog of {}; hint: run `recman calibrate` first",
-            repo.location()
-        )
-    })?;
-    serde_json::from_str(&rec.body).with_context(|| {
-        format!(
-            "calibration {} in the catalog is not readable; hint: run `recman calibrate` again",
-            rec.id
-        )
-    })
-}
-
-/// H:MM or H:MM:SS as seconds.
-fn window_seconds(w: &str) -> Result<f64> {
-    let parts: Vec<&str> = w.split(':').collect();
-    let n = |s: &str| s.parse::<u64>().ok();
-    let secs = match parts.as_slice() {
-        [h, m] => n(h)
-            .zip(n(m))
-            .filter(|(_, m)| *m < 60)
-            .map(|(h, m)| h * 3600 + m * 60),
-        [h, m, s] => match (n(h), n(m), n(s)) {
-            (Some(h), Some(m), Some(s)) if m < 60 && s < 60 => Some(h * 3600 + m * 60 + s),
-            _ => None,
-        },
-        _ => None,
-    };
-    match secs {
-        Some(s) if s > 0 => Ok(s as f64),
-        _ => bail!("backup window {w:?} is not H:MM or H:MM:SS; hint: e.g. `--window 2:00`"),
-    }
-}
-
-pub fn advise(g: &Global, window: Option<&str>, json: bool, apply: bool) -> Result<()> {
-    let window = window.map(window_seconds).transpose()?;
-    let c = newest(g)?;
-    let tape = c.outputs.iter().any(|o| o.kind == "sbt");
-    // The start and stop costs come from the registered database's backups; a repository
-    // without one (calibrated before its first registration) predicts the data phase only.
-    let fixed = match crate::commands::context(g) {
-        Ok(ctx) => recman_engine::tuning::overhead::fixed_seconds(ctx.repo.catalog(), ctx.db.id)?,
-        Err(_) => None,
-    };
-    let a = walk(&c, window, tape).with_fixed_cost(fixed);
-    if json {
-        println!("{}", serde_json::to_string_pretty(&a)?);
-    } else {
-        print_advice(&a);
-    }
-    if apply {
-        apply_settings(g, &a)?;
-    }
-    Ok(())
-}
-
 fn print_advice(a: &Advice) {
     for s in &a.steps {
         println!("{:<24} {:<28} ({})", s.step, s.choice, s.because);
     }
     println!(
-        "expected bottleneck: {}; predicted {:.1} MB/s, {:.0} s for {:.1} MB",
+        "expected bottleneck: {} ({}); predicted {:.1} MB/s, {:.0} s for {:.1} MB",
         a.bottleneck.as_str(),
+        a.bottleneck_device,
         a.predicted_bytes_per_second as f64 / 1e6,
         a.predicted_seconds,
         a.total_bytes as f64 / 1e6
@@ -189,37 +148,7 @@ fn print_advice(a: &Advice) {
     }
 }
 
-/// Stores the settings CONFIGURE knows, as `recman configure` would.
-fn apply_settings(g: &Global, a: &Advice) -> Result<()> {
-    let s = &a.settings;
-    for what in [
-        ConfigureWhat::Channels {
-            value: s.channels.to_string(),
-        },
-        ConfigureWhat::Compression {
-            value: s.compress.clone(),
-        },
-        ConfigureWhat::Filesperset {
-            value: s.filesperset.to_string(),
-        },
-        ConfigureWhat::Maxopenfiles {
-            value: s.maxopenfiles.to_string(),
-        },
-        ConfigureWhat::SectionSize {
-            value: s
-                .section_size
-                .map(|z| z.to_string())
-                .unwrap_or_else(|| "none".into()),
-        },
-    ] {
-        crate::catalog_cmds::configure(g, what)?;
-    }
-    Ok(())
-}
-
-pub fn list_calibration(g: &Global, json: bool) -> Result<()> {
-    let repo = crate::commands::open_repo(g)?;
-    let recs = repo.catalog().calibrations()?;
+fn list_calibration(recs: &[CalibrationRecord], json: bool) {
     if json {
         let v: Vec<serde_json::Value> = recs
             .iter()
@@ -229,13 +158,13 @@ pub fn list_calibration(g: &Global, json: bool) -> Result<()> {
                 serde_json::json!({"id": r.id, "taken_at": r.taken_at, "pgdata": r.pgdata, "calibration": body})
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
+        print_json(&v);
+        return;
     }
     if recs.is_empty() {
         println!("no calibrations; run `recman calibrate`");
     }
-    for r in &recs {
+    for r in recs {
         let when = chrono::DateTime::from_timestamp_micros(r.taken_at)
             .map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
             .unwrap_or_default();
@@ -261,5 +190,4 @@ pub fn list_calibration(g: &Global, json: bool) -> Result<()> {
             Err(_) => println!("{:>4} {when} {} (unreadable)", r.id, r.pgdata),
         }
     }
-    Ok(())
 }

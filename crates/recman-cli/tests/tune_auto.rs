@@ -120,17 +120,20 @@ fn auto_mode_deepens_reads_when_the_input_device_slows_down() {
         );
     }
     let num = |v: &serde_json::Value| v.as_str().unwrap().parse::<u64>().unwrap();
-    let depth: Vec<(u64, u64)> = tuning
+    // A change the next set's rate did not justify goes back; those steps are the decisions'.
+    let reverted = |e: &serde_json::Value| e["reason"].as_str().unwrap().starts_with("reverted");
+    let tries: Vec<&serde_json::Value> = tuning.iter().filter(|e| !reverted(e)).collect();
+    let depth: Vec<(u64, u64)> = tries
         .iter()
         .filter(|e| e["setting"] == "queue_depth")
         .map(|e| (num(&e["old_value"]), num(&e["new_value"])))
         .collect();
-    let size: Vec<(u64, u64)> = tuning
+    let size: Vec<(u64, u64)> = tries
         .iter()
         .filter(|e| e["setting"] == "input_buffer_size")
         .map(|e| (num(&e["old_value"]), num(&e["new_value"])))
         .collect();
-    let files: Vec<(u64, u64)> = tuning
+    let files: Vec<(u64, u64)> = tries
         .iter()
         .filter(|e| e["setting"] == "files_in_flight")
         .map(|e| (num(&e["old_value"]), num(&e["new_value"])))
@@ -144,7 +147,7 @@ fn auto_mode_deepens_reads_when_the_input_device_slows_down() {
         assert!(new > old, "a read setting went from {old} to {new}");
     }
     assert!(
-        tuning
+        tries
             .iter()
             .filter(|e| {
                 ["queue_depth", "input_buffer_size", "files_in_flight"]
@@ -153,6 +156,36 @@ fn auto_mode_deepens_reads_when_the_input_device_slows_down() {
             .all(|e| e["reason"].as_str().unwrap().starts_with("input bound")),
         "{tuning:?}"
     );
+    // Each change was judged by the rate of the set read with it, and the judgement kept with
+    // its figures; a reverted change put back exactly what it had changed.
+    let decisions: Vec<&serde_json::Value> = tuning
+        .iter()
+        .filter(|e| e["setting"] == "decision")
+        .collect();
+    assert!(!decisions.is_empty(), "no change was judged: {tuning:?}");
+    for d in &decisions {
+        assert!(
+            ["kept", "reverted"].contains(&d["new_value"].as_str().unwrap())
+                && d["reason"].as_str().unwrap().contains("MB/s before"),
+            "{d}"
+        );
+    }
+    for e in tuning.iter().filter(|e| reverted(e)) {
+        let tried = tuning
+            .iter()
+            .rev()
+            .find(|t| {
+                t["setting"] == e["setting"]
+                    && !reverted(t)
+                    && t["seq"].as_u64() < e["seq"].as_u64()
+            })
+            .unwrap_or_else(|| panic!("a revert of a change never made: {e}"));
+        assert_eq!(
+            (&tried["old_value"], &tried["new_value"]),
+            (&e["new_value"], &e["old_value"]),
+            "{e}"
+        );
+    }
     // The backup restores like any other.
     setup.ok(&["validate", "backup", "AUTO"]);
 }

@@ -123,3 +123,165 @@ fn calibrate_meets_the_throttle_and_advise_compresses_for_a_slow_output() {
         "{shown}"
     );
 }
+
+/// Every output a backup may go to is calibrated through the same media driver the backup
+/// writes with: the repository's disk, an S3 device behind a 2 MiB/s uplink and a virtual tape
+/// library whose one drive writes 4 MiB/s. Each gets write and read figures, the probe objects are
+/// gone afterwards, and `advise` names the medium a backup would wait for.
+#[test]
+fn calibrate_probes_s3_and_tape_and_advise_names_the_slow_medium() {
+    use recman_media::Media;
+    use recman_media::testkit::s3_server_or_skip;
+    let Some(server) = s3_server_or_skip() else {
+        return;
+    };
+    let link = SlowLink::start(server.endpoint(), 2 << 20);
+    let setup = Setup::with(ClusterOpts {
+        extra_conf: vec!["autovacuum = off".into()],
+        ..Default::default()
+    });
+    // Random bytes (no codec shrinks them much), so that compression cannot hide the media.
+    setup.cluster.psql(&format!(
+        "create table r as select g, decode({}, 'hex') as b from generate_series(1, 60000) g",
+        vec!["md5(random()::text)"; 16].join(" || ")
+    ));
+    setup.cluster.psql("checkpoint");
+    let (_dir, scratch) = new_scratch_dir();
+    let cfg = scratch.join("s3.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[s3]\nendpoint = \"{}\"\nregion = \"us-east-1\"\naccess-key-id = \"{}\"\nsecret-access-key = \"{}\"\n",
+            link.endpoint(),
+            server.access_key(),
+            server.secret_key()
+        ),
+    )
+    .unwrap();
+    chown_to_cluster_user(&cfg);
+    let lib = scratch.join("lib");
+    let run = |args: &[&str]| -> String {
+        let mut v: Vec<String> = vec!["--config".into(), path_str(&cfg).into()];
+        v.extend(setup.args(args));
+        recman_ok(v)
+    };
+    run(&[
+        "configure",
+        "device-type",
+        "s3",
+        "parms",
+        &format!("s3://{}/cal", server.bucket()),
+    ]);
+    run(&[
+        "configure",
+        "device-type",
+        "sbt",
+        "parms",
+        &format!("vtape:{},drives=1,rate=4M", path_str(&lib)),
+    ]);
+    let cal = json(&run(&["calibrate", "--json"]));
+    let outputs = cal["outputs"].as_array().unwrap();
+    let by_type = |t: &str| -> &serde_json::Value {
+        outputs
+            .iter()
+            .find(|o| o["device_type"] == t)
+            .unwrap_or_else(|| panic!("no {t} output: {cal}"))
+    };
+    let pos = |v: &serde_json::Value| v.as_f64().is_some_and(|x| x > 0.0);
+    for t in ["disk", "s3", "sbt"] {
+        let o = by_type(t);
+        eprintln!("{t}: {o}");
+        assert!(
+            o["probes"].as_array().unwrap().len() == 2
+                && o["probes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|p| pos(&p["bytes_per_second"])),
+            "{o}"
+        );
+        let objects = o["objects"].as_array().unwrap();
+        assert_eq!(objects.len(), 3, "{o}");
+        for p in objects {
+            for k in ["write_bytes_per_second", "read_bytes_per_second"] {
+                assert!(pos(&p[k]), "{k}: {o}");
+            }
+        }
+        for k in [
+            "write_latency_seconds",
+            "read_latency_seconds",
+            "read_bytes_per_second",
+        ] {
+            assert!(pos(&o[k]), "{k}: {o}");
+        }
+    }
+    assert_eq!(by_type("s3")["kind"], "s3");
+    assert_eq!(by_type("sbt")["kind"], "vtape");
+    // The slow media measured slow: one stream cannot beat its link or its drive by much.
+    for (t, limit) in [("s3", 2u64 << 20), ("sbt", 4 << 20)] {
+        let one = by_type(t)["probes"][0]["bytes_per_second"]
+            .as_f64()
+            .unwrap();
+        assert!(one < 1.5 * limit as f64, "{t}: {one}");
+    }
+    // No probe object is left on any of them.
+    let bucket = files_under(&server.data_dir());
+    assert!(
+        !bucket
+            .iter()
+            .any(|p| p.to_string_lossy().contains("calibrate")),
+        "{bucket:?}"
+    );
+    let repo = files_under(&setup.repo);
+    assert!(
+        !repo
+            .iter()
+            .any(|p| p.to_string_lossy().contains("calibrate")),
+        "{repo:?}"
+    );
+    let tape = recman_media::vtape::VtapeMedia::open(&lib).unwrap();
+    assert_eq!(tape.list("").unwrap(), vec![], "objects left on the tape");
+
+    // advise plans for the device a backup writes to, and names the medium it would wait for.
+    run(&["configure", "default-device-type", "s3"]);
+    let a = json(&run(&["advise", "--json"]));
+    eprintln!("advice for s3: {a}");
+    assert_eq!(a["bottleneck"], "network", "{a}");
+    assert!(
+        a["bottleneck_device"]
+            .as_str()
+            .unwrap()
+            .starts_with("s3://"),
+        "{a}"
+    );
+    run(&["configure", "default-device-type", "sbt"]);
+    let a = json(&run(&["advise", "--json"]));
+    eprintln!("advice for tape: {a}");
+    assert_eq!(a["bottleneck"], "output", "{a}");
+    assert!(
+        a["bottleneck_device"]
+            .as_str()
+            .unwrap()
+            .starts_with("vtape"),
+        "{a}"
+    );
+    assert!(
+        a["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["step"] == "blksize"),
+        "{a}"
+    );
+    // Predicted no faster than the slowest calibrated tape stream allows for this data.
+    let tape_rate = by_type("sbt")["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["bytes_per_second"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!(
+        a["predicted_bytes_per_second"].as_f64().unwrap() < 2.0 * tape_rate,
+        "{a}"
+    );
+}

@@ -44,3 +44,23 @@ pub struct DuplicateDatabase {
     pub slot: Option<String>,
     pub port: Option<u16>,
 }
+
+/// Whether a drill is due: None when the newest passed drill is within `days` of `now` (unix
+/// micros); else the line REPORT NEED BACKUP prints.
+pub fn drill_need(recs: &[recman_catalog::DrillRecord], days: f64, now: i64) -> Option<String> {
+    let newest = recs
+        .iter()
+        .filter(|r| r.status == "PASSED")
+        .map(|r| r.started_at)
+        .max();
+    let age = newest.map(|t| (now - t) as f64 / 86_400e6);
+    match age {
+        Some(a) if a <= days => None,
+        Some(a) => Some(format!(
+            "no restore drill passed in the last {days} days (newest passed {a:.1} days ago); run `recman drill`"
+        )),
+        None => Some(format!(
+            "no restore drill passed in the last {days} days (none ever passed); run `recman drill`"
+        )),
+    }
+}

@@ -5,10 +5,16 @@
 //! precedence layers, the progress display, the executable that restore_command calls —
 //! comes through [`Env`].
 //!
-//! Commands whose work is mostly printing a listing (LIST, REPORT, SHOW, CONFIGURE, DELETE,
-//! CROSSCHECK, CATALOG), CREATE CATALOG and the WAL commands PostgreSQL calls are still run by the CLI:
-//! `execute` returns [`Executed::FrontEnd`] for them.
+//! CONFIGURE and SHOW ([`crate::configure`]), REPORT OBSOLETE / NEED BACKUP, DELETE,
+//! CROSSCHECK and CATALOG ([`crate::maint`]), CREATE CATALOG and KEY ([`crate::repo_cmds`]),
+//! LIST BACKUP / ARCHIVELOG / INCARNATION / COPY ([`crate::listing`]), CALIBRATE, ADVISE,
+//! LIST CALIBRATION and LIST DRILL ([`crate::tuning`]), METRICS ([`crate::metrics`]) and
+//! REPORT SCHEMA / UNRECOVERABLE ([`crate::schema`]) run here too. The commands still left to
+//! the CLI get [`Executed::FrontEnd`] back: REPORT IO (its facts come from
+//! [`crate::report_io::gather`]; the CLI writes its plot files), the WAL commands PostgreSQL
+//! calls, and what only a front end has (RUN, COMPLETIONS, MAN).
 
+use crate::ReportWhat;
 use crate::command::*;
 use crate::options::{self, OptionError, ResolvedBackup};
 use recman_catalog::{BackupRecord, DbRecord, Repository};
@@ -41,6 +47,18 @@ pub enum ExecError {
     #[error("validate database needs --pgdata DIR (or RECMAN_PGDATA)")]
     NeedsPgdata,
     /// A validation found damage; the printer has listed each block.
+    /// The newest calibration's stored body does not parse.
+    #[error("calibration {id} in the catalog is not readable; hint: run `recman calibrate` again")]
+    BadCalibration {
+        id: i64,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// CATALOG START WITH could not catalog some files; the printer has shown each.
+    #[error(
+        "{0} file(s) could not be cataloged; hint: see the warnings above, then run crosscheck"
+    )]
+    NotCataloged(usize),
     #[error("{count} corrupt block(s) found in {place}; hint: {hint}")]
     Corrupt {
         count: usize,
@@ -79,13 +97,50 @@ pub trait Env {
         &self,
         repo: &Repository,
         b: &BackupDatabase,
-    ) -> Result<ResolvedBackup, EnvError>;
+    ) -> Result<ResolvedBackup, EnvError> {
+        let file = self.config_file_settings()?;
+        Ok(crate::settings::resolve_backup(repo, &file, b)?)
+    }
     /// Compression and FILESPERSET of an archived-log backup, by the same precedence.
     fn resolve_archivelog(
         &self,
         compress: Option<&str>,
         filesperset: Option<u32>,
-    ) -> Result<(Compression, u32), EnvError>;
+    ) -> Result<(Compression, u32), EnvError> {
+        let repo = self.repository()?;
+        let file = self.config_file_settings()?;
+        let flags = crate::settings::BackupFlags {
+            filesperset,
+            compress,
+            ..Default::default()
+        };
+        let d = crate::settings::backup_defaults(&repo, &file, flags)?;
+        Ok((d.compression, d.filesperset))
+    }
+    /// The database the front end's options name (--db), if any.
+    fn database(&self) -> Option<String> {
+        None
+    }
+    /// A new repository with its catalog, where the front end's options say (CREATE CATALOG).
+    fn create_repository(&self) -> Result<Repository, EnvError> {
+        Err("this front end cannot create a repository".into())
+    }
+    /// The config file's layer of the settings' precedence: values by setting name
+    /// (`channels`, `retention-policy`, ...), as written there.
+    fn config_file_settings(&self) -> Result<Vec<(&'static str, String)>, EnvError> {
+        Ok(Vec::new())
+    }
+    /// Whether to go on with a deletion the printer has just listed: `noprompt` says yes;
+    /// else the front end asks the user, or refuses when it cannot ask.
+    fn confirm(&self, noprompt: bool, what: &str) -> Result<bool, EnvError> {
+        let _ = what;
+        Ok(noprompt)
+    }
+    /// The repository for CATALOG START WITH, with a new catalog when its own is missing or
+    /// damaged (true: it was made now).
+    fn repository_for_rebuild(&self) -> Result<(Repository, bool), EnvError> {
+        Ok((self.repository()?, false))
+    }
     /// The directory a relative path is taken from, the recman executable restore_command
     /// calls and the global options it passes on.
     fn restore_invocation(
@@ -162,6 +217,30 @@ pub enum Outcome {
         repository: PathBuf,
         aside: Option<PathBuf>,
     },
+    /// One change CONFIGURE stored.
+    Configured(crate::configure::ConfigChange),
+    /// SHOW ALL.
+    Shown(crate::configure::ShownSettings),
+    /// REPORT OBSOLETE / NEED BACKUP, DELETE, CROSSCHECK, CATALOG.
+    Maint(crate::maint::MaintOutcome),
+    /// CREATE CATALOG, KEY.
+    Repo(crate::repo_cmds::RepoOutcome),
+    /// LIST BACKUP / ARCHIVELOG / INCARNATION / COPY.
+    List(crate::listing::ListOutcome),
+    /// CALIBRATE, ADVISE, LIST CALIBRATION, LIST DRILL.
+    Tuning(crate::tuning::TuningOutcome),
+    /// REPORT SCHEMA.
+    Schema {
+        report: crate::schema::SchemaReport,
+        json: bool,
+    },
+    /// REPORT UNRECOVERABLE: the unlogged relations.
+    Unrecoverable {
+        rows: Vec<crate::schema::Unlogged>,
+        json: bool,
+    },
+    /// METRICS: every gauge, in the order read.
+    Metrics(Vec<crate::metrics::Gauge>),
 }
 
 /// How the front end shows outcomes.
@@ -176,7 +255,7 @@ pub enum Executed {
     FrontEnd(Command),
 }
 
-fn env<T>(r: Result<T, EnvError>) -> Result<T, ExecError> {
+pub(crate) fn env<T>(r: Result<T, EnvError>) -> Result<T, ExecError> {
     r.map_err(ExecError::Env)
 }
 
@@ -520,6 +599,49 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
                 });
             }
         }
+        Command::Configure(what) => crate::configure::configure(what, e, p)?,
+        Command::Show(what) => crate::configure::show(what, e, p)?,
+        Command::Report(ReportWhat::Schema { json }) => crate::schema::report_schema(json, e, p)?,
+        Command::Report(ReportWhat::Unrecoverable { json }) => {
+            crate::schema::report_unrecoverable(json, e, p)?
+        }
+        Command::Report(what @ (ReportWhat::Obsolete { .. } | ReportWhat::NeedBackup { .. })) => {
+            crate::maint::report(what, e, p)?
+        }
+        Command::Delete(what) => crate::delete::delete(what, e, p)?,
+        Command::Crosscheck(what) => crate::maint::crosscheck(what, e, p)?,
+        Command::Catalog(what) => crate::maint::catalog(what, e, p)?,
+        Command::CreateCatalog { encrypt } => crate::repo_cmds::create_catalog(encrypt, e, p)?,
+        Command::Key(what) => crate::repo_cmds::key(what, e, p)?,
+        Command::ListBackup {
+            json,
+            summary,
+            by_file,
+        } => {
+            use crate::listing::BackupForm;
+            let form = if json {
+                BackupForm::Json
+            } else if summary {
+                BackupForm::Summary
+            } else if by_file {
+                BackupForm::ByFile
+            } else {
+                BackupForm::Detailed
+            };
+            crate::listing::list_backup(form, e, p)?
+        }
+        Command::ListArchivelog { json } => crate::listing::list_archivelog(json, e, p)?,
+        Command::ListIncarnation { json } => crate::listing::list_incarnation(json, e, p)?,
+        Command::ListCopy { json } => crate::listing::list_copy(json, e, p)?,
+        Command::Calibrate { json } => crate::tuning::calibrate(json, e, p)?,
+        Command::Advise {
+            window,
+            json,
+            apply,
+        } => crate::tuning::advise(window.as_deref(), json, apply, e, p)?,
+        Command::ListCalibration { json } => crate::tuning::list_calibration(json, e, p)?,
+        Command::ListDrill { json } => crate::tuning::list_drill(json, e, p)?,
+        Command::Metrics => crate::metrics::metrics(e, p)?,
         other => return Ok(Executed::FrontEnd(other)),
     }
     Ok(Executed::Done)
@@ -638,20 +760,6 @@ mod tests {
         fn target(&self) -> Option<String> {
             None
         }
-        fn resolve_backup(
-            &self,
-            _: &Repository,
-            _: &BackupDatabase,
-        ) -> Result<ResolvedBackup, EnvError> {
-            unreachable!("no repository")
-        }
-        fn resolve_archivelog(
-            &self,
-            _: Option<&str>,
-            _: Option<u32>,
-        ) -> Result<(Compression, u32), EnvError> {
-            unreachable!("no repository")
-        }
         fn restore_invocation(
             &self,
             _: &Repository,
@@ -673,19 +781,24 @@ mod tests {
     }
 
     #[test]
-    fn listings_stay_with_the_front_end_and_env_errors_pass_through() {
+    fn front_end_commands_come_back_and_env_errors_pass_through() {
         let mut p = Collect::default();
-        let list = Command::ListCopy { json: true };
+        let list = Command::Man;
         assert_eq!(
             execute(list.clone(), &NoRepo, &mut p).unwrap(),
             Executed::FrontEnd(list)
         );
-        let backup = Command::BackupDatabase(Box::default());
-        let e = execute(backup, &NoRepo, &mut p).unwrap_err();
-        assert!(
-            matches!(e, ExecError::Env(_)) && e.to_string() == "no repository here",
-            "{e}"
-        );
+        // A listing is the library's work now: it needs the repository like a backup does.
+        for c in [
+            Command::BackupDatabase(Box::default()),
+            Command::ListCopy { json: true },
+        ] {
+            let e = execute(c, &NoRepo, &mut p).unwrap_err();
+            assert!(
+                matches!(e, ExecError::Env(_)) && e.to_string() == "no repository here",
+                "{e}"
+            );
+        }
         assert!(p.0.is_empty(), "nothing ran, nothing to print: {:?}", p.0);
     }
 }

@@ -292,11 +292,13 @@ fn backup_set(
         }
         _ => 0,
     };
-    let (plan, files_at_once, compression) = match tuner {
-        Some(t) => {
-            let (p, f, c) = t.for_set(device, set.mux, sh.io);
-            (p, f.min(set.files.len().max(1) as u32), c)
-        }
+    let tuned = tuner.map(|t| t.for_set(device, set.mux, sh.io));
+    let (plan, files_at_once, compression) = match tuned {
+        Some(u) => (
+            u.plan,
+            u.files.min(set.files.len().max(1) as u32),
+            u.compression,
+        ),
         None => (
             BufferPlan::for_mux(set.mux, sh.io),
             set.mux,
@@ -531,11 +533,10 @@ fn backup_set(
         }
         SetOut::Null => (0, 0, 0),
     };
-    if let (Some(t), Some(live)) = (tuner, sh.live) {
+    if let (Some(t), Some(live), Some(used)) = (tuner, sh.live, tuned) {
         t.learn(
             live,
-            plan,
-            files_at_once,
+            &used,
             &crate::tune::SetMeasure {
                 channel,
                 device,

@@ -1,15 +1,11 @@
 //! How archived-log backups are reported (BACKUP ARCHIVELOG ALL and the steps of BACKUP
-//! DATABASE PLUS ARCHIVELOG, run by the shared executor), and DELETE ARCHIVELOG ALL BACKED UP
-//! N TIMES.
+//! DATABASE PLUS ARCHIVELOG, run by the shared executor).
 
-use anyhow::{Result, anyhow};
 use clap::Args;
-use recman_catalog::MediaStatus;
-use recman_engine::{ArchivelogReport, Context};
+use recman_engine::ArchivelogReport;
 
-use super::maint::{confirm, say_deleted};
 use crate::cli::Global;
-use crate::list::{size, time};
+use crate::list::size;
 
 #[derive(Args, Debug)]
 pub struct ArchivelogBackupArgs {
@@ -64,49 +60,4 @@ pub fn say_archivelog(g: &Global, r: &ArchivelogReport) {
     for w in &r.deleted {
         println!("deleted archived log (input)\narchived log file name={w}");
     }
-}
-
-/// `delete archivelog all --backed-up N`: archived segments held by at least N available
-/// backups. Safe for recovery because archive-get reads them from those backups. Timeline
-/// history files stay: recovery asks for them first, and they are tiny. Called under the
-/// repository lock.
-pub fn delete_backed_up(ctx: &Context, n: u32, noprompt: bool) -> Result<()> {
-    if n == 0 {
-        return Err(anyhow!(
-            "--backed-up must be at least 1; hint: `delete archivelog all` without it removes the wal no available backup needs"
-        ));
-    }
-    let cat = ctx.repo.catalog();
-    let counts = cat.wal_backup_counts(ctx.db.id)?;
-    let chosen: Vec<_> = cat
-        .wal_states(ctx.db.id)?
-        .into_iter()
-        .filter(|(w, st)| {
-            *st == MediaStatus::Available
-                && !w.name.ends_with(".history")
-                && counts.get(&w.name).copied().unwrap_or(0) >= n
-        })
-        .map(|(w, _)| w)
-        .collect();
-    if chosen.is_empty() {
-        println!("no archived logs found that are backed up {n} time(s)");
-        return Ok(());
-    }
-    for w in &chosen {
-        println!(
-            "{:<20} {:<26} {:<19} backed up {} time(s)",
-            "Archive Log",
-            w.name,
-            time(Some(w.archived_at)),
-            counts.get(&w.name).copied().unwrap_or(0)
-        );
-    }
-    if !confirm(noprompt, "archived logs")? {
-        return Ok(());
-    }
-    let wal: Vec<(String, String)> = chosen.into_iter().map(|w| (w.name, w.path)).collect();
-    let r =
-        recman_engine::retention::delete_objects(&ctx.repo, ctx.db.id, &ctx.db.name, &[], &wal)?;
-    say_deleted(&r);
-    Ok(())
 }

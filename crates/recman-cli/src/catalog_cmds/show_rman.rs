@@ -2,18 +2,14 @@
 //! `recman run` accepts back. A setting RMAN has no statement for is a `#` comment naming
 //! the subcommand that sets it.
 
-use super::settings::resolve_all;
-use crate::cli::Global;
-use anyhow::Result;
+use recman_command::configure::ShownSettings;
 
-pub fn show_all_rman(g: &Global) -> Result<()> {
-    let all = resolve_all(g)?;
-    let repo = crate::commands::open_repo(g)?;
+pub fn show_all_rman(shown: &ShownSettings) {
     println!(
         "# RMAN configuration parameters for repository {} are:",
-        repo.location()
+        shown.repository
     );
-    for s in &all {
+    for s in &shown.settings {
         let note = if s.source == "default" {
             " # default".to_string()
         } else {
@@ -24,7 +20,7 @@ pub fn show_all_rman(g: &Global) -> Result<()> {
             None => println!("# recman configure {} {}{note}", s.name, s.value),
         }
     }
-    for (k, v) in repo.catalog().config_all()? {
+    for (k, v) in &shown.catalog_rows {
         if k == "default-device-type" {
             println!("CONFIGURE DEFAULT DEVICE TYPE TO {};", v.to_uppercase());
         } else if let Some(rest) = k.strip_prefix("device-type.")
@@ -32,7 +28,7 @@ pub fn show_all_rman(g: &Global) -> Result<()> {
         {
             let d = device.to_uppercase();
             match what {
-                "parms" => println!("CONFIGURE CHANNEL DEVICE TYPE {d} PARMS {};", quote(&v)),
+                "parms" => println!("CONFIGURE CHANNEL DEVICE TYPE {d} PARMS {};", quote(v)),
                 "parallelism" => println!("CONFIGURE DEVICE TYPE {d} PARALLELISM {v};"),
                 "blksize" => println!(
                     "CONFIGURE CHANNEL DEVICE TYPE {d} PARMS {};",
@@ -46,7 +42,6 @@ pub fn show_all_rman(g: &Global) -> Result<()> {
             }
         }
     }
-    Ok(())
 }
 
 /// The CONFIGURE statement that sets `name` to `value`, if RMAN has one.

@@ -48,6 +48,9 @@ pub struct Advice {
     pub settings: Settings,
     pub steps: Vec<Step>,
     pub bottleneck: Bottleneck,
+    /// What the bottleneck is: the input devices (MAJ:MIN), the output medium as its driver
+    /// describes it (a disk directory, s3://..., a tape library, a plugin), or the cpu.
+    pub bottleneck_device: String,
     pub predicted_bytes_per_second: u64,
     /// The data phase at the predicted rate plus `fixed_seconds`.
     pub predicted_seconds: f64,
@@ -177,9 +180,20 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
             mb(out1)
         ),
         because: format!(
-            "calibration of {} input device(s) and {} output device(s)",
+            "calibration of {} input device(s) and {} output device(s){}",
             c.inputs.len(),
-            c.outputs.len()
+            c.outputs.len(),
+            c.outputs
+                .first()
+                .filter(|o| !o.objects.is_empty())
+                .map(|o| format!(
+                    "; {}: {:.0} ms to write an object of {} KiB, reads back at {}",
+                    o.describe,
+                    o.write_latency_seconds * 1e3,
+                    o.objects[0].size >> 10,
+                    mb(o.read_bytes_per_second as f64)
+                ))
+                .unwrap_or_default()
         ),
     });
     // Step 2: channels and compression together: one channel per output device (seed 000,
@@ -202,6 +216,24 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
         }
     }
     let (rate, channels, codec, bottleneck) = best.expect("at least the none codec");
+    // An output reached over the network is named so, as `report io` names it.
+    let out = c.outputs.first();
+    let bottleneck = match (bottleneck, out) {
+        (Bottleneck::Output, Some(o)) if o.kind == "s3" => Bottleneck::Network,
+        (b, _) => b,
+    };
+    let bottleneck_device = match bottleneck {
+        Bottleneck::Output | Bottleneck::Network => {
+            out.map_or("output".into(), |o| o.describe.clone())
+        }
+        Bottleneck::Input => c
+            .inputs
+            .iter()
+            .map(|d| d.device.clone())
+            .collect::<Vec<_>>()
+            .join(", "),
+        Bottleneck::Cpu | Bottleneck::Rate => "cpu".into(),
+    };
     steps.push(Step {
         step: "channels".into(),
         choice: channels.to_string(),
@@ -341,6 +373,7 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
         },
         steps,
         bottleneck,
+        bottleneck_device,
         predicted_bytes_per_second: rate as u64,
         predicted_seconds,
         fixed_seconds: 0.0,
@@ -383,95 +416,4 @@ fn fit(c: &Calibration, w: f64, read: f64, rate: f64, b: Bottleneck, ch: u32) ->
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::calibrate::*;
-    use super::*;
-
-    fn cal(read: u64, write: u64, lz4: u64) -> Calibration {
-        Calibration {
-            taken_at: 0,
-            pgdata: "/x".into(),
-            total_bytes: 10_000_000_000,
-            inputs: vec![InputDevice {
-                device: "8:0".into(),
-                bytes: 10_000_000_000,
-                files: 10,
-                largest_file: 1 << 30,
-                probes: vec![ReadProbe {
-                    request_size: 1 << 20,
-                    queue_depth: 1,
-                    direct: true,
-                    bytes: 1,
-                    bytes_per_second: read,
-                }],
-                best_bytes_per_second: read,
-                best_request_size: 1 << 20,
-                best_queue_depth: 1,
-            }],
-            outputs: vec![OutputDevice {
-                kind: "disk".into(),
-                describe: "disk /r".into(),
-                probes: vec![WriteProbe {
-                    streams: 1,
-                    bytes: 1,
-                    bytes_per_second: write,
-                }],
-            }],
-            cpu: CpuRates {
-                cores: 4,
-                sample_bytes: 1,
-                check_bytes_per_second: 2_000_000_000,
-                codecs: vec![
-                    CodecRate {
-                        compression: "none".into(),
-                        bytes_per_second: u64::MAX,
-                        ratio: 1.0,
-                    },
-                    CodecRate {
-                        compression: "lz4".into(),
-                        bytes_per_second: lz4,
-                        ratio: 0.4,
-                    },
-                ],
-            },
-            page_cache: PageCache {
-                bytes: 1,
-                resident_bytes: 0,
-                fraction: 0.0,
-            },
-            io_uring: true,
-        }
-    }
-
-    #[test]
-    fn a_slow_output_gets_compression_and_a_fast_one_none() {
-        // Output at a third of the read rate, lz4 cheap: compress, output no longer limits.
-        let a = advise(&cal(300_000_000, 100_000_000, 1_000_000_000), None, false);
-        assert_eq!(a.settings.compress, "lz4");
-        assert_eq!(a.bottleneck, Bottleneck::Output);
-        // Output faster than the disks: nothing to gain from compression, one channel.
-        let a = advise(&cal(300_000_000, 900_000_000, 1_000_000_000), None, false);
-        assert_eq!(a.settings.compress, "none");
-        assert_eq!(a.settings.channels, 1);
-        assert_eq!(a.bottleneck, Bottleneck::Input);
-        assert!((a.predicted_seconds - 10e9 / 3e8).abs() < 1.0);
-    }
-
-    #[test]
-    fn a_window_too_short_says_what_would_fit() {
-        let a = advise(
-            &cal(100_000_000, 900_000_000, 1_000_000_000),
-            Some(60.0),
-            false,
-        );
-        let w = a.window.unwrap();
-        assert!(!w.fits);
-        assert!(w.suggestions.iter().any(|s| s.contains("level 1")));
-        let a = advise(
-            &cal(100_000_000, 900_000_000, 1_000_000_000),
-            Some(1e6),
-            false,
-        );
-        assert!(a.window.unwrap().fits);
-    }
-}
+mod tests;

@@ -1,6 +1,7 @@
 //! `recman calibrate`: seed 000's first step, "determine the rate of disks and backup media",
 //! done by the product on the cluster's own files. Everything here reads the database (never
-//! writes it); the only write is a scratch object on each output device, removed at once.
+//! writes it); the only writes are probe objects on each output device, removed at once
+//! ([`super::media_probe`]).
 
 use crate::EngineError;
 use crate::io::{AlignedBuf, IoMode, IoSettings, ReadReq, open_engine};
@@ -48,12 +49,30 @@ pub struct WriteProbe {
     pub bytes_per_second: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct OutputDevice {
-    /// disk, s3, sbt, ...
+    /// disk, s3, vtape, plugin, ... (from the driver's description).
     pub kind: String,
     pub describe: String,
+    /// The device type a backup names it by (disk, s3, sbt); empty in calibrations taken
+    /// before device types were probed.
+    #[serde(default)]
+    pub device_type: String,
+    /// Pieces written as a backup writes them, by 1 and by N streams at once.
     pub probes: Vec<WriteProbe>,
+    /// Objects of a few sizes written, read back and removed (see [`super::media_probe`]).
+    #[serde(default)]
+    pub objects: Vec<super::media_probe::ObjectProbe>,
+    /// Seconds to write and commit the smallest probe object: what each piece costs besides
+    /// its bytes.
+    #[serde(default)]
+    pub write_latency_seconds: f64,
+    /// Seconds to open and read the smallest probe object.
+    #[serde(default)]
+    pub read_latency_seconds: f64,
+    /// The best read rate of the probe objects: what a restore meets.
+    #[serde(default)]
+    pub read_bytes_per_second: u64,
 }
 
 /// Per-core rates on a sample of the cluster's pages (bytes of input per second of one core).
@@ -128,10 +147,10 @@ fn rate(bytes: u64, d: Duration) -> u64 {
     (bytes as f64 / d.as_secs_f64().max(1e-6)) as u64
 }
 
-/// Measures the cluster at `pgdata` and the output devices `outputs` (name, media).
+/// Measures the cluster at `pgdata` and the output devices `outputs` (device type, media).
 pub fn calibrate(
     pgdata: &Path,
-    outputs: &[Arc<dyn Media>],
+    outputs: &[(String, Arc<dyn Media>)],
     opt: &CalibrateOptions,
 ) -> Result<Calibration, EngineError> {
     let scan = crate::scan_data_dir(pgdata)?;
@@ -185,8 +204,12 @@ pub fn calibrate(
         inputs.push(d);
     }
     let mut outs = Vec::new();
-    for m in outputs {
-        outs.push(write_probes(m.as_ref(), opt)?);
+    for (device_type, m) in outputs {
+        outs.push(super::media_probe::probe_media(
+            m.as_ref(),
+            device_type,
+            opt,
+        )?);
     }
     let sample = sample_pages(&scan.files, pgdata, opt.sample_bytes);
     Ok(Calibration {
@@ -295,59 +318,6 @@ fn read_probe(
         direct,
         bytes,
         bytes_per_second: rate(bytes, t0.elapsed()),
-    })
-}
-
-/// Writes and commits a scratch object with 1 and with `streams` writers at once, then
-/// removes it: the device's rate as a backup meets it (a commit includes the fsync or the
-/// upload's completion).
-fn write_probes(m: &dyn Media, opt: &CalibrateOptions) -> Result<OutputDevice, EngineError> {
-    let mut probes = Vec::new();
-    let block = vec![0x5au8; 1 << 20];
-    for streams in [1, opt.streams.max(1)] {
-        let t0 = Instant::now();
-        let names: Vec<String> = (0..streams)
-            .map(|i| format!("calibrate/scratch-{}-{streams}-{i}", std::process::id()))
-            .collect();
-        let r: Result<(), EngineError> = std::thread::scope(|s| {
-            let hs: Vec<_> = names
-                .iter()
-                .map(|n| {
-                    s.spawn(|| -> Result<(), EngineError> {
-                        use std::io::Write;
-                        let mut w = m.create(n)?;
-                        let mut left = opt.write_bytes;
-                        while left > 0 {
-                            let k = left.min(block.len() as u64) as usize;
-                            w.write_all(&block[..k]).map_err(|e| {
-                                recman_media::MediaError::io(&m.describe(), n, "write", e)
-                            })?;
-                            left -= k as u64;
-                        }
-                        w.commit()?;
-                        Ok(())
-                    })
-                })
-                .collect();
-            hs.into_iter()
-                .try_for_each(|h| h.join().expect("calibration writer"))
-        });
-        let took = t0.elapsed();
-        for n in &names {
-            let _ = m.remove(n);
-        }
-        r?;
-        let bytes = opt.write_bytes * streams as u64;
-        probes.push(WriteProbe {
-            streams,
-            bytes,
-            bytes_per_second: rate(bytes, took),
-        });
-    }
-    Ok(OutputDevice {
-        kind: super::device_kind(&m.describe()),
-        describe: m.describe(),
-        probes,
     })
 }
 

@@ -111,6 +111,18 @@ pub fn diagnose_job(rows: &[IoStatRow]) -> Option<Diagnosis> {
             - s.output_wait_seconds
             - s.cpu_wait_seconds)
             .max(0.0);
+    } else {
+        // A wait (a RATE sleep, a read, a buffer for the output) is timed until the channel
+        // runs again, so the scheduler's delay after each wake-up is already in it; the
+        // scheduler counts that delay as CPU waiting too. Only what no wait holds is CPU
+        // waiting of its own: counted twice, a loaded machine named the CPU where RATE or
+        // a throttled disk held the channel.
+        let outside_waits = s.channel_seconds
+            - s.rate_seconds
+            - s.input_wait_seconds
+            - s.output_wait_seconds
+            - s.cpu_seconds;
+        s.cpu_wait_seconds = s.cpu_wait_seconds.min(outside_waits.max(0.0));
     }
     let device = rows
         .iter()
@@ -272,6 +284,30 @@ mod tests {
         rows[1].device = Some("s3".into());
         assert_eq!(b(&rows), Bottleneck::Network);
         assert!(diagnose_job(&[out(1, "disk")]).is_none());
+    }
+
+    #[test]
+    fn the_wait_for_a_cpu_inside_a_wait_is_counted_once() {
+        // A --rate 4M backup beside a load of 13 on 2 cores (seen in a suite run): the
+        // scheduler's 7.81 s of CPU waiting are mostly wake-ups from RATE sleeps, which the
+        // throttle timed already; the channel ran at 0.88 of its RATE.
+        let mut a = agg(15_323_066, 7_158_333, 753_771, 642_643);
+        a.cpu_wait_time = 7_808_997;
+        let d = diagnose_job(&[a, out(1_064_564, "disk")]).unwrap();
+        assert_eq!(d.bottleneck, Bottleneck::Rate, "{:?}", d.split);
+        let s = &d.split;
+        let sum = s.rate_seconds
+            + s.input_wait_seconds
+            + s.output_wait_seconds
+            + s.cpu_seconds
+            + s.cpu_wait_seconds;
+        assert!((sum - s.channel_seconds).abs() < 1e-6, "{s:?}");
+        // A channel starved of CPU between its waits stays "cpu".
+        let mut a = agg(10_000_000, 0, 1_000_000, 2_000_000);
+        a.cpu_wait_time = 6_500_000;
+        let d = diagnose_job(&[a]).unwrap();
+        assert_eq!(d.bottleneck, Bottleneck::Cpu);
+        assert!((d.split.cpu_wait_seconds - 6.5).abs() < 1e-9);
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod advise;
 pub mod calibrate;
 mod cpu;
 pub mod diagnose;
+pub mod media_probe;
 pub mod overhead;
 
 pub use cpu::{thread_cpu_time, thread_cpu_wait};

@@ -1,0 +1,204 @@
+//! DELETE OBSOLETE / EXPIRED / BACKUP / ARCHIVELOG: what each selects, shown to the printer
+//! before the front end is asked ([`crate::Env::confirm`]), then removed under the repository
+//! lock.
+
+use crate::DeleteWhat;
+use crate::execute::{Env, ExecError, Printer, env};
+use crate::maint::{MaintOutcome, ObsoleteFor, WalItem, find_obsolete, now, out, policy_for};
+use recman_catalog::{BackupRecord, BackupStatus, MediaStatus};
+use recman_engine::{Context, DeleteReport, EngineError, RetentionPolicy};
+
+fn delete_wal(ctx: &Context, wal: &[WalItem]) -> Result<DeleteReport, EngineError> {
+    let wal: Vec<(String, String)> = wal
+        .iter()
+        .map(|w| (w.name.clone(), w.path.clone()))
+        .collect();
+    recman_engine::retention::delete_objects(&ctx.repo, ctx.db.id, &ctx.db.name, &[], &wal)
+}
+
+pub fn delete(what: DeleteWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+    let ctx = env(e.context())?;
+    let _lock = ctx.repo.lock("delete").map_err(EngineError::from)?;
+    let cat = ctx.repo.catalog();
+    match what {
+        DeleteWhat::Obsolete { policy, noprompt } => {
+            let resumed = recman_engine::retention::finish_pending(&ctx.repo)?;
+            let f = find_obsolete(&ctx, policy_for(&ctx, e, &policy)?, true, now())?;
+            let empty = f.is_empty();
+            let (backups, wal) = (f.obsolete.backups.clone(), f.wal.clone());
+            out(
+                p,
+                MaintOutcome::Obsolete {
+                    report: f,
+                    purpose: ObsoleteFor::Delete,
+                    json: false,
+                },
+            );
+            if empty || !env(e.confirm(noprompt, "obsolete backups"))? {
+                return Ok(());
+            }
+            let wal: Vec<(String, String)> = wal.into_iter().map(|w| (w.name, w.path)).collect();
+            let mut r = recman_engine::retention::delete_objects(
+                &ctx.repo,
+                ctx.db.id,
+                &ctx.db.name,
+                &backups,
+                &wal,
+            )?;
+            r.resumed += resumed;
+            out(p, MaintOutcome::Deleted(r));
+        }
+        DeleteWhat::Backup { which, noprompt } => {
+            let mut chosen: Vec<BackupRecord> =
+                match cat.backup(&which).map_err(EngineError::from)? {
+                    Some(b) if b.db_id == ctx.db.id => vec![b],
+                    _ => cat
+                        .backup_by_tag(ctx.db.id, &which)
+                        .map_err(EngineError::from)?,
+                };
+            if chosen.is_empty() {
+                return Err(EngineError::NotFound(format!(
+                    "no backup of database {} has id or tag {which:?}; hint: `recman list backup` shows them",
+                    ctx.db.name
+                ))
+                .into());
+            }
+            if let Some(b) = chosen.iter().find(|b| b.status == BackupStatus::Running) {
+                return Err(EngineError::Busy(format!(
+                    "backup {} is still running; hint: wait for it to end",
+                    b.id
+                ))
+                .into());
+            }
+            chosen.sort_by(|a, b| a.id.cmp(&b.id));
+            let ids: Vec<String> = chosen.iter().map(|b| b.id.clone()).collect();
+            out(p, MaintOutcome::BackupsToDelete(chosen));
+            if !env(e.confirm(noprompt, "backups"))? {
+                return Ok(());
+            }
+            let r = recman_engine::retention::delete_objects(
+                &ctx.repo,
+                ctx.db.id,
+                &ctx.db.name,
+                &ids,
+                &[],
+            )?;
+            out(p, MaintOutcome::Deleted(r));
+        }
+        DeleteWhat::Expired { noprompt } => {
+            recman_engine::retention::finish_pending(&ctx.repo)?;
+            let backups: Vec<String> = cat
+                .backups(ctx.db.id)
+                .map_err(EngineError::from)?
+                .into_iter()
+                .filter(|b| b.status == BackupStatus::Expired)
+                .map(|b| b.id)
+                .collect();
+            let wal: Vec<String> = cat
+                .wal_states(ctx.db.id)
+                .map_err(EngineError::from)?
+                .into_iter()
+                .filter(|(_, s)| *s == MediaStatus::Expired)
+                .map(|(w, _)| w.name)
+                .collect();
+            let empty = backups.is_empty() && wal.is_empty();
+            out(
+                p,
+                MaintOutcome::ExpiredToDelete {
+                    backups: backups.clone(),
+                    wal: wal.clone(),
+                },
+            );
+            if empty || !env(e.confirm(noprompt, "expired records"))? {
+                return Ok(());
+            }
+            let (nb, nw) = cat
+                .delete_expired_records(ctx.db.id, &backups, &wal)
+                .map_err(EngineError::from)?;
+            out(
+                p,
+                MaintOutcome::ExpiredDeleted {
+                    backups: nb,
+                    wal: nw,
+                },
+            );
+        }
+        DeleteWhat::Archivelog {
+            which: _,
+            backed_up,
+            noprompt,
+        } => {
+            recman_engine::retention::finish_pending(&ctx.repo)?;
+            if let Some(n) = backed_up {
+                return delete_backed_up(&ctx, n, noprompt, e, p);
+            }
+            // WAL no AVAILABLE backup needs: as if every available backup were kept.
+            let keep_all = RetentionPolicy::Redundancy(u32::MAX);
+            let f = find_obsolete(&ctx, keep_all, false, now())?;
+            out(p, MaintOutcome::UnneededWal(f.wal.clone()));
+            if f.wal.is_empty() || !env(e.confirm(noprompt, "archived logs"))? {
+                return Ok(());
+            }
+            out(p, MaintOutcome::Deleted(delete_wal(&ctx, &f.wal)?));
+        }
+    }
+    Ok(())
+}
+
+/// Archived segments held by at least `n` available backups. Safe for recovery because
+/// archive-get reads them from those backups. Timeline history files stay: recovery asks for
+/// them first, and they are tiny. Called under the repository lock.
+fn delete_backed_up(
+    ctx: &Context,
+    n: u32,
+    noprompt: bool,
+    e: &dyn Env,
+    p: &mut dyn Printer,
+) -> Result<(), ExecError> {
+    if n == 0 {
+        return Err(EngineError::Invalid(
+            "--backed-up must be at least 1; hint: `delete archivelog all` without it removes the wal no available backup needs".into(),
+        )
+        .into());
+    }
+    let cat = ctx.repo.catalog();
+    let counts = cat
+        .wal_backup_counts(ctx.db.id)
+        .map_err(EngineError::from)?;
+    let chosen: Vec<(WalItem, u32)> = cat
+        .wal_states(ctx.db.id)
+        .map_err(EngineError::from)?
+        .into_iter()
+        .filter(|(w, st)| {
+            *st == MediaStatus::Available
+                && !w.name.ends_with(".history")
+                && counts.get(&w.name).copied().unwrap_or(0) >= n
+        })
+        .map(|(w, _)| {
+            let c = counts.get(&w.name).copied().unwrap_or(0);
+            let item = WalItem {
+                name: w.name,
+                path: w.path,
+                archived_at: w.archived_at,
+            };
+            (item, c)
+        })
+        .collect();
+    let wal: Vec<WalItem> = chosen.iter().map(|(w, _)| w.clone()).collect();
+    out(
+        p,
+        MaintOutcome::BackedUpWal {
+            times: n,
+            wal: chosen,
+        },
+    );
+    if wal.is_empty() || !env(e.confirm(noprompt, "archived logs"))? {
+        return Ok(());
+    }
+    out(p, MaintOutcome::Deleted(delete_wal(ctx, &wal)?));
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "delete_tests.rs"]
+mod tests;

@@ -1,0 +1,285 @@
+//! METRICS: the repository's state as gauges read from the catalog (nothing connects to
+//! PostgreSQL). The front end writes them out (the CLI in Prometheus text format); the series
+//! and sample alert rules are in docs/monitoring.md.
+
+use crate::execute::{Env, ExecError, Outcome, Printer, env};
+use recman_catalog::{BackupRecord, BackupStatus, Repository};
+use recman_engine::EngineError;
+use std::collections::BTreeMap;
+
+/// One sample of a gauge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gauge {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub labels: Vec<(&'static str, String)>,
+    pub value: f64,
+}
+
+#[derive(Default)]
+struct Gauges(Vec<Gauge>);
+
+impl Gauges {
+    fn add(
+        &mut self,
+        name: &'static str,
+        help: &'static str,
+        labels: &[(&'static str, &str)],
+        v: f64,
+    ) {
+        self.0.push(Gauge {
+            name,
+            help,
+            labels: labels.iter().map(|(k, v)| (*k, v.to_string())).collect(),
+            value: v,
+        });
+    }
+}
+
+/// The backup types metrics group by: LEVEL0 is a whole copy of the data, like FULL.
+fn kind(backup_type: &str) -> Option<&'static str> {
+    match backup_type {
+        "FULL" | "LEVEL0" => Some("full"),
+        "LEVEL1" => Some("incremental"),
+        "ARCHIVELOG" => Some("archivelog"),
+        _ => None,
+    }
+}
+
+fn secs(micros: i64) -> f64 {
+    micros as f64 / 1e6
+}
+
+fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+/// METRICS for the repository, or for the database the front end names.
+pub fn metrics(e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+    let repo = env(e.repository())?;
+    let gauges = collect(&repo, e.database().as_deref(), now_micros())?;
+    p.outcome(Outcome::Metrics(gauges));
+    Ok(())
+}
+
+/// The gauges of the repository (or of the one database `only` names) at `now`.
+pub fn collect(repo: &Repository, only: Option<&str>, now: i64) -> Result<Vec<Gauge>, EngineError> {
+    let mut e = Gauges::default();
+    let cat = repo.catalog();
+    e.add(
+        "recman_metrics_timestamp_seconds",
+        "When these metrics were read from the catalog.",
+        &[],
+        secs(now),
+    );
+    for db in cat.databases()? {
+        if only.is_some_and(|n| n != db.name) {
+            continue;
+        }
+        let d = db.name.as_str();
+        let backups = cat.backups(db.id)?;
+        database_backups(&mut e, repo, d, &backups, now)?;
+        drill_series(&mut e, repo, &db, now)?;
+        let wal = cat.wal_list(db.id)?;
+        let wal_bytes: u64 = wal.iter().map(|w| w.stored_size).sum();
+        e.add(
+            "recman_wal_archived_files",
+            "WAL files (segments and history files) in the repository's archive.",
+            &[("database", d)],
+            wal.len() as f64,
+        );
+        e.add(
+            "recman_repository_wal_bytes",
+            "Bytes of archived WAL as stored in the repository.",
+            &[("database", d)],
+            wal_bytes as f64,
+        );
+        if let Some(last) = wal
+            .iter()
+            // Segments only: not timeline history or backup history files.
+            .filter(|w| w.name.len() == 24 && w.name.bytes().all(|c| c.is_ascii_hexdigit()))
+            .max_by_key(|w| (w.archived_at, w.name.clone()))
+        {
+            e.add(
+                "recman_wal_last_archived_timestamp_seconds",
+                "When the newest WAL segment reached the archive.",
+                &[("database", d)],
+                secs(last.archived_at),
+            );
+            e.add(
+                "recman_wal_archive_lag_seconds",
+                "Seconds since a WAL segment last reached the archive (grows while archiving is stuck, and on an idle cluster that switches no WAL).",
+                &[("database", d)],
+                secs(now - last.archived_at).max(0.0),
+            );
+            e.add(
+                "recman_wal_last_archived_segment_info",
+                "The newest archived WAL segment, by name, as a label.",
+                &[("database", d), ("segment", &last.name)],
+                1.0,
+            );
+        }
+    }
+    last_job(&mut e, repo)?;
+    Ok(e.0)
+}
+
+/// The hook for restore drills' results, per database: when drills are recorded in the
+/// catalog, their series go here (`recman_drill_last_success_timestamp_seconds{database}`,
+/// `recman_drill_last_duration_seconds{database}`, `recman_drill_last_ok{database}`), and
+/// docs/monitoring.md lists them. Nothing is recorded yet, so nothing is printed.
+fn drill_series(
+    _e: &mut Gauges,
+    _repo: &Repository,
+    _db: &recman_catalog::DbRecord,
+    _now: i64,
+) -> Result<(), EngineError> {
+    Ok(())
+}
+
+fn database_backups(
+    e: &mut Gauges,
+    repo: &Repository,
+    d: &str,
+    backups: &[BackupRecord],
+    now: i64,
+) -> Result<(), EngineError> {
+    let mut by_status: BTreeMap<&str, u64> = BTreeMap::new();
+    for s in BackupStatus::ALL {
+        by_status.insert(s.as_str(), 0);
+    }
+    let mut newest: BTreeMap<&'static str, &BackupRecord> = BTreeMap::new();
+    let (mut stored, mut corrupt) = (0u64, 0u64);
+    for b in backups {
+        *by_status.entry(b.status.as_str()).or_default() += 1;
+        if b.status != BackupStatus::Available {
+            continue;
+        }
+        stored += b.written_bytes;
+        corrupt += repo.catalog().corrupt_blocks(&b.id)?.len() as u64;
+        let (Some(k), Some(stop)) = (kind(&b.backup_type), b.stop_time) else {
+            continue;
+        };
+        if newest
+            .get(k)
+            .is_none_or(|n| n.stop_time.unwrap_or(0) < stop)
+        {
+            newest.insert(k, b);
+        }
+    }
+    for (status, n) in by_status {
+        e.add(
+            "recman_backups",
+            "Backups in the catalog by status.",
+            &[("database", d), ("status", status)],
+            n as f64,
+        );
+    }
+    e.add(
+        "recman_repository_backup_bytes",
+        "Bytes of the available backups' pieces in the repository.",
+        &[("database", d)],
+        stored as f64,
+    );
+    e.add(
+        "recman_corrupt_blocks",
+        "Corrupt blocks recorded by the available backups (RMAN's V$DATABASE_BLOCK_CORRUPTION).",
+        &[("database", d)],
+        corrupt as f64,
+    );
+    for (k, b) in newest {
+        let l = [("database", d), ("type", k)];
+        let stop = b.stop_time.unwrap_or(b.start_time);
+        let duration = secs(stop - b.start_time).max(0.0);
+        e.add(
+            "recman_backup_last_success_timestamp_seconds",
+            "When the newest available backup of the type finished.",
+            &l,
+            secs(stop),
+        );
+        e.add(
+            "recman_backup_last_success_age_seconds",
+            "Seconds since the newest available backup of the type finished.",
+            &l,
+            secs(now - stop).max(0.0),
+        );
+        e.add(
+            "recman_backup_last_size_bytes",
+            "Bytes the newest available backup of the type wrote to the repository.",
+            &l,
+            b.written_bytes as f64,
+        );
+        e.add(
+            "recman_backup_last_input_bytes",
+            "Bytes the newest available backup of the type read (data files or WAL).",
+            &l,
+            b.db_bytes as f64,
+        );
+        e.add(
+            "recman_backup_last_duration_seconds",
+            "Run time of the newest available backup of the type.",
+            &l,
+            duration,
+        );
+        e.add(
+            "recman_backup_last_speed_bytes_per_second",
+            "Input bytes per second of the newest available backup of the type.",
+            &l,
+            if duration > 0.0 {
+                b.db_bytes as f64 / duration
+            } else {
+                0.0
+            },
+        );
+        e.add(
+            "recman_backup_last_corrupt_blocks",
+            "Corrupt blocks the newest available backup of the type recorded.",
+            &l,
+            repo.catalog().corrupt_blocks(&b.id)?.len() as f64,
+        );
+    }
+    Ok(())
+}
+
+/// The I/O of the job that recorded statistics last: bytes and rate per kind of row.
+fn last_job(e: &mut Gauges, repo: &Repository) -> Result<(), EngineError> {
+    let Some((job, job_type)) = repo.catalog().last_io_job()? else {
+        return Ok(());
+    };
+    let rows = repo.catalog().io_stats(&job)?;
+    let job_type = job_type.to_lowercase();
+    e.add(
+        "recman_last_job_info",
+        "The newest job with I/O statistics.",
+        &[("job", &job), ("type", &job_type)],
+        1.0,
+    );
+    for kind in ["INPUT", "OUTPUT"] {
+        let rs: Vec<_> = rows.iter().filter(|r| r.kind == kind).collect();
+        if rs.is_empty() {
+            continue;
+        }
+        let bytes: u64 = rs.iter().map(|r| r.bytes).sum();
+        let open = rs.iter().map(|r| r.open_time).min().unwrap_or(0);
+        let close = rs.iter().map(|r| r.close_time).max().unwrap_or(0);
+        let span = secs(close - open);
+        let k = kind.to_lowercase();
+        let l = [("type", job_type.as_str()), ("direction", k.as_str())];
+        e.add(
+            "recman_last_job_bytes",
+            "Bytes the newest job read (input) or wrote (output).",
+            &l,
+            bytes as f64,
+        );
+        e.add(
+            "recman_last_job_rate_bytes_per_second",
+            "Bytes per second of the newest job, from its first open to its last close.",
+            &l,
+            if span > 0.0 { bytes as f64 / span } else { 0.0 },
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,72 @@
+//! CREATE CATALOG and KEY SHOW / ROTATE: the repository itself, and the master key of an
+//! encrypted one. Where the repository is (a directory, an object store, a shared catalog) is
+//! the front end's to say ([`crate::Env::create_repository`]).
+
+use crate::KeyWhat;
+use crate::execute::{Env, ExecError, Outcome, Printer, env};
+use recman_catalog::crypt::KeyInfo;
+use recman_engine::EngineError;
+
+/// What CREATE CATALOG and KEY report.
+#[derive(Debug)]
+pub enum RepoOutcome {
+    /// The repository and its catalog were made at `location`; `key`: encrypted under it.
+    Created {
+        location: String,
+        key: Option<KeyInfo>,
+    },
+    /// KEY SHOW: the current master key of the repository at `location`.
+    Key { location: String, key: KeyInfo },
+    /// KEY ROTATE: the new master key.
+    Rotated(KeyInfo),
+}
+
+fn out(p: &mut dyn Printer, o: RepoOutcome) {
+    p.outcome(Outcome::Repo(o));
+}
+
+pub fn create_catalog(encrypt: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+    let mut r = env(e.create_repository())?;
+    let key = if encrypt {
+        Some(r.encrypt().map_err(EngineError::from)?)
+    } else {
+        None
+    };
+    out(
+        p,
+        RepoOutcome::Created {
+            location: r.location().to_string(),
+            key,
+        },
+    );
+    Ok(())
+}
+
+pub fn key(what: KeyWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+    let repo = env(e.repository())?;
+    match what {
+        KeyWhat::Show => match repo.key_info() {
+            Some(key) => out(
+                p,
+                RepoOutcome::Key {
+                    location: repo.location().to_string(),
+                    key,
+                },
+            ),
+            None => {
+                return Err(EngineError::Invalid(format!(
+                    "repository {} is not encrypted; hint: `recman create catalog --encrypt` makes an encrypted one",
+                    repo.location()
+                ))
+                .into());
+            }
+        },
+        KeyWhat::Rotate => {
+            // Two rotations at once could each drop the other's new key: one at a time.
+            let _lock = repo.lock("key rotate").map_err(EngineError::from)?;
+            let k = repo.rotate_key().map_err(EngineError::from)?;
+            out(p, RepoOutcome::Rotated(k));
+        }
+    }
+    Ok(())
+}

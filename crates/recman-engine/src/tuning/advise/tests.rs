@@ -1,0 +1,116 @@
+use super::super::calibrate::*;
+use super::*;
+
+fn cal(read: u64, write: u64, lz4: u64) -> Calibration {
+    Calibration {
+        taken_at: 0,
+        pgdata: "/x".into(),
+        total_bytes: 10_000_000_000,
+        inputs: vec![InputDevice {
+            device: "8:0".into(),
+            bytes: 10_000_000_000,
+            files: 10,
+            largest_file: 1 << 30,
+            probes: vec![ReadProbe {
+                request_size: 1 << 20,
+                queue_depth: 1,
+                direct: true,
+                bytes: 1,
+                bytes_per_second: read,
+            }],
+            best_bytes_per_second: read,
+            best_request_size: 1 << 20,
+            best_queue_depth: 1,
+        }],
+        outputs: vec![OutputDevice {
+            kind: "disk".into(),
+            describe: "disk /r".into(),
+            probes: vec![WriteProbe {
+                streams: 1,
+                bytes: 1,
+                bytes_per_second: write,
+            }],
+            ..Default::default()
+        }],
+        cpu: CpuRates {
+            cores: 4,
+            sample_bytes: 1,
+            check_bytes_per_second: 2_000_000_000,
+            codecs: vec![
+                CodecRate {
+                    compression: "none".into(),
+                    bytes_per_second: u64::MAX,
+                    ratio: 1.0,
+                },
+                CodecRate {
+                    compression: "lz4".into(),
+                    bytes_per_second: lz4,
+                    ratio: 0.4,
+                },
+            ],
+        },
+        page_cache: PageCache {
+            bytes: 1,
+            resident_bytes: 0,
+            fraction: 0.0,
+        },
+        io_uring: true,
+    }
+}
+
+#[test]
+fn a_slow_output_gets_compression_and_a_fast_one_none() {
+    // Output at a third of the read rate, lz4 cheap: compress, output no longer limits.
+    let a = advise(&cal(300_000_000, 100_000_000, 1_000_000_000), None, false);
+    assert_eq!(a.settings.compress, "lz4");
+    assert_eq!(a.bottleneck, Bottleneck::Output);
+    // Output faster than the disks: nothing to gain from compression, one channel.
+    let a = advise(&cal(300_000_000, 900_000_000, 1_000_000_000), None, false);
+    assert_eq!(a.settings.compress, "none");
+    assert_eq!(a.settings.channels, 1);
+    assert_eq!(a.bottleneck, Bottleneck::Input);
+    assert!((a.predicted_seconds - 10e9 / 3e8).abs() < 1.0);
+}
+
+#[test]
+fn a_window_too_short_says_what_would_fit() {
+    let a = advise(
+        &cal(100_000_000, 900_000_000, 1_000_000_000),
+        Some(60.0),
+        false,
+    );
+    let w = a.window.unwrap();
+    assert!(!w.fits);
+    assert!(w.suggestions.iter().any(|s| s.contains("level 1")));
+    let a = advise(
+        &cal(100_000_000, 900_000_000, 1_000_000_000),
+        Some(1e6),
+        false,
+    );
+    assert!(a.window.unwrap().fits);
+}
+
+#[test]
+fn the_bottleneck_names_the_medium_and_an_object_store_is_the_network() {
+    // A slow output: the medium that limits is named.
+    let mut c = cal(300_000_000, 10_000_000, 1_000_000_000);
+    let a = advise(&c, None, false);
+    assert_eq!(
+        (a.bottleneck, a.bottleneck_device.as_str()),
+        (Bottleneck::Output, "disk /r")
+    );
+    // The same figure from an S3 store: the network, as `report io` names it.
+    c.outputs[0].kind = "s3".into();
+    c.outputs[0].describe = "s3://b/p".into();
+    let a = advise(&c, None, false);
+    assert_eq!(
+        (a.bottleneck, a.bottleneck_device.as_str()),
+        (Bottleneck::Network, "s3://b/p")
+    );
+    // A fast medium: the input device is named instead.
+    let a = advise(&cal(300_000_000, 900_000_000, 1_000_000_000), None, false);
+    assert_eq!(
+        (a.bottleneck, a.bottleneck_device.as_str()),
+        (Bottleneck::Input, "8:0")
+    );
+}

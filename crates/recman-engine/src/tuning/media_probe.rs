@@ -1,0 +1,198 @@
+//! The output side of `calibrate`: each backup medium — the repository's disk or object store,
+//! a configured tape library, an external plugin — measured through the [`Media`] trait the
+//! backup itself writes with, so that a disk, S3, a tape drive and a media manager are
+//! measured alike. Probe objects go under `calibrate/` and are removed before this returns,
+//! whether or not a probe failed.
+
+use super::calibrate::{CalibrateOptions, OutputDevice, WriteProbe};
+use crate::EngineError;
+use recman_media::{Media, MediaError};
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+/// One object of `size` bytes written and committed, then read back whole.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ObjectProbe {
+    pub size: u64,
+    /// Create, write and commit.
+    pub write_seconds: f64,
+    /// Open and read to the end.
+    pub read_seconds: f64,
+    pub write_bytes_per_second: u64,
+    pub read_bytes_per_second: u64,
+}
+
+/// Sizes of the probe objects: a small one shows the cost of an object (a request to S3, a
+/// tape file mark and repositioning), the larger ones the streaming rate.
+pub const OBJECT_SIZES: [u64; 3] = [64 << 10, 1 << 20, 4 << 20];
+
+/// Where probe objects live; nothing else is ever written there.
+pub const PROBE_PREFIX: &str = "calibrate/";
+
+fn rate(bytes: u64, d: Duration) -> u64 {
+    (bytes as f64 / d.as_secs_f64().max(1e-6)) as u64
+}
+
+/// Bytes no codec (ours, a tape drive's hardware compression) can shrink, so that the figures
+/// are the medium's and not the data's.
+fn noise(len: usize) -> Vec<u8> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+/// Measures `m`, the medium of device type `device_type` (disk, s3, sbt).
+pub fn probe_media(
+    m: &dyn Media,
+    device_type: &str,
+    opt: &CalibrateOptions,
+) -> Result<OutputDevice, EngineError> {
+    let data = noise(1 << 20);
+    let tag = format!("{}-{}", std::process::id(), crate::util::now_micros());
+    let mut names = Vec::new();
+    let r = measure(m, opt, &data, &tag, &mut names);
+    // Every probe object goes, also after a failed probe.
+    let mut left = Vec::new();
+    for n in &names {
+        if let Err(e) = m.remove(n) {
+            left.push(format!("{n}: {e}"));
+        }
+    }
+    let (probes, objects) = r?;
+    if !left.is_empty() {
+        return Err(EngineError::Invalid(format!(
+            "calibrate: probe objects left on {}: {}; hint: remove them with the medium's own tools",
+            m.describe(),
+            left.join("; ")
+        )));
+    }
+    let smallest = objects.first();
+    Ok(OutputDevice {
+        kind: super::device_kind(&m.describe()),
+        describe: m.describe(),
+        device_type: device_type.to_string(),
+        probes,
+        write_latency_seconds: smallest.map_or(0.0, |o| o.write_seconds),
+        read_latency_seconds: smallest.map_or(0.0, |o| o.read_seconds),
+        read_bytes_per_second: objects
+            .iter()
+            .map(|o| o.read_bytes_per_second)
+            .max()
+            .unwrap_or(0),
+        objects,
+    })
+}
+
+type Measured = (Vec<WriteProbe>, Vec<ObjectProbe>);
+
+fn measure(
+    m: &dyn Media,
+    opt: &CalibrateOptions,
+    data: &[u8],
+    tag: &str,
+    names: &mut Vec<String>,
+) -> Result<Measured, EngineError> {
+    let mut objects = Vec::new();
+    for size in OBJECT_SIZES {
+        let name = format!("{PROBE_PREFIX}object-{tag}-{size}");
+        names.push(name.clone());
+        let t0 = Instant::now();
+        write_object(m, &name, data, size, None)?;
+        let wrote = t0.elapsed();
+        let t1 = Instant::now();
+        let mut r = m.open(&name)?;
+        let mut buf = vec![0u8; data.len()];
+        let mut got = 0u64;
+        loop {
+            let n = r
+                .read(&mut buf)
+                .map_err(|e| MediaError::io(&m.describe(), &name, "read", e))?;
+            if n == 0 {
+                break;
+            }
+            got += n as u64;
+        }
+        let read = t1.elapsed();
+        if got != size {
+            return Err(EngineError::Invalid(format!(
+                "calibrate: probe object {name} on {} read back {got} bytes of {size}; hint: check the medium",
+                m.describe()
+            )));
+        }
+        objects.push(ObjectProbe {
+            size,
+            write_seconds: wrote.as_secs_f64(),
+            read_seconds: read.as_secs_f64(),
+            write_bytes_per_second: rate(size, wrote),
+            read_bytes_per_second: rate(size, read),
+        });
+    }
+    // Streams as a piece is written: up to `write_bytes` each, or what the largest object's
+    // rate writes in `probe_time`, then the commit. A driver that buffers (S3 parts, a tape
+    // drive's buffer) accepts bytes far faster than its medium takes them, so the size is set
+    // before writing rather than by a clock while writing; the clock only stops a medium that
+    // slowed down since.
+    let per_stream = objects
+        .last()
+        .map(|o| (o.write_bytes_per_second as f64 * opt.probe_time.as_secs_f64()) as u64)
+        .unwrap_or(opt.write_bytes)
+        .clamp(1 << 20, opt.write_bytes.max(1 << 20));
+    let mut probes = Vec::new();
+    for streams in [1, opt.streams.max(1)] {
+        let these: Vec<String> = (0..streams)
+            .map(|i| format!("{PROBE_PREFIX}stream-{tag}-{streams}-{i}"))
+            .collect();
+        names.extend(these.iter().cloned());
+        let t0 = Instant::now();
+        let deadline = t0 + opt.probe_time;
+        let wrote: Result<Vec<u64>, EngineError> = std::thread::scope(|s| {
+            let hs: Vec<_> = these
+                .iter()
+                .map(|n| s.spawn(move || write_object(m, n, data, per_stream, Some(deadline))))
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().expect("calibration writer"))
+                .collect()
+        });
+        let took = t0.elapsed();
+        let bytes = wrote?.iter().sum();
+        probes.push(WriteProbe {
+            streams,
+            bytes,
+            bytes_per_second: rate(bytes, took),
+        });
+    }
+    Ok((probes, objects))
+}
+
+/// Writes `size` bytes (fewer when `deadline` passes first, at least one block) and commits;
+/// returns the bytes written.
+fn write_object(
+    m: &dyn Media,
+    name: &str,
+    data: &[u8],
+    size: u64,
+    deadline: Option<Instant>,
+) -> Result<u64, EngineError> {
+    let mut w = m.create(name)?;
+    let mut done = 0u64;
+    while done < size {
+        let k = (size - done).min(data.len() as u64) as usize;
+        w.write_all(&data[..k])
+            .map_err(|e| MediaError::io(&m.describe(), name, "write", e))?;
+        done += k as u64;
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+    }
+    w.commit()?;
+    Ok(done)
+}
