@@ -24,6 +24,7 @@ impl Env for Repo {
             db,
             pgdata: None,
             conninfo: None,
+            tls: None,
         })
     }
     fn repository(&self) -> Result<Repository, EnvError> {
