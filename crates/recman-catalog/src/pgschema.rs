@@ -135,7 +135,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     concat!(
         crate::tables::table!(drill, crate::tables::create_table!(pg,)),
         "\n",
-    ), // 10: where each cluster's database-host agent listens (`register database --agent`).
+    ),
+    // 10: where each cluster's database-host agent listens (`register database --agent`).
     concat!(
         crate::tables::table!(db_agent, crate::tables::create_table!(pg,)),
         "\n",

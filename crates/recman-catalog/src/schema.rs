@@ -145,7 +145,8 @@ const MIGRATIONS: &[&str] = &[
     concat!(
         crate::tables::table!(drill, crate::tables::create_table!(sqlite,)),
         "\n",
-    ), // 10: where each cluster's database-host agent listens (`register database --agent`).
+    ),
+    // 10: where each cluster's database-host agent listens (`register database --agent`).
     concat!(
         crate::tables::table!(db_agent, crate::tables::create_table!(sqlite,)),
         "\n",
