@@ -289,6 +289,11 @@ pub enum Command {
         /// its WAL from (the restore_command's archive-get --repo-host).
         #[arg(long)]
         repo_host: Option<String>,
+        /// Repository host: also serve `recman metrics` (Prometheus text) over plain HTTP at
+        /// this address, read from the catalog at each scrape (GET /metrics); bind it to an
+        /// address only the monitoring system reaches (docs/monitoring.md).
+        #[arg(long, value_name = "ADDR")]
+        metrics_listen: Option<String>,
     },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {

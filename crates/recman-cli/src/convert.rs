@@ -182,11 +182,13 @@ impl From<cli::Command> for m::Command {
                 allow,
                 restore_dir,
                 repo_host,
+                metrics_listen,
             } => m::Command::Server {
                 listen,
                 allow,
                 restore_dir,
                 repo_host,
+                metrics_listen,
             },
             cli::Command::Completions { shell } => m::Command::Completions {
                 shell: shell.to_string(),

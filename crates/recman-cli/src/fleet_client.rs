@@ -161,9 +161,14 @@ pub fn intercept(g: &Global, command: &recman_command::Command) -> Result<Option
             allow,
             restore_dir,
             repo_host,
+            metrics_listen,
         } => {
             if g.pgdata.is_none() && restore_dir.is_empty() && g.repo.is_some() {
-                crate::repo_host::serve(g, listen, allow)?;
+                crate::repo_host::serve(g, listen, allow, metrics_listen.as_deref())?;
+            } else if let Some(m) = metrics_listen {
+                anyhow::bail!(
+                    "--metrics-listen {m}: metrics come from the catalog, which the repository host's server holds, not a database host's agent; hint: give it to `recman --repo R server` on the repository host"
+                );
             } else {
                 let restore = crate::restore_agent::RestoreAgent::new(
                     restore_dir,

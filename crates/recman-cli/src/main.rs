@@ -17,6 +17,7 @@ mod io_args;
 mod key_cmds;
 mod list;
 mod metrics;
+mod metrics_http;
 mod progress;
 mod progress_json;
 mod repo_host;

@@ -67,12 +67,17 @@ fn number(v: f64) -> String {
 
 /// Writes the command model's gauges in the text format.
 pub fn print(gauges: Vec<recman_command::metrics::Gauge>) {
+    print!("{}", text(&gauges));
+}
+
+/// The gauges in the text format.
+pub fn text(gauges: &[recman_command::metrics::Gauge]) -> String {
     let mut e = Exposition::default();
-    for g in &gauges {
+    for g in gauges {
         let labels: Vec<(&str, &str)> = g.labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
         e.add(g.name, g.help, &labels, g.value);
     }
-    print!("{}", e.render());
+    e.render()
 }
 
 #[cfg(test)]

@@ -101,8 +101,11 @@ pub fn transport_allow(allow: &[String]) -> recman_remote::Allow {
     recman_remote::Allow::from_list(&cns)
 }
 
-pub fn serve(g: &Global, listen: &str, allow: &[String]) -> Result<()> {
+pub fn serve(g: &Global, listen: &str, allow: &[String], metrics: Option<&str>) -> Result<()> {
     let repo = crate::commands::open_repo(g)?;
+    if let Some(addr) = metrics {
+        crate::metrics_http::spawn(g, addr)?;
+    }
     // The spool sits in the repository host's own private space, never in the repository.
     let spool = std::env::temp_dir().join(format!("recman-server-spool-{}", std::process::id()));
     drop(repo);

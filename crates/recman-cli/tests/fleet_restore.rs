@@ -39,6 +39,23 @@ fn free_port() -> u16 {
 
 /// Starts `recman <args> server --listen 127.0.0.1:<port> <server_args>` as the cluster user
 /// and waits until it accepts connections.
+/// GET /metrics from the repository host's plain-HTTP endpoint; the body.
+fn scrape(port: u16) -> String {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect to metrics");
+    write!(
+        c,
+        "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut r = String::new();
+    c.read_to_string(&mut r).expect("read the scrape");
+    let (head, body) = r.split_once("\r\n\r\n").expect("an HTTP response");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
+    assert!(head.contains("text/plain; version=0.0.4"), "{head}");
+    body.to_string()
+}
+
 fn start_server(args: &[String], port: u16, log: &Path) -> Server {
     start_server_env(args, port, log, &[])
 }
@@ -120,6 +137,11 @@ fn restore_through_the_agent_recovers_through_the_repository_host() {
     ];
     a.extend(bk_tls.clone());
     a.extend(["--allow", "main:db1", "--allow", "other:db2"].map(String::from));
+    let metrics_port = free_port();
+    a.extend([
+        "--metrics-listen".into(),
+        format!("127.0.0.1:{metrics_port}"),
+    ]);
     let _repo_host = start_server(&a, repo_port, &scratch.join("repo-host.log"));
 
     // The cluster archives through the repository host, holding no repository path.
@@ -155,6 +177,28 @@ fn restore_through_the_agent_recovers_through_the_repository_host() {
     assert!(
         logs.contains(&seg),
         "{seg} not archived through the repository host: {logs}"
+    );
+    // The repository host's scrape endpoint serves the catalog's state as of the request.
+    let text = scrape(metrics_port);
+    let scraped = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+        .expect("prometheus text");
+    let has = |metric: &str, label: (&str, &str)| {
+        scraped.samples.iter().any(|x| {
+            x.metric == metric && x.labels.get(label.0) == Some(label.1) && {
+                let prometheus_parse::Value::Gauge(v) = x.value else {
+                    return false;
+                };
+                v > 0.0
+            }
+        })
+    };
+    assert!(
+        has("recman_backup_last_size_bytes", ("type", "full")),
+        "{text}"
+    );
+    assert!(
+        has("recman_wal_last_archived_segment_info", ("segment", &seg)),
+        "{seg} not in the scrape:\n{text}"
     );
 
     // A certificate the repository host allows, but not for main, is refused for main.

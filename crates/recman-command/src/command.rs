@@ -152,6 +152,8 @@ pub enum Command {
         restore_dir: Vec<PathBuf>,
         /// The repository host's server a cluster restored here fetches WAL from.
         repo_host: Option<String>,
+        /// Repository host: where to serve the metrics over plain HTTP.
+        metrics_listen: Option<String>,
     },
     /// A shell's completion script (bash, zsh, fish, elvish, powershell).
     Completions {

@@ -188,7 +188,8 @@ impl Destination for LocalDest {
             };
             r.map_err(|er| EngineError::io("set owner of", p, er))?;
         }
-        if let Some(m) = mode {
+        // A link has no mode of its own, and chmod would follow it to its target.
+        if let Some(m) = mode.filter(|_| !link) {
             std::fs::set_permissions(p, std::fs::Permissions::from_mode(m))
                 .map_err(|er| EngineError::io("set mode of", p, er))?;
         }

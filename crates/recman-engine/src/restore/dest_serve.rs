@@ -1,6 +1,6 @@
 //! The database host's side of a restore through its agent: each request names one
 //! [`Destination`] operation, which runs on this host's file system after its path is
-//! confined to the directories the agent was started for (`recman server --target DIR`).
+//! confined to the directories the agent was started for (`recman server --restore-dir DIR`).
 //!
 //! The backup host checked the manifest already (`confine.rs`); the agent checks again
 //! because it must not trust its caller more than the repository: a path is absolute, has no
@@ -32,7 +32,7 @@ pub const METHODS: &[&str] = &[
 
 fn refuse(path: &str, why: &str) -> EngineError {
     EngineError::Invalid(format!(
-        "the agent refuses to write {path:?}, {why}; nothing was written; hint: restore into a directory the agent was started for (recman server --target DIR), and check the backup with `recman validate backup`"
+        "the agent refuses to write {path:?}, {why}; nothing was written; hint: restore into a directory the agent was started for (recman server --restore-dir DIR), and check the backup with `recman validate backup`"
     ))
 }
 
@@ -109,7 +109,10 @@ pub fn serve(
 ) -> Result<(Value, Vec<u8>), EngineError> {
     let d = LocalDest;
     let ok = |v: Value| Ok((v, Vec::new()));
-    let link = meta.get("link").and_then(Value::as_bool).unwrap_or(false);
+    // Only an owner change may name a link itself (lchown); every other method follows the
+    // path, so its last component must not be a link either.
+    let link =
+        method == "restore-set-meta" && meta.get("link").and_then(Value::as_bool).unwrap_or(false);
     let path = || -> Result<PathBuf, EngineError> {
         confine(roots, s(meta, "path")?, link || method == "restore-symlink")
     };
@@ -162,6 +165,13 @@ pub fn serve(
                 .zip(n(meta, "gid"))
                 .map(|(u, g)| (u as u32, g as u32));
             let mode = n(meta, "mode").map(|m| m as u32);
+            if link && mode.is_some() {
+                // chmod follows a link: it would change the file the link points to.
+                return Err(refuse(
+                    s(meta, "path")?,
+                    "a mode for a symbolic link, which would change the file it points to",
+                ));
+            }
             d.set_meta(&path()?, owner, mode, link)?;
             ok(json!({}))
         }
@@ -180,6 +190,7 @@ mod tests {
     use super::super::dest::Destination;
     use super::super::dest_remote::{Caller, RemoteDest};
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
     use std::sync::Arc;
 
     /// The agent's handler called in-process, as the transport would.
@@ -225,6 +236,30 @@ mod tests {
         .unwrap_err();
         assert!(e.to_string().contains("symbolic link"), "{e}");
         assert!(!Path::new("/etc/x").exists());
+        // A caller's "link" flag lets only an owner change name the link, never a write or
+        // a mode (chmod would follow the link to /etc).
+        let e = serve(
+            &roots,
+            "restore-write-whole",
+            &json!({"path": format!("{r}/link"), "link": true}),
+            b"x",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        let outside = dir.path().join("outside");
+        std::fs::write(&outside, b"o").unwrap();
+        std::fs::set_permissions(&outside, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("to-outside")).unwrap();
+        let e = serve(
+            &roots,
+            "restore-set-meta",
+            &json!({"path": format!("{r}/to-outside"), "link": true, "mode": 0o777}),
+            b"",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("nothing was written"), "{e}");
+        let mode = std::fs::metadata(&outside).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "the file behind the link kept its mode");
         // The link itself may be given an owner; a new path inside is fine.
         confine(&roots, &format!("{r}/link"), true).unwrap();
         confine(&roots, &format!("{r}/base/1/1259"), false).unwrap();
