@@ -5,7 +5,7 @@
 //! methods elsewhere; [`RestoreAgent::handles`] says which are these.
 
 use crate::fleet_args::TlsArgs;
-use recman_engine::restore_dest_serve;
+use recman_engine::{quote_shell, restore_dest_serve};
 use recman_remote::{Call, ResponseWriter, ServiceError};
 use serde_json::json;
 use std::io::Write;
@@ -15,16 +15,6 @@ pub struct RestoreAgent {
     roots: Vec<PathBuf>,
     repo_host: Option<String>,
     tls: TlsArgs,
-}
-
-fn quote_shell(v: &str) -> String {
-    format!(
-        "\"{}\"",
-        v.replace('\\', "\\\\")
-            .replace('"', "\\\"")
-            .replace('$', "\\$")
-            .replace('`', "\\`")
-    )
 }
 
 impl RestoreAgent {

@@ -555,6 +555,8 @@ fn run(
             run_channel(&shared, w)
         });
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        // The monitor naps between samples; wake it so the backup does not wait out a nap.
+        monitor.thread().unpark();
         let _ = monitor.join();
         r
     });

@@ -82,7 +82,7 @@ pub use restore::{
 };
 pub use restore::{
     Through, dest as restore_dest, dest_remote as restore_dest_remote,
-    dest_serve as restore_dest_serve, restore_database_on,
+    dest_serve as restore_dest_serve, quote_shell, restore_database_on,
 };
 pub use retention::{DeleteReport, Obsolete, RetentionPolicy};
 pub use scan::{Scan, ScannedFile, scan_data_dir};

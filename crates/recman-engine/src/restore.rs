@@ -23,6 +23,7 @@ pub(crate) use files::{Layout, apply_metadata};
 pub use partial::{FIRST_NORMAL_OBJECT_ID, Partial, SYSTEM_DATABASES, Selection, filenode_of};
 pub use plan::{Estimate, PlannedBackup, PlannedCopy, PlannedPiece, RestorePlan, plan_restore};
 pub use plan_wal::{PlannedSegment, TimelineSpan, WalPlan, WalSource};
+pub use recovery::quote_shell;
 pub(crate) use recovery::write_recovery;
 pub use target::RecoveryTarget;
 pub use verify::{RestoreValidateReport, Verified, validate_restore};

@@ -283,8 +283,10 @@ impl Live {
         let mut second = 0u32;
         loop {
             let due = t0 + Duration::from_secs(second as u64 + 1);
+            // Parked rather than asleep: whoever sets `stop` unparks this thread, so the end of
+            // a backup never waits out the rest of a nap (a spurious wake-up just loops).
             while !stop.load(Ordering::Relaxed) && Instant::now() < due {
-                std::thread::sleep(
+                std::thread::park_timeout(
                     due.saturating_duration_since(Instant::now())
                         .min(Duration::from_millis(50)),
                 );

@@ -72,6 +72,9 @@ pub(super) fn wait_for_wal(
 ) -> Result<(), EngineError> {
     let deadline = Instant::now() + timeout;
     let cat = ctx.repo.catalog();
+    // archive_command usually lands a segment within tens of milliseconds: poll often at
+    // first, then back off, so a short backup does not wait out a long poll interval.
+    let mut nap = Duration::from_millis(5);
     for w in needed {
         let name = w.to_string();
         loop {
@@ -91,7 +94,8 @@ pub(super) fn wait_for_wal(
                     session.archive_command
                 )));
             }
-            std::thread::sleep(Duration::from_millis(100));
+            std::thread::sleep(nap);
+            nap = (nap * 2).min(Duration::from_millis(100));
         }
     }
     Ok(())

@@ -11,7 +11,9 @@ fn quote_conf(v: &str) -> String {
     format!("'{}'", v.replace('\'', "''"))
 }
 
-fn quote_shell(v: &str) -> String {
+/// `v` as one double-quoted word of a shell command line (PostgreSQL runs restore_command
+/// through `sh -c`).
+pub fn quote_shell(v: &str) -> String {
     format!(
         "\"{}\"",
         v.replace('\\', "\\\\")
