@@ -53,10 +53,7 @@ fn answer(g: &Global, method: &tiny_http::Method, url: &str) -> Reply {
 
 fn scrape(g: &Global) -> Result<String> {
     let repo = crate::commands::open_repo(g)?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as i64)
-        .unwrap_or(0);
+    let now = recman_command::metrics::now_micros();
     let gauges = recman_command::metrics::collect(&repo, g.db.as_deref(), now)?;
     Ok(crate::metrics::text(&gauges))
 }

@@ -50,7 +50,8 @@ fn secs(micros: i64) -> f64 {
     micros as f64 / 1e6
 }
 
-fn now_micros() -> i64 {
+/// Microseconds since the epoch: the `now` that [`collect`] takes.
+pub fn now_micros() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_micros() as i64)

@@ -9,7 +9,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body::Frame;
 use hyper::client::conn::http2::SendRequest;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls::ClientConfig;
 use rustls::pki_types::ServerName;
 use tokio::net::TcpStream;
@@ -338,17 +338,12 @@ impl Client {
             .map_err(|e| self.handshake_error(&e))?;
         let failure = Arc::new(Mutex::new(None));
         let io = Watched::new(tls, failure.clone());
-        let (send, conn) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
-            .timer(TokioTimer::new())
-            .initial_stream_window_size(8 << 20)
-            .initial_connection_window_size(32 << 20)
-            .max_frame_size(1 << 20)
-            .max_send_buf_size(4 << 20)
-            .keep_alive_interval(Duration::from_secs(10))
-            .keep_alive_timeout(Duration::from_secs(20))
-            .handshake(TokioIo::new(io))
-            .await
-            .map_err(|e| self.network("the HTTP/2 handshake", &e, &failure))?;
+        let (send, conn) = wire::tuned_h2!(hyper::client::conn::http2::Builder::new(
+            TokioExecutor::new()
+        ))
+        .handshake(TokioIo::new(io))
+        .await
+        .map_err(|e| self.network("the HTTP/2 handshake", &e, &failure))?;
         tokio::spawn(async move {
             let _ = conn.await;
         });

@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body::Frame;
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use recman_error::ErrorKind;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -273,16 +273,11 @@ async fn connection(
         let (peer, service, refusal) = (peer.clone(), service.clone(), refusal.clone());
         async move { Ok::<_, std::convert::Infallible>(dispatch(req, peer, service, refusal)) }
     });
-    let r = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
-        .timer(TokioTimer::new())
-        .initial_stream_window_size(8 << 20)
-        .initial_connection_window_size(32 << 20)
-        .max_frame_size(1 << 20)
-        .max_send_buf_size(4 << 20)
-        .keep_alive_interval(Duration::from_secs(10))
-        .keep_alive_timeout(Duration::from_secs(20))
-        .serve_connection(TokioIo::new(tls), svc)
-        .await;
+    let r = crate::wire::tuned_h2!(hyper::server::conn::http2::Builder::new(
+        TokioExecutor::new()
+    ))
+    .serve_connection(TokioIo::new(tls), svc)
+    .await;
     if let Err(e) = r {
         log(&format!(
             "the connection from {addr} ended: {}",

@@ -25,6 +25,24 @@ pub(crate) const CHUNK: usize = 256 * 1024;
 /// The largest meta accepted: meta is for small descriptions, the payload for data.
 pub(crate) const MAX_META: usize = 16 << 20;
 
+/// HTTP/2 flow control and keep-alive, one set for both ends so their windows agree: deep
+/// enough that a channel's reads in flight are not held by window updates, and a dead peer is
+/// found within seconds. A macro because hyper's client and server builders are different
+/// types with the same setters.
+macro_rules! tuned_h2 {
+    ($builder:expr) => {
+        $builder
+            .timer(hyper_util::rt::TokioTimer::new())
+            .initial_stream_window_size(8 << 20)
+            .initial_connection_window_size(32 << 20)
+            .max_frame_size(1 << 20)
+            .max_send_buf_size(4 << 20)
+            .keep_alive_interval(std::time::Duration::from_secs(10))
+            .keep_alive_timeout(std::time::Duration::from_secs(20))
+    };
+}
+pub(crate) use tuned_h2;
+
 pub(crate) fn meta_prefix(meta: &serde_json::Value) -> Bytes {
     let json = serde_json::to_vec(meta).expect("a JSON value serializes");
     let mut v = Vec::with_capacity(4 + json.len());
