@@ -3,7 +3,8 @@
 //! mutual TLS, validates it, and the backup restores to the same data; a certificate the agent
 //! does not allow fails the backup with a clear error on both sides. With a streaming standby
 //! behind an agent of its own, the channels read relation files from the standby's agent and
-//! the rest from the primary's (acceptance 3), as the I/O statistics show.
+//! the rest from the primary's (acceptance 3), as the I/O statistics show. A backup host
+//! given no conninfo starts and stops the backup through the agent's own server session.
 
 mod common;
 mod flows;
@@ -123,6 +124,26 @@ fn backup_and_validate_through_the_agent() {
             && standby_files.iter().any(|f| f.starts_with("base/"))
             && primary_files.len() + standby_files.len() == inputs.len(),
         "each file read through one of the two agents: primary {primary_files:?}, standby {standby_files:?}"
+    );
+
+    // The agent starts and stops a backup for a backup host given no conninfo at all (its
+    // environment holds no PG* either): only the agent's session reaches this cluster, whose
+    // system identifier the backup checks. This is the backup restored below.
+    cluster.psql("create table via_agent(x int); insert into via_agent values (42)");
+    let mut args = host.base_args();
+    args.extend(["backup", "database", "--tag", "VIA_AGENT"].map(String::from));
+    host.ok(args);
+    let list: serde_json::Value =
+        serde_json::from_str(&host.ok(with(&["list", "backup", "--json"]))).unwrap();
+    let via = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["tag"] == "VIA_AGENT");
+    assert_eq!(
+        via.map(|b| &b["status"]),
+        Some(&"AVAILABLE".into()),
+        "{list}"
     );
 
     // The backup restores (locally, as postgres, from a copy of the repository) to the data.

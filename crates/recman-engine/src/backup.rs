@@ -20,7 +20,7 @@ use recman_catalog::IoStatRow;
 use recman_catalog::{BackupRecord, BackupStatus, CorruptBlock, PieceRecord};
 use recman_format::manifest::*;
 use recman_format::{Compression, PieceHeader};
-use recman_pg::{Lsn, Session, WalName, resolve_conninfo, wal_segments_between};
+use recman_pg::{Lsn, Session, WalName, wal_segments_between};
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -137,8 +137,7 @@ pub fn backup_database(
     let source = crate::source::of_context(ctx, "backup")?;
     let source = source.as_ref();
     let facts = source.facts()?;
-    let target = resolve_conninfo(ctx.conninfo.as_deref())?;
-    let mut session = Session::connect(&target)?;
+    let mut session = crate::source::server_session(ctx, source)?;
     check_target(ctx, source, &facts, &session)?;
     let _lock = ctx.repo.lock("backup database")?;
     let cat = ctx.repo.catalog();
