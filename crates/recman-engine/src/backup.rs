@@ -496,16 +496,16 @@ fn run(
             output.describe()
         ));
     }
-    let standby_source = match &opts.standby {
-        Some(conninfo) => Some(standby::prepare(
+    let standby_source = match (&opts.standby, &opts.standby_agent) {
+        (None, None) => None,
+        (conninfo, agent) => Some(standby::prepare(
             ctx,
-            conninfo,
-            opts.standby_agent.as_deref(),
+            conninfo.as_deref(),
+            agent.as_deref(),
             Lsn(rec.start_lsn),
             opts.archive_timeout,
             progress,
         )?),
-        None => None,
     };
     let tracking = match inc.increment {
         Some(i) => crate::tracking::load(
