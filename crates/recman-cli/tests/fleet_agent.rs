@@ -3,7 +3,8 @@
 //! mutual TLS, validates it, and the backup restores to the same data; a certificate the agent
 //! does not allow fails the backup with a clear error on both sides. With a streaming standby
 //! behind an agent of its own, the channels read relation files from the standby's agent and
-//! the rest from the primary's (acceptance 3), as the I/O statistics show. A backup host
+//! the rest from the primary's (acceptance 3), as the I/O statistics show; the channels are
+//! allocated in the language, one CONNECTed to the standby's agent. A backup host
 //! given no conninfo starts and stops the backup through the agent's own server session.
 
 mod common;
@@ -91,18 +92,15 @@ fn backup_and_validate_through_the_agent() {
     standby.restart_on_tcp();
     let standby_agent = Agent::start(&standby, &pki, &["backup-host"]);
     cluster.psql("create table after_first(x int); insert into after_first values (1)");
-    host.ok(with(&[
-        "backup",
-        "database",
-        "--channels",
-        "2",
-        "--tag",
-        "TWO_HOSTS",
-        "--standby",
-        &standby.tcp_conninfo(),
-        "--standby-agent",
-        &standby_agent.url,
-    ]));
+    // In the language (RMAN's CONNECT on a channel): the agent's URL alone, whose own session
+    // checks the standby's replay.
+    let script = format!(
+        "RUN {{ ALLOCATE CHANNEL c1 DEVICE TYPE DISK; \
+         ALLOCATE CHANNEL c2 DEVICE TYPE DISK CONNECT '{}'; \
+         BACKUP DATABASE TAG 'TWO_HOSTS'; }}",
+        standby_agent.url
+    );
+    host.ok(with(&["run", &script]));
     let io: serde_json::Value =
         serde_json::from_str(&host.ok(with(&["report", "io", "TWO_HOSTS", "--json"]))).unwrap();
     let inputs: Vec<&serde_json::Value> = io["rows"]
