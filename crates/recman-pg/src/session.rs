@@ -23,6 +23,8 @@ pub struct Session {
     pub in_recovery: bool,
 }
 
+// One session per command: the size of the libpq variant does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Conn {
     Pg { client: Client, target: ConnTarget },
     Link(Box<dyn ServerLink>),
