@@ -159,4 +159,72 @@ fn backup_and_validate_through_the_agent() {
         path_str(&to),
     ]);
     start_and_compare(&to, &expected);
+
+    lease_ends_the_backup_of_a_silent_backup_host(&cluster, &pki);
+}
+
+/// A backup host that started a backup through the agent and then went silent: when its lease
+/// runs out the agent closes the session, which ends the backup on the server. The agent runs
+/// in this process (a one-second lease); the client calls by hand, renewing nothing.
+fn lease_ends_the_backup_of_a_silent_backup_host(cluster: &Cluster, pki: &TestPki) {
+    use recman_remote::{Allow, CallOptions, Client, TlsFiles};
+    use serde_json::json;
+    use std::time::{Duration, Instant};
+    let svc = recman_engine::source::agent::AgentService::new(&cluster.pgdata, None)
+        .unwrap()
+        .with_lease(Some(cluster.conninfo()), Duration::from_secs(1));
+    let server_tls = TlsFiles {
+        cert: pki.server_cert.clone(),
+        key: pki.server_key.clone(),
+        ca: pki.ca.clone(),
+    };
+    let server = recman_remote::serve(
+        "127.0.0.1:0",
+        &server_tls,
+        Allow::Any,
+        std::sync::Arc::new(svc),
+        recman_remote::stderr_log(),
+    )
+    .unwrap();
+    let client_tls = TlsFiles {
+        cert: pki.client_cert.clone(),
+        key: pki.client_key.clone(),
+        ca: pki.ca.clone(),
+    };
+    let url = format!("https://127.0.0.1:{}", server.local_addr.port());
+    let client = Client::connect(&url, &client_tls).unwrap();
+    let opened = client
+        .call_meta("pg-open", &json!({}), CallOptions::default())
+        .unwrap();
+    let id = opened["id"].clone();
+    assert_eq!(
+        opened["facts"]["data_directory"].as_str(),
+        Some(path_str(&cluster.pgdata)),
+        "{opened}"
+    );
+    let started = json!({"id": id, "op": "backup-start", "label": "lease test"});
+    client
+        .call_meta("pg-call", &started, CallOptions::default())
+        .unwrap();
+    let sessions = || {
+        cluster.psql(
+            "select count(*) from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid()",
+        )
+    };
+    assert_eq!(
+        sessions().trim(),
+        "1",
+        "the agent's session holds the backup"
+    );
+    // Watched from the server's side: asking the agent would renew the lease.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while sessions().trim() != "0" {
+        assert!(Instant::now() < deadline, "the lease never ran out");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let e = client
+        .call_meta("pg-renew", &json!({ "id": id }), CallOptions::default())
+        .unwrap_err();
+    assert_eq!(e.kind(), recman_error::ErrorKind::NotFound, "{e}");
+    assert!(e.to_string().contains("lease"), "{e}");
 }

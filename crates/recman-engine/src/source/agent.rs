@@ -56,6 +56,13 @@ impl AgentService {
         })
     }
 
+    /// Server sessions expire after `lease` without a call (instead of 60 s or
+    /// RECMAN_AGENT_LEASE_SECS).
+    pub fn with_lease(mut self, conninfo: Option<String>, lease: std::time::Duration) -> Self {
+        self.pg = super::agent_pg::PgSessions::with_lease(conninfo, lease);
+        self
+    }
+
     fn path(&self, meta: &serde_json::Value) -> Result<(String, PathBuf), ServiceError> {
         let rel = meta["path"]
             .as_str()

@@ -62,6 +62,11 @@ impl PgSessions {
             .filter(|&s| s > 0)
             .map(Duration::from_secs)
             .unwrap_or(DEFAULT_LEASE);
+        PgSessions::with_lease(conninfo, lease)
+    }
+
+    /// [`PgSessions::new`] with the lease given.
+    pub fn with_lease(conninfo: Option<String>, lease: Duration) -> PgSessions {
         let map: Arc<Map> = Arc::default();
         let weak = Arc::downgrade(&map);
         std::thread::Builder::new()
