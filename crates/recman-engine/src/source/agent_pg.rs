@@ -233,6 +233,20 @@ impl PgSessions {
     }
 }
 
+impl Drop for PgSessions {
+    /// A libpq client may not be dropped on the transport's runtime threads (where the last
+    /// reference to a service can go): sessions still held end on a thread of their own.
+    fn drop(&mut self) {
+        let held: Vec<_> = match self.map.lock() {
+            Ok(mut m) => m.drain().collect(),
+            Err(_) => return,
+        };
+        if !held.is_empty() {
+            let _ = std::thread::spawn(move || drop(held)).join();
+        }
+    }
+}
+
 /// Ends the sessions whose backup host stopped calling; a session busy in a call is not idle.
 fn reap(map: Weak<Map>, lease: Duration) {
     let tick = (lease / 4).clamp(Duration::from_millis(200), Duration::from_secs(5));
