@@ -40,8 +40,8 @@ pub fn register_database(
     )?)
 }
 
-/// Registers the server at `conninfo` under `name`, its files read through the agent at
-/// `agent` (`recman server --pgdata` on the database host): the agent's pg_control must carry
+/// Registers the server at `conninfo` (or, when None, the one the agent connects to) under
+/// `name`, its files read through the agent at `agent` (`recman server --pgdata` on the database host): the agent's pg_control must carry
 /// the server's system identifier, and the catalog records the URL for backup and validate.
 pub fn register_database_agent(
     repo: &Repository,
@@ -58,8 +58,11 @@ pub fn register_database_agent(
     })?;
     let source = crate::source::remote::RemoteSource::connect(agent, tls)?;
     let facts = source.facts()?;
-    let target = recman_pg::resolve_conninfo(conninfo)?;
-    let mut session = recman_pg::Session::connect(&target)?;
+    // Without --target the agent's own session to its cluster answers.
+    let mut session = match conninfo {
+        None => super::source::remote_pg::open(source.client())?,
+        Some(c) => recman_pg::Session::connect(&recman_pg::resolve_conninfo(Some(c))?)?,
+    };
     if facts.system_identifier != session.system_identifier {
         return Err(EngineError::Invalid(format!(
             "the data directory served by the agent at {agent} (system identifier {}) does not belong to the server at {} (system identifier {}); hint: point --agent and --target at the same cluster",

@@ -17,18 +17,37 @@ use crate::{Context, EngineError, Progress};
 
 /// Checks that `conninfo` reaches a standby of the cluster being backed up whose data
 /// directory is readable here (or through its agent `agent`), waits until it has replayed
-/// past `start`, and returns where to read its files.
+/// past `start`, and returns where to read its files. Without `conninfo` the agent's own
+/// session to the standby answers (the backup host needs no route to it).
 pub(crate) fn prepare(
     ctx: &Context,
-    conninfo: &str,
+    conninfo: Option<&str>,
     agent: Option<&str>,
     start: Lsn,
     timeout: Duration,
     progress: &dyn Progress,
 ) -> Result<Box<dyn DataSource>, EngineError> {
     let system_identifier = ctx.db.system_identifier;
-    let target = resolve_conninfo(Some(conninfo))?;
-    let mut s = Session::connect(&target)?;
+    let remote = match agent {
+        Some(url) => {
+            let tls = ctx.tls.as_ref().ok_or_else(|| {
+                EngineError::Invalid(format!(
+                    "--standby-agent {url} needs the fleet's TLS files; hint: give --tls-cert, --tls-key and --tls-ca (or the config file's [tls] section)"
+                ))
+            })?;
+            Some(crate::source::remote::RemoteSource::connect(url, tls)?)
+        }
+        None => None,
+    };
+    let mut s = match (conninfo, &remote) {
+        (Some(c), _) => Session::connect(&resolve_conninfo(Some(c))?)?,
+        (None, Some(r)) => crate::source::remote_pg::open(r.client())?,
+        (None, None) => {
+            return Err(EngineError::Invalid(
+                "a backup from a standby needs --standby CONNINFO or --standby-agent URL".into(),
+            ));
+        }
+    };
     let who = s.target().to_string();
     if s.system_identifier != system_identifier {
         return Err(EngineError::Invalid(format!(
@@ -48,15 +67,8 @@ pub(crate) fn prepare(
         )));
     }
     let data_dir = PathBuf::from(&s.data_directory);
-    let source: Box<dyn DataSource> = match agent {
-        Some(url) => {
-            let tls = ctx.tls.as_ref().ok_or_else(|| {
-                EngineError::Invalid(format!(
-                    "--standby-agent {url} needs the fleet's TLS files; hint: give --tls-cert, --tls-key and --tls-ca (or the config file's [tls] section)"
-                ))
-            })?;
-            Box::new(crate::source::remote::RemoteSource::connect(url, tls)?)
-        }
+    let source: Box<dyn DataSource> = match remote {
+        Some(r) => Box::new(r),
         None => Box::new(LocalSource::new(&data_dir)),
     };
     let facts = source.facts().map_err(|e| {
