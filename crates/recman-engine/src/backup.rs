@@ -5,7 +5,7 @@ mod entries;
 mod failed;
 mod optimize;
 pub(crate) mod since;
-mod standby;
+pub(crate) mod standby;
 
 use checks::{check_target, wait_for_wal};
 use entries::{LazyEntries, file_entry};

@@ -5,6 +5,10 @@ use crate::EngineError;
 use recman_catalog::{DbRecord, Repository};
 use std::path::Path;
 
+/// The statement register sends to see the session works (also through an agent, which runs
+/// only statements it knows).
+pub(crate) const PING_SQL: &str = "select 1";
+
 /// Registers the server at `conninfo` (libpq's defaults when None) under `name`. With
 /// `pgdata`, its pg_control must carry the server's system identifier: a data directory of
 /// another cluster would be backed up under this one's name.
@@ -31,7 +35,7 @@ pub fn register_database(
     let dir = pgdata
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| session.data_directory.clone());
-    let _ = session.simple_query("select 1")?;
+    let _ = session.simple_query(PING_SQL)?;
     Ok(repo.catalog().register_database(
         name,
         session.system_identifier,
@@ -71,7 +75,7 @@ pub fn register_database_agent(
             session.system_identifier
         )));
     }
-    let _ = session.simple_query("select 1")?;
+    let _ = session.simple_query(PING_SQL)?;
     let db = repo.catalog().register_database(
         name,
         session.system_identifier,

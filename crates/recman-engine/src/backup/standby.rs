@@ -15,6 +15,13 @@ use recman_pg::{Lsn, Session, resolve_conninfo};
 use crate::source::{DataSource, LocalSource};
 use crate::{Context, EngineError, Progress};
 
+/// The statements a standby channel sends (also through a standby's agent, which runs only
+/// statements it knows: [`crate::source::agent_pg`]).
+pub(crate) const IN_RECOVERY_SQL: &str = "select pg_is_in_recovery()";
+pub(crate) const REPLAY_LSN_SQL: &str = "select pg_last_wal_replay_lsn()";
+pub(crate) const CHECKPOINT_SQL: &str = "checkpoint";
+pub(crate) const REDO_LSN_SQL: &str = "select redo_lsn from pg_control_checkpoint()";
+
 /// Checks that `conninfo` reaches a standby of the cluster being backed up whose data
 /// directory is readable here (or through its agent `agent`), waits until it has replayed
 /// past `start`, and returns where to read its files. Without `conninfo` the agent's own
@@ -55,7 +62,7 @@ pub(crate) fn prepare(
             s.system_identifier
         )));
     }
-    let in_recovery = s.simple_query("select pg_is_in_recovery()")?;
+    let in_recovery = s.simple_query(IN_RECOVERY_SQL)?;
     if in_recovery
         .first()
         .and_then(|r| r.first().cloned().flatten())
@@ -86,7 +93,7 @@ pub(crate) fn prepare(
     }
     let t0 = Instant::now();
     loop {
-        let rows = s.simple_query("select pg_last_wal_replay_lsn()")?;
+        let rows = s.simple_query(REPLAY_LSN_SQL)?;
         let replayed = rows
             .first()
             .and_then(|r| r.first().cloned().flatten())
@@ -118,8 +125,8 @@ pub(crate) fn prepare(
 /// Asks `s` (a standby) for a restartpoint and says whether its redo point is now at or past
 /// `start`.
 fn restartpoint_covers(s: &mut Session, start: Lsn) -> Result<bool, EngineError> {
-    s.simple_query("checkpoint")?;
-    let rows = s.simple_query("select redo_lsn from pg_control_checkpoint()")?;
+    s.simple_query(CHECKPOINT_SQL)?;
+    let rows = s.simple_query(REDO_LSN_SQL)?;
     Ok(rows
         .first()
         .and_then(|r| r.first().cloned().flatten())

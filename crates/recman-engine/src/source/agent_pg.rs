@@ -16,7 +16,9 @@
 //!   timeline}`, `switch-wal` → `{lsn}`, `tablespaces` → `{tablespaces: [{oid, name,
 //!   location}]}`, `archiver-status` → `{last_archived, last_failed}`, `relation-name
 //!   {db_oid, ts_oid, relfilenode}` → `{name}`, `query {sql}` and `query-db {dbname, sql}` →
-//!   `{rows}`. LSNs are numbers.
+//!   `{rows}`, where `sql` must be one of the statements recman itself sends ([`known`]):
+//!   the agent's session is often a superuser's, and an allowed client certificate must not
+//!   become a way to run any SQL (`COPY … TO PROGRAM`) on the database host. LSNs are numbers.
 //! - `pg-renew {id}` → `{}`; not-found once the lease has run out.
 //! - `pg-close {id}` → `{}`: the session ends (and with it a backup it did not stop).
 
@@ -182,9 +184,13 @@ impl PgSessions {
                 );
                 json!({ "name": name })
             }
-            "query" => json!({"rows": s.simple_query(&str_of("sql")).map_err(pg_err)?}),
+            "query" => {
+                let sql = str_of("sql");
+                json!({"rows": s.simple_query(known(&sql)?).map_err(pg_err)?})
+            }
             "query-db" => {
-                json!({"rows": s.query_db(&str_of("dbname"), &str_of("sql")).map_err(pg_err)?})
+                let sql = str_of("sql");
+                json!({"rows": s.query_db(&str_of("dbname"), known(&sql)?).map_err(pg_err)?})
             }
             other => {
                 return Err(ServiceError::invalid(format!(
@@ -272,6 +278,58 @@ fn reap(map: Weak<Map>, lease: Duration) {
                     lease.as_secs()
                 );
             }
+        }
+    }
+}
+
+/// `sql` if it is one of the statements recman sends through a session, else an error: the
+/// agent runs nothing a backup host makes up.
+fn known(sql: &str) -> Result<&str, ServiceError> {
+    let statements = [
+        crate::register::PING_SQL,
+        crate::tracking_path::CURRENT_TIMELINE_SQL,
+        crate::backup::standby::IN_RECOVERY_SQL,
+        crate::backup::standby::REPLAY_LSN_SQL,
+        crate::backup::standby::CHECKPOINT_SQL,
+        crate::backup::standby::REDO_LSN_SQL,
+    ];
+    let switch_wal = (9..=40)
+        .filter_map(recman_pg::version::for_major)
+        .any(|v| v.switch_wal_sql == sql);
+    if statements.contains(&sql) || switch_wal {
+        return Ok(sql);
+    }
+    Err(ServiceError::invalid(format!(
+        "the agent runs only the statements recman itself sends, not {:?}; hint: run the same recman version on both hosts, and run other SQL on the database host",
+        sql.chars().take(80).collect::<String>()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::known;
+
+    #[test]
+    fn the_agent_runs_recman_s_statements_and_nothing_else() {
+        for sql in [
+            crate::register::PING_SQL,
+            crate::tracking_path::CURRENT_TIMELINE_SQL,
+            crate::backup::standby::CHECKPOINT_SQL,
+            recman_pg::version::for_major(15).unwrap().switch_wal_sql,
+            recman_pg::version::for_major(18).unwrap().switch_wal_sql,
+        ] {
+            assert_eq!(known(sql).unwrap(), sql);
+        }
+        for sql in [
+            "COPY (select 1) TO PROGRAM 'id'",
+            "select 1; drop table t",
+            "",
+        ] {
+            let e = known(sql).unwrap_err().to_string();
+            assert!(
+                e.contains("runs only the statements recman itself sends"),
+                "{e}"
+            );
         }
     }
 }
