@@ -71,8 +71,9 @@ impl AgentLink {
     }
 }
 
-fn rows(v: Value) -> Vec<Vec<Option<String>>> {
-    serde_json::from_value(v["rows"].clone()).unwrap_or_default()
+/// The rows of a query's answer; an answer without them is an error, not an empty result.
+fn rows(url: &str, v: Value) -> Result<Vec<Vec<Option<String>>>, PgError> {
+    serde_json::from_value(v["rows"].clone()).map_err(|_| bad_answer(url, "a query (no rows)"))
 }
 
 impl ServerLink for AgentLink {
@@ -82,9 +83,15 @@ impl ServerLink for AgentLink {
             json!({ "label": label }),
             CallOptions::default(),
         )?;
+        // A timeline guessed wrong would send a restore down the wrong history: a missing
+        // one is an error, never a default.
+        let timeline = v["timeline"]
+            .as_u64()
+            .and_then(|t| u32::try_from(t).ok())
+            .ok_or_else(|| bad_answer(self.client.url(), "backup-start (no timeline)"))?;
         Ok(BackupStart {
             lsn: self.lsn(&v, "backup-start")?,
-            timeline: v["timeline"].as_u64().unwrap_or(1) as u32,
+            timeline,
         })
     }
 
@@ -144,12 +151,13 @@ impl ServerLink for AgentLink {
     fn simple_query(&self, sql: &str) -> Result<Vec<Vec<Option<String>>>, PgError> {
         // The statement may change something (RMAN's SQL '...'): never sent twice.
         let opts = CallOptions::default().with_deadline(QUERY_DEADLINE);
-        self.op("query", json!({ "sql": sql }), opts).map(rows)
+        let v = self.op("query", json!({ "sql": sql }), opts)?;
+        rows(self.client.url(), v)
     }
 
     fn query_db(&self, dbname: &str, sql: &str) -> Result<Vec<Vec<Option<String>>>, PgError> {
-        self.read("query-db", json!({"dbname": dbname, "sql": sql}))
-            .map(rows)
+        let v = self.read("query-db", json!({"dbname": dbname, "sql": sql}))?;
+        rows(self.client.url(), v)
     }
 }
 
