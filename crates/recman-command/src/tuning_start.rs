@@ -278,6 +278,90 @@ mod tests {
         assert!(notes.iter().all(|n| n.setting == "maxopenfiles"));
     }
 
+    /// A calibration of `pgdata`: one disk read at `read`, an output written at `write`,
+    /// lz4 at ratio 0.3 and cheap.
+    fn calibration(pgdata: &str, read: u64, write: u64) -> String {
+        serde_json::json!({
+            "taken_at": 1_795_662_000_000_000i64, "pgdata": pgdata, "total_bytes": 1u64 << 30,
+            "inputs": [{"device": "8:0", "bytes": 1u64 << 30, "files": 10, "largest_file": 1 << 28,
+                "probes": [{"request_size": 1 << 20, "queue_depth": 4, "direct": true, "bytes": 1,
+                    "bytes_per_second": read}],
+                "best_bytes_per_second": read, "best_request_size": 1 << 20, "best_queue_depth": 4}],
+            "outputs": [{"kind": "disk", "describe": "disk /r", "device_type": "disk",
+                "probes": [{"streams": 1, "bytes": 1, "bytes_per_second": write}]}],
+            "cpu": {"cores": 1, "sample_bytes": 1, "check_bytes_per_second": 4_000_000_000u64,
+                "codecs": [{"compression": "none", "bytes_per_second": u64::MAX, "ratio": 1.0},
+                    {"compression": "lz4", "bytes_per_second": 2_000_000_000u64, "ratio": 0.3}]},
+            "page_cache": {"bytes": 1, "resident_bytes": 0, "fraction": 0.0},
+            "io_uring": true
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn auto_starts_from_the_newest_calibration_of_its_own_data_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = recman_catalog::Repository::create(&dir.path().join("repo")).unwrap();
+        let db = repo
+            .catalog()
+            .register_database("db", 7, 150000, "/srv/pg/main")
+            .unwrap();
+        let ctx = Context {
+            repo,
+            db,
+            pgdata: None,
+            conninfo: None,
+            tls: None,
+        };
+        let b = BackupDatabase {
+            tune: Some("auto".into()),
+            ..Default::default()
+        };
+        let start = |ctx: &Context| {
+            let mut o = BackupOptions {
+                tune_auto: true,
+                ..Default::default()
+            };
+            start_from_advice(ctx, &b, &mut o, &recman_engine::NoProgress).unwrap();
+            o
+        };
+        // Another cluster's calibration says nothing about this one.
+        let cat = ctx.repo.catalog();
+        cat.add_calibration(
+            1,
+            "/srv/pg/other",
+            &calibration("/srv/pg/other", 400_000_000, 50_000_000),
+        )
+        .unwrap();
+        let o = start(&ctx);
+        assert_eq!((o.compression, o.tune_notes.len()), (Compression::None, 0));
+        // Its own, with an output slower than the disk: auto starts compressed, and says why.
+        cat.add_calibration(
+            2,
+            "/srv/pg/main/",
+            &calibration("/srv/pg/main/", 400_000_000, 50_000_000),
+        )
+        .unwrap();
+        let o = start(&ctx);
+        assert_eq!(o.compression, Compression::Lz4);
+        let n = o
+            .tune_notes
+            .iter()
+            .find(|n| n.setting == "compress_level")
+            .expect("the compression taken from advise is a tuning event");
+        assert!(
+            n.reason.contains("advise") && n.reason.contains("2026-11-26"),
+            "{n:?}"
+        );
+        // Without auto tuning nothing is looked up or changed.
+        let mut plain = BackupOptions::default();
+        start_from_advice(&ctx, &b, &mut plain, &recman_engine::NoProgress).unwrap();
+        assert_eq!(
+            (plain.compression, plain.tune_notes.len()),
+            (Compression::None, 0)
+        );
+    }
+
     #[test]
     fn calibration_dates_read_as_utc() {
         assert_eq!(chrono_free_date(0), "1970-01-01 00:00 UTC");
