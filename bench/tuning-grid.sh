@@ -9,7 +9,10 @@
 #
 #   bench/tuning-grid.sh [RECMAN_BINARY]
 #   env: SCALE=20 SCENARIOS="free read write" READ_BPS=40M WRITE_BPS=15M
-#        CHANNELS="1 2 4" COMPRESS="none lz4 zstd:1 zstd" PGBIN WORK OUT=bench/results/tuning-grid.jsonl
+#        CHANNELS="1 2 4" COMPRESS="none lz4 zstd:1 zstd" REPEAT=1 PGBIN WORK OUT=bench/results/tuning-grid.jsonl
+#   REPEAT=N runs every backup N times and takes the median: at scale 20 on a shared machine
+#   one run of the same settings varies by a factor of 2, and the best of a grid of single runs
+#   is its luckiest draw.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=$(realpath "${1:-$ROOT/target/release/recman}")
@@ -19,6 +22,7 @@ READ_BPS=${READ_BPS:-40M}
 WRITE_BPS=${WRITE_BPS:-15M}
 CHANNELS=${CHANNELS:-1 2 4}
 COMPRESS=${COMPRESS:-none lz4 zstd:1 zstd}
+REPEAT=${REPEAT:-1}
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 OUT=${OUT:-$ROOT/bench/results/tuning-grid.jsonl}
 PORT=${PORT:-55941}
@@ -71,6 +75,13 @@ timed_backup() {
     t1=$(date +%s.%N)
     echo "$t1 - $t0" | bc
 }
+# median_backup LABEL FLAGS...: REPEAT cold backups, the median of their seconds on stdout.
+median_backup() {
+    local label=$1 i times=()
+    shift
+    for ((i = 1; i <= REPEAT; i++)); do times+=("$(timed_backup "$label-$i" "$@")"); done
+    printf '%s\n' "${times[@]}" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 
 as_pg "$PGBIN/initdb -D $D --data-checksums -A trust" >/dev/null
 cat >>"$D/postgresql.conf" <<CONF
@@ -105,7 +116,7 @@ for scenario in $SCENARIOS; do
     best_at=
     for c in $CHANNELS; do
         for z in $COMPRESS; do
-            s=$(timed_backup "g-$c-$z" --channels "$c" --compress "$z")
+            s=$(median_backup "g-$c-$z" --channels "$c" --compress "$z")
             grid["$c/$z"]=$s
             echo "  $scenario grid channels $c compress $z: $s s"
             if [[ -z $best ]] || (($(echo "$s < $best" | bc))); then best=$s best_at="$c/$z"; fi
@@ -123,9 +134,9 @@ f = ["--channels", s["channels"], "--compress", s["compress"], "--filesperset", 
 if s.get("section_size"): f += ["--section-size", "%dM" % (s["section_size"] >> 20)]
 print(",".join(map(str, f)), "%.1f" % a["predicted_seconds"], a["bottleneck"])' "$advice")
     IFS=, read -r -a af <<<"$a_flags"
-    adv=$(timed_backup advised "${af[@]}")
-    auto=$(timed_backup auto --tune auto)
-    dflt=$(timed_backup default)
+    adv=$(median_backup advised "${af[@]}")
+    auto=$(median_backup auto --tune auto)
+    dflt=$(median_backup default)
     ratio() { echo "scale=2; $best / $1" | bc; }
     echo "$scenario: grid best $best s (channels/compress $best_at); advise ($bottleneck: ${af[*]}) $adv s, ratio $(ratio "$adv"), predicted $predicted s = $(echo "scale=2; $predicted / $adv" | bc) x measured; --tune auto $auto s, ratio $(ratio "$auto"); defaults $dflt s, ratio $(ratio "$dflt")"
     python3 -c '
@@ -134,8 +145,8 @@ k = sys.argv
 print(json.dumps({"scenario": k[1], "scale": int(k[2]), "grid_best_seconds": float(k[3]), "grid_best": k[4],
   "advise_seconds": float(k[5]), "advise_predicted_seconds": float(k[6]), "advise_bottleneck": k[7],
   "advise_flags": k[8], "auto_seconds": float(k[9]), "default_seconds": float(k[10]),
-  "read_bps": k[11], "write_bps": k[12]}))' "$scenario" "$SCALE" "$best" "$best_at" "$adv" "$predicted" \
-        "$bottleneck" "${af[*]}" "$auto" "$dflt" "$READ_BPS" "$WRITE_BPS" >>"$OUT"
+  "read_bps": k[11], "write_bps": k[12], "repeat": int(k[13]), "loadavg": k[14]}))' "$scenario" "$SCALE" "$best" "$best_at" "$adv" "$predicted" \
+        "$bottleneck" "${af[*]}" "$auto" "$dflt" "$READ_BPS" "$WRITE_BPS" "$REPEAT" "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT"
     unset grid
 done
 echo "tuning-grid: one line per scenario appended to $OUT"

@@ -71,6 +71,20 @@ fn calibrate_meets_the_throttle_and_advise_compresses_for_a_slow_output() {
     );
     let f = cal["page_cache"]["fraction"].as_f64().unwrap();
     assert!((0.0..=1.0).contains(&f), "{cal}");
+    // Both the cluster and the repository live on this machine's one disk: calibrate says so,
+    // and advise counts reads and writes as turns of the same device.
+    let dev = |p: &std::path::Path| {
+        use std::os::unix::fs::MetadataExt;
+        let d = std::fs::metadata(p).unwrap().dev();
+        format!("{}:{}", libc::major(d), libc::minor(d))
+    };
+    let shared = dev(&setup.repo) == dev(&c.pgdata);
+    if shared {
+        assert_eq!(cal["outputs"][0]["device"], input["device"], "{cal}");
+    }
+    let par = cal["cpu"]["parallel_cores"].as_f64().unwrap();
+    let cores = cal["cpu"]["cores"].as_f64().unwrap();
+    assert!(par > 0.0 && par <= cores, "{cal}");
     // Stored with its date.
     let list = json(&setup.ok(&["list", "calibration", "--json"]));
     assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
@@ -82,6 +96,12 @@ fn calibrate_meets_the_throttle_and_advise_compresses_for_a_slow_output() {
     let a = json(&setup.ok(&["advise", "--json", "--window", "0:00:01"]));
     eprintln!("advice: {a}");
     assert_ne!(a["settings"]["compress"], "none", "{a}");
+    let steps = a["steps"].as_array().unwrap();
+    assert_eq!(
+        steps.iter().any(|s| s["step"] == "shared device"),
+        shared,
+        "{a}"
+    );
     assert!(a["settings"]["channels"].as_u64().unwrap() >= 1, "{a}");
     // The prediction is bounded by what was measured: the disk's reads, or the page cache's
     // when advise reads through it.

@@ -706,6 +706,7 @@ fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Resu
     }
     .duplex_targets()?;
     let mut opts = b.options(&env(e.resolve_backup(&ctx.repo, b))?)?;
+    crate::tuning_start::start_from_advice(&ctx, b, &mut opts, e.progress())?;
     // Incremental forever: a backup that names no level is a level 1.
     let forever = recman_engine::forever::policy(&ctx)?
         .filter(|_| opts.incremental_level.is_none() && !opts.as_copy && !opts.for_recover_of_copy);

@@ -28,6 +28,7 @@ pub mod schema;
 pub mod settings;
 pub mod spelling;
 pub mod tuning;
+mod tuning_start;
 
 pub use catalog::*;
 pub use check::{CheckError, Range, check_count, check_name, check_size, human, ranges};

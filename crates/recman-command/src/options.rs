@@ -157,6 +157,7 @@ impl BackupDatabase {
                 Some(t) => t.eq_ignore_ascii_case("auto"),
                 None => r.tuning,
             },
+            tune_notes: Vec::new(),
             not_backed_up_since: match &self.not_backed_up_since {
                 Some(t) => match RecoveryTarget::parse_time(t)? {
                     RecoveryTarget::Time { micros, .. } => Some(micros),

@@ -36,7 +36,7 @@ fn out(p: &mut dyn Printer, o: TuningOutcome) {
     p.outcome(Outcome::Tuning(o));
 }
 
-fn cat_err(e: recman_catalog::CatalogError) -> ExecError {
+pub(crate) fn cat_err(e: recman_catalog::CatalogError) -> ExecError {
     EngineError::from(e).into()
 }
 
@@ -95,7 +95,7 @@ fn output_devices(repo: &recman_catalog::Repository) -> Result<Outputs, ExecErro
 
 /// The device type a plain `backup database` writes to: the configured default, else the
 /// repository's own.
-fn backup_device_type(repo: &recman_catalog::Repository) -> Result<String, ExecError> {
+pub(crate) fn backup_device_type(repo: &recman_catalog::Repository) -> Result<String, ExecError> {
     Ok(
         match repo
             .catalog()
@@ -106,6 +106,15 @@ fn backup_device_type(repo: &recman_catalog::Repository) -> Result<String, ExecE
             None => recman_engine::devices::repository_device(repo).to_string(),
         },
     )
+}
+
+/// advise's steps for a backup to `device_type`; a calibration from before device types were
+/// probed has one output, the repository's.
+pub(crate) fn advice_for(mut c: Calibration, device_type: &str, window: Option<f64>) -> Advice {
+    if c.outputs.iter().any(|o| o.device_type == device_type) {
+        c.outputs.retain(|o| o.device_type == device_type);
+    }
+    recman_engine::tuning::advise::advise(&c, window, device_type == "sbt")
 }
 
 /// H:MM or H:MM:SS as seconds.
@@ -157,14 +166,8 @@ pub fn advise(
 ) -> Result<(), ExecError> {
     let window = window.map(window_seconds).transpose()?;
     let repo = env(e.repository())?;
-    let mut c = newest(&repo)?;
-    // Advise for the device a backup writes to; a calibration from before device types were
-    // probed has one output, the repository's.
+    let c = newest(&repo)?;
     let device_type = backup_device_type(&repo)?;
-    if c.outputs.iter().any(|o| o.device_type == device_type) {
-        c.outputs.retain(|o| o.device_type == device_type);
-    }
-    let tape = device_type == "sbt";
     // The start and stop costs come from the registered database's backups; a repository
     // without one (calibrated before its first registration) predicts the data phase only.
     let fixed = match e.context() {
@@ -172,7 +175,7 @@ pub fn advise(
             .map_err(cat_err)?,
         Err(_) => None,
     };
-    let a = recman_engine::tuning::advise::advise(&c, window, tape).with_fixed_cost(fixed);
+    let a = advice_for(c, &device_type, window).with_fixed_cost(fixed);
     let settings = a.settings.clone();
     out(
         p,

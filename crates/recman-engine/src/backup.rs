@@ -72,6 +72,9 @@ pub struct BackupOptions {
     pub not_backed_up_since: Option<i64>,
     /// `--tune auto`: adapt read sizes, queue depth and the zstd level between sets.
     pub tune_auto: bool,
+    /// The settings `--tune auto` took from advise before the first set, for the backup's
+    /// tuning events.
+    pub tune_notes: Vec<crate::tune::TuneNote>,
     /// RMAN's CHECK LOGICAL: heap and B-tree pages are checked inside too; a page that fails
     /// counts against MAXCORRUPT like a checksum failure.
     pub check_logical: bool,
@@ -103,6 +106,7 @@ impl Default for BackupOptions {
             window: None,
             not_backed_up_since: None,
             tune_auto: false,
+            tune_notes: Vec::new(),
             check_logical: false,
             maxsetsize: None,
         }
@@ -432,6 +436,15 @@ fn run(
             opts.tune_auto
                 .then(|| crate::tune::Tuner::new(opts.compression)),
         );
+    for n in &opts.tune_notes {
+        live.event(
+            None,
+            &n.setting,
+            n.old.clone(),
+            n.new.clone(),
+            n.reason.clone(),
+        );
+    }
     if let (None, Some(sec)) = (opts.section_size, section_size) {
         live.event(
             None,

@@ -8,7 +8,7 @@ use crate::io::{BufferPlan, IoCounters, IoEngine, IoSettings, Throttle};
 use crate::pagecheck::{PageRules, PageVerdicts, check_chunk};
 use crate::pipeline::pool::Worker;
 use crate::pipeline::stats::stat_row;
-use crate::pipeline::{OutputShape, SetOut, SetWriter};
+use crate::pipeline::{OutputShape, SetOut, SetWriter, Uncommitted};
 use crate::plan::PlannedSet;
 use crate::util::now_micros;
 use crate::{EngineError, Progress, ScannedFile};
@@ -206,35 +206,13 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
         .output
         .as_ref()
         .map(|m| crate::tuning::device_kind(&m.describe()));
-    loop {
-        // A stop (another channel failed, or a signal) must fail the backup, never end it
-        // short with sets missing.
-        w.check()?;
-        if window_ended(sh)? {
-            break;
-        }
-        let Some(set) = sh.queue.lock().expect("queue lock").pop_front() else {
-            break;
-        };
-        let mut rows = Vec::new();
-        let Some(so) = backup_set(
-            sh,
-            repo.as_ref(),
-            engine.as_mut(),
-            &mut throttle,
-            w,
-            set,
-            &mut rows,
-            &mut total,
-        )?
-        else {
-            // The window ended inside this set: its piece was never committed.
-            break;
-        };
-        // Rows go to the catalog set by set: a cluster of a million files must not keep a
-        // million rows in memory until the end.
-        let mode = engine.mode().to_string();
-        for r in &mut rows {
+    // A disk or an object store takes the next piece while the last one commits (fsync and
+    // rename, an upload's completion), so the channel reads its next set meanwhile; a tape
+    // drive or a plugin writes one object at a time, in order.
+    let overlap = matches!(device.as_deref(), Some("disk" | "s3"));
+    let mode = engine.mode().to_string();
+    let label = |rows: &mut Vec<IoStatRow>| {
+        for r in rows {
             r.io_mode = mode.clone();
             r.job_id = sh.header.backup_id.clone();
             r.job_type = "BACKUP".into();
@@ -243,11 +221,95 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
                 r.device = device.clone();
             }
         }
+    };
+    // Rows go to the catalog set by set: a cluster of a million files must not keep a million
+    // rows in memory until the end.
+    let store = |rows: &[IoStatRow]| -> Result<(), EngineError> {
         if let Some(repo) = &repo {
-            repo.catalog().add_io_stats(&rows)?;
+            repo.catalog().add_io_stats(rows)?;
         }
-        out.sets.push(so);
-    }
+        Ok(())
+    };
+    std::thread::scope(|scope| -> Result<(), EngineError> {
+        // The set whose piece is committing: joined once the next set is read, or at the end.
+        let mut committing: Option<Committing> = None;
+        let settle = |c: Committing, out: &mut ChannelOutcome| -> Result<(), EngineError> {
+            let Committing {
+                handle,
+                mut rows,
+                outcome,
+            } = c;
+            if let Some(h) = handle {
+                // What the channel still waits for the commit is an output wait like any other.
+                let waited = std::time::Instant::now();
+                let mut piece = h.join().map_err(|_| {
+                    EngineError::Internal("a piece's commit thread panicked".into())
+                })??;
+                piece.output.long_wait_time += waited.elapsed();
+                rows.push(piece.output_row(channel, outcome.set_no, outcome.piece_no));
+            }
+            label(&mut rows);
+            store(&rows)?;
+            out.sets.push(outcome);
+            Ok(())
+        };
+        loop {
+            // A stop (another channel failed, or a signal) must fail the backup, never end it
+            // short with sets missing.
+            w.check()?;
+            if window_ended(sh)? {
+                break;
+            }
+            let Some(set) = sh.queue.lock().expect("queue lock").pop_front() else {
+                break;
+            };
+            let mut rows = Vec::new();
+            let Some((so, staged)) = backup_set(
+                sh,
+                repo.as_ref(),
+                engine.as_mut(),
+                &mut throttle,
+                w,
+                set,
+                &mut rows,
+                &mut total,
+            )?
+            else {
+                // The window ended inside this set: its piece was never committed.
+                break;
+            };
+            let next = match staged {
+                Some(u) if overlap => Committing {
+                    handle: Some(scope.spawn(move || u.commit())),
+                    rows,
+                    outcome: so,
+                },
+                Some(u) => {
+                    let commit = std::time::Instant::now();
+                    let mut piece = u.commit()?;
+                    piece.output.long_wait_time += commit.elapsed();
+                    rows.push(piece.output_row(channel, so.set_no, so.piece_no));
+                    Committing {
+                        handle: None,
+                        rows,
+                        outcome: so,
+                    }
+                }
+                None => Committing {
+                    handle: None,
+                    rows,
+                    outcome: so,
+                },
+            };
+            if let Some(c) = committing.replace(next) {
+                settle(c, &mut out)?;
+            }
+        }
+        match committing.take() {
+            Some(c) => settle(c, &mut out),
+            None => Ok(()),
+        }
+    })?;
     let mut agg = stat_row(
         "AGGREGATE",
         channel,
@@ -268,6 +330,15 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
     Ok(out)
 }
 
+/// A set read and written whose piece may still be committing on its own thread.
+struct Committing<'s> {
+    handle: Option<
+        std::thread::ScopedJoinHandle<'s, Result<crate::pipeline::WrittenPiece, EngineError>>,
+    >,
+    rows: Vec<IoStatRow>,
+    outcome: SetOutcome,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn backup_set(
     sh: &ChannelShared,
@@ -278,7 +349,7 @@ fn backup_set(
     unit: Unit,
     stats: &mut Vec<IoStatRow>,
     total: &mut IoCounters,
-) -> Result<Option<SetOutcome>, EngineError> {
+) -> Result<Option<(SetOutcome, Option<Uncommitted>)>, EngineError> {
     let set = unit.set;
     let channel = w.no;
     let piece_path = recman_catalog::layout::piece(&sh.backup_dir, set.set_no, unit.piece_no);
@@ -523,16 +594,16 @@ fn backup_set(
             }
         }
     }
-    let mut set_output = None;
-    let (size, crc32c, raw_bytes) = match writer {
-        SetOut::Piece(w) => {
-            let piece = w.finish()?;
-            stats.push(piece.output_row(channel, set.set_no, unit.piece_no));
-            set_output = Some(piece.output.clone());
-            (piece.size, piece.crc32c, piece.raw_bytes)
-        }
-        SetOut::Null => (0, 0, 0),
+    // The piece's commit is the caller's (see run_channel); what the tuner learns from is the
+    // set's reads and writes.
+    let staged = match writer {
+        SetOut::Piece(w) => Some(w.finish_writes()?),
+        SetOut::Null => None,
     };
+    let set_output = staged.as_ref().map(|u| u.piece().output.clone());
+    let (size, crc32c, raw_bytes) = staged.as_ref().map_or((0, 0, 0), |u| {
+        (u.piece().size, u.piece().crc32c, u.piece().raw_bytes)
+    });
     if let (Some(t), Some(live), Some(used)) = (tuner, sh.live, tuned) {
         t.learn(
             live,
@@ -553,17 +624,20 @@ fn backup_set(
             std::sync::atomic::Ordering::Relaxed,
         );
     }
-    Ok(Some(SetOutcome {
-        set_no: set.set_no,
-        piece_no: unit.piece_no,
-        channel,
-        piece_path,
-        written_as,
-        size,
-        crc32c,
-        raw_bytes,
-        files: done,
-    }))
+    Ok(Some((
+        SetOutcome {
+            set_no: set.set_no,
+            piece_no: unit.piece_no,
+            channel,
+            piece_path,
+            written_as,
+            size,
+            crc32c,
+            raw_bytes,
+            files: done,
+        },
+        staged,
+    )))
 }
 
 /// Whether the backup's DURATION window has ended: Ok(true) stops the channel when PARTIAL

@@ -44,6 +44,16 @@ const MAX_NOISE: f64 = 0.2;
 const REST_SETS: u32 = 4;
 const MAX_REST_SETS: u32 = 32;
 
+/// A setting chosen before the backup's first set (`--tune auto` starting from advise's
+/// settings), recorded with the tuner's own changes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TuneNote {
+    pub setting: String,
+    pub old: Option<String>,
+    pub new: String,
+    pub reason: String,
+}
+
 /// What one finished set measured.
 pub struct SetMeasure<'a> {
     pub channel: u32,

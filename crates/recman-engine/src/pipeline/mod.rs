@@ -13,4 +13,4 @@ pub(crate) use scanner::{
     scan_from,
 };
 pub(crate) use stages::PageCheck;
-pub(crate) use writer::{ObjectWriter, OutputShape, SetOut, SetWriter};
+pub(crate) use writer::{ObjectWriter, OutputShape, SetOut, SetWriter, Uncommitted, WrittenPiece};

@@ -134,28 +134,65 @@ impl SetWriter {
 
     /// Writes the index and footer, waits for the last block and commits the object durably.
     pub fn finish(self) -> Result<WrittenPiece, EngineError> {
+        // The channel waits here for the last blocks and the commit (fsync, an upload's
+        // completion): time lost to the media like any other long wait for a buffer.
+        let staged = self.finish_writes()?;
+        let commit = std::time::Instant::now();
+        let mut piece = staged.commit()?;
+        piece.output.long_wait_time += commit.elapsed();
+        Ok(piece)
+    }
+
+    /// Writes the index and footer and waits for the last block; the commit is left to the
+    /// caller, who may read the next set meanwhile (see [`Uncommitted`]). The wait for the
+    /// last blocks counts as an output wait.
+    pub fn finish_writes(self) -> Result<Uncommitted, EngineError> {
         let rel = self.rel;
         let (out, summary) = self
             .w
             .finish()
             .map_err(|e| write_err(&self.location, &rel, e))?;
-        // The channel waits here for the last blocks and the commit (fsync, an upload's
-        // completion): time lost to the media like any other long wait for a buffer.
         let drain = std::time::Instant::now();
         let (sink, mut counters) = out
             .finish()
             .map_err(|e| recman_media::MediaError::io(&self.location, &rel, "write", e))?;
-        sink.commit()?;
         counters.long_wait_time += drain.elapsed();
+        Ok(Uncommitted {
+            sink,
+            piece: WrittenPiece {
+                rel,
+                size: summary.size,
+                crc32c: summary.crc32c,
+                raw_bytes: summary.raw_bytes,
+                output: counters,
+                opened: self.opened,
+                closed: 0,
+                shape: self.shape,
+            },
+        })
+    }
+}
+
+/// A piece whose bytes are all written and whose commit (fsync and rename on disk, an upload's
+/// completion on S3) is still to come: until [`Uncommitted::commit`] returns, the object is not
+/// visible, and dropping this leaves nothing behind.
+pub(crate) struct Uncommitted {
+    sink: Box<dyn MediaWriter>,
+    piece: WrittenPiece,
+}
+
+impl Uncommitted {
+    /// The piece as it will be committed (its `closed` is set by the commit).
+    pub fn piece(&self) -> &WrittenPiece {
+        &self.piece
+    }
+
+    /// Commits the object durably.
+    pub fn commit(self) -> Result<WrittenPiece, EngineError> {
+        self.sink.commit()?;
         Ok(WrittenPiece {
-            rel,
-            size: summary.size,
-            crc32c: summary.crc32c,
-            raw_bytes: summary.raw_bytes,
-            output: counters,
-            opened: self.opened,
             closed: now_micros(),
-            shape: self.shape,
+            ..self.piece
         })
     }
 }

@@ -93,6 +93,10 @@ struct Limits {
     input: f64,
     output: f64,
     cpu: f64,
+    /// When the output is a disk that also holds the cluster: the rate at which that device
+    /// both reads the input and writes the output, its time shared between them, and which of
+    /// the two takes more of it.
+    shared: Option<(f64, Bottleneck)>,
 }
 
 impl Limits {
@@ -101,11 +105,23 @@ impl Limits {
         if self.output < best.1 {
             best = (Bottleneck::Output, self.output);
         }
+        if let Some((rate, side)) = self.shared
+            && rate < best.1
+        {
+            best = (side, rate);
+        }
         if self.cpu < best.1 {
             best = (Bottleneck::Cpu, self.cpu);
         }
         best
     }
+}
+
+/// Whether the (first) output is a disk that also holds part of the cluster.
+fn output_shares_input(c: &Calibration) -> bool {
+    c.outputs
+        .first()
+        .is_some_and(|o| !o.device.is_empty() && c.inputs.iter().any(|d| d.device == o.device))
 }
 
 fn mb(b: f64) -> String {
@@ -142,11 +158,24 @@ fn limits(c: &Calibration, read: f64, codec: &CodecRate, channels: u32) -> Limit
         let comp = codec.bytes_per_second as f64;
         1.0 / (1.0 / check + 1.0 / comp)
     };
-    let cores = c.cpu.cores.max(1);
+    let out = output_rate(c, channels);
+    let ratio = codec.ratio.max(0.01);
+    // One device reading a byte and writing its compressed share spends the two times in
+    // turn, not at once: the calibrated rates were each measured alone.
+    let shared = output_shares_input(c).then(|| {
+        let (r, w) = (1.0 / read.max(1.0), ratio / out.max(1.0));
+        let side = if r >= w {
+            Bottleneck::Input
+        } else {
+            Bottleneck::Output
+        };
+        (1.0 / (r + w), side)
+    });
     Limits {
         input: read,
-        output: output_rate(c, channels) / codec.ratio.max(0.01),
-        cpu: per_core * channels.min(cores) as f64,
+        output: out / ratio,
+        cpu: per_core * (channels as f64).min(c.cpu.usable_cores()),
+        shared,
     }
 }
 
@@ -196,6 +225,16 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
                 .unwrap_or_default()
         ),
     });
+    if output_shares_input(c) {
+        steps.push(Step {
+            step: "shared device".into(),
+            choice: "reads and writes take turns".into(),
+            because: format!(
+                "the output {} is on device {}, which also holds the cluster: each byte read and its compressed share written cost the device's time in turn, so compression pays even when the write limit alone would not ask for it",
+                c.outputs[0].describe, c.outputs[0].device
+            ),
+        });
+    }
     // Step 2: channels and compression together: one channel per output device (seed 000,
     // seed 001) unless the channels' CPU is what limits, then more, up to the cores.
     let cores = c.cpu.cores.max(1);
@@ -238,12 +277,13 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
         step: "channels".into(),
         choice: channels.to_string(),
         because: format!(
-            "{outputs} output device(s); a channel checks and compresses at {} with {}; {} core(s)",
+            "{outputs} output device(s); a channel checks and compresses at {} with {}; {} core(s), {:.1} usable when all work at once",
             mb(1.0
                 / (1.0 / c.cpu.check_bytes_per_second.max(1) as f64
                     + 1.0 / codec.bytes_per_second as f64)),
             codec.compression,
-            cores
+            cores,
+            c.cpu.usable_cores()
         ),
     });
     steps.push(Step {

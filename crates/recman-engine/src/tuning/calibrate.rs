@@ -73,6 +73,10 @@ pub struct OutputDevice {
     /// The best read rate of the probe objects: what a restore meets.
     #[serde(default)]
     pub read_bytes_per_second: u64,
+    /// "MAJ:MIN" of a disk output's file system; empty for other media. An output on a device
+    /// that also holds the cluster shares that device's time with the reads.
+    #[serde(default)]
+    pub device: String,
 }
 
 /// Per-core rates on a sample of the cluster's pages (bytes of input per second of one core).
@@ -92,6 +96,23 @@ pub struct CpuRates {
     /// Page checks (checksum and header) plus the chunk CRC: what every backup pays.
     pub check_bytes_per_second: u64,
     pub codecs: Vec<CodecRate>,
+    /// Cores' worth of work the machine gave `cores` threads checking and compressing at once,
+    /// against one thread alone: below `cores` on a machine others are using. 0 in
+    /// calibrations taken before it was measured (read as `cores`).
+    #[serde(default)]
+    pub parallel_cores: f64,
+}
+
+impl CpuRates {
+    /// The cores a backup's channels can count on.
+    pub fn usable_cores(&self) -> f64 {
+        let cores = self.cores.max(1) as f64;
+        if self.parallel_cores > 0.0 {
+            self.parallel_cores.clamp(1.0, cores)
+        } else {
+            cores
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -400,7 +421,38 @@ fn cpu_rates(sample: &[u8]) -> CpuRates {
         sample_bytes: sample.len() as u64,
         check_bytes_per_second: check,
         codecs,
+        parallel_cores: parallel_cores(sample, cores),
     }
+}
+
+/// Checks and lz4 on `cores` threads at once against one thread alone, as cores' worth of
+/// work: what a second channel really adds on this machine now.
+fn parallel_cores(sample: &[u8], cores: u32) -> f64 {
+    if sample.is_empty() || cores <= 1 {
+        return 1.0;
+    }
+    let work = || {
+        for c in sample.chunks(1 << 20) {
+            std::hint::black_box(recman_page::verify_pages(
+                &c[..c.len() / 8192 * 8192],
+                0,
+                false,
+            ));
+            std::hint::black_box(crc32c::crc32c(c));
+            std::hint::black_box(lz4_flex::block::compress(c).len());
+        }
+    };
+    let t0 = Instant::now();
+    work();
+    let one = t0.elapsed().as_secs_f64().max(1e-6);
+    let t0 = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..cores {
+            s.spawn(work);
+        }
+    });
+    let all = t0.elapsed().as_secs_f64().max(1e-6);
+    (cores as f64 * one / all).clamp(0.0, cores as f64)
 }
 
 /// How much of the cluster's files are in the page cache (mincore over a read-only mapping).

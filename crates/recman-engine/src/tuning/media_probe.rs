@@ -88,7 +88,18 @@ pub fn probe_media(
             .max()
             .unwrap_or(0),
         objects,
+        device: disk_device(&m.describe()),
     })
+}
+
+/// "MAJ:MIN" of a disk medium's directory (its description is `disk PATH`); empty otherwise.
+fn disk_device(describe: &str) -> String {
+    use std::os::unix::fs::MetadataExt;
+    describe
+        .strip_prefix("disk ")
+        .and_then(|p| std::fs::metadata(p.trim()).ok())
+        .map(|m| format!("{}:{}", libc::major(m.dev()), libc::minor(m.dev())))
+        .unwrap_or_default()
 }
 
 type Measured = (Vec<WriteProbe>, Vec<ObjectProbe>);

@@ -48,6 +48,7 @@ fn cal(read: u64, write: u64, lz4: u64) -> Calibration {
                     ratio: 0.4,
                 },
             ],
+            parallel_cores: 0.0,
         },
         page_cache: PageCache {
             bytes: 1,
@@ -113,4 +114,33 @@ fn the_bottleneck_names_the_medium_and_an_object_store_is_the_network() {
         (a.bottleneck, a.bottleneck_device.as_str()),
         (Bottleneck::Input, "8:0")
     );
+}
+
+#[test]
+fn an_output_on_the_clusters_own_disk_shares_its_time_and_compression_pays() {
+    // Output alone twice the read rate: compression would not be asked for...
+    let mut c = cal(400_000_000, 800_000_000, 1_000_000_000);
+    let apart = advise(&c, None, false);
+    assert_eq!(apart.settings.compress, "none");
+    // ... but on the same device the reads and the writes take turns: 1/(1/400 + 1/800) MB/s
+    // uncompressed, 1/(1/400 + 0.4/800) with lz4 at ratio 0.4, which the CPU allows.
+    c.outputs[0].device = "8:0".into();
+    let shared = advise(&c, None, false);
+    assert_eq!(shared.settings.compress, "lz4");
+    assert_eq!(shared.bottleneck, Bottleneck::Input);
+    let want = 1.0 / (1.0 / 400e6 + 0.4 / 800e6);
+    assert!((shared.predicted_bytes_per_second as f64 - want).abs() / want < 0.01);
+    assert!(shared.steps.iter().any(|s| s.step == "shared device"));
+}
+
+#[test]
+fn a_busy_machine_gives_fewer_channels_their_cores() {
+    // CPU bound with lz4 at 100 MB/s a core: 4 cores would make 4 channels worth it; a
+    // machine that gave 4 threads only 1.02 cores' worth leaves one channel.
+    let mut c = cal(2_000_000_000, 60_000_000, 100_000_000);
+    let free = advise(&c, None, false);
+    assert!(free.settings.channels > 1, "{:?}", free.settings);
+    c.cpu.parallel_cores = 1.02;
+    let busy = advise(&c, None, false);
+    assert_eq!(busy.settings.channels, 1, "{:?}", busy.steps);
 }
