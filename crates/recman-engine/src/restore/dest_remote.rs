@@ -1,10 +1,13 @@
 //! A restore destination on another host: every [`Destination`] operation is one request to
-//! the database host's agent (`dest_serve.rs` runs it there). The transport is behind
-//! [`Caller`], so the engine does not depend on it; the binary plugs in its client.
+//! the database host's agent (`dest_serve.rs` runs it there); a file's writes are pipelined,
+//! many in flight at once (`dest_pipe.rs`). The transport is behind [`Caller`], so the engine
+//! does not depend on it; the binary plugs in its client.
 
 use super::dest::{DestFile, Destination, DirState};
+use super::dest_pipe::{FileWrites, Pipe};
 use crate::EngineError;
 use crate::io::AlignedBuf;
+use bytes::Bytes;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,16 +18,29 @@ pub trait Caller: Send + Sync {
     fn name(&self) -> String;
     fn call(&self, method: &str, meta: Value, body: &[u8])
     -> Result<(Value, Vec<u8>), EngineError>;
+    /// [`Caller::call`] with a body the transport may keep without copying it.
+    fn call_bytes(
+        &self,
+        method: &str,
+        meta: Value,
+        body: Bytes,
+    ) -> Result<(Value, Vec<u8>), EngineError> {
+        self.call(method, meta, &body)
+    }
 }
 
 /// The database host's file system, through its agent.
 pub struct RemoteDest {
     caller: Arc<dyn Caller>,
+    pipe: Arc<Pipe>,
 }
 
 impl RemoteDest {
     pub fn new(caller: Arc<dyn Caller>) -> RemoteDest {
-        RemoteDest { caller }
+        RemoteDest {
+            pipe: Arc::new(Pipe::new(Arc::clone(&caller))),
+            caller,
+        }
     }
 
     fn call(
@@ -89,6 +105,8 @@ impl Destination for RemoteDest {
         // so a retried or reordered request cannot write into the wrong file.
         Ok(Arc::new(RemoteFile {
             caller: Arc::clone(&self.caller),
+            pipe: Arc::clone(&self.pipe),
+            writes: Arc::default(),
             path: path.to_path_buf(),
         }))
     }
@@ -134,22 +152,32 @@ impl Destination for RemoteDest {
 
 struct RemoteFile {
     caller: Arc<dyn Caller>,
+    pipe: Arc<Pipe>,
+    writes: Arc<FileWrites>,
     path: PathBuf,
 }
 
 impl DestFile for RemoteFile {
+    /// Hands the write to the pipe and returns: it is answered by [`DestFile::sync`].
     fn write_at(
         &self,
         data: &[u8],
         offset: u64,
         _: &mut Option<AlignedBuf>,
     ) -> Result<(), EngineError> {
-        let meta = json!({"path": self.path.display().to_string(), "offset": offset});
-        self.caller.call("restore-write-at", meta, data).map(drop)
+        self.pipe.write(&self.writes, &self.path, offset, data)
     }
 
     fn sync(&self) -> Result<(), EngineError> {
+        self.writes.settle()?;
         let meta = json!({"path": self.path.display().to_string()});
         self.caller.call("restore-sync", meta, &[]).map(drop)
+    }
+}
+
+impl Drop for RemoteFile {
+    fn drop(&mut self) {
+        // A failing restore drops its files unsynced: their writes still end before it reports.
+        let _ = self.writes.settle();
     }
 }
