@@ -180,3 +180,78 @@ fn send_loop(caller: &dyn Caller, rx: &Mutex<Receiver<Job>>) {
         job.file.finished(r);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::dest::Destination;
+    use super::super::dest_remote::RemoteDest;
+    use super::*;
+    use serde_json::Value;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    /// An agent that answers each write after a while, counting how many it holds at once,
+    /// and fails the write at `fail_at` (after answering the others).
+    #[derive(Default)]
+    struct Slow {
+        now: AtomicUsize,
+        most: AtomicUsize,
+        written: Mutex<Vec<u64>>,
+        fail_at: Option<u64>,
+    }
+
+    impl Caller for Slow {
+        fn name(&self) -> String {
+            "slow".into()
+        }
+        fn call(&self, m: &str, meta: Value, body: &[u8]) -> Result<(Value, Vec<u8>), EngineError> {
+            if m != "restore-write-at" {
+                return Ok((json!({}), Vec::new()));
+            }
+            let n = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most.fetch_max(n, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(20));
+            self.now.fetch_sub(1, Ordering::SeqCst);
+            let off = meta["offset"].as_u64().unwrap();
+            if Some(off) == self.fail_at {
+                return Err(EngineError::Invalid(format!("no room for {off}")));
+            }
+            self.written.lock().unwrap().push(off);
+            Ok((json!({"written": body.len()}), Vec::new()))
+        }
+    }
+
+    #[test]
+    fn writes_are_in_flight_together_and_a_sync_waits_for_every_one() {
+        let agent = Arc::new(Slow::default());
+        let d = RemoteDest::new(agent.clone());
+        let f = d.open(Path::new("/r/base/1/1259")).unwrap();
+        for i in 0..32u64 {
+            f.write_at(&[1u8; 8192], i * 8192, &mut None).unwrap();
+        }
+        f.sync().unwrap();
+        assert_eq!(agent.written.lock().unwrap().len(), 32, "a write was lost");
+        assert!(
+            agent.most.load(Ordering::SeqCst) > 1,
+            "the writes went one by one"
+        );
+    }
+
+    #[test]
+    fn a_failed_write_fails_the_files_sync() {
+        let agent = Arc::new(Slow {
+            fail_at: Some(5 * 8192),
+            ..Default::default()
+        });
+        let d = RemoteDest::new(agent.clone());
+        let f = d.open(Path::new("/r/base/1/1259")).unwrap();
+        for i in 0..8u64 {
+            // A write after the failure was seen may already be refused.
+            if f.write_at(&[1u8; 8192], i * 8192, &mut None).is_err() {
+                break;
+            }
+        }
+        let e = f.sync().unwrap_err();
+        assert!(e.to_string().contains("no room for 40960"), "{e}");
+    }
+}
