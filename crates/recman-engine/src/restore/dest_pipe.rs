@@ -1,14 +1,15 @@
 //! The writes of a restore through an agent, pipelined: a restored file's writes go out as
 //! calls from a few sender threads, so many are in flight at once on the HTTP/2 connection
 //! and the restore does not wait out one round trip per write (it did: about a fifth of a
-//! local restore's speed on loopback).
+//! local restore's speed on loopback). A file's sync is not a call of its own either: the
+//! files to sync are collected, and [`Pipe::flush`] (the restore calls it after its last
+//! write) waits for every write, then has the agent fsync them, many per call.
 //!
 //! Never silently short: every write is a call the agent answers only after the bytes are in
-//! the file, and reports how many it wrote; a file's `sync` first waits for every write of
-//! that file to be answered, and fails with the first failure among them, before it asks the
-//! agent to fsync. A file is durable only once its sync succeeded, as for a local restore.
-//! A file dropped without a sync (a failing restore) still waits for its writes, so none
-//! lands after the command has reported.
+//! the file, and reports how many it wrote; the first failure of any write is kept, returned
+//! by the file's next write or sync and by the flush, which the restore cannot pass without.
+//! A file dropped before the flush (a failing restore) still waits for its writes, so none
+//! lands after the restore has cleaned up and reported.
 
 use super::dest_remote::Caller;
 use crate::EngineError;
@@ -59,6 +60,15 @@ impl FileWrites {
         Self::failure(&t)
     }
 
+    /// The first failure of a write handed over so far, without waiting.
+    pub(crate) fn check(&self) -> Result<(), EngineError> {
+        Self::failure(&self.tally.lock().expect("not poisoned"))
+    }
+
+    fn add(&self) {
+        self.tally.lock().expect("not poisoned").pending += 1;
+    }
+
     fn finished(&self, r: Result<(), EngineError>) {
         let mut t = self.tally.lock().expect("not poisoned");
         if let Err(e) = r
@@ -76,12 +86,38 @@ struct Job {
     offset: u64,
     data: Bytes,
     file: Arc<FileWrites>,
+    /// Every write of the destination, for the flush.
+    all: Arc<FileWrites>,
 }
+
+impl Job {
+    fn finished(&self, r: Result<(), EngineError>) {
+        let again = match &r {
+            Ok(()) => Ok(()),
+            Err(e) => Err(EngineError::Failed {
+                kind: e.kind(),
+                message: e.to_string(),
+            }),
+        };
+        self.file.finished(r);
+        self.all.finished(again);
+    }
+}
+
+/// Files to fsync per call at the flush: small enough for the call's meta.
+const SYNC_BATCH: usize = 512;
+
+/// The way to the sender threads, and the threads.
+type Senders = (SyncSender<Job>, Vec<JoinHandle<()>>);
 
 /// The sender threads of one remote destination, started at its first write.
 pub(crate) struct Pipe {
     caller: Arc<dyn Caller>,
-    inner: Mutex<Option<(SyncSender<Job>, Vec<JoinHandle<()>>)>>,
+    inner: Mutex<Option<Senders>>,
+    all: Arc<FileWrites>,
+    /// Files whose writes ended, to fsync at the flush (a file may end once per backup of a
+    /// chain: it is synced once).
+    to_sync: Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl Pipe {
@@ -89,7 +125,34 @@ impl Pipe {
         Pipe {
             caller,
             inner: Mutex::new(None),
+            all: Arc::default(),
+            to_sync: Mutex::default(),
         }
+    }
+
+    /// Notes that `path`'s writes are all handed over: it is fsynced at the flush.
+    pub(crate) fn sync_later(&self, file: &FileWrites, path: &Path) -> Result<(), EngineError> {
+        file.check()?;
+        self.to_sync
+            .lock()
+            .expect("not poisoned")
+            .insert(path.display().to_string());
+        Ok(())
+    }
+
+    /// Waits for every write handed over, then has the agent fsync every file noted by
+    /// [`Pipe::sync_later`]; the first failure of any of them.
+    pub(crate) fn flush(&self) -> Result<(), EngineError> {
+        self.all.settle()?;
+        let files: Vec<String> = std::mem::take(&mut *self.to_sync.lock().expect("not poisoned"))
+            .into_iter()
+            .collect();
+        for part in files.chunks(SYNC_BATCH) {
+            let ops: Vec<_> = part.iter().map(|p| json!({ "path": p })).collect();
+            self.caller
+                .call("restore-sync-all", json!({ "ops": ops }), &[])?;
+        }
+        Ok(())
     }
 
     /// Hands `data` over to be written to `path` at `offset`; blocks while every sender is
@@ -106,11 +169,13 @@ impl Pipe {
             FileWrites::failure(&t)?;
             t.pending += 1;
         }
+        self.all.add();
         let job = Job {
             path: path.display().to_string(),
             offset,
             data: Bytes::copy_from_slice(data),
             file: Arc::clone(file),
+            all: Arc::clone(&self.all),
         };
         let tx = {
             let mut g = self.inner.lock().expect("not poisoned");
@@ -121,13 +186,13 @@ impl Pipe {
             let e = EngineError::Internal(
                 "the restore's sender threads stopped; hint: this is a bug, report it".into(),
             );
-            job.file.finished(Err(EngineError::Internal(e.to_string())));
+            job.finished(Err(EngineError::Internal(e.to_string())));
             return Err(e);
         }
         Ok(())
     }
 
-    fn start(&self) -> (SyncSender<Job>, Vec<JoinHandle<()>>) {
+    fn start(&self) -> Senders {
         // A rendezvous channel: a write is handed over only to an idle sender, so at most
         // WRITES_IN_FLIGHT buffers are held beyond the channel's own.
         let (tx, rx) = sync_channel::<Job>(0);
@@ -163,7 +228,7 @@ fn send_loop(caller: &dyn Caller, rx: &Mutex<Receiver<Job>>) {
         let len = job.data.len();
         let meta = json!({"path": job.path, "offset": job.offset});
         let r = caller
-            .call_bytes("restore-write-at", meta, job.data)
+            .call_bytes("restore-write-at", meta, job.data.clone())
             .and_then(|(v, _)| match v["written"].as_u64() {
                 Some(n) if n == len as u64 => Ok(()),
                 got => Err(EngineError::Failed {
@@ -177,7 +242,7 @@ fn send_loop(caller: &dyn Caller, rx: &Mutex<Receiver<Job>>) {
                     ),
                 }),
             });
-        job.file.finished(r);
+        job.finished(r);
     }
 }
 
@@ -197,6 +262,7 @@ mod tests {
         now: AtomicUsize,
         most: AtomicUsize,
         written: Mutex<Vec<u64>>,
+        synced: Mutex<Vec<String>>,
         fail_at: Option<u64>,
     }
 
@@ -205,6 +271,12 @@ mod tests {
             "slow".into()
         }
         fn call(&self, m: &str, meta: Value, body: &[u8]) -> Result<(Value, Vec<u8>), EngineError> {
+            if m == "restore-sync-all" {
+                let ops = meta["ops"].as_array().unwrap();
+                let mut s = self.synced.lock().unwrap();
+                s.extend(ops.iter().map(|o| o["path"].as_str().unwrap().to_string()));
+                return Ok((json!({}), Vec::new()));
+            }
             if m != "restore-write-at" {
                 return Ok((json!({}), Vec::new()));
             }
@@ -222,7 +294,7 @@ mod tests {
     }
 
     #[test]
-    fn writes_are_in_flight_together_and_a_sync_waits_for_every_one() {
+    fn writes_are_in_flight_together_and_the_flush_waits_for_every_one() {
         let agent = Arc::new(Slow::default());
         let d = RemoteDest::new(agent.clone());
         let f = d.open(Path::new("/r/base/1/1259")).unwrap();
@@ -230,7 +302,9 @@ mod tests {
             f.write_at(&[1u8; 8192], i * 8192, &mut None).unwrap();
         }
         f.sync().unwrap();
+        d.flush().unwrap();
         assert_eq!(agent.written.lock().unwrap().len(), 32, "a write was lost");
+        assert_eq!(*agent.synced.lock().unwrap(), vec!["/r/base/1/1259"]);
         assert!(
             agent.most.load(Ordering::SeqCst) > 1,
             "the writes went one by one"
@@ -238,7 +312,7 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_write_fails_the_files_sync() {
+    fn a_failed_write_fails_the_flush() {
         let agent = Arc::new(Slow {
             fail_at: Some(5 * 8192),
             ..Default::default()
@@ -251,7 +325,12 @@ mod tests {
                 break;
             }
         }
-        let e = f.sync().unwrap_err();
+        let _ = f.sync();
+        let e = d.flush().unwrap_err();
         assert!(e.to_string().contains("no room for 40960"), "{e}");
+        assert!(
+            agent.synced.lock().unwrap().is_empty(),
+            "a failed file was synced"
+        );
     }
 }

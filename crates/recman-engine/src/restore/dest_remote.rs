@@ -3,7 +3,7 @@
 //! many in flight at once (`dest_pipe.rs`). The transport is behind [`Caller`], so the engine
 //! does not depend on it; the binary plugs in its client.
 
-use super::dest::{DestFile, Destination, DirState};
+use super::dest::{DestFile, Destination, DirState, MetaChange};
 use super::dest_pipe::{FileWrites, Pipe};
 use crate::EngineError;
 use crate::io::AlignedBuf;
@@ -28,6 +28,9 @@ pub trait Caller: Send + Sync {
         self.call(method, meta, &body)
     }
 }
+
+/// Operations per batched call (`*-all` methods): small enough for the call's meta.
+const BATCH: usize = 512;
 
 /// The database host's file system, through its agent.
 pub struct RemoteDest {
@@ -104,7 +107,6 @@ impl Destination for RemoteDest {
         // The agent opens the file at each write: a request holds no state on the far side,
         // so a retried or reordered request cannot write into the wrong file.
         Ok(Arc::new(RemoteFile {
-            caller: Arc::clone(&self.caller),
             pipe: Arc::clone(&self.pipe),
             writes: Arc::default(),
             path: path.to_path_buf(),
@@ -137,6 +139,42 @@ impl Destination for RemoteDest {
         self.path_call("restore-set-meta", path, extra).map(drop)
     }
 
+    fn flush(&self) -> Result<(), EngineError> {
+        self.pipe.flush()
+    }
+
+    fn set_len_all(&self, files: &[(PathBuf, u64)]) -> Result<(), EngineError> {
+        // One call per batch: a call per file costs a round trip each, which a restore of
+        // thousands of small files would wait out one by one.
+        for part in files.chunks(BATCH) {
+            let ops: Vec<Value> = part
+                .iter()
+                .map(|(p, len)| json!({"path": p.display().to_string(), "len": len}))
+                .collect();
+            self.call("restore-set-len-all", json!({ "ops": ops }), &[])?;
+        }
+        Ok(())
+    }
+
+    fn set_meta_all(&self, items: &[MetaChange]) -> Result<(), EngineError> {
+        for part in items.chunks(BATCH) {
+            let ops: Vec<Value> = part
+                .iter()
+                .map(|m| {
+                    json!({
+                        "path": m.path.display().to_string(),
+                        "uid": m.owner.map(|o| o.0),
+                        "gid": m.owner.map(|o| o.1),
+                        "mode": m.mode,
+                        "link": m.link,
+                    })
+                })
+                .collect();
+            self.call("restore-set-meta-all", json!({ "ops": ops }), &[])?;
+        }
+        Ok(())
+    }
+
     fn owner_of(&self, path: &Path) -> Option<(u32, u32)> {
         let v = self.path_call("restore-owner-of", path, json!({})).ok()?;
         Some((v["uid"].as_u64()? as u32, v["gid"].as_u64()? as u32))
@@ -151,14 +189,13 @@ impl Destination for RemoteDest {
 }
 
 struct RemoteFile {
-    caller: Arc<dyn Caller>,
     pipe: Arc<Pipe>,
     writes: Arc<FileWrites>,
     path: PathBuf,
 }
 
 impl DestFile for RemoteFile {
-    /// Hands the write to the pipe and returns: it is answered by [`DestFile::sync`].
+    /// Hands the write to the pipe and returns: [`Destination::flush`] waits for it.
     fn write_at(
         &self,
         data: &[u8],
@@ -168,10 +205,9 @@ impl DestFile for RemoteFile {
         self.pipe.write(&self.writes, &self.path, offset, data)
     }
 
+    /// Notes the file for the destination's flush, which fsyncs it after its writes.
     fn sync(&self) -> Result<(), EngineError> {
-        self.writes.settle()?;
-        let meta = json!({"path": self.path.display().to_string()});
-        self.caller.call("restore-sync", meta, &[]).map(drop)
+        self.pipe.sync_later(&self.writes, &self.path)
     }
 }
 
