@@ -213,7 +213,10 @@ impl DestFile for RemoteFile {
 
 impl Drop for RemoteFile {
     fn drop(&mut self) {
-        // A failing restore drops its files unsynced: their writes still end before it reports.
+        // A file spread over several pieces is dropped at each piece's end and opened again
+        // by the next: what it gathered is written (a failure reaches the flush). A failing
+        // restore drops its files unsynced: their writes still end before it reports.
+        let _ = self.pipe.hand_over_rest(&self.writes, &self.path);
         let _ = self.writes.settle();
     }
 }
