@@ -187,7 +187,7 @@ impl Pipe {
                     return Ok(());
                 }
                 _ => {
-                    let mut buf = Vec::with_capacity(data.len().max(1 << 20).min(GATHER));
+                    let mut buf = Vec::with_capacity(data.len().clamp(1 << 20, GATHER));
                     buf.extend_from_slice(data);
                     g.replace((offset, buf))
                 }
