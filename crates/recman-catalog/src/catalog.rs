@@ -22,6 +22,34 @@ use crate::schema::{self, MigrateError, SCHEMA_VERSION};
 /// write transactions for milliseconds; a minute covers a slow disk with room to spare.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long the `n`th wait for another writer of the catalog sleeps: 100 µs doubling to 3.2 ms,
+/// then 3.2 ms each. Channels commit their statistics while the others run, and a commit
+/// holds the lock for a millisecond or so; SQLite's own busy timeout sleeps 1, 2, 5, 10, 15 ms
+/// ... and so overshoots a short wait by up to ten times.
+fn busy_nap(n: i32) -> Duration {
+    Duration::from_micros(100 << n.clamp(0, 5))
+}
+
+/// SQLite's busy handler: true to try again after a nap, false (SQLITE_BUSY) once the naps
+/// add up to [`BUSY_TIMEOUT`].
+fn wait_for_the_writer(n: i32) -> bool {
+    if waited_before(n) >= BUSY_TIMEOUT {
+        return false;
+    }
+    std::thread::sleep(busy_nap(n));
+    true
+}
+
+/// The naps before the `n`th: 100 µs × (2^n − 1) while they double, then 3.2 ms each.
+fn waited_before(n: i32) -> Duration {
+    let n = n.max(0) as u64;
+    Duration::from_micros(if n <= 6 {
+        100 * ((1 << n) - 1)
+    } else {
+        6_300 + (n - 6) * 3_200
+    })
+}
+
 /// Which engine holds the catalog, and the session on it.
 pub(crate) enum Backend {
     Sqlite(Connection),
@@ -156,8 +184,8 @@ impl Catalog {
         };
         let mut conn = Connection::open_with_flags(path, flags).map_err(sql("opening"))?;
         make_private(path);
-        conn.busy_timeout(BUSY_TIMEOUT)
-            .map_err(sql("setting busy_timeout"))?;
+        conn.busy_handler(Some(wait_for_the_writer))
+            .map_err(sql("setting the busy handler"))?;
         // WAL: readers never wait for the writer. synchronous=FULL: a committed AVAILABLE
         // must survive a power cut (safety invariant 1), NORMAL would not guarantee that.
         let mode: String = conn
@@ -399,5 +427,51 @@ fn make_private(path: &Path) {
         && m.permissions().mode() & 0o777 != recman_media::modes::PRIVATE_MODE
     {
         let _ = recman_media::modes::set_path_mode(path, recman_media::modes::PRIVATE_MODE);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_busy_naps_add_up_to_the_timeout_and_stay_short() {
+        let mut sum = Duration::ZERO;
+        for n in 0..40 {
+            assert_eq!(waited_before(n), sum, "the wait before nap {n}");
+            assert!(busy_nap(n) <= Duration::from_micros(3_200));
+            sum += busy_nap(n);
+        }
+        // It gives up after about BUSY_TIMEOUT of naps, not sooner and not much later.
+        let last = (0..i32::MAX)
+            .find(|&n| waited_before(n) >= BUSY_TIMEOUT)
+            .expect("the handler gives up");
+        assert!(waited_before(last - 1) < BUSY_TIMEOUT);
+        assert!(waited_before(last) < BUSY_TIMEOUT + Duration::from_millis(4));
+    }
+
+    fn synchronous(cat: &Catalog) -> i64 {
+        match &cat.backend {
+            Backend::Sqlite(conn) => conn
+                .query_row("PRAGMA synchronous", [], |r| r.get(0))
+                .expect("reading PRAGMA synchronous"),
+            Backend::Postgres(_) => unreachable!("an SQLite catalog"),
+        }
+    }
+
+    #[test]
+    fn a_record_commits_without_waiting_and_the_next_commit_is_durable_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let cat = Catalog::create(&dir.path().join("catalog.db")).unwrap();
+        const FULL: i64 = 2;
+        const NORMAL: i64 = 1;
+        assert_eq!(synchronous(&cat), FULL);
+        let inside = cat.record_tx("a test", || Ok(synchronous(&cat))).unwrap();
+        assert_eq!(inside, NORMAL);
+        assert_eq!(synchronous(&cat), FULL, "after a record");
+        let failed: Result<(), _> =
+            cat.record_tx("a test", || Err(cat.corrupt("on purpose".into())));
+        assert!(failed.is_err());
+        assert_eq!(synchronous(&cat), FULL, "after a record that failed");
     }
 }

@@ -285,6 +285,41 @@ impl Catalog {
             }
         }
     }
+
+    /// As [`Catalog::write_tx`], for rows that are a record of a job rather than a promise
+    /// about data (I/O statistics, samples, tuning events): the commit does not wait for the
+    /// disk. Nothing a restore relies on is written this way, and the next durable commit of
+    /// the same catalog (a backup's AVAILABLE, for one) makes these rows durable too, since
+    /// SQLite's WAL and PostgreSQL's WAL are each flushed in order. A power cut can lose at
+    /// most the last such rows. Inside another transaction it just joins it.
+    pub(crate) fn record_tx<T>(
+        &self,
+        ctx: &str,
+        f: impl FnOnce() -> Result<T, CatalogError>,
+    ) -> Result<T, CatalogError> {
+        if self.in_tx.get() {
+            return f();
+        }
+        match &self.backend {
+            Backend::Sqlite(conn) => {
+                // A per-connection setting, changed only between transactions; it is set
+                // back whatever the closure returned, so later commits stay durable.
+                conn.execute_batch("PRAGMA synchronous = NORMAL")
+                    .map_err(|e| self.sqlite_err(ctx, e))?;
+                let result = self.write_tx(ctx, f);
+                let back = conn
+                    .execute_batch("PRAGMA synchronous = FULL")
+                    .map_err(|e| self.sqlite_err(ctx, e));
+                let v = result?;
+                back?;
+                Ok(v)
+            }
+            Backend::Postgres(_) => self.write_tx(ctx, || {
+                self.exec(ctx, "SET LOCAL synchronous_commit = off", &[])?;
+                f()
+            }),
+        }
+    }
 }
 
 fn sqlite_rows(

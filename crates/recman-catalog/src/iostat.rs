@@ -98,7 +98,7 @@ impl Catalog {
             "INSERT INTO io_stat ({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
                  ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)"
         );
-        self.write_tx(ctx, || {
+        self.record_tx(ctx, || {
             for r in rows {
                 let n = |what, v| to_i64(what, v);
                 self.exec(

@@ -38,7 +38,7 @@ impl Catalog {
     /// Stores a job's samples in one transaction.
     pub fn add_io_samples(&self, rows: &[IoSample]) -> Result<(), CatalogError> {
         let ctx = "recording i/o samples";
-        self.write_tx(ctx, || {
+        self.record_tx(ctx, || {
             for r in rows {
                 self.exec(
                     ctx,
@@ -79,7 +79,7 @@ impl Catalog {
     /// Stores a job's setting changes in one transaction.
     pub fn add_tuning_events(&self, rows: &[TuningEvent]) -> Result<(), CatalogError> {
         let ctx = "recording tuning changes";
-        self.write_tx(ctx, || {
+        self.record_tx(ctx, || {
             for r in rows {
                 self.exec(
                     ctx,

@@ -442,10 +442,11 @@ pub struct BackupArgs {
     /// relation files from its data directory, taking the read load off the primary.
     #[arg(long)]
     pub standby: Option<String>,
-    /// The agent of the --standby server (`recman server --pgdata` on its host),
+    /// The agent of a streaming standby (`recman server --pgdata` on its host),
     /// https://HOST:PORT: the channels read the standby's relation files through it, so the
-    /// standby may run on another host.
-    #[arg(long, requires = "standby")]
+    /// standby may run on another host; without --standby the agent's own session checks the
+    /// standby (the language's ALLOCATE CHANNEL … CONNECT 'https://…').
+    #[arg(long)]
     pub standby_agent: Option<String>,
     /// Where the pieces go: disk, s3 or sbt (`configure device-type`); one channel per
     /// device stream. Default: `configure default-device-type`, else the repository.

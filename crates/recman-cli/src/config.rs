@@ -102,3 +102,31 @@ pub fn merge(mut g: Global) -> Result<Global> {
     }
     Ok(g)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// The fleet's TLS files: a flag (or its RECMAN_TLS_* variable, which clap reads in its
+    /// place) wins over the config file's [tls], which fills what was left unset.
+    #[test]
+    fn tls_section_fills_what_flags_leave_unset() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fleet.toml");
+        std::fs::write(
+            &path,
+            "[tls]\ncert = \"/etc/recman/file.crt\"\nkey = \"/etc/recman/file.key\"\nca = \"/etc/recman/ca.crt\"\n",
+        )
+        .unwrap();
+        let g = Global {
+            config: Some(path),
+            tls_cert: Some(PathBuf::from("/flag.crt")),
+            ..Default::default()
+        };
+        let g = merge(g).unwrap();
+        assert_eq!(g.tls_cert, Some(PathBuf::from("/flag.crt")));
+        assert_eq!(g.tls_key, Some(PathBuf::from("/etc/recman/file.key")));
+        assert_eq!(g.tls_ca, Some(PathBuf::from("/etc/recman/ca.crt")));
+    }
+}

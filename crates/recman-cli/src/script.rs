@@ -7,6 +7,7 @@ mod archivelog;
 mod block;
 mod blockrec;
 mod change;
+mod channel_agent;
 mod configure;
 #[cfg(test)]
 mod doc_tables;

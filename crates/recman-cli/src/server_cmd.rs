@@ -47,7 +47,7 @@ pub fn serve_with(
             "recman server needs its certificate, key and the fleet's CA; hint: give --tls-cert, --tls-key and --tls-ca (or the config file's [tls] section)"
         );
     };
-    let service = recman_engine::source::agent::AgentService::new(pgdata)?;
+    let service = recman_engine::source::agent::AgentService::new(pgdata, g.target.clone())?;
     let service = crate::restore_agent::WithRestore {
         backup: Some(Box::new(service)),
         restore,

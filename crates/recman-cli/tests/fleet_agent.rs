@@ -3,7 +3,9 @@
 //! mutual TLS, validates it, and the backup restores to the same data; a certificate the agent
 //! does not allow fails the backup with a clear error on both sides. With a streaming standby
 //! behind an agent of its own, the channels read relation files from the standby's agent and
-//! the rest from the primary's (acceptance 3), as the I/O statistics show.
+//! the rest from the primary's (acceptance 3), as the I/O statistics show; the channels are
+//! allocated in the language, one CONNECTed to the standby's agent. A backup host
+//! given no conninfo starts and stops the backup through the agent's own server session.
 
 mod common;
 mod flows;
@@ -90,18 +92,15 @@ fn backup_and_validate_through_the_agent() {
     standby.restart_on_tcp();
     let standby_agent = Agent::start(&standby, &pki, &["backup-host"]);
     cluster.psql("create table after_first(x int); insert into after_first values (1)");
-    host.ok(with(&[
-        "backup",
-        "database",
-        "--channels",
-        "2",
-        "--tag",
-        "TWO_HOSTS",
-        "--standby",
-        &standby.tcp_conninfo(),
-        "--standby-agent",
-        &standby_agent.url,
-    ]));
+    // In the language (RMAN's CONNECT on a channel): the agent's URL alone, whose own session
+    // checks the standby's replay.
+    let script = format!(
+        "RUN {{ ALLOCATE CHANNEL c1 DEVICE TYPE DISK; \
+         ALLOCATE CHANNEL c2 DEVICE TYPE DISK CONNECT '{}'; \
+         BACKUP DATABASE TAG 'TWO_HOSTS'; }}",
+        standby_agent.url
+    );
+    host.ok(with(&["run", &script]));
     let io: serde_json::Value =
         serde_json::from_str(&host.ok(with(&["report", "io", "TWO_HOSTS", "--json"]))).unwrap();
     let inputs: Vec<&serde_json::Value> = io["rows"]
@@ -125,6 +124,26 @@ fn backup_and_validate_through_the_agent() {
         "each file read through one of the two agents: primary {primary_files:?}, standby {standby_files:?}"
     );
 
+    // The agent starts and stops a backup for a backup host given no conninfo at all (its
+    // environment holds no PG* either): only the agent's session reaches this cluster, whose
+    // system identifier the backup checks. This is the backup restored below.
+    cluster.psql("create table via_agent(x int); insert into via_agent values (42)");
+    let mut args = host.base_args();
+    args.extend(["backup", "database", "--tag", "VIA_AGENT"].map(String::from));
+    host.ok(args);
+    let list: serde_json::Value =
+        serde_json::from_str(&host.ok(with(&["list", "backup", "--json"]))).unwrap();
+    let via = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["tag"] == "VIA_AGENT");
+    assert_eq!(
+        via.map(|b| &b["status"]),
+        Some(&"AVAILABLE".into()),
+        "{list}"
+    );
+
     // The backup restores (locally, as postgres, from a copy of the repository) to the data:
     // `--agent local`, since the database was registered with an agent.
     let expected = cluster.all_table_checksums();
@@ -143,4 +162,72 @@ fn backup_and_validate_through_the_agent() {
         path_str(&to),
     ]);
     start_and_compare(&to, &expected);
+
+    lease_ends_the_backup_of_a_silent_backup_host(&cluster, &pki);
+}
+
+/// A backup host that started a backup through the agent and then went silent: when its lease
+/// runs out the agent closes the session, which ends the backup on the server. The agent runs
+/// in this process (a one-second lease); the client calls by hand, renewing nothing.
+fn lease_ends_the_backup_of_a_silent_backup_host(cluster: &Cluster, pki: &TestPki) {
+    use recman_remote::{Allow, CallOptions, Client, TlsFiles};
+    use serde_json::json;
+    use std::time::{Duration, Instant};
+    let svc = recman_engine::source::agent::AgentService::new(&cluster.pgdata, None)
+        .unwrap()
+        .with_lease(Some(cluster.conninfo()), Duration::from_secs(1));
+    let server_tls = TlsFiles {
+        cert: pki.server_cert.clone(),
+        key: pki.server_key.clone(),
+        ca: pki.ca.clone(),
+    };
+    let server = recman_remote::serve(
+        "127.0.0.1:0",
+        &server_tls,
+        Allow::Any,
+        std::sync::Arc::new(svc),
+        recman_remote::stderr_log(),
+    )
+    .unwrap();
+    let client_tls = TlsFiles {
+        cert: pki.client_cert.clone(),
+        key: pki.client_key.clone(),
+        ca: pki.ca.clone(),
+    };
+    let url = format!("https://127.0.0.1:{}", server.local_addr.port());
+    let client = Client::connect(&url, &client_tls).unwrap();
+    let opened = client
+        .call_meta("pg-open", &json!({}), CallOptions::default())
+        .unwrap();
+    let id = opened["id"].clone();
+    assert_eq!(
+        opened["facts"]["data_directory"].as_str(),
+        Some(path_str(&cluster.pgdata)),
+        "{opened}"
+    );
+    let started = json!({"id": id, "op": "backup-start", "label": "lease test"});
+    client
+        .call_meta("pg-call", &started, CallOptions::default())
+        .unwrap();
+    let sessions = || {
+        cluster.psql(
+            "select count(*) from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid()",
+        )
+    };
+    assert_eq!(
+        sessions().trim(),
+        "1",
+        "the agent's session holds the backup"
+    );
+    // Watched from the server's side: asking the agent would renew the lease.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while sessions().trim() != "0" {
+        assert!(Instant::now() < deadline, "the lease never ran out");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let e = client
+        .call_meta("pg-renew", &json!({ "id": id }), CallOptions::default())
+        .unwrap_err();
+    assert_eq!(e.kind(), recman_error::ErrorKind::NotFound, "{e}");
+    assert!(e.to_string().contains("lease"), "{e}");
 }

@@ -5,7 +5,7 @@ mod entries;
 mod failed;
 mod optimize;
 pub(crate) mod since;
-mod standby;
+pub(crate) mod standby;
 
 use checks::{check_target, wait_for_wal};
 use entries::{LazyEntries, file_entry};
@@ -20,7 +20,7 @@ use recman_catalog::IoStatRow;
 use recman_catalog::{BackupRecord, BackupStatus, CorruptBlock, PieceRecord};
 use recman_format::manifest::*;
 use recman_format::{Compression, PieceHeader};
-use recman_pg::{Lsn, Session, WalName, resolve_conninfo, wal_segments_between};
+use recman_pg::{Lsn, Session, WalName, wal_segments_between};
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -137,8 +137,7 @@ pub fn backup_database(
     let source = crate::source::of_context(ctx, "backup")?;
     let source = source.as_ref();
     let facts = source.facts()?;
-    let target = resolve_conninfo(ctx.conninfo.as_deref())?;
-    let mut session = Session::connect(&target)?;
+    let mut session = crate::source::server_session(ctx, source)?;
     check_target(ctx, source, &facts, &session)?;
     let _lock = ctx.repo.lock("backup database")?;
     let cat = ctx.repo.catalog();
@@ -497,16 +496,16 @@ fn run(
             output.describe()
         ));
     }
-    let standby_source = match &opts.standby {
-        Some(conninfo) => Some(standby::prepare(
+    let standby_source = match (&opts.standby, &opts.standby_agent) {
+        (None, None) => None,
+        (conninfo, agent) => Some(standby::prepare(
             ctx,
-            conninfo,
-            opts.standby_agent.as_deref(),
+            conninfo.as_deref(),
+            agent.as_deref(),
             Lsn(rec.start_lsn),
             opts.archive_timeout,
             progress,
         )?),
-        None => None,
     };
     let tracking = match inc.increment {
         Some(i) => crate::tracking::load(

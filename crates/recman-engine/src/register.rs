@@ -5,6 +5,10 @@ use crate::EngineError;
 use recman_catalog::{DbRecord, Repository};
 use std::path::Path;
 
+/// The statement register sends to see the session works (also through an agent, which runs
+/// only statements it knows).
+pub(crate) const PING_SQL: &str = "select 1";
+
 /// Registers the server at `conninfo` (libpq's defaults when None) under `name`. With
 /// `pgdata`, its pg_control must carry the server's system identifier: a data directory of
 /// another cluster would be backed up under this one's name.
@@ -31,7 +35,7 @@ pub fn register_database(
     let dir = pgdata
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| session.data_directory.clone());
-    let _ = session.simple_query("select 1")?;
+    let _ = session.simple_query(PING_SQL)?;
     Ok(repo.catalog().register_database(
         name,
         session.system_identifier,
@@ -40,8 +44,8 @@ pub fn register_database(
     )?)
 }
 
-/// Registers the server at `conninfo` under `name`, its files read through the agent at
-/// `agent` (`recman server --pgdata` on the database host): the agent's pg_control must carry
+/// Registers the server at `conninfo` (or, when None, the one the agent connects to) under
+/// `name`, its files read through the agent at `agent` (`recman server --pgdata` on the database host): the agent's pg_control must carry
 /// the server's system identifier, and the catalog records the URL for backup and validate.
 pub fn register_database_agent(
     repo: &Repository,
@@ -58,8 +62,11 @@ pub fn register_database_agent(
     })?;
     let source = crate::source::remote::RemoteSource::connect(agent, tls)?;
     let facts = source.facts()?;
-    let target = recman_pg::resolve_conninfo(conninfo)?;
-    let mut session = recman_pg::Session::connect(&target)?;
+    // Without --target the agent's own session to its cluster answers.
+    let mut session = match conninfo {
+        None => super::source::remote_pg::open(source.client())?,
+        Some(c) => recman_pg::Session::connect(&recman_pg::resolve_conninfo(Some(c))?)?,
+    };
     if facts.system_identifier != session.system_identifier {
         return Err(EngineError::Invalid(format!(
             "the data directory served by the agent at {agent} (system identifier {}) does not belong to the server at {} (system identifier {}); hint: point --agent and --target at the same cluster",
@@ -68,7 +75,7 @@ pub fn register_database_agent(
             session.system_identifier
         )));
     }
-    let _ = session.simple_query("select 1")?;
+    let _ = session.simple_query(PING_SQL)?;
     let db = repo.catalog().register_database(
         name,
         session.system_identifier,

@@ -7,7 +7,9 @@
 //! many in flight at once on one HTTP/2 connection.
 
 pub mod agent;
+pub mod agent_pg;
 pub mod remote;
+pub mod remote_pg;
 
 use std::fs::File;
 use std::io;
@@ -90,6 +92,11 @@ pub trait DataSource: Send + Sync {
     /// The agent's URL, when the files are read through one: the INPUT statistics rows of
     /// its files name it (as their device).
     fn agent_url(&self) -> Option<String> {
+        None
+    }
+    /// A server session held by the agent the files are read through (None for a local
+    /// source): the backup host then never connects to PostgreSQL itself.
+    fn agent_session(&self) -> Option<Result<recman_pg::Session, EngineError>> {
         None
     }
 }
@@ -176,6 +183,22 @@ pub fn of_context(ctx: &crate::Context, what: &str) -> Result<Box<dyn DataSource
         ))
     })?;
     Ok(Box::new(LocalSource::new(pgdata)))
+}
+
+/// The session a backup starts and stops through: libpq to `--target` when it was given,
+/// else, for a cluster read through its agent, the agent's own session to it (the backup
+/// host needs no route to PostgreSQL), else libpq with its defaults.
+pub fn server_session(
+    ctx: &crate::Context,
+    source: &dyn DataSource,
+) -> Result<recman_pg::Session, EngineError> {
+    if ctx.conninfo.is_none()
+        && let Some(s) = source.agent_session()
+    {
+        return s;
+    }
+    let target = recman_pg::resolve_conninfo(ctx.conninfo.as_deref())?;
+    Ok(recman_pg::Session::connect(&target)?)
 }
 
 /// The agent database `ctx.db` was registered with, connected; None when it reads locally.

@@ -95,6 +95,11 @@ pub(crate) fn on_history(spans: &[Span], tli: u32, start: u64, stop: u64) -> boo
         .any(|s| s.tli == tli && s.begin <= start && s.end.is_none_or(|e| stop <= e))
 }
 
+/// The cluster's current timeline and whether it is a standby (one statement, also run through
+/// an agent, which runs only statements it knows).
+pub(crate) const CURRENT_TIMELINE_SQL: &str = "SELECT CASE WHEN pg_is_in_recovery() THEN (SELECT timeline_id FROM pg_control_checkpoint())::text \
+     ELSE substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) END, pg_is_in_recovery()";
+
 /// The history of the timeline the target server is on now. Without the history file of a
 /// timeline after the first, only that timeline itself is known, so only backups taken on it
 /// count as on the history: a level 1 then bases itself on one of those, or becomes a level 0.
@@ -105,10 +110,7 @@ pub(crate) fn current_history(
 ) -> Result<Vec<Span>, EngineError> {
     // On a primary the WAL being written names the timeline at once; pg_control's checkpoint
     // timeline lags a promotion until its first checkpoint. A standby has no current WAL.
-    let rows = session.simple_query(
-        "SELECT CASE WHEN pg_is_in_recovery() THEN (SELECT timeline_id FROM pg_control_checkpoint())::text \
-         ELSE substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) END, pg_is_in_recovery()",
-    )?;
+    let rows = session.simple_query(CURRENT_TIMELINE_SQL)?;
     let row = rows.first();
     let value = row
         .and_then(|r| r.first().cloned().flatten())

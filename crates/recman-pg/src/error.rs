@@ -64,6 +64,12 @@ pub enum PgError {
     Unsupported { version: String, at: String },
     #[error("invalid LSN {text:?}; hint: write it as PostgreSQL does, e.g. 0/3000028")]
     BadLsn { text: String },
+    /// A failure of a session a database-host agent holds (the agent's message, its kind).
+    #[error("{message}")]
+    Remote {
+        kind: recman_error::ErrorKind,
+        message: String,
+    },
 }
 
 /// A refused password needs another fix than a server that is not there.
@@ -112,6 +118,7 @@ impl PgError {
             PgError::Connect { .. } => K::Transient,
             PgError::Query { .. } => K::Io,
             PgError::Io { source, .. } => K::of_io(source),
+            PgError::Remote { kind, .. } => *kind,
         }
     }
 }

@@ -21,5 +21,7 @@ pub use conninfo::{has_password as conninfo_has_password, redact as redact_conni
 pub use control::{DataDirFacts, read_data_dir_facts};
 pub use error::PgError;
 pub use lsn::{Lsn, WalName, wal_segments_between};
-pub use session::{BackupStart, BackupStop, Session, Tablespace};
+pub use session::{
+    BackupStart, BackupStop, ServerFacts, ServerLink, Session, Tablespace, label_timeline,
+};
 pub use tls::TlsSettings;

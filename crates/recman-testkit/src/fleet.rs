@@ -231,6 +231,10 @@ impl Agent {
         let mut args = vec![
             "--pgdata".to_string(),
             path_str(&cluster.pgdata).to_string(),
+            // The agent's own session to its cluster, over the unix socket: a backup host
+            // without --target starts and stops backups through it.
+            "--target".into(),
+            cluster.conninfo(),
             "--tls-cert".into(),
             path_str(&pki.server_cert).into(),
             "--tls-key".into(),

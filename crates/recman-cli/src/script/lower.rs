@@ -29,6 +29,8 @@ pub(crate) struct ChannelOpts {
     pub maxopenfiles: Option<u32>,
     pub rate: Option<String>,
     pub standby: Option<String>,
+    /// CONNECT 'https://HOST:PORT': the standby's agent the channels read through.
+    pub standby_agent: Option<String>,
     /// A FORMAT template with a location that every channel gives.
     pub format: Option<String>,
 }
@@ -57,9 +59,16 @@ pub(crate) fn channel_args(b: &Block, g: &Global, takes: Takes) -> Result<Channe
     let mut maxopen = None;
     let mut rate = None;
     let mut standby: Option<String> = None;
+    let mut standby_agent: Option<String> = None;
     let mut format: Option<String> = None;
     for c in &b.channels {
         for op in &c.ops {
+            if let ChannelOp::Connect(url) = op
+                && super::channel_agent::is_agent_url(url)
+            {
+                super::channel_agent::take(&mut standby_agent, url, &c.name, takes.standby)?;
+                continue;
+            }
             // A net service name (`/@instance1`) is a pg_service.conf service; a channel
             // connected to the target itself reads what every channel reads.
             let aliased;
@@ -135,6 +144,7 @@ pub(crate) fn channel_args(b: &Block, g: &Global, takes: Takes) -> Result<Channe
         }
     }
     out.standby = standby;
+    out.standby_agent = standby_agent;
     out.format = format;
     if takes.maxopenfiles {
         out.maxopenfiles = maxopen.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
@@ -355,6 +365,7 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
     }
     c.maxopenfiles = ch.maxopenfiles;
     c.standby = ch.standby;
+    c.standby_agent = ch.standby_agent;
     c.io.rate = ch.rate;
     if let Some(n) = b.maxcorrupt {
         c.maxcorrupt = fit(n, "maxcorrupt")?;

@@ -299,10 +299,6 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "it runs the database-host agent as a long-lived service, not a statement of a session",
     ),
     (
-        "backup database --standby-agent",
-        "a channel's CONNECT names the standby's server; the agent serving its files is given on the command line for now",
-    ),
-    (
         "register database --agent",
         "the fleet is set up from the command line; REGISTER DATABASE registers the local cluster",
     ),
@@ -362,6 +358,10 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
     (
         "backup database --standby",
         "ALLOCATE CHANNEL … CONNECT to a standby gives it",
+    ),
+    (
+        "backup database --standby-agent",
+        "ALLOCATE CHANNEL … CONNECT 'https://HOST:PORT' (the standby's agent) gives it",
     ),
     ("backup database --rate", "ALLOCATE CHANNEL … RATE gives it"),
     (

@@ -72,9 +72,10 @@ pub(super) fn wait_for_wal(
 ) -> Result<(), EngineError> {
     let deadline = Instant::now() + timeout;
     let cat = ctx.repo.catalog();
-    // archive_command usually lands a segment within tens of milliseconds: poll often at
-    // first, then back off, so a short backup does not wait out a long poll interval.
-    let mut nap = Duration::from_millis(5);
+    // archive_command usually lands a segment within tens of milliseconds: each nap is a tenth
+    // of the wait so far (2 to 50 ms), so the poll adds at most about a tenth to a short wait
+    // and a lookup in the catalog every 50 ms to a long one.
+    let started = Instant::now();
     for w in needed {
         let name = w.to_string();
         loop {
@@ -94,8 +95,9 @@ pub(super) fn wait_for_wal(
                     session.archive_command
                 )));
             }
+            let nap =
+                (started.elapsed() / 10).clamp(Duration::from_millis(2), Duration::from_millis(50));
             std::thread::sleep(nap);
-            nap = (nap * 2).min(Duration::from_millis(100));
         }
     }
     Ok(())

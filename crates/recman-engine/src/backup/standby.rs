@@ -15,20 +15,46 @@ use recman_pg::{Lsn, Session, resolve_conninfo};
 use crate::source::{DataSource, LocalSource};
 use crate::{Context, EngineError, Progress};
 
+/// The statements a standby channel sends (also through a standby's agent, which runs only
+/// statements it knows: [`crate::source::agent_pg`]).
+pub(crate) const IN_RECOVERY_SQL: &str = "select pg_is_in_recovery()";
+pub(crate) const REPLAY_LSN_SQL: &str = "select pg_last_wal_replay_lsn()";
+pub(crate) const CHECKPOINT_SQL: &str = "checkpoint";
+pub(crate) const REDO_LSN_SQL: &str = "select redo_lsn from pg_control_checkpoint()";
+
 /// Checks that `conninfo` reaches a standby of the cluster being backed up whose data
 /// directory is readable here (or through its agent `agent`), waits until it has replayed
-/// past `start`, and returns where to read its files.
+/// past `start`, and returns where to read its files. Without `conninfo` the agent's own
+/// session to the standby answers (the backup host needs no route to it).
 pub(crate) fn prepare(
     ctx: &Context,
-    conninfo: &str,
+    conninfo: Option<&str>,
     agent: Option<&str>,
     start: Lsn,
     timeout: Duration,
     progress: &dyn Progress,
 ) -> Result<Box<dyn DataSource>, EngineError> {
     let system_identifier = ctx.db.system_identifier;
-    let target = resolve_conninfo(Some(conninfo))?;
-    let mut s = Session::connect(&target)?;
+    let remote = match agent {
+        Some(url) => {
+            let tls = ctx.tls.as_ref().ok_or_else(|| {
+                EngineError::Invalid(format!(
+                    "--standby-agent {url} needs the fleet's TLS files; hint: give --tls-cert, --tls-key and --tls-ca (or the config file's [tls] section)"
+                ))
+            })?;
+            Some(crate::source::remote::RemoteSource::connect(url, tls)?)
+        }
+        None => None,
+    };
+    let mut s = match (conninfo, &remote) {
+        (Some(c), _) => Session::connect(&resolve_conninfo(Some(c))?)?,
+        (None, Some(r)) => crate::source::remote_pg::open(r.client())?,
+        (None, None) => {
+            return Err(EngineError::Invalid(
+                "a backup from a standby needs --standby CONNINFO or --standby-agent URL".into(),
+            ));
+        }
+    };
     let who = s.target().to_string();
     if s.system_identifier != system_identifier {
         return Err(EngineError::Invalid(format!(
@@ -36,7 +62,7 @@ pub(crate) fn prepare(
             s.system_identifier
         )));
     }
-    let in_recovery = s.simple_query("select pg_is_in_recovery()")?;
+    let in_recovery = s.simple_query(IN_RECOVERY_SQL)?;
     if in_recovery
         .first()
         .and_then(|r| r.first().cloned().flatten())
@@ -48,15 +74,8 @@ pub(crate) fn prepare(
         )));
     }
     let data_dir = PathBuf::from(&s.data_directory);
-    let source: Box<dyn DataSource> = match agent {
-        Some(url) => {
-            let tls = ctx.tls.as_ref().ok_or_else(|| {
-                EngineError::Invalid(format!(
-                    "--standby-agent {url} needs the fleet's TLS files; hint: give --tls-cert, --tls-key and --tls-ca (or the config file's [tls] section)"
-                ))
-            })?;
-            Box::new(crate::source::remote::RemoteSource::connect(url, tls)?)
-        }
+    let source: Box<dyn DataSource> = match remote {
+        Some(r) => Box::new(r),
         None => Box::new(LocalSource::new(&data_dir)),
     };
     let facts = source.facts().map_err(|e| {
@@ -74,7 +93,7 @@ pub(crate) fn prepare(
     }
     let t0 = Instant::now();
     loop {
-        let rows = s.simple_query("select pg_last_wal_replay_lsn()")?;
+        let rows = s.simple_query(REPLAY_LSN_SQL)?;
         let replayed = rows
             .first()
             .and_then(|r| r.first().cloned().flatten())
@@ -106,8 +125,8 @@ pub(crate) fn prepare(
 /// Asks `s` (a standby) for a restartpoint and says whether its redo point is now at or past
 /// `start`.
 fn restartpoint_covers(s: &mut Session, start: Lsn) -> Result<bool, EngineError> {
-    s.simple_query("checkpoint")?;
-    let rows = s.simple_query("select redo_lsn from pg_control_checkpoint()")?;
+    s.simple_query(CHECKPOINT_SQL)?;
+    let rows = s.simple_query(REDO_LSN_SQL)?;
     Ok(rows
         .first()
         .and_then(|r| r.first().cloned().flatten())

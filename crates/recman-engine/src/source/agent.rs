@@ -15,6 +15,9 @@
 //!   again and judges what still fails.
 //! - `read-file {path}` → payload: a small file whole (a timeline history, a WAL segment).
 //!
+//! - `pg-open`, `pg-call`, `pg-renew`, `pg-close`: the server session a backup starts and
+//!   stops through ([`super::agent_pg`]).
+//!
 //! `path` is relative to the data directory, '/'-separated, without `..`: anything else is
 //! refused as invalid input.
 
@@ -34,16 +37,30 @@ const MAX_READ: u64 = 64 << 20;
 pub struct AgentService {
     pgdata: PathBuf,
     checksums: bool,
+    /// The server sessions held for backup hosts (the `pg-*` methods, [`super::agent_pg`]).
+    pg: super::agent_pg::PgSessions,
 }
 
 impl AgentService {
-    /// Checks that `pgdata` is a cluster's data directory this process can read.
-    pub fn new(pgdata: &Path) -> Result<AgentService, crate::EngineError> {
+    /// Checks that `pgdata` is a cluster's data directory this process can read; server
+    /// sessions connect with `conninfo` (the agent's --target; libpq's defaults when None).
+    pub fn new(
+        pgdata: &Path,
+        conninfo: Option<String>,
+    ) -> Result<AgentService, crate::EngineError> {
         let facts = recman_pg::read_data_dir_facts(pgdata)?;
         Ok(AgentService {
             pgdata: pgdata.to_path_buf(),
             checksums: facts.checksums_enabled.unwrap_or(false),
+            pg: super::agent_pg::PgSessions::new(conninfo),
         })
+    }
+
+    /// Server sessions expire after `lease` without a call (instead of 60 s or
+    /// RECMAN_AGENT_LEASE_SECS).
+    pub fn with_lease(mut self, conninfo: Option<String>, lease: std::time::Duration) -> Self {
+        self.pg = super::agent_pg::PgSessions::with_lease(conninfo, lease);
+        self
     }
 
     fn path(&self, meta: &serde_json::Value) -> Result<(String, PathBuf), ServiceError> {
@@ -167,6 +184,7 @@ impl Service for AgentService {
                 send_meta(out, json!({"size": md.len()}))
             }
             "read" => self.read(&call.meta, out),
+            m if m.starts_with("pg-") => self.pg.call(m, &call.meta, out),
             "read-file" => {
                 let (_, path) = self.path(&call.meta)?;
                 let data = std::fs::read(&path).map_err(|e| {

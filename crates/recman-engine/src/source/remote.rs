@@ -50,6 +50,11 @@ impl RemoteSource {
         self.client.url()
     }
 
+    /// The connection to the agent, for the calls that are not file reads.
+    pub fn client(&self) -> Arc<Client> {
+        self.client.clone()
+    }
+
     fn rel_of<'p>(&self, path: &'p Path) -> io::Result<&'p str> {
         let s = path.to_str().unwrap_or("");
         s.strip_prefix(self.client.url())
@@ -213,5 +218,9 @@ impl DataSource for RemoteSource {
 
     fn agent_url(&self) -> Option<String> {
         Some(self.client.url().to_string())
+    }
+
+    fn agent_session(&self) -> Option<Result<recman_pg::Session, EngineError>> {
+        Some(super::remote_pg::open(self.client.clone()))
     }
 }
