@@ -281,7 +281,7 @@ fn send_loop(caller: &dyn Caller, rx: &Mutex<Receiver<Job>>) {
             Err(_) => return,
         };
         let len = job.data.len();
-        let meta = json!({"path": job.path, "offset": job.offset});
+        let meta = json!({"path": job.path, "offset": job.offset, "len": len});
         let r = caller
             .call_bytes("restore-write-at", meta, job.data.clone())
             .and_then(|(v, _)| match v["written"].as_u64() {
