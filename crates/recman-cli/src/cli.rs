@@ -79,7 +79,8 @@ pub struct Global {
     #[arg(long, global = true, value_enum, default_value_t = ProgressMode::Auto)]
     pub progress: ProgressMode,
     /// `restore database`: write through this database host's agent, https://HOST:PORT
-    /// (docs/fleet.md); the restore directory is then on that host.
+    /// (docs/fleet.md); the restore directory is then on that host. A database registered
+    /// with `--agent` is restored through that agent without this; `local` restores here.
     #[arg(long, global = true)]
     pub agent: Option<String>,
 }

@@ -109,6 +109,15 @@ impl Caller for AgentCaller {
         meta: Value,
         body: &[u8],
     ) -> Result<(Value, Vec<u8>), EngineError> {
+        self.call_bytes(method, meta, Bytes::copy_from_slice(body))
+    }
+
+    fn call_bytes(
+        &self,
+        method: &str,
+        meta: Value,
+        body: Bytes,
+    ) -> Result<(Value, Vec<u8>), EngineError> {
         // Every restore operation but these lands the same when sent twice.
         let opts = if matches!(method, "restore-symlink" | "restore-remove-file") {
             CallOptions::default()
@@ -122,7 +131,7 @@ impl Caller for AgentCaller {
             });
         }
         self.client
-            .call_whole(method, &meta, Bytes::copy_from_slice(body), opts)
+            .call_whole(method, &meta, body, opts)
             .map_err(|e| {
                 if matches!(e, RemoteError::Network(_) | RemoteError::Deadline(_)) {
                     *self.gone.lock().expect("not poisoned") = Some(e.to_string());
@@ -131,6 +140,9 @@ impl Caller for AgentCaller {
             })
     }
 }
+
+/// `--agent local`: restore on this host, also for a database registered with an agent.
+pub const LOCAL_AGENT: &str = "local";
 
 /// A restore of `db` written through the agent at `url`; its restore_command is the one the
 /// agent gives (archive-get through the repository host), else the usual one.

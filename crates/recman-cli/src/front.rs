@@ -86,14 +86,21 @@ impl recman_command::Env for CliEnv<'_> {
         self.bar
     }
     fn restore_through(&self, ctx: &Context) -> Result<Option<recman_engine::Through>, EnvError> {
-        match &self.g.agent {
-            Some(url) => Ok(Some(crate::fleet_client::through_agent(
-                url,
-                &crate::fleet_args::TlsArgs::of(self.g),
-                &ctx.db.name,
-            )?)),
-            None => Ok(None),
-        }
+        // A database registered with --agent is restored on its host by default: that is
+        // where it lives. `--agent local` restores on this host anyway.
+        let url = match self.g.agent.as_deref() {
+            Some(crate::fleet_client::LOCAL_AGENT) => return Ok(None),
+            Some(url) => url.to_string(),
+            None => match ctx.repo.catalog().db_agent(ctx.db.id)? {
+                Some(url) => url,
+                None => return Ok(None),
+            },
+        };
+        Ok(Some(crate::fleet_client::through_agent(
+            &url,
+            &crate::fleet_args::TlsArgs::of(self.g),
+            &ctx.db.name,
+        )?))
     }
 }
 

@@ -63,7 +63,9 @@ impl RestoreAgent {
                 "this agent takes no restores: it was started without --restore-dir; nothing was written; hint: start recman server with --restore-dir DIR for each directory a restore may write into",
             ));
         }
-        let mut body = Vec::new();
+        // A write says its length: the body is read into one buffer of that size.
+        let hint = call.meta["len"].as_u64().unwrap_or(0).min(8 << 20) as usize;
+        let mut body = Vec::with_capacity(hint);
         call.body
             .read_to_end(&mut body)
             .map_err(|e| ServiceError::io("read the request", &e))?;

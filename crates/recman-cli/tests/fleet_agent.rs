@@ -144,7 +144,8 @@ fn backup_and_validate_through_the_agent() {
         "{list}"
     );
 
-    // The backup restores (locally, as postgres, from a copy of the repository) to the data.
+    // The backup restores (locally, as postgres, from a copy of the repository) to the data:
+    // `--agent local`, since the database was registered with an agent.
     let expected = cluster.all_table_checksums();
     drop(shuttle);
     let (_copy_dir, repo) = host.repo_copy_for_cluster_user();
@@ -153,6 +154,8 @@ fn backup_and_validate_through_the_agent() {
     recman_ok([
         "--repo",
         path_str(&repo),
+        "--agent",
+        "local",
         "restore",
         "database",
         "--to",

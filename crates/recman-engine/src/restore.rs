@@ -6,6 +6,7 @@ mod confine;
 mod copy_restore;
 pub(crate) mod databases;
 pub mod dest;
+mod dest_pipe;
 pub mod dest_remote;
 pub mod dest_serve;
 mod files;
@@ -145,7 +146,7 @@ pub fn restore_database_on(
     let t0 = Instant::now();
     if through.is_remote() && (opts.from_copy.is_some() || *selection != Selection::Whole) {
         return Err(EngineError::Invalid(format!(
-            "a restore{} writes whole backups from backup sets only; hint: leave out --from-copy and --include-db, or run the restore on the database host",
+            "a restore{} writes whole backups from backup sets only; hint: leave out --from-copy and --include-db, or restore on this host with --agent local (or on the database host itself)",
             through.dest.place()
         )));
     }

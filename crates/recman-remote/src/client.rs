@@ -409,12 +409,7 @@ impl Client {
         let local_err: LocalErr = Arc::new(Mutex::new(None));
         let req_body = match body {
             Body::Empty => ChanBody::Whole(Some(prefix)),
-            Body::Bytes(b) => {
-                let mut v = Vec::with_capacity(prefix.len() + b.len());
-                v.extend_from_slice(&prefix);
-                v.extend_from_slice(&b);
-                ChanBody::Whole(Some(Bytes::from(v)))
-            }
+            Body::Bytes(b) => ChanBody::Parts([prefix, b].into()),
             Body::Reader(r) => {
                 let (tx, rx) = wire::channel();
                 let slot = local_err.clone();

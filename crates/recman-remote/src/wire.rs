@@ -93,6 +93,9 @@ pub(crate) fn status_of(h: &HeaderMap) -> Option<Result<(), RemoteError>> {
 /// the stream), or a body known whole.
 pub(crate) enum ChanBody {
     Whole(Option<Bytes>),
+    /// Known whole, in parts sent as they are (a request's meta, then its payload: joining
+    /// them would copy the payload).
+    Parts(std::collections::VecDeque<Bytes>),
     Chan(mpsc::Receiver<Result<Frame<Bytes>, io::Error>>),
 }
 
@@ -113,18 +116,24 @@ impl Body for ChanBody {
     ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
         match self.get_mut() {
             ChanBody::Whole(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            ChanBody::Parts(p) => Poll::Ready(p.pop_front().map(|b| Ok(Frame::data(b)))),
             ChanBody::Chan(rx) => rx.poll_recv(cx),
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        matches!(self, ChanBody::Whole(None))
+        match self {
+            ChanBody::Whole(b) => b.is_none(),
+            ChanBody::Parts(p) => p.is_empty(),
+            ChanBody::Chan(_) => false,
+        }
     }
 
     fn size_hint(&self) -> SizeHint {
         match self {
             ChanBody::Whole(Some(b)) => SizeHint::with_exact(b.len() as u64),
             ChanBody::Whole(None) => SizeHint::with_exact(0),
+            ChanBody::Parts(p) => SizeHint::with_exact(p.iter().map(|b| b.len() as u64).sum()),
             ChanBody::Chan(_) => SizeHint::default(),
         }
     }

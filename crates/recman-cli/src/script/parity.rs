@@ -529,7 +529,10 @@ const IO_OPTIONS: &[&str] = &[
     "--buffered-reads",
 ];
 
-/// Every leaf subcommand with its own (not global) long options.
+/// Every leaf subcommand with its own (not global) long options. Global options are settings
+/// of the run, which a session inherits from the command line: `recman --agent local run` (or
+/// `--agent URL`) decides where a RESTORE DATABASE statement writes exactly as it does for
+/// `recman restore database`, since both reach the same `Env::restore_through`.
 fn leaves(c: &clap::Command, path: &mut Vec<String>, out: &mut Vec<(String, Vec<String>)>) {
     let subs: Vec<&clap::Command> = c
         .get_subcommands()

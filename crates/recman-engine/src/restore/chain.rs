@@ -140,11 +140,13 @@ pub fn restore_chain_with(
     progress.finish();
     // Lengths come from the newest backup: this is what replays truncation and extension,
     // and creates files that no piece held a byte of.
-    for e in newest.values() {
-        layout
-            .dest
-            .set_len(&layout.real(&e.path), e.size.unwrap_or(0))?;
-    }
+    // Every write of every pass acknowledged and fsynced before anything depends on them.
+    layout.dest.flush()?;
+    let lens: Vec<_> = newest
+        .values()
+        .map(|e| (layout.real(&e.path), e.size.unwrap_or(0)))
+        .collect();
+    layout.dest.set_len_all(&lens)?;
     apply_metadata(newest_m, layout)?;
     Ok((
         newest.len() as u64,

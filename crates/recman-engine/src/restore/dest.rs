@@ -7,7 +7,8 @@
 //! Contract: paths are absolute paths on the destination host, already confined by the
 //! caller (`confine.rs`); a remote destination confines them again on the far side. Every
 //! operation either succeeds whole or returns an error naming the path; `write_whole` and
-//! `set_len` make what they wrote durable, file writes become durable at the file's `sync`.
+//! `set_len` make what they wrote durable, file writes become durable at the file's `sync`
+//! once `flush` has returned (a remote destination pipelines writes and syncs until then).
 
 use crate::EngineError;
 use crate::io::AlignedBuf;
@@ -23,6 +24,15 @@ pub enum DirState {
     /// Not empty, and the restore marker is there: an interrupted restore wrote it.
     Marked,
     Occupied,
+}
+
+/// One [`Destination::set_meta`] of a batch.
+#[derive(Clone, Debug)]
+pub struct MetaChange {
+    pub path: PathBuf,
+    pub owner: Option<(u32, u32)>,
+    pub mode: Option<u32>,
+    pub link: bool,
 }
 
 /// One restored file open for writing.
@@ -67,6 +77,23 @@ pub trait Destination: Send + Sync {
         mode: Option<u32>,
         link: bool,
     ) -> Result<(), EngineError>;
+    /// Waits for every file write and sync handed over (a remote destination keeps them in
+    /// flight); the first failure among them. The restore calls it after its last write.
+    fn flush(&self) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// [`Destination::set_len`] for each of `files`, in order; a remote destination sends
+    /// them in a few calls rather than one per file.
+    fn set_len_all(&self, files: &[(PathBuf, u64)]) -> Result<(), EngineError> {
+        files.iter().try_for_each(|(p, len)| self.set_len(p, *len))
+    }
+    /// [`Destination::set_meta`] for each of `items`, in order (a remote destination sends
+    /// them in a few calls).
+    fn set_meta_all(&self, items: &[MetaChange]) -> Result<(), EngineError> {
+        items
+            .iter()
+            .try_for_each(|m| self.set_meta(&m.path, m.owner, m.mode, m.link))
+    }
     /// The owner of `path`, None when it cannot be read.
     fn owner_of(&self, path: &Path) -> Option<(u32, u32)>;
     /// Whether the destination may give files away (it runs as root).

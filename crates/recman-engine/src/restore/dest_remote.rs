@@ -1,10 +1,13 @@
 //! A restore destination on another host: every [`Destination`] operation is one request to
-//! the database host's agent (`dest_serve.rs` runs it there). The transport is behind
-//! [`Caller`], so the engine does not depend on it; the binary plugs in its client.
+//! the database host's agent (`dest_serve.rs` runs it there); a file's writes are pipelined,
+//! many in flight at once (`dest_pipe.rs`). The transport is behind [`Caller`], so the engine
+//! does not depend on it; the binary plugs in its client.
 
-use super::dest::{DestFile, Destination, DirState};
+use super::dest::{DestFile, Destination, DirState, MetaChange};
+use super::dest_pipe::{FileWrites, Pipe};
 use crate::EngineError;
 use crate::io::AlignedBuf;
+use bytes::Bytes;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,16 +18,32 @@ pub trait Caller: Send + Sync {
     fn name(&self) -> String;
     fn call(&self, method: &str, meta: Value, body: &[u8])
     -> Result<(Value, Vec<u8>), EngineError>;
+    /// [`Caller::call`] with a body the transport may keep without copying it.
+    fn call_bytes(
+        &self,
+        method: &str,
+        meta: Value,
+        body: Bytes,
+    ) -> Result<(Value, Vec<u8>), EngineError> {
+        self.call(method, meta, &body)
+    }
 }
+
+/// Operations per batched call (`*-all` methods): small enough for the call's meta.
+const BATCH: usize = 512;
 
 /// The database host's file system, through its agent.
 pub struct RemoteDest {
     caller: Arc<dyn Caller>,
+    pipe: Arc<Pipe>,
 }
 
 impl RemoteDest {
     pub fn new(caller: Arc<dyn Caller>) -> RemoteDest {
-        RemoteDest { caller }
+        RemoteDest {
+            pipe: Arc::new(Pipe::new(Arc::clone(&caller))),
+            caller,
+        }
     }
 
     fn call(
@@ -88,7 +107,8 @@ impl Destination for RemoteDest {
         // The agent opens the file at each write: a request holds no state on the far side,
         // so a retried or reordered request cannot write into the wrong file.
         Ok(Arc::new(RemoteFile {
-            caller: Arc::clone(&self.caller),
+            pipe: Arc::clone(&self.pipe),
+            writes: Arc::default(),
             path: path.to_path_buf(),
         }))
     }
@@ -119,6 +139,42 @@ impl Destination for RemoteDest {
         self.path_call("restore-set-meta", path, extra).map(drop)
     }
 
+    fn flush(&self) -> Result<(), EngineError> {
+        self.pipe.flush()
+    }
+
+    fn set_len_all(&self, files: &[(PathBuf, u64)]) -> Result<(), EngineError> {
+        // One call per batch: a call per file costs a round trip each, which a restore of
+        // thousands of small files would wait out one by one.
+        for part in files.chunks(BATCH) {
+            let ops: Vec<Value> = part
+                .iter()
+                .map(|(p, len)| json!({"path": p.display().to_string(), "len": len}))
+                .collect();
+            self.call("restore-set-len-all", json!({ "ops": ops }), &[])?;
+        }
+        Ok(())
+    }
+
+    fn set_meta_all(&self, items: &[MetaChange]) -> Result<(), EngineError> {
+        for part in items.chunks(BATCH) {
+            let ops: Vec<Value> = part
+                .iter()
+                .map(|m| {
+                    json!({
+                        "path": m.path.display().to_string(),
+                        "uid": m.owner.map(|o| o.0),
+                        "gid": m.owner.map(|o| o.1),
+                        "mode": m.mode,
+                        "link": m.link,
+                    })
+                })
+                .collect();
+            self.call("restore-set-meta-all", json!({ "ops": ops }), &[])?;
+        }
+        Ok(())
+    }
+
     fn owner_of(&self, path: &Path) -> Option<(u32, u32)> {
         let v = self.path_call("restore-owner-of", path, json!({})).ok()?;
         Some((v["uid"].as_u64()? as u32, v["gid"].as_u64()? as u32))
@@ -133,23 +189,34 @@ impl Destination for RemoteDest {
 }
 
 struct RemoteFile {
-    caller: Arc<dyn Caller>,
+    pipe: Arc<Pipe>,
+    writes: Arc<FileWrites>,
     path: PathBuf,
 }
 
 impl DestFile for RemoteFile {
+    /// Hands the write to the pipe and returns: [`Destination::flush`] waits for it.
     fn write_at(
         &self,
         data: &[u8],
         offset: u64,
         _: &mut Option<AlignedBuf>,
     ) -> Result<(), EngineError> {
-        let meta = json!({"path": self.path.display().to_string(), "offset": offset});
-        self.caller.call("restore-write-at", meta, data).map(drop)
+        self.pipe.write(&self.writes, &self.path, offset, data)
     }
 
+    /// Notes the file for the destination's flush, which fsyncs it after its writes.
     fn sync(&self) -> Result<(), EngineError> {
-        let meta = json!({"path": self.path.display().to_string()});
-        self.caller.call("restore-sync", meta, &[]).map(drop)
+        self.pipe.sync_later(&self.writes, &self.path)
+    }
+}
+
+impl Drop for RemoteFile {
+    fn drop(&mut self) {
+        // A file spread over several pieces is dropped at each piece's end and opened again
+        // by the next: what it gathered is written (a failure reaches the flush). A failing
+        // restore drops its files unsynced: their writes still end before it reports.
+        let _ = self.pipe.hand_over_rest(&self.writes, &self.path);
+        let _ = self.writes.settle();
     }
 }

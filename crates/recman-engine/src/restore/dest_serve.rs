@@ -26,6 +26,9 @@ pub const METHODS: &[&str] = &[
     "restore-set-len",
     "restore-symlink",
     "restore-set-meta",
+    "restore-set-len-all",
+    "restore-set-meta-all",
+    "restore-sync-all",
     "restore-owner-of",
     "restore-may-chown",
 ];
@@ -107,6 +110,22 @@ pub fn serve(
     meta: &Value,
     body: &[u8],
 ) -> Result<(Value, Vec<u8>), EngineError> {
+    if let Some(single) = method
+        .strip_suffix("-all")
+        .filter(|m| matches!(*m, "restore-set-len" | "restore-set-meta" | "restore-sync"))
+    {
+        // A batch: each operation runs, and is confined, exactly as if sent on its own; the
+        // first failure stops the batch (the caller fails the restore).
+        let ops = meta.get("ops").and_then(Value::as_array).ok_or_else(|| {
+            EngineError::Invalid(format!(
+                "a restore request {method} lacks its \"ops\"; hint: the backup host runs another recman version, use the same on both hosts"
+            ))
+        })?;
+        for op in ops {
+            serve(roots, single, op, &[])?;
+        }
+        return Ok((json!({"done": ops.len()}), Vec::new()));
+    }
     let d = LocalDest;
     let ok = |v: Value| Ok((v, Vec::new()));
     // Only an owner change may name a link itself (lchown); every other method follows the
@@ -146,7 +165,8 @@ pub fn serve(
         "restore-write-at" => {
             let f = d.open(&path()?)?;
             f.write_at(body, n(meta, "offset").unwrap_or(0), &mut None)?;
-            ok(json!({}))
+            // What the caller checks before it counts the write as done.
+            ok(json!({"written": body.len()}))
         }
         "restore-sync" => {
             d.open(&path()?)?.sync()?;
@@ -279,6 +299,7 @@ mod tests {
         let f = d.open(&root.join("base/1/1259")).unwrap();
         f.write_at(&[7u8; 8192], 8192, &mut None).unwrap();
         f.sync().unwrap();
+        d.flush().unwrap();
         d.set_len(&root.join("base/1/1259"), 3 * 8192).unwrap();
         d.write_whole(&root.join("PG_VERSION"), b"15\n").unwrap();
         d.set_meta(&root.join("PG_VERSION"), None, Some(0o600), false)
@@ -295,6 +316,35 @@ mod tests {
             d.dir_state(&root, "PG_VERSION").unwrap(),
             super::super::dest::DirState::Marked
         );
+        // Batches: each operation as if sent alone, confined alike.
+        let batch = [(root.join("base/1/2"), 8192), (root.join("base/1/3"), 0)];
+        d.set_len_all(&batch).unwrap();
+        assert_eq!(
+            std::fs::metadata(root.join("base/1/2")).unwrap().len(),
+            8192
+        );
+        let meta = |p: PathBuf| super::super::dest::MetaChange {
+            path: p,
+            owner: None,
+            mode: Some(0o640),
+            link: false,
+        };
+        d.set_meta_all(&[meta(root.join("base/1/2")), meta(root.join("base/1/3"))])
+            .unwrap();
+        let mode = std::fs::metadata(root.join("base/1/3"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o640);
+        let e = d
+            .set_len_all(&[(root.join("base/1/4"), 1), (dir.path().join("outside"), 1)])
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("outside the agent's restore directories"),
+            "{e}"
+        );
+        assert!(!dir.path().join("outside").exists());
         let e = d
             .write_whole(&dir.path().join("outside"), b"x")
             .unwrap_err();

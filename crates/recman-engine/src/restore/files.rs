@@ -227,15 +227,19 @@ pub(crate) fn make_entries(m: &BackupManifest, layout: &Layout) -> Result<(), En
 pub(crate) fn apply_metadata(m: &BackupManifest, layout: &Layout) -> Result<(), EngineError> {
     let dest = layout.dest.as_ref();
     let root = dest.may_chown();
-    for e in m
+    let changes: Vec<_> = m
         .entries
         .iter()
         .filter(|e| e.kind == EntryKind::File)
         .chain(m.entries.iter().filter(|e| e.kind == EntryKind::Dir))
-    {
-        let owner = root.then_some((e.uid, e.gid));
-        dest.set_meta(&layout.real(&e.path), owner, Some(e.mode), false)?;
-    }
+        .map(|e| super::dest::MetaChange {
+            path: layout.real(&e.path),
+            owner: root.then_some((e.uid, e.gid)),
+            mode: Some(e.mode),
+            link: false,
+        })
+        .collect();
+    dest.set_meta_all(&changes)?;
     if root {
         // The top directories take the owner of the data directory's files.
         if let Some(e) = m.entries.iter().find(|e| e.path == "global") {
