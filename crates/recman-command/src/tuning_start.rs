@@ -162,7 +162,7 @@ pub(crate) fn start_from_advice(
         Some(d) => d.clone(),
         None => recman_engine::devices::repository_device(&ctx.repo).to_string(),
     };
-    let when = chrono_free_date(c.taken_at);
+    let when = calibration_date(c.taken_at);
     let a = advice_for(c, &device_type, None);
     let notes = apply_advice(b, opts, &a.settings, &format!("calibration of {when}"));
     for n in &notes {
@@ -178,24 +178,10 @@ pub(crate) fn start_from_advice(
 }
 
 /// A calibration's date, UTC, as `YYYY-MM-DD HH:MM`.
-fn chrono_free_date(micros: i64) -> String {
-    let secs = micros.div_euclid(1_000_000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
-        rem / 3600,
-        (rem % 3600) / 60
+fn calibration_date(micros: i64) -> String {
+    chrono::DateTime::from_timestamp_micros(micros).map_or_else(
+        || format!("{micros} µs"),
+        |t| t.format("%Y-%m-%d %H:%M UTC").to_string(),
     )
 }
 
@@ -393,10 +379,10 @@ mod tests {
 
     #[test]
     fn calibration_dates_read_as_utc() {
-        assert_eq!(chrono_free_date(0), "1970-01-01 00:00 UTC");
+        assert_eq!(calibration_date(0), "1970-01-01 00:00 UTC");
         // 2026-11-26 03:00:00 UTC
         assert_eq!(
-            chrono_free_date(1_795_662_000 * 1_000_000),
+            calibration_date(1_795_662_000 * 1_000_000),
             "2026-11-26 03:00 UTC"
         );
     }
