@@ -38,14 +38,26 @@ pub(crate) fn apply_advice(
             });
         }
     };
-    if b.channels.is_none() {
-        note(
-            "channels",
-            opts.channels.to_string(),
-            s.channels.to_string(),
-        );
-        opts.channels = s.channels.max(1);
+    // A count the command left open takes advise's (at least 1).
+    fn count(
+        note: &mut impl FnMut(&str, String, String),
+        given: Option<u32>,
+        setting: &str,
+        slot: &mut u32,
+        advised: u32,
+    ) {
+        if given.is_none() {
+            note(setting, slot.to_string(), advised.to_string());
+            *slot = advised.max(1);
+        }
     }
+    count(
+        &mut note,
+        b.channels,
+        "channels",
+        &mut opts.channels,
+        s.channels,
+    );
     if b.compress.is_none()
         && let Ok(c) = s.compress.parse::<Compression>()
     {
@@ -56,22 +68,20 @@ pub(crate) fn apply_advice(
         );
         opts.compression = c;
     }
-    if b.filesperset.is_none() {
-        note(
-            "filesperset",
-            opts.filesperset.to_string(),
-            s.filesperset.to_string(),
-        );
-        opts.filesperset = s.filesperset.max(1);
-    }
-    if b.maxopenfiles.is_none() {
-        note(
-            "maxopenfiles",
-            opts.maxopenfiles.to_string(),
-            s.maxopenfiles.to_string(),
-        );
-        opts.maxopenfiles = s.maxopenfiles.max(1);
-    }
+    count(
+        &mut note,
+        b.filesperset,
+        "filesperset",
+        &mut opts.filesperset,
+        s.filesperset,
+    );
+    count(
+        &mut note,
+        b.maxopenfiles,
+        "maxopenfiles",
+        &mut opts.maxopenfiles,
+        s.maxopenfiles,
+    );
     if b.section_size.is_none() {
         let show = |v: Option<u64>| v.map_or_else(|| "none".to_string(), |z| z.to_string());
         note(
