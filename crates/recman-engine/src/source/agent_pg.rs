@@ -101,18 +101,12 @@ impl PgSessions {
         let target = recman_pg::resolve_conninfo(self.conninfo.as_deref()).map_err(pg_err)?;
         let session = Session::connect(&target).map_err(pg_err)?;
         let f = session.facts();
-        // Ids are not guessable by another client of the agent (RandomState's keys are).
-        let id = {
-            use std::hash::{BuildHasher, Hasher};
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u128(
-                std::time::UNIX_EPOCH
-                    .elapsed()
-                    .map(|d| d.as_nanos())
-                    .unwrap_or(0),
-            );
-            format!("{:016x}", h.finish())
-        };
+        // Not guessable by another client of the agent: 128 bits from the system's source.
+        let mut bytes = [0u8; 16];
+        getrandom::getrandom(&mut bytes).map_err(|e| {
+            ServiceError::new(ErrorKind::Io, format!("the system's random source: {e}"))
+        })?;
+        let id = format!("{:032x}", u128::from_le_bytes(bytes));
         let answer = json!({
             "id": id,
             "lease_secs": self.lease.as_secs(),
