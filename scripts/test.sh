@@ -41,11 +41,182 @@ for arg in "$@"; do
     -p | -p* | --package | --package=*) scope=() ;;
     esac
 done
-echo "[test] cargo test ${scope[*]} --no-fail-fast $* (RUST_TEST_THREADS=$RUST_TEST_THREADS${RECMAN_TEST_SKIP:+, RECMAN_TEST_SKIP=$RECMAN_TEST_SKIP})"
+
+# Test binaries run one after another under cargo test (RECMAN_TEST_JOBS=1, the default: the
+# machine may be shared, e.g. with benchmarks, and cargo's own output is what developers know),
+# or N at a time (CI sets 2): most tests wait on PostgreSQL (fsync, checkpoints, archiving),
+# so two binaries at once keep two cores busy where one leaves them idle half the time.
+jobs=${RECMAN_TEST_JOBS:-1}
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || setup_die "RECMAN_TEST_JOBS=$jobs; hint: a number of test binaries to run at once, 1 or more"
+
+# Binaries that must not share the machine with another binary, with the reason; they run
+# alone once the others are done.
+declare -A RUN_ALONE=(
+    # Each asserts which stage (disk, cpu, network) limited a backup under a throttle; another
+    # binary's load on the two cores or the disk could make a different stage the slowest.
+    [tuning_diagnosis]="names the bottleneck of a throttled backup"
+    [tuning_advise]="measures throughput under throttles to advise"
+    [tune_auto]="calibrates against a throttled device"
+)
+# The longest binaries first (40-77 s each, serially), so that the run does not end with one
+# long binary on one core; the others follow in cargo's order.
+LONGEST=(backup_restore change_tracking many_files incremental wal_prefetch image_copy
+    fleet_restore retention)
+
+# cargo test's positional test-name filter and everything after `--` go to each test binary;
+# the rest (packages, --test NAME, features) to cargo. Options of cargo test that take a value:
+cargo_value_opts=" -p --package --exclude --test --bin --example --bench -F --features --target
+    -j --jobs --profile --manifest-path --target-dir --color --config -Z --message-format
+    --timings --lockfile-path "
+run_parallel() {
+    local cargo_args=() bin_args=() selects_targets=0 expect_value=0 arg
+    while [[ $# -gt 0 ]]; do
+        arg=$1
+        shift
+        if [[ $expect_value -eq 1 ]]; then
+            cargo_args+=("$arg")
+            expect_value=0
+            continue
+        fi
+        case $arg in
+        --)
+            bin_args+=("$@")
+            break
+            ;;
+        --lib | --bins | --bin | --bin=* | --tests | --test | --test=* | --examples | --example | \
+            --example=* | --benches | --bench | --bench=* | --all-targets | --doc)
+            selects_targets=1
+            ;;
+        esac
+        case $arg in
+        -*=*) cargo_args+=("$arg") ;;
+        -*)
+            cargo_args+=("$arg")
+            [[ $cargo_value_opts == *" $arg "* ]] && expect_value=1
+            ;;
+        *) bin_args=("$arg" "${bin_args[@]}") ;;
+        esac
+    done
+
+    local dir
+    dir=$(mktemp -d /tmp/recman-test-bins.XXXXXX)
+    # shellcheck disable=SC2064 # expand now: dir is local
+    trap "rm -rf '$dir' '$log_file'" EXIT
+    echo "[test] building: cargo test ${scope[*]} --no-run ${cargo_args[*]}"
+    if ! cargo test "${scope[@]}" --no-run --message-format=json-render-diagnostics \
+        "${cargo_args[@]}" >"$dir/build.json"; then
+        echo "[test] the test build failed (see above)" >&2
+        return 101
+    fi
+    # One line per test executable: executable, package dir (the test's working directory and
+    # CARGO_MANIFEST_DIR, as under cargo test), target name. No jq: CI's machine may lack it.
+    local exe manifest name
+    local -a order=() alone=()
+    local -A dir_of=() name_of=()
+    while IFS= read -r line; do
+        # A target's own "test" says whether cargo tests it by default; the profile's, whether
+        # this artifact is a test harness.
+        [[ $line == *'"reason":"compiler-artifact"'* ]] || continue
+        grep -qE '"profile":\{[^}]*"test":true' <<<"$line" || continue
+        exe=$(grep -oE '"executable":"[^"]+"' <<<"$line" | sed 's/^"executable":"//; s/"$//') || continue
+        manifest=$(grep -oE '"manifest_path":"[^"]+"' <<<"$line" | head -n 1 | sed 's/^"manifest_path":"//; s/"$//')
+        name=$(basename "$exe")
+        name=${name%-*}
+        dir_of[$exe]=$(dirname "$manifest")
+        name_of[$exe]=$name
+        if [[ -n ${RUN_ALONE[$name]:-} ]]; then
+            alone+=("$exe")
+        else
+            order+=("$exe")
+        fi
+    done <"$dir/build.json"
+    local -a first=() rest=()
+    for name in "${LONGEST[@]}"; do
+        for exe in "${order[@]}"; do
+            [[ ${name_of[$exe]} == "$name" ]] && first+=("$exe")
+        done
+    done
+    for exe in "${order[@]}"; do
+        [[ " ${LONGEST[*]} " == *" ${name_of[$exe]} "* ]] || rest+=("$exe")
+    done
+    order=("${first[@]}" "${rest[@]}")
+
+    # Doc-tests, which --no-run does not build, run where cargo test would run them: when no
+    # option selects targets. They are one more job of the pool.
+    local doc=0
+    [[ $selects_targets -eq 0 ]] && doc=1
+    echo "[test] ${#order[@]} test binaries, $jobs at a time$([[ $doc -eq 1 ]] && echo ', then the doc-tests'); ${#alone[@]} alone afterwards"
+
+    # run_one KEY DISPLAY-NAME COMMAND...: runs in the background with its own log, then prints
+    # the log whole under a lock (never interleaved with another) and appends it to the log
+    # the summary reads.
+    run_one() {
+        local key=$1 shown=$2
+        shift 2
+        local log=$dir/$key.log start=$SECONDS status
+        "$@" >"$log" 2>&1
+        status=$?
+        echo "$status" >"$dir/$key.status"
+        {
+            flock 9
+            {
+                echo "[test] ---- $shown: exit $status, $((SECONDS - start)) s ----"
+                cat "$log"
+            } | tee -a "$log_file"
+        } 9>"$dir/lock"
+    }
+    run_bin() {
+        local exe=$1
+        (cd "${dir_of[$exe]}" && CARGO_MANIFEST_DIR=${dir_of[$exe]} exec "$exe" "${bin_args[@]}")
+    }
+    local running=0 key
+    for exe in "${order[@]}"; do
+        if [[ $running -ge $jobs ]]; then
+            wait -n || true
+            running=$((running - 1))
+        fi
+        key=$(basename "$exe")
+        echo "[test] start ${name_of[$exe]} ($exe)"
+        run_one "$key" "${name_of[$exe]}" run_bin "$exe" &
+        running=$((running + 1))
+    done
+    if [[ $doc -eq 1 ]]; then
+        if [[ $running -ge $jobs ]]; then
+            wait -n || true
+        fi
+        echo "[test] start doc-tests"
+        run_one doc-tests doc-tests cargo test "${scope[@]}" --doc --no-fail-fast "${cargo_args[@]}" \
+            -- "${bin_args[@]}" &
+    fi
+    wait
+    for exe in "${alone[@]}"; do
+        key=$(basename "$exe")
+        echo "[test] start ${name_of[$exe]} alone: ${RUN_ALONE[${name_of[$exe]}]} ($exe)"
+        run_one "$key" "${name_of[$exe]}" run_bin "$exe"
+    done
+
+    local failed=() f
+    for f in "$dir"/*.status; do
+        [[ -e $f ]] || continue
+        [[ $(cat "$f") == 0 ]] || failed+=("$(basename "$f" .status)")
+    done
+    if [[ ${#failed[@]} -gt 0 ]]; then
+        echo "[test] failed: ${failed[*]}"
+        return 101
+    fi
+}
+
+echo "[test] cargo test ${scope[*]} --no-fail-fast $* (RUST_TEST_THREADS=$RUST_TEST_THREADS, RECMAN_TEST_JOBS=$jobs${RECMAN_TEST_SKIP:+, RECMAN_TEST_SKIP=$RECMAN_TEST_SKIP})"
 set +e
-# --no-fail-fast: one failing test binary must not hide the results of the others.
-cargo test "${scope[@]}" --no-fail-fast "$@" 2>&1 | tee "$log_file"
-status=${PIPESTATUS[0]}
+if [[ $jobs -eq 1 ]]; then
+    # --no-fail-fast: one failing test binary must not hide the results of the others.
+    cargo test "${scope[@]}" --no-fail-fast "$@" 2>&1 | tee "$log_file"
+    status=${PIPESTATUS[0]}
+else
+    # Every binary runs whatever the others did, as with --no-fail-fast.
+    run_parallel "$@"
+    status=$?
+fi
 set -e
 
 echo
