@@ -30,6 +30,9 @@ trap restore EXIT
 
 failed=0
 # mutant NAME FILE LINE BROKEN TEST-ARGS...
+# TEST-ARGS say --workspace rather than -p recman-cli: cargo resolves features over the packages
+# it selects, and the workspace's are those scripts/test.sh built, so only what the mutant
+# touches is rebuilt.
 mutant() {
     local name=$1 file=$2 line=$3 broken=$4
     shift 4
@@ -64,13 +67,13 @@ mutant() {
 
 mutant failed-backup-leaves-pieces crates/recman-engine/src/backup.rs \
     'let _ = ctx.repo.remove_prefix(&dir);' 'let _ = &dir;' \
-    -p recman-cli --test s3_repo a_flaky_server
+    --workspace --test s3_repo a_flaky_server
 mutant throttle-does-nothing crates/recman-engine/src/io/throttle.rs \
     'rate: rate.filter(|r| *r > 0),' 'rate: rate.filter(|_| false),' \
-    -p recman-cli --test io_balance rate_is_a_ceiling
+    --workspace --test io_balance rate_is_a_ceiling
 mutant uring-refusal-switch-ignored crates/recman-engine/src/fault.rs \
     'is_some_and(|v| v == "1")' 'is_some_and(|_| false)' \
-    -p recman-cli --test io_engine refused_io_uring
+    --workspace --test io_engine refused_io_uring
 
 if [[ $failed -ne 0 ]]; then
     echo "[mutants] FAILED: a guard did not catch its mutant (see above)" >&2
