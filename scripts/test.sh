@@ -64,10 +64,10 @@ LONGEST=(backup_restore change_tracking many_files incremental wal_prefetch imag
     fleet_restore retention)
 
 # cargo test's positional test-name filter and everything after `--` go to each test binary;
-# the rest (packages, --test NAME, features) to cargo. Options of cargo test that take a value:
-cargo_value_opts=" -p --package --exclude --test --bin --example --bench -F --features --target
-    -j --jobs --profile --manifest-path --target-dir --color --config -Z --message-format
-    --timings --lockfile-path "
+# the rest (packages, --test NAME, features) to cargo. Options of cargo test that take a value
+# (next word):
+cargo_value_opts=" -p --package --exclude --test --bin --example --bench -F --features --target "
+cargo_value_opts+="-j --jobs --profile --manifest-path --target-dir --color --config -Z --lockfile-path "
 run_parallel() {
     local cargo_args=() bin_args=() selects_targets=0 expect_value=0 arg
     while [[ $# -gt 0 ]]; do
