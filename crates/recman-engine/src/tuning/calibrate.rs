@@ -373,6 +373,9 @@ fn parallel_read_and_check(
     Ok(rate(got?.iter().sum(), t0.elapsed()))
 }
 
+/// What a read probe does with each buffer it completes.
+type OnRead<'a> = dyn FnMut(&[u8]) + 'a;
+
 /// What a channel does to every chunk it reads: page checks and the chunk's CRC.
 fn check_chunk(c: &[u8]) {
     let pages = &c[..c.len() / recman_page::BLCKSZ * recman_page::BLCKSZ];
@@ -395,7 +398,7 @@ fn read_probe(
     direct: bool,
     opt: &CalibrateOptions,
     io_uring: bool,
-    mut on_read: Option<&mut dyn FnMut(&[u8])>,
+    mut on_read: Option<&mut OnRead>,
 ) -> Result<ReadProbe, EngineError> {
     let settings = IoSettings {
         mode: if io_uring {
