@@ -132,7 +132,8 @@ f = ["--channels", s["channels"], "--compress", s["compress"], "--filesperset", 
      "--maxopenfiles", s["maxopenfiles"], "--input-buffers", s["input_buffers"],
      "--input-buffer-size", "%dK" % (s["input_buffer_size"] >> 10)]
 if s.get("section_size"): f += ["--section-size", "%dM" % (s["section_size"] >> 20)]
-print(",".join(map(str, f)), "%.1f" % a["predicted_seconds"], a["bottleneck"])' "$advice")
+if not s.get("direct_reads", True): f += ["--buffered-reads"]
+print(",".join(map(str, f)), "%.2f" % a["predicted_seconds"], a["bottleneck"])' "$advice")
     IFS=, read -r -a af <<<"$a_flags"
     adv=$(median_backup advised "${af[@]}")
     auto=$(median_backup auto --tune auto)

@@ -158,6 +158,7 @@ impl BackupDatabase {
                 None => r.tuning,
             },
             tune_notes: Vec::new(),
+            tune_expected_rate: None,
             not_backed_up_since: match &self.not_backed_up_since {
                 Some(t) => match RecoveryTarget::parse_time(t)? {
                     RecoveryTarget::Time { micros, .. } => Some(micros),

@@ -184,6 +184,8 @@ pub(crate) fn start_from_advice(
         ));
     }
     opts.tune_notes = notes;
+    // Whether the backup is long enough to learn from is judged at advise's predicted rate.
+    opts.tune_expected_rate = Some(a.predicted_bytes_per_second as f64);
     Ok(())
 }
 

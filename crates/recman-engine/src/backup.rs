@@ -75,6 +75,9 @@ pub struct BackupOptions {
     /// The settings `--tune auto` took from advise before the first set, for the backup's
     /// tuning events.
     pub tune_notes: Vec<crate::tune::TuneNote>,
+    /// `--tune auto` with a calibration: advise's predicted aggregate read rate, bytes/s.
+    /// With it the backup knows whether its sets would last long enough to learn from.
+    pub tune_expected_rate: Option<f64>,
     /// RMAN's CHECK LOGICAL: heap and B-tree pages are checked inside too; a page that fails
     /// counts against MAXCORRUPT like a checksum failure.
     pub check_logical: bool,
@@ -107,6 +110,7 @@ impl Default for BackupOptions {
             not_backed_up_since: None,
             tune_auto: false,
             tune_notes: Vec::new(),
+            tune_expected_rate: None,
             check_logical: false,
             maxsetsize: None,
         }
@@ -378,9 +382,21 @@ fn run(
     let sizes: Vec<u64> = scan.files.iter().map(|f| f.size).collect();
     // Known before anything is written, so a failed backup can say what it needed.
     rec.db_bytes = sizes.iter().sum();
-    // Auto tuning learns between sets: each channel gets at least 8 of them.
-    let filesperset = if opts.tune_auto {
-        let per = (sizes.len() / (opts.channels as usize * 8)).max(1) as u32;
+    let mut live_notes = Vec::new();
+    // Auto tuning learns between sets: each channel gets at least 8 of them, unless the
+    // prediction says those sets would be too short for the tuner to read anything from.
+    let learn_layout = opts.tune_auto
+        && match crate::tune::short_sets(rec.db_bytes, opts.tune_expected_rate) {
+            Some(note) => {
+                progress.notice(&note.reason);
+                live_notes.push(note);
+                false
+            }
+            None => true,
+        };
+    let filesperset = if learn_layout {
+        let per = (sizes.len() / (opts.channels as usize * crate::tune::LEARNING_SETS as usize))
+            .max(1) as u32;
         opts.filesperset.min(per)
     } else {
         opts.filesperset
@@ -389,7 +405,7 @@ fn run(
     // (the plan starts with the largest files) is not the whole backup before anything is
     // learned.
     let section_size = match opts.section_size {
-        None if opts.tune_auto => auto_section(&sizes, opts.channels),
+        None if learn_layout => auto_section(&sizes, opts.channels),
         given => given,
     };
     let settings = PlanSettings {
@@ -436,7 +452,7 @@ fn run(
             opts.tune_auto
                 .then(|| crate::tune::Tuner::new(opts.compression)),
         );
-    for n in &opts.tune_notes {
+    for n in opts.tune_notes.iter().chain(&live_notes) {
         live.event(
             None,
             &n.setting,
@@ -454,7 +470,7 @@ fn run(
             "tune auto: files larger than a set's share are read in sections, so that settings can change within them".into(),
         );
     }
-    if opts.tune_auto && filesperset != opts.filesperset {
+    if learn_layout && filesperset != opts.filesperset {
         live.event(
             None,
             "filesperset",
@@ -854,7 +870,7 @@ fn auto_section(sizes: &[u64], channels: u32) -> Option<u64> {
     const MIB: u64 = 1 << 20;
     let total: u64 = sizes.iter().sum();
     let largest = sizes.iter().copied().max().unwrap_or(0);
-    let share = total / (channels.max(1) as u64 * 8);
+    let share = total / (channels.max(1) as u64 * crate::tune::LEARNING_SETS);
     let section = share
         .max(largest.div_ceil(256))
         .max(8 * MIB)

@@ -54,6 +54,31 @@ pub struct TuneNote {
     pub reason: String,
 }
 
+/// Sets a channel gets when auto tuning plans its backup for learning (smaller FILESPERSET,
+/// sections): the tuner changes settings between sets, so it needs several.
+pub const LEARNING_SETS: u64 = 8;
+
+/// Whether the learning layout would give the tuner nothing to learn from: `bytes` read at the
+/// predicted aggregate `rate` (bytes/s) in [`LEARNING_SETS`] sets a channel makes sets of
+/// `bytes / (LEARNING_SETS * rate)` seconds whatever the channel count, and the tuner ignores
+/// sets under [`MIN_SET_MICROS`]. Then the layout only costs (more sets, each with a piece to
+/// commit) and the note returned says the plan stays; None when learning can pay, or when
+/// there is no prediction to judge by.
+pub fn short_sets(bytes: u64, rate: Option<f64>) -> Option<TuneNote> {
+    let rate = rate.filter(|r| r.is_finite() && *r > 0.0)?;
+    let data_secs = bytes as f64 / rate;
+    let set_micros = data_secs * 1e6 / LEARNING_SETS as f64;
+    (set_micros < MIN_SET_MICROS as f64).then(|| TuneNote {
+        setting: "layout".into(),
+        old: None,
+        new: "as planned".into(),
+        reason: format!(
+            "tune auto: the data phase is predicted at {data_secs:.1} s, so {LEARNING_SETS} sets a channel would last under {:.1} s each, too short to learn from; sets and sections stay as planned",
+            MIN_SET_MICROS as f64 / 1e6
+        ),
+    })
+}
+
 /// What one finished set measured.
 pub struct SetMeasure<'a> {
     pub channel: u32,

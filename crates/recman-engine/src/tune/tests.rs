@@ -219,3 +219,20 @@ fn free_compression_is_kept_when_the_rate_holds() {
     learn(&t, &live, &s, (800, 0), 200, 5.0);
     assert_eq!(t.for_set(7, 16, &io).compression, Compression::Lz4);
 }
+
+#[test]
+fn a_backup_too_short_to_learn_from_keeps_its_plan() {
+    const MB: u64 = 1_000_000;
+    // 320 MB at 600 MB/s: 0.53 s of data, sets of 67 ms whatever the channels.
+    let note = super::short_sets(320 * MB, Some(600e6)).expect("too short to learn from");
+    assert_eq!(note.setting, "layout");
+    assert!(note.reason.contains("0.5 s"), "{}", note.reason);
+    // 1.6 GB at 60 MB/s: 27 s, sets of 3.3 s: the learning layout pays.
+    assert!(super::short_sets(1600 * MB, Some(60e6)).is_none());
+    // The boundary: 8 sets of exactly 0.2 s learn.
+    assert!(super::short_sets(160 * MB, Some(100e6)).is_none());
+    assert!(super::short_sets(159 * MB, Some(100e6)).is_some());
+    // No prediction (no calibration), or a nonsense one: the layout is planned for learning.
+    assert!(super::short_sets(320 * MB, None).is_none());
+    assert!(super::short_sets(320 * MB, Some(0.0)).is_none());
+}

@@ -4,6 +4,7 @@
 
 use super::Bottleneck;
 use super::calibrate::{Calibration, CodecRate};
+use super::read_check;
 use serde::Serialize;
 
 /// The settings advised, as `backup database` and CONFIGURE take them.
@@ -97,24 +98,44 @@ struct Limits {
     /// both reads the input and writes the output, its time shared between them, and which of
     /// the two takes more of it.
     shared: Option<(f64, Bottleneck)>,
+    /// How far a channel's reads and CPU work overlap (1: fully).
+    overlap: f64,
+    channels: u32,
 }
 
 impl Limits {
+    /// The limiting side and the rate: the slowest device, then the CPU, combined as far as a
+    /// channel's reads and its CPU work overlap ([`read_check::combined`]).
     fn min(&self) -> (Bottleneck, f64) {
-        let mut best = (Bottleneck::Input, self.input);
-        if self.output < best.1 {
-            best = (Bottleneck::Output, self.output);
+        let mut dev = (Bottleneck::Input, self.input);
+        if self.output < dev.1 {
+            dev = (Bottleneck::Output, self.output);
         }
         if let Some((rate, side)) = self.shared
-            && rate < best.1
+            && rate < dev.1
         {
-            best = (side, rate);
+            dev = (side, rate);
         }
-        if self.cpu < best.1 {
-            best = (Bottleneck::Cpu, self.cpu);
-        }
-        best
+        let side = if self.cpu < dev.1 {
+            Bottleneck::Cpu
+        } else {
+            dev.0
+        };
+        (
+            side,
+            read_check::combined(dev.1, self.cpu, self.overlap, self.channels),
+        )
     }
+}
+
+/// How far reads and CPU work overlap in a channel, as calibrate measured it on the input
+/// devices (the least of them); full overlap for calibrations taken before it was measured.
+fn overlap(c: &Calibration) -> f64 {
+    c.inputs
+        .iter()
+        .filter_map(|d| d.read_and_check.as_ref().map(|r| r.overlap))
+        .reduce(f64::min)
+        .unwrap_or(1.0)
 }
 
 /// Whether the (first) output is a disk that also holds part of the cluster.
@@ -151,12 +172,35 @@ fn output_rate(c: &Calibration, channels: u32) -> f64 {
     }
 }
 
-fn limits(c: &Calibration, read: f64, codec: &CodecRate, channels: u32) -> Limits {
-    let per_core = {
+/// What `channels` channels read and check at when calibrate measured it for every input
+/// device (direct reads only: the probe reads direct).
+fn checked_read(c: &Calibration, direct_reads: bool, channels: u32) -> Option<f64> {
+    if !direct_reads || c.inputs.is_empty() {
+        return None;
+    }
+    c.inputs
+        .iter()
+        .map(|d| d.read_and_check.as_ref().map(|rc| rc.rate(channels)))
+        .sum()
+}
+
+fn limits(
+    c: &Calibration,
+    read: f64,
+    direct_reads: bool,
+    codec: &CodecRate,
+    channels: u32,
+) -> Limits {
+    let comp = codec.bytes_per_second as f64;
+    let (read, per_core) = match checked_read(c, direct_reads, channels) {
+        // Measured reading and checking together: the checks are in the read rate, the codec
+        // is the CPU's part.
+        Some(r) if r > 0.0 => (r, comp),
         // A channel checks pages then compresses in one thread: the times add.
-        let check = c.cpu.check_bytes_per_second.max(1) as f64;
-        let comp = codec.bytes_per_second as f64;
-        1.0 / (1.0 / check + 1.0 / comp)
+        _ => {
+            let check = c.cpu.check_bytes_per_second.max(1) as f64;
+            (read, 1.0 / (1.0 / check + 1.0 / comp))
+        }
     };
     let out = output_rate(c, channels);
     let ratio = codec.ratio.max(0.01);
@@ -176,6 +220,8 @@ fn limits(c: &Calibration, read: f64, codec: &CodecRate, channels: u32) -> Limit
         output: out / ratio,
         cpu: per_core * (channels as f64).min(c.cpu.usable_cores()),
         shared,
+        overlap: overlap(c),
+        channels,
     }
 }
 
@@ -225,6 +271,28 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
                 .unwrap_or_default()
         ),
     });
+    if let Some(rc) = c.inputs.iter().find_map(|d| d.read_and_check.as_ref()) {
+        steps.push(Step {
+            step: "read and check".into(),
+            choice: format!("overlap {:.2}", overlap(c)),
+            because: format!(
+                "one thread reading and checking pages ran at {} ({}K requests, {} in flight){}: {}",
+                mb(rc.bytes_per_second as f64),
+                rc.request_size >> 10,
+                rc.queue_depth,
+                if rc.threads > 1 {
+                    format!(", {} threads at once at {} together", rc.threads, mb(rc.parallel_bytes_per_second as f64))
+                } else {
+                    String::new()
+                },
+                if overlap(c) > 0.9 {
+                    "the reads hide the checks, a backup runs at the slower of the two"
+                } else {
+                    "the reads and the CPU work do not hide each other, so the prediction adds part of the faster one's time to the slower one's"
+                }
+            ),
+        });
+    }
     if output_shares_input(c) {
         steps.push(Step {
             step: "shared device".into(),
@@ -242,7 +310,7 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
     let mut best: Option<(f64, u32, &CodecRate, Bottleneck)> = None;
     for codec in &c.cpu.codecs {
         for ch in outputs..=cores.max(outputs) {
-            let (b, r) = limits(c, read, codec, ch).min();
+            let (b, r) = limits(c, read, direct_reads, codec, ch).min();
             // Another channel, or a heavier codec, must earn 5 %: the seeds' warning against
             // allocating too many channels.
             let better = match best {

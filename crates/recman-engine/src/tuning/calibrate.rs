@@ -38,6 +38,10 @@ pub struct InputDevice {
     pub best_bytes_per_second: u64,
     pub best_request_size: u64,
     pub best_queue_depth: u32,
+    /// Reads at the best shape with every page checked on the reading thread, as a channel
+    /// does; absent from calibrations taken before it was measured.
+    #[serde(default)]
+    pub read_and_check: Option<super::read_check::ReadAndCheck>,
 }
 
 /// One output device's write rate with `streams` writers at once.
@@ -201,11 +205,12 @@ pub fn calibrate(
             best_bytes_per_second: 0,
             best_request_size: 0,
             best_queue_depth: 0,
+            read_and_check: None,
         };
         // Every probe reads the same largest files from their start, as a backup meets them
         // (direct reads leave the page cache as it was); the cache's share was taken before.
         for &(size, qd) in SHAPES {
-            let p = read_probe(&files, &mut (0, 0), size, qd, true, opt, io_uring)?;
+            let p = read_probe(&files, &mut (0, 0), size, qd, true, opt, io_uring, None)?;
             if p.bytes_per_second > d.best_bytes_per_second {
                 d.best_bytes_per_second = p.bytes_per_second;
                 d.best_request_size = size;
@@ -221,7 +226,9 @@ pub fn calibrate(
             false,
             opt,
             io_uring,
+            None,
         )?);
+        d.read_and_check = Some(read_and_check(&files, &d, opt, io_uring)?);
         inputs.push(d);
     }
     let mut outs = Vec::new();
@@ -258,7 +265,131 @@ fn open_for_read(path: &Path, direct: bool) -> std::io::Result<File> {
     }
 }
 
-/// Reads `files` from `cursor` on with the I/O engine, `qd` requests of `size` in flight.
+/// Reads at `d`'s best shape with each buffer's pages checked as it arrives (checksums,
+/// headers and the chunk CRC, what `check_bytes_per_second` measures alone), and the overlap
+/// of the two against the best probe and the check rate of this sample.
+fn read_and_check(
+    files: &[(PathBuf, u64)],
+    d: &InputDevice,
+    opt: &CalibrateOptions,
+    io_uring: bool,
+) -> Result<super::read_check::ReadAndCheck, EngineError> {
+    let (size, qd) = (d.best_request_size.max(1 << 20), d.best_queue_depth.max(1));
+    let mut checked = 0u64;
+    let mut cpu = Duration::ZERO;
+    let mut check = |b: &[u8]| {
+        let t0 = super::thread_cpu_time();
+        check_chunk(b);
+        cpu += super::thread_cpu_time() - t0;
+        checked += b.len() as u64;
+    };
+    let p = read_probe(
+        files,
+        &mut (0, 0),
+        size,
+        qd,
+        true,
+        opt,
+        io_uring,
+        Some(&mut check),
+    )?;
+    // The check rate on these very bytes, from the CPU time the checks took here: the sample's
+    // rate would be measured on another thread at another time.
+    let check_rate = rate(checked, cpu);
+    let read = d.best_bytes_per_second as f64;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let parallel_bytes_per_second = if threads > 1 && files.len() > 1 {
+        parallel_read_and_check(files, threads, size, qd, opt, io_uring)?
+    } else {
+        0
+    };
+    Ok(super::read_check::ReadAndCheck {
+        request_size: size,
+        queue_depth: qd,
+        bytes: p.bytes,
+        bytes_per_second: p.bytes_per_second,
+        overlap: super::read_check::overlap(read, check_rate as f64, p.bytes_per_second as f64),
+        threads: if parallel_bytes_per_second > 0 {
+            threads
+        } else {
+            0
+        },
+        parallel_bytes_per_second,
+    })
+}
+
+/// `threads` threads reading and checking at once, each its share of `files` (dealt round the
+/// threads, largest first) within an equal share of the probe's bytes: their bytes together
+/// over the time the slowest took.
+fn parallel_read_and_check(
+    files: &[(PathBuf, u64)],
+    threads: u32,
+    size: u64,
+    qd: u32,
+    opt: &CalibrateOptions,
+    io_uring: bool,
+) -> Result<u64, EngineError> {
+    let shares: Vec<Vec<(PathBuf, u64)>> = (0..threads as usize)
+        .map(|t| {
+            files
+                .iter()
+                .skip(t)
+                .step_by(threads as usize)
+                .cloned()
+                .collect()
+        })
+        .filter(|s: &Vec<_>| !s.is_empty())
+        .collect();
+    let each = CalibrateOptions {
+        probe_bytes: (opt.probe_bytes / shares.len() as u64).max(1 << 20),
+        ..opt.clone()
+    };
+    let t0 = Instant::now();
+    let got: Result<Vec<u64>, EngineError> = std::thread::scope(|s| {
+        let hs: Vec<_> = shares
+            .iter()
+            .map(|share| {
+                let each = &each;
+                s.spawn(move || {
+                    let mut check = |b: &[u8]| check_chunk(b);
+                    read_probe(
+                        share,
+                        &mut (0, 0),
+                        size,
+                        qd,
+                        true,
+                        each,
+                        io_uring,
+                        Some(&mut check),
+                    )
+                    .map(|p| p.bytes)
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().expect("calibration reader"))
+            .collect()
+    });
+    Ok(rate(got?.iter().sum(), t0.elapsed()))
+}
+
+/// What a read probe does with each buffer it completes.
+type OnRead<'a> = dyn FnMut(&[u8]) + 'a;
+
+/// What a channel does to every chunk it reads: page checks and the chunk's CRC.
+fn check_chunk(c: &[u8]) {
+    let pages = &c[..c.len() / recman_page::BLCKSZ * recman_page::BLCKSZ];
+    std::hint::black_box(recman_page::verify_pages(pages, 0, false));
+    std::hint::black_box(crc32c::crc32c(c));
+    for p in pages.chunks_exact(recman_page::BLCKSZ) {
+        std::hint::black_box(recman_page::checksum_page(p, 0));
+    }
+}
+
+/// Reads `files` from `cursor` on with the I/O engine, `qd` requests of `size` in flight;
+/// `on_read` sees each buffer's bytes as it completes, on this thread, before the next read of
+/// that buffer is submitted.
+#[allow(clippy::too_many_arguments)]
 fn read_probe(
     files: &[(PathBuf, u64)],
     cursor: &mut (usize, u64),
@@ -267,6 +398,7 @@ fn read_probe(
     direct: bool,
     opt: &CalibrateOptions,
     io_uring: bool,
+    mut on_read: Option<&mut OnRead>,
 ) -> Result<ReadProbe, EngineError> {
     let settings = IoSettings {
         mode: if io_uring {
@@ -330,7 +462,11 @@ fn read_probe(
         let done = engine
             .wait_complete()
             .map_err(|e| EngineError::io("read for calibration", &files[0].0, e))?;
-        bytes += *done.result.as_ref().unwrap_or(&0) as u64;
+        let got = *done.result.as_ref().unwrap_or(&0);
+        bytes += got as u64;
+        if let Some(f) = on_read.as_mut() {
+            f(&done.buf.as_slice()[..got.min(done.buf.as_slice().len())]);
+        }
         free.push(done.buf);
     }
     Ok(ReadProbe {
@@ -381,12 +517,7 @@ fn cpu_rates(sample: &[u8]) -> CpuRates {
         (rate(sample.len() as u64, t0.elapsed()), out)
     };
     let (check, _) = timed(&mut |c: &[u8]| {
-        let faults = recman_page::verify_pages(&c[..c.len() / 8192 * 8192], 0, false);
-        std::hint::black_box(faults);
-        std::hint::black_box(crc32c::crc32c(c));
-        for p in c.chunks_exact(recman_page::BLCKSZ) {
-            std::hint::black_box(recman_page::checksum_page(p, 0));
-        }
+        check_chunk(c);
         0
     });
     let ratio = |out: usize| {

@@ -7,6 +7,7 @@ mod cpu;
 pub mod diagnose;
 pub mod media_probe;
 pub mod overhead;
+pub mod read_check;
 
 pub use cpu::{thread_cpu_time, thread_cpu_wait};
 pub use diagnose::{Bottleneck, Diagnosis, diagnose_job};

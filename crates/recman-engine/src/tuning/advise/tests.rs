@@ -1,5 +1,6 @@
 use super::super::calibrate::*;
 use super::*;
+use crate::tuning::read_check::{ReadAndCheck, combined};
 
 fn cal(read: u64, write: u64, lz4: u64) -> Calibration {
     Calibration {
@@ -21,6 +22,7 @@ fn cal(read: u64, write: u64, lz4: u64) -> Calibration {
             best_bytes_per_second: read,
             best_request_size: 1 << 20,
             best_queue_depth: 1,
+            read_and_check: None,
         }],
         outputs: vec![OutputDevice {
             kind: "disk".into(),
@@ -143,4 +145,51 @@ fn a_busy_machine_gives_fewer_channels_their_cores() {
     c.cpu.parallel_cores = 1.02;
     let busy = advise(&c, None, false);
     assert_eq!(busy.settings.channels, 1, "{:?}", busy.steps);
+}
+
+#[test]
+fn the_prediction_uses_what_reading_and_checking_together_measured() {
+    // Reads 1000 MB/s alone, checks 2000 MB/s a core, output and lz4 ample: input bound.
+    let mut c = cal(1_000_000_000, 10_000_000_000, 10_000_000_000);
+    let hidden = advise(&c, None, false);
+    assert_eq!(hidden.bottleneck, Bottleneck::Input);
+    assert!(hidden.predicted_bytes_per_second.abs_diff(1_000_000_000) <= 1);
+    // Calibrate found one thread reading and checking at 667 MB/s (no overlap: the sum of
+    // both times) and four at once at 800 MB/s together.
+    let rc = ReadAndCheck {
+        request_size: 1 << 20,
+        queue_depth: 1,
+        bytes: 1,
+        bytes_per_second: 666_666_667,
+        overlap: 0.0,
+        threads: 4,
+        parallel_bytes_per_second: 800_000_000,
+    };
+    c.inputs[0].read_and_check = Some(rc.clone());
+    let measured = advise(&c, None, false);
+    assert_eq!(measured.bottleneck, Bottleneck::Input);
+    assert!(measured.steps.iter().any(|s| s.step == "read and check"));
+    // The prediction is what the channels advise chose read and check at, with the codec's
+    // CPU added as far as it does not overlap.
+    let ch = measured.settings.channels;
+    let per_core = match measured.settings.compress.as_str() {
+        "none" => f64::INFINITY,
+        _ => 1e10,
+    };
+    let want = combined(rc.rate(ch), per_core * (ch as f64).min(4.0), 0.0, ch);
+    let got = measured.predicted_bytes_per_second as f64;
+    assert!((got - want).abs() / want < 0.01, "{got} against {want}");
+    assert!(got < 0.81e9, "{got}: at most the four threads' rate");
+    // Buffered reads (a cached cluster) are not what the probe measured: the rates alone.
+    c.page_cache.fraction = 1.0;
+    c.inputs[0].probes.push(ReadProbe {
+        request_size: 1 << 20,
+        queue_depth: 4,
+        direct: false,
+        bytes: 1,
+        bytes_per_second: 3_000_000_000,
+    });
+    let cached = advise(&c, None, false);
+    assert!(!cached.settings.direct_reads);
+    assert!(cached.predicted_bytes_per_second > 1_000_000_000);
 }

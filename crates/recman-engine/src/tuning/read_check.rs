@@ -1,0 +1,112 @@
+//! How far a channel's reads and its CPU work overlap. The read probes measure a device alone
+//! and the CPU rates a core alone; a channel does both, and a backup runs at the slower of the
+//! two only when the one fully hides the other. Seed 000's first tuning step measures the read
+//! phase as a backup runs it (BACKUP VALIDATE: read and check, write nothing); calibrate does
+//! the same on the cluster's largest files, and the gap between that rate and the two measured
+//! alone is the overlap `advise` predicts with. On this project's virtual machines a channel's
+//! data phase came out as the sum of its read waits and its CPU time more than their maximum
+//! (docs/tuning.md), which the rates alone predicted 40 % too fast.
+
+use serde::{Deserialize, Serialize};
+
+/// Reading and checking pages on one thread, as `backup validate` does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReadAndCheck {
+    pub request_size: u64,
+    pub queue_depth: u32,
+    pub bytes: u64,
+    pub bytes_per_second: u64,
+    /// 1 when reading and checking at once takes as long as the slower of the two alone, 0 when
+    /// it takes their sum.
+    pub overlap: f64,
+    /// The same with one thread per core at once, each on its share of the files, all
+    /// together: what several channels get from the device while the CPU is busy too (on a
+    /// virtual disk, less than the device alone gives). 0 with one core.
+    #[serde(default)]
+    pub threads: u32,
+    #[serde(default)]
+    pub parallel_bytes_per_second: u64,
+}
+
+impl ReadAndCheck {
+    /// Bytes/s `channels` channels read and check at, between the one-thread and the
+    /// all-cores measurement (linear), and no more than the latter past it.
+    pub fn rate(&self, channels: u32) -> f64 {
+        let one = self.bytes_per_second as f64;
+        if self.threads <= 1 || self.parallel_bytes_per_second == 0 || channels <= 1 {
+            return one;
+        }
+        let t = ((channels - 1) as f64 / (self.threads - 1) as f64).min(1.0);
+        one + t * (self.parallel_bytes_per_second as f64 - one)
+    }
+}
+
+/// The overlap of reads at `read` bytes/s and checks at `check` bytes/s that a thread doing both
+/// at `both` bytes/s shows: where the measured time per byte falls between the larger of the
+/// two times (full overlap) and their sum (none).
+pub fn overlap(read: f64, check: f64, both: f64) -> f64 {
+    if !(read > 0.0 && check > 0.0 && both > 0.0) {
+        return 1.0;
+    }
+    let (r, c, t) = (1.0 / read, 1.0 / check, 1.0 / both);
+    ((r + c - t) / r.min(c)).clamp(0.0, 1.0)
+}
+
+/// The rate, in input bytes/s, of `channels` channels whose devices allow `io` and whose CPU
+/// allows `cpu` (both aggregate), given the measured `overlap`. What one channel cannot hide,
+/// another channel's work partly does (one computes while another waits), so the part that
+/// adds is shared out over the channels.
+pub fn combined(io: f64, cpu: f64, overlap: f64, channels: u32) -> f64 {
+    let (a, b) = (1.0 / io.max(1e-9), 1.0 / cpu.max(1e-9));
+    let serial = (1.0 - overlap.clamp(0.0, 1.0)) * a.min(b) / channels.max(1) as f64;
+    1.0 / (a.max(b) + serial)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlap_runs_from_the_sum_to_the_maximum() {
+        // 1 s to read, 1 s to check: 2 s together is no overlap, 1 s is full.
+        assert_eq!(overlap(100.0, 100.0, 50.0), 0.0);
+        assert_eq!(overlap(100.0, 100.0, 100.0), 1.0);
+        assert!((overlap(100.0, 200.0, 80.0) - 0.5).abs() < 1e-9);
+        // Faster than either alone (noise between probes) or slower than the sum: clamped.
+        assert_eq!(overlap(100.0, 100.0, 150.0), 1.0);
+        assert_eq!(overlap(100.0, 100.0, 10.0), 0.0);
+        // Nothing measured: the old assumption, full overlap.
+        assert_eq!(overlap(0.0, 100.0, 50.0), 1.0);
+    }
+
+    #[test]
+    fn channels_read_and_check_at_the_measured_rates() {
+        let rc = ReadAndCheck {
+            request_size: 1 << 20,
+            queue_depth: 1,
+            bytes: 1,
+            bytes_per_second: 1000,
+            overlap: 0.0,
+            threads: 3,
+            parallel_bytes_per_second: 700,
+        };
+        assert_eq!(rc.rate(1), 1000.0);
+        assert_eq!(rc.rate(2), 850.0);
+        assert_eq!(rc.rate(3), 700.0);
+        assert_eq!(rc.rate(8), 700.0);
+        let alone = ReadAndCheck { threads: 0, ..rc };
+        assert_eq!(alone.rate(4), 1000.0);
+    }
+
+    #[test]
+    fn the_combined_rate_lies_between_the_sum_and_the_slower_side() {
+        // The figures of a scale-20 backup here: reads 1070 MB/s, checks and lz4 1640 MB/s.
+        let full = combined(1070.0, 1640.0, 1.0, 1);
+        let none = combined(1070.0, 1640.0, 0.0, 1);
+        assert!((full - 1070.0).abs() < 1e-6);
+        assert!((none - 1.0 / (1.0 / 1070.0 + 1.0 / 1640.0)).abs() < 1e-6);
+        // A second channel hides half of what one cannot.
+        let two = combined(1070.0, 1640.0, 0.0, 2);
+        assert!(none < two && two < full, "{none} {two} {full}");
+    }
+}
