@@ -280,11 +280,10 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
                 mb(rc.bytes_per_second as f64),
                 rc.request_size >> 10,
                 rc.queue_depth,
-                if rc.threads > 1 {
-                    format!(", {} threads at once at {} together", rc.threads, mb(rc.parallel_bytes_per_second as f64))
-                } else {
-                    String::new()
-                },
+                rc.parallel
+                    .iter()
+                    .map(|p| format!(", {} threads at once {} together", p.threads, mb(p.bytes_per_second as f64)))
+                    .collect::<String>(),
                 if overlap(c) > 0.9 {
                     "the reads hide the checks, a backup runs at the slower of the two"
                 } else {
@@ -307,9 +306,20 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
     // seed 001) unless the channels' CPU is what limits, then more, up to the cores.
     let cores = c.cpu.cores.max(1);
     let outputs = c.outputs.len().max(1) as u32;
+    // Up to the cores; with direct reads, up to as many threads as the read-and-check probe
+    // ran at once, whose rate says what channels beyond the cores get (more reads in flight).
+    let most_channels = if direct_reads {
+        c.inputs
+            .iter()
+            .flat_map(|d| d.read_and_check.iter().flat_map(|r| r.parallel.iter()))
+            .map(|p| p.threads)
+            .fold(cores, u32::max)
+    } else {
+        cores
+    };
     let mut best: Option<(f64, u32, &CodecRate, Bottleneck)> = None;
     for codec in &c.cpu.codecs {
-        for ch in outputs..=cores.max(outputs) {
+        for ch in outputs..=most_channels.max(outputs) {
             let (b, r) = limits(c, read, direct_reads, codec, ch).min();
             // Another channel, or a heavier codec, must earn 5 %: the seeds' warning against
             // allocating too many channels.

@@ -297,24 +297,23 @@ fn read_and_check(
     // rate would be measured on another thread at another time.
     let check_rate = rate(checked, cpu);
     let read = d.best_bytes_per_second as f64;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let parallel_bytes_per_second = if threads > 1 && files.len() > 1 {
-        parallel_read_and_check(files, threads, size, qd, opt, io_uring)?
-    } else {
-        0
-    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let mut parallel = Vec::new();
+    for threads in [cores, 2 * cores] {
+        if threads > 1 && files.len() > 1 {
+            parallel.push(super::read_check::ThreadsRate {
+                threads,
+                bytes_per_second: parallel_read_and_check(files, threads, size, qd, opt, io_uring)?,
+            });
+        }
+    }
     Ok(super::read_check::ReadAndCheck {
         request_size: size,
         queue_depth: qd,
         bytes: p.bytes,
         bytes_per_second: p.bytes_per_second,
         overlap: super::read_check::overlap(read, check_rate as f64, p.bytes_per_second as f64),
-        threads: if parallel_bytes_per_second > 0 {
-            threads
-        } else {
-            0
-        },
-        parallel_bytes_per_second,
+        parallel,
     })
 }
 

@@ -19,25 +19,38 @@ pub struct ReadAndCheck {
     /// 1 when reading and checking at once takes as long as the slower of the two alone, 0 when
     /// it takes their sum.
     pub overlap: f64,
-    /// The same with one thread per core at once, each on its share of the files, all
-    /// together: what several channels get from the device while the CPU is busy too (on a
-    /// virtual disk, less than the device alone gives). 0 with one core.
+    /// The same with several threads at once, each on its share of the files, all together:
+    /// one per core, then two per core. What several channels get from the device while the
+    /// CPU is busy too: on a virtual disk one thread per core got less than one thread alone,
+    /// and more threads than cores, more reads in flight, got more.
     #[serde(default)]
+    pub parallel: Vec<ThreadsRate>,
+}
+
+/// Bytes/s that `threads` threads reading and checking at once reached together.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThreadsRate {
     pub threads: u32,
-    #[serde(default)]
-    pub parallel_bytes_per_second: u64,
+    pub bytes_per_second: u64,
 }
 
 impl ReadAndCheck {
-    /// Bytes/s `channels` channels read and check at, between the one-thread and the
-    /// all-cores measurement (linear), and no more than the latter past it.
+    /// Bytes/s `channels` channels read and check at: linear between the thread counts
+    /// measured, and the widest measurement past it.
     pub fn rate(&self, channels: u32) -> f64 {
-        let one = self.bytes_per_second as f64;
-        if self.threads <= 1 || self.parallel_bytes_per_second == 0 || channels <= 1 {
-            return one;
+        let mut at = (1u32, self.bytes_per_second as f64);
+        for p in &self.parallel {
+            if p.threads <= at.0 || p.bytes_per_second == 0 {
+                continue;
+            }
+            let next = (p.threads, p.bytes_per_second as f64);
+            if channels <= next.0 {
+                let t = (channels.max(at.0) - at.0) as f64 / (next.0 - at.0) as f64;
+                return at.1 + t * (next.1 - at.1);
+            }
+            at = next;
         }
-        let t = ((channels - 1) as f64 / (self.threads - 1) as f64).min(1.0);
-        one + t * (self.parallel_bytes_per_second as f64 - one)
+        at.1
     }
 }
 
@@ -81,20 +94,28 @@ mod tests {
 
     #[test]
     fn channels_read_and_check_at_the_measured_rates() {
+        let point = |threads, bytes_per_second| ThreadsRate {
+            threads,
+            bytes_per_second,
+        };
         let rc = ReadAndCheck {
             request_size: 1 << 20,
             queue_depth: 1,
             bytes: 1,
             bytes_per_second: 1000,
             overlap: 0.0,
-            threads: 3,
-            parallel_bytes_per_second: 700,
+            parallel: vec![point(3, 700), point(6, 1000)],
         };
         assert_eq!(rc.rate(1), 1000.0);
         assert_eq!(rc.rate(2), 850.0);
         assert_eq!(rc.rate(3), 700.0);
-        assert_eq!(rc.rate(8), 700.0);
-        let alone = ReadAndCheck { threads: 0, ..rc };
+        assert_eq!(rc.rate(4), 800.0);
+        assert_eq!(rc.rate(6), 1000.0);
+        assert_eq!(rc.rate(8), 1000.0);
+        let alone = ReadAndCheck {
+            parallel: Vec::new(),
+            ..rc
+        };
         assert_eq!(alone.rate(4), 1000.0);
     }
 

@@ -1,6 +1,6 @@
 use super::super::calibrate::*;
 use super::*;
-use crate::tuning::read_check::{ReadAndCheck, combined};
+use crate::tuning::read_check::{ReadAndCheck, ThreadsRate, combined};
 
 fn cal(read: u64, write: u64, lz4: u64) -> Calibration {
     Calibration {
@@ -162,8 +162,10 @@ fn the_prediction_uses_what_reading_and_checking_together_measured() {
         bytes: 1,
         bytes_per_second: 666_666_667,
         overlap: 0.0,
-        threads: 4,
-        parallel_bytes_per_second: 800_000_000,
+        parallel: vec![ThreadsRate {
+            threads: 4,
+            bytes_per_second: 800_000_000,
+        }],
     };
     c.inputs[0].read_and_check = Some(rc.clone());
     let measured = advise(&c, None, false);
@@ -192,4 +194,34 @@ fn the_prediction_uses_what_reading_and_checking_together_measured() {
     let cached = advise(&c, None, false);
     assert!(!cached.settings.direct_reads);
     assert!(cached.predicted_bytes_per_second > 1_000_000_000);
+}
+
+#[test]
+fn channels_go_past_the_cores_where_more_threads_read_faster() {
+    let mut c = cal(1_000_000_000, 10_000_000_000, 10_000_000_000);
+    c.cpu.cores = 2;
+    let point = |threads, bytes_per_second| ThreadsRate {
+        threads,
+        bytes_per_second,
+    };
+    c.inputs[0].read_and_check = Some(ReadAndCheck {
+        request_size: 1 << 20,
+        queue_depth: 4,
+        bytes: 1,
+        bytes_per_second: 600_000_000,
+        overlap: 0.0,
+        parallel: vec![point(2, 650_000_000), point(4, 900_000_000)],
+    });
+    let wide = advise(&c, None, false);
+    assert_eq!(wide.settings.channels, 4, "{:?}", wide.steps);
+    assert!(wide.predicted_bytes_per_second > 850_000_000);
+    // Measured only up to the cores: no more channels than cores.
+    c.inputs[0]
+        .read_and_check
+        .as_mut()
+        .unwrap()
+        .parallel
+        .truncate(1);
+    let narrow = advise(&c, None, false);
+    assert_eq!(narrow.settings.channels, 2, "{:?}", narrow.steps);
 }
