@@ -265,9 +265,10 @@ fn open_for_read(path: &Path, direct: bool) -> std::io::Result<File> {
     }
 }
 
-/// Reads at `d`'s best shape with each buffer's pages checked as it arrives (checksums,
-/// headers and the chunk CRC, what `check_bytes_per_second` measures alone), and the overlap
-/// of the two against the best probe and the check rate of this sample.
+/// Reads at `d`'s best queue depth, in requests of at least 1 MiB (a channel's input buffers),
+/// with each buffer's pages checked as it arrives (checksums, headers and the chunk CRC, what
+/// `check_bytes_per_second` measures alone); the overlap of the two against the best probe
+/// and the check rate on these bytes; then the same with several threads at once.
 fn read_and_check(
     files: &[(PathBuf, u64)],
     d: &InputDevice,
