@@ -210,7 +210,7 @@ pub fn calibrate(
         // Every probe reads the same largest files from their start, as a backup meets them
         // (direct reads leave the page cache as it was); the cache's share was taken before.
         for &(size, qd) in SHAPES {
-            let p = read_probe(&files, &mut (0, 0), size, qd, true, opt, io_uring, None)?;
+            let p = read_probe(&files, size, qd, true, opt, io_uring, None)?;
             if p.bytes_per_second > d.best_bytes_per_second {
                 d.best_bytes_per_second = p.bytes_per_second;
                 d.best_request_size = size;
@@ -218,16 +218,8 @@ pub fn calibrate(
             }
             d.probes.push(p);
         }
-        d.probes.push(read_probe(
-            &files,
-            &mut (0, 0),
-            1 << 20,
-            4,
-            false,
-            opt,
-            io_uring,
-            None,
-        )?);
+        d.probes
+            .push(read_probe(&files, 1 << 20, 4, false, opt, io_uring, None)?);
         d.read_and_check = Some(read_and_check(&files, &d, opt, io_uring)?);
         inputs.push(d);
     }
@@ -284,16 +276,7 @@ fn read_and_check(
         cpu += super::thread_cpu_time() - t0;
         checked += b.len() as u64;
     };
-    let p = read_probe(
-        files,
-        &mut (0, 0),
-        size,
-        qd,
-        true,
-        opt,
-        io_uring,
-        Some(&mut check),
-    )?;
+    let p = read_probe(files, size, qd, true, opt, io_uring, Some(&mut check))?;
     // The check rate on these very bytes, from the CPU time the checks took here: the sample's
     // rate would be measured on another thread at another time.
     let check_rate = rate(checked, cpu);
@@ -352,17 +335,8 @@ fn parallel_read_and_check(
                 let each = &each;
                 s.spawn(move || {
                     let mut check = |b: &[u8]| check_chunk(b);
-                    read_probe(
-                        share,
-                        &mut (0, 0),
-                        size,
-                        qd,
-                        true,
-                        each,
-                        io_uring,
-                        Some(&mut check),
-                    )
-                    .map(|p| p.bytes)
+                    read_probe(share, size, qd, true, each, io_uring, Some(&mut check))
+                        .map(|p| p.bytes)
                 })
             })
             .collect();
@@ -386,13 +360,11 @@ fn check_chunk(c: &[u8]) {
     }
 }
 
-/// Reads `files` from `cursor` on with the I/O engine, `qd` requests of `size` in flight;
-/// `on_read` sees each buffer's bytes as it completes, on this thread, before the next read of
-/// that buffer is submitted.
-#[allow(clippy::too_many_arguments)]
+/// Reads `files` from their start (every probe meets them as a backup does) with the I/O
+/// engine, `qd` requests of `size` in flight; `on_read` sees each buffer's bytes as it
+/// completes, on this thread, before the next read of that buffer is submitted.
 fn read_probe(
     files: &[(PathBuf, u64)],
-    cursor: &mut (usize, u64),
     size: u64,
     qd: u32,
     direct: bool,
@@ -414,6 +386,8 @@ fn read_probe(
     let mut free: Vec<AlignedBuf> = (0..qd).map(|_| AlignedBuf::new(size as usize)).collect();
     let mut open: Option<(usize, Arc<File>)> = None;
     let (mut bytes, mut tag, mut wrapped) = (0u64, 0u64, false);
+    // The file being read and the offset in it.
+    let mut cursor = (0usize, 0u64);
     let t0 = Instant::now();
     let budget = |bytes: u64| bytes >= opt.probe_bytes || t0.elapsed() >= opt.probe_time;
     loop {
@@ -422,12 +396,12 @@ fn read_probe(
                 if wrapped || files.is_empty() {
                     break;
                 }
-                *cursor = (0, 0);
+                cursor = (0, 0);
                 wrapped = true;
             }
             let (path, len) = &files[cursor.0];
             if cursor.1 >= *len {
-                *cursor = (cursor.0 + 1, 0);
+                cursor = (cursor.0 + 1, 0);
                 continue;
             }
             let file = match &open {
