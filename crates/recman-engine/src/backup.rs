@@ -382,18 +382,16 @@ fn run(
     let sizes: Vec<u64> = scan.files.iter().map(|f| f.size).collect();
     // Known before anything is written, so a failed backup can say what it needed.
     rec.db_bytes = sizes.iter().sum();
-    let mut live_notes = Vec::new();
     // Auto tuning learns between sets: each channel gets at least 8 of them, unless the
     // prediction says those sets would be too short for the tuner to read anything from.
-    let learn_layout = opts.tune_auto
-        && match crate::tune::short_sets(rec.db_bytes, opts.tune_expected_rate) {
-            Some(note) => {
-                progress.notice(&note.reason);
-                live_notes.push(note);
-                false
-            }
-            None => true,
-        };
+    let short_sets = opts
+        .tune_auto
+        .then(|| crate::tune::short_sets(rec.db_bytes, opts.tune_expected_rate))
+        .flatten();
+    if let Some(n) = &short_sets {
+        progress.notice(&n.reason);
+    }
+    let learn_layout = opts.tune_auto && short_sets.is_none();
     let filesperset = if learn_layout {
         let per = (sizes.len() / (opts.channels as usize * crate::tune::LEARNING_SETS as usize))
             .max(1) as u32;
@@ -452,7 +450,7 @@ fn run(
             opts.tune_auto
                 .then(|| crate::tune::Tuner::new(opts.compression)),
         );
-    for n in opts.tune_notes.iter().chain(&live_notes) {
+    for n in opts.tune_notes.iter().chain(&short_sets) {
         live.event(
             None,
             &n.setting,
