@@ -272,9 +272,10 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
         ),
     });
     if let Some(rc) = c.inputs.iter().find_map(|d| d.read_and_check.as_ref()) {
+        let overlap = overlap(c);
         steps.push(Step {
             step: "read and check".into(),
-            choice: format!("overlap {:.2}", overlap(c)),
+            choice: format!("overlap {overlap:.2}"),
             because: format!(
                 "one thread reading and checking pages ran at {} ({}K requests, {} in flight){}: {}",
                 mb(rc.bytes_per_second as f64),
@@ -284,7 +285,7 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
                     .iter()
                     .map(|p| format!(", {} threads at once {} together", p.threads, mb(p.bytes_per_second as f64)))
                     .collect::<String>(),
-                if overlap(c) > 0.9 {
+                if overlap > 0.9 {
                     "the reads hide the checks, a backup runs at the slower of the two"
                 } else {
                     "the reads and the CPU work do not hide each other, so the prediction adds part of the faster one's time to the slower one's"
