@@ -216,16 +216,22 @@ mod tests {
         }
     }
 
-    #[test]
-    fn auto_starts_from_advise_where_the_command_is_silent() {
+    /// `backup database --tune auto` with nothing else said, and its options before advise.
+    fn auto_backup() -> (BackupDatabase, BackupOptions) {
         let b = BackupDatabase {
             tune: Some("auto".into()),
             ..Default::default()
         };
-        let mut o = BackupOptions {
+        let o = BackupOptions {
             tune_auto: true,
             ..Default::default()
         };
+        (b, o)
+    }
+
+    #[test]
+    fn auto_starts_from_advise_where_the_command_is_silent() {
+        let (b, mut o) = auto_backup();
         let notes = apply_advice(&b, &mut o, &advice(), "test");
         assert_eq!(o.channels, 2);
         assert_eq!(o.compression, Compression::Zstd { level: 1 });
@@ -252,14 +258,7 @@ mod tests {
 
     #[test]
     fn auto_reads_through_the_page_cache_where_advise_says_so() {
-        let b = BackupDatabase {
-            tune: Some("auto".into()),
-            ..Default::default()
-        };
-        let mut o = BackupOptions {
-            tune_auto: true,
-            ..Default::default()
-        };
+        let (b, mut o) = auto_backup();
         assert!(o.io.direct_reads);
         let cached = Settings {
             direct_reads: false,
