@@ -102,8 +102,7 @@ impl PgSessions {
         let session = Session::connect(&target).map_err(pg_err)?;
         let f = session.facts();
         // Not guessable by another client of the agent: 128 bits from the system's source.
-        let mut bytes = [0u8; 16];
-        getrandom::getrandom(&mut bytes).map_err(|e| {
+        let bytes = recman_media::crypt::try_random::<16>().map_err(|e| {
             ServiceError::new(ErrorKind::Io, format!("the system's random source: {e}"))
         })?;
         let id = format!("{:032x}", u128::from_le_bytes(bytes));

@@ -48,9 +48,15 @@ fn now() -> String {
 }
 
 pub(crate) fn random<const N: usize>() -> [u8; N] {
+    try_random().expect("the system's random source works")
+}
+
+/// N bytes from the system's random source (keys, nonces, salts; anything another party must
+/// not guess), or the source's error.
+pub fn try_random<const N: usize>() -> Result<[u8; N], getrandom::Error> {
     let mut b = [0u8; N];
-    getrandom::getrandom(&mut b).expect("the system's random source works");
-    b
+    getrandom::getrandom(&mut b)?;
+    Ok(b)
 }
 
 fn bad(device: &str, detail: &str) -> MediaError {

@@ -20,7 +20,7 @@ mod source;
 mod tests;
 
 pub use envelope::{HEADER_LEN, SEGMENT, plain_len};
-pub use keyring::{KEY_RECORD, KeyInfo, Keyring};
+pub use keyring::{KEY_RECORD, KeyInfo, Keyring, try_random};
 pub use media::EncryptedMedia;
 pub use source::{KeySource, Secret, set_key_source};
 
