@@ -46,6 +46,9 @@ pub struct IoStatRow {
     /// nothing was written (validate) or for rows recorded before it was kept. On an INPUT
     /// row, the URL of the agent the file was read through (issue 19); None when read here.
     pub device: Option<String>,
+    /// On an INPUT row, how the file was read: `direct` or `buffered` (through the page
+    /// cache); None on other rows and rows recorded before it was kept.
+    pub read_mode: Option<String>,
 }
 
 impl IoStatRow {
@@ -57,7 +60,7 @@ impl IoStatRow {
 
 const COLS: &str = "job_id, job_type, backup_id, type, io_mode, channel, set_no, piece_no, filename, \
     open_time, close_time, io_count, ready, short_waits, short_wait_time, long_waits, long_wait_time, \
-    bytes, buffer_size, buffer_count, io_time, ring_submissions, throttle_time, cpu_time, device, cpu_wait_time";
+    bytes, buffer_size, buffer_count, io_time, ring_submissions, throttle_time, cpu_time, device, cpu_wait_time, read_mode";
 
 fn row(r: &DbRow<'_>) -> Result<IoStatRow, CatalogError> {
     Ok(IoStatRow {
@@ -87,6 +90,7 @@ fn row(r: &DbRow<'_>) -> Result<IoStatRow, CatalogError> {
         cpu_time: r.get_u64(23)?,
         device: r.get_opt_text(24)?,
         cpu_wait_time: r.get_u64(25)?,
+        read_mode: r.get_opt_text(26)?,
     })
 }
 
@@ -96,7 +100,7 @@ impl Catalog {
         let ctx = "recording i/o statistics";
         let sql = format!(
             "INSERT INTO io_stat ({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
-                 ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)"
+                 ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)"
         );
         self.record_tx(ctx, || {
             for r in rows {
@@ -131,6 +135,7 @@ impl Catalog {
                         n("cpu_time", r.cpu_time)?,
                         &r.device,
                         n("cpu_wait_time", r.cpu_wait_time)?,
+                        &r.read_mode,
                     ],
                 )?;
             }

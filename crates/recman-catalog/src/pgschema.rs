@@ -140,7 +140,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     concat!(
         crate::tables::table!(db_agent, crate::tables::create_table!(pg,)),
         "\n",
-    ),
+    ), // 11: how each file was read, directly or through the page cache (INPUT rows).
+    "ALTER TABLE io_stat ADD COLUMN read_mode TEXT COLLATE \"C\";\n",
 ];
 
 #[cfg(test)]

@@ -150,7 +150,8 @@ const MIGRATIONS: &[&str] = &[
     concat!(
         crate::tables::table!(db_agent, crate::tables::create_table!(sqlite,)),
         "\n",
-    ),
+    ), // 11: how each file was read, directly or through the page cache (INPUT rows).
+    "ALTER TABLE io_stat ADD COLUMN read_mode TEXT;\n",
 ];
 
 /// The schema version this build writes and understands.

@@ -453,6 +453,7 @@ fn io_row(job: &str, kind: &str, bytes: u64) -> IoStatRow {
         cpu_time: 9,
         cpu_wait_time: 10,
         device: Some("s3".into()),
+        read_mode: Some("direct".into()),
     }
 }
 

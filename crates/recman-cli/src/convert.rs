@@ -243,6 +243,7 @@ impl From<crate::io_args::IoArgs> for m::IoOptions {
             output_buffers: a.output_buffers,
             rate: a.rate,
             buffered_reads: a.buffered_reads,
+            direct_reads: a.direct_reads,
         }
     }
 }

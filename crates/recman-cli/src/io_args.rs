@@ -28,9 +28,12 @@ pub struct IoArgs {
     /// Most bytes per second each channel reads, e.g. 50M (RMAN's RATE). Range: 1K to 1T.
     #[arg(long, value_name = "SIZE", value_parser = crate::input::size(1 << 10, 1 << 40))]
     pub rate: Option<String>,
-    /// Read data files through the page cache instead of with direct I/O (the default, where
-    /// the file system allows it: no copy through the cache, no eviction of the database's
-    /// cached pages). Faster only when the files are already in memory.
-    #[arg(long)]
+    /// Read every data file through the page cache. By default each file is read the cheaper
+    /// way: through the cache when at least half of it is cached, with direct I/O otherwise
+    /// (no copy through the cache, no eviction of the database's cached pages).
+    #[arg(long, conflicts_with = "direct_reads")]
     pub buffered_reads: bool,
+    /// Read every data file with direct I/O where the file system allows it, cached or not.
+    #[arg(long)]
+    pub direct_reads: bool,
 }

@@ -111,7 +111,10 @@ pub fn report_io(
         t.add_row([
             r.job_type.clone(),
             r.kind.clone(),
-            r.io_mode.clone(),
+            match &r.read_mode {
+                Some(m) => format!("{} {m}", r.io_mode),
+                None => r.io_mode.clone(),
+            },
             r.channel.to_string(),
             r.filename.clone().unwrap_or_default(),
             r.io_count.to_string(),
@@ -133,10 +136,36 @@ pub fn report_io(
     }
     for j in jobs {
         println!("{} {}:", j.kind.to_lowercase(), j.id);
+        if let Some(line) = read_modes(rows, &j.id) {
+            println!("  {line}");
+        }
         for line in &j.diagnosis {
             println!("  {line}");
         }
     }
     crate::report_plot::print_tuning(tuning);
     Ok(())
+}
+
+/// How a job's files were read: how many, and how many bytes, directly and through the page
+/// cache (the default reads each file the cheaper way; see docs/io-engine.md).
+fn read_modes(rows: &[recman_catalog::IoStatRow], job: &str) -> Option<String> {
+    let mut by = [(0u64, 0u64); 2];
+    for r in rows.iter().filter(|r| r.kind == "INPUT" && r.job_id == job) {
+        let k = match r.read_mode.as_deref() {
+            Some("direct") => 0,
+            Some("buffered") => 1,
+            _ => continue,
+        };
+        by[k].0 += 1;
+        by[k].1 += r.bytes;
+    }
+    let [(dn, db), (bn, bb)] = by;
+    (dn + bn > 0).then(|| {
+        format!(
+            "reads: {dn} files ({}) direct, {bn} files ({}) through the page cache",
+            crate::list::size(db),
+            crate::list::size(bb)
+        )
+    })
 }

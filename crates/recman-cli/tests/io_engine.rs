@@ -233,3 +233,88 @@ fn refused_io_uring_falls_back_with_a_notice() {
         assert!(rows.iter().all(|r| r["io_mode"] == "uring"), "{rows:?}");
     }
 }
+
+/// How many bytes of `rel` (relative to the data directory) are in the page cache, and its
+/// size; reads nothing of it.
+fn cached(pgdata: &Path, rel: &str) -> (u64, u64) {
+    let f = std::fs::File::open(pgdata.join(rel)).unwrap();
+    recman_engine::io::residency::resident(&f, 0, u64::MAX).unwrap()
+}
+
+/// Writes back and drops a file's cached pages (clean pages only: hence the fsync first).
+fn evict(path: &Path) {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path).unwrap();
+    f.sync_all().unwrap();
+    // SAFETY: fadvise on a descriptor we hold; it only drops clean cached pages.
+    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(rc, 0, "posix_fadvise on {}", path.display());
+}
+
+/// The read mode of the INPUT row of `rel` in a backup's statistics.
+fn read_mode_of(setup: &Setup, id: &str, rel: &str) -> String {
+    let rows = io_rows(setup, id);
+    let row = rows
+        .iter()
+        .find(|r| r["kind"] == "INPUT" && r["filename"] == rel)
+        .unwrap_or_else(|| panic!("no INPUT row for {rel}: {rows:?}"));
+    row["read_mode"].as_str().unwrap().to_string()
+}
+
+/// The default reads a file through the page cache when its pages are there and directly when
+/// they are not; `--direct-reads` and `--buffered-reads` fix one way for every file. The
+/// cache's state comes from the kernel itself: reading a file fills it, fadvise empties it.
+#[test]
+fn each_file_is_read_through_the_page_cache_only_when_it_is_cached() {
+    let setup = Setup::with(ClusterOpts {
+        extra_conf: vec!["autovacuum = off".into()],
+        ..Default::default()
+    });
+    let c = &setup.cluster;
+    c.pgbench_init(2);
+    c.psql("checkpoint");
+    // pgbench_accounts, the largest relation file: the one whose read mode is watched.
+    let big = relation_files(&c.pgdata)
+        .into_iter()
+        .max_by_key(|(_, d)| d.len())
+        .unwrap()
+        .0;
+    let path = c.pgdata.join(&big);
+
+    // relation_files read every file just now: all of it is cached.
+    let (res, bytes) = cached(&c.pgdata, &big);
+    assert!(
+        bytes > 16 << 20 && res == bytes,
+        "{big}: {res} of {bytes} cached"
+    );
+    let id = setup.backup(&["--compress", "none"]);
+    assert_eq!(read_mode_of(&setup, &id, &big), "buffered");
+    let text = setup.ok(&["report", "io", &id]);
+    assert!(
+        text.contains("through the page cache") && text.contains(" buffered "),
+        "{text}"
+    );
+    let id = setup.backup(&["--compress", "none", "--direct-reads"]);
+    assert_eq!(read_mode_of(&setup, &id, &big), "direct");
+
+    evict(&path);
+    let (res, _) = cached(&c.pgdata, &big);
+    assert!(
+        res * 4 < bytes,
+        "{big} is still cached after fadvise ({res} of {bytes}); a file system that keeps \
+         its pages in memory (tmpfs) cannot run this test"
+    );
+    let id = setup.backup(&["--compress", "none"]);
+    assert_eq!(read_mode_of(&setup, &id, &big), "direct");
+    // A direct read does not bring the file into the cache.
+    let (res, _) = cached(&c.pgdata, &big);
+    assert!(res * 4 < bytes, "{big}: {res} cached after a direct read");
+    let id = setup.backup(&["--compress", "none", "--buffered-reads"]);
+    assert_eq!(read_mode_of(&setup, &id, &big), "buffered");
+
+    let (_keep, to) = setup.restore(&[]);
+    assert!(
+        std::fs::read(&path).unwrap() == std::fs::read(to.join(&big)).unwrap(),
+        "{big} differs after restore"
+    );
+}

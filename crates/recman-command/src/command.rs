@@ -237,7 +237,10 @@ pub struct IoOptions {
     pub blksize: Option<String>,
     pub output_buffers: usize,
     pub rate: Option<String>,
+    /// Every file through the page cache.
     pub buffered_reads: bool,
+    /// Every file directly, cached or not (the default reads each file the cheaper way).
+    pub direct_reads: bool,
 }
 
 impl Default for IoOptions {
@@ -251,6 +254,7 @@ impl Default for IoOptions {
             output_buffers: 4,
             rate: None,
             buffered_reads: false,
+            direct_reads: false,
         }
     }
 }

@@ -4,7 +4,7 @@
 //! [`crate::precedence`], so this module does no I/O and is tested without a repository.
 
 use crate::command::*;
-use recman_engine::io::{IoMode, IoSettings, parse_size};
+use recman_engine::io::{IoMode, IoSettings, ReadMode, parse_size};
 use recman_engine::{BackupOptions, EngineError, RecoveryTarget, RestoreOptions};
 use recman_format::Compression;
 use std::path::{Path, PathBuf};
@@ -71,7 +71,11 @@ impl IoOptions {
             output_buffers: self.output_buffers,
             blksize: blksize as usize,
             rate: self.rate.as_deref().map(|v| size("rate", v)).transpose()?,
-            direct_reads: !self.buffered_reads,
+            reads: match (self.buffered_reads, self.direct_reads) {
+                (true, _) => ReadMode::Buffered,
+                (false, true) => ReadMode::Direct,
+                (false, false) => ReadMode::Auto,
+            },
         };
         s.validate()?;
         Ok(s)

@@ -13,6 +13,7 @@
 use crate::BackupDatabase;
 use crate::execute::ExecError;
 use crate::tuning::{advice_for, cat_err};
+use recman_engine::io::ReadMode;
 use recman_engine::tune::TuneNote;
 use recman_engine::tuning::advise::Settings;
 use recman_engine::tuning::calibrate::Calibration;
@@ -114,10 +115,10 @@ pub(crate) fn apply_advice(
     }
     // Reads through the page cache where calibrate found most of the cluster cached and such
     // reads faster (a small, hot cluster reads 1.6 times faster so: docs/performance.md);
-    // a command that asked for buffered reads already has them.
-    if !b.io.buffered_reads && !s.direct_reads && opts.io.direct_reads {
-        note("direct_reads", "true".into(), "false".into());
-        opts.io.direct_reads = false;
+    // a command that chose how to read keeps its choice.
+    if !s.direct_reads && opts.io.reads == ReadMode::Auto && !b.io.direct_reads {
+        note("reads", "auto".into(), "buffered".into());
+        opts.io.reads = ReadMode::Buffered;
     }
     notes
 }
@@ -253,21 +254,24 @@ mod tests {
             ]
         );
         assert!(notes[1].old.as_deref() == Some("none") && notes[1].new == "zstd:1");
-        assert!(o.io.direct_reads, "advise kept direct reads");
+        assert_eq!(o.io.reads, ReadMode::Auto, "advise kept the reads");
     }
 
     #[test]
     fn auto_reads_through_the_page_cache_where_advise_says_so() {
         let (b, mut o) = auto_backup();
-        assert!(o.io.direct_reads);
+        assert_eq!(o.io.reads, ReadMode::Auto);
         let cached = Settings {
             direct_reads: false,
             ..advice()
         };
         let notes = apply_advice(&b, &mut o, &cached, "test");
-        assert!(!o.io.direct_reads);
-        let n = notes.iter().find(|n| n.setting == "direct_reads").unwrap();
-        assert_eq!((n.old.as_deref(), n.new.as_str()), (Some("true"), "false"));
+        assert_eq!(o.io.reads, ReadMode::Buffered);
+        let n = notes.iter().find(|n| n.setting == "reads").unwrap();
+        assert_eq!(
+            (n.old.as_deref(), n.new.as_str()),
+            (Some("auto"), "buffered")
+        );
     }
 
     #[test]

@@ -475,7 +475,7 @@ fn backup_set(
     let mut state: Vec<(u32, PageVerdicts, u64)> =
         vec![(0, PageVerdicts::default(), 0); set.files.len()];
     let mut mux = InputMux::new(engine, plan, files_at_once, inputs, throttle)
-        .direct_reads(sh.io.direct_reads)
+        .reads(sh.io.reads)
         .sources(sh.source, sh.relation_source);
     let buf = (plan.size as u64, plan.per_file as u64);
     let meter = sh.live.map(|l| l.meter(channel));
@@ -545,6 +545,7 @@ fn backup_set(
                 counters,
                 opened,
                 closed,
+                direct,
             }) => {
                 let (crc, verdicts, pages) = std::mem::take(&mut state[slot as usize]);
                 writer.end_file(slot, end, crc)?;
@@ -560,6 +561,7 @@ fn backup_set(
                 row.set_no = Some(set.set_no);
                 row.piece_no = Some(unit.piece_no);
                 row.device = sh.source_of(index).agent_url();
+                row.read_mode = Some(if direct { "direct" } else { "buffered" }.into());
                 stats.push(row);
                 total.add(&counters);
                 set_input.add(&counters);

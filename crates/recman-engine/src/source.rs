@@ -85,6 +85,13 @@ pub trait DataSource: Send + Sync {
     /// local and its file system takes it (the bool says whether it did). NotFound when the
     /// file is gone.
     fn open(&self, path: &Path, direct: bool) -> io::Result<(SourceFile, bool)>;
+    /// Whether at least half of `[start, end)` of `path` is in this host's page cache, so
+    /// that reading it through the cache is cheaper than reading it directly (see
+    /// [`crate::io::residency`]). False where that cannot be known: a remote source.
+    fn mostly_cached(&self, path: &Path, start: u64, end: u64) -> bool {
+        let _ = (path, start, end);
+        false
+    }
     /// A small file whole (a timeline history, a WAL segment); None when it does not exist.
     fn read_small(&self, rel: &str) -> Result<Option<Vec<u8>>, EngineError>;
     /// The local directory, when the source is one (the tuner groups sets by device).
@@ -132,6 +139,12 @@ pub(crate) fn open_local(path: &Path, direct: bool) -> io::Result<(File, bool)> 
     File::open(path).map(|f| (f, false))
 }
 
+/// [`DataSource::mostly_cached`] for a file on this host; false when it cannot be opened (the
+/// open that follows reports why).
+pub(crate) fn cached_local(path: &Path, start: u64, end: u64) -> bool {
+    File::open(path).is_ok_and(|f| crate::io::residency::mostly_cached(&f, start, end))
+}
+
 impl DataSource for LocalSource {
     fn describe(&self) -> String {
         self.root.display().to_string()
@@ -151,6 +164,9 @@ impl DataSource for LocalSource {
     fn open(&self, path: &Path, direct: bool) -> io::Result<(SourceFile, bool)> {
         let (f, d) = open_local(path, direct)?;
         Ok((SourceFile::Local(Arc::new(f)), d))
+    }
+    fn mostly_cached(&self, path: &Path, start: u64, end: u64) -> bool {
+        cached_local(path, start, end)
     }
     fn read_small(&self, rel: &str) -> Result<Option<Vec<u8>>, EngineError> {
         let path = self.root.join(rel);

@@ -527,6 +527,7 @@ const IO_OPTIONS: &[&str] = &[
     "--blksize",
     "--output-buffers",
     "--buffered-reads",
+    "--direct-reads",
 ];
 
 /// Every leaf subcommand with its own (not global) long options. Global options are settings

@@ -3,7 +3,9 @@
 //! round-robin order (RMAN's multiplexing). Every buffer the channel waits for is counted as
 //! READY, a SHORT wait or a LONG wait against its file.
 
-use super::{ALIGN, AlignedBuf, BufferPlan, IoCounters, IoEngine, ReadDone, ReadReq, Throttle};
+use super::{
+    ALIGN, AlignedBuf, BufferPlan, IoCounters, IoEngine, ReadDone, ReadMode, ReadReq, Throttle,
+};
 use crate::source::{DataSource, SourceFile};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -40,6 +42,8 @@ pub enum Event<'a> {
         counters: IoCounters,
         opened: i64,
         closed: i64,
+        /// Read with O_DIRECT (false: through the page cache).
+        direct: bool,
     },
     /// The file was removed between listing and opening (a dropped relation).
     Vanished { slot: u32, index: usize },
@@ -76,7 +80,7 @@ pub struct InputMux<'e> {
     lent: Option<(u32, AlignedBuf)>,
     throttle: &'e mut Throttle,
     slow: Option<(String, std::time::Duration)>,
-    direct: bool,
+    reads: ReadMode,
     /// Where files are opened (the second for files marked `alt`): the local file system
     /// when None.
     sources: [Option<&'e dyn DataSource>; 2],
@@ -111,7 +115,7 @@ impl<'e> InputMux<'e> {
             lent: None,
             throttle,
             slow: crate::fault::slow_read(),
-            direct: false,
+            reads: ReadMode::Buffered,
             sources: [None, None],
         }
     }
@@ -123,9 +127,10 @@ impl<'e> InputMux<'e> {
         self
     }
 
-    /// Reads with O_DIRECT where the file system allows it (see `IoSettings::direct_reads`).
-    pub fn direct_reads(mut self, on: bool) -> Self {
-        self.direct = on;
+    /// How the files are read: directly, through the page cache, or each the cheaper way
+    /// (see [`ReadMode`]).
+    pub fn reads(mut self, mode: ReadMode) -> Self {
+        self.reads = mode;
         self
     }
 
@@ -208,8 +213,18 @@ impl<'e> InputMux<'e> {
                 return Ok(None);
             };
             let (start, limit) = f.range.unwrap_or((0, u64::MAX));
-            let direct = self.direct && start.is_multiple_of(ALIGN as u64);
-            let opened = match self.sources[f.alt as usize] {
+            let source = self.sources[f.alt as usize];
+            // A range that starts off the alignment cannot be read directly anyway.
+            let direct = start.is_multiple_of(ALIGN as u64)
+                && match self.reads {
+                    ReadMode::Direct => true,
+                    ReadMode::Buffered => false,
+                    ReadMode::Auto => !match source {
+                        Some(s) => s.mostly_cached(&f.path, start, limit),
+                        None => crate::source::cached_local(&f.path, start, limit),
+                    },
+                };
+            let opened = match source {
                 Some(s) => s.open(&f.path, direct),
                 None => crate::source::open_local(&f.path, direct)
                     .map(|(file, d)| (SourceFile::Local(std::sync::Arc::new(file)), d)),
@@ -354,6 +369,7 @@ impl<'e> InputMux<'e> {
             counters: o.counters,
             opened: o.opened,
             closed: now_micros(),
+            direct: o.direct,
         })
     }
 }

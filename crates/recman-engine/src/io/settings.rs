@@ -37,6 +37,31 @@ impl fmt::Display for IoMode {
     }
 }
 
+/// How a backup or validation reads the cluster's data files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReadMode {
+    /// Each file (or section) the cheaper way: through the page cache when at least half of it
+    /// is cached there, directly otherwise (see [`crate::io::residency`]). A cluster on a
+    /// remote host is read directly.
+    #[default]
+    Auto,
+    /// O_DIRECT where the file system allows it: no copy through the page cache (the CPU cost
+    /// of a buffered read) and no eviction of the database's working set by a backup.
+    Direct,
+    /// Through the page cache, always.
+    Buffered,
+}
+
+impl fmt::Display for ReadMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ReadMode::Auto => "auto",
+            ReadMode::Direct => "direct",
+            ReadMode::Buffered => "buffered",
+        })
+    }
+}
+
 /// How a command issues I/O and sizes its buffers; `None` means RMAN's default rule.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IoSettings {
@@ -51,11 +76,7 @@ pub struct IoSettings {
     pub blksize: usize,
     /// Bytes per second per channel.
     pub rate: Option<u64>,
-    /// Read data files with O_DIRECT where the file system allows it: no copy through the
-    /// page cache (the CPU cost of a buffered read) and no eviction of the database's working
-    /// set by a backup. Off reads through the page cache, which wins only when the files are
-    /// already cached.
-    pub direct_reads: bool,
+    pub reads: ReadMode,
 }
 
 impl Default for IoSettings {
@@ -68,7 +89,7 @@ impl Default for IoSettings {
             output_buffers: 4,
             blksize: 1 << 20,
             rate: None,
-            direct_reads: true,
+            reads: ReadMode::Auto,
         }
     }
 }

@@ -560,11 +560,9 @@ fn parallel_cores(sample: &[u8], cores: u32) -> f64 {
     (cores as f64 * one / all).clamp(0.0, cores as f64)
 }
 
-/// How much of the cluster's files are in the page cache (mincore over a read-only mapping).
+/// How much of the cluster's files are in the page cache.
 fn page_cache(files: &[crate::ScannedFile], pgdata: &Path) -> PageCache {
-    let page = 4096u64;
     let (mut bytes, mut resident) = (0u64, 0u64);
-    let mut vec = Vec::new();
     for f in files {
         if f.size == 0 {
             continue;
@@ -572,34 +570,10 @@ fn page_cache(files: &[crate::ScannedFile], pgdata: &Path) -> PageCache {
         let Ok(h) = File::open(f.abs(pgdata)) else {
             continue;
         };
-        let len = h.metadata().map(|m| m.len()).unwrap_or(0);
-        if len == 0 {
-            continue;
+        if let Some((res, len)) = crate::io::residency::resident(&h, 0, u64::MAX) {
+            resident += res;
+            bytes += len;
         }
-        use std::os::fd::AsRawFd;
-        // SAFETY: a private read-only mapping of a file we opened, unmapped below; mincore
-        // writes one byte per page into `vec`, sized for the mapping.
-        unsafe {
-            let p = libc::mmap(
-                std::ptr::null_mut(),
-                len as usize,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                h.as_raw_fd(),
-                0,
-            );
-            if p == libc::MAP_FAILED {
-                continue;
-            }
-            let pages = len.div_ceil(page) as usize;
-            vec.clear();
-            vec.resize(pages, 0u8);
-            if libc::mincore(p, len as usize, vec.as_mut_ptr()) == 0 {
-                resident += vec.iter().filter(|b| **b & 1 == 1).count() as u64 * page;
-            }
-            libc::munmap(p, len as usize);
-        }
-        bytes += len;
     }
     let resident = resident.min(bytes);
     PageCache {
