@@ -255,6 +255,9 @@ def cmd_report(argv):
     # physical limit of each (dataset, op, comp), in MB/s of database bytes
     def limit_for(ds, op, comp, checked=False):
         rd = limits.get("read_direct_1m_qd16")
+        # reading the cluster's own files (backup, validate database): fio on its largest file
+        # in every round, when measured
+        own = limits.get("read_direct_own_1m_qd16") or rd
         copy = limits.get("copy_direct_1m_qd16")
         cf = meta["datasets"][ds].get("codec_file")
         codec = limits.get("codecs", {}).get(cf, {})
@@ -267,10 +270,10 @@ def cmd_report(argv):
                 return None, ""
             per_core = 1 / (1 / c["compress_mb_s"] + 1 / ck)
             cpu = per_core * cores
-            io = min(x for x in (rd, copy * c["ratio"] if copy else None) if x)
+            io = min(x for x in (own, copy * c["ratio"] if copy else None) if x)
             if cpu < io:
                 return cpu, f"CPU: {cores} × (checksum + {comp} compress) = {cpu:,.0f}"
-            return io, "disk read"
+            return io, "disk read (the cluster's largest file)"
         if op in ("restore", "validate_backup"):
             c = codec.get(comp)
             if comp == "none" or not c:
@@ -285,7 +288,7 @@ def cmd_report(argv):
             what = f"{comp} decompress + page checksum" if op == "validate_backup" and checked else f"{comp} decompress"
             return (cpu, f"CPU: {cores} × {what}") if cpu < io else (io, "disk")
         if op == "validate_database":
-            return rd, "fio read (direct, 1 MiB, qd16)"
+            return own, "fio read of the cluster's largest file (direct, 1 MiB, qd16)"
         return None, ""
 
     for r in rows:
@@ -301,8 +304,8 @@ def cmd_report(argv):
                     r[f"vs_{p}"] = ratio(r["mb_s"], pr["mb_s"])
                     r[f"cpu_vs_{p}"] = ratio(r["cpu_s_per_gb"], pr["cpu_s_per_gb"])
 
-    order_op = {"backup": 0, "restore": 1, "validate_backup": 2, "verify": 3, "validate_database": 4,
-                "incremental": 5, "archive_push": 6, "archive_get": 7, "replay": 8}
+    order_op = {"backup": 0, "backup_cached": 1, "restore": 2, "validate_backup": 3, "verify": 4,
+                "validate_database": 5, "incremental": 6, "archive_push": 7, "archive_get": 8, "replay": 9}
     order_comp = {"none": 0, "lz4": 1, "zstd:1": 2, "zstd:3": 3}
     rows.sort(key=lambda r: (r["dataset"] != "pgbench", r["dataset"], order_op.get(r["op"], 9),
                              order_comp.get(r["comp"], 9) if r["op"] != "replay" else 0,
@@ -329,7 +332,11 @@ def cmd_report(argv):
     for lv in ("zstd:1", "zstd:3"):
         target(f"backup {lv} / pgBackRest", g(ds, "backup", lv, "recman", "vs_pgbackrest"), 1.5)
         target(f"backup {lv} / pg_basebackup server-{lv}", g(ds, "backup", lv, "recman", "vs_pg_basebackup"), 1.3)
+    for lv in ("lz4", "zstd:1"):
+        target(f"backup {lv} / limit (disk read, or CPU when lower)", g(ds, "backup", lv, "recman", "vs_limit"), 0.9)
     target("backup none / copy limit", g(ds, "backup", "none", "recman", "vs_limit"), 0.9)
+    target("backup lz4, database in the page cache / pg_basebackup server-lz4",
+           g(ds, "backup_cached", "lz4", "recman", "vs_pg_basebackup"), 1.0)
     target("backup none / pg_basebackup", g(ds, "backup", "none", "recman", "vs_pg_basebackup"), 1.3)
     target("restore lz4 / pgBackRest restore", g(ds, "restore", "lz4", "recman", "vs_pgbackrest"), 2.0)
     target("validate database / read limit", g(ds, "validate_database", "none", "recman", "vs_limit"), 0.9)
@@ -394,6 +401,9 @@ def cmd_report(argv):
     md.append("|---|---|")
     for k, v in limits.get("disk", {}).items():
         md.append(f"| {k} | {fmt(v)} |")
+    if limits.get("read_direct_own_runs"):
+        runs = ", ".join(fmt(x) for x in limits["read_direct_own_runs"])
+        md.append(f"| read_direct_own_1m_qd16 (the cluster's largest file, each round: {runs}) | {fmt(limits['read_direct_own_1m_qd16'])} |")
     md.append("")
     md.append("| data file | codec | ratio | compress MB/s (1 core) | decompress MB/s (1 core) |")
     md.append("|---|---|---|---|---|")

@@ -338,7 +338,13 @@ measure() {
     [[ -n ${REAP:-} ]] && more+=(--reap "$REAP")
     LAST_LOG=$WORK/logs/$ds-$op-${comp/:/}-$tool-$REP.log
     mkdir -p "$WORK/logs"
-    drop_cache
+    if [[ -n ${WARM:-} ]]; then
+        # the database in the page cache: every file of its data directory read once
+        sync
+        find "$WORK/$ds/pgdata" -type f -exec cat {} + >/dev/null 2>&1 || true
+    else
+        drop_cache
+    fi
     if ! $PY measure --out "$RUNS" --log "$LAST_LOG" --server-pid "$pm" --set dataset="$ds" --set op="$op" \
         --set comp="$comp" --set tool="$tool" --set rep="$REP" "${more[@]}" "$@"; then
         log "FAILED: $tool $op $comp on $ds (log below)"
@@ -409,15 +415,15 @@ pgbr_backup() { # ds comp [full|incr]
     label=$(find "$WORK/pgbr-repo/backup/$ds" -maxdepth 1 -name "*$suffix" -printf '%f\n' | sort | tail -1)
     amend "{\"repo_bytes\": $(du -sb "$WORK/pgbr-repo/backup/$ds/$label" | cut -f1)}"
 }
-pgbb_backup() { # ds port comp
-    local ds=$1 port=$2 comp=$3 out=$WORK/pgbb-$1 zopt=()
+pgbb_backup() { # ds port comp [op]
+    local ds=$1 port=$2 comp=$3 op=${4:-backup} out=$WORK/pgbb-$1 zopt=()
     rm -rf "$out"
     case $comp in
         none) ;;
         lz4) zopt=(--compress=server-lz4:1) ;;
         zstd:*) zopt=(--compress="server-zstd:${comp#zstd:}") ;;
     esac
-    measure "$ds" backup "$comp" pg_basebackup -- runuser -u postgres -- "$BIN/pg_basebackup" -h "$WORK/sock" -p "$port" \
+    measure "$ds" "$op" "$comp" pg_basebackup -- runuser -u postgres -- "$BIN/pg_basebackup" -h "$WORK/sock" -p "$port" \
         -U postgres -D "$out" -Ft -X none -c fast "${zopt[@]}" || return 0
     amend "{\"repo_bytes\": $(du -sb "$out" | cut -f1)}"
     rm -rf "$out"
@@ -427,8 +433,19 @@ COMPS=(none lz4 zstd:1 zstd:3)
 # the incremental's workload: 25 pgbench transactions per client and per unit of scale (at
 # scales 1 and 5 this changed 3 % of pgbench_accounts' pages and 16 % of its primary key's)
 INCR_TX=$((SCALE * 25))
+# The read limit of the cluster's own files, measured in every round beside the tools (the
+# fio file above was just written, and a virtual disk's host may still cache it): direct
+# reads of pgbench_accounts' first segment, 1 MiB, queue depth 16, read-only.
+own_read() {
+    drop_cache
+    fio --name=own --filename="$ACC_FILE" --readonly --rw=read --bs=1m --iodepth=16 --direct=1 \
+        --ioengine=io_uring --output-format=json --output="$LIM/own.json" >/dev/null 2>&1 || { log "fio on $ACC_FILE failed"; return 0; }
+    $PY fio "$LIM/own.json" | cut -d' ' -f1 >>"$LIM/own.txt"
+    log "  read of the cluster's own file: $(tail -1 "$LIM/own.txt") MB/s"
+}
 for ((REP = 1; REP <= REPEAT; REP++)); do
     log "round $REP of $REPEAT"
+    own_read
     for comp in "${COMPS[@]}"; do
         [[ $comp == lz4 ]] && continue   # lz4 last: its backups are restored and validated below
         # alternate who goes first
@@ -447,6 +464,15 @@ for ((REP = 1; REP <= REPEAT; REP++)); do
         pgbb_backup pgbench "$PORT_MAIN" lz4; pgbr_backup pgbench lz4; recman_backup pgbench "$PORT_MAIN" lz4 "R${REP}LZ4" backup --incremental-level 0
     fi
     log "  backup lz4 done"
+    # the same lz4 backups with the database in the page cache (op backup_cached): recman
+    # reads each cached file through the cache, pg_basebackup's server always does
+    if ((REP % 2)); then
+        WARM=1 recman_backup pgbench "$PORT_MAIN" lz4 "R${REP}WARM" backup_cached; WARM=1 pgbb_backup pgbench "$PORT_MAIN" lz4 backup_cached
+    else
+        WARM=1 pgbb_backup pgbench "$PORT_MAIN" lz4 backup_cached; WARM=1 recman_backup pgbench "$PORT_MAIN" lz4 "R${REP}WARM" backup_cached
+    fi
+    recman_delete pgbench "R${REP}WARM"
+    log "  backup lz4 with the database cached done"
     # restore the lz4 backups (pgBackRest's latest is its lz4 one)
     rm -rf "$WORK/restore"
     measure pgbench restore lz4 recman -- runuser -u postgres -- "$R" --repo "$WORK/pgbench/repo" restore database \
@@ -461,6 +487,7 @@ for ((REP = 1; REP <= REPEAT; REP++)); do
         validate backup "R${REP}LZ4" || true
     measure pgbench verify lz4 pgbackrest -- runuser -u postgres -- pgbackrest --config="$PGBR_CONF" --stanza=pgbench \
         --process-max="$CHANNELS" verify || true
+    own_read
     measure pgbench validate_database none recman -- runuser -u postgres -- "$R" --pgdata "$WORK/pgbench/pgdata" \
         --target "$(target_of "$PORT_MAIN")" validate database || true
     # pg_verifybackup reads plain-format backups only (PostgreSQL 15): one plain copy, verified
@@ -539,6 +566,16 @@ meta = {
 json.dump(meta, open(sys.argv[1], "w"), indent=1)
 EOF
 mkdir -p "$OUT_DIR"
+if [[ -s $LIM/own.txt ]]; then
+    python3 - "$WORK/limits.json" "$LIM/own.txt" <<'EOF'
+import json, statistics, sys
+path, own = sys.argv[1], [float(x) for x in open(sys.argv[2]).read().split()]
+lim = json.load(open(path))
+lim["read_direct_own_1m_qd16"] = statistics.median(own)
+lim["read_direct_own_runs"] = own
+json.dump(lim, open(path, "w"), indent=1)
+EOF
+fi
 $PY report --runs "$RUNS" --limits "$WORK/limits.json" --meta "$WORK/meta.json" \
     --json "$OUT_DIR/latest.json" --md "$OUT_DIR/latest.md"
 cp "$RUNS" "$OUT_DIR/latest-runs.jsonl"
