@@ -2,9 +2,10 @@
 # The tuning targets of docs/tuning.md, measured: for each scenario (a real bottleneck made
 # by the kernel's cgroup v1 block-I/O throttle, or none), a grid search over channels and
 # compression gives the best time; then `advise`'s settings, `--tune auto` and the default
-# settings run the same backup. Prints, per scenario, each run's seconds, the ratios
-# best/advise, best/auto and best/default (1.00 = as fast as the grid's best), and advise's
-# predicted duration against the measured one. Cold cache before every run. Reports;
+# settings run the same backup, interleaved with the grid's best point run again. Prints, per
+# scenario, each run's seconds, the ratios best/advise, best/auto and best/default (1.00 = as
+# fast as the grid's best, timed beside them), and advise's predicted duration against the
+# measured one. Cold cache before every run. Reports;
 # asserts nothing. Run as root (cgroups, dropping the page cache, PostgreSQL as postgres).
 #
 #   bench/tuning-grid.sh [RECMAN_BINARY]
@@ -116,8 +117,6 @@ for scenario in $SCENARIOS; do
     as_pg "$BIN --repo $WORK/repo create catalog" >/dev/null
     as_pg "$BIN --repo $WORK/repo --pgdata $D --target 'host=$WORK port=$PORT user=postgres dbname=postgres' register database --name grid" >/dev/null
     throttle "$scenario"
-    drop_cache
-    rm_in calibrate -q >/dev/null
     declare -A grid=()
     best=
     best_at=
@@ -129,8 +128,11 @@ for scenario in $SCENARIOS; do
             if [[ -z $best ]] || (($(echo "$s < $best" | bc))); then best=$s best_at="$c/$z"; fi
         done
     done
-    # advise after the grid, as a DBA would run it: with backups in the catalog it knows the
-    # start and stop costs (checkpoint, WAL archiving) and adds them to its prediction.
+    # calibrate and advise after the grid, as a DBA would run them: with backups in the
+    # catalog advise knows the start and stop costs (checkpoint, WAL archiving) and adds them
+    # to its prediction, and the device is measured as the backups below will find it.
+    drop_cache
+    rm_in calibrate -q >/dev/null
     advice=$(rm_in advise --json)
     read -r a_flags predicted bottleneck < <(python3 -c '
 import json, sys
@@ -142,19 +144,40 @@ if s.get("section_size"): f += ["--section-size", "%dM" % (s["section_size"] >> 
 if not s.get("direct_reads", True): f += ["--buffered-reads"]
 print(",".join(map(str, f)), "%.2f" % a["predicted_seconds"], a["bottleneck"])' "$advice")
     IFS=, read -r -a af <<<"$a_flags"
-    adv=$(median_backup advised "${af[@]}")
-    auto=$(median_backup auto --tune auto)
-    dflt=$(median_backup default)
-    ratio() { echo "scale=2; $best / $1" | bc; }
-    echo "$scenario: grid best $best s (channels/compress $best_at); advise ($bottleneck: ${af[*]}) $adv s, ratio $(ratio "$adv"), predicted $predicted s = $(echo "scale=2; $predicted / $adv" | bc) x measured; --tune auto $auto s, ratio $(ratio "$auto"); defaults $dflt s, ratio $(ratio "$dflt")"
+    # The grid's best point again, interleaved with advise's settings, auto and the defaults
+    # (the order rotating each round): the device drifts over the minutes a grid takes, and a
+    # grid's best is its luckiest draw, so each ratio below is of times taken side by side.
+    bc_=${best_at%/*} bz=${best_at#*/}
+    declare -A took=([best]="" [advised]="" [auto]="" [default]="")
+    for ((i = 1; i <= REPEAT; i++)); do
+        order=(best advised auto default)
+        order=("${order[@]:$(((i - 1) % 4))}" "${order[@]:0:$(((i - 1) % 4))}")
+        for what in "${order[@]}"; do
+            case $what in
+                best) t=$(timed_backup "best-$i" --channels "$bc_" --compress "$bz") ;;
+                advised) t=$(timed_backup "advised-$i" "${af[@]}") ;;
+                auto) t=$(timed_backup "auto-$i" --tune auto) ;;
+                default) t=$(timed_backup "default-$i") ;;
+            esac
+            took[$what]+="$t "
+        done
+    done
+    med() { printf '%s\n' $1 | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+    again=$(med "${took[best]}")
+    adv=$(med "${took[advised]}")
+    auto=$(med "${took[auto]}")
+    dflt=$(med "${took[default]}")
+    ratio() { echo "scale=2; $again / $1" | bc; }
+    echo "$scenario: grid best $best s (channels/compress $best_at), $again s again beside the others; advise ($bottleneck: ${af[*]}) $adv s, ratio $(ratio "$adv"), predicted $predicted s = $(echo "scale=2; $predicted / $adv" | bc) x measured; --tune auto $auto s, ratio $(ratio "$auto"); defaults $dflt s, ratio $(ratio "$dflt")"
     python3 -c '
 import json, sys
 k = sys.argv
 print(json.dumps({"scenario": k[1], "scale": int(k[2]), "grid_best_seconds": float(k[3]), "grid_best": k[4],
   "advise_seconds": float(k[5]), "advise_predicted_seconds": float(k[6]), "advise_bottleneck": k[7],
   "advise_flags": k[8], "auto_seconds": float(k[9]), "default_seconds": float(k[10]),
-  "read_bps": k[11], "write_bps": k[12], "repeat": int(k[13]), "loadavg": k[14]}))' "$scenario" "$SCALE" "$best" "$best_at" "$adv" "$predicted" \
-        "$bottleneck" "${af[*]}" "$auto" "$dflt" "$READ_BPS" "$WRITE_BPS" "$REPEAT" "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT"
-    unset grid
+  "read_bps": k[11], "write_bps": k[12], "repeat": int(k[13]), "loadavg": k[14],
+  "best_again_seconds": float(k[15])}))' "$scenario" "$SCALE" "$best" "$best_at" "$adv" "$predicted" \
+        "$bottleneck" "${af[*]}" "$auto" "$dflt" "$READ_BPS" "$WRITE_BPS" "$REPEAT" "$(cut -d' ' -f1-3 /proc/loadavg)" "$again" >>"$OUT"
+    unset grid took
 done
 echo "tuning-grid: one line per scenario appended to $OUT"
