@@ -73,7 +73,7 @@ pub fn short_sets(bytes: u64, rate: Option<f64>) -> Option<TuneNote> {
         old: None,
         new: "as planned".into(),
         reason: format!(
-            "tune auto: the data phase is predicted at {data_secs:.1} s, so {LEARNING_SETS} sets a channel would last under {:.1} s each, too short to learn from; sets and sections stay as planned",
+            "tune auto: the data phase is predicted at {data_secs:.1} s, so {LEARNING_SETS} sets a channel would last under {:.1} s each, too short to learn from; sets, sections and settings stay as planned",
             MIN_SET_MICROS as f64 / 1e6
         ),
     })
