@@ -592,7 +592,11 @@ pub struct RestoreArgs {
 pub enum ValidateWhat {
     /// Every page of the data directory at --pgdata.
     Database {
-        /// Files read at once. Range: 1 to 1024.
+        /// Channels reading at once, each its own thread and I/O engine (default 1); a large
+        /// file is shared among them in sections. Range: 1 to 256.
+        #[arg(long, value_parser = crate::input::count::<u32>(crate::input::CHANNELS))]
+        channels: Option<u32>,
+        /// Files read at once per channel. Range: 1 to 1024.
         #[arg(long, default_value_t = 8,
               value_parser = crate::input::count::<u32>(crate::input::MAXOPENFILES))]
         maxopenfiles: u32,

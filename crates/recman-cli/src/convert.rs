@@ -51,10 +51,12 @@ impl From<cli::Command> for m::Command {
             } => m::Command::RestoreControlfile { from },
             cli::Command::Validate { what } => match what {
                 cli::ValidateWhat::Database {
+                    channels,
                     maxopenfiles,
                     check_logical,
                     io,
                 } => m::Command::ValidateDatabase {
+                    channels,
                     maxopenfiles,
                     io: io.into(),
                     check_logical,

@@ -262,3 +262,58 @@ fn copies_2_writes_each_piece_twice_and_restore_falls_back_to_the_second() {
     );
     drop(start_and_compare(&to, &expected));
 }
+
+/// `validate database --channels 2` shares a file larger than the smallest automatic section
+/// (64 MiB) between its channels in sections: it counts the same files and pages as one
+/// channel, and names a corrupt block of the file's last section by its block number in the
+/// whole file.
+#[test]
+fn validate_database_channels_share_a_large_file_and_name_its_corrupt_block() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.pgbench_init(7);
+    c.psql("checkpoint");
+    let rel = c.psql("select pg_relation_filepath('pgbench_accounts')");
+    c.stop();
+    let path = c.pgdata.join(&rel);
+    let blocks = path.metadata().unwrap().len() / 8192;
+    assert!(
+        blocks * 8192 > 64 << 20,
+        "{rel}: {blocks} blocks, too small to be read in sections"
+    );
+    let pgdata = path_str(&c.pgdata);
+    let summary = |channels: &str| {
+        let out = recman([
+            "--pgdata",
+            pgdata,
+            "validate",
+            "database",
+            "--channels",
+            channels,
+        ]);
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with("validated "))
+            .unwrap_or_else(|| panic!("no summary: {stdout}"))
+            .to_string();
+        (out, line)
+    };
+    let (out, one) = summary("1");
+    assert!(out.status.success(), "{out:?}");
+    let (out, two) = summary("2");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(one, two, "one channel and two counted differently");
+
+    let victim = blocks - 10;
+    flip(&path, victim * 8192 + 4000);
+    let (out, _) = summary("2");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains(&format!("file {rel} block {victim}")), "{err}");
+    assert_eq!(
+        err.matches("corrupt block:").count(),
+        1,
+        "one flipped page, one report: {err}"
+    );
+}

@@ -83,6 +83,8 @@ pub enum Command {
     },
     /// Check every page of the data directory, writing nothing.
     ValidateDatabase {
+        /// None: one, RMAN's default PARALLELISM.
+        channels: Option<u32>,
         maxopenfiles: u32,
         io: IoOptions,
         /// RMAN's CHECK LOGICAL.

@@ -572,6 +572,7 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
             }
         }
         Command::ValidateDatabase {
+            channels,
             maxopenfiles,
             io,
             check_logical,
@@ -595,7 +596,10 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
                 agent.as_deref().unwrap_or(&local),
                 conninfo.as_deref(),
                 &io.settings(None)?,
-                maxopenfiles,
+                recman_engine::ValidateRead {
+                    channels: channels.unwrap_or(1),
+                    maxopenfiles,
+                },
                 check_logical,
                 e.progress(),
             )?;

@@ -289,8 +289,12 @@ impl Command {
                 )
             }
             Command::ValidateDatabase {
-                maxopenfiles, io, ..
+                channels,
+                maxopenfiles,
+                io,
+                ..
             } => {
+                c.count("channels", n(*channels), ranges::CHANNELS)?;
                 c.count(
                     "maxopenfiles",
                     Some(u64::from(*maxopenfiles)),

@@ -90,8 +90,8 @@ pub use secondtier::{CopyReport, backup_backupsets, backup_recovery_area};
 pub use select::select_backup;
 pub use synthetic::{SyntheticOptions, synthetic_full};
 pub use validate::{
-    CorruptReport, ValidateBackupReport, ValidateDatabaseReport, find_backup, validate_database,
-    validate_source,
+    CorruptReport, ValidateBackupReport, ValidateDatabaseReport, ValidateRead, find_backup,
+    validate_database, validate_source,
 };
 pub use validate_backup::validate_backup;
 pub use wal_prefetch::{

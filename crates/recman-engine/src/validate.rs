@@ -4,7 +4,6 @@
 
 use crate::backup::describe_corrupt;
 use crate::channel::{ChannelShared, Unit, run_channel};
-use crate::plan::PlannedSet;
 use crate::{Context, EngineError, Progress};
 use recman_catalog::{BackupStatus, CorruptBlock};
 use recman_format::PieceHeader;
@@ -52,12 +51,20 @@ pub fn validate_database(
     pgdata: &Path,
     conninfo: Option<&str>,
     io: &crate::io::IoSettings,
-    maxopenfiles: u32,
+    read: ValidateRead,
     check_logical: bool,
     progress: &dyn Progress,
 ) -> Result<ValidateDatabaseReport, EngineError> {
     let source = crate::source::LocalSource::new(pgdata);
-    validate_source(&source, conninfo, io, maxopenfiles, check_logical, progress)
+    validate_source(&source, conninfo, io, read, check_logical, progress)
+}
+
+/// How `validate database` spreads its reads: channels (each its own thread and I/O engine)
+/// and files open at once per channel.
+#[derive(Clone, Copy, Debug)]
+pub struct ValidateRead {
+    pub channels: u32,
+    pub maxopenfiles: u32,
 }
 
 /// As [`validate_database`], reading the cluster through `source` (its agent, or a local
@@ -66,7 +73,7 @@ pub fn validate_source(
     source: &dyn crate::source::DataSource,
     conninfo: Option<&str>,
     io: &crate::io::IoSettings,
-    maxopenfiles: u32,
+    read: ValidateRead,
     check_logical: bool,
     progress: &dyn Progress,
 ) -> Result<ValidateDatabaseReport, EngineError> {
@@ -100,17 +107,20 @@ pub fn validate_source(
         ..Default::default()
     };
     progress.start("validate", scan.total_bytes());
-    // BACKUP VALIDATE: one backup channel over every file as one set, writing nothing.
-    let mux = maxopenfiles.max(1);
-    let set = PlannedSet {
-        set_no: 1,
-        channel: 1,
-        files: (0..scan.files.len()).collect(),
-        bytes: scan.total_bytes(),
-        mux: mux.min(scan.files.len().max(1) as u32),
-        sections: Vec::new(),
-    };
-    let sets = [set];
+    // BACKUP VALIDATE: the backup's channels over the backup's plan (sets balanced by bytes,
+    // a dominant file in sections shared by the channels), writing nothing.
+    let channels = read.channels.max(1);
+    let sizes: Vec<u64> = scan.files.iter().map(|f| f.size).collect();
+    let sets = crate::plan::plan(
+        &sizes,
+        crate::plan::PlanSettings {
+            channels,
+            filesperset: u32::MAX,
+            maxopenfiles: read.maxopenfiles.max(1),
+            section_size: None,
+        },
+    )
+    .sets;
     let queue = Mutex::new(Unit::all(&sets).into_iter().collect::<VecDeque<_>>());
     let shared = ChannelShared {
         format: None,
@@ -140,22 +150,40 @@ pub fn validate_source(
         queue: &queue,
         live: None,
     };
-    let mut outcome = crate::pipeline::pool::each(1, "validate", |w| run_channel(&shared, w))?
-        .pop()
-        .expect("one channel");
-    if let Some(n) = outcome.notice.take() {
-        progress.notice(&n);
+    let outcomes =
+        crate::pipeline::pool::each(channels as usize, "validate", |w| run_channel(&shared, w))?;
+    if let Some(n) = outcomes.iter().find_map(|o| o.notice.as_ref()) {
+        progress.notice(n);
     }
-    for fo in outcome.sets.iter().flat_map(|s| s.files.iter()) {
+    // A file read in sections comes back once per section: it counts once, its size is where
+    // its last section ended, and its pages and corrupt blocks are those of all sections.
+    let mut seen = std::collections::HashMap::<usize, u64>::new();
+    for fo in outcomes
+        .iter()
+        .flat_map(|o| o.sets.iter().flat_map(|s| s.files.iter()))
+    {
         if fo.vanished {
             continue;
         }
-        report.files += 1;
-        report.bytes += fo.size;
         report.pages += fo.pages;
+        let first = match seen.get_mut(&fo.index) {
+            Some(end) => {
+                *end = (*end).max(fo.size);
+                false
+            }
+            None => {
+                seen.insert(fo.index, fo.size);
+                true
+            }
+        };
         let f = &scan.files[fo.index];
+        if first {
+            report.files += 1;
+            if f.relfile.is_some() {
+                report.relation_files += 1;
+            }
+        }
         let Some(rf) = &f.relfile else { continue };
-        report.relation_files += 1;
         if fo.verdicts.corrupt.is_empty() {
             continue;
         }
@@ -173,15 +201,47 @@ pub fn validate_source(
             });
         }
     }
-    let plan = crate::io::BufferPlan::for_mux(sets[0].mux, io);
-    report.io = outcome.stats.pop().map(|mut agg| {
-        agg.job_type = "VALIDATE".into();
-        agg.buffer_size = plan.size as u64;
-        agg.buffer_count = plan.per_file as u64;
-        agg
-    });
+    report.bytes = seen.values().sum();
+    report
+        .corrupt
+        .blocks
+        .sort_by(|a, b| (&a.path, a.block).cmp(&(&b.path, b.block)));
+    let mux = sets.iter().map(|s| s.mux).max().unwrap_or(1);
+    let plan = crate::io::BufferPlan::for_mux(mux, io);
+    report.io = outcomes
+        .into_iter()
+        .filter_map(|mut o| o.stats.pop())
+        .reduce(|mut a, b| {
+            merge_aggregate(&mut a, &b);
+            a
+        })
+        .map(|mut agg| {
+            agg.job_type = "VALIDATE".into();
+            agg.buffer_size = plan.size as u64;
+            agg.buffer_count = plan.per_file as u64;
+            agg
+        });
     progress.finish();
     Ok(report)
+}
+
+/// Two channels' AGGREGATE rows as one: counts and times added, the span from the first
+/// open to the last close.
+fn merge_aggregate(a: &mut recman_catalog::IoStatRow, b: &recman_catalog::IoStatRow) {
+    a.open_time = a.open_time.min(b.open_time);
+    a.close_time = a.close_time.max(b.close_time);
+    a.io_count += b.io_count;
+    a.ready += b.ready;
+    a.short_waits += b.short_waits;
+    a.short_wait_time += b.short_wait_time;
+    a.long_waits += b.long_waits;
+    a.long_wait_time += b.long_wait_time;
+    a.bytes += b.bytes;
+    a.io_time += b.io_time;
+    a.ring_submissions += b.ring_submissions;
+    a.throttle_time += b.throttle_time;
+    a.cpu_time += b.cpu_time;
+    a.cpu_wait_time += b.cpu_wait_time;
 }
 
 /// Picks a backup by id or tag (newest with that tag); the newest available when None.

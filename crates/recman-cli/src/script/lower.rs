@@ -496,7 +496,7 @@ fn validate_database(b: &Block, g: &Global, opts: &[&BackupOpt]) -> Result<m::Co
             }
         }
     }
-    // validate database reads with one stream; the channel count is not one of its options.
+    // The channels allocated in the RUN block read at once, as a backup's would.
     let ch = channel_args(
         b,
         g,
@@ -508,6 +508,7 @@ fn validate_database(b: &Block, g: &Global, opts: &[&BackupOpt]) -> Result<m::Co
         },
     )?;
     Ok(m::Command::ValidateDatabase {
+        channels: ch.channels,
         check_logical,
         maxopenfiles: ch.maxopenfiles.unwrap_or(m::DEFAULT_VALIDATE_MAXOPENFILES),
         io: m::IoOptions {

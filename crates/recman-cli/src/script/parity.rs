@@ -466,6 +466,10 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "ALLOCATE CHANNEL in a RUN block gives it",
     ),
     (
+        "validate database --channels",
+        "ALLOCATE CHANNEL in a RUN block gives it",
+    ),
+    (
         "recover block --auxiliary-dir",
         "RMAN's block recovery has no auxiliary destination; the default sits beside PGDATA",
     ),
