@@ -241,16 +241,6 @@ fn cached(pgdata: &Path, rel: &str) -> (u64, u64) {
     recman_engine::io::residency::resident(&f, 0, u64::MAX).unwrap()
 }
 
-/// Writes back and drops a file's cached pages (clean pages only: hence the fsync first).
-fn evict(path: &Path) {
-    use std::os::fd::AsRawFd;
-    let f = std::fs::File::open(path).unwrap();
-    f.sync_all().unwrap();
-    // SAFETY: fadvise on a descriptor we hold; it only drops clean cached pages.
-    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    assert_eq!(rc, 0, "posix_fadvise on {}", path.display());
-}
-
 /// The read mode of the INPUT row of `rel` in a backup's statistics.
 fn read_mode_of(setup: &Setup, id: &str, rel: &str) -> String {
     let rows = io_rows(setup, id);
@@ -297,7 +287,7 @@ fn each_file_is_read_through_the_page_cache_only_when_it_is_cached() {
     let id = setup.backup(&["--compress", "none", "--direct-reads"]);
     assert_eq!(read_mode_of(&setup, &id, &big), "direct");
 
-    evict(&path);
+    common::fixtures::evict_file(&path);
     let (res, _) = cached(&c.pgdata, &big);
     assert!(
         res * 4 < bytes,

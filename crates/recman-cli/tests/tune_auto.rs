@@ -77,6 +77,8 @@ fn auto_mode_deepens_reads_when_the_input_device_slows_down() {
         .unwrap()
         .dev();
     let group = Blkio::new();
+    // Cold, as a large database is: read from the disk the throttle slows, not from memory.
+    common::fixtures::evict_from_page_cache(&setup.cluster.pgdata);
     let mut child = recman_cmd(setup.args(&[
         "backup",
         "database",

@@ -71,10 +71,12 @@ fn real_bottlenecks_are_named_right() {
         disk_of(&setup.repo),
         "the test throttles one disk for reads or writes; the cluster and the repository share it"
     );
-    // Slow input: reads of the disk at 8 MB/s; writes free.
+    // Slow input: reads of the disk at 8 MB/s; writes free. The files are read from the
+    // disk, not from the page cache, which a backup would read them through.
     let Some(g) = Blkio::new(&disk, Some(8 << 20), None) else {
         return;
     };
+    common::fixtures::evict_from_page_cache(&setup.cluster.pgdata);
     backup_in(&setup, Some(&g), "SLOW_IN", &["--compress", "none"]);
     drop(g);
     let (b, j) = bottleneck_of(&setup, "SLOW_IN");
