@@ -41,6 +41,18 @@ fn relation_files(pgdata: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// A cluster with pgbench data at `scale`, checkpointed, autovacuum off (nothing changes the
+/// files between the backups a test compares).
+fn pgbench_setup(scale: u32) -> Setup {
+    let setup = Setup::with(ClusterOpts {
+        extra_conf: vec!["autovacuum = off".into()],
+        ..Default::default()
+    });
+    setup.cluster.pgbench_init(scale);
+    setup.cluster.psql("checkpoint");
+    setup
+}
+
 fn io_rows(setup: &Setup, id: &str) -> Vec<serde_json::Value> {
     let out = setup.ok(&["report", "io", id, "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -52,13 +64,8 @@ fn every_mode_and_buffer_setting_restores_identical_files() {
     if !uring_available() {
         return;
     }
-    let setup = Setup::with(ClusterOpts {
-        extra_conf: vec!["autovacuum = off".into()],
-        ..Default::default()
-    });
+    let setup = pgbench_setup(2);
     let c = &setup.cluster;
-    c.pgbench_init(2);
-    c.psql("checkpoint");
     let source = relation_files(&c.pgdata);
     assert!(source.len() > 50);
     let matrix: &[&[&str]] = &[
@@ -176,13 +183,8 @@ fn every_mode_and_buffer_setting_restores_identical_files() {
 
 #[test]
 fn refused_io_uring_falls_back_with_a_notice() {
-    let setup = Setup::with(ClusterOpts {
-        extra_conf: vec!["autovacuum = off".into()],
-        ..Default::default()
-    });
+    let setup = pgbench_setup(1);
     let c = &setup.cluster;
-    c.pgbench_init(1);
-    c.psql("checkpoint");
     let source = relation_files(&c.pgdata);
     assert!(source.len() > 50);
     let refused = [("RECMAN_FAULT_URING_REFUSED", "1")];
@@ -256,13 +258,8 @@ fn read_mode_of(setup: &Setup, id: &str, rel: &str) -> String {
 /// cache's state comes from the kernel itself: reading a file fills it, fadvise empties it.
 #[test]
 fn each_file_is_read_through_the_page_cache_only_when_it_is_cached() {
-    let setup = Setup::with(ClusterOpts {
-        extra_conf: vec!["autovacuum = off".into()],
-        ..Default::default()
-    });
+    let setup = pgbench_setup(2);
     let c = &setup.cluster;
-    c.pgbench_init(2);
-    c.psql("checkpoint");
     // pgbench_accounts, the largest relation file: the one whose read mode is watched.
     let big = relation_files(&c.pgdata)
         .into_iter()
