@@ -26,7 +26,7 @@ pub fn resident(file: &File, start: u64, end: u64) -> Option<(u64, u64)> {
     let map_len = (end - from) as usize;
     let pages = map_len.div_ceil(PAGE as usize);
     let mut vec = vec![0u8; pages];
-    // SAFETY: a private read-only mapping of a file we hold open, of at most its length from
+    // SAFETY: a shared read-only mapping of a file we hold open, of at most its length from
     // a page-aligned offset, unmapped before returning and never dereferenced; mincore writes
     // one byte per page of the mapping into `vec`, which has exactly that many.
     let ok = unsafe {
