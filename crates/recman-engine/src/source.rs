@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::EngineError;
+use crate::io::ReadMode;
 use crate::scan::Scan;
 
 /// Positioned reads: what page re-reads and the I/O engines need of a file.
@@ -81,17 +82,16 @@ pub trait DataSource: Send + Sync {
     fn facts(&self) -> Result<recman_pg::DataDirFacts, EngineError>;
     /// The directory with symlinks resolved, to compare with the server's data_directory.
     fn canonical(&self) -> Option<PathBuf>;
-    /// Opens `path` (from [`DataSource::path_of`]); O_DIRECT when asked and the source is
-    /// local and its file system takes it (the bool says whether it did). NotFound when the
-    /// file is gone.
-    fn open(&self, path: &Path, direct: bool) -> io::Result<(SourceFile, bool)>;
-    /// Whether at least half of `[start, end)` of `path` is in this host's page cache, so
-    /// that reading it through the cache is cheaper than reading it directly (see
-    /// [`crate::io::residency`]). False where that cannot be known: a remote source.
-    fn mostly_cached(&self, path: &Path, start: u64, end: u64) -> bool {
-        let _ = (path, start, end);
-        false
-    }
+    /// Opens `path` (from [`DataSource::path_of`]) to read `range` of it as `reads` says: a
+    /// local source opens it with O_DIRECT when asked, or for [`ReadMode::Auto`] when less
+    /// than half of the range is in the page cache, and its file system takes it (the bool
+    /// says whether it did). NotFound when the file is gone.
+    fn open(
+        &self,
+        path: &Path,
+        reads: ReadMode,
+        range: (u64, u64),
+    ) -> io::Result<(SourceFile, bool)>;
     /// A small file whole (a timeline history, a WAL segment); None when it does not exist.
     fn read_small(&self, rel: &str) -> Result<Option<Vec<u8>>, EngineError>;
     /// The local directory, when the source is one (the tuner groups sets by device).
@@ -121,28 +121,47 @@ impl LocalSource {
     }
 }
 
-/// Opens a file to read, with O_DIRECT when asked and the file system takes it (tmpfs and
-/// some others refuse it with EINVAL; those are read through the page cache).
-pub(crate) fn open_local(path: &Path, direct: bool) -> io::Result<(File, bool)> {
-    use std::os::unix::fs::OpenOptionsExt;
-    if direct {
-        match std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(path)
-        {
-            Ok(f) => return Ok((f, true)),
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    File::open(path).map(|f| (f, false))
+/// A whole file, as the range to [`DataSource::open`].
+pub const WHOLE: (u64, u64) = (0, u64::MAX);
+
+/// Opens a file on this host to read `range` of it as `reads` says (see
+/// [`DataSource::open`]): opened once, its page-cache residency asked of that descriptor, and
+/// O_DIRECT then set on it where wanted. tmpfs and some others refuse O_DIRECT with EINVAL;
+/// those are read through the page cache.
+pub(crate) fn open_local(
+    path: &Path,
+    reads: ReadMode,
+    (start, end): (u64, u64),
+) -> io::Result<(File, bool)> {
+    let f = File::open(path)?;
+    let direct = match reads {
+        ReadMode::Buffered => false,
+        ReadMode::Direct => true,
+        ReadMode::Auto => !crate::io::residency::mostly_cached(&f, start, end),
+    };
+    let direct = direct && set_direct(&f)?;
+    Ok((f, direct))
 }
 
-/// [`DataSource::mostly_cached`] for a file on this host; false when it cannot be opened (the
-/// open that follows reports why).
-pub(crate) fn cached_local(path: &Path, start: u64, end: u64) -> bool {
-    File::open(path).is_ok_and(|f| crate::io::residency::mostly_cached(&f, start, end))
+/// Adds O_DIRECT to an open file's status flags; false where its file system refuses it.
+fn set_direct(f: &File) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let fd = f.as_raw_fd();
+    // SAFETY: F_GETFL and F_SETFL on a descriptor `f` owns and keeps open for both calls;
+    // they read and set its status flags and touch no memory of ours.
+    let set = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_DIRECT) == 0
+    };
+    if set {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EINVAL) {
+        Ok(false)
+    } else {
+        Err(e)
+    }
 }
 
 impl DataSource for LocalSource {
@@ -161,12 +180,14 @@ impl DataSource for LocalSource {
     fn canonical(&self) -> Option<PathBuf> {
         std::fs::canonicalize(&self.root).ok()
     }
-    fn open(&self, path: &Path, direct: bool) -> io::Result<(SourceFile, bool)> {
-        let (f, d) = open_local(path, direct)?;
+    fn open(
+        &self,
+        path: &Path,
+        reads: ReadMode,
+        range: (u64, u64),
+    ) -> io::Result<(SourceFile, bool)> {
+        let (f, d) = open_local(path, reads, range)?;
         Ok((SourceFile::Local(Arc::new(f)), d))
-    }
-    fn mostly_cached(&self, path: &Path, start: u64, end: u64) -> bool {
-        cached_local(path, start, end)
     }
     fn read_small(&self, rel: &str) -> Result<Option<Vec<u8>>, EngineError> {
         let path = self.root.join(rel);

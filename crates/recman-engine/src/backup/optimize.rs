@@ -92,7 +92,11 @@ pub(super) fn take_unchanged(
 /// The file's CRC-32C now; None when it cannot be read (it is then backed up normally,
 /// and the channel reports whatever is wrong with it).
 fn crc_of(f: &ScannedFile, source: &dyn DataSource) -> Result<Option<u32>, EngineError> {
-    let Ok((file, _)) = source.open(&source.path_of(&f.rel), false) else {
+    let Ok((file, _)) = source.open(
+        &source.path_of(&f.rel),
+        crate::io::ReadMode::Buffered,
+        crate::source::WHOLE,
+    ) else {
         return Ok(None);
     };
     let mut buf = vec![0u8; 1 << 20];

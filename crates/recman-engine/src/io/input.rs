@@ -213,20 +213,15 @@ impl<'e> InputMux<'e> {
                 return Ok(None);
             };
             let (start, limit) = f.range.unwrap_or((0, u64::MAX));
-            let source = self.sources[f.alt as usize];
             // A range that starts off the alignment cannot be read directly anyway.
-            let direct = start.is_multiple_of(ALIGN as u64)
-                && match self.reads {
-                    ReadMode::Direct => true,
-                    ReadMode::Buffered => false,
-                    ReadMode::Auto => !match source {
-                        Some(s) => s.mostly_cached(&f.path, start, limit),
-                        None => crate::source::cached_local(&f.path, start, limit),
-                    },
-                };
-            let opened = match source {
-                Some(s) => s.open(&f.path, direct),
-                None => crate::source::open_local(&f.path, direct)
+            let reads = if start.is_multiple_of(ALIGN as u64) {
+                self.reads
+            } else {
+                ReadMode::Buffered
+            };
+            let opened = match self.sources[f.alt as usize] {
+                Some(s) => s.open(&f.path, reads, (start, limit)),
+                None => crate::source::open_local(&f.path, reads, (start, limit))
                     .map(|(file, d)| (SourceFile::Local(std::sync::Arc::new(file)), d)),
             };
             match opened {

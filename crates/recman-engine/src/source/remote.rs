@@ -185,7 +185,12 @@ impl DataSource for RemoteSource {
         m["canonical"].as_str().map(PathBuf::from)
     }
 
-    fn open(&self, path: &Path, _direct: bool) -> io::Result<(SourceFile, bool)> {
+    fn open(
+        &self,
+        path: &Path,
+        _reads: crate::io::ReadMode,
+        _range: (u64, u64),
+    ) -> io::Result<(SourceFile, bool)> {
         let rel = self.rel_of(path)?.to_string();
         let m = self
             .client

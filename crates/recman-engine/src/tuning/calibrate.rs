@@ -4,12 +4,12 @@
 //! ([`super::media_probe`]).
 
 use crate::EngineError;
-use crate::io::{AlignedBuf, IoMode, IoSettings, ReadReq, open_engine};
+use crate::io::{AlignedBuf, IoMode, IoSettings, ReadMode, ReadReq, open_engine};
 use recman_media::Media;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -244,19 +244,6 @@ pub fn calibrate(
     })
 }
 
-fn open_for_read(path: &Path, direct: bool) -> std::io::Result<File> {
-    let flags = if direct { libc::O_DIRECT } else { 0 };
-    match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags)
-        .open(path)
-    {
-        // A file system without O_DIRECT (tmpfs) is read through the cache.
-        Err(e) if direct && e.raw_os_error() == Some(libc::EINVAL) => File::open(path),
-        r => r,
-    }
-}
-
 /// Reads at `d`'s best queue depth, in requests of at least 1 MiB (a channel's input buffers),
 /// with each buffer's pages checked as it arrives (checksums, headers and the chunk CRC, what
 /// `check_bytes_per_second` measures alone); the overlap of the two against the best probe
@@ -407,9 +394,15 @@ fn read_probe(
             let file = match &open {
                 Some((i, f)) if *i == cursor.0 => Arc::clone(f),
                 _ => {
+                    let reads = if direct {
+                        ReadMode::Direct
+                    } else {
+                        ReadMode::Buffered
+                    };
                     let f = Arc::new(
-                        open_for_read(path, direct)
-                            .map_err(|e| EngineError::io("open for calibration", path, e))?,
+                        crate::source::open_local(path, reads, crate::source::WHOLE)
+                            .map_err(|e| EngineError::io("open for calibration", path, e))?
+                            .0,
                     );
                     open = Some((cursor.0, Arc::clone(&f)));
                     f
