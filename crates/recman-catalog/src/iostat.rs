@@ -52,6 +52,25 @@ pub struct IoStatRow {
 }
 
 impl IoStatRow {
+    /// Adds another channel's row of the same job to this one: counts and times added, the
+    /// span from the first open to the last close (several channels' AGGREGATE rows as one).
+    pub fn absorb(&mut self, o: &IoStatRow) {
+        self.open_time = self.open_time.min(o.open_time);
+        self.close_time = self.close_time.max(o.close_time);
+        self.io_count += o.io_count;
+        self.ready += o.ready;
+        self.short_waits += o.short_waits;
+        self.short_wait_time += o.short_wait_time;
+        self.long_waits += o.long_waits;
+        self.long_wait_time += o.long_wait_time;
+        self.bytes += o.bytes;
+        self.io_time += o.io_time;
+        self.ring_submissions += o.ring_submissions;
+        self.throttle_time += o.throttle_time;
+        self.cpu_time += o.cpu_time;
+        self.cpu_wait_time += o.cpu_wait_time;
+    }
+
     pub fn effective_bytes_per_second(&self) -> Option<u64> {
         let us = self.close_time - self.open_time;
         (us > 0).then(|| (self.bytes as u128 * 1_000_000 / us as u128) as u64)

@@ -212,7 +212,7 @@ pub fn validate_source(
         .into_iter()
         .filter_map(|mut o| o.stats.pop())
         .reduce(|mut a, b| {
-            merge_aggregate(&mut a, &b);
+            a.absorb(&b);
             a
         })
         .map(|mut agg| {
@@ -223,25 +223,6 @@ pub fn validate_source(
         });
     progress.finish();
     Ok(report)
-}
-
-/// Two channels' AGGREGATE rows as one: counts and times added, the span from the first
-/// open to the last close.
-fn merge_aggregate(a: &mut recman_catalog::IoStatRow, b: &recman_catalog::IoStatRow) {
-    a.open_time = a.open_time.min(b.open_time);
-    a.close_time = a.close_time.max(b.close_time);
-    a.io_count += b.io_count;
-    a.ready += b.ready;
-    a.short_waits += b.short_waits;
-    a.short_wait_time += b.short_wait_time;
-    a.long_waits += b.long_waits;
-    a.long_wait_time += b.long_wait_time;
-    a.bytes += b.bytes;
-    a.io_time += b.io_time;
-    a.ring_submissions += b.ring_submissions;
-    a.throttle_time += b.throttle_time;
-    a.cpu_time += b.cpu_time;
-    a.cpu_wait_time += b.cpu_wait_time;
 }
 
 /// Picks a backup by id or tag (newest with that tag); the newest available when None.
