@@ -67,19 +67,21 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    /// On the build's disk, not /tmp, which may be a tmpfs: its pages are its storage and never
-    /// leave the cache.
-    fn dir() -> tempfile::TempDir {
-        tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap()
+    /// A file of `len` bytes just written through the page cache, in a directory on the
+    /// build's disk, not /tmp, which may be a tmpfs: its pages are its storage and never leave
+    /// the cache.
+    fn written(len: usize) -> (tempfile::TempDir, std::path::PathBuf, File) {
+        let dir =
+            tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap();
+        let p = dir.path().join("f");
+        let mut f = File::create(&p).unwrap();
+        f.write_all(&vec![7u8; len]).unwrap();
+        (dir, p, f)
     }
 
     #[test]
     fn a_file_just_written_is_resident_and_an_empty_range_holds_nothing() {
-        let dir = dir();
-        let p = dir.path().join("f");
-        let mut f = File::create(&p).unwrap();
-        f.write_all(&vec![7u8; 256 << 10]).unwrap();
-        drop(f);
+        let (_dir, p, _) = written(256 << 10);
         let f = File::open(&p).unwrap();
         let (res, bytes) = resident(&f, 0, u64::MAX).unwrap();
         assert_eq!(bytes, 256 << 10);
@@ -91,10 +93,7 @@ mod tests {
 
     #[test]
     fn pages_dropped_from_the_cache_are_not_resident() {
-        let dir = dir();
-        let p = dir.path().join("f");
-        let mut f = File::create(&p).unwrap();
-        f.write_all(&vec![7u8; 1 << 20]).unwrap();
+        let (_dir, p, f) = written(1 << 20);
         f.sync_all().unwrap();
         // SAFETY: fadvise on an open descriptor; it only drops clean cached pages.
         let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
