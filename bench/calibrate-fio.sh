@@ -100,15 +100,18 @@ fio_read 1048576 4 >/dev/null
 SHAPES=("131072 1" "1048576 1" "1048576 4" "1048576 16")
 # One line per run and probe: "probe recman fio".
 samples=$WORK/samples
+# The tools take turns going first: a run's first reader meets the host's cache colder.
 for ((run = 1; run <= RUNS; run++)); do
+    ((run % 2)) || { for shape in "${SHAPES[@]}"; do fio_read $shape >"$WORK/fio-${shape/ /-}"; done; fio_write >"$WORK/fio-write"; }
     in_group "${PG_AS[@]}" "$R" "${G[@]}" calibrate --json >"$WORK/cal.json"
+    ((run % 2 == 0)) || { for shape in "${SHAPES[@]}"; do fio_read $shape >"$WORK/fio-${shape/ /-}"; done; fio_write >"$WORK/fio-write"; }
     for shape in "${SHAPES[@]}"; do
         set -- $shape
         ours=$(python3 -c "import json; c=json.load(open('$WORK/cal.json')); print([p['bytes_per_second'] for p in c['inputs'][0]['probes'] if p['direct'] and p['request_size']==$1 and p['queue_depth']==$2][0])")
-        echo "read-$(($1 >> 10))K-x-$2 $ours $(fio_read "$1" "$2")" >>"$samples"
+        echo "read-$(($1 >> 10))K-x-$2 $ours $(cat "$WORK/fio-${shape/ /-}")" >>"$samples"
     done
     ours=$(python3 -c "import json; c=json.load(open('$WORK/cal.json')); print(c['outputs'][0]['probes'][0]['bytes_per_second'])")
-    echo "write-1M-x-4-fsync $ours $(fio_write)" >>"$samples"
+    echo "write-1M-x-4-fsync $ours $(cat "$WORK/fio-write")" >>"$samples"
 done
 python3 - "$samples" "$RUNS" <<'PY'
 import statistics, sys

@@ -255,9 +255,11 @@ def cmd_report(argv):
     # physical limit of each (dataset, op, comp), in MB/s of database bytes
     def limit_for(ds, op, comp, checked=False):
         rd = limits.get("read_direct_1m_qd16")
-        # reading the cluster's own files (backup, validate database): fio on its largest file
-        # in every round, when measured
-        own = limits.get("read_direct_own_1m_qd16") or rd
+        # reading the cluster's own files (backup, validate database): fio on every file of its
+        # base/ in every round (older runs: its largest file), when measured
+        own = limits.get("read_direct_db_1m_qd16") or limits.get("read_direct_own_1m_qd16") or rd
+        own_what = ("fio read of the cluster's base/, file after file" if limits.get("read_direct_db_1m_qd16")
+                    else "fio read of the cluster's largest file")
         copy = limits.get("copy_direct_1m_qd16")
         cf = meta["datasets"][ds].get("codec_file")
         codec = limits.get("codecs", {}).get(cf, {})
@@ -273,7 +275,7 @@ def cmd_report(argv):
             io = min(x for x in (own, copy * c["ratio"] if copy else None) if x)
             if cpu < io:
                 return cpu, f"CPU: {cores} × (checksum + {comp} compress) = {cpu:,.0f}"
-            return io, "disk read (the cluster's largest file)"
+            return io, f"disk read ({own_what})"
         if op in ("restore", "validate_backup"):
             c = codec.get(comp)
             if comp == "none" or not c:
@@ -288,7 +290,7 @@ def cmd_report(argv):
             what = f"{comp} decompress + page checksum" if op == "validate_backup" and checked else f"{comp} decompress"
             return (cpu, f"CPU: {cores} × {what}") if cpu < io else (io, "disk")
         if op == "validate_database":
-            return own, "fio read of the cluster's largest file (direct, 1 MiB, qd16)"
+            return own, f"{own_what} (direct, 1 MiB, qd16)"
         return None, ""
 
     for r in rows:
@@ -401,9 +403,10 @@ def cmd_report(argv):
     md.append("|---|---|")
     for k, v in limits.get("disk", {}).items():
         md.append(f"| {k} | {fmt(v)} |")
-    if limits.get("read_direct_own_runs"):
-        runs = ", ".join(fmt(x) for x in limits["read_direct_own_runs"])
-        md.append(f"| read_direct_own_1m_qd16 (the cluster's largest file, each round: {runs}) | {fmt(limits['read_direct_own_1m_qd16'])} |")
+    for key, what in (("own", "the cluster's largest file"), ("db", "every file of the cluster's base/, one after another")):
+        if limits.get(f"read_direct_{key}_runs"):
+            runs = ", ".join(fmt(x) for x in limits[f"read_direct_{key}_runs"])
+            md.append(f"| read_direct_{key}_1m_qd16 ({what}, each round: {runs}) | {fmt(limits[f'read_direct_{key}_1m_qd16'])} |")
     md.append("")
     md.append("| data file | codec | ratio | compress MB/s (1 core) | decompress MB/s (1 core) |")
     md.append("|---|---|---|---|---|")

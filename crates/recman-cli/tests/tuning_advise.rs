@@ -123,7 +123,14 @@ fn calibrate_meets_the_throttle_and_advise_compresses_for_a_slow_output() {
     let total = cal["total_bytes"].as_f64().unwrap();
     // No backup yet: no start and stop costs learned, the data phase alone.
     assert_eq!(a["fixed_seconds"].as_f64(), Some(0.0), "{a}");
-    assert!((p - total / predicted).abs() < 0.01 * p + 0.01, "{a}");
+    // The data phase, plus each channel's piece commits at the output's per-object cost.
+    let pieces = a["pieces_seconds"].as_f64().unwrap();
+    let commit = cal["outputs"][0]["commit_seconds"].as_f64().unwrap();
+    assert!(pieces >= commit * 0.999, "{a}");
+    assert!(
+        (p - total / predicted - pieces).abs() < 0.01 * p + 0.01,
+        "{a}"
+    );
     // The window's verdict follows the prediction, and a miss says what would fit.
     let fits = p <= 1.0;
     assert_eq!(a["window"]["fits"], fits, "{a}");

@@ -53,8 +53,10 @@ pub struct Advice {
     /// describes it (a disk directory, s3://..., a tape library, a plugin), or the cpu.
     pub bottleneck_device: String,
     pub predicted_bytes_per_second: u64,
-    /// The data phase at the predicted rate plus `fixed_seconds`.
+    /// The data phase at the predicted rate, plus `pieces_seconds` and `fixed_seconds`.
     pub predicted_seconds: f64,
+    /// The pieces' commits on one channel: its sets times the output's per-object cost.
+    pub pieces_seconds: f64,
     /// Start and stop costs (checkpoint, WAL switch and archiving) learned from recent
     /// backups ([`Advice::with_fixed_cost`]); 0 until one is known.
     pub fixed_seconds: f64,
@@ -88,6 +90,10 @@ impl Advice {
         self
     }
 }
+
+/// Files per backup set advise chooses: seed 000's multiplexing gains nothing from more sets,
+/// and each set costs a piece's commit.
+const FILESPERSET: u64 = 64;
 
 /// Rates, in input bytes per second, that limit a backup at one compression and channel count.
 struct Limits {
@@ -415,7 +421,7 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
     let input_buffers = (best_qd / maxopenfiles).max(2);
     steps.push(Step {
         step: "multiplexing".into(),
-        choice: format!("maxopenfiles {maxopenfiles}, filesperset 64"),
+        choice: format!("maxopenfiles {maxopenfiles}, filesperset {FILESPERSET}"),
         because: format!(
             "a deep queue reads {gain:.2}x faster than one request at a time: {} (seed 000: striped disks 1 or 2, plain disks 4 to 8)",
             if striped { "striped or parallel device" } else { "a plain disk" }
@@ -471,13 +477,27 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
             because: "tape buffers of at least 256K (seed 000); larger is faster".into(),
         });
     }
-    let predicted_seconds = c.total_bytes as f64 / rate.max(1.0);
+    // Each backup set is one piece, and its commit costs the output's per-object time besides
+    // its bytes (calibrate's stream rates leave that time out); a channel commits its own.
+    let files: u64 = c.inputs.iter().map(|d| d.files).sum();
+    let sets_per_channel = files.div_ceil(FILESPERSET).div_ceil(channels.max(1) as u64);
+    let commit = c.outputs.first().map_or(0.0, |o| o.commit_seconds);
+    let pieces_seconds = sets_per_channel as f64 * commit;
+    steps.push(Step {
+        step: "pieces".into(),
+        choice: format!("{sets_per_channel} per channel"),
+        because: format!(
+            "{files} files in sets of up to {FILESPERSET}; each piece's commit takes {:.1} ms on the output",
+            commit * 1e3
+        ),
+    });
+    let predicted_seconds = c.total_bytes as f64 / rate.max(1.0) + pieces_seconds;
     let window = window.map(|w| fit(c, w, read, rate, bottleneck, channels));
     Advice {
         settings: Settings {
             channels,
             compress: codec.compression.clone(),
-            filesperset: 64,
+            filesperset: FILESPERSET as u32,
             maxopenfiles,
             input_buffers,
             input_buffer_size: best_size,
@@ -495,6 +515,7 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
         bottleneck_device,
         predicted_bytes_per_second: rate as u64,
         predicted_seconds,
+        pieces_seconds,
         fixed_seconds: 0.0,
         total_bytes: c.total_bytes,
         calibrated_at: c.taken_at,

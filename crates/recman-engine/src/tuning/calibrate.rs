@@ -49,7 +49,9 @@ pub struct InputDevice {
 pub struct WriteProbe {
     pub streams: u32,
     pub bytes: u64,
-    /// All streams together.
+    /// All streams together, streaming: the per-object cost ([`OutputDevice::commit_seconds`])
+    /// is taken out of the time, once, as the streams commit at once. Calibrations taken
+    /// before 2026-11-26 counted it in.
     pub bytes_per_second: u64,
 }
 
@@ -71,6 +73,10 @@ pub struct OutputDevice {
     /// its bytes.
     #[serde(default)]
     pub write_latency_seconds: f64,
+    /// What each piece costs besides its bytes, from the 1 MiB and 4 MiB objects' times (see
+    /// `media_probe::commit_seconds`); 0 in calibrations taken before it was measured.
+    #[serde(default)]
+    pub commit_seconds: f64,
     /// Seconds to open and read the smallest probe object.
     #[serde(default)]
     pub read_latency_seconds: f64,

@@ -81,6 +81,7 @@ pub fn probe_media(
         device_type: device_type.to_string(),
         probes,
         write_latency_seconds: smallest.map_or(0.0, |o| o.write_seconds),
+        commit_seconds: commit_seconds(&objects),
         read_latency_seconds: smallest.map_or(0.0, |o| o.read_seconds),
         read_bytes_per_second: objects
             .iter()
@@ -156,6 +157,7 @@ fn measure(
         .map(|o| (o.write_bytes_per_second as f64 * opt.probe_time.as_secs_f64()) as u64)
         .unwrap_or(opt.write_bytes)
         .clamp(1 << 20, opt.write_bytes.max(1 << 20));
+    let per_object = Duration::from_secs_f64(commit_seconds(&objects));
     let mut probes = Vec::new();
     for streams in [1, opt.streams.max(1)] {
         let these: Vec<String> = (0..streams)
@@ -178,10 +180,34 @@ fn measure(
         probes.push(WriteProbe {
             streams,
             bytes,
-            bytes_per_second: rate(bytes, took),
+            bytes_per_second: rate(bytes, streaming(took, per_object)),
         });
     }
     Ok((probes, objects))
+}
+
+/// What an object costs besides its bytes (create and commit: fsync, rename and the
+/// directory's fsync on a disk; the requests around an upload on S3; a file mark and a
+/// reposition on tape): where the time of the 1 MiB and 4 MiB objects, on a line over their
+/// sizes, meets size 0. Not the smallest object's time: the first object also pays what only a
+/// first one does (a tape's load).
+pub(crate) fn commit_seconds(objects: &[ObjectProbe]) -> f64 {
+    let [.., a, b] = objects else {
+        return 0.0;
+    };
+    if b.size <= a.size {
+        return 0.0;
+    }
+    let per_byte = (b.write_seconds - a.write_seconds) / (b.size - a.size) as f64;
+    (a.write_seconds - per_byte.max(0.0) * a.size as f64).clamp(0.0, a.write_seconds)
+}
+
+/// The time a stream's bytes took once its per-object cost is taken out, so that the rate is
+/// the medium's streaming rate (what fio's transfer time measures) and `advise` can add the
+/// cost once per piece. At most half of `took` goes: a noisy small-object time must not turn a
+/// probe into an unbounded rate.
+fn streaming(took: Duration, per_object: Duration) -> Duration {
+    took.saturating_sub(per_object.min(took / 2))
 }
 
 /// Writes `size` bytes (fewer when `deadline` passes first, at least one block) and commits;
@@ -206,4 +232,48 @@ fn write_object(
     }
     w.commit()?;
     Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(size: u64, write_seconds: f64) -> ObjectProbe {
+        ObjectProbe {
+            size,
+            write_seconds,
+            read_seconds: 0.0,
+            write_bytes_per_second: 0,
+            read_bytes_per_second: 0,
+        }
+    }
+
+    #[test]
+    fn the_commit_cost_is_where_the_larger_objects_line_meets_size_zero() {
+        // A tape: the first object pays the load (0.5 s), each one a 20 ms file mark and
+        // reposition, and 1 MiB takes 10 ms on the drive.
+        let tape = [
+            object(64 << 10, 0.5),
+            object(1 << 20, 0.03),
+            object(4 << 20, 0.06),
+        ];
+        assert!((commit_seconds(&tape) - 0.02).abs() < 1e-9);
+        // Noise that makes the larger object the faster one: its time per byte counts as 0,
+        // the whole 1 MiB object's time is the cost, never more.
+        let noisy = [
+            object(64 << 10, 0.01),
+            object(1 << 20, 0.03),
+            object(4 << 20, 0.02),
+        ];
+        assert!((commit_seconds(&noisy) - 0.03).abs() < 1e-9);
+        assert_eq!(commit_seconds(&[]), 0.0);
+    }
+
+    #[test]
+    fn a_streams_rate_leaves_out_the_per_object_cost_but_at_most_half_its_time() {
+        let ms = Duration::from_millis;
+        assert_eq!(streaming(ms(40), ms(10)), ms(30));
+        assert_eq!(streaming(ms(40), ms(30)), ms(20));
+        assert_eq!(streaming(ms(40), Duration::ZERO), ms(40));
+    }
 }

@@ -225,3 +225,27 @@ fn channels_go_past_the_cores_where_more_threads_read_faster() {
     let narrow = advise(&c, None, false);
     assert_eq!(narrow.settings.channels, 2, "{:?}", narrow.steps);
 }
+
+#[test]
+fn each_piece_adds_the_outputs_commit_time_to_the_prediction() {
+    // 1,000 files in sets of 64: 16 sets, 8 on each of two channels.
+    let mut c = cal(1_000_000_000, 10_000_000_000, 10_000_000_000);
+    c.inputs[0].files = 1_000;
+    c.outputs[0].commit_seconds = 0.01;
+    let a = advise(&c, None, false);
+    let ch = a.settings.channels as u64;
+    let per_channel = 1_000u64.div_ceil(64).div_ceil(ch);
+    assert!(
+        (a.pieces_seconds - per_channel as f64 * 0.01).abs() < 1e-9,
+        "{a:?}"
+    );
+    let data = c.total_bytes as f64 / a.predicted_bytes_per_second as f64;
+    assert!(
+        (a.predicted_seconds - data - a.pieces_seconds).abs() < 1e-3,
+        "{a:?}"
+    );
+    assert!(a.steps.iter().any(|s| s.step == "pieces"));
+    // A medium with no per-object cost adds nothing.
+    c.outputs[0].commit_seconds = 0.0;
+    assert_eq!(advise(&c, None, false).pieces_seconds, 0.0);
+}
