@@ -110,8 +110,9 @@ mkdir -p "$(dirname "$OUT")"
 
 for scenario in $SCENARIOS; do
     # A repository per scenario, so that every backup is a full one of the same size; the
-    # archive_command's path is a symbolic link switched between them.
-    rm -rf "$WORK/repo" "$WORK/repo-$scenario"
+    # archive_command's path is a symbolic link switched between them. The last scenario's
+    # goes first: at scale 100 one holds some 4 GB of backups.
+    rm -rf "$WORK/repo" "$WORK"/repo-*
     mkdir "$WORK/repo-$scenario"
     chown postgres "$WORK/repo-$scenario"
     ln -sfn "$WORK/repo-$scenario" "$WORK/repo"
