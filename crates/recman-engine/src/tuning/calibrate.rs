@@ -215,8 +215,9 @@ pub fn calibrate(
         };
         // Every probe reads the same largest files from their start, as a backup meets them
         // (direct reads leave the page cache as it was); the cache's share was taken before.
+        let spans = whole(&files);
         for &(size, qd) in SHAPES {
-            let p = read_probe(&files, size, qd, true, opt, io_uring, None)?;
+            let p = read_probe(&spans, size, qd, true, opt, io_uring, None)?;
             if p.bytes_per_second > d.best_bytes_per_second {
                 d.best_bytes_per_second = p.bytes_per_second;
                 d.best_request_size = size;
@@ -225,7 +226,7 @@ pub fn calibrate(
             d.probes.push(p);
         }
         d.probes
-            .push(read_probe(&files, 1 << 20, 4, false, opt, io_uring, None)?);
+            .push(read_probe(&spans, 1 << 20, 4, false, opt, io_uring, None)?);
         d.read_and_check = Some(read_and_check(&files, &d, opt, io_uring)?);
         inputs.push(d);
     }
@@ -269,7 +270,15 @@ fn read_and_check(
         cpu += super::thread_cpu_time() - t0;
         checked += b.len() as u64;
     };
-    let p = read_probe(files, size, qd, true, opt, io_uring, Some(&mut check))?;
+    let p = read_probe(
+        &whole(files),
+        size,
+        qd,
+        true,
+        opt,
+        io_uring,
+        Some(&mut check),
+    )?;
     // The check rate on these very bytes, from the CPU time the checks took here: the sample's
     // rate would be measured on another thread at another time.
     let check_rate = rate(checked, cpu);
@@ -277,7 +286,9 @@ fn read_and_check(
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let mut parallel = Vec::new();
     for threads in [cores, 2 * cores] {
-        if threads > 1 && files.len() > 1 {
+        // Every thread needs a share of its own (at least 1 MiB).
+        let bytes: u64 = files.iter().map(|f| f.1).sum();
+        if threads > 1 && bytes.min(opt.probe_bytes) >= threads as u64 * (1 << 20) {
             parallel.push(super::read_check::ThreadsRate {
                 threads,
                 bytes_per_second: parallel_read_and_check(files, threads, size, qd, opt, io_uring)?,
@@ -294,9 +305,12 @@ fn read_and_check(
     })
 }
 
-/// `threads` threads reading and checking at once, each its share of `files` (dealt round the
-/// threads, largest first) within an equal share of the probe's bytes: their bytes together
-/// over the time the slowest took.
+/// `threads` threads reading and checking at once, each an equal, contiguous part of the bytes
+/// the one-thread probe reads (the files largest first, up to `probe_bytes`): sections of the
+/// largest file where it holds them, as channels share a dominant file. Dealing whole files
+/// instead gave one thread a part of the largest file and another a smaller file and then
+/// hundreds of small ones, whose slowest set the rate. Their bytes together over the time the
+/// slowest took.
 fn parallel_read_and_check(
     files: &[(PathBuf, u64)],
     threads: u32,
@@ -305,28 +319,19 @@ fn parallel_read_and_check(
     opt: &CalibrateOptions,
     io_uring: bool,
 ) -> Result<u64, EngineError> {
-    let shares: Vec<Vec<(PathBuf, u64)>> = (0..threads as usize)
-        .map(|t| {
-            files
-                .iter()
-                .skip(t)
-                .step_by(threads as usize)
-                .cloned()
-                .collect()
-        })
-        .filter(|s: &Vec<_>| !s.is_empty())
-        .collect();
-    let each = CalibrateOptions {
-        probe_bytes: (opt.probe_bytes / shares.len() as u64).max(1 << 20),
-        ..opt.clone()
-    };
+    let shares = split_spans(files, opt.probe_bytes, threads);
     let t0 = Instant::now();
     let got: Result<Vec<u64>, EngineError> = std::thread::scope(|s| {
         let hs: Vec<_> = shares
             .iter()
             .map(|share| {
-                let each = &each;
+                // Each share is read once (the time limit still applies).
+                let each = CalibrateOptions {
+                    probe_bytes: share.iter().map(|(_, a, b)| b - a).sum(),
+                    ..opt.clone()
+                };
                 s.spawn(move || {
+                    let each = &each;
                     let mut check = |b: &[u8]| check_chunk(b);
                     read_probe(share, size, qd, true, each, io_uring, Some(&mut check))
                         .map(|p| p.bytes)
@@ -338,6 +343,44 @@ fn parallel_read_and_check(
             .collect()
     });
     Ok(rate(got?.iter().sum(), t0.elapsed()))
+}
+
+/// The first `total` bytes of `files`, in order, cut into `parts` contiguous shares of
+/// (path, start, end) spans, each cut on a 1 MiB boundary; empty shares are left out.
+fn split_spans(files: &[(PathBuf, u64)], total: u64, parts: u32) -> Vec<Vec<Span>> {
+    let have: u64 = files.iter().map(|f| f.1).sum();
+    let total = total.min(have);
+    let per = total
+        .div_ceil(parts.max(1) as u64)
+        .next_multiple_of(1 << 20)
+        .max(1 << 20);
+    let mut shares: Vec<Vec<Span>> = Vec::new();
+    let mut share: Vec<Span> = Vec::new();
+    let (mut in_share, mut taken) = (0u64, 0u64);
+    for (path, len) in files {
+        let mut start = 0;
+        while start < *len && taken < total {
+            let n = (len - start).min(per - in_share).min(total - taken);
+            share.push((path.clone(), start, start + n));
+            (start, in_share, taken) = (start + n, in_share + n, taken + n);
+            if in_share == per {
+                shares.push(std::mem::take(&mut share));
+                in_share = 0;
+            }
+        }
+    }
+    if !share.is_empty() {
+        shares.push(share);
+    }
+    shares
+}
+
+/// A part of a file: its path and the byte range [start, end).
+type Span = (PathBuf, u64, u64);
+
+/// Whole files as spans.
+fn whole(files: &[(PathBuf, u64)]) -> Vec<Span> {
+    files.iter().map(|(p, len)| (p.clone(), 0, *len)).collect()
 }
 
 /// What a read probe does with each buffer it completes.
@@ -357,7 +400,7 @@ fn check_chunk(c: &[u8]) {
 /// engine, `qd` requests of `size` in flight; `on_read` sees each buffer's bytes as it
 /// completes, on this thread, before the next read of that buffer is submitted.
 fn read_probe(
-    files: &[(PathBuf, u64)],
+    files: &[Span],
     size: u64,
     qd: u32,
     direct: bool,
@@ -380,7 +423,7 @@ fn read_probe(
     let mut open: Option<(usize, Arc<File>)> = None;
     let (mut bytes, mut tag, mut wrapped) = (0u64, 0u64, false);
     // The file being read and the offset in it.
-    let mut cursor = (0usize, 0u64);
+    let mut cursor = (0usize, files.first().map_or(0, |f| f.1));
     let t0 = Instant::now();
     let budget = |bytes: u64| bytes >= opt.probe_bytes || t0.elapsed() >= opt.probe_time;
     loop {
@@ -389,12 +432,12 @@ fn read_probe(
                 if wrapped || files.is_empty() {
                     break;
                 }
-                cursor = (0, 0);
+                cursor = (0, files[0].1);
                 wrapped = true;
             }
-            let (path, len) = &files[cursor.0];
-            if cursor.1 >= *len {
-                cursor = (cursor.0 + 1, 0);
+            let (path, _, end) = &files[cursor.0];
+            if cursor.1 >= *end {
+                cursor = (cursor.0 + 1, files.get(cursor.0 + 1).map_or(0, |f| f.1));
                 continue;
             }
             let file = match &open {
@@ -415,7 +458,7 @@ fn read_probe(
                 }
             };
             let len = size
-                .min(len - cursor.1)
+                .min(end - cursor.1)
                 .next_multiple_of(crate::io::ALIGN as u64);
             engine
                 .submit(ReadReq {
@@ -583,5 +626,42 @@ fn page_cache(files: &[crate::ScannedFile], pgdata: &Path) -> PageCache {
         } else {
             0.0
         },
+    }
+}
+
+#[cfg(test)]
+mod span_tests {
+    use super::*;
+
+    #[test]
+    fn threads_share_the_largest_file_in_sections_as_channels_do() {
+        let mib = 1u64 << 20;
+        let files = vec![
+            (PathBuf::from("big"), 1024 * mib),
+            (PathBuf::from("index"), 200 * mib),
+            (PathBuf::from("small"), 8192),
+        ];
+        // 256 MiB over 2 threads: two sections of the largest file, nothing else.
+        let two = split_spans(&files, 256 * mib, 2);
+        assert_eq!(
+            two,
+            vec![
+                vec![(PathBuf::from("big"), 0, 128 * mib)],
+                vec![(PathBuf::from("big"), 128 * mib, 256 * mib)],
+            ]
+        );
+        // More than the files hold: every byte once, the shares cut across files.
+        let all = split_spans(&files, u64::MAX, 3);
+        let bytes: Vec<u64> = all
+            .iter()
+            .map(|s| s.iter().map(|(_, a, b)| b - a).sum())
+            .collect();
+        assert_eq!(bytes.iter().sum::<u64>(), 1224 * mib + 8192);
+        assert_eq!(all.len(), 3);
+        assert!(bytes[0] == bytes[1] && bytes[2] <= bytes[0], "{bytes:?}");
+        // The last share: the largest file's tail, then the index and the small file.
+        let names: Vec<_> = all[2].iter().map(|s| s.0.to_str().unwrap()).collect();
+        assert_eq!(names, ["big", "index", "small"]);
+        assert_eq!(all[2][0].1, 2 * bytes[0]);
     }
 }
