@@ -69,8 +69,9 @@ pub struct OutputDevice {
     /// Objects of a few sizes written, read back and removed (see [`super::media_probe`]).
     #[serde(default)]
     pub objects: Vec<super::media_probe::ObjectProbe>,
-    /// Seconds to write and commit the smallest probe object: what each piece costs besides
-    /// its bytes.
+    /// Seconds to write and commit the smallest probe object, the first written: a request's
+    /// latency, with what only a first object pays (a tape's load); [`Self::commit_seconds`]
+    /// is what every piece pays.
     #[serde(default)]
     pub write_latency_seconds: f64,
     /// What each piece costs besides its bytes, from the 1 MiB and 4 MiB objects' times (see
@@ -285,9 +286,9 @@ fn read_and_check(
     let read = d.best_bytes_per_second as f64;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let mut parallel = Vec::new();
+    // Every thread needs a share of its own (at least 1 MiB).
+    let bytes: u64 = files.iter().map(|f| f.1).sum();
     for threads in [cores, 2 * cores] {
-        // Every thread needs a share of its own (at least 1 MiB).
-        let bytes: u64 = files.iter().map(|f| f.1).sum();
         if threads > 1 && bytes.min(opt.probe_bytes) >= threads as u64 * (1 << 20) {
             parallel.push(super::read_check::ThreadsRate {
                 threads,
@@ -396,7 +397,8 @@ fn check_chunk(c: &[u8]) {
     }
 }
 
-/// Reads `files` from their start (every probe meets them as a backup does) with the I/O
+/// Reads the spans `files` in order, each from its start (every probe meets the files as a
+/// backup does; after the last span it wraps around once while the budget lasts), with the I/O
 /// engine, `qd` requests of `size` in flight; `on_read` sees each buffer's bytes as it
 /// completes, on this thread, before the next read of that buffer is submitted.
 fn read_probe(

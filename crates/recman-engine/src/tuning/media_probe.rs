@@ -191,7 +191,7 @@ fn measure(
 /// reposition on tape): where the time of the 1 MiB and 4 MiB objects, on a line over their
 /// sizes, meets size 0. Not the smallest object's time: the first object also pays what only a
 /// first one does (a tape's load).
-pub(crate) fn commit_seconds(objects: &[ObjectProbe]) -> f64 {
+fn commit_seconds(objects: &[ObjectProbe]) -> f64 {
     let [.., a, b] = objects else {
         return 0.0;
     };
