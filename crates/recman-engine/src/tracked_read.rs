@@ -69,19 +69,16 @@ pub(crate) fn read_file(
         pages,
         vanished,
     };
-    let file =
-        match sh
-            .source_of(t.index)
-            .open(&path, crate::io::ReadMode::Buffered, crate::source::WHOLE)
-        {
-            Ok((f, _)) => f,
-            // Dropped by the server after it was listed; WAL replay removes it again.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                writer.end_file(t.slot, 0, 0)?;
-                return Ok((outcome(0, 0, PageVerdicts::default(), 0, true), opened));
-            }
-            Err(e) => return Err(EngineError::io("open", &path, e)),
-        };
+    let source = sh.source_of(t.index);
+    let file = match source.open(&path, crate::io::ReadMode::Buffered, crate::source::WHOLE) {
+        Ok((f, _)) => f,
+        // Dropped by the server after it was listed; WAL replay removes it again.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            writer.end_file(t.slot, 0, 0)?;
+            return Ok((outcome(0, 0, PageVerdicts::default(), 0, true), opened));
+        }
+        Err(e) => return Err(EngineError::io("open", &path, e)),
+    };
     let size = file.size().map_err(|e| EngineError::io("stat", &path, e))?;
     let (lo, hi) = range.unwrap_or((0, u64::MAX));
     let hi = hi.min(size);

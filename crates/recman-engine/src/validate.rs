@@ -166,16 +166,9 @@ pub fn validate_source(
             continue;
         }
         report.pages += fo.pages;
-        let first = match seen.get_mut(&fo.index) {
-            Some(end) => {
-                *end = (*end).max(fo.size);
-                false
-            }
-            None => {
-                seen.insert(fo.index, fo.size);
-                true
-            }
-        };
+        let first = !seen.contains_key(&fo.index);
+        let end = seen.entry(fo.index).or_default();
+        *end = (*end).max(fo.size);
         let f = &scan.files[fo.index];
         if first {
             report.files += 1;

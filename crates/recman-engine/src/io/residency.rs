@@ -93,11 +93,8 @@ mod tests {
 
     #[test]
     fn pages_dropped_from_the_cache_are_not_resident() {
-        let (_dir, p, f) = written(1 << 20);
-        f.sync_all().unwrap();
-        // SAFETY: fadvise on an open descriptor; it only drops clean cached pages.
-        let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-        assert_eq!(rc, 0);
+        let (_dir, p, _) = written(1 << 20);
+        recman_testkit::fixtures::evict_file(&p);
         let f = File::open(&p).unwrap();
         let (res, bytes) = resident(&f, 0, u64::MAX).unwrap();
         assert_eq!(bytes, 1 << 20);
