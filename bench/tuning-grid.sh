@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The tuning targets of docs/tuning.md, measured: for each scenario (a real bottleneck made
-# by the kernel's cgroup v1 block-I/O throttle, or none), a grid search over channels and
+# by the kernel's cgroup v1 block-I/O throttle or CPU quota, or none), a grid search over channels and
 # compression gives the best time; then `advise`'s settings, `--tune auto` and the default
 # settings run the same backup, interleaved with the grid's best point run again. Prints, per
 # scenario, each run's seconds, the ratios best/advise, best/auto and best/default (1.00 = as
@@ -9,7 +9,7 @@
 # asserts nothing. Run as root (cgroups, dropping the page cache, PostgreSQL as postgres).
 #
 #   bench/tuning-grid.sh [RECMAN_BINARY]
-#   env: SCALE=20 SCENARIOS="free read write" READ_BPS=40M WRITE_BPS=15M
+#   env: SCALE=20 SCENARIOS="free read write" READ_BPS=40M WRITE_BPS=15M CPU_CORES=0.5
 #        CHANNELS="1 2 4" COMPRESS="none lz4 zstd:1 zstd" REPEAT=1 PGBIN WORK OUT=bench/results/tuning-grid.jsonl
 #   REPEAT=N runs every backup N times and takes the median: at scale 20 on a shared machine
 #   one run of the same settings varies by a factor of 2, and the best of a grid of single runs
@@ -21,6 +21,7 @@ SCALE=${SCALE:-20}
 SCENARIOS=${SCENARIOS:-free read write}
 READ_BPS=${READ_BPS:-40M}
 WRITE_BPS=${WRITE_BPS:-15M}
+CPU_CORES=${CPU_CORES:-0.5}
 CHANNELS=${CHANNELS:-1 2 4}
 COMPRESS=${COMPRESS:-none lz4 zstd:1 zstd}
 REPEAT=${REPEAT:-1}
@@ -36,11 +37,15 @@ WORK=${WORK:-$(mktemp -d /tmp/recman-tuning-grid.XXXXXX)}
 chmod 755 "$WORK"
 chown postgres "$WORK"
 GROUP=$BLKIO/recman-tuning-grid-$$
+# The cpu scenario's CPU limit: a cgroup v1 CFS quota, as a container's CPU limit sets it.
+CPU_GROUP=/sys/fs/cgroup/cpu/recman-tuning-grid-$$
+[[ $SCENARIOS != *cpu* || -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]] ||
+    { echo "tuning-grid: no cgroup v1 cpu controller at /sys/fs/cgroup/cpu" >&2; exit 1; }
 as_pg() { su postgres -s /bin/bash -c "$*"; }
 D=$WORK/data
 cleanup() {
     as_pg "$PGBIN/pg_ctl -D $D -m immediate stop" >/dev/null 2>&1 || true
-    rmdir "$GROUP" 2>/dev/null || true
+    rmdir "$GROUP" "$CPU_GROUP" 2>/dev/null || true
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -50,19 +55,20 @@ DISK=$(stat -c '%Hd:%Ld' "$WORK")
 
 # Scenario NAME: the throttle put on every recman process of the scenario.
 throttle() {
-    rmdir "$GROUP" 2>/dev/null || true
-    mkdir "$GROUP"
+    rmdir "$GROUP" "$CPU_GROUP" 2>/dev/null || true
+    mkdir "$GROUP" "$CPU_GROUP"
     case $1 in
     free) ;;
+    cpu) echo "$CPU_CORES * 100000 / 1" | bc >"$CPU_GROUP/cpu.cfs_quota_us" ;;
     read) echo "$DISK $(bytes "$READ_BPS")" >"$GROUP/blkio.throttle.read_bps_device" ;;
     write) echo "$DISK $(bytes "$WRITE_BPS")" >"$GROUP/blkio.throttle.write_bps_device" ;;
-    *) echo "tuning-grid: unknown scenario $1 (free, read, write)" >&2; exit 1 ;;
+    *) echo "tuning-grid: unknown scenario $1 (free, read, write, cpu)" >&2; exit 1 ;;
     esac
-    chmod 666 "$GROUP/cgroup.procs"
+    chmod 666 "$GROUP/cgroup.procs" "$CPU_GROUP/cgroup.procs"
 }
 # recman ARGS... inside the scenario's cgroup, as postgres.
 rm_in() {
-    as_pg "echo \$\$ > $GROUP/cgroup.procs && exec $BIN --repo $WORK/repo --pgdata $D --target 'host=$WORK port=$PORT user=postgres dbname=postgres' $*"
+    as_pg "echo \$\$ > $GROUP/cgroup.procs && echo \$\$ > $CPU_GROUP/cgroup.procs && exec $BIN --repo $WORK/repo --pgdata $D --target 'host=$WORK port=$PORT user=postgres dbname=postgres' $*"
 }
 drop_cache() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 # timed_backup LABEL FLAGS...: one cold backup, its seconds on stdout.
@@ -178,8 +184,8 @@ print(json.dumps({"scenario": k[1], "scale": int(k[2]), "grid_best_seconds": flo
   "advise_seconds": float(k[5]), "advise_predicted_seconds": float(k[6]), "advise_bottleneck": k[7],
   "advise_flags": k[8], "auto_seconds": float(k[9]), "default_seconds": float(k[10]),
   "read_bps": k[11], "write_bps": k[12], "repeat": int(k[13]), "loadavg": k[14],
-  "best_again_seconds": float(k[15])}))' "$scenario" "$SCALE" "$best" "$best_at" "$adv" "$predicted" \
-        "$bottleneck" "${af[*]}" "$auto" "$dflt" "$READ_BPS" "$WRITE_BPS" "$REPEAT" "$(cut -d' ' -f1-3 /proc/loadavg)" "$again" >>"$OUT"
+  "best_again_seconds": float(k[15]), "cpu_cores": float(k[16]) if k[1] == "cpu" else None}))' "$scenario" "$SCALE" "$best" "$best_at" "$adv" "$predicted" \
+        "$bottleneck" "${af[*]}" "$auto" "$dflt" "$READ_BPS" "$WRITE_BPS" "$REPEAT" "$(cut -d' ' -f1-3 /proc/loadavg)" "$again" "$CPU_CORES" >>"$OUT"
     unset grid took
 done
 echo "tuning-grid: one line per scenario appended to $OUT"

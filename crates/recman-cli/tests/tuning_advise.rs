@@ -85,6 +85,9 @@ fn calibrate_meets_the_throttle_and_advise_compresses_for_a_slow_output() {
     let par = cal["cpu"]["parallel_cores"].as_f64().unwrap();
     let cores = cal["cpu"]["cores"].as_f64().unwrap();
     assert!(par > 0.0 && par <= cores, "{cal}");
+    // What reading and checking cost the process's CPU, the reads' kernel work included.
+    let rc = &input["read_and_check"];
+    assert!(rc["cpu_bytes_per_second"].as_f64().unwrap() > 0.0, "{cal}");
     // Stored with its date.
     let list = json(&setup.ok(&["list", "calibration", "--json"]));
     assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
@@ -148,6 +151,24 @@ fn calibrate_meets_the_throttle_and_advise_compresses_for_a_slow_output() {
             .lines()
             .any(|l| l.contains("compression") && l.contains(compress)),
         "{shown}"
+    );
+    // Once the database has a backup with the codec, what its channels ran at per second of
+    // their CPU time is what advise counts for it (the throttled disk still sets the choice).
+    setup.ok(&["backup", "database"]);
+    let again = json(&setup.ok(&["advise", "--json"]));
+    assert_eq!(again["settings"]["compress"], compress, "{again}");
+    let channels = again["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "channels")
+        .unwrap();
+    assert!(
+        channels["because"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("recent {compress} backups' channels")),
+        "{again}"
     );
 }
 

@@ -6,9 +6,9 @@
 use crate::execute::{Env, ExecError, Outcome, Printer, env};
 use crate::{ConfigureWhat, configure};
 use recman_catalog::{CalibrationRecord, DrillRecord};
-use recman_engine::EngineError;
 use recman_engine::tuning::advise::Advice;
 use recman_engine::tuning::calibrate::{CalibrateOptions, Calibration};
+use recman_engine::{Context, EngineError};
 
 #[derive(Debug)]
 pub enum TuningOutcome {
@@ -109,12 +109,27 @@ pub(crate) fn backup_device_type(repo: &recman_catalog::Repository) -> Result<St
 }
 
 /// advise's steps for a backup to `device_type`; a calibration from before device types were
-/// probed has one output, the repository's.
-pub(crate) fn advice_for(mut c: Calibration, device_type: &str, window: Option<f64>) -> Advice {
+/// probed has one output, the repository's. `ctx`, where a database is registered, lends the
+/// CPU rates of its recent backups.
+pub(crate) fn advice_for(
+    mut c: Calibration,
+    device_type: &str,
+    window: Option<f64>,
+    ctx: Option<&Context>,
+) -> Result<Advice, ExecError> {
     if c.outputs.iter().any(|o| o.device_type == device_type) {
         c.outputs.retain(|o| o.device_type == device_type);
     }
-    recman_engine::tuning::advise::advise(&c, window, device_type == "sbt")
+    if let Some(ctx) = ctx {
+        c.cpu.learned =
+            recman_engine::tuning::overhead::channel_cpu_rates(ctx.repo.catalog(), ctx.db.id)
+                .map_err(cat_err)?;
+    }
+    Ok(recman_engine::tuning::advise::advise(
+        &c,
+        window,
+        device_type == "sbt",
+    ))
 }
 
 /// H:MM or H:MM:SS as seconds.
@@ -170,12 +185,13 @@ pub fn advise(
     let device_type = backup_device_type(&repo)?;
     // The start and stop costs come from the registered database's backups; a repository
     // without one (calibrated before its first registration) predicts the data phase only.
-    let fixed = match e.context() {
-        Ok(ctx) => recman_engine::tuning::overhead::fixed_seconds(ctx.repo.catalog(), ctx.db.id)
+    let ctx = e.context().ok();
+    let fixed = match &ctx {
+        Some(ctx) => recman_engine::tuning::overhead::fixed_seconds(ctx.repo.catalog(), ctx.db.id)
             .map_err(cat_err)?,
-        Err(_) => None,
+        None => None,
     };
-    let a = advice_for(c, &device_type, window).with_fixed_cost(fixed);
+    let a = advice_for(c, &device_type, window, ctx.as_ref())?.with_fixed_cost(fixed);
     let settings = a.settings.clone();
     out(
         p,

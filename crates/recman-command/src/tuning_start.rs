@@ -174,7 +174,7 @@ pub(crate) fn start_from_advice(
         None => recman_engine::devices::repository_device(&ctx.repo).to_string(),
     };
     let when = calibration_date(c.taken_at);
-    let a = advice_for(c, &device_type, None);
+    let a = advice_for(c, &device_type, None, Some(ctx))?;
     let notes = apply_advice(b, opts, &a.settings, &format!("calibration of {when}"));
     for n in &notes {
         progress.notice(&format!(

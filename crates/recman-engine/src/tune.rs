@@ -35,6 +35,11 @@ const WAITING: f64 = 0.3;
 const BUSY: f64 = 0.8;
 /// Sets shorter than this say nothing reliable.
 const MIN_SET_MICROS: u64 = 200_000;
+/// The shortest set the learning layout is planned for. A set of 0.2 s gives a rate, but not
+/// one to judge a change by: at scale 100 unthrottled, sets of 0.2-0.4 s read at 550-960 MB/s
+/// by their contents alone, and auto, tuning from them, ran at 0.73-0.83 of advise's plan left
+/// as it was in three grid runs (docs/tuning.md).
+const LEARN_SET_MICROS: u64 = 500_000;
 /// The least relative rate difference taken as real; the measured spread between sets of equal
 /// settings raises it.
 const MIN_NOISE: f64 = 0.05;
@@ -60,21 +65,21 @@ pub const LEARNING_SETS: u64 = 8;
 
 /// Whether the learning layout would give the tuner nothing to learn from: `bytes` read at the
 /// predicted aggregate `rate` (bytes/s) in [`LEARNING_SETS`] sets a channel makes sets of
-/// `bytes / (LEARNING_SETS * rate)` seconds whatever the channel count, and the tuner ignores
-/// sets under [`MIN_SET_MICROS`]. Then the layout only costs (more sets, each with a piece to
-/// commit) and the note returned says the plan stays; None when learning can pay, or when
-/// there is no prediction to judge by.
+/// `bytes / (LEARNING_SETS * rate)` seconds whatever the channel count; under
+/// [`LEARN_SET_MICROS`] the layout only costs (more sets, each with a piece to commit, and
+/// changes judged by noise) and the note returned says the plan stays; None when learning can
+/// pay, or when there is no prediction to judge by.
 pub fn short_sets(bytes: u64, rate: Option<f64>) -> Option<TuneNote> {
     let rate = rate.filter(|r| r.is_finite() && *r > 0.0)?;
     let data_secs = bytes as f64 / rate;
     let set_micros = data_secs * 1e6 / LEARNING_SETS as f64;
-    (set_micros < MIN_SET_MICROS as f64).then(|| TuneNote {
+    (set_micros < LEARN_SET_MICROS as f64).then(|| TuneNote {
         setting: "layout".into(),
         old: None,
         new: "as planned".into(),
         reason: format!(
             "tune auto: the data phase is predicted at {data_secs:.1} s, so {LEARNING_SETS} sets a channel would last under {:.1} s each, too short to learn from; sets, sections and settings stay as planned",
-            MIN_SET_MICROS as f64 / 1e6
+            LEARN_SET_MICROS as f64 / 1e6
         ),
     })
 }

@@ -99,7 +99,13 @@ const FILESPERSET: u64 = 64;
 struct Limits {
     input: f64,
     output: f64,
+    /// What the channels' CPU work beside the reads allows (the codec's, with the checks
+    /// where the read rate does not hold them).
     cpu: f64,
+    /// What the CPU allows for everything a channel does, the reads and checks included,
+    /// where calibrate measured their CPU cost: a bound of its own, met where cores are
+    /// scarce (a container's CPU limit), never combined with the reads (it holds them).
+    cpu_all: f64,
     /// When the output is a disk that also holds the cluster: the rate at which that device
     /// both reads the input and writes the output, its time shared between them, and which of
     /// the two takes more of it.
@@ -127,10 +133,14 @@ impl Limits {
         } else {
             dev.0
         };
-        (
-            side,
-            read_check::combined(dev.1, self.cpu, self.overlap, self.channels),
-        )
+        let rate = read_check::combined(dev.1, self.cpu, self.overlap, self.channels);
+        // The whole channel's CPU work bounds the rate by itself, the reads hidden behind it:
+        // under a CPU quota the reads already in flight go on while the channels wait for
+        // their next period (with half a core, one lz4 channel at scale 100 ran at that bound).
+        if self.cpu_all < rate {
+            return (Bottleneck::Cpu, self.cpu_all);
+        }
+        (side, rate)
     }
 }
 
@@ -179,15 +189,24 @@ fn output_rate(c: &Calibration, channels: u32) -> f64 {
 }
 
 /// What `channels` channels read and check at when calibrate measured it for every input
-/// device (direct reads only: the probe reads direct).
-fn checked_read(c: &Calibration, direct_reads: bool, channels: u32) -> Option<f64> {
+/// device (direct reads only: the probe reads direct), and what reading and checking a byte
+/// cost the CPU there (bytes per CPU-second, the slowest device's; 0 where not measured).
+fn checked_read(c: &Calibration, direct_reads: bool, channels: u32) -> Option<(f64, f64)> {
     if !direct_reads || c.inputs.is_empty() {
         return None;
     }
-    c.inputs
+    let rate = c
+        .inputs
         .iter()
         .map(|d| d.read_and_check.as_ref().map(|rc| rc.rate(channels)))
-        .sum()
+        .sum::<Option<f64>>()?;
+    let cpu = c
+        .inputs
+        .iter()
+        .filter_map(|d| d.read_and_check.as_ref())
+        .map(|rc| rc.cpu_bytes_per_second as f64)
+        .fold(f64::INFINITY, f64::min);
+    Some((rate, if cpu.is_finite() { cpu } else { 0.0 }))
 }
 
 fn limits(
@@ -198,16 +217,34 @@ fn limits(
     channels: u32,
 ) -> Limits {
     let comp = codec.bytes_per_second as f64;
-    let (read, per_core) = match checked_read(c, direct_reads, channels) {
+    let (read, per_core, all_per_core) = match checked_read(c, direct_reads, channels) {
         // Measured reading and checking together: the checks are in the read rate, the codec
-        // is the CPU's part.
-        Some(r) if r > 0.0 => (r, comp),
+        // is the CPU's part; and with what the reads and checks cost a core, the CPU's bound
+        // for the whole channel.
+        Some((r, cpu)) if r > 0.0 => (
+            r,
+            comp,
+            if cpu > 0.0 {
+                1.0 / (1.0 / cpu + 1.0 / comp)
+            } else {
+                f64::INFINITY
+            },
+        ),
         // A channel checks pages then compresses in one thread: the times add.
         _ => {
             let check = c.cpu.check_bytes_per_second.max(1) as f64;
-            (read, 1.0 / (1.0 / check + 1.0 / comp))
+            (read, 1.0 / (1.0 / check + 1.0 / comp), f64::INFINITY)
         }
     };
+    // What the database's own backups with this codec ran at, where there are any: the
+    // probes' figures are of milliseconds on a sample.
+    let all_per_core = c
+        .cpu
+        .learned
+        .get(&codec.compression)
+        .copied()
+        .unwrap_or(all_per_core);
+    let cores = (channels as f64).min(c.cpu.usable_cores());
     let out = output_rate(c, channels);
     let ratio = codec.ratio.max(0.01);
     // One device reading a byte and writing its compressed share spends the two times in
@@ -224,7 +261,8 @@ fn limits(
     Limits {
         input: read,
         output: out / ratio,
-        cpu: per_core * (channels as f64).min(c.cpu.usable_cores()),
+        cpu: per_core * cores,
+        cpu_all: all_per_core * cores,
         shared,
         overlap: overlap(c),
         channels,
@@ -362,13 +400,25 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
         step: "channels".into(),
         choice: channels.to_string(),
         because: format!(
-            "{outputs} output device(s); a channel checks and compresses at {} with {}; {} core(s), {:.1} usable when all work at once",
+            "{outputs} output device(s); a channel checks and compresses at {} with {}; {} core(s), {:.1} usable when all work at once{}{}",
             mb(1.0
                 / (1.0 / c.cpu.check_bytes_per_second.max(1) as f64
                     + 1.0 / codec.bytes_per_second as f64)),
             codec.compression,
             cores,
-            c.cpu.usable_cores()
+            c.cpu.usable_cores(),
+            match c.cpu.cpu_limit {
+                Some(l) => format!(" (the cgroup's CPU limit is {l:.2} cores)"),
+                None => String::new(),
+            },
+            match c.cpu.learned.get(&codec.compression) {
+                Some(r) => format!(
+                    "; the recent {} backups' channels, all their work counted, ran at {} per core",
+                    codec.compression,
+                    mb(*r)
+                ),
+                None => String::new(),
+            }
         ),
     });
     steps.push(Step {

@@ -112,16 +112,32 @@ pub struct CpuRates {
     /// calibrations taken before it was measured (read as `cores`).
     #[serde(default)]
     pub parallel_cores: f64,
+    /// Cores' worth of CPU time the process's cgroup allows (a container's CPU limit), when
+    /// it has one: it may be below one core, and the probes above, too short to meet it, do
+    /// not show it.
+    #[serde(default)]
+    pub cpu_limit: Option<f64>,
+    /// What a channel's whole CPU work ran at in the database's recent backups, by
+    /// compression (bytes read per second of the channels' CPU time,
+    /// [`super::overhead::channel_cpu_rates`]): learned from the catalog when advise runs,
+    /// never measured or stored by calibrate.
+    #[serde(skip)]
+    pub learned: std::collections::BTreeMap<String, f64>,
 }
 
 impl CpuRates {
-    /// The cores a backup's channels can count on.
+    /// The cores a backup's channels can count on: what the threads got at once, within the
+    /// cgroup's CPU limit.
     pub fn usable_cores(&self) -> f64 {
         let cores = self.cores.max(1) as f64;
-        if self.parallel_cores > 0.0 {
+        let got = if self.parallel_cores > 0.0 {
             self.parallel_cores.clamp(1.0, cores)
         } else {
             cores
+        };
+        match self.cpu_limit {
+            Some(l) if l > 0.0 => got.min(l),
+            _ => got,
         }
     }
 }
@@ -265,6 +281,7 @@ fn read_and_check(
     let (size, qd) = (d.best_request_size.max(1 << 20), d.best_queue_depth.max(1));
     let mut checked = 0u64;
     let mut cpu = Duration::ZERO;
+    let process_cpu = super::process_cpu_time();
     let mut check = |b: &[u8]| {
         let t0 = super::thread_cpu_time();
         check_chunk(b);
@@ -280,6 +297,8 @@ fn read_and_check(
         io_uring,
         Some(&mut check),
     )?;
+    // Nothing else runs meanwhile: the process's CPU time is the probe's, its reads' included.
+    let cpu_rate = rate(p.bytes, super::process_cpu_time() - process_cpu);
     // The check rate on these very bytes, from the CPU time the checks took here: the sample's
     // rate would be measured on another thread at another time.
     let check_rate = rate(checked, cpu);
@@ -303,6 +322,7 @@ fn read_and_check(
         bytes_per_second: p.bytes_per_second,
         overlap: super::read_check::overlap(read, check_rate as f64, p.bytes_per_second as f64),
         parallel,
+        cpu_bytes_per_second: cpu_rate,
     })
 }
 
@@ -571,6 +591,8 @@ fn cpu_rates(sample: &[u8]) -> CpuRates {
         check_bytes_per_second: check,
         codecs,
         parallel_cores: parallel_cores(sample, cores),
+        cpu_limit: super::cpu::cgroup_cpu_limit(),
+        learned: Default::default(),
     }
 }
 

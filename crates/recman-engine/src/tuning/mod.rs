@@ -9,7 +9,7 @@ pub mod media_probe;
 pub mod overhead;
 pub mod read_check;
 
-pub use cpu::{thread_cpu_time, thread_cpu_wait};
+pub use cpu::{process_cpu_time, thread_cpu_time, thread_cpu_wait};
 pub use diagnose::{Bottleneck, Diagnosis, diagnose_job};
 
 /// The kind of an output device from its description ("disk /srv/repo", "s3://bucket/p"):

@@ -25,6 +25,12 @@ pub struct ReadAndCheck {
     /// and more threads than cores, more reads in flight, got more.
     #[serde(default)]
     pub parallel: Vec<ThreadsRate>,
+    /// Bytes read and checked per second of the process's CPU time, the kernel's work for
+    /// the reads included: what the read side of a channel costs a core. Where the CPU is
+    /// scarce (a container's limit) this, not the checks alone, adds to the codec's cost.
+    /// 0 in calibrations taken before it was measured.
+    #[serde(default)]
+    pub cpu_bytes_per_second: u64,
 }
 
 /// Bytes/s that `threads` threads reading and checking at once reached together.
@@ -105,6 +111,7 @@ mod tests {
             bytes_per_second: 1000,
             overlap: 0.0,
             parallel: vec![point(3, 700), point(6, 1000)],
+            cpu_bytes_per_second: 0,
         };
         assert_eq!(rc.rate(1), 1000.0);
         assert_eq!(rc.rate(2), 850.0);

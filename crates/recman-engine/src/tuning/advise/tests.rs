@@ -51,6 +51,8 @@ fn cal(read: u64, write: u64, lz4: u64) -> Calibration {
                 },
             ],
             parallel_cores: 0.0,
+            cpu_limit: None,
+            learned: Default::default(),
         },
         page_cache: PageCache {
             bytes: 1,
@@ -166,6 +168,7 @@ fn the_prediction_uses_what_reading_and_checking_together_measured() {
             threads: 4,
             bytes_per_second: 800_000_000,
         }],
+        cpu_bytes_per_second: 0,
     };
     c.inputs[0].read_and_check = Some(rc.clone());
     let measured = advise(&c, None, false);
@@ -211,6 +214,7 @@ fn channels_go_past_the_cores_where_more_threads_read_faster() {
         bytes_per_second: 600_000_000,
         overlap: 0.0,
         parallel: vec![point(2, 650_000_000), point(4, 900_000_000)],
+        cpu_bytes_per_second: 0,
     });
     let wide = advise(&c, None, false);
     assert_eq!(wide.settings.channels, 4, "{:?}", wide.steps);
@@ -248,4 +252,96 @@ fn each_piece_adds_the_outputs_commit_time_to_the_prediction() {
     // A medium with no per-object cost adds nothing.
     c.outputs[0].commit_seconds = 0.0;
     assert_eq!(advise(&c, None, false).pieces_seconds, 0.0);
+}
+
+#[test]
+fn a_cpu_limit_below_one_core_sets_the_cpu_bound_prediction() {
+    // Output 300 MB/s (750 MB/s of input with lz4), lz4 1000 MB/s a core (667 MB/s with the
+    // checks): with four cores lz4 and two channels; a container allowed half a core gets
+    // one channel at half a core's rate, which calibrate's millisecond probes never show.
+    let mut c = cal(2_000_000_000, 300_000_000, 1_000_000_000);
+    let free = advise(&c, None, false);
+    assert!(free.settings.channels > 1, "{:?}", free.settings);
+    c.cpu.cpu_limit = Some(0.5);
+    let limited = advise(&c, None, false);
+    assert_eq!(limited.settings.channels, 1, "{:?}", limited.steps);
+    assert_eq!(limited.settings.compress, "lz4");
+    assert_eq!(limited.bottleneck, Bottleneck::Cpu);
+    let per_core = 1.0 / (1.0 / 2e9 + 1.0 / 1e9);
+    let want = 0.5 * per_core;
+    let got = limited.predicted_bytes_per_second as f64;
+    assert!(
+        (got - want).abs() / want < 0.01,
+        "predicted {got}, want {want}"
+    );
+}
+
+#[test]
+fn where_cores_are_scarce_the_reads_cpu_adds_to_the_codecs() {
+    // One thread reads and checks at 1000 MB/s and spends a core's second of CPU on every
+    // 2000 MB of it (the kernel's work for the reads included); lz4 1000 MB/s a core; the
+    // cgroup allows half a core: 0.5 / (1/2000 + 1/1000) = 333 MB/s, not lz4's 500 alone
+    // (reads and CPU overlap fully here).
+    let mut c = cal(1_000_000_000, 300_000_000, 1_000_000_000);
+    c.cpu.cpu_limit = Some(0.5);
+    c.inputs[0].read_and_check = Some(ReadAndCheck {
+        request_size: 1 << 20,
+        queue_depth: 4,
+        bytes: 1,
+        bytes_per_second: 1_000_000_000,
+        overlap: 1.0,
+        parallel: Vec::new(),
+        cpu_bytes_per_second: 2_000_000_000,
+    });
+    let a = advise(&c, None, false);
+    assert_eq!(
+        (a.bottleneck, a.settings.compress.as_str()),
+        (Bottleneck::Cpu, "lz4")
+    );
+    let want = 0.5 / (1.0 / 2e9 + 1.0 / 1e9);
+    let got = a.predicted_bytes_per_second as f64;
+    assert!(
+        (got - want).abs() / want < 0.01,
+        "predicted {got}, want {want}"
+    );
+    // A calibration from before the read side's CPU was measured: the codec alone.
+    let rc = c.inputs[0].read_and_check.as_mut().unwrap();
+    rc.cpu_bytes_per_second = 0;
+    let old = advise(&c, None, false).predicted_bytes_per_second as f64;
+    assert!((old - 5e8).abs() / 5e8 < 0.01, "predicted {old}");
+}
+
+#[test]
+fn the_databases_own_backups_set_what_a_channel_costs_the_cpu() {
+    // No compression, an ample output, reads and checks at 1000 MB/s costing a core's second
+    // per 1000 MB, half a core allowed: the probes promise 500 MB/s. The database's recent
+    // uncompressed backups ran at 250 MB/s per second of their channels' CPU time: that rate
+    // is the CPU's side, a bound of its own, with the reads hidden behind it.
+    let mut c = cal(1_000_000_000, 10_000_000_000, 1_000_000_000);
+    c.cpu.codecs.truncate(1);
+    c.cpu.cpu_limit = Some(0.5);
+    c.inputs[0].read_and_check = Some(ReadAndCheck {
+        request_size: 1 << 20,
+        queue_depth: 4,
+        bytes: 1,
+        bytes_per_second: 1_000_000_000,
+        overlap: 0.0,
+        parallel: Vec::new(),
+        cpu_bytes_per_second: 1_000_000_000,
+    });
+    let probed = advise(&c, None, false).predicted_bytes_per_second as f64;
+    assert!((probed - 5e8).abs() / 5e8 < 0.01, "predicted {probed}");
+    c.cpu.learned.insert("none".into(), 250e6);
+    let learned = advise(&c, None, false);
+    assert_eq!(learned.bottleneck, Bottleneck::Cpu);
+    let got = learned.predicted_bytes_per_second as f64;
+    assert!((got - 125e6).abs() / 125e6 < 0.01, "predicted {got}");
+    assert!(
+        learned
+            .steps
+            .iter()
+            .any(|s| s.because.contains("recent none backups")),
+        "{:?}",
+        learned.steps
+    );
 }
