@@ -276,6 +276,20 @@ fn a_cpu_limit_below_one_core_sets_the_cpu_bound_prediction() {
     );
 }
 
+/// One thread reading and checking at 1000 MB/s, 4 reads of 1 MiB in flight, with the given
+/// overlap and CPU cost (bytes per second of the process's CPU time).
+fn gigabyte_read(overlap: f64, cpu_bytes_per_second: u64) -> ReadAndCheck {
+    ReadAndCheck {
+        request_size: 1 << 20,
+        queue_depth: 4,
+        bytes: 1,
+        bytes_per_second: 1_000_000_000,
+        overlap,
+        parallel: Vec::new(),
+        cpu_bytes_per_second,
+    }
+}
+
 #[test]
 fn where_cores_are_scarce_the_reads_cpu_adds_to_the_codecs() {
     // One thread reads and checks at 1000 MB/s and spends a core's second of CPU on every
@@ -284,15 +298,7 @@ fn where_cores_are_scarce_the_reads_cpu_adds_to_the_codecs() {
     // (reads and CPU overlap fully here).
     let mut c = cal(1_000_000_000, 300_000_000, 1_000_000_000);
     c.cpu.cpu_limit = Some(0.5);
-    c.inputs[0].read_and_check = Some(ReadAndCheck {
-        request_size: 1 << 20,
-        queue_depth: 4,
-        bytes: 1,
-        bytes_per_second: 1_000_000_000,
-        overlap: 1.0,
-        parallel: Vec::new(),
-        cpu_bytes_per_second: 2_000_000_000,
-    });
+    c.inputs[0].read_and_check = Some(gigabyte_read(1.0, 2_000_000_000));
     let a = advise(&c, None, false);
     assert_eq!(
         (a.bottleneck, a.settings.compress.as_str()),
@@ -320,15 +326,7 @@ fn the_databases_own_backups_set_what_a_channel_costs_the_cpu() {
     let mut c = cal(1_000_000_000, 10_000_000_000, 1_000_000_000);
     c.cpu.codecs.truncate(1);
     c.cpu.cpu_limit = Some(0.5);
-    c.inputs[0].read_and_check = Some(ReadAndCheck {
-        request_size: 1 << 20,
-        queue_depth: 4,
-        bytes: 1,
-        bytes_per_second: 1_000_000_000,
-        overlap: 0.0,
-        parallel: Vec::new(),
-        cpu_bytes_per_second: 1_000_000_000,
-    });
+    c.inputs[0].read_and_check = Some(gigabyte_read(0.0, 1_000_000_000));
     let probed = advise(&c, None, false).predicted_bytes_per_second as f64;
     assert!((probed - 5e8).abs() / 5e8 < 0.01, "predicted {probed}");
     c.cpu.learned.insert("none".into(), 250e6);
