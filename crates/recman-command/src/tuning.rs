@@ -8,6 +8,7 @@ use crate::{ConfigureWhat, configure};
 use recman_catalog::{CalibrationRecord, DrillRecord};
 use recman_engine::tuning::advise::Advice;
 use recman_engine::tuning::calibrate::{CalibrateOptions, Calibration};
+use recman_engine::tuning::overhead::Learned;
 use recman_engine::{Context, EngineError};
 
 #[derive(Debug)]
@@ -109,27 +110,30 @@ pub(crate) fn backup_device_type(repo: &recman_catalog::Repository) -> Result<St
 }
 
 /// advise's steps for a backup to `device_type`; a calibration from before device types were
-/// probed has one output, the repository's. `ctx`, where a database is registered, lends the
-/// CPU rates of its recent backups.
+/// probed has one output, the repository's. `learned`, where a database is registered, lends
+/// the CPU rates and the start and stop costs of its recent backups.
 pub(crate) fn advice_for(
     mut c: Calibration,
     device_type: &str,
     window: Option<f64>,
-    ctx: Option<&Context>,
-) -> Result<Advice, ExecError> {
+    learned: Learned,
+) -> Advice {
     if c.outputs.iter().any(|o| o.device_type == device_type) {
         c.outputs.retain(|o| o.device_type == device_type);
     }
-    if let Some(ctx) = ctx {
-        c.cpu.learned =
-            recman_engine::tuning::overhead::channel_cpu_rates(ctx.repo.catalog(), ctx.db.id)
-                .map_err(cat_err)?;
+    c.cpu.learned = learned.channel_cpu;
+    recman_engine::tuning::advise::advise(&c, window, device_type == "sbt")
+        .with_fixed_cost(learned.fixed_seconds)
+}
+
+/// What the registered database's recent backups teach advise (nothing without a database).
+pub(crate) fn learned_of(ctx: Option<&Context>) -> Result<Learned, ExecError> {
+    match ctx {
+        Some(ctx) => {
+            recman_engine::tuning::overhead::learn(ctx.repo.catalog(), ctx.db.id).map_err(cat_err)
+        }
+        None => Ok(Learned::default()),
     }
-    Ok(recman_engine::tuning::advise::advise(
-        &c,
-        window,
-        device_type == "sbt",
-    ))
 }
 
 /// H:MM or H:MM:SS as seconds.
@@ -186,12 +190,7 @@ pub fn advise(
     // The start and stop costs come from the registered database's backups; a repository
     // without one (calibrated before its first registration) predicts the data phase only.
     let ctx = e.context().ok();
-    let fixed = match &ctx {
-        Some(ctx) => recman_engine::tuning::overhead::fixed_seconds(ctx.repo.catalog(), ctx.db.id)
-            .map_err(cat_err)?,
-        None => None,
-    };
-    let a = advice_for(c, &device_type, window, ctx.as_ref())?.with_fixed_cost(fixed);
+    let a = advice_for(c, &device_type, window, learned_of(ctx.as_ref())?);
     let settings = a.settings.clone();
     out(
         p,

@@ -12,7 +12,7 @@
 
 use crate::BackupDatabase;
 use crate::execute::ExecError;
-use crate::tuning::{advice_for, cat_err};
+use crate::tuning::{advice_for, cat_err, learned_of};
 use recman_engine::io::ReadMode;
 use recman_engine::tune::TuneNote;
 use recman_engine::tuning::advise::Settings;
@@ -174,7 +174,7 @@ pub(crate) fn start_from_advice(
         None => recman_engine::devices::repository_device(&ctx.repo).to_string(),
     };
     let when = calibration_date(c.taken_at);
-    let a = advice_for(c, &device_type, None, Some(ctx))?;
+    let a = advice_for(c, &device_type, None, learned_of(Some(ctx))?);
     let notes = apply_advice(b, opts, &a.settings, &format!("calibration of {when}"));
     for n in &notes {
         progress.notice(&format!(
