@@ -10,7 +10,8 @@
 #
 #   bench/tuning-grid.sh [RECMAN_BINARY]
 #   env: SCALE=20 SCENARIOS="free read write" READ_BPS=40M WRITE_BPS=15M CPU_CORES=0.5
-#        CHANNELS="1 2 4" COMPRESS="none lz4 zstd:1 zstd" REPEAT=1 PGBIN WORK OUT=bench/results/tuning-grid.jsonl
+#        CHANNELS="1 2 4" COMPRESS="none lz4 zstd:1 zstd" REPEAT=1 REPO_LIMIT=12G PGBIN WORK
+#        OUT=bench/results/tuning-grid.jsonl
 #   REPEAT=N runs every backup N times and takes the median: at scale 20 on a shared machine
 #   one run of the same settings varies by a factor of 2, and the best of a grid of single runs
 #   is its luckiest draw.
@@ -25,6 +26,7 @@ CPU_CORES=${CPU_CORES:-0.5}
 CHANNELS=${CHANNELS:-1 2 4}
 COMPRESS=${COMPRESS:-none lz4 zstd:1 zstd}
 REPEAT=${REPEAT:-1}
+REPO_LIMIT=${REPO_LIMIT:-12G}
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 OUT=${OUT:-$ROOT/bench/results/tuning-grid.jsonl}
 PORT=${PORT:-55941}
@@ -80,11 +82,12 @@ timed_backup() {
     rm_in backup database --tag "$label" -q "$@" >"$WORK/$label.log" 2>&1 ||
         { echo "tuning-grid: backup $label failed:" >&2; cat "$WORK/$label.log" >&2; exit 1; }
     t1=$(date +%s.%N)
-    # A large backup goes once timed (at scale 100 an uncompressed one is 1.5 GB and the grid
-    # takes dozens); compressed ones stay, so that advise learns the start and stop costs from
-    # the catalog's newest backups.
+    # Past REPO_LIMIT a backup goes once timed (at scale 100 an uncompressed one is 1.5 GB and
+    # the grid takes dozens); below it they stay, so that advise learns the start and stop
+    # costs and how its model fared from the catalog's backups (with 4G, the compressed
+    # four-channel points of a scale-100 grid were gone before advise ran).
     # (du complains when SQLite's -wal file goes while it counts; the total still stands)
-    if (($({ du -sb "$WORK/repo/" 2>/dev/null || true; } | cut -f1) > $(bytes 4G))); then
+    if (($({ du -sb "$WORK/repo/" 2>/dev/null || true; } | cut -f1) > $(bytes "$REPO_LIMIT"))); then
         rm_in delete backup "${label^^}" --noprompt >/dev/null 2>&1 ||
             { echo "tuning-grid: could not delete backup $label" >&2; exit 1; }
     fi
@@ -142,7 +145,7 @@ for scenario in $SCENARIOS; do
     drop_cache
     rm_in calibrate -q >/dev/null
     advice=$(rm_in advise --json)
-    read -r a_flags predicted bottleneck < <(python3 -c '
+    read -r a_flags predicted bottleneck model_predicted history_factor < <(python3 -c '
 import json, sys
 a = json.loads(sys.argv[1]); s = a["settings"]
 f = ["--channels", s["channels"], "--compress", s["compress"], "--filesperset", s["filesperset"],
@@ -150,7 +153,13 @@ f = ["--channels", s["channels"], "--compress", s["compress"], "--filesperset", 
      "--input-buffer-size", "%dK" % (s["input_buffer_size"] >> 10)]
 if s.get("section_size"): f += ["--section-size", "%dM" % (s["section_size"] >> 20)]
 if not s.get("direct_reads", True): f += ["--buffered-reads"]
-print(",".join(map(str, f)), "%.2f" % a["predicted_seconds"], a["bottleneck"])' "$advice")
+# The model alone beside it: the data phase before the history factor.
+k = a.get("history_factor", 1.0)
+model = (a["predicted_seconds"] - a["fixed_seconds"]) / k + a["fixed_seconds"]
+for st in a["steps"]:
+    if st["step"] in ("history", "start and stop"):
+        print("  advise %s: %s (%s)" % (st["step"], st["choice"], st["because"]), file=sys.stderr)
+print(",".join(map(str, f)), "%.2f" % a["predicted_seconds"], a["bottleneck"], "%.2f" % model, "%.3f" % k)' "$advice")
     IFS=, read -r -a af <<<"$a_flags"
     # The grid's best point again, interleaved with advise's settings, auto and the defaults
     # (the order rotating each round): the device drifts over the minutes a grid takes, and a
@@ -176,7 +185,7 @@ print(",".join(map(str, f)), "%.2f" % a["predicted_seconds"], a["bottleneck"])' 
     auto=$(med "${took[auto]}")
     dflt=$(med "${took[default]}")
     ratio() { echo "scale=2; $again / $1" | bc; }
-    echo "$scenario: grid best $best s (channels/compress $best_at), $again s again beside the others; advise ($bottleneck: ${af[*]}) $adv s, ratio $(ratio "$adv"), predicted $predicted s = $(echo "scale=2; $predicted / $adv" | bc) x measured; --tune auto $auto s, ratio $(ratio "$auto"); defaults $dflt s, ratio $(ratio "$dflt")"
+    echo "$scenario: grid best $best s (channels/compress $best_at), $again s again beside the others; advise ($bottleneck: ${af[*]}) $adv s, ratio $(ratio "$adv"), predicted $predicted s = $(echo "scale=2; $predicted / $adv" | bc) x measured (the model alone $model_predicted s = $(echo "scale=2; $model_predicted / $adv" | bc) x, history factor $history_factor); --tune auto $auto s, ratio $(ratio "$auto"); defaults $dflt s, ratio $(ratio "$dflt")"
     python3 -c '
 import json, sys
 k = sys.argv
@@ -184,8 +193,9 @@ print(json.dumps({"scenario": k[1], "scale": int(k[2]), "grid_best_seconds": flo
   "advise_seconds": float(k[5]), "advise_predicted_seconds": float(k[6]), "advise_bottleneck": k[7],
   "advise_flags": k[8], "auto_seconds": float(k[9]), "default_seconds": float(k[10]),
   "read_bps": k[11], "write_bps": k[12], "repeat": int(k[13]), "loadavg": k[14],
-  "best_again_seconds": float(k[15]), "cpu_cores": float(k[16]) if k[1] == "cpu" else None}))' "$scenario" "$SCALE" "$best" "$best_at" "$adv" "$predicted" \
-        "$bottleneck" "${af[*]}" "$auto" "$dflt" "$READ_BPS" "$WRITE_BPS" "$REPEAT" "$(cut -d' ' -f1-3 /proc/loadavg)" "$again" "$CPU_CORES" >>"$OUT"
+  "best_again_seconds": float(k[15]), "cpu_cores": float(k[16]) if k[1] == "cpu" else None,
+  "advise_model_seconds": float(k[17]), "advise_history_factor": float(k[18])}))' "$scenario" "$SCALE" "$best" "$best_at" "$adv" "$predicted" \
+        "$bottleneck" "${af[*]}" "$auto" "$dflt" "$READ_BPS" "$WRITE_BPS" "$REPEAT" "$(cut -d' ' -f1-3 /proc/loadavg)" "$again" "$CPU_CORES" "$model_predicted" "$history_factor" >>"$OUT"
     unset grid took
 done
 echo "tuning-grid: one line per scenario appended to $OUT"

@@ -170,6 +170,18 @@ fn calibrate_meets_the_throttle_and_advise_compresses_for_a_slow_output() {
             .contains(&format!("recent {compress} backups' channels")),
         "{again}"
     );
+    // And the prediction is held to what the model gave for that backup's data phase.
+    assert_eq!(again["history_runs"], 1, "{again}");
+    let k = again["history_factor"].as_f64().unwrap();
+    assert!((0.5..=2.0).contains(&k), "{again}");
+    assert!(
+        again["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["step"] == "history" && s["choice"] == format!("x{k:.2}").as_str()),
+        "{again}"
+    );
 }
 
 /// Every output a backup may go to is calibrated through the same media driver the backup

@@ -123,6 +123,7 @@ pub(crate) fn advice_for(
     }
     c.cpu.learned = learned.channel_cpu;
     recman_engine::tuning::advise::advise(&c, window, device_type == "sbt")
+        .with_history(&c, &learned.runs)
         .with_fixed_cost(learned.fixed_seconds)
 }
 

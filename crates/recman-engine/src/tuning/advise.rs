@@ -60,6 +60,11 @@ pub struct Advice {
     /// Start and stop costs (checkpoint, WAL switch and archiving) learned from recent
     /// backups ([`Advice::with_fixed_cost`]); 0 until one is known.
     pub fixed_seconds: f64,
+    /// What the data phase's prediction was scaled by to match the database's recent full
+    /// backups ([`Advice::with_history`]); 1 with none.
+    pub history_factor: f64,
+    /// How many backups that factor came from.
+    pub history_runs: u32,
     pub total_bytes: u64,
     pub calibrated_at: i64,
     pub window: Option<WindowFit>,
@@ -269,10 +274,15 @@ fn limits(
     }
 }
 
-/// The seeds' steps from calibration `c`; `window` in seconds.
-pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
-    let mut steps = Vec::new();
-    // Step 1: the rates of disks and media.
+/// The input's read limit as advise counts it.
+struct ReadLimit {
+    read: f64,
+    /// The best buffered read, through the page cache.
+    buffered: f64,
+    direct_reads: bool,
+}
+
+fn read_limit(c: &Calibration) -> ReadLimit {
     let direct: f64 = c
         .inputs
         .iter()
@@ -289,7 +299,22 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
     // With most of the database in the page cache, reading through it is faster than going
     // to the disk (the pg_basebackup comparison); otherwise direct reads.
     let direct_reads = !(c.page_cache.fraction > 0.5 && buffered > direct);
-    let read = if direct_reads { direct } else { buffered };
+    ReadLimit {
+        read: if direct_reads { direct } else { buffered },
+        buffered,
+        direct_reads,
+    }
+}
+
+/// The seeds' steps from calibration `c`; `window` in seconds.
+pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
+    let mut steps = Vec::new();
+    // Step 1: the rates of disks and media.
+    let ReadLimit {
+        read,
+        buffered,
+        direct_reads,
+    } = read_limit(c);
     let out1 = output_rate(c, 1);
     steps.push(Step {
         step: "rate of disks and media".into(),
@@ -567,6 +592,8 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
         predicted_seconds,
         pieces_seconds,
         fixed_seconds: 0.0,
+        history_factor: 1.0,
+        history_runs: 0,
         total_bytes: c.total_bytes,
         calibrated_at: c.taken_at,
         window,
@@ -605,5 +632,6 @@ fn fit(c: &Calibration, w: f64, read: f64, rate: f64, b: Bottleneck, ch: u32) ->
     }
 }
 
+mod history;
 #[cfg(test)]
 mod tests;

@@ -2,7 +2,9 @@
 //! start and stop costs (the checkpoint that starts a backup, the WAL switch and the wait for
 //! its last segment to be archived that end it), which do not shrink with more channels or
 //! other buffers and go into the prediction as a fixed term (a small database's backup can
-//! spend as long there as on its data); and what a channel's whole CPU work ran at per codec.
+//! spend as long there as on its data); what a channel's whole CPU work ran at per codec; and
+//! how long the data phase of each recent full backup took with its own channels and codec,
+//! which advise holds its model to ([`super::advise::Advice::with_history`]).
 
 use recman_catalog::{BackupStatus, Catalog, CatalogError};
 use std::collections::BTreeMap;
@@ -24,6 +26,28 @@ pub struct Learned {
     /// 1.4 to 2 times faster; these ran for the whole backup. Empty before the first backup
     /// with CPU times.
     pub channel_cpu: BTreeMap<String, f64>,
+    /// The recent successful full backups' data phases, newest first, up to [`RUNS`]; those
+    /// held back by RATE or DURATION are left out (their pace was chosen, not met).
+    pub runs: Vec<PastRun>,
+}
+
+/// Data phases kept for advise's history factor: far enough back to find a few run with the
+/// settings advise chooses among others tried since.
+pub const RUNS: usize = 30;
+
+/// One backup's data phase as its statistics recorded it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PastRun {
+    /// As the backup records it (`none`, `lz4`, `zstd:1`).
+    pub compression: String,
+    /// The kind of medium its pieces went to (`disk`, `s3`, ...), as its channels recorded it.
+    pub device: Option<String>,
+    /// Bytes each channel read (its AGGREGATE row).
+    pub channel_bytes: Vec<u64>,
+    /// Pieces written (OUTPUT rows).
+    pub pieces: u64,
+    /// From the first channel's start to the last one's end.
+    pub data_seconds: f64,
 }
 
 /// Reads each recent backup's statistics once for both figures.
@@ -33,12 +57,14 @@ pub fn learn(cat: &Catalog, db_id: i64) -> Result<Learned, CatalogError> {
     backups.sort_by_key(|b| std::cmp::Reverse(b.start_time));
     let mut costs = Vec::new();
     let mut rates = BTreeMap::<String, Vec<f64>>::new();
+    let mut runs = Vec::new();
     for (i, b) in backups.iter().enumerate() {
         let full = b.backup_type == "FULL" || b.backup_type == "LEVEL0";
         let want_rate =
             i < RECENT * 4 && full && rates.get(&b.compression).is_none_or(|v| v.len() < RECENT);
-        if costs.len() == RECENT && !want_rate {
-            if i >= RECENT * 4 {
+        let want_run = full && runs.len() < RUNS;
+        if costs.len() == RECENT && !want_rate && !want_run {
+            if i >= RECENT * 4 && runs.len() == RUNS {
                 break;
             }
             continue;
@@ -59,6 +85,18 @@ pub fn learn(cat: &Catalog, db_id: i64) -> Result<Learned, CatalogError> {
             let seen = rates.entry(b.compression.clone()).or_default();
             seen.push(bytes as f64 / (cpu as f64 / 1e6));
         }
+        if want_run && first < last && aggs.iter().all(|r| r.throttle_time == 0) {
+            let mut channel_bytes: Vec<(u32, u64)> =
+                aggs.iter().map(|r| (r.channel, r.bytes)).collect();
+            channel_bytes.sort_unstable();
+            runs.push(PastRun {
+                compression: b.compression.clone(),
+                device: aggs.first().and_then(|r| r.device.clone()),
+                channel_bytes: channel_bytes.into_iter().map(|(_, b)| b).collect(),
+                pieces: rows.iter().filter(|r| r.kind == "OUTPUT").count() as u64,
+                data_seconds: (last - first) as f64 / 1e6,
+            });
+        }
     }
     Ok(Learned {
         fixed_seconds: median(costs),
@@ -66,10 +104,11 @@ pub fn learn(cat: &Catalog, db_id: i64) -> Result<Learned, CatalogError> {
             .into_iter()
             .filter_map(|(codec, v)| Some((codec, median(v)?)))
             .collect(),
+        runs,
     })
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
+pub(crate) fn median(mut v: Vec<f64>) -> Option<f64> {
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied()
 }

@@ -343,3 +343,98 @@ fn the_databases_own_backups_set_what_a_channel_costs_the_cpu() {
         learned.steps
     );
 }
+
+fn run(
+    codec: &str,
+    channel_bytes: Vec<u64>,
+    data_seconds: f64,
+) -> crate::tuning::overhead::PastRun {
+    crate::tuning::overhead::PastRun {
+        compression: codec.into(),
+        device: Some("disk".into()),
+        channel_bytes,
+        pieces: 0,
+        data_seconds,
+    }
+}
+
+#[test]
+fn the_prediction_is_held_to_what_the_model_gave_for_recent_backups() {
+    // Read 1 GB/s, the output and the CPU far faster: 10 GB on one channel, 10 s by the model.
+    let c = cal(1_000_000_000, 100_000_000_000, 100_000_000_000);
+    let one = super::history::modelled_seconds(&c, &run("none", vec![10_000_000_000], 0.0));
+    assert!((one.unwrap() - 10.0).abs() < 0.1, "{one:?}");
+    let a = advise(&c, None, false).with_fixed_cost(Some(3.0));
+    assert_eq!(a.history_factor, 1.0);
+    let (codec, ch) = (a.settings.compress.clone(), a.settings.channels as usize);
+    let other = if codec == "none" { "lz4" } else { "none" };
+    // A backup with `codec` on `ch` channels that took `factor` times the model's time.
+    let took = |codec: &str, ch: usize, factor: f64| {
+        let mut r = run(codec, vec![10_000_000_000 / ch as u64; ch], 0.0);
+        r.data_seconds = factor * super::history::modelled_seconds(&c, &r).unwrap();
+        r
+    };
+    // Three backups as advised took 1.2 to 1.3 times the model's time; the newest, with other
+    // settings, one with a codec never calibrated and one to another medium say nothing.
+    let mut elsewhere = took(&codec, ch, 1.9);
+    elsewhere.device = Some("s3".into());
+    let runs = [
+        took(other, ch + 1, 1.6),
+        took(&codec, ch, 1.25),
+        took(&codec, ch, 1.3),
+        took(&codec, ch, 1.2),
+        run("zstd:19", vec![10_000_000_000], 100.0),
+        elsewhere,
+    ];
+    let h = a.clone().with_history(&c, &runs);
+    assert_eq!(h.history_runs, 3, "{:?}", h.steps);
+    assert!((h.history_factor - 1.25).abs() < 1e-6, "{h:?}");
+    // The data phase scales, the start and stop costs stay.
+    let data = a.predicted_seconds - 3.0;
+    assert!(
+        (h.predicted_seconds - (data * 1.25 + 3.0)).abs() < 1e-6,
+        "{h:?}"
+    );
+    assert!(h.predicted_bytes_per_second < a.predicted_bytes_per_second);
+    assert_eq!(h.settings, a.settings);
+    let step = h.steps.iter().find(|s| s.step == "history").unwrap();
+    assert!(step.because.contains("(as advised)"), "{step:?}");
+    // With none as advised, the newest with any settings count.
+    let h = a.clone().with_history(&c, &runs[..1]);
+    assert!((h.history_factor - 1.6).abs() < 1e-6, "{h:?}");
+    let step = h.steps.iter().find(|s| s.step == "history").unwrap();
+    assert!(step.because.contains("none ran as advised"), "{step:?}");
+    // Without backups the model's prediction stands, and the step says so.
+    let none = a.clone().with_history(&c, &[]);
+    assert_eq!(none.predicted_seconds, a.predicted_seconds);
+    assert!(
+        none.steps
+            .iter()
+            .any(|s| s.step == "history" && s.choice == "none")
+    );
+    // Backups ten times slower than the model: a stale calibration, the factor held to 2.
+    let stale = a.clone().with_history(&c, &[took(&codec, ch, 10.0)]);
+    assert_eq!(stale.history_factor, 2.0);
+    let step = stale.steps.iter().find(|s| s.step == "history").unwrap();
+    assert!(step.because.contains("recman calibrate"), "{step:?}");
+}
+
+#[test]
+fn a_channel_left_alone_with_a_dominant_file_sets_the_models_time() {
+    // One thread reads 1 GB/s, two 1.8 GB/s. Of two channels, one with 9 GB of the 10 reads
+    // alone once the other is done, at one thread's rate.
+    let mut c = cal(1_000_000_000, 100_000_000_000, 100_000_000_000);
+    let mut rc = gigabyte_read(1.0, 0);
+    rc.parallel = vec![ThreadsRate {
+        threads: 2,
+        bytes_per_second: 1_800_000_000,
+    }];
+    c.inputs[0].read_and_check = Some(rc);
+    let balanced =
+        super::history::modelled_seconds(&c, &run("none", vec![5_000_000_000, 5_000_000_000], 0.0))
+            .unwrap();
+    let skewed =
+        super::history::modelled_seconds(&c, &run("none", vec![9_000_000_000, 1_000_000_000], 0.0))
+            .unwrap();
+    assert!(skewed > balanced * 1.2, "{skewed} vs {balanced}");
+}
