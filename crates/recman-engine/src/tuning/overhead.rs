@@ -40,6 +40,8 @@ pub const RUNS: usize = 30;
 pub struct PastRun {
     /// As the backup records it (`none`, `lz4`, `zstd:1`).
     pub compression: String,
+    /// When it started, Unix microseconds.
+    pub started: i64,
     /// The kind of medium its pieces went to (`disk`, `s3`, ...), as its channels recorded it.
     pub device: Option<String>,
     /// Bytes each channel read (its AGGREGATE row).
@@ -91,6 +93,7 @@ pub fn learn(cat: &Catalog, db_id: i64) -> Result<Learned, CatalogError> {
             channel_bytes.sort_unstable();
             runs.push(PastRun {
                 compression: b.compression.clone(),
+                started: b.start_time,
                 device: aggs.first().and_then(|r| r.device.clone()),
                 channel_bytes: channel_bytes.into_iter().map(|(_, b)| b).collect(),
                 pieces: rows.iter().filter(|r| r.kind == "OUTPUT").count() as u64,

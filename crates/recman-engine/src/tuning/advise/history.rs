@@ -7,7 +7,12 @@
 //! tonight. How far off the model is depends on the settings (more channels than cores, say:
 //! a scale-100 grid's four-channel backups took 1.3 times the model's time, its two-channel
 //! ones 1.1), so backups with the advised channels and codec count alone where there are any.
-//! The choice of settings does not change; only the predicted time and rate do.
+//! Only backups taken since the calibration count: it describes the devices as they were then,
+//! and a backup from before it met other devices (or the same ones in another state: in a
+//! scale-100 grid on this VM's free disk, one setting's backups ran at 1.23 s and, minutes
+//! later, 1.97 s, and a factor learned across that drift made the prediction 0.59 of the
+//! measured time where the model alone gave 0.86). The choice of settings does not change;
+//! only the predicted time and rate do.
 
 use super::{Advice, Calibration, Step, fit, limits, read_limit};
 use crate::tuning::overhead::{PastRun, median};
@@ -24,13 +29,14 @@ const BOUNDS: (f64, f64) = (0.5, 2.0);
 impl Advice {
     /// Scales the data phase's prediction (with its piece commits) by how the model fared on
     /// `runs` under calibration `c` (the one this advice came from), with a step saying so.
-    /// Runs to another kind of medium than the advised output's, or with a codec the
-    /// calibration did not measure, are left out; without any left, the prediction stays the
-    /// model's and the step says that.
+    /// Runs from before the calibration, to another kind of medium than the advised output's,
+    /// or with a codec the calibration did not measure, are left out; without any left, the
+    /// prediction stays the model's and the step says that.
     pub fn with_history(mut self, c: &Calibration, runs: &[PastRun]) -> Advice {
         let medium = c.outputs.first().map(|o| o.kind.as_str());
         let usable: Vec<(&PastRun, f64)> = runs
             .iter()
+            .filter(|r| r.started >= c.taken_at)
             .filter(|r| r.device.is_none() || r.device.as_deref() == medium)
             .filter_map(|r| Some((r, r.data_seconds / modelled_seconds(c, r)?)))
             .filter(|(_, x)| x.is_finite() && *x > 0.0)
@@ -68,7 +74,7 @@ impl Advice {
             self.steps.push(Step {
                 step: "history".into(),
                 choice: "none".into(),
-                because: "no recent full backup with statistics: the prediction is the calibration's alone".into(),
+                because: "no full backup with statistics since the calibration: the prediction is the calibration's alone".into(),
             });
             return self;
         };
@@ -77,7 +83,7 @@ impl Advice {
             step: "history".into(),
             choice: format!("x{k:.2}"),
             because: format!(
-                "the {n} newest full backup(s) {which} took {m:.2} times what this calibration gives for them (median; from {lo:.2} to {hi:.2}): the prediction is scaled by it{}",
+                "the {n} newest full backup(s) since the calibration {which} took {m:.2} times what this calibration gives for them (median; from {lo:.2} to {hi:.2}): the prediction is scaled by it{}",
                 if k != m {
                     format!(", held to {:.1}-{:.1}; hint: the devices changed since the calibration, run `recman calibrate` again", BOUNDS.0, BOUNDS.1)
                 } else {

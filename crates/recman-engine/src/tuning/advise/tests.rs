@@ -351,6 +351,7 @@ fn run(
 ) -> crate::tuning::overhead::PastRun {
     crate::tuning::overhead::PastRun {
         compression: codec.into(),
+        started: 1,
         device: Some("disk".into()),
         channel_bytes,
         pieces: 0,
@@ -375,9 +376,12 @@ fn the_prediction_is_held_to_what_the_model_gave_for_recent_backups() {
         r
     };
     // Three backups as advised took 1.2 to 1.3 times the model's time; the newest, with other
-    // settings, one with a codec never calibrated and one to another medium say nothing.
+    // settings, one with a codec never calibrated, one to another medium and one from before
+    // the calibration say nothing.
     let mut elsewhere = took(&codec, ch, 1.9);
     elsewhere.device = Some("s3".into());
+    let mut before = took(&codec, ch, 1.7);
+    before.started = -1;
     let runs = [
         took(other, ch + 1, 1.6),
         took(&codec, ch, 1.25),
@@ -385,6 +389,7 @@ fn the_prediction_is_held_to_what_the_model_gave_for_recent_backups() {
         took(&codec, ch, 1.2),
         run("zstd:19", vec![10_000_000_000], 100.0),
         elsewhere,
+        before,
     ];
     let h = a.clone().with_history(&c, &runs);
     assert_eq!(h.history_runs, 3, "{:?}", h.steps);
