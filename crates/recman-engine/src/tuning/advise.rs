@@ -60,8 +60,8 @@ pub struct Advice {
     /// Start and stop costs (checkpoint, WAL switch and archiving) learned from recent
     /// backups ([`Advice::with_fixed_cost`]); 0 until one is known.
     pub fixed_seconds: f64,
-    /// What the data phase's prediction was scaled by to match the database's recent full
-    /// backups ([`Advice::with_history`]); 1 with none.
+    /// What the data phase's prediction was scaled by to match the database's full backups
+    /// since the calibration ([`Advice::with_history`]); 1 with none.
     pub history_factor: f64,
     /// How many backups that factor came from.
     pub history_runs: u32,

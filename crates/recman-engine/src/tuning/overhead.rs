@@ -31,7 +31,7 @@ pub struct Learned {
     pub runs: Vec<PastRun>,
 }
 
-/// Data phases kept for advise's history factor: far enough back to find a few run with the
+/// Data phases kept for advise's history factor: far enough back to find a few runs with the
 /// settings advise chooses among others tried since.
 pub const RUNS: usize = 30;
 
