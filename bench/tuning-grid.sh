@@ -11,7 +11,7 @@
 #   bench/tuning-grid.sh [RECMAN_BINARY]
 #   env: SCALE=20 SCENARIOS="free read write" READ_BPS=40M WRITE_BPS=15M CPU_CORES=0.5
 #        CHANNELS="1 2 4" COMPRESS="none lz4 zstd:1 zstd" REPEAT=1 REPO_LIMIT=12G PGBIN WORK
-#        OUT=bench/results/tuning-grid.jsonl
+#        CALIBRATE_FIRST=0 OUT=bench/results/tuning-grid.jsonl
 #   REPEAT=N runs every backup N times and takes the median: at scale 20 on a shared machine
 #   one run of the same settings varies by a factor of 2, and the best of a grid of single runs
 #   is its luckiest draw.
@@ -27,6 +27,7 @@ CHANNELS=${CHANNELS:-1 2 4}
 COMPRESS=${COMPRESS:-none lz4 zstd:1 zstd}
 REPEAT=${REPEAT:-1}
 REPO_LIMIT=${REPO_LIMIT:-12G}
+CALIBRATE_FIRST=${CALIBRATE_FIRST:-0}
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 OUT=${OUT:-$ROOT/bench/results/tuning-grid.jsonl}
 PORT=${PORT:-55941}
@@ -128,6 +129,12 @@ for scenario in $SCENARIOS; do
     as_pg "$BIN --repo $WORK/repo create catalog" >/dev/null
     as_pg "$BIN --repo $WORK/repo --pgdata $D --target 'host=$WORK port=$PORT user=postgres dbname=postgres' register database --name grid" >/dev/null
     throttle "$scenario"
+    # CALIBRATE_FIRST=1 calibrates before the grid's points, as a DBA who calibrated once
+    # and backed up since: advise's history factor then counts the points.
+    if [[ $CALIBRATE_FIRST == 1 ]]; then
+        drop_cache
+        rm_in calibrate -q >/dev/null
+    fi
     declare -A grid=()
     best=
     best_at=
@@ -142,8 +149,10 @@ for scenario in $SCENARIOS; do
     # calibrate and advise after the grid, as a DBA would run them: with backups in the
     # catalog advise knows the start and stop costs (checkpoint, WAL archiving) and adds them
     # to its prediction, and the device is measured as the backups below will find it.
-    drop_cache
-    rm_in calibrate -q >/dev/null
+    if [[ $CALIBRATE_FIRST != 1 ]]; then
+        drop_cache
+        rm_in calibrate -q >/dev/null
+    fi
     advice=$(rm_in advise --json)
     read -r a_flags predicted bottleneck model_predicted history_factor < <(python3 -c '
 import json, sys
@@ -194,8 +203,9 @@ print(json.dumps({"scenario": k[1], "scale": int(k[2]), "grid_best_seconds": flo
   "advise_flags": k[8], "auto_seconds": float(k[9]), "default_seconds": float(k[10]),
   "read_bps": k[11], "write_bps": k[12], "repeat": int(k[13]), "loadavg": k[14],
   "best_again_seconds": float(k[15]), "cpu_cores": float(k[16]) if k[1] == "cpu" else None,
-  "advise_model_seconds": float(k[17]), "advise_history_factor": float(k[18])}))' "$scenario" "$SCALE" "$best" "$best_at" "$adv" "$predicted" \
-        "$bottleneck" "${af[*]}" "$auto" "$dflt" "$READ_BPS" "$WRITE_BPS" "$REPEAT" "$(cut -d' ' -f1-3 /proc/loadavg)" "$again" "$CPU_CORES" "$model_predicted" "$history_factor" >>"$OUT"
+  "advise_model_seconds": float(k[17]), "advise_history_factor": float(k[18]),
+  "calibrate_first": k[19] == "1"}))' "$scenario" "$SCALE" "$best" "$best_at" "$adv" "$predicted" \
+        "$bottleneck" "${af[*]}" "$auto" "$dflt" "$READ_BPS" "$WRITE_BPS" "$REPEAT" "$(cut -d' ' -f1-3 /proc/loadavg)" "$again" "$CPU_CORES" "$model_predicted" "$history_factor" "$CALIBRATE_FIRST" >>"$OUT"
     unset grid took
 done
 echo "tuning-grid: one line per scenario appended to $OUT"
