@@ -172,6 +172,19 @@ impl Catalog {
         )
     }
 
+    /// A job's rows without its INPUT rows (one a file read, thousands a backup): its
+    /// channels' totals and the pieces it wrote, what a look across many backups needs.
+    pub fn io_stat_totals(&self, job_id: &str) -> Result<Vec<IoStatRow>, CatalogError> {
+        self.query(
+            &format!("reading i/o totals of {job_id}"),
+            &format!(
+                "SELECT {COLS} FROM io_stat WHERE job_id = ?1 AND type <> 'INPUT' ORDER BY id"
+            ),
+            vals![job_id],
+            row,
+        )
+    }
+
     /// Ids of the jobs that read or wrote a backup, oldest first.
     pub fn io_jobs_of_backup(
         &self,

@@ -119,7 +119,7 @@ pub struct CpuRates {
     pub cpu_limit: Option<f64>,
     /// What a channel's whole CPU work ran at in the database's recent backups, by
     /// compression (bytes read per second of the channels' CPU time,
-    /// [`super::overhead::channel_cpu_rates`]): learned from the catalog when advise runs,
+    /// [`super::overhead::learn`]): learned from the catalog when advise runs,
     /// never measured or stored by calibrate.
     #[serde(skip)]
     pub learned: std::collections::BTreeMap<String, f64>,

@@ -71,7 +71,7 @@ pub fn learn(cat: &Catalog, db_id: i64) -> Result<Learned, CatalogError> {
             }
             continue;
         }
-        let rows = cat.io_stats(&b.id)?;
+        let rows = cat.io_stat_totals(&b.id)?;
         let aggs: Vec<_> = rows.iter().filter(|r| r.kind == "AGGREGATE").collect();
         let (first, last) = aggs.iter().fold((i64::MAX, i64::MIN), |(lo, hi), r| {
             (lo.min(r.open_time), hi.max(r.close_time))

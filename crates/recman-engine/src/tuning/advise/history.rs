@@ -14,7 +14,7 @@
 //! measured time where the model alone gave 0.86). The choice of settings does not change;
 //! only the predicted time and rate do.
 
-use super::{Advice, Calibration, Step, fit, limits, read_limit};
+use super::{Advice, Calibration, ReadLimit, Step, fit, limits, read_limit};
 use crate::tuning::overhead::{PastRun, median};
 
 /// The newest backups with the advised channels and codec that count, where there are any.
@@ -34,11 +34,12 @@ impl Advice {
     /// prediction stays the model's and the step says that.
     pub fn with_history(mut self, c: &Calibration, runs: &[PastRun]) -> Advice {
         let medium = c.outputs.first().map(|o| o.kind.as_str());
+        let read = read_limit(c);
         let usable: Vec<(&PastRun, f64)> = runs
             .iter()
             .filter(|r| r.started >= c.taken_at)
             .filter(|r| r.device.is_none() || r.device.as_deref() == medium)
-            .filter_map(|r| Some((r, r.data_seconds / modelled_seconds(c, r)?)))
+            .filter_map(|r| Some((r, r.data_seconds / modelled_seconds(c, &read, r)?)))
             .filter(|(_, x)| x.is_finite() && *x > 0.0)
             .collect();
         let as_advised = |r: &PastRun| {
@@ -98,20 +99,20 @@ impl Advice {
         self.predicted_bytes_per_second = rate as u64;
         self.history_factor = k;
         self.history_runs = n as u32;
-        let read = read_limit(c).read;
         let (b, ch) = (self.bottleneck, self.settings.channels);
         self.window = self
             .window
             .take()
-            .map(|w| fit(c, w.window_seconds, read, rate, b, ch));
+            .map(|w| fit(c, w.window_seconds, read.read, rate, b, ch));
         self
     }
 }
 
-/// What the model gives for `run`'s data phase: its bytes at its channels' rate, or its
+/// What the model gives for `run`'s data phase, with `read` the calibration's read limit
+/// ([`read_limit`]): its bytes at its channels' rate, or its
 /// largest channel's bytes at one channel's rate where that channel ran on alone (a dominant
 /// file without sections), plus its pieces' commits on the output.
-pub(super) fn modelled_seconds(c: &Calibration, run: &PastRun) -> Option<f64> {
+pub(super) fn modelled_seconds(c: &Calibration, read: &ReadLimit, run: &PastRun) -> Option<f64> {
     let codec = c
         .cpu
         .codecs
@@ -123,9 +124,10 @@ pub(super) fn modelled_seconds(c: &Calibration, run: &PastRun) -> Option<f64> {
     if total == 0 {
         return None;
     }
-    let r = read_limit(c);
-    let all = limits(c, r.read, r.direct_reads, codec, channels).min().1;
-    let one = limits(c, r.read, r.direct_reads, codec, 1).min().1;
+    let all = limits(c, read.read, read.direct_reads, codec, channels)
+        .min()
+        .1;
+    let one = limits(c, read.read, read.direct_reads, codec, 1).min().1;
     let data = (total as f64 / all.max(1.0)).max(largest as f64 / one.max(1.0));
     let commit = c.outputs.first().map_or(0.0, |o| o.commit_seconds);
     Some(data + run.pieces.div_ceil(channels.max(1) as u64) as f64 * commit)

@@ -363,7 +363,11 @@ fn run(
 fn the_prediction_is_held_to_what_the_model_gave_for_recent_backups() {
     // Read 1 GB/s, the output and the CPU far faster: 10 GB on one channel, 10 s by the model.
     let c = cal(1_000_000_000, 100_000_000_000, 100_000_000_000);
-    let one = super::history::modelled_seconds(&c, &run("none", vec![10_000_000_000], 0.0));
+    let one = super::history::modelled_seconds(
+        &c,
+        &read_limit(&c),
+        &run("none", vec![10_000_000_000], 0.0),
+    );
     assert!((one.unwrap() - 10.0).abs() < 0.1, "{one:?}");
     let a = advise(&c, None, false).with_fixed_cost(Some(3.0));
     assert_eq!(a.history_factor, 1.0);
@@ -372,7 +376,8 @@ fn the_prediction_is_held_to_what_the_model_gave_for_recent_backups() {
     // A backup with `codec` on `ch` channels that took `factor` times the model's time.
     let took = |codec: &str, ch: usize, factor: f64| {
         let mut r = run(codec, vec![10_000_000_000 / ch as u64; ch], 0.0);
-        r.data_seconds = factor * super::history::modelled_seconds(&c, &r).unwrap();
+        r.data_seconds =
+            factor * super::history::modelled_seconds(&c, &read_limit(&c), &r).unwrap();
         r
     };
     // Three backups as advised took 1.2 to 1.3 times the model's time; the newest, with other
@@ -435,11 +440,17 @@ fn a_channel_left_alone_with_a_dominant_file_sets_the_models_time() {
         bytes_per_second: 1_800_000_000,
     }];
     c.inputs[0].read_and_check = Some(rc);
-    let balanced =
-        super::history::modelled_seconds(&c, &run("none", vec![5_000_000_000, 5_000_000_000], 0.0))
-            .unwrap();
-    let skewed =
-        super::history::modelled_seconds(&c, &run("none", vec![9_000_000_000, 1_000_000_000], 0.0))
-            .unwrap();
+    let balanced = super::history::modelled_seconds(
+        &c,
+        &read_limit(&c),
+        &run("none", vec![5_000_000_000, 5_000_000_000], 0.0),
+    )
+    .unwrap();
+    let skewed = super::history::modelled_seconds(
+        &c,
+        &read_limit(&c),
+        &run("none", vec![9_000_000_000, 1_000_000_000], 0.0),
+    )
+    .unwrap();
     assert!(skewed > balanced * 1.2, "{skewed} vs {balanced}");
 }
