@@ -157,12 +157,7 @@ fn calibrate_meets_the_throttle_and_advise_compresses_for_a_slow_output() {
     setup.ok(&["backup", "database"]);
     let again = json(&setup.ok(&["advise", "--json"]));
     assert_eq!(again["settings"]["compress"], compress, "{again}");
-    let channels = again["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["step"] == "channels")
-        .unwrap();
+    let channels = step(&again, "channels");
     assert!(
         channels["because"]
             .as_str()
@@ -174,14 +169,21 @@ fn calibrate_meets_the_throttle_and_advise_compresses_for_a_slow_output() {
     assert_eq!(again["history_runs"], 1, "{again}");
     let k = again["history_factor"].as_f64().unwrap();
     assert!((0.5..=2.0).contains(&k), "{again}");
-    assert!(
-        again["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|s| s["step"] == "history" && s["choice"] == format!("x{k:.2}").as_str()),
+    assert_eq!(
+        step(&again, "history")["choice"],
+        format!("x{k:.2}").as_str(),
         "{again}"
     );
+}
+
+/// advise's step named `name`.
+fn step<'a>(advice: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    advice["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == name)
+        .unwrap_or_else(|| panic!("no step {name}: {advice}"))
 }
 
 /// Every output a backup may go to is calibrated through the same media driver the backup
