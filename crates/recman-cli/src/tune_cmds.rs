@@ -83,6 +83,14 @@ fn print_calibration(c: &Calibration) {
                 mb(p.read_bytes_per_second)
             );
         }
+        if let Some(m) = &o.mixed {
+            println!(
+                "  beside reads of the cluster's device {}: read {}, write {} at once",
+                o.device,
+                mb(m.read_bytes_per_second),
+                mb(m.write_bytes_per_second)
+            );
+        }
     }
     println!(
         "cpu: {} core(s); page checks {} per core on {:.1} MB of the cluster's pages",

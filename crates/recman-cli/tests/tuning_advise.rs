@@ -79,8 +79,24 @@ fn calibrate_meets_the_throttle_and_advise_compresses_for_a_slow_output() {
         format!("{}:{}", libc::major(d), libc::minor(d))
     };
     let shared = dev(&setup.repo) == dev(&c.pgdata);
+    let mixed = &cal["outputs"][0]["mixed"];
     if shared {
         assert_eq!(cal["outputs"][0]["device"], input["device"], "{cal}");
+        // Read and written at once: the throttle limits reads and writes each on its own, so
+        // neither takes the other's share, and each side keeps most of its rate alone.
+        for (what, v) in [
+            ("read", &mixed["read_bytes_per_second"]),
+            ("write", &mixed["write_bytes_per_second"]),
+        ] {
+            let v = v.as_f64().unwrap();
+            assert!(
+                v <= limit as f64 * 1.25 && v >= limit as f64 * 0.6,
+                "{what} beside the other {v} against a throttle of {limit}: {cal}"
+            );
+        }
+        assert!(mixed["seconds"].as_f64().unwrap() > 0.2, "{cal}");
+    } else {
+        assert!(mixed.is_null(), "{cal}");
     }
     let par = cal["cpu"]["parallel_cores"].as_f64().unwrap();
     let cores = cal["cpu"]["cores"].as_f64().unwrap();
@@ -105,6 +121,19 @@ fn calibrate_meets_the_throttle_and_advise_compresses_for_a_slow_output() {
         shared,
         "{a}"
     );
+    if shared {
+        // The two directions overlap: (mixed read / read) + (mixed write / write) - 1.
+        let o = (mixed["read_bytes_per_second"].as_f64().unwrap() / read
+            + mixed["write_bytes_per_second"].as_f64().unwrap() / write
+            - 1.0)
+            .clamp(0.0, 1.0);
+        assert!(o >= 0.3, "{cal}");
+        assert_eq!(
+            step(&a, "shared device")["choice"],
+            format!("overlap {o:.2}").as_str(),
+            "{a}"
+        );
+    }
     assert!(a["settings"]["channels"].as_u64().unwrap() >= 1, "{a}");
     // The prediction is bounded by what was measured: the disk's reads, or the page cache's
     // when advise reads through it.

@@ -5,6 +5,7 @@
 use super::Bottleneck;
 use super::calibrate::{Calibration, CodecRate};
 use super::read_check;
+use super::shared_probe::shared_seconds;
 use serde::Serialize;
 
 /// The settings advised, as `backup database` and CONFIGURE take them.
@@ -166,6 +167,24 @@ fn output_shares_input(c: &Calibration) -> bool {
         .is_some_and(|o| !o.device.is_empty() && c.inputs.iter().any(|d| d.device == o.device))
 }
 
+/// How far reads and writes overlap on the device the output shares with the cluster, from
+/// calibrate's probe of both at once against each alone; 0 (the two take turns) where it was
+/// not measured.
+fn shared_overlap(c: &Calibration) -> f64 {
+    let Some(mixed) = c.outputs.first().and_then(|o| o.mixed.as_ref()) else {
+        return 0.0;
+    };
+    mixed.overlap(shared_read_alone(c), output_rate(c, 1))
+}
+
+/// The direct read rate, alone, of the input device the output shares.
+fn shared_read_alone(c: &Calibration) -> f64 {
+    c.inputs
+        .iter()
+        .find(|d| c.outputs.first().is_some_and(|o| d.device == o.device))
+        .map_or(0.0, |d| d.best_bytes_per_second as f64)
+}
+
 fn mb(b: f64) -> String {
     format!("{:.1} MB/s", b / 1e6)
 }
@@ -252,8 +271,9 @@ fn limits(
     let cores = (channels as f64).min(c.cpu.usable_cores());
     let out = output_rate(c, channels);
     let ratio = codec.ratio.max(0.01);
-    // One device reading a byte and writing its compressed share spends the two times in
-    // turn, not at once: the calibrated rates were each measured alone.
+    // One device reading a byte and writing its compressed share: the calibrated rates were
+    // each measured alone, and the two times add as far as the device shares its time between
+    // them (calibrate's probe of both at once).
     let shared = output_shares_input(c).then(|| {
         let (r, w) = (1.0 / read.max(1.0), ratio / out.max(1.0));
         let side = if r >= w {
@@ -261,7 +281,7 @@ fn limits(
         } else {
             Bottleneck::Output
         };
-        (1.0 / (r + w), side)
+        (1.0 / shared_seconds(r, w, shared_overlap(c)), side)
     });
     Limits {
         input: read,
@@ -363,12 +383,24 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
         });
     }
     if output_shares_input(c) {
+        let o = shared_overlap(c);
         steps.push(Step {
             step: "shared device".into(),
-            choice: "reads and writes take turns".into(),
+            choice: format!("overlap {o:.2}"),
             because: format!(
-                "the output {} is on device {}, which also holds the cluster: each byte read and its compressed share written cost the device's time in turn, so compression pays even when the write limit alone would not ask for it",
-                c.outputs[0].describe, c.outputs[0].device
+                "the output {} is on device {}, which also holds the cluster: {}; a byte read and its compressed share written take the sum of their times where the device is shared and the longer of the two where not, so compression can pay even when the write limit alone would not ask for it",
+                c.outputs[0].describe,
+                c.outputs[0].device,
+                match &c.outputs[0].mixed {
+                    Some(m) => format!(
+                        "read and written at once it read {} and wrote {}, against {} and {} alone",
+                        mb(m.read_bytes_per_second as f64),
+                        mb(m.write_bytes_per_second as f64),
+                        mb(shared_read_alone(c)),
+                        mb(output_rate(c, 1))
+                    ),
+                    None => "no probe of both at once in this calibration: counted as taking turns".into(),
+                }
             ),
         });
     }

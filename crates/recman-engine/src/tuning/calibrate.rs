@@ -88,6 +88,10 @@ pub struct OutputDevice {
     /// that also holds the cluster shares that device's time with the reads.
     #[serde(default)]
     pub device: String,
+    /// On such a device, a read and a write at once: how far the two share its time; absent
+    /// for other outputs and from calibrations taken before 2026-11-26 (read as fully shared).
+    #[serde(default)]
+    pub mixed: Option<super::shared_probe::MixedProbe>,
 }
 
 /// Per-core rates on a sample of the cluster's pages (bytes of input per second of one core).
@@ -217,6 +221,7 @@ pub fn calibrate(
     let cache = page_cache(&scan.files, pgdata);
     let io_uring = crate::io::probe_uring().is_ok();
     let mut inputs = Vec::new();
+    let mut spans_by_dev = BTreeMap::new();
     for (device, mut files) in by_dev {
         files.sort_by_key(|f| std::cmp::Reverse(f.1));
         let mut d = InputDevice {
@@ -245,15 +250,29 @@ pub fn calibrate(
         d.probes
             .push(read_probe(&spans, 1 << 20, 4, false, opt, io_uring, None)?);
         d.read_and_check = Some(read_and_check(&files, &d, opt, io_uring)?);
+        spans_by_dev.insert(d.device.clone(), spans);
         inputs.push(d);
     }
     let mut outs = Vec::new();
     for (device_type, m) in outputs {
-        outs.push(super::media_probe::probe_media(
-            m.as_ref(),
-            device_type,
-            opt,
-        )?);
+        let mut o = super::media_probe::probe_media(m.as_ref(), device_type, opt)?;
+        // A repository on the cluster's own device: how far its writes and the reads share
+        // the device, each side as fast as it goes beside the other.
+        if let Some((d, spans)) = inputs
+            .iter()
+            .find(|d| !o.device.is_empty() && d.device == o.device)
+            .and_then(|d| spans_by_dev.get(&d.device).map(|s| (d, s)))
+        {
+            o.mixed = Some(super::shared_probe::probe(
+                spans,
+                d,
+                m.as_ref(),
+                opt,
+                io_uring,
+                opt.write_bytes.saturating_mul(8),
+            )?);
+        }
+        outs.push(o);
     }
     let sample = sample_pages(&scan.files, pgdata, opt.sample_bytes);
     Ok(Calibration {
@@ -397,7 +416,7 @@ fn split_spans(files: &[(PathBuf, u64)], total: u64, parts: u32) -> Vec<Vec<Span
 }
 
 /// A part of a file: its path and the byte range [start, end).
-type Span = (PathBuf, u64, u64);
+pub(super) type Span = (PathBuf, u64, u64);
 
 /// Whole files as spans.
 fn whole(files: &[(PathBuf, u64)]) -> Vec<Span> {
@@ -421,7 +440,7 @@ fn check_chunk(c: &[u8]) {
 /// backup does; after the last span it wraps around once while the budget lasts), with the I/O
 /// engine, `qd` requests of `size` in flight; `on_read` sees each buffer's bytes as it
 /// completes, on this thread, before the next read of that buffer is submitted.
-fn read_probe(
+pub(super) fn read_probe(
     files: &[Span],
     size: u64,
     qd: u32,

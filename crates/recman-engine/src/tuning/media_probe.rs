@@ -36,7 +36,7 @@ fn rate(bytes: u64, d: Duration) -> u64 {
 
 /// Bytes no codec (ours, a tape drive's hardware compression) can shrink, so that the figures
 /// are the medium's and not the data's.
-fn noise(len: usize) -> Vec<u8> {
+pub(super) fn noise(len: usize) -> Vec<u8> {
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut out = Vec::with_capacity(len + 8);
     while out.len() < len {
@@ -90,6 +90,7 @@ pub fn probe_media(
             .unwrap_or(0),
         objects,
         device: disk_device(&m.describe()),
+        mixed: None,
     })
 }
 

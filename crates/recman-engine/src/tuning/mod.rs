@@ -8,6 +8,7 @@ pub mod diagnose;
 pub mod media_probe;
 pub mod overhead;
 pub mod read_check;
+pub mod shared_probe;
 
 pub use cpu::{process_cpu_time, thread_cpu_time, thread_cpu_wait};
 pub use diagnose::{Bottleneck, Diagnosis, diagnose_job};

@@ -1,6 +1,7 @@
 use super::super::calibrate::*;
 use super::*;
 use crate::tuning::read_check::{ReadAndCheck, ThreadsRate, combined};
+use crate::tuning::shared_probe::MixedProbe;
 
 fn cal(read: u64, write: u64, lz4: u64) -> Calibration {
     Calibration {
@@ -135,6 +136,42 @@ fn an_output_on_the_clusters_own_disk_shares_its_time_and_compression_pays() {
     let want = 1.0 / (1.0 / 400e6 + 0.4 / 800e6);
     assert!((shared.predicted_bytes_per_second as f64 - want).abs() / want < 0.01);
     assert!(shared.steps.iter().any(|s| s.step == "shared device"));
+    // Measured read and written at once, each as fast as alone (a device with room for
+    // both): the times no longer add, and no compression is asked for again.
+    c.outputs[0].mixed = Some(MixedProbe {
+        read_bytes_per_second: 400_000_000,
+        write_bytes_per_second: 800_000_000,
+        seconds: 1.0,
+    });
+    let apart_again = advise(&c, None, false);
+    assert_eq!(apart_again.settings.compress, "none");
+    assert_eq!(
+        apart_again.predicted_bytes_per_second,
+        apart.predicted_bytes_per_second
+    );
+    assert_eq!(step(&apart_again, "shared device").choice, "overlap 1.00");
+    // Half the reads' rate beside three quarters of the writes': overlap 0.25, the
+    // uncompressed time a quarter of the way from the sum of the two to the larger.
+    c.outputs[0].mixed = Some(MixedProbe {
+        read_bytes_per_second: 200_000_000,
+        write_bytes_per_second: 600_000_000,
+        seconds: 1.0,
+    });
+    let none = CodecRate {
+        compression: "none".into(),
+        bytes_per_second: u64::MAX,
+        ratio: 1.0,
+    };
+    let part = limits(&c, 400e6, true, &none, 1).shared.unwrap().0;
+    let want = 1.0 / (0.75 * (1.0 / 400e6 + 1.0 / 800e6) + 0.25 / 400e6);
+    assert!((part - want).abs() / want < 1e-9, "{part} against {want}");
+}
+
+fn step<'a>(a: &'a Advice, name: &str) -> &'a Step {
+    a.steps
+        .iter()
+        .find(|s| s.step == name)
+        .unwrap_or_else(|| panic!("no step {name}: {:?}", a.steps))
 }
 
 #[test]
