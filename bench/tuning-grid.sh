@@ -74,24 +74,32 @@ rm_in() {
     as_pg "echo \$\$ > $GROUP/cgroup.procs && echo \$\$ > $CPU_GROUP/cgroup.procs && exec $BIN --repo $WORK/repo --pgdata $D --target 'host=$WORK port=$PORT user=postgres dbname=postgres' $*"
 }
 drop_cache() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+# The repository's size in bytes (du complains when SQLite's -wal file goes while it counts;
+# the total still stands).
+repo_bytes() { { du -sb "$WORK/repo/" 2>/dev/null || true; } | cut -f1; }
 # timed_backup LABEL FLAGS...: one cold backup, its seconds on stdout.
 timed_backup() {
-    local label=$1 t0 t1
+    local label=$1 t0 t1 before big
     shift
+    before=$(repo_bytes)
     drop_cache
     t0=$(date +%s.%N)
     rm_in backup database --tag "$label" -q "$@" >"$WORK/$label.log" 2>&1 ||
         { echo "tuning-grid: backup $label failed:" >&2; cat "$WORK/$label.log" >&2; exit 1; }
     t1=$(date +%s.%N)
-    # Past REPO_LIMIT a backup goes once timed (at scale 100 an uncompressed one is 1.5 GB and
-    # the grid takes dozens); below it they stay, so that advise learns the start and stop
-    # costs and how its model fared from the catalog's backups (with 4G, the compressed
-    # four-channel points of a scale-100 grid were gone before advise ran).
-    # (du complains when SQLite's -wal file goes while it counts; the total still stands)
-    if (($({ du -sb "$WORK/repo/" 2>/dev/null || true; } | cut -f1) > $(bytes "$REPO_LIMIT"))); then
-        rm_in delete backup "${label^^}" --noprompt >/dev/null 2>&1 ||
-            { echo "tuning-grid: could not delete backup $label" >&2; exit 1; }
-    fi
+    # Backups stay, so that advise learns the start and stop costs and how its model fared
+    # from the catalog's backups; past REPO_LIMIT the largest go first (at scale 100 an
+    # uncompressed one is 1.5 GB and the grid takes dozens, a compressed one tens of MB), so
+    # that the compressed points all stay. The sizes are kept in a file: this runs in a
+    # command substitution's subshell.
+    echo "$(($(repo_bytes) - before)) $label" >>"$WORK/kept"
+    while (($(repo_bytes) > $(bytes "$REPO_LIMIT"))) && [[ -s $WORK/kept ]]; do
+        big=$(sort -n "$WORK/kept" | tail -1 | cut -d' ' -f2)
+        rm_in delete backup "${big^^}" --noprompt >/dev/null 2>&1 ||
+            { echo "tuning-grid: could not delete backup $big" >&2; exit 1; }
+        grep -v " $big\$" "$WORK/kept" >"$WORK/kept.new" || true
+        mv "$WORK/kept.new" "$WORK/kept"
+    done
     echo "$t1 - $t0" | bc
 }
 # median_backup LABEL FLAGS...: REPEAT cold backups, the median of their seconds on stdout.
@@ -126,6 +134,7 @@ for scenario in $SCENARIOS; do
     mkdir "$WORK/repo-$scenario"
     chown postgres "$WORK/repo-$scenario"
     ln -sfn "$WORK/repo-$scenario" "$WORK/repo"
+    : >"$WORK/kept"
     as_pg "$BIN --repo $WORK/repo create catalog" >/dev/null
     as_pg "$BIN --repo $WORK/repo --pgdata $D --target 'host=$WORK port=$PORT user=postgres dbname=postgres' register database --name grid" >/dev/null
     throttle "$scenario"
