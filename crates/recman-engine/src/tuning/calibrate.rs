@@ -535,30 +535,56 @@ pub(super) fn read_probe(
     })
 }
 
-/// Up to `want` bytes of whole pages of the largest relation files.
+/// Up to `want` bytes of whole pages, taken as `SAMPLE_SLICES` slices spread evenly over all
+/// the cluster's relation files by their bytes: heap, indexes and small catalogs in the shares
+/// a backup meets them (the first pages of the largest table alone compressed 1.7 to 1.8
+/// times better than a whole pgbench cluster did, and advise under-counted the writes by as
+/// much).
 fn sample_pages(files: &[crate::ScannedFile], pgdata: &Path, want: usize) -> Vec<u8> {
-    use std::io::Read;
-    let mut rel: Vec<&crate::ScannedFile> = files.iter().filter(|f| f.relfile.is_some()).collect();
-    rel.sort_by_key(|f| std::cmp::Reverse(f.size));
+    use std::io::{Read, Seek, SeekFrom};
+    const BLCKSZ: u64 = recman_page::BLCKSZ as u64;
+    let mut rel: Vec<&crate::ScannedFile> = files
+        .iter()
+        .filter(|f| f.relfile.is_some() && f.size >= BLCKSZ)
+        .collect();
+    rel.sort_by(|a, b| a.rel.cmp(&b.rel));
+    let total: u64 = rel.iter().map(|f| f.size).sum();
     let mut out = Vec::with_capacity(want);
-    for f in rel {
+    if total == 0 {
+        return out;
+    }
+    let slice = (want as u64 / SAMPLE_SLICES).max(BLCKSZ) / BLCKSZ * BLCKSZ;
+    let step = total / SAMPLE_SLICES;
+    let (mut file, mut before) = (0usize, 0u64);
+    for i in 0..SAMPLE_SLICES {
         if out.len() >= want {
             break;
         }
+        // The middle of the i-th share of the bytes, in the file that holds it.
+        let pos = i * step + step / 2;
+        while before + rel[file].size <= pos {
+            before += rel[file].size;
+            file += 1;
+        }
+        let f = rel[file];
+        let at = (pos - before) / BLCKSZ * BLCKSZ;
+        let take = slice
+            .min((f.size - at) / BLCKSZ * BLCKSZ)
+            .min((want - out.len()) as u64 / BLCKSZ * BLCKSZ) as usize;
         let Ok(mut h) = File::open(f.abs(pgdata)) else {
             continue;
         };
-        let take =
-            (want - out.len()).min(f.size as usize) / recman_page::BLCKSZ * recman_page::BLCKSZ;
-        let at = out.len();
-        out.resize(at + take, 0);
-        match h.read_exact(&mut out[at..]) {
-            Ok(()) => {}
-            Err(_) => out.truncate(at),
+        let start = out.len();
+        out.resize(start + take, 0);
+        if h.seek(SeekFrom::Start(at)).is_err() || h.read_exact(&mut out[start..]).is_err() {
+            out.truncate(start);
         }
     }
     out
 }
+
+/// Slices the CPU sample is taken in.
+const SAMPLE_SLICES: u64 = 64;
 
 fn cpu_rates(sample: &[u8]) -> CpuRates {
     let cores = std::thread::available_parallelism()
