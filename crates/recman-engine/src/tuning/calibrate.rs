@@ -733,4 +733,36 @@ mod span_tests {
         assert_eq!(names, ["big", "index", "small"]);
         assert_eq!(all[2][0].1, 2 * bytes[0]);
     }
+
+    #[test]
+    fn the_cpu_sample_is_spread_over_every_relation_file_by_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let page = recman_page::BLCKSZ;
+        // A table of 48 pages and two smaller files of 8, each page filled with its file's
+        // mark; a file that is no relation is never sampled.
+        let mut files = Vec::new();
+        for (name, pages, mark) in [("1", 8, 1u8), ("2", 48, 2), ("3", 8, 3), ("x", 64, 9)] {
+            std::fs::write(dir.path().join(name), vec![mark; pages * page]).unwrap();
+            files.push(crate::ScannedFile {
+                rel: name.into(),
+                size: (pages * page) as u64,
+                mode: 0o600,
+                uid: 0,
+                gid: 0,
+                mtime: 0,
+                relfile: (name != "x").then_some(recman_page::RelFile {
+                    tablespace_oid: None,
+                    db_oid: Some(5),
+                    relfilenode: 16384,
+                    fork: recman_page::Fork::Main,
+                    segno: 0,
+                }),
+            });
+        }
+        // One page per slice: the files in the shares of the bytes they hold.
+        let sample = sample_pages(&files, dir.path(), SAMPLE_SLICES as usize * page);
+        let count = |mark| sample.chunks(page).filter(|p| p[0] == mark).count();
+        assert_eq!(sample.len(), SAMPLE_SLICES as usize * page);
+        assert_eq!((count(1), count(2), count(3), count(9)), (8, 48, 8, 0));
+    }
 }
