@@ -49,9 +49,10 @@ pub fn shared_seconds(read_seconds: f64, write_seconds: f64, overlap: f64) -> f6
 }
 
 /// Reads `spans` (on device `d`) and writes a probe object to `m` at once for up to
-/// `opt.probe_time`; each side stops when the other does, so both rates are of the same
-/// moments. The writer writes at most `write_cap` bytes (the repository's free space is the
-/// user's); its object is removed before this returns, also after a failure.
+/// `opt.probe_time`; the writer stops when the reader does, and the reader counts only what
+/// it read while the writer ran, so both rates are of the same moments. The writer writes at
+/// most `write_cap` bytes (the repository's free space is the user's); its object is removed
+/// before this returns, also after a failure.
 pub fn probe(
     spans: &[Span],
     d: &InputDevice,
