@@ -306,6 +306,7 @@ fn read_and_check(
         check_chunk(b);
         cpu += super::thread_cpu_time() - t0;
         checked += b.len() as u64;
+        true
     };
     let p = read_probe(
         &whole(files),
@@ -372,7 +373,10 @@ fn parallel_read_and_check(
                 };
                 s.spawn(move || {
                     let each = &each;
-                    let mut check = |b: &[u8]| check_chunk(b);
+                    let mut check = |b: &[u8]| {
+                        check_chunk(b);
+                        true
+                    };
                     read_probe(share, size, qd, true, each, io_uring, Some(&mut check))
                         .map(|p| p.bytes)
                 })
@@ -423,8 +427,9 @@ fn whole(files: &[(PathBuf, u64)]) -> Vec<Span> {
     files.iter().map(|(p, len)| (p.clone(), 0, *len)).collect()
 }
 
-/// What a read probe does with each buffer it completes.
-type OnRead<'a> = dyn FnMut(&[u8]) + 'a;
+/// What a read probe does with each buffer it completes; false ends the probe (the reads in
+/// flight complete, none is submitted).
+pub(super) type OnRead<'a> = dyn FnMut(&[u8]) -> bool + 'a;
 
 /// What a channel does to every chunk it reads: page checks and the chunk's CRC.
 fn check_chunk(c: &[u8]) {
@@ -439,7 +444,8 @@ fn check_chunk(c: &[u8]) {
 /// Reads the spans `files` in order, each from its start (every probe meets the files as a
 /// backup does; after the last span it wraps around once while the budget lasts), with the I/O
 /// engine, `qd` requests of `size` in flight; `on_read` sees each buffer's bytes as it
-/// completes, on this thread, before the next read of that buffer is submitted.
+/// completes, on this thread, before the next read of that buffer is submitted, and may end
+/// the probe there.
 pub(super) fn read_probe(
     files: &[Span],
     size: u64,
@@ -462,13 +468,15 @@ pub(super) fn read_probe(
         .map_err(|e| EngineError::Invalid(format!("calibrate: cannot start the i/o engine: {e}; hint: try again with io_uring or helper threads available")))?;
     let mut free: Vec<AlignedBuf> = (0..qd).map(|_| AlignedBuf::new(size as usize)).collect();
     let mut open: Option<(usize, Arc<File>)> = None;
-    let (mut bytes, mut tag, mut wrapped) = (0u64, 0u64, false);
+    let (mut bytes, mut tag, mut wrapped, mut ended) = (0u64, 0u64, false, false);
     // The file being read and the offset in it.
     let mut cursor = (0usize, files.first().map_or(0, |f| f.1));
     let t0 = Instant::now();
-    let budget = |bytes: u64| bytes >= opt.probe_bytes || t0.elapsed() >= opt.probe_time;
+    let budget = |bytes: u64, ended: bool| {
+        ended || bytes >= opt.probe_bytes || t0.elapsed() >= opt.probe_time
+    };
     loop {
-        while !budget(bytes) && !free.is_empty() {
+        while !budget(bytes, ended) && !free.is_empty() {
             if cursor.0 >= files.len() {
                 if wrapped || files.is_empty() {
                     break;
@@ -522,7 +530,7 @@ pub(super) fn read_probe(
         let got = *done.result.as_ref().unwrap_or(&0);
         bytes += got as u64;
         if let Some(f) = on_read.as_mut() {
-            f(&done.buf.as_slice()[..got.min(done.buf.as_slice().len())]);
+            ended |= !f(&done.buf.as_slice()[..got.min(done.buf.as_slice().len())]);
         }
         free.push(done.buf);
     }

@@ -49,8 +49,8 @@ pub fn shared_seconds(read_seconds: f64, write_seconds: f64, overlap: f64) -> f6
 }
 
 /// Reads `spans` (on device `d`) and writes a probe object to `m` at once for up to
-/// `opt.probe_time`; the writer stops when the reader does, and the reader counts only what
-/// it read while the writer ran, so both rates are of the same moments. The writer writes at
+/// `opt.probe_time`; each side stops when the other does, and the reader counts only what it
+/// read while the writer ran, so both rates are of the same moments. The writer writes at
 /// most `write_cap` bytes (the repository's free space is the user's); its object is removed
 /// before this returns, also after a failure.
 pub fn probe(
@@ -76,13 +76,16 @@ pub fn probe(
             writer_done.store(true, Ordering::Release);
             r
         });
-        // Only what was read while the writer still ran counts, up to the last such buffer.
+        // Only what was read while the writer still ran counts, up to the last such buffer;
+        // the reader stops there.
         let (mut bytes, mut last) = (0u64, t0);
         let mut count = |b: &[u8]| {
-            if !writer_done.load(Ordering::Acquire) {
-                bytes += b.len() as u64;
-                last = Instant::now();
+            if writer_done.load(Ordering::Acquire) {
+                return false;
             }
+            bytes += b.len() as u64;
+            last = Instant::now();
+            true
         };
         let read = read_probe(
             spans,
