@@ -3,7 +3,7 @@
 //! CPU, at the settings chosen.
 
 use super::Bottleneck;
-use super::calibrate::{Calibration, CodecRate};
+use super::calibrate::{Calibration, CodecRate, InputDevice};
 use super::read_check;
 use super::shared_probe::shared_seconds;
 use serde::Serialize;
@@ -160,11 +160,16 @@ fn overlap(c: &Calibration) -> f64 {
         .unwrap_or(1.0)
 }
 
+/// The input device the (first) output shares, when that output is a disk that also holds
+/// part of the cluster.
+fn shared_input(c: &Calibration) -> Option<&InputDevice> {
+    let o = c.outputs.first().filter(|o| !o.device.is_empty())?;
+    c.inputs.iter().find(|d| d.device == o.device)
+}
+
 /// Whether the (first) output is a disk that also holds part of the cluster.
 fn output_shares_input(c: &Calibration) -> bool {
-    c.outputs
-        .first()
-        .is_some_and(|o| !o.device.is_empty() && c.inputs.iter().any(|d| d.device == o.device))
+    shared_input(c).is_some()
 }
 
 /// How far reads and writes overlap on the device the output shares with the cluster, from
@@ -179,10 +184,7 @@ fn shared_overlap(c: &Calibration) -> f64 {
 
 /// The direct read rate, alone, of the input device the output shares.
 fn shared_read_alone(c: &Calibration) -> f64 {
-    c.inputs
-        .iter()
-        .find(|d| c.outputs.first().is_some_and(|o| d.device == o.device))
-        .map_or(0.0, |d| d.best_bytes_per_second as f64)
+    shared_input(c).map_or(0.0, |d| d.best_bytes_per_second as f64)
 }
 
 fn mb(b: f64) -> String {

@@ -195,7 +195,8 @@ impl Default for CalibrateOptions {
 /// Request sizes and queue depths probed for direct reads.
 const SHAPES: &[(u64, u32)] = &[(128 << 10, 1), (1 << 20, 1), (1 << 20, 4), (1 << 20, 16)];
 
-fn rate(bytes: u64, d: Duration) -> u64 {
+/// Bytes per second of `bytes` in `d`.
+pub(super) fn rate(bytes: u64, d: Duration) -> u64 {
     (bytes as f64 / d.as_secs_f64().max(1e-6)) as u64
 }
 

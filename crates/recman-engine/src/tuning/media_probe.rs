@@ -4,7 +4,7 @@
 //! measured alike. Probe objects go under `calibrate/` and are removed before this returns,
 //! whether or not a probe failed.
 
-use super::calibrate::{CalibrateOptions, OutputDevice, WriteProbe};
+use super::calibrate::{CalibrateOptions, OutputDevice, WriteProbe, rate};
 use crate::EngineError;
 use recman_media::{Media, MediaError};
 use serde::{Deserialize, Serialize};
@@ -29,10 +29,6 @@ pub const OBJECT_SIZES: [u64; 3] = [64 << 10, 1 << 20, 4 << 20];
 
 /// Where probe objects live; nothing else is ever written there.
 pub const PROBE_PREFIX: &str = "calibrate/";
-
-fn rate(bytes: u64, d: Duration) -> u64 {
-    (bytes as f64 / d.as_secs_f64().max(1e-6)) as u64
-}
 
 /// Bytes no codec (ours, a tape drive's hardware compression) can shrink, so that the figures
 /// are the medium's and not the data's.
@@ -118,7 +114,7 @@ fn measure(
         let name = format!("{PROBE_PREFIX}object-{tag}-{size}");
         names.push(name.clone());
         let t0 = Instant::now();
-        write_object(m, &name, data, size, None)?;
+        write_object(m, &name, data, size, &|| false)?;
         let wrote = t0.elapsed();
         let t1 = Instant::now();
         let mut r = m.open(&name)?;
@@ -170,7 +166,11 @@ fn measure(
         let wrote: Result<Vec<u64>, EngineError> = std::thread::scope(|s| {
             let hs: Vec<_> = these
                 .iter()
-                .map(|n| s.spawn(move || write_object(m, n, data, per_stream, Some(deadline))))
+                .map(|n| {
+                    s.spawn(move || {
+                        write_object(m, n, data, per_stream, &|| Instant::now() >= deadline)
+                    })
+                })
                 .collect();
             hs.into_iter()
                 .map(|h| h.join().expect("calibration writer"))
@@ -211,14 +211,14 @@ fn streaming(took: Duration, per_object: Duration) -> Duration {
     took.saturating_sub(per_object.min(took / 2))
 }
 
-/// Writes `size` bytes (fewer when `deadline` passes first, at least one block) and commits;
-/// returns the bytes written.
-fn write_object(
+/// Writes `size` bytes (fewer when `stop` says so after a block, at least one block) and
+/// commits; returns the bytes written.
+pub(super) fn write_object(
     m: &dyn Media,
     name: &str,
     data: &[u8],
     size: u64,
-    deadline: Option<Instant>,
+    stop: &dyn Fn() -> bool,
 ) -> Result<u64, EngineError> {
     let mut w = m.create(name)?;
     let mut done = 0u64;
@@ -227,7 +227,7 @@ fn write_object(
         w.write_all(&data[..k])
             .map_err(|e| MediaError::io(&m.describe(), name, "write", e))?;
         done += k as u64;
-        if deadline.is_some_and(|d| Instant::now() >= d) {
+        if stop() {
             break;
         }
     }

@@ -4,12 +4,11 @@
 //! reads alone, a device with room for both) decides whether a backup's read and write times
 //! add or overlap, and advise cannot tell which from the rates alone.
 
-use super::calibrate::{CalibrateOptions, InputDevice, Span, read_probe};
-use super::media_probe::{PROBE_PREFIX, noise};
+use super::calibrate::{CalibrateOptions, InputDevice, Span, rate, read_probe};
+use super::media_probe::{PROBE_PREFIX, noise, write_object};
 use crate::EngineError;
-use recman_media::{Media, MediaError};
+use recman_media::Media;
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -112,7 +111,6 @@ pub fn probe(
             m.describe()
         ))
     })?;
-    let rate = |b: u64, t: Duration| (b as f64 / t.as_secs_f64().max(1e-6)) as u64;
     Ok(MixedProbe {
         read_bytes_per_second: rate(read_bytes, read_time),
         write_bytes_per_second: rate(write_bytes, write_time),
@@ -131,15 +129,8 @@ fn write(
     reader_done: &AtomicBool,
 ) -> Result<(u64, Duration), EngineError> {
     let t0 = Instant::now();
-    let mut w = m.create(name)?;
-    let mut done = 0u64;
-    while done < cap && Instant::now() < deadline && !reader_done.load(Ordering::Acquire) {
-        let k = (cap - done).min(data.len() as u64) as usize;
-        w.write_all(&data[..k])
-            .map_err(|e| MediaError::io(&m.describe(), name, "write", e))?;
-        done += k as u64;
-    }
-    w.commit()?;
+    let stop = || Instant::now() >= deadline || reader_done.load(Ordering::Acquire);
+    let done = write_object(m, name, data, cap, &stop)?;
     Ok((done, t0.elapsed()))
 }
 

@@ -444,13 +444,13 @@ fn the_prediction_is_held_to_what_the_model_gave_for_recent_backups() {
     );
     assert!(h.predicted_bytes_per_second < a.predicted_bytes_per_second);
     assert_eq!(h.settings, a.settings);
-    let step = h.steps.iter().find(|s| s.step == "history").unwrap();
-    assert!(step.because.contains("(as advised)"), "{step:?}");
+    let hs = step(&h, "history");
+    assert!(hs.because.contains("(as advised)"), "{hs:?}");
     // With none as advised, the newest with any settings count.
     let h = a.clone().with_history(&c, &runs[..1]);
     assert!((h.history_factor - 1.6).abs() < 1e-6, "{h:?}");
-    let step = h.steps.iter().find(|s| s.step == "history").unwrap();
-    assert!(step.because.contains("none ran as advised"), "{step:?}");
+    let hs = step(&h, "history");
+    assert!(hs.because.contains("none ran as advised"), "{hs:?}");
     // Without backups the model's prediction stands, and the step says so.
     let none = a.clone().with_history(&c, &[]);
     assert_eq!(none.predicted_seconds, a.predicted_seconds);
@@ -462,8 +462,8 @@ fn the_prediction_is_held_to_what_the_model_gave_for_recent_backups() {
     // Backups ten times slower than the model: a stale calibration, the factor held to 2.
     let stale = a.clone().with_history(&c, &[took(&codec, ch, 10.0)]);
     assert_eq!(stale.history_factor, 2.0);
-    let step = stale.steps.iter().find(|s| s.step == "history").unwrap();
-    assert!(step.because.contains("recman calibrate"), "{step:?}");
+    let hs = step(&stale, "history");
+    assert!(hs.because.contains("recman calibrate"), "{hs:?}");
 }
 
 #[test]
