@@ -74,6 +74,7 @@ rm_in() {
     as_pg "echo \$\$ > $GROUP/cgroup.procs && echo \$\$ > $CPU_GROUP/cgroup.procs && exec $BIN --repo $WORK/repo --pgdata $D --target 'host=$WORK port=$PORT user=postgres dbname=postgres' $*"
 }
 drop_cache() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+calibrate_cold() { drop_cache; rm_in calibrate -q >/dev/null; }
 # The repository's size in bytes (du complains when SQLite's -wal file goes while it counts;
 # the total still stands).
 repo_bytes() { { du -sb "$WORK/repo/" 2>/dev/null || true; } | cut -f1; }
@@ -140,10 +141,7 @@ for scenario in $SCENARIOS; do
     throttle "$scenario"
     # CALIBRATE_FIRST=1 calibrates before the grid's points, as a DBA who calibrated once
     # and backed up since: advise's history factor then counts the points.
-    if [[ $CALIBRATE_FIRST == 1 ]]; then
-        drop_cache
-        rm_in calibrate -q >/dev/null
-    fi
+    [[ $CALIBRATE_FIRST != 1 ]] || calibrate_cold
     declare -A grid=()
     best=
     best_at=
@@ -158,10 +156,7 @@ for scenario in $SCENARIOS; do
     # calibrate and advise after the grid, as a DBA would run them: with backups in the
     # catalog advise knows the start and stop costs (checkpoint, WAL archiving) and adds them
     # to its prediction, and the device is measured as the backups below will find it.
-    if [[ $CALIBRATE_FIRST != 1 ]]; then
-        drop_cache
-        rm_in calibrate -q >/dev/null
-    fi
+    [[ $CALIBRATE_FIRST == 1 ]] || calibrate_cold
     advice=$(rm_in advise --json)
     read -r a_flags predicted bottleneck model_predicted history_factor < <(python3 -c '
 import json, sys
