@@ -222,7 +222,9 @@ pub fn calibrate(
     let cache = page_cache(&scan.files, pgdata);
     let io_uring = crate::io::probe_uring().is_ok();
     let mut inputs = Vec::new();
-    let mut spans_by_dev = BTreeMap::new();
+    // Each input's spans, by its index in `inputs`: the probe of reads and writes at once
+    // reads them again.
+    let mut spans_of = Vec::new();
     for (device, mut files) in by_dev {
         files.sort_by_key(|f| std::cmp::Reverse(f.1));
         let mut d = InputDevice {
@@ -251,7 +253,7 @@ pub fn calibrate(
         d.probes
             .push(read_probe(&spans, 1 << 20, 4, false, opt, io_uring, None)?);
         d.read_and_check = Some(read_and_check(&files, &d, opt, io_uring)?);
-        spans_by_dev.insert(d.device.clone(), spans);
+        spans_of.push(spans);
         inputs.push(d);
     }
     let mut outs = Vec::new();
@@ -261,8 +263,8 @@ pub fn calibrate(
         // the device, each side as fast as it goes beside the other.
         if let Some((d, spans)) = inputs
             .iter()
-            .find(|d| !o.device.is_empty() && d.device == o.device)
-            .and_then(|d| spans_by_dev.get(&d.device).map(|s| (d, s)))
+            .zip(&spans_of)
+            .find(|(d, _)| !o.device.is_empty() && d.device == o.device)
         {
             o.mixed = Some(super::shared_probe::probe(
                 spans,
