@@ -89,6 +89,14 @@ fn real_bottlenecks_are_named_right() {
     drop(g);
     let (b, j) = bottleneck_of(&setup, "SLOW_OUT");
     assert_eq!(b, "output", "{j}");
+    // The piece writers waited for the throttled device, not for a CPU: their CPU takes
+    // little of the channels' waits for them.
+    let split = &j["figures"]["split"];
+    let (waits, writers_cpu) = (
+        split["output_wait_seconds"].as_f64().unwrap(),
+        split["output_cpu_seconds"].as_f64().unwrap(),
+    );
+    assert!(writers_cpu < 0.25 * waits, "{j}");
 
     // RATE: 4 MB/s per channel, far below what the disk gives.
     backup_in(

@@ -245,7 +245,7 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
                 let mut piece = h.join().map_err(|_| {
                     EngineError::Internal("a piece's commit thread panicked".into())
                 })??;
-                piece.output.long_wait_time += waited.elapsed();
+                piece.output.record_final_wait(waited.elapsed());
                 rows.push(piece.output_row(channel, outcome.set_no, outcome.piece_no));
             }
             label(&mut rows);
@@ -287,7 +287,7 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
                 Some(u) => {
                     let commit = std::time::Instant::now();
                     let mut piece = u.commit()?;
-                    piece.output.long_wait_time += commit.elapsed();
+                    piece.output.record_final_wait(commit.elapsed());
                     rows.push(piece.output_row(channel, so.set_no, so.piece_no));
                     Committing {
                         handle: None,

@@ -224,9 +224,18 @@ impl Tuner {
         let el = m.elapsed_us as f64;
         let rate = m.input.bytes as f64 / (el / 1e6);
         let read_wait = m.input.long_wait_time.as_micros() as f64 / el;
+        // What the writer spent on the CPU (or waiting for it under a quota) is no sign of a
+        // slow device: heavier compression would only add to it.
         let write_wait = m
             .output
-            .map(|o| o.long_wait_time.as_micros() as f64 / el)
+            .map(|o| {
+                let share = crate::tuning::writer_cpu_share(
+                    o.cpu_time.as_micros() as u64,
+                    o.cpu_wait.as_micros() as u64,
+                    o.io_time.as_micros() as u64,
+                );
+                o.long_wait_time.as_micros() as f64 / el * (1.0 - share)
+            })
             .unwrap_or(0.0);
         let cpu = m.cpu_us as f64 / el;
         let figures = format!(

@@ -4,17 +4,18 @@
 //! the statistics measure.
 
 use super::IoCounters;
+use crate::tuning::{thread_cpu_time, thread_cpu_wait};
 use std::io::Write;
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub struct OutputStream<W: Write + Send + 'static> {
     cur: Vec<u8>,
     blksize: usize,
     full: Option<SyncSender<Vec<u8>>>,
     free: Receiver<Vec<u8>>,
-    writer: Option<JoinHandle<Result<(W, std::time::Duration), std::io::Error>>>,
+    writer: Option<JoinHandle<Result<(W, WriterTimes), std::io::Error>>>,
     pub counters: IoCounters,
     pub buffer_count: usize,
     pub opened: Instant,
@@ -86,33 +87,50 @@ impl<W: Write + Send + 'static> OutputStream<W> {
             self.send(block)?;
         }
         self.full.take();
-        let (w, io_time) = match self.writer.take().map(|h| h.join()) {
+        let (w, times) = match self.writer.take().map(|h| h.join()) {
             Some(Ok(r)) => r?,
             _ => return Err(std::io::Error::other("the piece writer thread panicked")),
         };
-        self.counters.io_time = io_time;
+        self.counters.io_time = times.io;
+        self.counters.cpu_time = times.cpu;
+        self.counters.cpu_wait = times.cpu_wait;
         Ok((w, self.counters.clone()))
     }
+}
+
+/// What the writer thread's time went to.
+struct WriterTimes {
+    /// Inside the sink's writes and flush.
+    io: Duration,
+    /// The thread's CPU time, and its time ready to run but waiting for a CPU.
+    cpu: Duration,
+    cpu_wait: Duration,
 }
 
 fn write_loop<W: Write>(
     mut sink: W,
     full: Receiver<Vec<u8>>,
     free: SyncSender<Vec<u8>>,
-) -> std::io::Result<(W, std::time::Duration)> {
-    let mut io_time = std::time::Duration::ZERO;
+) -> std::io::Result<(W, WriterTimes)> {
+    let (cpu0, wait0) = (thread_cpu_time(), thread_cpu_wait());
+    let mut io = Duration::ZERO;
     for mut block in full {
         let t = Instant::now();
         sink.write_all(&block)?;
-        io_time += t.elapsed();
+        io += t.elapsed();
         block.clear();
         // The channel may have finished and stopped taking buffers back.
         let _ = free.try_send(block);
     }
     let t = Instant::now();
     sink.flush()?;
-    io_time += t.elapsed();
-    Ok((sink, io_time))
+    io += t.elapsed();
+    let times = WriterTimes {
+        io,
+        cpu: thread_cpu_time().saturating_sub(cpu0),
+        cpu_wait: thread_cpu_wait().saturating_sub(wait0),
+    };
+    Ok((sink, times))
 }
 
 impl<W: Write + Send + 'static> Write for OutputStream<W> {
@@ -137,6 +155,53 @@ impl<W: Write + Send + 'static> Write for OutputStream<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sink that spends each write on the CPU, or asleep as a slow device keeps a writer.
+    struct Sink {
+        busy: bool,
+    }
+
+    impl Write for Sink {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            let step = Duration::from_millis(20);
+            if self.busy {
+                let t0 = thread_cpu_time();
+                let mut x = 0u64;
+                while thread_cpu_time() - t0 < step {
+                    x = x.wrapping_mul(31).wrapping_add(7);
+                }
+                std::hint::black_box(x);
+            } else {
+                std::thread::sleep(step);
+            }
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_writer_thread_reports_its_cpu_time_apart_from_its_waits() {
+        let write = |busy| {
+            let mut o = OutputStream::new(Sink { busy }, 4096, 2);
+            o.write_all(&[7u8; 4096 * 3]).unwrap();
+            o.finish().unwrap().1
+        };
+        let share = |c: &IoCounters| {
+            crate::tuning::writer_cpu_share(
+                c.cpu_time.as_micros() as u64,
+                c.cpu_wait.as_micros() as u64,
+                c.io_time.as_micros() as u64,
+            )
+        };
+        let busy = write(true);
+        assert!(busy.cpu_time >= Duration::from_millis(60), "{busy:?}");
+        assert!(share(&busy) > 0.9, "{busy:?}");
+        let idle = write(false);
+        assert!(idle.io_time >= Duration::from_millis(60), "{idle:?}");
+        assert!(share(&idle) < 0.25, "{idle:?}");
+    }
 
     #[test]
     fn blocks_arrive_in_order_and_whole() {

@@ -65,6 +65,8 @@ pub(crate) fn stat_row(
         buffer_size: buf.0,
         buffer_count: buf.1,
         io_time: c.io_time.as_micros() as u64,
+        cpu_time: c.cpu_time.as_micros() as u64,
+        cpu_wait_time: c.cpu_wait.as_micros() as u64,
         ..Default::default()
     }
 }

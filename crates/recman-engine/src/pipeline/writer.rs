@@ -139,7 +139,7 @@ impl SetWriter {
         let staged = self.finish_writes()?;
         let commit = std::time::Instant::now();
         let mut piece = staged.commit()?;
-        piece.output.long_wait_time += commit.elapsed();
+        piece.output.record_final_wait(commit.elapsed());
         Ok(piece)
     }
 
@@ -156,7 +156,7 @@ impl SetWriter {
         let (sink, mut counters) = out
             .finish()
             .map_err(|e| recman_media::MediaError::io(&self.location, &rel, "write", e))?;
-        counters.long_wait_time += drain.elapsed();
+        counters.record_final_wait(drain.elapsed());
         Ok(Uncommitted {
             sink,
             piece: WrittenPiece {

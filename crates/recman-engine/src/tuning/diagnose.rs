@@ -41,6 +41,11 @@ pub struct TimeSplit {
     pub rate_seconds: f64,
     pub input_wait_seconds: f64,
     pub output_wait_seconds: f64,
+    /// The part of the output waits the piece writers spent using a CPU or waiting for one
+    /// (copying blocks, a cgroup's CPU quota spent) rather than waiting for the device: CPU
+    /// time, which the device's speed would not change. 0 for jobs recorded before the
+    /// writers' CPU was kept.
+    pub output_cpu_seconds: f64,
     pub cpu_seconds: f64,
     /// Time the channels were ready to compute but waited for a CPU (a loaded machine): part
     /// of a CPU limit.
@@ -101,7 +106,9 @@ pub fn diagnose_job(rows: &[IoStatRow]) -> Option<Diagnosis> {
     let outputs = rows.iter().filter(|r| r.kind == "OUTPUT");
     let mut bytes_written = 0;
     for o in outputs {
-        s.output_wait_seconds += secs(o.long_wait_time + o.short_wait_time);
+        let wait = secs(o.long_wait_time + o.short_wait_time);
+        s.output_wait_seconds += wait;
+        s.output_cpu_seconds += wait * writer_cpu_share(o.cpu_time, o.cpu_wait_time, o.io_time);
         bytes_written += o.bytes;
     }
     if !s.cpu_measured {
@@ -131,8 +138,14 @@ pub fn diagnose_job(rows: &[IoStatRow]) -> Option<Diagnosis> {
     let candidates = [
         (Bottleneck::Rate, s.rate_seconds),
         (Bottleneck::Input, s.input_wait_seconds),
-        (Bottleneck::Output, s.output_wait_seconds),
-        (Bottleneck::Cpu, s.cpu_seconds + s.cpu_wait_seconds),
+        (
+            Bottleneck::Output,
+            s.output_wait_seconds - s.output_cpu_seconds,
+        ),
+        (
+            Bottleneck::Cpu,
+            s.cpu_seconds + s.cpu_wait_seconds + s.output_cpu_seconds,
+        ),
     ];
     let (mut bottleneck, part) =
         candidates
@@ -176,6 +189,19 @@ pub fn diagnose_job(rows: &[IoStatRow]) -> Option<Diagnosis> {
     Some(d)
 }
 
+/// How much of a piece writer's time in its writes went to the CPU, 0..1, from its CPU time,
+/// its time waiting for a CPU and its time in the writes (any one unit). A channel waits for
+/// the output only while the writer holds every buffer, busy in its writes or waiting to run,
+/// so this is also the share of the channel's output waits that the CPU, not the device,
+/// caused. The writer's CPU waits outside its writes (wake-ups) are few next to a channel's
+/// output waits; the share is held to 1.
+pub fn writer_cpu_share(cpu: u64, cpu_wait: u64, io: u64) -> f64 {
+    if io == 0 {
+        return 0.0;
+    }
+    ((cpu + cpu_wait) as f64 / io as f64).min(1.0)
+}
+
 fn advice(d: &Diagnosis) -> String {
     match d.bottleneck {
         Bottleneck::Rate => "the backup was held by RATE (or a DURATION schedule): raise or remove --rate (CONFIGURE CHANNEL ... RATE) if the load on the database allows it".into(),
@@ -204,7 +230,7 @@ impl Diagnosis {
                 self.share * 100.0
             ),
             format!(
-                "channel time {:.2}s over {} channel(s): rate sleep {:.2}s ({:.0}%), input waits {:.2}s ({:.0}%), output waits {:.2}s ({:.0}%), cpu {:.2}s ({:.0}%{}), waiting for a cpu {:.2}s ({:.0}%)",
+                "channel time {:.2}s over {} channel(s): rate sleep {:.2}s ({:.0}%), input waits {:.2}s ({:.0}%), output waits {:.2}s ({:.0}%{}), cpu {:.2}s ({:.0}%{}), waiting for a cpu {:.2}s ({:.0}%)",
                 s.channel_seconds,
                 self.channels,
                 s.rate_seconds,
@@ -213,6 +239,14 @@ impl Diagnosis {
                 pct(s.input_wait_seconds),
                 s.output_wait_seconds,
                 pct(s.output_wait_seconds),
+                if s.output_cpu_seconds >= 0.005 {
+                    format!(
+                        ", {:.2}s of it the piece writers on or waiting for a cpu",
+                        s.output_cpu_seconds
+                    )
+                } else {
+                    String::new()
+                },
                 s.cpu_seconds,
                 pct(s.cpu_seconds),
                 if s.cpu_measured { "" } else { ", estimated" },
@@ -308,6 +342,43 @@ mod tests {
         let d = diagnose_job(&[a]).unwrap();
         assert_eq!(d.bottleneck, Bottleneck::Cpu);
         assert!((d.split.cpu_wait_seconds - 6.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn output_waits_while_the_writers_computed_are_the_cpus() {
+        // A channel waited 8 s for its piece writer. A writer that spent its writes copying
+        // or held by a CPU quota makes that wait the CPU's; one that waited for the device,
+        // the output's.
+        let writer = |cpu: u64, cpu_wait: u64| {
+            let mut o = out(8_000_000, "disk");
+            o.io_time = 8_500_000;
+            o.cpu_time = cpu;
+            o.cpu_wait_time = cpu_wait;
+            o
+        };
+        let a = agg(10_000_000, 0, 100_000, 1_000_000);
+        let d = diagnose_job(&[a.clone(), writer(3_000_000, 5_500_000)]).unwrap();
+        assert_eq!(d.bottleneck, Bottleneck::Cpu, "{:?}", d.split);
+        assert!(
+            (d.split.output_cpu_seconds - 8.0).abs() < 1e-9,
+            "{:?}",
+            d.split
+        );
+        // The channel's own second of CPU and the writer's eight.
+        assert!((d.share - 0.9).abs() < 1e-9, "{d:?}");
+        assert!(d.lines()[1].contains("8.00s of it the piece writers"));
+        let d = diagnose_job(&[a.clone(), writer(400_000, 450_000)]).unwrap();
+        assert_eq!(d.bottleneck, Bottleneck::Output, "{:?}", d.split);
+        assert!(
+            (d.split.output_cpu_seconds - 0.8).abs() < 1e-9,
+            "{:?}",
+            d.split
+        );
+        // Rows recorded before the writers' CPU was kept: the waits are the output's.
+        let d = diagnose_job(&[a, out(8_000_000, "disk")]).unwrap();
+        assert_eq!(d.bottleneck, Bottleneck::Output);
+        assert_eq!(d.split.output_cpu_seconds, 0.0);
+        assert_eq!(writer_cpu_share(5, 0, 0), 0.0);
     }
 
     #[test]

@@ -18,10 +18,10 @@ pub struct Learned {
     /// The median of the recent successful backups' time outside their data phase, in
     /// seconds; None before the first backup with I/O statistics.
     pub fixed_seconds: Option<f64>,
-    /// Bytes read per second of the channels' CPU time in the recent successful full backups,
-    /// by compression as they record it (`lz4`, `zstd:1`): what the checks, the codec, the
-    /// CRCs, the piece format and the reads' submission cost a core in the database's own
-    /// backups, the median of up to five a codec among its twenty newest. calibrate's CPU
+    /// Bytes read per second of the channels' and their piece writers' CPU time in the recent
+    /// successful full backups, by compression as they record it (`lz4`, `zstd:1`): what the
+    /// checks, the codec, the CRCs, the piece format, the reads' submission and the writes
+    /// cost a core in the database's own backups, the median of up to five a codec among its twenty newest. calibrate's CPU
     /// probes run for milliseconds on a sample of pages and, on this project's VM, came out
     /// 1.4 to 2 times faster; these ran for the whole backup. Empty before the first backup
     /// with CPU times.
@@ -80,9 +80,14 @@ pub fn learn(cat: &Catalog, db_id: i64) -> Result<Learned, CatalogError> {
             let whole = b.stop_time.unwrap_or(b.start_time) - b.start_time;
             costs.push(((whole - (last - first)).max(0)) as f64 / 1e6);
         }
-        let (bytes, cpu) = aggs
+        // The channels' CPU and their piece writers' (OUTPUT rows; 0 in backups recorded
+        // before it was kept): under a CPU quota the writers' copies take from the same cores.
+        let bytes: u64 = aggs.iter().map(|r| r.bytes).sum();
+        let cpu: u64 = rows
             .iter()
-            .fold((0u64, 0u64), |(b, c), r| (b + r.bytes, c + r.cpu_time));
+            .filter(|r| r.kind == "AGGREGATE" || r.kind == "OUTPUT")
+            .map(|r| r.cpu_time)
+            .sum();
         if want_rate && bytes > 0 && cpu > 0 {
             let seen = rates.entry(b.compression.clone()).or_default();
             seen.push(bytes as f64 / (cpu as f64 / 1e6));
@@ -114,4 +119,72 @@ pub fn learn(cat: &Catalog, db_id: i64) -> Result<Learned, CatalogError> {
 pub(crate) fn median(mut v: Vec<f64>) -> Option<f64> {
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use recman_catalog::{BackupRecord, BackupStatus, Catalog, IoStatRow};
+
+    fn backup(id: &str, db_id: i64, compression: &str) -> BackupRecord {
+        BackupRecord {
+            id: id.into(),
+            db_id,
+            tag: id.into(),
+            backup_type: "FULL".into(),
+            status: BackupStatus::Available,
+            start_lsn: 0,
+            stop_lsn: Some(1),
+            timeline: 1,
+            start_wal: "000000010000000000000001".into(),
+            stop_wal: None,
+            start_time: 1_000_000,
+            stop_time: Some(4_000_000),
+            stop_next_xid: None,
+            db_bytes: 0,
+            written_bytes: 0,
+            file_count: 0,
+            channels: 1,
+            compression: compression.into(),
+            filesperset: 1,
+            maxopenfiles: 1,
+            pid: 0,
+            host: String::new(),
+            error: None,
+        }
+    }
+
+    fn row(id: &str, kind: &str, bytes: u64, cpu_time: u64) -> IoStatRow {
+        IoStatRow {
+            job_id: id.into(),
+            job_type: "BACKUP".into(),
+            backup_id: Some(id.into()),
+            kind: kind.into(),
+            io_mode: "uring".into(),
+            channel: 1,
+            open_time: 1_500_000,
+            close_time: 3_500_000,
+            bytes,
+            cpu_time,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_cpu_a_codec_costs_counts_the_piece_writers_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let cat = Catalog::create(&dir.path().join("catalog.db")).unwrap();
+        let db = cat.register_database("d", 1, 150000, "/pgdata").unwrap();
+        cat.insert_backup(&backup("B1", db.id, "none")).unwrap();
+        // 2 GB read on a second of the channel's CPU, and another second its piece writer
+        // spent copying the blocks out: a gigabyte per CPU-second, not two.
+        cat.add_io_stats(&[
+            row("B1", "AGGREGATE", 2_000_000_000, 1_000_000),
+            row("B1", "OUTPUT", 2_000_000_000, 1_000_000),
+        ])
+        .unwrap();
+        let l = super::learn(&cat, db.id).unwrap();
+        assert_eq!(l.channel_cpu.get("none").copied(), Some(1e9));
+        // Outside the data phase: 3 s in all, 2 s of data.
+        assert_eq!(l.fixed_seconds, Some(1.0));
+    }
 }
