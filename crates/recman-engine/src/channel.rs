@@ -377,6 +377,7 @@ fn backup_set(
         ),
     };
     let (set_started, cpu_before) = (std::time::Instant::now(), crate::tune::thread_cpu_micros());
+    let process_cpu_before = crate::tuning::process_cpu_time();
     let mut set_input = IoCounters::default();
     let mut header = sh.header.clone();
     header.compression = compression;
@@ -617,6 +618,9 @@ fn backup_set(
                 output: set_output.as_ref(),
                 elapsed_us: set_started.elapsed().as_micros() as u64,
                 cpu_us: crate::tune::thread_cpu_micros().saturating_sub(cpu_before),
+                process_cpu_us: crate::tuning::process_cpu_time()
+                    .saturating_sub(process_cpu_before)
+                    .as_micros() as u64,
             },
         );
     }

@@ -4,6 +4,19 @@ use std::time::{Duration, Instant};
 /// One set of 1 s on device 7 read with `used`: waits for input and output, CPU, and the rate
 /// it read at.
 fn learn(t: &Tuner, live: &Live, used: &SetTune, waits: (u64, u64), cpu_ms: u64, mb_s: f64) {
+    learn_in(t, live, used, waits, (cpu_ms, 0), mb_s)
+}
+
+/// As [`learn`], with the whole process's CPU over the set beside the channel's (`cpu_ms`:
+/// channel, process; a process CPU of 0 is not measured).
+fn learn_in(
+    t: &Tuner,
+    live: &Live,
+    used: &SetTune,
+    waits: (u64, u64),
+    cpu_ms: (u64, u64),
+    mb_s: f64,
+) {
     let input = IoCounters {
         io_count: 100,
         long_waits: 10,
@@ -26,7 +39,8 @@ fn learn(t: &Tuner, live: &Live, used: &SetTune, waits: (u64, u64), cpu_ms: u64,
             input: &input,
             output: Some(&output),
             elapsed_us: 1_000_000,
-            cpu_us: cpu_ms * 1000,
+            cpu_us: cpu_ms.0 * 1000,
+            process_cpu_us: cpu_ms.1 * 1000,
         },
     );
 }
@@ -237,4 +251,30 @@ fn a_backup_too_short_to_learn_from_keeps_its_plan() {
     // No prediction (no calibration), or a nonsense one: the layout is planned for learning.
     assert!(super::short_sets(320 * MB, None).is_none());
     assert!(super::short_sets(320 * MB, Some(0.0)).is_none());
+}
+
+#[test]
+fn output_waits_of_a_process_that_used_all_its_cpu_are_no_reason_to_compress() {
+    // Half a core's quota: the channel waited 58 % of the set for its writer while the whole
+    // process used 480 ms of the 500 it may: heavier compression would only add CPU.
+    let live = Live::new(1, None, Instant::now(), 0);
+    let io = IoSettings::default();
+    let mut t = Tuner::new(Compression::None);
+    t.cores = 0.5;
+    let first = t.for_set(7, 1, &io);
+    learn_in(&t, &live, &first, (0, 580), (290, 480), 800.0);
+    assert_eq!(t.for_set(7, 1, &io).compression, Compression::None);
+    assert!(settings(&live).is_empty());
+    // From lz4, the lighter codec is tried.
+    let mut t = Tuner::new(Compression::Lz4);
+    t.cores = 0.5;
+    let first = t.for_set(7, 1, &io);
+    learn_in(&t, &live, &first, (0, 580), (290, 480), 800.0);
+    assert_eq!(t.for_set(7, 1, &io).compression, Compression::None);
+    // With CPU to spare (200 ms of 500), the same waits ask for compression.
+    let mut t = Tuner::new(Compression::None);
+    t.cores = 0.5;
+    let first = t.for_set(7, 1, &io);
+    learn_in(&t, &live, &first, (0, 580), (290, 200), 800.0);
+    assert_eq!(t.for_set(7, 1, &io).compression, Compression::Lz4);
 }
