@@ -58,6 +58,12 @@ fn calibrate_meets_the_throttle_and_advise_compresses_for_a_slow_output() {
             "{what} {v} against a throttle of {limit}: {cal}"
         );
     }
+    // What the writes cost the CPU: measured, and far above the throttled rate (the writer
+    // waits for the device, it does not compute).
+    let write_cpu = cal["outputs"][0]["probes"][0]["cpu_bytes_per_second"]
+        .as_f64()
+        .unwrap();
+    assert!(write_cpu > 4.0 * write, "{cal}");
     assert!(cal["cpu"]["sample_bytes"].as_u64().unwrap() > 0, "{cal}");
     let lz4 = cal["cpu"]["codecs"]
         .as_array()

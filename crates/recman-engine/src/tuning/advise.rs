@@ -235,6 +235,14 @@ fn checked_read(c: &Calibration, direct_reads: bool, channels: u32) -> Option<(f
     Some((rate, if cpu.is_finite() { cpu } else { 0.0 }))
 }
 
+/// Bytes the output's one-stream probe wrote per second of the process's CPU; None where
+/// calibrate did not measure it.
+fn write_cpu(c: &Calibration) -> Option<f64> {
+    let o = c.outputs.first()?;
+    let p = o.probes.iter().find(|p| p.streams == 1)?;
+    (p.cpu_bytes_per_second > 0).then_some(p.cpu_bytes_per_second as f64)
+}
+
 fn limits(
     c: &Calibration,
     read: f64,
@@ -262,6 +270,13 @@ fn limits(
             (read, 1.0 / (1.0 / check + 1.0 / comp), f64::INFINITY)
         }
     };
+    // The writes' CPU, where calibrate measured it: a compressed byte's share of it per byte
+    // read.
+    let ratio = codec.ratio.max(0.01);
+    let all_per_core = match write_cpu(c) {
+        Some(w) if all_per_core.is_finite() => 1.0 / (1.0 / all_per_core + ratio / w),
+        _ => all_per_core,
+    };
     // What the database's own backups with this codec ran at, where there are any: the
     // probes' figures are of milliseconds on a sample.
     let all_per_core = c
@@ -272,7 +287,6 @@ fn limits(
         .unwrap_or(all_per_core);
     let cores = (channels as f64).min(c.cpu.usable_cores());
     let out = output_rate(c, channels);
-    let ratio = codec.ratio.max(0.01);
     // One device reading a byte and writing its compressed share: the calibrated rates were
     // each measured alone, and the two times add as far as the device shares its time between
     // them (calibrate's probe of both at once).
@@ -459,7 +473,7 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
         step: "channels".into(),
         choice: channels.to_string(),
         because: format!(
-            "{outputs} output device(s); a channel checks and compresses at {} with {}; {} core(s), {:.1} usable when all work at once{}{}",
+            "{outputs} output device(s); a channel checks and compresses at {} with {}; {} core(s), {:.1} usable when all work at once{}{}{}",
             mb(1.0
                 / (1.0 / c.cpu.check_bytes_per_second.max(1) as f64
                     + 1.0 / codec.bytes_per_second as f64)),
@@ -470,9 +484,13 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
                 Some(l) => format!(" (the cgroup's CPU limit is {l:.2} cores)"),
                 None => String::new(),
             },
+            match write_cpu(c) {
+                Some(w) => format!("; writing costs a core {} written", mb(w)),
+                None => String::new(),
+            },
             match c.cpu.learned.get(&codec.compression) {
                 Some(r) => format!(
-                    "; the recent {} backups' channels, all their work counted, ran at {} per core",
+                    "; the recent {} backups' channels and piece writers, all their work counted, ran at {} per core",
                     codec.compression,
                     mb(*r)
                 ),

@@ -53,6 +53,12 @@ pub struct WriteProbe {
     /// is taken out of the time, once, as the streams commit at once. Calibrations taken
     /// before 2026-11-26 counted it in.
     pub bytes_per_second: u64,
+    /// Bytes written per second of the process's CPU time while the streams wrote: what the
+    /// writes cost a core (the copies into aligned blocks and their submission, an upload's
+    /// requests). Where cores are scarce (a container's CPU limit) this adds to what reading,
+    /// checking and compressing cost. 0 in calibrations taken before it was measured.
+    #[serde(default)]
+    pub cpu_bytes_per_second: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

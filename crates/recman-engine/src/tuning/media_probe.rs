@@ -161,6 +161,7 @@ fn measure(
             .map(|i| format!("{PROBE_PREFIX}stream-{tag}-{streams}-{i}"))
             .collect();
         names.extend(these.iter().cloned());
+        let cpu0 = super::process_cpu_time();
         let t0 = Instant::now();
         let deadline = t0 + opt.probe_time;
         let wrote: Result<Vec<u64>, EngineError> = std::thread::scope(|s| {
@@ -177,11 +178,13 @@ fn measure(
                 .collect()
         });
         let took = t0.elapsed();
+        let cpu = super::process_cpu_time().saturating_sub(cpu0);
         let bytes = wrote?.iter().sum();
         probes.push(WriteProbe {
             streams,
             bytes,
             bytes_per_second: rate(bytes, streaming(took, per_object)),
+            cpu_bytes_per_second: if cpu.is_zero() { 0 } else { rate(bytes, cpu) },
         });
     }
     Ok((probes, objects))

@@ -32,6 +32,7 @@ fn cal(read: u64, write: u64, lz4: u64) -> Calibration {
                 streams: 1,
                 bytes: 1,
                 bytes_per_second: write,
+                cpu_bytes_per_second: 0,
             }],
             ..Default::default()
         }],
@@ -347,6 +348,31 @@ fn where_cores_are_scarce_the_reads_cpu_adds_to_the_codecs() {
         (got - want).abs() / want < 0.01,
         "predicted {got}, want {want}"
     );
+    // The writes cost a core a second per 5000 MB written, and lz4 writes 0.4 of a byte per
+    // byte read: 0.5 / (1/2000 + 1/1000 + 0.4/5000) = 316 MB/s.
+    c.outputs[0].probes[0].cpu_bytes_per_second = 5_000_000_000;
+    let a = advise(&c, None, false);
+    assert_eq!(a.settings.compress, "lz4");
+    let want = 0.5 / (1.0 / 2e9 + 1.0 / 1e9 + 0.4 / 5e9);
+    let got = a.predicted_bytes_per_second as f64;
+    assert!(
+        (got - want).abs() / want < 0.01,
+        "predicted {got}, want {want}"
+    );
+    assert!(
+        a.steps.iter().any(|s| s
+            .because
+            .contains("writing costs a core 5000.0 MB/s written")),
+        "{:?}",
+        a.steps
+    );
+    // At 1000 MB written a core-second lz4 would give 263 MB/s; uncompressed, the reads' CPU
+    // and a whole byte's write give 333, and the output's 300 is the limit: no compression.
+    c.outputs[0].probes[0].cpu_bytes_per_second = 1_000_000_000;
+    let a = advise(&c, None, false);
+    assert_eq!(a.settings.compress, "none", "{:?}", a.steps);
+    assert!((a.predicted_bytes_per_second as f64 - 3e8).abs() / 3e8 < 0.01);
+    c.outputs[0].probes[0].cpu_bytes_per_second = 0;
     // A calibration from before the read side's CPU was measured: the codec alone.
     let rc = c.inputs[0].read_and_check.as_mut().unwrap();
     rc.cpu_bytes_per_second = 0;
