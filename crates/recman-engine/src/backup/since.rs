@@ -83,31 +83,7 @@ mod tests {
     use crate::retention::{RetentionPolicy, obsolete};
 
     fn rec(id: &str, kind: &str) -> BackupRecord {
-        BackupRecord {
-            id: id.into(),
-            db_id: 1,
-            tag: id.into(),
-            backup_type: kind.into(),
-            status: BackupStatus::Available,
-            start_lsn: 0,
-            stop_lsn: Some(1),
-            timeline: 1,
-            start_wal: "000000010000000000000001".into(),
-            stop_wal: None,
-            start_time: 0,
-            stop_time: Some(1),
-            stop_next_xid: None,
-            db_bytes: 0,
-            written_bytes: 0,
-            file_count: 0,
-            channels: 1,
-            compression: "none".into(),
-            filesperset: 1,
-            maxopenfiles: 1,
-            pid: 0,
-            host: String::new(),
-            error: None,
-        }
+        crate::test_records::backup(id, kind)
     }
 
     #[test]

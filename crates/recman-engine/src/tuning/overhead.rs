@@ -123,33 +123,15 @@ pub(crate) fn median(mut v: Vec<f64>) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
-    use recman_catalog::{BackupRecord, BackupStatus, Catalog, IoStatRow};
+    use recman_catalog::{BackupRecord, Catalog, IoStatRow};
 
     fn backup(id: &str, db_id: i64, compression: &str) -> BackupRecord {
         BackupRecord {
-            id: id.into(),
             db_id,
-            tag: id.into(),
-            backup_type: "FULL".into(),
-            status: BackupStatus::Available,
-            start_lsn: 0,
-            stop_lsn: Some(1),
-            timeline: 1,
-            start_wal: "000000010000000000000001".into(),
-            stop_wal: None,
             start_time: 1_000_000,
             stop_time: Some(4_000_000),
-            stop_next_xid: None,
-            db_bytes: 0,
-            written_bytes: 0,
-            file_count: 0,
-            channels: 1,
             compression: compression.into(),
-            filesperset: 1,
-            maxopenfiles: 1,
-            pid: 0,
-            host: String::new(),
-            error: None,
+            ..crate::test_records::backup(id, "FULL")
         }
     }
 
