@@ -37,10 +37,11 @@ pub struct IoStatRow {
     pub ring_submissions: u64,
     /// Microseconds the channel slept to hold RATE (AGGREGATE rows).
     pub throttle_time: u64,
-    /// Microseconds of CPU (user + system) used by the channel's thread (AGGREGATE rows).
+    /// Microseconds of CPU (user + system) used by the channel's thread (AGGREGATE rows), or
+    /// by the piece's writer thread (a backup's OUTPUT rows).
     pub cpu_time: u64,
-    /// Microseconds the channel's thread was ready to run but waited for a CPU (AGGREGATE
-    /// rows): a machine with more work than cores.
+    /// Microseconds that thread was ready to run but waited for a CPU: a machine with more
+    /// work than cores, or a cgroup's CPU quota spent.
     pub cpu_wait_time: u64,
     /// Kind of the output device (disk, s3, sbt, ...) on OUTPUT and AGGREGATE rows; None when
     /// nothing was written (validate) or for rows recorded before it was kept. On an INPUT

@@ -21,10 +21,10 @@ pub struct Learned {
     /// Bytes read per second of the channels' and their piece writers' CPU time in the recent
     /// successful full backups, by compression as they record it (`lz4`, `zstd:1`): what the
     /// checks, the codec, the CRCs, the piece format, the reads' submission and the writes
-    /// cost a core in the database's own backups, the median of up to five a codec among its twenty newest. calibrate's CPU
-    /// probes run for milliseconds on a sample of pages and, on this project's VM, came out
-    /// 1.4 to 2 times faster; these ran for the whole backup. Empty before the first backup
-    /// with CPU times.
+    /// cost a core in the database's own backups, the median of up to five a codec among its
+    /// twenty newest. calibrate's CPU probes run for milliseconds on a sample of pages and, on
+    /// this project's VM, came out 1.4 to 2 times faster; these ran for the whole backup.
+    /// Empty before the first backup with CPU times.
     pub channel_cpu: BTreeMap<String, f64>,
     /// The recent successful full backups' data phases, newest first, up to [`RUNS`]; those
     /// held back by RATE or DURATION are left out (their pace was chosen, not met).
