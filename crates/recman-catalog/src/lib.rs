@@ -36,6 +36,8 @@ mod samples;
 mod schema;
 mod snapshot;
 pub mod tables;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 mod wal;
 mod walbackup;
 

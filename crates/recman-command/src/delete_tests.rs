@@ -5,7 +5,7 @@ use crate::Command;
 use crate::Outcome;
 use crate::execute::{EnvError, Executed, execute};
 use crate::{DeleteWhat, PolicyOverride};
-use recman_catalog::{BackupRecord, BackupStatus, Repository};
+use recman_catalog::{BackupRecord, Repository};
 use recman_engine::Context;
 use std::path::PathBuf;
 
@@ -64,29 +64,16 @@ impl Printer for Seen {
 
 fn full(id: &str, db_id: i64, at: i64) -> BackupRecord {
     BackupRecord {
-        id: id.into(),
         db_id,
         tag: id.to_uppercase(),
-        backup_type: "FULL".into(),
-        status: BackupStatus::Available,
         start_lsn: at as u64,
         stop_lsn: Some(at as u64 + 1),
-        timeline: 1,
-        start_wal: "000000010000000000000001".into(),
         stop_wal: Some("000000010000000000000001".into()),
         start_time: at,
         stop_time: Some(at + 1),
-        stop_next_xid: None,
-        db_bytes: 0,
-        written_bytes: 0,
-        file_count: 0,
-        channels: 1,
-        compression: "none".into(),
         filesperset: 64,
         maxopenfiles: 8,
-        pid: 0,
-        host: String::new(),
-        error: None,
+        ..recman_catalog::testkit::backup(id, "FULL")
     }
 }
 

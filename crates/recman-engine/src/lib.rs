@@ -46,8 +46,6 @@ pub mod stop;
 mod synthetic;
 #[cfg(feature = "test-api")]
 pub mod test_api;
-#[cfg(test)]
-mod test_records;
 mod tracked_read;
 pub mod tracking;
 mod tracking_path;

@@ -83,7 +83,7 @@ mod tests {
     use crate::retention::{RetentionPolicy, obsolete};
 
     fn rec(id: &str, kind: &str) -> BackupRecord {
-        crate::test_records::backup(id, kind)
+        recman_catalog::testkit::backup(id, kind)
     }
 
     #[test]

@@ -131,7 +131,7 @@ mod tests {
             start_time: 1_000_000,
             stop_time: Some(4_000_000),
             compression: compression.into(),
-            ..crate::test_records::backup(id, "FULL")
+            ..recman_catalog::testkit::backup(id, "FULL")
         }
     }
 

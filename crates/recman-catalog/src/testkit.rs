@@ -1,10 +1,10 @@
-//! Catalog records for this crate's unit tests.
+//! Catalog records for unit tests of the crates above the catalog (feature `testkit`).
 
-use recman_catalog::{BackupRecord, BackupStatus};
+use crate::{BackupRecord, BackupStatus};
 
 /// An available backup `id` of `kind` (FULL, LEVEL1, ...) of database 1, uncompressed, that
 /// started at 0 and stopped at 1 (Unix microseconds); tests change what they look at.
-pub(crate) fn backup(id: &str, kind: &str) -> BackupRecord {
+pub fn backup(id: &str, kind: &str) -> BackupRecord {
     BackupRecord {
         id: id.into(),
         db_id: 1,
