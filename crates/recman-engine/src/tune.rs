@@ -200,11 +200,10 @@ pub struct Tuner {
 
 impl Tuner {
     pub fn new(compression: Compression) -> Tuner {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
         Tuner {
             devices: Mutex::new(HashMap::new()),
             compression,
-            cores: crate::tuning::cgroup_cpu_limit().map_or(cores, |l| l.min(cores)),
+            cores: crate::tuning::allowed_cores(),
         }
     }
 

@@ -196,7 +196,7 @@ fn output_rate(c: &Calibration, channels: u32) -> f64 {
     let Some(o) = c.outputs.first() else {
         return f64::INFINITY;
     };
-    let one = o.probes.iter().find(|p| p.streams == 1);
+    let one = o.one_stream();
     let many = o
         .probes
         .iter()
@@ -238,8 +238,7 @@ fn checked_read(c: &Calibration, direct_reads: bool, channels: u32) -> Option<(f
 /// Bytes the output's one-stream probe wrote per second of the process's CPU; None where
 /// calibrate did not measure it.
 fn write_cpu(c: &Calibration) -> Option<f64> {
-    let o = c.outputs.first()?;
-    let p = o.probes.iter().find(|p| p.streams == 1)?;
+    let p = c.outputs.first()?.one_stream()?;
     (p.cpu_bytes_per_second > 0).then_some(p.cpu_bytes_per_second as f64)
 }
 

@@ -100,6 +100,14 @@ pub struct OutputDevice {
     pub mixed: Option<super::shared_probe::MixedProbe>,
 }
 
+impl OutputDevice {
+    /// The probe of one stream writing alone: the write limit, and what the writes cost the
+    /// CPU.
+    pub fn one_stream(&self) -> Option<&WriteProbe> {
+        self.probes.iter().find(|p| p.streams == 1)
+    }
+}
+
 /// Per-core rates on a sample of the cluster's pages (bytes of input per second of one core).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CodecRate {

@@ -34,6 +34,13 @@ pub fn thread_cpu_wait() -> Duration {
         .unwrap_or_default()
 }
 
+/// Cores' worth of CPU time the process may use now: the cores it may run on, within its
+/// cgroup's CPU limit.
+pub fn allowed_cores() -> f64 {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    cgroup_cpu_limit().map_or(cores, |l| l.min(cores))
+}
+
 /// Cores' worth of CPU time the process's cgroup allows: a container's CPU limit (cgroup v2
 /// `cpu.max`, v1 `cpu.cfs_quota_us` over `cpu.cfs_period_us`), the least along the group's
 /// path up to the root; None without one. calibrate's CPU probes last milliseconds and run at
