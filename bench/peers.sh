@@ -5,6 +5,7 @@
 #
 #   sudo bench/peers.sh [--scale N] [--random-mb N] [--small-scale N] [--wal-segments N]
 #                       [--repeat N] [--channels N] [--smoke] [--out-dir DIR] [--keep]
+#                       [--throttle READ_BPS:WRITE_BPS]
 #
 # --scale         pgbench scale of the main data set (default 20; 300 is the issue's full figure)
 # --random-mb     size of the incompressible data set, a second cluster (default: scale x 10 MB)
@@ -17,6 +18,14 @@
 #                 under /tmp
 # --out-dir       where latest.json and latest.md go (default bench/results)
 # --keep          keep the temp dir
+# --throttle      a slower device profile, e.g. 300M:250M: the cgroup v1 block-I/O throttle of the
+#                 ROOT group holds every read and write of the work dir's disk at these rates for
+#                 the whole run (limits, every tool, PostgreSQL). The root group, not a group of
+#                 the tools' own: a child group's limit holds its processes' direct writes and
+#                 the writeback their own fsync(2) starts, but not the writeback of the kernel's
+#                 flusher threads (sync(2), syncfs(2), background writeback), which run in the
+#                 root group, so a child group would let a tool that leaves its writes to them
+#                 go faster than the profile. Everything else on the machine is held too.
 #
 # Each round: full backups with each compression (recman, pgBackRest, pg_basebackup), restore
 # and validate/verify of the lz4 ones, then a fixed pgbench workload on the main cluster and
@@ -40,6 +49,7 @@ CHANNELS=$(nproc)
 SMOKE=0
 OUT_DIR=
 KEEP=0
+THROTTLE=
 usage() { sed -n '6,7p' "${BASH_SOURCE[0]}" | sed 's/^# //' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
     case $1 in
@@ -52,6 +62,7 @@ while [[ $# -gt 0 ]]; do
         --smoke) SMOKE=1; shift ;;
         --out-dir) OUT_DIR=$2; shift 2 ;;
         --keep) KEEP=1; shift ;;
+        --throttle) THROTTLE=$2; shift 2 ;;
         -h|--help) usage ;;
         *) echo "unknown option $1" >&2; usage ;;
     esac
@@ -90,9 +101,15 @@ WORK=$(mktemp -d /tmp/recman-peers.XXXXXX)
 chown postgres: "$WORK"
 chmod 755 "$WORK"
 PIDS_TO_STOP=()
+BLKIO=/sys/fs/cgroup/blkio
+THROTTLE_DEV=
 cleanup() {
     local rc=$?
     local d
+    if [[ -n $THROTTLE_DEV ]]; then
+        echo "$THROTTLE_DEV 0" >"$BLKIO/blkio.throttle.read_bps_device" || true
+        echo "$THROTTLE_DEV 0" >"$BLKIO/blkio.throttle.write_bps_device" || true
+    fi
     for d in "${PIDS_TO_STOP[@]}"; do
         runuser -u postgres -- "$BIN/pg_ctl" -D "$d" -m immediate stop >/dev/null 2>&1 || true
     done
@@ -101,6 +118,15 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+if [[ -n $THROTTLE ]]; then
+    [[ $THROTTLE =~ ^[0-9]+[KMG]?:[0-9]+[KMG]?$ ]] || die "--throttle $THROTTLE: give READ_BPS:WRITE_BPS, e.g. 300M:250M"
+    [[ -e $BLKIO/blkio.throttle.read_bps_device ]] || die "no cgroup v1 blkio controller at $BLKIO; hint: the throttled profile needs it"
+    THROTTLE_DEV=$(stat -c '%Hd:%Ld' "$WORK")
+    echo "$THROTTLE_DEV $(numfmt --from=iec "${THROTTLE%%:*}")" >"$BLKIO/blkio.throttle.read_bps_device"
+    echo "$THROTTLE_DEV $(numfmt --from=iec "${THROTTLE##*:}")" >"$BLKIO/blkio.throttle.write_bps_device"
+    log "throttled profile: device $THROTTLE_DEV held at ${THROTTLE%%:*}B/s reads, ${THROTTLE##*:}B/s writes (root blkio group: every process, the flusher threads included)"
+fi
 
 as_pg() { runuser -u postgres -- "$@"; }
 drop_cache() { sync; echo 3 > /proc/sys/vm/drop_caches; }

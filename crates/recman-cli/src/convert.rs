@@ -316,6 +316,7 @@ impl From<cli::RestoreArgs> for m::RestoreDatabase {
             json: a.json,
             allow_wal_gap: a.allow_wal_gap,
             force: a.force,
+            write_mode: a.write_mode,
             until_time: a.until_time,
             until_lsn: a.until_lsn,
             until_xid: a.until_xid,

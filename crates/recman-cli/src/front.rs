@@ -221,9 +221,11 @@ impl recman_command::Printer for CliPrinter<'_> {
                     ));
                 }
                 self.say(&format!(
-                    "block recovery: {} block(s) repaired in {:.1}s; the auxiliary copy {} was removed",
+                    "block recovery: {} block(s) repaired in {:.1}s, reading {} of the backup's {} bytes; the auxiliary copy {} was removed",
                     r.repaired.len(),
                     r.elapsed.as_secs_f64(),
+                    r.read.0,
+                    r.read.1,
                     r.auxiliary_dir.display()
                 ));
             }

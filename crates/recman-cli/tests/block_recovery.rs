@@ -62,6 +62,19 @@ fn corrupt_blocks_are_repaired_from_backup_and_wal() {
     for b in blocks {
         assert!(out.contains(&format!("repaired block {rel}:{b} ")), "{out}");
     }
+    // Only the damaged file and the cluster-wide files were read from the backup, through
+    // the pieces' index (issue 38): a small share of it.
+    let (read, of) = out
+        .split(", reading ")
+        .nth(1)
+        .and_then(|r| r.split_once(" of the backup's "))
+        .map(|(a, b)| (a.to_string(), b.split(' ').next().unwrap_or("").to_string()))
+        .unwrap_or_else(|| panic!("no read figure in: {out}"));
+    let (read, of): (u64, u64) = (read.parse().unwrap(), of.parse().unwrap());
+    assert!(
+        read * 4 < of,
+        "block recovery read {read} of {of} bytes: {out}"
+    );
     assert!(
         !c.pgdata.with_extension("recman-aux").exists(),
         "the auxiliary copy was left behind"

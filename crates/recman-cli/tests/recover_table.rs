@@ -43,7 +43,9 @@ fn recover_table_and_include_db() {
         "select count(*) from toasty where pg_column_size(doc) > 2000",
     );
     assert_eq!(toast_rows, "40", "the documents must be stored out of line");
-    setup.backup(&["--filesperset", "4"]);
+    // Every file of the cluster multiplexed into few sets: only the piece index lets a
+    // partial restore read less than the sets holding its files (issue 38).
+    setup.backup(&["--filesperset", "64"]);
     let want = |sql: &str| q(c, "app", sql);
     let t_sum = "select count(*) || ':' || md5(string_agg(id || v, ',' order by id)) from ";
     let toast_sum = "select count(*) || ':' || md5(string_agg(id || doc, ',' order by id)) from ";
@@ -81,12 +83,12 @@ fn recover_table_and_include_db() {
     assert_eq!(want(&format!("{t_sum}t_old")), t_at, "{out}");
     assert_eq!(want(&format!("{t_sum}t")), t_live);
     assert!(!aux.exists(), "the auxiliary instance is removed");
-    // What it read, against the backup: the big database's sets were never read.
+    // What it read, against the backup: of the sets holding its files, only their chunks.
     let read = figure(&out, "bytes: restored ");
     let read = figure(&out, &format!("restored {read}, read "));
     let backup_size = figure(&out, ", backup ");
     eprintln!("recover table read {read} bytes of a {backup_size}-byte backup");
-    assert!(read * 4 < backup_size, "{out}");
+    assert!(read * 10 < backup_size, "{out}");
 
     // A TOASTed table loaded as toasty_old; a partition only dumped, then loaded by hand.
     setup.ok(&[

@@ -386,6 +386,8 @@ pub struct RestoreDatabase {
     pub allow_wal_gap: bool,
     /// Clear a target directory that an interrupted restore left (known by its marker).
     pub force: bool,
+    /// auto, direct or buffered.
+    pub write_mode: String,
     pub until_time: Option<String>,
     pub until_lsn: Option<String>,
     pub until_xid: Option<String>,
@@ -416,6 +418,7 @@ impl RestoreDatabase {
             json: false,
             allow_wal_gap: false,
             force: false,
+            write_mode: "auto".into(),
             until_time: None,
             until_lsn: None,
             until_xid: None,

@@ -249,6 +249,11 @@ impl RestoreDatabase {
             restore_command_args,
             allow_wal_gap: self.allow_wal_gap,
             force: self.force,
+            write_mode: match self.write_mode.as_str() {
+                "direct" => Some(recman_engine::restore_dest::WriteMode::Direct),
+                "buffered" => Some(recman_engine::restore_dest::WriteMode::Buffered),
+                _ => None,
+            },
         })
     }
 }

@@ -51,6 +51,8 @@ pub struct BlockRecoverReport {
     pub auxiliary_dir: PathBuf,
     /// Restore and recovery of the auxiliary copy.
     pub elapsed: Duration,
+    /// Piece bytes read from the backup, and the backup's piece bytes in all.
+    pub read: (u64, u64),
 }
 
 /// Repairs the blocks `opts` names in the stopped cluster at `ctx.pgdata`.
@@ -137,8 +139,11 @@ pub fn recover_blocks(
         // The WAL after the last archived segment is the cluster's own pg_wal, checked below.
         allow_wal_gap: true,
         force: false,
+        write_mode: None,
     };
-    let aux = auxcopy::AuxCopy::prepare(ctx, &pgdata, restore, &names, progress)?;
+    let mut files: Vec<String> = blocks.iter().map(|b| b.path.clone()).collect();
+    files.dedup();
+    let aux = auxcopy::AuxCopy::prepare(ctx, &pgdata, restore, &names, &files, progress)?;
     let outcome = aux.recover(&facts, &names, progress).and_then(|()| {
         let mut repaired = Vec::new();
         for b in &blocks {
@@ -148,6 +153,7 @@ pub fn recover_blocks(
         Ok(repaired)
     });
     let backup_id = aux.backup_id.clone();
+    let read = aux.read;
     aux.remove(progress);
     Ok(BlockRecoverReport {
         backup_id,
@@ -155,6 +161,7 @@ pub fn recover_blocks(
         repaired: outcome?,
         auxiliary_dir: aux_dir,
         elapsed: t0.elapsed(),
+        read,
     })
 }
 

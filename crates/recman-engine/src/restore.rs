@@ -10,14 +10,17 @@ mod dest_pipe;
 pub mod dest_remote;
 pub mod dest_serve;
 mod files;
+mod indexed;
 mod outfile;
 mod partial;
 mod plan;
 mod plan_wal;
+mod probe;
 mod recovery;
 mod target;
 mod timeline;
 mod verify;
+mod writer;
 
 pub(crate) use chain::restore_chain;
 pub(crate) use files::{Layout, apply_metadata};
@@ -64,6 +67,9 @@ pub struct RestoreOptions {
     /// Clear a target directory an interrupted restore wrote (it holds the restore's marker)
     /// before restoring into it; a directory without the marker is still refused.
     pub force: bool,
+    /// How restored files are written; None measures the target's disk and takes the faster
+    /// way ([`dest::Destination::plan_writes`]).
+    pub write_mode: Option<dest::WriteMode>,
 }
 
 #[derive(Clone, Debug)]
@@ -125,7 +131,7 @@ pub struct Through {
 impl Through {
     pub fn local() -> Through {
         Through {
-            dest: dest::local(),
+            dest: dest::local(dest::WriteMode::Direct),
             restore_command: None,
         }
     }
@@ -184,7 +190,7 @@ pub fn restore_database_on(
     let manifest = backups_chain
         .last()
         .expect("a chain has at least one backup");
-    let layout = files::Layout::new(&opts.to, manifest, &opts.tablespace_map)?
+    let mut layout = files::Layout::new(&opts.to, manifest, &opts.tablespace_map)?
         .on(std::sync::Arc::clone(&through.dest));
     for d in layout.check_empty(opts.force)? {
         progress.notice(&format!(
@@ -201,6 +207,19 @@ pub fn restore_database_on(
     let created = layout.prepare()?;
     let result = layout
         .mark()
+        .and_then(|()| {
+            let writes = layout.dest.plan_writes(
+                &opts.to,
+                plan.restored_bytes,
+                opts.channels.max(1),
+                opts.write_mode,
+            )?;
+            if let Some(p) = writes {
+                progress.message(&format!("restore writes: {}", p.describe()));
+                layout.writes = p;
+            }
+            Ok(())
+        })
         .and_then(|()| {
             partial::restore_selection(
                 ctx,

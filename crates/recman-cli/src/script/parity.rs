@@ -409,6 +409,10 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "clears an interrupted restore's directory by hand",
     ),
     (
+        "restore database --write-mode",
+        "an I/O override of the measured default; RMAN's RESTORE has no such clause",
+    ),
+    (
         "restore database --tablespace-map",
         "RMAN's SET NEWNAME per file has no cluster form",
     ),

@@ -18,6 +18,8 @@ pub(super) struct AuxCopy {
     /// The restored data directory inside it.
     pub pgdata: PathBuf,
     pub backup_id: String,
+    /// Piece bytes the restore read, and the backup's piece bytes in all.
+    pub read: (u64, u64),
     /// Unarchived segments of the cluster's pg_wal that recovery needs.
     local_wal: Vec<String>,
     cluster: PathBuf,
@@ -30,6 +32,7 @@ impl AuxCopy {
         cluster: &Path,
         mut opts: RestoreOptions,
         blocks: &str,
+        files: &[String],
         progress: &dyn Progress,
     ) -> Result<AuxCopy, EngineError> {
         let dir = opts.to.clone();
@@ -70,17 +73,23 @@ impl AuxCopy {
         }
         auxiliary::claim_dir(&dir)?;
         progress.notice(&format!(
-            "block recovery: restoring backup {} whole into auxiliary directory {}",
+            "block recovery: restoring from backup {} the files of the damaged blocks and the cluster-wide files into auxiliary directory {}",
             plan.backup_id,
             dir.display()
         ));
-        let report = crate::restore::restore_database(ctx, &opts, progress).inspect_err(|_| {
-            let _ = std::fs::remove_dir_all(&dir);
-        })?;
+        // Only the damaged blocks' files of the databases: recovery of a partial copy ignores
+        // the WAL of the files left out (ignore_invalid_pages), as recover table's does.
+        let selection = crate::restore::Selection::Files(files.to_vec());
+        let (report, partial) =
+            crate::restore::restore_database_selected(ctx, &opts, &selection, progress)
+                .inspect_err(|_| {
+                    let _ = std::fs::remove_dir_all(&dir);
+                })?;
         Ok(AuxCopy {
             pgdata: opts.to,
             dir,
             backup_id: report.backup_id,
+            read: (partial.read_bytes, plan.piece_bytes),
             local_wal,
             cluster: cluster.to_path_buf(),
         })

@@ -35,3 +35,11 @@ impl<R: Read> Read for TimedReader<R> {
         Ok(n)
     }
 }
+
+impl<R: std::io::Seek> std::io::Seek for TimedReader<R> {
+    /// A seek is no read: a ranged read of a piece (its index, a few of its chunks) counts only
+    /// the bytes it reads.
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.inner.seek(pos)
+    }
+}

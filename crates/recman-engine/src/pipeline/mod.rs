@@ -9,8 +9,8 @@ pub(crate) mod stats;
 mod writer;
 
 pub(crate) use scanner::{
-    AnyFile, Failover, FileRef, ManifestFiles, NullSink, OpenPiece, Scan, Scanned, Sink, Wording,
-    scan_from,
+    AnyFile, Expect, Failover, FileRef, ManifestFiles, NullSink, OpenPiece, Scan, Scanned, Sink,
+    Wording, scan_from,
 };
 pub(crate) use stages::PageCheck;
 pub(crate) use writer::{ObjectWriter, OutputShape, SetOut, SetWriter, Uncommitted, WrittenPiece};

@@ -127,7 +127,7 @@ impl Wording {
     };
 
     /// Damage the scanner found, with this command's advice after `before`.
-    fn damage(&self, message: String, before: &'static str) -> EngineError {
+    pub(crate) fn damage(&self, message: String, before: &'static str) -> EngineError {
         let mut hint = Hint::new().text(before).text(self.hint);
         if let Some(a) = self.then {
             hint = hint.act(a);

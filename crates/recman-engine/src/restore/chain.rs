@@ -5,7 +5,7 @@
 
 use super::dest::DestFile;
 use super::files::{Layout, apply_metadata, make_entries};
-use super::outfile::FileWriter;
+use super::writer::FileWriter;
 use crate::io::IoCounters;
 use crate::pieces::Source;
 use crate::pipeline::{Failover, FileRef, ManifestFiles, Scan, Sink, Wording, scan_from};
@@ -28,14 +28,23 @@ struct Written {
 }
 
 /// One backup's pass over its pieces.
-struct Pass<'a> {
+pub(super) struct Pass<'a> {
     /// This backup's own entries, to verify what its pieces say.
-    own: ManifestFiles<'a>,
+    pub(super) own: ManifestFiles<'a>,
+    /// The files the restore writes; None: all of them.
+    keep: Option<Keep<'a>>,
     /// The newest backup's files: only those exist after the restore.
     newest: &'a HashMap<&'a str, &'a ManifestEntry>,
     written: &'a Mutex<Written>,
     layout: &'a Layout,
-    progress: &'a dyn Progress,
+    pub(super) progress: &'a dyn Progress,
+}
+
+impl Pass<'_> {
+    /// Whether the restore writes file `name`.
+    pub(super) fn keeps(&self, name: &str) -> bool {
+        self.keep.is_none_or(|k| k(name))
+    }
 }
 
 /// Restores every file of the chain (oldest first); returns (files, bytes, statistics).
@@ -72,6 +81,7 @@ pub fn restore_chain_with(
     progress: &dyn Progress,
 ) -> Result<(u64, u64, Vec<IoStatRow>), EngineError> {
     let all = |_: &str| true;
+    let selective = keep;
     let keep: Keep = keep.unwrap_or(&all);
     let newest_full = chain.last().expect("a chain has at least one backup");
     // What exists after the restore is the newest backup's entries that are kept; the
@@ -98,6 +108,7 @@ pub fn restore_chain_with(
     for m in chain.iter().rev() {
         let pass = Pass {
             own: ManifestFiles::new(m),
+            keep: selective,
             newest: &newest,
             written: &written,
             layout,
@@ -119,11 +130,13 @@ pub fn restore_chain_with(
             .collect();
         let (restored, r) = restore_backup(sources, m, &pass, channels, &sets)?;
         rows.extend(r);
-        // Files without a set are held by the parent (backup optimization).
+        // Files without a set are held by the parent (backup optimization). A partial restore
+        // may read only its own files of a piece (through the piece's index): the count is of
+        // those.
         let expected: u64 = pass
             .own
             .values()
-            .filter(|e| e.set_no.is_some_and(|s| sets.contains(&s)))
+            .filter(|e| e.set_no.is_some_and(|s| sets.contains(&s)) && keep(&e.path))
             .map(|e| e.sections.len().max(1) as u64)
             .sum();
         if restored != expected {
@@ -192,7 +205,8 @@ fn restore_backup(
             started: crate::util::now_micros(),
             input: IoCounters::default(),
             rows: Vec::new(),
-            out: FileWriter::new(),
+            out: FileWriter::new(pass.layout.writes.shape),
+            writes: &pass.layout.writes,
         };
         let mut n = 0;
         for p in &lanes[w.no as usize - 1] {
@@ -213,15 +227,16 @@ fn restore_backup(
 
 /// One restore channel: its writer, and the statistics of the pieces it read (INPUT rows)
 /// and the writes it made (its OUTPUT row).
-struct Lane {
+struct Lane<'a> {
     channel: u32,
+    writes: &'a super::probe::WritePlan,
     started: i64,
     input: IoCounters,
     rows: Vec<IoStatRow>,
     out: FileWriter,
 }
 
-impl Lane {
+impl Lane<'_> {
     /// Waits for the channel's last write and sync; returns its statistics rows.
     fn finish(mut self) -> Result<Vec<IoStatRow>, EngineError> {
         let output = self.out.finish()?;
@@ -229,11 +244,18 @@ impl Lane {
         let out = crate::pipeline::stats::stat_row(
             "OUTPUT",
             self.channel,
-            Some("restored files".into()),
+            Some(format!(
+                "restored files ({} writes, {} writer(s))",
+                self.writes.mode.name(),
+                self.writes.shape.writers
+            )),
             &output,
             self.started,
             now,
-            (1 << 20, 4),
+            (
+                self.writes.shape.request as u64,
+                self.writes.shape.writers as u64,
+            ),
         );
         let agg = crate::pipeline::stats::stat_row(
             "AGGREGATE",
@@ -295,8 +317,22 @@ fn restore_piece(
     sources: &[Source],
     p: &recman_format::manifest::ManifestPiece,
     pass: &Pass,
-    lane: &mut Lane,
+    lane: &mut Lane<'_>,
 ) -> Result<u64, EngineError> {
+    let mut sink = RestoreSink {
+        pass,
+        out: &mut lane.out,
+        open: HashMap::new(),
+        ended: 0,
+    };
+    if pass.keep.is_some()
+        && let Some(done) =
+            super::indexed::restore_by_index(sources, p, pass, &mut sink, lane.channel)?
+    {
+        lane.input.add(&done.input);
+        lane.rows.push(done.row);
+        return Ok(done.ended);
+    }
     let scan = Scan {
         rel: &p.path,
         piece: Some((p.size, p.crc32c)),
@@ -304,11 +340,6 @@ fn restore_piece(
         wording: Wording::RESTORE,
         channel: lane.channel,
         set_no: None,
-    };
-    let mut sink = RestoreSink {
-        pass,
-        out: &mut lane.out,
-        open: HashMap::new(),
     };
     let done = scan_from(
         sources,
@@ -320,20 +351,23 @@ fn restore_piece(
     )?;
     lane.input.add(&done.input);
     lane.rows.push(done.row);
-    Ok(done.files)
+    Ok(sink.ended)
 }
 
 /// Writes a piece's chunks into the restored files, each block once across the chain.
-struct RestoreSink<'a, 'p> {
+pub(super) struct RestoreSink<'a, 'p> {
     pass: &'a Pass<'p>,
     out: &'a mut FileWriter,
     /// The files of the piece being read, open until their end record.
     open: HashMap<u32, Arc<dyn DestFile>>,
+    /// File parts of the restore that ended (a partial restore counts only its own).
+    ended: u64,
 }
 
 impl Sink for RestoreSink<'_, '_> {
     fn begin(&mut self, _: &recman_format::PieceHeader) -> Result<(), EngineError> {
         self.open.clear();
+        self.ended = 0;
         Ok(())
     }
 
@@ -366,7 +400,12 @@ impl Sink for RestoreSink<'_, '_> {
 
     fn file_end(&mut self, file: &FileRef, _: u64, _: u32) -> Result<(), EngineError> {
         if let Some(out) = self.open.remove(&file.slot) {
-            self.out.sync(&out)?;
+            self.out.end_file(&out)?;
+            // The destination syncs it before the restore is done (at once, or with the rest).
+            out.sync()?;
+        }
+        if self.pass.keeps(file.name) {
+            self.ended += 1;
         }
         Ok(())
     }

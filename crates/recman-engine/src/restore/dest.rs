@@ -10,11 +10,16 @@
 //! `set_len` make what they wrote durable, file writes become durable at the file's `sync`
 //! once `flush` has returned (a remote destination pipelines writes and syncs until then).
 
+pub use super::outfile::WriteMode;
+pub use super::probe::WritePlan;
 use crate::EngineError;
 use crate::io::AlignedBuf;
+use std::collections::HashSet;
+use std::fs::File;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// What a restore target directory holds before the restore.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -94,19 +99,128 @@ pub trait Destination: Send + Sync {
             .iter()
             .try_for_each(|m| self.set_meta(&m.path, m.owner, m.mode, m.link))
     }
+    /// Decides how the files of a restore of `bytes` into `dir` (created already) over
+    /// `channels` channels are written: the way `asked`, or the way the disk takes fastest
+    /// ([`super::probe`]); None where the destination decides that itself (an agent's
+    /// pipelined writes).
+    fn plan_writes(
+        &self,
+        _dir: &Path,
+        _bytes: u64,
+        _channels: u32,
+        _asked: Option<WriteMode>,
+    ) -> Result<Option<WritePlan>, EngineError> {
+        Ok(None)
+    }
     /// The owner of `path`, None when it cannot be read.
     fn owner_of(&self, path: &Path) -> Option<(u32, u32)>;
     /// Whether the destination may give files away (it runs as root).
     fn may_chown(&self) -> bool;
 }
 
-/// This host's file system.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct LocalDest;
+/// This host's file system. Made [`LocalDest::immediate`], each file's sync runs when asked
+/// (an agent serving one request at a time); made [`LocalDest::for_restore`], the syncs of a
+/// restore's files are collected and run at [`Destination::flush`], many at once: a file system
+/// commits concurrent fsyncs together, where one at a time each waits for its own journal
+/// commit and device flush (a cluster has about a thousand files, most of them small).
+#[derive(Debug)]
+pub struct LocalDest {
+    /// Set once by [`Destination::plan_writes`], before the first file is opened.
+    mode: Mutex<WriteMode>,
+    /// None: syncs are immediate.
+    later: Option<Arc<SyncList>>,
+}
 
-/// The local destination, shared.
-pub fn local() -> Arc<dyn Destination> {
-    Arc::new(LocalDest)
+/// Files written and waiting for their sync, and those already synced by a flush.
+#[derive(Debug, Default)]
+struct SyncList {
+    waiting: Mutex<Vec<(PathBuf, File)>>,
+    synced: Mutex<HashSet<PathBuf>>,
+}
+
+impl LocalDest {
+    pub fn immediate() -> LocalDest {
+        LocalDest {
+            mode: Mutex::new(WriteMode::Direct),
+            later: None,
+        }
+    }
+
+    pub fn for_restore(mode: WriteMode) -> LocalDest {
+        LocalDest {
+            mode: Mutex::new(mode),
+            later: Some(Arc::default()),
+        }
+    }
+}
+
+/// The local destination of a restore, writing the way `mode` says, shared.
+pub fn local(mode: WriteMode) -> Arc<dyn Destination> {
+    Arc::new(LocalDest::for_restore(mode))
+}
+
+/// Files fsynced at once at most: enough for the file system to commit many together.
+const SYNCS_AT_ONCE: usize = 16;
+
+/// Syncs every file of `files`, several at once; the first failure, naming its file.
+fn sync_many(files: Vec<(PathBuf, File)>) -> Result<(), EngineError> {
+    if files.is_empty() {
+        return Ok(());
+    }
+    let next = AtomicUsize::new(0);
+    let first: Mutex<Option<EngineError>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..SYNCS_AT_ONCE.min(files.len()) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((p, f)) = files.get(i) else { break };
+                    if let Err(e) = f.sync_all() {
+                        first
+                            .lock()
+                            .expect("not poisoned")
+                            .get_or_insert(EngineError::io("sync", p, e));
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    match first.into_inner().expect("not poisoned") {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// A restored file on this host, its sync run at once or collected for the flush.
+struct LocalFile {
+    out: super::outfile::OutFile,
+    later: Option<Arc<SyncList>>,
+}
+
+impl DestFile for LocalFile {
+    fn write_at(
+        &self,
+        data: &[u8],
+        offset: u64,
+        bounce: &mut Option<AlignedBuf>,
+    ) -> Result<(), EngineError> {
+        self.out.write_at(data, offset, bounce)
+    }
+
+    fn sync(&self) -> Result<(), EngineError> {
+        match &self.later {
+            None => self.out.sync(),
+            Some(l) => {
+                let h = self.out.handle()?;
+                l.waiting
+                    .lock()
+                    .expect("not poisoned")
+                    .push((self.out.path.clone(), h));
+                Ok(())
+            }
+        }
+    }
 }
 
 impl Destination for LocalDest {
@@ -180,7 +294,12 @@ impl Destination for LocalDest {
     }
 
     fn open(&self, p: &Path) -> Result<Arc<dyn DestFile>, EngineError> {
-        Ok(Arc::new(super::outfile::OutFile::open(p.to_path_buf())?))
+        let direct = *self.mode.lock().expect("not poisoned") == WriteMode::Direct;
+        let out = super::outfile::OutFile::open(p.to_path_buf(), direct)?;
+        Ok(Arc::new(LocalFile {
+            out,
+            later: self.later.clone(),
+        }))
     }
 
     fn set_len(&self, p: &Path, len: u64) -> Result<(), EngineError> {
@@ -223,6 +342,65 @@ impl Destination for LocalDest {
         Ok(())
     }
 
+    fn plan_writes(
+        &self,
+        dir: &Path,
+        bytes: u64,
+        channels: u32,
+        asked: Option<WriteMode>,
+    ) -> Result<Option<WritePlan>, EngineError> {
+        let plan = match asked {
+            Some(m) => WritePlan::chosen(m),
+            None => super::probe::choose(dir, bytes, channels)?,
+        };
+        *self.mode.lock().expect("not poisoned") = plan.mode;
+        Ok(Some(plan))
+    }
+
+    fn flush(&self) -> Result<(), EngineError> {
+        let Some(l) = &self.later else {
+            return Ok(());
+        };
+        let files = std::mem::take(&mut *l.waiting.lock().expect("not poisoned"));
+        let paths: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
+        sync_many(files)?;
+        l.synced.lock().expect("not poisoned").extend(paths);
+        Ok(())
+    }
+
+    fn set_len_all(&self, files: &[(PathBuf, u64)]) -> Result<(), EngineError> {
+        let Some(l) = &self.later else {
+            return files.iter().try_for_each(|(p, len)| self.set_len(p, *len));
+        };
+        // A file a flush synced at the length it keeps needs no second sync; every other one
+        // is sized and then synced with the rest, at once.
+        let mut to_sync = Vec::new();
+        {
+            let synced = l.synced.lock().expect("not poisoned");
+            for (p, len) in files {
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .mode(0o600)
+                    .open(p)
+                    .map_err(|er| EngineError::io("create", p, er))?;
+                let now = f
+                    .metadata()
+                    .map_err(|er| EngineError::io("read", p, er))?
+                    .len();
+                if now != *len {
+                    f.set_len(*len)
+                        .map_err(|er| EngineError::io("set length of", p, er))?;
+                } else if synced.contains(p) {
+                    continue;
+                }
+                to_sync.push((p.clone(), f));
+            }
+        }
+        sync_many(to_sync)
+    }
+
     fn owner_of(&self, p: &Path) -> Option<(u32, u32)> {
         use std::os::unix::fs::MetadataExt;
         std::fs::metadata(p).ok().map(|m| (m.uid(), m.gid()))
@@ -235,21 +413,6 @@ impl Destination for LocalDest {
         std::fs::metadata("/proc/self")
             .map(|m| m.uid() == 0)
             .unwrap_or(false)
-    }
-}
-
-impl DestFile for super::outfile::OutFile {
-    fn write_at(
-        &self,
-        data: &[u8],
-        offset: u64,
-        bounce: &mut Option<AlignedBuf>,
-    ) -> Result<(), EngineError> {
-        super::outfile::OutFile::write_at(self, data, offset, bounce)
-    }
-
-    fn sync(&self) -> Result<(), EngineError> {
-        super::outfile::OutFile::sync(self)
     }
 }
 

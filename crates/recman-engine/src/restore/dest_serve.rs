@@ -126,7 +126,7 @@ pub fn serve(
         }
         return Ok((json!({"done": ops.len()}), Vec::new()));
     }
-    let d = LocalDest;
+    let d = LocalDest::immediate();
     let ok = |v: Value| Ok((v, Vec::new()));
     // Only an owner change may name a link itself (lchown); every other method follows the
     // path, so its last component must not be a link either.

@@ -13,6 +13,8 @@ pub struct Layout {
     pub tablespaces: Vec<(u32, PathBuf)>,
     /// The file system `to` and the tablespaces are on.
     pub dest: Arc<dyn Destination>,
+    /// How each restore channel writes.
+    pub writes: super::probe::WritePlan,
 }
 
 /// The file a restore writes first into each directory it restores into and removes last: a
@@ -82,7 +84,8 @@ impl Layout {
         Ok(Layout {
             to: to.to_path_buf(),
             tablespaces,
-            dest: super::dest::local(),
+            dest: super::dest::local(super::dest::WriteMode::Direct),
+            writes: super::probe::WritePlan::chosen(super::dest::WriteMode::Direct),
         })
     }
 

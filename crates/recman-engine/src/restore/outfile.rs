@@ -1,35 +1,53 @@
-//! A restored file open for writing. Aligned writes (nearly all of a data file: its chunks
-//! start on page boundaries and hold whole pages) go out with O_DIRECT from an aligned bounce
-//! buffer; the rest (a short file's tail, files of odd length) through the page cache.
+//! A restored file open for writing, one of two ways ([`WriteMode`]):
+//! - **direct**: aligned writes (nearly all of a data file: its chunks start on page
+//!   boundaries and hold whole pages) go out with O_DIRECT, from an aligned bounce buffer when
+//!   the caller's is not aligned; the rest (a short file's tail, files of odd length) through
+//!   the page cache. No page-cache pages are allocated and written back later, which on many
+//!   disks costs the kernel more CPU than the copy (on one host of this machine class a
+//!   buffered restore spent several seconds of kernel CPU per GB).
+//! - **buffered**: every write through the page cache, and the file's writeback started at
+//!   once for the range written (sync_file_range), so the disk works while the restore goes on
+//!   and the writeback is done by this process (a cgroup's I/O limits hold it) rather than
+//!   left for the kernel's flusher threads. Where a disk's direct writes are slower than its
+//!   buffered ones (some virtual and network disks), this is the faster way.
 //!
-//! Why: on this machine class a buffered write costs several seconds of kernel CPU per GB
-//! (page-cache pages allocated afresh, then written back by the final fsync), which makes
-//! restore kernel-bound; a direct write costs a copy into the bounce buffer. The two kinds of
-//! write never cover the same bytes of a file (each byte is written once, see `chain.rs`), and
-//! the fsync at the file's end, on either descriptor, makes both durable: it flushes the
-//! inode's cached pages and the device's write cache.
-//!
-//! The writes of a restore channel go through a [`FileWriter`]: a writer thread with a few
-//! aligned output buffers, so the channel decompresses and checks the next chunk while the
-//! last one is written, and the OUTPUT statistics count what the channel really waited for.
+//! The two kinds of write never cover the same bytes of a file (each byte is written once, see
+//! `chain.rs`), and an fsync, on either descriptor, makes both durable: it flushes the inode's
+//! cached pages and the device's write cache. Which files are made durable when is the
+//! destination's business (`dest.rs`): a restore on this host syncs them all, many at once,
+//! before it reports done.
 
-use super::dest::DestFile;
 use crate::EngineError;
-use crate::io::{ALIGN, AlignedBuf, IoCounters};
+use crate::io::{ALIGN, AlignedBuf};
 use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 /// Bytes the bounce buffer holds: one write.
 const BOUNCE: usize = 1 << 20;
 
+/// How a restore writes its files' data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteMode {
+    Direct,
+    Buffered,
+}
+
+impl WriteMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            WriteMode::Direct => "direct",
+            WriteMode::Buffered => "buffered",
+        }
+    }
+}
+
 pub(super) struct OutFile {
     buffered: File,
-    /// The same file with O_DIRECT; None where the file system refuses it (tmpfs).
+    /// The same file with O_DIRECT; None in buffered mode and where the file system refuses
+    /// it (tmpfs).
     direct: Option<File>,
     pub(super) path: PathBuf,
 }
@@ -46,13 +64,17 @@ fn open(path: &Path, flags: i32) -> std::io::Result<File> {
 
 impl OutFile {
     /// Opens (creating it when missing, never truncating: several pieces and several backups
-    /// of a chain write one file) `path`.
-    pub(super) fn open(path: PathBuf) -> Result<OutFile, EngineError> {
+    /// of a chain write one file) `path`; `direct` asks for direct writes where they can be.
+    pub(super) fn open(path: PathBuf, direct: bool) -> Result<OutFile, EngineError> {
         let buffered = open(&path, 0).map_err(|e| EngineError::io("create", &path, e))?;
-        let direct = match open(&path, libc::O_DIRECT) {
-            Ok(f) => Some(f),
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => None,
-            Err(e) => return Err(EngineError::io("open", &path, e)),
+        let direct = if !direct {
+            None
+        } else {
+            match open(&path, libc::O_DIRECT) {
+                Ok(f) => Some(f),
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => None,
+                Err(e) => return Err(EngineError::io("open", &path, e)),
+            }
         };
         Ok(OutFile {
             buffered,
@@ -85,7 +107,11 @@ impl OutFile {
                     Ok(())
                 })
             }
-            _ => self.buffered.write_all_at(data, offset),
+            Some(_) => self.buffered.write_all_at(data, offset),
+            None => self
+                .buffered
+                .write_all_at(data, offset)
+                .and_then(|()| start_writeback(&self.buffered, offset, data.len())),
         };
         r.map_err(|e| EngineError::io("write", &self.path, e))
     }
@@ -96,167 +122,36 @@ impl OutFile {
             .sync_all()
             .map_err(|e| EngineError::io("sync", &self.path, e))
     }
-}
 
-enum Job {
-    Write {
-        file: Arc<dyn DestFile>,
-        offset: u64,
-        buf: AlignedBuf,
-        len: usize,
-    },
-    Sync(Arc<dyn DestFile>),
-}
-
-/// The write phase of one restore channel: writes and file syncs, in the order given, on a
-/// writer thread. The first failure stops it; the channel sees it at its next call.
-pub(super) struct FileWriter {
-    full: Option<SyncSender<Job>>,
-    free: Receiver<AlignedBuf>,
-    thread: Option<JoinHandle<Result<Duration, EngineError>>>,
-    /// One write per chunk part handed over; READY when a free buffer was there, SHORT when
-    /// one was after a yield, LONG when the channel blocked for it.
-    pub counters: IoCounters,
-}
-
-/// Output buffers per restore channel.
-const OUTPUT_BUFFERS: usize = 4;
-/// A buffer's size unless a chunk needs more.
-const OUTPUT_BUFFER: usize = 1 << 20;
-
-impl FileWriter {
-    pub(super) fn new() -> FileWriter {
-        let (full, jobs) = sync_channel::<Job>(OUTPUT_BUFFERS);
-        let (free_tx, free) = sync_channel::<AlignedBuf>(OUTPUT_BUFFERS);
-        for _ in 0..OUTPUT_BUFFERS {
-            free_tx
-                .send(AlignedBuf::new(OUTPUT_BUFFER))
-                .expect("room for every buffer");
-        }
-        let thread = std::thread::spawn(move || write_loop(jobs, free_tx));
-        FileWriter {
-            full: Some(full),
-            free,
-            thread: Some(thread),
-            counters: IoCounters::default(),
-        }
-    }
-
-    /// Queues `data` to be written to `file` at `offset`.
-    pub(super) fn write(
-        &mut self,
-        file: &Arc<dyn DestFile>,
-        offset: u64,
-        data: &[u8],
-    ) -> Result<(), EngineError> {
-        let t = Instant::now();
-        let mut buf = match self.free.try_recv() {
-            Ok(b) => {
-                self.counters.record_ready();
-                b
-            }
-            Err(TryRecvError::Empty) => {
-                std::thread::yield_now();
-                match self.free.try_recv() {
-                    Ok(b) => {
-                        self.counters.record_short(t);
-                        b
-                    }
-                    Err(TryRecvError::Empty) => {
-                        let b = self.free.recv().map_err(|_| self.stopped())?;
-                        self.counters.record_long(t);
-                        b
-                    }
-                    Err(TryRecvError::Disconnected) => return Err(self.stopped()),
-                }
-            }
-            Err(TryRecvError::Disconnected) => return Err(self.stopped()),
-        };
-        if buf.capacity() < data.len() {
-            buf = AlignedBuf::new(data.len());
-        }
-        buf.as_mut_slice()[..data.len()].copy_from_slice(data);
-        self.counters.io_count += 1;
-        self.counters.bytes += data.len() as u64;
-        self.send(Job::Write {
-            file: Arc::clone(file),
-            offset,
-            buf,
-            len: data.len(),
-        })
-    }
-
-    /// Queues a sync of `file`: after the writes queued before it.
-    pub(super) fn sync(&mut self, file: &Arc<dyn DestFile>) -> Result<(), EngineError> {
-        self.send(Job::Sync(Arc::clone(file)))
-    }
-
-    fn send(&mut self, job: Job) -> Result<(), EngineError> {
-        let tx = self.full.as_ref().expect("open until finish");
-        tx.send(job).map_err(|_| self.stopped())
-    }
-
-    /// The writer thread's error, once it has stopped.
-    fn stopped(&mut self) -> EngineError {
-        match self.thread.take().map(|h| h.join()) {
-            Some(Ok(Err(e))) => e,
-            _ => EngineError::Internal(
-                "the restore writer thread stopped; hint: this is a bug, report it".into(),
-            ),
-        }
-    }
-
-    /// Waits for every queued write and sync; returns the statistics of the writes.
-    pub(super) fn finish(mut self) -> Result<IoCounters, EngineError> {
-        self.full.take();
-        let io_time = match self.thread.take().map(|h| h.join()) {
-            Some(Ok(r)) => r?,
-            _ => {
-                return Err(EngineError::Internal(
-                    "the restore writer thread panicked; hint: this is a bug, report it".into(),
-                ));
-            }
-        };
-        self.counters.io_time = io_time;
-        Ok(std::mem::take(&mut self.counters))
+    /// A second descriptor of the file, to sync it later.
+    pub(super) fn handle(&self) -> Result<File, EngineError> {
+        self.buffered
+            .try_clone()
+            .map_err(|e| EngineError::io("open", &self.path, e))
     }
 }
 
-impl Drop for FileWriter {
-    fn drop(&mut self) {
-        // A channel that fails still waits for its writer, so no write lands after the
-        // command has reported.
-        self.full.take();
-        if let Some(h) = self.thread.take() {
-            let _ = h.join();
-        }
+/// Starts the writeback of `len` bytes at `offset` without waiting for it. Not a durability
+/// step (the file's fsync is): a file system that does not support it is not an error.
+fn start_writeback(f: &File, offset: u64, len: usize) -> std::io::Result<()> {
+    // SAFETY: sync_file_range reads only its integer arguments and the descriptor, which `f`
+    // keeps open for the call.
+    let rc = unsafe {
+        libc::sync_file_range(
+            f.as_raw_fd(),
+            offset as libc::off64_t,
+            len as libc::off64_t,
+            libc::SYNC_FILE_RANGE_WRITE,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
     }
-}
-
-fn write_loop(jobs: Receiver<Job>, free: SyncSender<AlignedBuf>) -> Result<Duration, EngineError> {
-    let mut io_time = Duration::ZERO;
-    let mut bounce = None;
-    for job in jobs {
-        let t = Instant::now();
-        match job {
-            Job::Write {
-                file,
-                offset,
-                buf,
-                len,
-            } => {
-                file.write_at(&buf.as_slice()[..len], offset, &mut bounce)?;
-                io_time += t.elapsed();
-                // The channel may have stopped taking buffers back.
-                let _ = free.try_send(buf);
-            }
-            Job::Sync(file) => {
-                file.sync()?;
-                io_time += t.elapsed();
-            }
-        }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::ENOSYS | libc::EINVAL | libc::ESPIPE | libc::EOPNOTSUPP) => Ok(()),
+        _ => Err(e),
     }
-    Ok(io_time)
 }
 
 #[cfg(test)]
@@ -267,7 +162,7 @@ mod tests {
     fn aligned_and_unaligned_writes_land_in_place() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f");
-        let out = OutFile::open(p.clone()).unwrap();
+        let out = OutFile::open(p.clone(), true).unwrap();
         let mut bounce = None;
         let a: Vec<u8> = (0..(3 << 20) / 2).map(|i| (i % 253) as u8).collect();
         // Aligned, larger than the bounce buffer; then an odd tail after it; then a hole

@@ -36,6 +36,9 @@ pub enum Selection {
         database: String,
         filenodes: Vec<u32>,
     },
+    /// The cluster-wide files, the non-relation files of every database's directory, and
+    /// these files (paths in the backup), for block recovery's auxiliary copy.
+    Files(Vec<String>),
 }
 
 /// What a partial restore wrote and left out.
@@ -94,6 +97,21 @@ pub(crate) fn restore_selection(
             },
         ));
     }
+    if let Selection::Files(files) = selection {
+        let named: HashSet<&str> = files.iter().map(String::as_str).collect();
+        let keep = |p: &str| {
+            named.contains(p) || db_of(p).is_none() || is_db_dir(p) || filenode_of(p).is_none()
+        };
+        let r = restore_chain_with(ctx, chain, sources, layout, channels, Some(&keep), progress)?;
+        let read_bytes = input_bytes(&r.2);
+        return Ok((
+            r,
+            Partial {
+                read_bytes,
+                ..Partial::default()
+            },
+        ));
+    }
     let cluster_wide = |p: &str| db_of(p).is_none();
     let (n1, b1, mut rows) = restore_chain_with(
         ctx,
@@ -107,7 +125,7 @@ pub(crate) fn restore_selection(
     let dbs = read_databases(&layout.to)?;
     let mut partial = Partial::default();
     let wanted: Vec<&str> = match selection {
-        Selection::Whole => unreachable!("handled above"),
+        Selection::Whole | Selection::Files(_) => unreachable!("handled above"),
         Selection::Databases(names) => names.iter().map(String::as_str).collect(),
         Selection::Relations { database, .. } => vec![database.as_str()],
     };

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The WAL backlog drain: an archiver that was down (archive_command failing) leaves N segments
+# marked .ready; then archive_command is set to a tool and PostgreSQL's own archiver drains the
+# backlog, calling it once per segment in order. Timed from the reload that sets the command
+# to the moment pg_stat_archiver's last archived segment is the last one written, cold page
+# cache, alternating recman (defaults) and pgBackRest (archive-async=y, process-max=2, its
+# spool). Not a test: prints each run and the medians. Run as root.
+#
+#   bench/wal-backlog.sh [RECMAN_BINARY]
+#   env: SEGMENTS=160 RUNS=3 PGBIN=/usr/lib/postgresql/15/bin THROTTLE=READ:WRITE (as peers.sh)
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BIN=$(realpath "${1:-$ROOT/target/release/recman}")
+SEGMENTS=${SEGMENTS:-160}
+RUNS=${RUNS:-3}
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+fail() { echo "wal-backlog: $*" >&2; exit 1; }
+[[ $EUID -eq 0 ]] || fail "run as root (drop_caches, runs PostgreSQL as postgres)"
+[[ -x $BIN ]] || fail "no recman binary at $BIN; hint: cargo build --release"
+command -v pgbackrest >/dev/null || fail "pgbackrest is not installed; hint: apt-get install pgbackrest"
+WORK=$(mktemp -d /tmp/recman-backlog.XXXXXX)
+chmod 755 "$WORK"
+chown postgres: "$WORK"
+PG=$WORK/pg
+PORT=$((20000 + RANDOM % 20000))
+BLKIO=/sys/fs/cgroup/blkio
+DEV=
+as_pg() { runuser -u postgres -- "$@"; }
+stop_all() {
+    as_pg "$PGBIN/pg_ctl" -D "$PG" -m immediate stop >/dev/null 2>&1 || true
+    if [[ -n $DEV ]]; then
+        echo "$DEV 0" >"$BLKIO/blkio.throttle.read_bps_device" || true
+        echo "$DEV 0" >"$BLKIO/blkio.throttle.write_bps_device" || true
+    fi
+    rm -rf "$WORK"
+}
+trap stop_all EXIT
+if [[ -n ${THROTTLE:-} ]]; then
+    DEV=$(stat -c '%Hd:%Ld' "$WORK")
+    echo "$DEV $(numfmt --from=iec "${THROTTLE%%:*}")" >"$BLKIO/blkio.throttle.read_bps_device"
+    echo "$DEV $(numfmt --from=iec "${THROTTLE##*:}")" >"$BLKIO/blkio.throttle.write_bps_device"
+fi
+psql() { as_pg "$PGBIN/psql" -h "$WORK" -p "$PORT" -qAtX -c "$1" postgres; }
+
+as_pg "$PGBIN/initdb" -D "$PG" --data-checksums -A trust -U postgres >/dev/null
+cat >>"$PG/postgresql.conf" <<CONF
+port = $PORT
+listen_addresses = ''
+unix_socket_directories = '$WORK'
+archive_mode = on
+archive_command = 'false'
+max_wal_size = 16GB
+min_wal_size = 16GB
+checkpoint_timeout = 1h
+autovacuum = off
+CONF
+cat >"$WORK/pgbackrest.conf" <<CONF
+[global]
+repo1-path=$WORK/pgbr
+spool-path=$WORK/spool
+lock-path=$WORK/lock
+log-path=$WORK/log
+log-level-console=warn
+archive-async=y
+process-max=2
+compress-type=lz4
+start-fast=y
+[main]
+pg1-path=$PG
+pg1-socket-path=$WORK
+pg1-port=$PORT
+CONF
+mkdir -p "$WORK"/{pgbr,spool,lock,log}
+chown -R postgres: "$WORK"
+as_pg "$PGBIN/pg_ctl" -D "$PG" -l "$WORK/pg.log" -w start >/dev/null
+as_pg "$PGBIN/pgbench" -h "$WORK" -p "$PORT" -i -s 5 -q postgres >/dev/null 2>&1
+as_pg "$BIN" --repo "$WORK/recman-repo" create catalog >/dev/null
+as_pg "$BIN" --repo "$WORK/recman-repo" --pgdata "$PG" --target "host=$WORK port=$PORT user=postgres dbname=postgres" register database --name main >/dev/null
+as_pg pgbackrest --config "$WORK/pgbackrest.conf" --stanza main stanza-create >/dev/null
+
+# seg NAME: the segment's number counted from the timeline's start (16 MiB segments).
+seg() { echo $((16#${1:8:8} * 256 + 16#${1:16:8})); }
+# backlog: SEGMENTS segments of pgbench WAL left .ready; returns the last one's name.
+backlog() {
+    local start end
+    start=$(psql "select pg_walfile_name(pg_current_wal_lsn())")
+    while :; do
+        as_pg "$PGBIN/pgbench" -h "$WORK" -p "$PORT" -n -c 2 -j 2 -t 5000 postgres >/dev/null 2>&1
+        end=$(psql "select pg_walfile_name(pg_current_wal_lsn())")
+        (( $(seg "$end") - $(seg "$start") >= SEGMENTS )) && break
+    done
+    psql "select pg_switch_wal()" >/dev/null
+    psql "select pg_walfile_name(pg_current_wal_lsn() - 1)"
+}
+# drain CMD: sets archive_command, waits until the last .ready is archived; wall seconds.
+drain() {
+    local cmd=$1 last=$2 t0
+    sync
+    echo 3 >/proc/sys/vm/drop_caches
+    t0=$(date +%s.%N)
+    psql "alter system set archive_command = '$cmd'" >/dev/null
+    psql "select pg_reload_conf()" >/dev/null
+    until [[ $(psql "select coalesce(last_archived_wal, '') >= '$last' from pg_stat_archiver") == t ]]; do
+        sleep 0.05
+    done
+    echo "$(date +%s.%N) - $t0" | bc
+    psql "alter system set archive_command = 'false'" >/dev/null
+    psql "select pg_reload_conf()" >/dev/null
+}
+RECMAN_CMD="$BIN --repo $WORK/recman-repo archive-push %p"
+PGBR_CMD="pgbackrest --config $WORK/pgbackrest.conf --stanza main archive-push %p"
+echo "wal backlog: $SEGMENTS segments, $(nproc) cores, $($BIN --version 2>/dev/null), ${THROTTLE:+throttle $THROTTLE, }$(date -u +%FT%TZ)"
+declare -a R P
+for ((run = 1; run <= RUNS; run++)); do
+    for tool in recman pgbackrest; do
+        (( run % 2 == 0 )) && tool=$([[ $tool == recman ]] && echo pgbackrest || echo recman)
+        last=$(backlog)
+        case $tool in
+        recman) s=$(drain "$RECMAN_CMD" "$last"); R+=("$s") ;;
+        pgbackrest) s=$(drain "$PGBR_CMD" "$last"); P+=("$s") ;;
+        esac
+        echo "  run $run $tool: ${s}s for $SEGMENTS segments (last $last)"
+    done
+done
+med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+r=$(med "${R[@]}")
+p=$(med "${P[@]}")
+echo "median: recman ${r}s, pgBackRest async ${p}s; recman / pgBackRest speed: $(echo "scale=2; $p / $r" | bc)"
