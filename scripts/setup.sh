@@ -30,6 +30,8 @@ SETUP_PACKAGES=(
     gcc libc6-dev pkg-config make ca-certificates curl
     util-linux
     python3
+    # the import tests (catalog import) make real pgBackRest repositories
+    pgbackrest
 )
 
 setup_as_root() {

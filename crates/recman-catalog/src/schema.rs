@@ -152,6 +152,41 @@ const MIGRATIONS: &[&str] = &[
         "\n",
     ), // 11: how each file was read, directly or through the page cache (INPUT rows).
     "ALTER TABLE io_stat ADD COLUMN read_mode TEXT;\n",
+    // --- issue 44 (catalog import) begins ---
+    // 12: backups of other tools read in place (pgBackRest, pg_basebackup) and the WAL
+    // archives they came with (`catalog import`); see crate::foreign.
+    r#"
+    CREATE TABLE foreign_backup (
+        backup_id   TEXT NOT NULL PRIMARY KEY REFERENCES backup (id) ON DELETE CASCADE,
+        tool        TEXT NOT NULL,
+        location    TEXT NOT NULL,
+        stanza      TEXT NOT NULL,
+        label       TEXT NOT NULL,
+        origin_type TEXT NOT NULL
+    );
+    CREATE TABLE foreign_archive (
+        id         INTEGER PRIMARY KEY AUTOINCREMENT,
+        db_id      INTEGER NOT NULL REFERENCES database (id),
+        tool       TEXT NOT NULL,
+        location   TEXT NOT NULL,
+        config     TEXT NOT NULL,
+        stanza     TEXT NOT NULL,
+        archive_id TEXT NOT NULL,
+        UNIQUE (db_id, tool, location, stanza, archive_id)
+    );
+    CREATE TABLE foreign_wal (
+        archive     INTEGER NOT NULL REFERENCES foreign_archive (id) ON DELETE CASCADE,
+        db_id       INTEGER NOT NULL,
+        name        TEXT NOT NULL,
+        path        TEXT NOT NULL,
+        stored_size INTEGER NOT NULL,
+        archived_at INTEGER NOT NULL,
+        checksum    TEXT,
+        PRIMARY KEY (archive, name)
+    );
+    CREATE INDEX foreign_wal_name ON foreign_wal (db_id, name);
+    "#,
+    // --- issue 44 ends ---
 ];
 
 /// The schema version this build writes and understands.

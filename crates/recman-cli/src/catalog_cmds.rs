@@ -200,4 +200,18 @@ pub enum CatalogWhat {
     /// Rebuild or extend the catalog from the manifests and WAL files under PATH (default:
     /// the whole repository); works when catalog.db is missing or damaged.
     StartWith { path: Option<std::path::PathBuf> },
+    /// Import another tool's backups and WAL archive, read where they lie (never written to):
+    /// a pgBackRest repository (its path, a stanza's directory `REPO/backup/STANZA`, or its
+    /// configuration file), or a directory pg_basebackup wrote (docs/migration.md).
+    Import {
+        /// The repository, stanza directory, pgbackrest.conf, or pg_basebackup directory.
+        location: std::path::PathBuf,
+        /// pgBackRest's stanza, when the repository or configuration holds several.
+        #[arg(long)]
+        stanza: Option<String>,
+        /// pgBackRest's configuration file: the stanza's repository and passphrase
+        /// (repo1-path, repo1-cipher-pass); PGBACKREST_REPO1_CIPHER_PASS also gives it.
+        #[arg(long, value_name = "FILE")]
+        pgbackrest_config: Option<std::path::PathBuf>,
+    },
 }

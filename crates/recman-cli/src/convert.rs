@@ -447,6 +447,15 @@ impl From<cc::CatalogWhat> for m::CatalogWhat {
     fn from(w: cc::CatalogWhat) -> Self {
         match w {
             cc::CatalogWhat::StartWith { path } => m::CatalogWhat::StartWith { path },
+            cc::CatalogWhat::Import {
+                location,
+                stanza,
+                pgbackrest_config,
+            } => m::CatalogWhat::Import {
+                location,
+                stanza,
+                pgbackrest_config,
+            },
         }
     }
 }

@@ -96,6 +96,7 @@ fn backup_json(db: &DbRecord, l: &ListedBackup) -> serde_json::Value {
         "filesperset": b.filesperset,
         "maxopenfiles": b.maxopenfiles,
         "error": b.error,
+        "origin": l.origin,
         "pieces": pieces,
     })
 }

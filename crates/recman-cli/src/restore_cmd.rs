@@ -47,6 +47,9 @@ pub(crate) fn print_plan(p: &RestorePlan) {
             b.pieces.len(),
             size(b.bytes)
         );
+        if let Some(o) = &b.origin {
+            println!("    imported: its files are read from {o}");
+        }
         for piece in &b.pieces {
             let copies: Vec<String> = piece
                 .copies

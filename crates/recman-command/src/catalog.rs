@@ -123,5 +123,13 @@ pub enum CrosscheckWhat {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum CatalogWhat {
-    StartWith { path: Option<PathBuf> },
+    StartWith {
+        path: Option<PathBuf>,
+    },
+    /// Backups and the WAL archive of another tool, read in place (docs/migration.md).
+    Import {
+        location: PathBuf,
+        stanza: Option<String>,
+        pgbackrest_config: Option<PathBuf>,
+    },
 }

@@ -40,6 +40,8 @@ pub struct ListedBackup {
     pub parent: Option<String>,
     /// What it read (JSON only).
     pub read: Option<BackupRead>,
+    /// For a backup imported from another tool (catalog import): where it lies.
+    pub origin: Option<String>,
 }
 
 /// A file of a backup (LIST BACKUP BY FILE).
@@ -140,6 +142,17 @@ pub fn list_backup(form: BackupForm, e: &dyn Env, p: &mut dyn Printer) -> Result
         } else {
             (None, None)
         };
+        let origin = cat.foreign_backup(&b.id).map_err(cat_err)?.map(|f| {
+            let stanza = if f.stanza.is_empty() {
+                String::new()
+            } else {
+                format!(" stanza {}", f.stanza)
+            };
+            format!(
+                "{} {}{stanza}, {} backup {}",
+                f.tool, f.location, f.origin_type, f.label
+            )
+        });
         backups.push(ListedBackup {
             record: b,
             pieces,
@@ -147,6 +160,7 @@ pub fn list_backup(form: BackupForm, e: &dyn Env, p: &mut dyn Printer) -> Result
             copies: 1 + others.len(),
             parent,
             read,
+            origin,
         });
     }
     out(

@@ -105,6 +105,8 @@ pub enum MaintOutcome {
         start: String,
     },
     Cataloged(RebuildReport),
+    /// CATALOG IMPORT (or START WITH on another tool's location): what was imported.
+    Imported(recman_engine::import::ImportReport),
 }
 
 pub(crate) fn out(p: &mut dyn Printer, o: MaintOutcome) {
@@ -280,7 +282,31 @@ pub fn crosscheck(what: CrosscheckWhat, e: &dyn Env, p: &mut dyn Printer) -> Res
 }
 
 pub fn catalog(what: CatalogWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
-    let CatalogWhat::StartWith { path } = what;
+    let path = match what {
+        CatalogWhat::StartWith { path } => path,
+        CatalogWhat::Import {
+            location,
+            stanza,
+            pgbackrest_config,
+        } => {
+            let opts = recman_engine::import::ImportOptions {
+                location,
+                stanza,
+                pgbackrest_config,
+                db_name: e.database(),
+            };
+            return import(&opts, e, p);
+        }
+    };
+    // START WITH naming another tool's backups (outside the repository) imports them.
+    if let Some(loc) = path.as_deref().filter(|l| is_foreign_location(e, l)) {
+        let opts = recman_engine::import::ImportOptions {
+            location: loc.to_path_buf(),
+            db_name: e.database(),
+            ..Default::default()
+        };
+        return import(&opts, e, p);
+    }
     let (repo, created) = env(e.repository_for_rebuild())?;
     let _lock = repo.lock("catalog start-with").map_err(EngineError::from)?;
     let start = match path {
@@ -306,6 +332,37 @@ pub fn catalog(what: CatalogWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<()
     if skipped > 0 {
         return Err(ExecError::NotCataloged(skipped));
     }
+    Ok(())
+}
+
+/// Whether a START WITH path is another tool's backups rather than a place in the repository:
+/// an existing path outside a disk repository that holds pgBackRest's or pg_basebackup's
+/// files.
+fn is_foreign_location(e: &dyn Env, p: &std::path::Path) -> bool {
+    let Some(root) = e.repository_root() else {
+        return false;
+    };
+    let abs = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let root = std::fs::canonicalize(&root).unwrap_or(root);
+    abs.exists()
+        && !abs.starts_with(&root)
+        && (abs.is_file()
+            || abs.join("backup_manifest").is_file()
+            || abs.join("backup").is_dir()
+            || abs.join("backup.info").is_file()
+            || abs.join("archive.info").is_file())
+}
+
+/// CATALOG IMPORT: records the backups and WAL archive at `opts.location`, read in place.
+fn import(
+    opts: &recman_engine::import::ImportOptions,
+    e: &dyn Env,
+    p: &mut dyn Printer,
+) -> Result<(), ExecError> {
+    let repo = env(e.repository())?;
+    let _lock = repo.lock("catalog import").map_err(EngineError::from)?;
+    let r = recman_engine::import::import(&repo, opts)?;
+    out(p, MaintOutcome::Imported(r));
     Ok(())
 }
 

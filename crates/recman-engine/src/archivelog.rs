@@ -418,6 +418,7 @@ fn write_sets(
         backup_label: String::new(),
         tablespace_map: String::new(),
         read: None,
+        origin: None,
         tablespaces: Vec::new(),
         entries,
         sets: msets,

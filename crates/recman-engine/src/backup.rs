@@ -791,6 +791,7 @@ fn run(
         backup_label: stop.backup_label.clone(),
         tablespace_map: stop.tablespace_map.clone(),
         read: Some(read),
+        origin: None,
         tablespaces: tablespaces
             .iter()
             .map(|t| ManifestTablespace {

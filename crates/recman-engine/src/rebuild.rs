@@ -186,7 +186,20 @@ fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result
             detail: c.detail.clone(),
         })
         .collect();
-    if m.backup_type.eq_ignore_ascii_case(crate::ARCHIVELOG) {
+    if let Some(o) = &m.origin {
+        // An imported backup (catalog import): its origin comes back with it.
+        cat.record_foreign_backup(
+            &rec,
+            &recman_catalog::ForeignBackupRecord {
+                backup_id: m.backup_id.clone(),
+                tool: o.tool.clone(),
+                location: o.location.clone(),
+                stanza: o.stanza.clone().unwrap_or_default(),
+                label: o.label.clone(),
+                origin_type: o.origin_type.clone(),
+            },
+        )
+    } else if m.backup_type.eq_ignore_ascii_case(crate::ARCHIVELOG) {
         let held: Vec<(String, u32)> = files()
             .filter_map(|e| Some((e.path.clone(), e.set_no?)))
             .collect();

@@ -23,7 +23,8 @@ mod verify;
 mod writer;
 
 pub(crate) use chain::restore_chain;
-pub(crate) use files::{Layout, apply_metadata};
+pub(crate) use confine::check_rel;
+pub(crate) use files::{Layout, apply_metadata, make_entries};
 pub use partial::{FIRST_NORMAL_OBJECT_ID, Partial, SYSTEM_DATABASES, Selection, filenode_of};
 pub use plan::{Estimate, PlannedBackup, PlannedCopy, PlannedPiece, RestorePlan, plan_restore};
 pub use plan_wal::{PlannedSegment, TimelineSpan, WalPlan, WalSource};
@@ -190,6 +191,13 @@ pub fn restore_database_on(
     let manifest = backups_chain
         .last()
         .expect("a chain has at least one backup");
+    let foreign = manifest.origin.is_some();
+    if foreign && *selection != Selection::Whole {
+        return Err(EngineError::Invalid(format!(
+            "backup {} was imported from another tool and is restored whole only; hint: leave out --include-db, or restore it whole and take what you need from it",
+            manifest.backup_id
+        )));
+    }
     let mut layout = files::Layout::new(&opts.to, manifest, &opts.tablespace_map)?
         .on(std::sync::Arc::clone(&through.dest));
     for d in layout.check_empty(opts.force)? {
@@ -221,6 +229,16 @@ pub fn restore_database_on(
             Ok(())
         })
         .and_then(|()| {
+            if foreign {
+                // Read through the origin (catalog import), checked against its checksums.
+                return crate::import::restore_foreign(
+                    backups_chain,
+                    &layout,
+                    opts.channels.max(1),
+                    progress,
+                )
+                .map(|r| (r, Partial::default()));
+            }
             partial::restore_selection(
                 ctx,
                 backups_chain,

@@ -298,8 +298,44 @@ pub fn obsolete_in_catalog(
     let mut obs = obsolete(&facts, &names, policy, now);
     if policy != RetentionPolicy::None {
         crate::keep::apply(repo, &backups, &mut obs, now)?;
+        keep_imported(repo, &backups, &mut obs)?;
     }
     Ok((obs, backups, wal))
+}
+
+/// Imported backups (catalog import) are recman's to read, not to delete (DESIGN.md,
+/// invariant 13): retention keeps them, and with them the archived WAL from their start on
+/// that recovery from them reads after the old tool's archive ends. Only `delete backup`,
+/// naming one, forgets it.
+fn keep_imported(
+    repo: &Repository,
+    backups: &[BackupRecord],
+    obs: &mut Obsolete,
+) -> Result<(), EngineError> {
+    let imported: HashSet<String> = repo
+        .catalog()
+        .foreign_backups()?
+        .into_iter()
+        .map(|f| f.backup_id)
+        .collect();
+    let floor = backups
+        .iter()
+        .filter(|b| imported.contains(&b.id) && b.status == BackupStatus::Available)
+        .filter_map(|b| wal_position(&b.start_wal))
+        .min();
+    obs.backups.retain(|id| {
+        if imported.contains(id) {
+            obs.kept.push(id.clone());
+            false
+        } else {
+            true
+        }
+    });
+    if let Some(f) = floor {
+        obs.wal.retain(|w| wal_position(w).is_some_and(|p| p < f));
+        obs.wal_floor = obs.wal_floor.map(|w| w.min(f));
+    }
+    Ok(())
 }
 
 /// The backup `b` builds on, as its manifest names it (the catalog row does not): a level 1's

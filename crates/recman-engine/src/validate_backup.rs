@@ -49,6 +49,10 @@ pub fn validate_backup(
         )));
     }
     let m = load_manifest(ctx, &b.id)?;
+    if m.origin.is_some() {
+        let chain = crate::incremental::chain(ctx, m)?;
+        return crate::import::validate_foreign(ctx, &b, &chain, channels, progress);
+    }
     let check = Check {
         backup_id: &b.id,
         m: &m,

@@ -58,6 +58,10 @@ pub struct BackupManifestOf<E> {
     /// here so that a catalog rebuilt from the repository lists the same figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read: Option<ManifestRead>,
+    /// A backup another tool made, imported to be read where it lies (`catalog import`): it
+    /// has no sets; restore and validate read its files through the origin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<ManifestOrigin>,
     pub tablespaces: Vec<ManifestTablespace>,
     pub entries: E,
     pub sets: Vec<ManifestSet>,
@@ -71,6 +75,25 @@ pub struct ManifestRead {
     pub read_bytes: u64,
     pub tracked_bytes: u64,
     pub tracked_files: u64,
+}
+
+/// Where an imported backup lies and how its origin names it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestOrigin {
+    /// `pgbackrest` or `pg_basebackup`.
+    pub tool: String,
+    /// The pgBackRest repository, or the pg_basebackup backup's directory.
+    pub location: String,
+    /// pgBackRest's configuration file its passphrase is read from (never the secret).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+    /// pgBackRest's stanza.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stanza: Option<String>,
+    /// The origin's own name of the backup (pgBackRest's label, the directory's name).
+    pub label: String,
+    /// The origin's own type: `full`, `diff` or `incr`.
+    pub origin_type: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -85,6 +85,9 @@ pub fn detailed(db: &DbRecord, backups: &[ListedBackup]) {
         if let Some(e) = &b.error {
             println!("        Error: {e}");
         }
+        if let Some(o) = &l.origin {
+            println!("        Origin: {o} (imported, read in place)");
+        }
         for ListedPiece {
             piece: p,
             status: st,

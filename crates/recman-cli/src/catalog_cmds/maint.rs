@@ -242,6 +242,34 @@ pub fn print(o: MaintOutcome) {
                 eprintln!("recman: warning: could not catalog {p}: {why}");
             }
         }
+        MaintOutcome::Imported(r) => {
+            if r.registered {
+                println!(
+                    "registered database {} from the imported backups",
+                    r.database
+                );
+            }
+            for b in &r.backups {
+                let how = if b.known {
+                    "already imported"
+                } else {
+                    "imported"
+                };
+                println!(
+                    "{how} backup {} ({} {}) as {}",
+                    b.label, r.origin, b.origin_type, b.id
+                );
+            }
+            let new = r.backups.iter().filter(|b| !b.known).count();
+            println!(
+                "imported {new} backup(s) and {} archived log(s) of {} into database {}, read in place; {} backup(s) and {} archived log(s) were imported before",
+                r.wal_added,
+                r.origin,
+                r.database,
+                r.backups.len() - new,
+                r.wal_known
+            );
+        }
     }
 }
 

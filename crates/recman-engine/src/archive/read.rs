@@ -62,6 +62,11 @@ pub(crate) fn read_wal_into(
         *out = data;
         return Ok(Some(crc));
     }
+    // Before the switch to recman: the WAL archive of the tool the backups were imported from.
+    if let Some(data) = crate::import::read_foreign_wal(repo, db, name, &mut failures)? {
+        *out = data;
+        return Ok(Some(crc32c::crc32c(out)));
+    }
     if failures.is_empty() && recorded.is_none() {
         return Ok(None);
     }

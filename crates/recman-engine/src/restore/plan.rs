@@ -61,6 +61,10 @@ pub struct PlannedBackup {
     pub pieces: Vec<PlannedPiece>,
     /// Stored bytes of its pieces.
     pub bytes: u64,
+    /// Where an imported backup lies (catalog import): it has no pieces, its files are read
+    /// there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -191,6 +195,7 @@ pub fn plan_restore(ctx: &Context, opts: &RestoreOptions) -> Result<RestorePlan,
             stop_time: m.stop_time.clone(),
             bytes: pieces.iter().map(|p| p.size).sum(),
             pieces,
+            origin: m.origin.as_ref().map(crate::import::describe_origin),
         });
     }
     let piece_bytes: u64 = backups.iter().map(|b| b.bytes).sum();

@@ -80,6 +80,13 @@ pub enum WalSource {
         name: String,
         present: Option<bool>,
     },
+    /// The WAL archive of the tool the backups were imported from (`catalog import`): the
+    /// WAL from before the switch to recman.
+    Imported {
+        archive: String,
+        object: String,
+        present: Option<bool>,
+    },
 }
 
 impl WalSource {
@@ -87,7 +94,8 @@ impl WalSource {
         match self {
             WalSource::Archive { present, .. }
             | WalSource::BackupSet { present, .. }
-            | WalSource::Copy { present, .. } => *present,
+            | WalSource::Copy { present, .. }
+            | WalSource::Imported { present, .. } => *present,
         }
     }
 
@@ -96,6 +104,7 @@ impl WalSource {
             WalSource::Archive { .. } => "archive",
             WalSource::BackupSet { .. } => "archivelog backup",
             WalSource::Copy { .. } => "copy",
+            WalSource::Imported { .. } => "imported archive",
         }
     }
 }
@@ -155,6 +164,9 @@ pub(super) struct Known {
     copies: HashMap<String, Vec<CopyRecord>>,
     /// Timelines with an archived history file.
     pub(super) histories: BTreeSet<u32>,
+    /// Segments of the imported archives (catalog import).
+    foreign: HashMap<(u32, u64), Vec<recman_catalog::ForeignWalRecord>>,
+    foreign_known: crate::import::ForeignKnown,
 }
 
 pub(crate) fn plan_wal(
@@ -190,6 +202,7 @@ pub(crate) fn plan_wal(
         .map(|(k, _)| *k)
         .chain(known.in_sets.iter().copied())
         .chain(known.copies.keys().filter_map(|n| parse_segment(n, seg)))
+        .chain(known.foreign.keys().copied())
         .filter(|(tli, s)| *s >= first && candidates(*s).contains(tli))
         .map(|(_, s)| s)
         .max()
@@ -224,6 +237,17 @@ pub(crate) fn plan_wal(
                         && candidates(*s).contains(tli)
                 })
                 .map(|((_, s), _)| *s)
+                .chain(
+                    known
+                        .foreign
+                        .iter()
+                        .filter(|((tli, s), ws)| {
+                            *s >= required
+                                && ws.iter().any(|w| w.archived_at >= *micros)
+                                && candidates(*s).contains(tli)
+                        })
+                        .map(|((_, s), _)| *s),
+                )
                 .min();
             let last = at.unwrap_or(newest);
             (
@@ -309,7 +333,20 @@ fn known(ctx: &Context, seg: u64) -> Result<Known, EngineError> {
         in_sets: BTreeSet::new(),
         copies: HashMap::new(),
         histories: BTreeSet::new(),
+        foreign: HashMap::new(),
+        foreign_known: crate::import::ForeignKnown::load(&ctx.repo, &ctx.db)?,
     };
+    for w in &k.foreign_known.files {
+        if let Some(t) = w
+            .name
+            .strip_suffix(".history")
+            .and_then(|t| u32::from_str_radix(t, 16).ok())
+        {
+            k.histories.insert(t);
+        } else if let Some(key) = parse_segment(&w.name, seg) {
+            k.foreign.entry(key).or_default().push(w.clone());
+        }
+    }
     for (w, st) in cat.wal_states(ctx.db.id)? {
         if let Some(t) = w
             .name
@@ -405,6 +442,16 @@ fn segment_sources(
         out.push(WalSource::Copy {
             device: c.device.clone(),
             name: c.name.clone(),
+            present,
+        });
+    }
+    for w in known.foreign.get(&(tli, s)).into_iter().flatten() {
+        let (archive, object, there) = known.foreign_known.source(w);
+        let present = if found { None } else { Some(there) };
+        found |= present == Some(true);
+        out.push(WalSource::Imported {
+            archive,
+            object,
             present,
         });
     }

@@ -272,6 +272,17 @@ fn segment(
             WalSource::Copy { device, name, .. } => crate::devices::media_for(&ctx.repo, device)
                 .and_then(|m| one_file(m.as_ref(), name, &s.name))
                 .and_then(|g| matches(Some(&g))),
+            WalSource::Imported { .. } => {
+                let mut failures = Vec::new();
+                match crate::import::read_foreign_wal(&ctx.repo, &ctx.db, &s.name, &mut failures) {
+                    Ok(Some(_)) => Ok(()),
+                    Ok(None) if failures.is_empty() => {
+                        Err(EngineError::Corrupt("the segment is not in it".into()))
+                    }
+                    Ok(None) => Err(EngineError::Corrupt(failures.join("; "))),
+                    Err(e) => Err(e),
+                }
+            }
             WalSource::BackupSet { pieces, .. } => (|| {
                 let mut last = None;
                 for p in pieces {

@@ -1,0 +1,122 @@
+//! Restoring an imported backup: its files are read through the origin (each checked against
+//! the origin's checksum as it is read) and written into the restore's layout, over the
+//! restore's channels; directories, links, lengths and modes come from recman's manifest of
+//! it, as for recman's own backups. A file that fails its check stops the restore, which
+//! then removes what it wrote: the restored directory is never left to be started.
+
+use super::{ForeignEntry, ImportError, Opened, open_origin};
+use crate::restore::{Layout, apply_metadata, make_entries};
+use crate::{EngineError, Progress};
+use recman_catalog::IoStatRow;
+use recman_format::manifest::{BackupManifest, EntryKind};
+use std::collections::HashMap;
+use std::io::Read;
+
+const CHUNK: usize = 1 << 20;
+
+/// Restores the newest backup of `chain` (imported backups, oldest first) into `layout`;
+/// returns (files, bytes, statistics rows).
+pub(crate) fn restore_foreign(
+    chain: &[BackupManifest],
+    layout: &Layout,
+    channels: u32,
+    progress: &dyn Progress,
+) -> Result<(u64, u64, Vec<IoStatRow>), EngineError> {
+    let m = chain.last().expect("a chain has at least one backup");
+    let opened = open_origin(chain)?;
+    let by_path: HashMap<&str, &ForeignEntry> = opened
+        .entries()
+        .iter()
+        .map(|e| (e.path.as_str(), e))
+        .collect();
+    let mut files: Vec<&ForeignEntry> = Vec::new();
+    for e in m.entries.iter().filter(|e| e.kind == EntryKind::File) {
+        let Some(f) = by_path.get(e.path.as_str()) else {
+            return Err(ImportError::NotFound(format!(
+                "{} no longer lists file {} that was imported; hint: the origin changed since `catalog import`: import it again, or restore another backup",
+                opened.describe(),
+                e.path
+            ))
+            .into());
+        };
+        // backup_label and tablespace_map too: recovery's set-up writes them again after.
+        if f.size > 0 {
+            files.push(f);
+        }
+    }
+    make_entries(m, layout)?;
+    let total: u64 = files.iter().map(|f| f.size).sum();
+    progress.start("restore", total);
+    // Largest first, each to the least loaded channel.
+    files.sort_by_key(|f| std::cmp::Reverse(f.size));
+    let n = channels.max(1) as usize;
+    let mut lanes: Vec<Vec<&ForeignEntry>> = vec![Vec::new(); n];
+    let mut load = vec![0u64; n];
+    for f in files {
+        let k = (0..n).min_by_key(|&k| load[k]).expect("channels > 0");
+        load[k] += f.size;
+        lanes[k].push(f);
+    }
+    crate::pipeline::pool::each(n, "restore", |w| {
+        for f in &lanes[w.no as usize - 1] {
+            w.check()?;
+            copy_file(opened.as_ref(), f, layout, progress)?;
+        }
+        Ok(())
+    })?;
+    layout.dest.flush()?;
+    let lens: Vec<_> = m
+        .entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::File)
+        .map(|e| (layout.real(&e.path), e.size.unwrap_or(0)))
+        .collect();
+    layout.dest.set_len_all(&lens)?;
+    apply_metadata(m, layout)?;
+    progress.finish();
+    Ok((lens.len() as u64, total, Vec::new()))
+}
+
+/// Copies one file from the origin into the layout, then makes it durable.
+fn copy_file(
+    o: &dyn Opened,
+    f: &ForeignEntry,
+    layout: &Layout,
+    progress: &dyn Progress,
+) -> Result<(), EngineError> {
+    crate::restore::check_rel("an imported backup being restored", &f.path)?;
+    let path = layout.real(&f.path);
+    let failed = |why: String| {
+        EngineError::Corrupt(format!(
+            "{}; hint: the restore stops here and removes what it wrote; restore another backup (`--from-tag`), or validate this one (`recman validate backup`)",
+            super::validate::file_failure(o, f, &why)
+        ))
+    };
+    let out = layout.dest.open(&path)?;
+    let mut r = o.open(f).map_err(|e| failed(e.to_string()))?;
+    let mut buf = vec![0u8; CHUNK];
+    let mut bounce = None;
+    let mut at = 0u64;
+    loop {
+        let n = read_full(&mut r, &mut buf).map_err(|e| failed(e.to_string()))?;
+        if n == 0 {
+            break;
+        }
+        out.write_at(&buf[..n], at, &mut bounce)?;
+        at += n as u64;
+        progress.advance(n as u64);
+    }
+    out.sync()
+}
+
+/// Fills `buf` as far as the stream goes; 0 at its end (after its check passed).
+fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
