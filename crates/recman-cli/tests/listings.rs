@@ -60,6 +60,7 @@ const BACKUP: &[(&str, &str)] = &[
     ("filesperset", "n"),
     ("maxopenfiles", "n"),
     ("error", "s?"),
+    ("origin", "s?"),
     ("pieces", "a"),
 ];
 const PIECE: &[(&str, &str)] = &[
