@@ -409,6 +409,18 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "clears an interrupted restore's directory by hand",
     ),
     (
+        "catalog import",
+        "the language imports with CATALOG START WITH on the other tool's location",
+    ),
+    (
+        "catalog import --stanza",
+        "CATALOG START WITH names the stanza's directory, which holds its name",
+    ),
+    (
+        "catalog import --pgbackrest-config",
+        "CATALOG START WITH reads the repository itself; a passphrase comes from the config file on the command line only",
+    ),
+    (
         "restore database --write-mode",
         "an I/O override of the measured default; RMAN's RESTORE has no such clause",
     ),
