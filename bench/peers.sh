@@ -18,14 +18,9 @@
 #                 under /tmp
 # --out-dir       where latest.json and latest.md go (default bench/results)
 # --keep          keep the temp dir
-# --throttle      a slower device profile, e.g. 300M:250M: the cgroup v1 block-I/O throttle of the
-#                 ROOT group holds every read and write of the work dir's disk at these rates for
-#                 the whole run (limits, every tool, PostgreSQL). The root group, not a group of
-#                 the tools' own: a child group's limit holds its processes' direct writes and
-#                 the writeback their own fsync(2) starts, but not the writeback of the kernel's
-#                 flusher threads (sync(2), syncfs(2), background writeback), which run in the
-#                 root group, so a child group would let a tool that leaves its writes to them
-#                 go faster than the profile. Everything else on the machine is held too.
+# --throttle      a slower device profile, e.g. 300M:250M: every read and write of the work
+#                 dir's disk held at these rates for the whole run (limits, every tool,
+#                 PostgreSQL), through the root blkio group (bench/common.sh says why the root)
 #
 # Each round: full backups with each compression (recman, pgBackRest, pg_basebackup), restore
 # and validate/verify of the lz4 ones, then a fixed pgbench workload on the main cluster and
@@ -101,15 +96,12 @@ WORK=$(mktemp -d /tmp/recman-peers.XXXXXX)
 chown postgres: "$WORK"
 chmod 755 "$WORK"
 PIDS_TO_STOP=()
-BLKIO=/sys/fs/cgroup/blkio
-THROTTLE_DEV=
+# shellcheck source=bench/common.sh
+source "$ROOT/bench/common.sh"
 cleanup() {
     local rc=$?
     local d
-    if [[ -n $THROTTLE_DEV ]]; then
-        echo "$THROTTLE_DEV 0" >"$BLKIO/blkio.throttle.read_bps_device" || true
-        echo "$THROTTLE_DEV 0" >"$BLKIO/blkio.throttle.write_bps_device" || true
-    fi
+    bench_throttle_off
     for d in "${PIDS_TO_STOP[@]}"; do
         runuser -u postgres -- "$BIN/pg_ctl" -D "$d" -m immediate stop >/dev/null 2>&1 || true
     done
@@ -120,12 +112,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 if [[ -n $THROTTLE ]]; then
-    [[ $THROTTLE =~ ^[0-9]+[KMG]?:[0-9]+[KMG]?$ ]] || die "--throttle $THROTTLE: give READ_BPS:WRITE_BPS, e.g. 300M:250M"
-    [[ -e $BLKIO/blkio.throttle.read_bps_device ]] || die "no cgroup v1 blkio controller at $BLKIO; hint: the throttled profile needs it"
-    THROTTLE_DEV=$(stat -c '%Hd:%Ld' "$WORK")
-    echo "$THROTTLE_DEV $(numfmt --from=iec "${THROTTLE%%:*}")" >"$BLKIO/blkio.throttle.read_bps_device"
-    echo "$THROTTLE_DEV $(numfmt --from=iec "${THROTTLE##*:}")" >"$BLKIO/blkio.throttle.write_bps_device"
-    log "throttled profile: device $THROTTLE_DEV held at ${THROTTLE%%:*}B/s reads, ${THROTTLE##*:}B/s writes (root blkio group: every process, the flusher threads included)"
+    bench_throttle_on "$WORK" "$THROTTLE" || die "--throttle $THROTTLE refused"
+    log "throttled profile: device $BENCH_THROTTLED_DEV held at ${THROTTLE%%:*}B/s reads, ${THROTTLE##*:}B/s writes (root blkio group: every process, the flusher threads included)"
 fi
 
 as_pg() { runuser -u postgres -- "$@"; }

@@ -28,24 +28,17 @@ WORK=$(mktemp -d /tmp/recman-restore-bench.XXXXXX)
 chmod 755 "$WORK"
 PG=$WORK/pg
 PORT=$((20000 + RANDOM % 20000))
-BLKIO=/sys/fs/cgroup/blkio
-DEV=
+# shellcheck source=bench/common.sh
+source "$ROOT/bench/common.sh"
 as_pg() { runuser -u postgres -- "$@"; }
 stop_all() {
     as_pg "$PGBIN/pg_ctl" -D "$PG" -m immediate stop >/dev/null 2>&1 || true
-    if [[ -n $DEV ]]; then
-        echo "$DEV 0" >"$BLKIO/blkio.throttle.read_bps_device" || true
-        echo "$DEV 0" >"$BLKIO/blkio.throttle.write_bps_device" || true
-    fi
+    bench_throttle_off
     rm -rf "$WORK"
 }
 trap stop_all EXIT
-if [[ -n ${THROTTLE:-} ]]; then
-    DEV=$(stat -c '%Hd:%Ld' "$WORK")
-    echo "$DEV $(numfmt --from=iec "${THROTTLE%%:*}")" >"$BLKIO/blkio.throttle.read_bps_device"
-    echo "$DEV $(numfmt --from=iec "${THROTTLE##*:}")" >"$BLKIO/blkio.throttle.write_bps_device"
-fi
-cold() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+[[ -z ${THROTTLE:-} ]] || bench_throttle_on "$WORK" "$THROTTLE" || fail "bad THROTTLE"
+cold() { bench_cold; }
 
 as_pg "$PGBIN/initdb" -D "$PG" --data-checksums -A trust -U postgres >/dev/null
 cat >>"$PG/postgresql.conf" <<CONF
@@ -131,7 +124,7 @@ for ((run = 1; run <= RUNS; run++)); do
     done
     echo "  run $run write limit: ${LIMITS[-1]} MB/s"
 done
-med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+med() { bench_median "$@"; }
 lim=$(med "${LIMITS[@]}")
 # shellcheck disable=SC2086
 p=$(med ${T[pgbackrest]})

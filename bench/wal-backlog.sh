@@ -23,23 +23,16 @@ chmod 755 "$WORK"
 chown postgres: "$WORK"
 PG=$WORK/pg
 PORT=$((20000 + RANDOM % 20000))
-BLKIO=/sys/fs/cgroup/blkio
-DEV=
+# shellcheck source=bench/common.sh
+source "$ROOT/bench/common.sh"
 as_pg() { runuser -u postgres -- "$@"; }
 stop_all() {
     as_pg "$PGBIN/pg_ctl" -D "$PG" -m immediate stop >/dev/null 2>&1 || true
-    if [[ -n $DEV ]]; then
-        echo "$DEV 0" >"$BLKIO/blkio.throttle.read_bps_device" || true
-        echo "$DEV 0" >"$BLKIO/blkio.throttle.write_bps_device" || true
-    fi
+    bench_throttle_off
     rm -rf "$WORK"
 }
 trap stop_all EXIT
-if [[ -n ${THROTTLE:-} ]]; then
-    DEV=$(stat -c '%Hd:%Ld' "$WORK")
-    echo "$DEV $(numfmt --from=iec "${THROTTLE%%:*}")" >"$BLKIO/blkio.throttle.read_bps_device"
-    echo "$DEV $(numfmt --from=iec "${THROTTLE##*:}")" >"$BLKIO/blkio.throttle.write_bps_device"
-fi
+[[ -z ${THROTTLE:-} ]] || bench_throttle_on "$WORK" "$THROTTLE" || fail "bad THROTTLE"
 psql() { as_pg "$PGBIN/psql" -h "$WORK" -p "$PORT" -qAtX -c "$1" postgres; }
 
 as_pg "$PGBIN/initdb" -D "$PG" --data-checksums -A trust -U postgres >/dev/null
@@ -95,8 +88,7 @@ backlog() {
 # drain CMD: sets archive_command, waits until the last .ready is archived; wall seconds.
 drain() {
     local cmd=$1 last=$2 t0
-    sync
-    echo 3 >/proc/sys/vm/drop_caches
+    bench_cold
     t0=$(date +%s.%N)
     psql "alter system set archive_command = '$cmd'" >/dev/null
     psql "select pg_reload_conf()" >/dev/null
@@ -122,7 +114,7 @@ for ((run = 1; run <= RUNS; run++)); do
         echo "  run $run $tool: ${s}s for $SEGMENTS segments (last $last)"
     done
 done
-med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+med() { bench_median "$@"; }
 r=$(med "${R[@]}")
 p=$(med "${P[@]}")
 echo "median: recman ${r}s, pgBackRest async ${p}s; recman / pgBackRest speed: $(echo "scale=2; $p / $r" | bc)"

@@ -1,0 +1,46 @@
+# Helpers the benchmark scripts share; sourced, not run.
+#
+# A slower device profile for a whole run: THROTTLE=READ_BPS:WRITE_BPS (e.g. 300M:250M) holds
+# every read and write of the disk under DIR at those rates, through the cgroup v1 block-I/O
+# throttle of the ROOT group. The root group, not a group of the tools' own: a child group's
+# limit holds its processes' direct writes and the writeback their own fsync(2) starts, but not
+# the writeback of the kernel's flusher threads (sync(2), syncfs(2), background writeback),
+# which run in the root group (300 MB written and synced at a 50 MB/s child-group limit took
+# 0.9 s; at a root-group limit, 8.6 s). A child group's limit would let a tool that leaves its
+# writes to the flusher go faster than the profile. Everything else on the machine is held too.
+
+BENCH_BLKIO=/sys/fs/cgroup/blkio
+BENCH_THROTTLED_DEV=
+
+# bench_throttle_on DIR SPEC: SPEC is READ_BPS:WRITE_BPS; the device is the one holding DIR.
+bench_throttle_on() {
+    local dir=$1 spec=$2
+    [[ $spec =~ ^[0-9]+[KMG]?:[0-9]+[KMG]?$ ]] || {
+        echo "throttle $spec: give READ_BPS:WRITE_BPS, e.g. 300M:250M" >&2
+        return 1
+    }
+    [[ -e $BENCH_BLKIO/blkio.throttle.read_bps_device ]] || {
+        echo "no cgroup v1 blkio controller at $BENCH_BLKIO; hint: the throttled profile needs it" >&2
+        return 1
+    }
+    BENCH_THROTTLED_DEV=$(stat -c '%Hd:%Ld' "$dir")
+    echo "$BENCH_THROTTLED_DEV $(numfmt --from=iec "${spec%%:*}")" >"$BENCH_BLKIO/blkio.throttle.read_bps_device"
+    echo "$BENCH_THROTTLED_DEV $(numfmt --from=iec "${spec##*:}")" >"$BENCH_BLKIO/blkio.throttle.write_bps_device"
+}
+
+# bench_throttle_off: lifts what bench_throttle_on set (for an EXIT trap).
+bench_throttle_off() {
+    [[ -n $BENCH_THROTTLED_DEV ]] || return 0
+    echo "$BENCH_THROTTLED_DEV 0" >"$BENCH_BLKIO/blkio.throttle.read_bps_device" || true
+    echo "$BENCH_THROTTLED_DEV 0" >"$BENCH_BLKIO/blkio.throttle.write_bps_device" || true
+    BENCH_THROTTLED_DEV=
+}
+
+# bench_cold: writes back and drops the page cache.
+bench_cold() {
+    sync
+    echo 3 >/proc/sys/vm/drop_caches
+}
+
+# bench_median N...: the median of the numbers.
+bench_median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
