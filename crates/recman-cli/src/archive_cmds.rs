@@ -8,14 +8,29 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// archive-push: %p and the next segments marked ready; the rest are warnings, since
-/// PostgreSQL's own call for each will try again.
+/// archive-push: %p and the next segments marked ready (or, on a backlog, %p while a background
+/// pusher takes the rest); the rest are warnings, since PostgreSQL's own call for each will try
+/// again.
 pub fn push(g: &Global, p: recman_command::ArchivePush) -> Result<()> {
     let repo = open_repo(g)?;
     let pgdata = g.pgdata.clone().or_else(|| std::env::current_dir().ok());
     let db = recman_engine::resolve_database(&repo, g.db.as_deref(), pgdata.as_deref())?;
     let opts = p.options()?;
-    let r = recman_engine::archive_push_batch(&repo, &db, &p.path, &opts)?;
+    let spool = recman_engine::PushSpool::default_for(&p.path)?;
+    let command = |after: &str| {
+        let mut cmd = background(g)?;
+        cmd.arg("archive-push-ahead")
+            .arg("--wal-dir")
+            .arg(spool.wal_dir())
+            .args(["--after", after, "--compress", &p.compress])
+            .args(["--parallel", &opts.parallel.to_string()]);
+        Ok(cmd)
+    };
+    let ahead = recman_engine::Ahead {
+        spool: &spool,
+        command: &command,
+    };
+    let r = recman_engine::archive_push(&repo, &db, &p.path, &opts, Some(&ahead))?;
     for (name, e) in &r.failed {
         eprintln!(
             "recman: warning: could not archive {name} along with {}: {e}; PostgreSQL's own archive-push call for it will try again",
@@ -160,31 +175,8 @@ fn start_prefetcher(g: &Global, spool: &recman_engine::Spool, segment: &str, cou
         if !spool.wants_prefetcher(segment, count)? {
             return Ok(());
         }
-        let mut cmd = std::process::Command::new(std::env::current_exe()?);
-        let mut flag = |f: &str, v: &std::ffi::OsStr| {
-            cmd.arg(f).arg(v);
-        };
-        if let Some(r) = &g.repo {
-            flag("--repo", r.as_os_str());
-        }
-        if let Some(c) = &g.repo_cache {
-            flag("--repo-cache", c.as_os_str());
-        }
-        if let Some(c) = &g.config {
-            flag("--config", c.as_os_str());
-        }
-        if let Some(p) = &g.pgdata {
-            flag("--pgdata", p.as_os_str());
-        }
-        if let Some(d) = &g.db {
-            flag("--db", d.as_ref());
-        }
-        // A shared catalog's URL may hold a password: the environment, not the command line.
-        if let Some(url) = &g.catalog {
-            cmd.env("RECMAN_CATALOG", url);
-        }
-        cmd.arg("--quiet")
-            .arg("archive-prefetch")
+        let mut cmd = background(g)?;
+        cmd.arg("archive-prefetch")
             .arg("--spool")
             .arg(spool.dir())
             .args(["--after", segment, "--count", &count.to_string()])
@@ -196,4 +188,54 @@ fn start_prefetcher(g: &Global, spool: &recman_engine::Spool, segment: &str, cou
     if let Err(e) = start() {
         eprintln!("recman: warning: wal read-ahead: cannot start the prefetcher: {e}");
     }
+}
+
+/// A `recman` command for a background helper (prefetcher, pusher): this call's repository,
+/// catalog and database settings, quiet.
+fn background(g: &Global) -> std::io::Result<std::process::Command> {
+    let mut cmd = std::process::Command::new(std::env::current_exe()?);
+    let mut flag = |f: &str, v: &std::ffi::OsStr| {
+        cmd.arg(f).arg(v);
+    };
+    if let Some(r) = &g.repo {
+        flag("--repo", r.as_os_str());
+    }
+    if let Some(c) = &g.repo_cache {
+        flag("--repo-cache", c.as_os_str());
+    }
+    if let Some(c) = &g.config {
+        flag("--config", c.as_os_str());
+    }
+    if let Some(p) = &g.pgdata {
+        flag("--pgdata", p.as_os_str());
+    }
+    if let Some(d) = &g.db {
+        flag("--db", d.as_ref());
+    }
+    // A shared catalog's URL may hold a password: the environment, not the command line.
+    if let Some(url) = &g.catalog {
+        cmd.env("RECMAN_CATALOG", url);
+    }
+    cmd.arg("--quiet");
+    Ok(cmd)
+}
+
+/// archive-push-ahead: pushes the backlog after `--after` unless another pusher holds the lock.
+/// What it could not push is left to PostgreSQL's own calls, which push it themselves.
+pub fn push_ahead(g: &Global, p: recman_command::ArchivePushAhead) -> Result<ExitCode> {
+    let opts = p.options()?;
+    let spool = recman_engine::PushSpool::default_for(&p.wal_dir.join(&p.after))?;
+    let Some(lock) = spool.try_lock(&p.after)? else {
+        return Ok(ExitCode::SUCCESS); // another pusher is at work
+    };
+    let repo = open_repo(g)?;
+    let pgdata = g.pgdata.clone().or_else(|| std::env::current_dir().ok());
+    let db = recman_engine::resolve_database(&repo, g.db.as_deref(), pgdata.as_deref())?;
+    let r = recman_engine::push_ahead(&repo, &db, &lock, &opts)?;
+    for (name, e) in &r.failed {
+        eprintln!(
+            "recman: background push of wal segment {name} failed: {e}; PostgreSQL's own archive-push call for it pushes it"
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -191,6 +191,22 @@ pub enum Command {
         #[arg(long)]
         repo_host: Option<String>,
     },
+    /// Pushes a backlog of ready WAL segments; started by archive-push in the background.
+    #[command(hide = true)]
+    ArchivePushAhead {
+        /// pg_wal: the segments and their archive_status.
+        #[arg(long)]
+        wal_dir: PathBuf,
+        /// Push the segments marked ready after this one.
+        #[arg(long)]
+        after: String,
+        /// Compression of archived WAL.
+        #[arg(long, default_value = "lz4")]
+        compress: String,
+        /// Segments read, compressed and written at once. Range: 1 to 256.
+        #[arg(long, value_parser = crate::input::count::<u32>((1, 256)))]
+        parallel: Option<u32>,
+    },
     /// Fills archive-get's spool; started by archive-get in the background.
     #[command(hide = true)]
     ArchivePrefetch {

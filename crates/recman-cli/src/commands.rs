@@ -42,6 +42,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::ArchivePush(p) => crate::archive_cmds::push(g, p)?,
         Command::ArchiveGet(a) => return crate::archive_cmds::get(g, a),
         Command::ArchivePrefetch(p) => return crate::archive_cmds::prefetch(g, p),
+        Command::ArchivePushAhead(p) => return crate::archive_cmds::push_ahead(g, p),
         c @ (Command::RegisterDatabase { .. }
         | Command::CreateRestorePoint { .. }
         | Command::ChangeBackup(_)

@@ -154,6 +154,17 @@ impl From<cli::Command> for m::Command {
                 with_recovery_target,
                 repo_host,
             }),
+            cli::Command::ArchivePushAhead {
+                wal_dir,
+                after,
+                compress,
+                parallel,
+            } => m::Command::ArchivePushAhead(m::ArchivePushAhead {
+                wal_dir,
+                after,
+                compress,
+                parallel,
+            }),
             cli::Command::ArchivePrefetch {
                 spool,
                 after,

@@ -236,6 +236,92 @@ fn batch_push_takes_ready_segments_along() {
     );
 }
 
+/// Waits until no pusher holds `push_dir`'s lock and `done` holds for the archived segments.
+fn wait_pusher(setup: &Setup, push_dir: &Path, done: impl Fn(&BTreeSet<String>) -> bool) {
+    let start = Instant::now();
+    loop {
+        let free = match fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(push_dir.join(".lock"))
+        {
+            Ok(f) => f.try_lock().is_ok(),
+            Err(_) => false,
+        };
+        let archived = segment_names(setup);
+        if free && done(&archived) {
+            return;
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            panic!(
+                "the background pusher in {} never finished; archived: {archived:?}; push.log: {}",
+                push_dir.display(),
+                fs::read_to_string(push_dir.join("push.log")).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_backlog_is_pushed_by_one_background_pusher() {
+    let setup = Setup::new();
+    let (_t, scratch) = new_scratch_dir();
+    let sysid = setup.cluster.system_identifier();
+    let (pg_wal, names) = fake_pg_wal(&scratch, sysid, 0x40, 9);
+    // One segment holds another's WAL: the pusher must skip it and go on with the rest.
+    fs::write(pg_wal.join(&names[5]), fake_segment(sysid, &names[6], 9)).unwrap();
+    chown_tree_to_cluster_user(&scratch);
+    let seg = |n: &str| path_str(&pg_wal.join(n)).to_string();
+    let push_dir = pg_wal.join("recman-push");
+
+    // A whole batch (3 and more) ready after %p: the call pushes %p alone and leaves the rest to
+    // the pusher it starts.
+    let out = setup.ok(&["-v", "archive-push", &seg(&names[0]), "--batch", "4"]);
+    assert_eq!(out.matches("archived wal file").count(), 1, "{out}");
+    assert!(
+        out.contains(&format!("archived wal file {}", names[0])),
+        "{out}"
+    );
+    // No other call is made: only the background pusher can archive the others.
+    let wanted: BTreeSet<String> = names.iter().filter(|n| **n != names[5]).cloned().collect();
+    wait_pusher(&setup, &push_dir, |got| {
+        got.iter().filter(|n| n.starts_with("00000040")).count() >= wanted.len()
+    });
+    let ours: BTreeSet<String> = segment_names(&setup)
+        .into_iter()
+        .filter(|n| n.starts_with("00000040"))
+        .collect();
+    assert_eq!(ours, wanted);
+    assert_eq!(
+        fs::read_to_string(push_dir.join(".lock")).unwrap(),
+        names[0],
+        "the lock names the segment the pusher started after"
+    );
+    // The segment it could not push is marked, with the reason, and named in its log.
+    let failed = fs::read_to_string(push_dir.join(format!("{}.failed", names[5]))).unwrap();
+    assert!(failed.contains(&names[5]), "{failed}");
+    let log = fs::read_to_string(push_dir.join("push.log")).unwrap();
+    assert!(log.contains(&names[5]), "{log}");
+    // PostgreSQL's status files are PostgreSQL's.
+    let status = names_in(&pg_wal.join("archive_status"));
+    assert!(status.iter().all(|s| s.ends_with(".ready")), "{status:?}");
+
+    // PostgreSQL's calls for the pushed ones answer at once; the failed one's own call pushes
+    // it, and fails with the reason.
+    let out = setup.ok(&["-v", "archive-push", &seg(&names[4]), "--batch", "4"]);
+    assert!(out.contains("is already archived"), "{out}");
+    let err = setup.err(&["archive-push", &seg(&names[5]), "--batch", "4"]);
+    assert!(err.contains(&names[5]) && err.contains("hint"), "{err}");
+    // Pushed by the pusher, stored intact.
+    let dest = scratch.join("back");
+    setup.ok(&["archive-get", &names[8], path_str(&dest), "--prefetch", "0"]);
+    assert_eq!(
+        fs::read(&dest).unwrap(),
+        fs::read(pg_wal.join(&names[8])).unwrap()
+    );
+}
+
 #[test]
 fn batched_archive_command_drains_a_backlog() {
     // Archiving configured but without a command: WAL piles up as .ready files.
@@ -274,6 +360,11 @@ fn batched_archive_command_drains_a_backlog() {
     c.psql("select pg_reload_conf()");
     c.wait_archived(&last);
     assert_eq!(segment_names(&setup), backlog);
+    // A backlog of a whole batch and more went to the background pusher, which says which
+    // segment it started after.
+    let lock = c.pgdata.join("pg_wal/recman-push/.lock");
+    let after = fs::read_to_string(&lock).unwrap_or_default();
+    assert!(backlog.contains(&after), "{}: {after:?}", lock.display());
     // Every archived segment is intact in the repository.
     for w in wal(&setup) {
         assert_eq!(w["status"], "AVAILABLE", "{w}");

@@ -124,6 +124,7 @@ pub enum Command {
     ArchivePush(ArchivePush),
     ArchiveGet(ArchiveGet),
     ArchivePrefetch(ArchivePrefetch),
+    ArchivePushAhead(ArchivePushAhead),
     Configure(ConfigureWhat),
     Show(ShowWhat),
     Report(ReportWhat),
@@ -208,6 +209,7 @@ impl Command {
             Command::ArchivePush(_) => &["archive-push"],
             Command::ArchiveGet(_) => &["archive-get"],
             Command::ArchivePrefetch(_) => &["archive-prefetch"],
+            Command::ArchivePushAhead(_) => &["archive-push-ahead"],
             Command::Configure(_) => &["configure"],
             Command::Show(_) => &["show"],
             Command::Report(_) => &["report"],
@@ -477,6 +479,17 @@ pub struct ArchiveGet {
     pub with_recovery_target: bool,
     /// Fetch the file from the repository host's server at this URL (docs/fleet.md).
     pub repo_host: Option<String>,
+}
+
+/// The background pusher archive-push starts on a backlog (engine: `archive::ahead`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArchivePushAhead {
+    /// pg_wal: the segments and their archive_status.
+    pub wal_dir: PathBuf,
+    /// Push the ready segments after this one.
+    pub after: String,
+    pub compress: String,
+    pub parallel: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

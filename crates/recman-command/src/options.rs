@@ -283,6 +283,16 @@ pub fn validate_channels(flag: Option<u32>) -> u32 {
     flag.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32))
 }
 
+impl ArchivePushAhead {
+    pub fn options(&self) -> Result<recman_engine::PushOptions, OptionError> {
+        let mut o = recman_engine::PushOptions::new(compression(&self.compress)?);
+        if let Some(p) = self.parallel {
+            o.parallel = p as usize;
+        }
+        Ok(o)
+    }
+}
+
 impl ArchivePush {
     pub fn options(&self) -> Result<recman_engine::PushOptions, OptionError> {
         let mut o = recman_engine::PushOptions::new(compression(&self.compress)?);

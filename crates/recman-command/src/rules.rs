@@ -326,6 +326,7 @@ impl Command {
             Command::ArchiveGet(g) => {
                 c.count("prefetch", Some(u64::from(g.prefetch)), ranges::PREFETCH)
             }
+            Command::ArchivePushAhead(p) => c.count("parallel", n(p.parallel), ranges::CHANNELS),
             Command::ArchivePrefetch(p) => {
                 c.count("count", Some(p.count as u64), ranges::PREFETCH)?;
                 c.count(

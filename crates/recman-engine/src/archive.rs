@@ -9,13 +9,16 @@ use recman_format::{Compression, PieceHeader, SetFile};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+mod ahead;
 mod batch;
 mod check;
 pub mod host;
 mod read;
 pub mod summary;
+pub use ahead::{Ahead, PUSH_DIR_NAME, PushAheadReport, PushLock, PushSpool, push_ahead};
 pub use batch::{
-    DEFAULT_PUSH_BATCH, PushBatchReport, PushOptions, archive_push_batch, default_parallel,
+    DEFAULT_PUSH_BATCH, PushBatchReport, PushOptions, archive_push, archive_push_batch,
+    default_parallel,
 };
 pub(crate) use read::read_from_piece as read_file_from_piece;
 pub(crate) use read::{read_wal, read_wal_into};

@@ -61,8 +61,9 @@ pub mod window;
 pub use action::{Action, Hint, HintPart, Remedy, Spell, Words};
 pub use archive::host as archive_host;
 pub use archive::{
-    ArchiveGetOutcome, ArchivePushOutcome, DEFAULT_PUSH_BATCH, PushBatchReport, PushOptions,
-    archive_current, archive_get, archive_push_batch, default_parallel, is_segment_name,
+    Ahead, ArchiveGetOutcome, ArchivePushOutcome, DEFAULT_PUSH_BATCH, PUSH_DIR_NAME,
+    PushAheadReport, PushBatchReport, PushLock, PushOptions, PushSpool, archive_current,
+    archive_get, archive_push, archive_push_batch, default_parallel, is_segment_name, push_ahead,
 };
 pub use archivelog::{ARCHIVELOG, ArchivelogOptions, ArchivelogReport, backup_archivelog};
 pub use backup::{BackupOptions, BackupReport, backup_database};

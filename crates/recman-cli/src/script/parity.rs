@@ -314,6 +314,10 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "archive-prefetch",
         "archive-get starts it in the background",
     ),
+    (
+        "archive-push-ahead",
+        "archive-push starts it in the background",
+    ),
     ("run", "it runs the language"),
     (
         "recover table --channels",

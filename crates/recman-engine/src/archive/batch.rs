@@ -8,14 +8,16 @@
 //! `Sync`); the calling thread then records the finished pieces in the catalog, whose
 //! connection is not shared between threads, in one transaction. `archive_status` is PostgreSQL's: nothing here writes it.
 
+use super::ahead::{Ahead, forget_failure, leave_to_pusher};
 use super::check::check_wal_file;
 use super::{
     ArchivePushOutcome, check_archived, file_crc, is_segment_name, read_into, store_wal,
     wal_file_name,
 };
 use crate::EngineError;
-use recman_catalog::{DbRecord, Repository, WalRecord};
+use recman_catalog::{DbRecord, Media, Repository, WalRecord};
 use recman_format::Compression;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -79,39 +81,110 @@ pub fn archive_push_batch(
     path: &Path,
     opts: &PushOptions,
 ) -> Result<PushBatchReport, EngineError> {
+    archive_push(repo, db, path, opts, None)
+}
+
+/// [`archive_push_batch`], which on a backlog leaves the segments after %p to a background
+/// pusher when `ahead` allows (module `ahead`): a call whose segment the running pusher covers
+/// waits for its record, and a call that finds a full batch ready starts a pusher for the
+/// segments after %p and pushes %p alone.
+pub fn archive_push(
+    repo: &Repository,
+    db: &DbRecord,
+    path: &Path,
+    opts: &PushOptions,
+    ahead: Option<&Ahead<'_>>,
+) -> Result<PushBatchReport, EngineError> {
     let name = wal_file_name(path)?;
+    let answer = |outcome| PushBatchReport {
+        outcome,
+        extra: Vec::new(),
+        failed: Vec::new(),
+    };
     // Pushed along by an earlier call: one pass over the local file, no copy of it kept.
     if let Some(done) = check_archived(repo, db, &name, || file_crc(path))? {
-        return Ok(PushBatchReport {
-            outcome: done,
-            extra: Vec::new(),
-            failed: Vec::new(),
-        });
+        return Ok(answer(done));
+    }
+    let mut alone = false;
+    if let Some(a) = ahead
+        && let Some(done) = leave_to_pusher(repo, db, path, &name, opts, a, &mut alone)?
+    {
+        return Ok(answer(done));
     }
     let mut failed = Vec::new();
     let mut work = vec![(name.clone(), path.to_path_buf())];
-    if opts.batch > 1 {
+    if opts.batch > 1 && !alone {
+        // The oldest ready ones other than %p, earlier ones included (PostgreSQL asks for
+        // those first anyway).
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let skip = HashSet::from([name.clone()]);
         work.extend(ready_segments(
             repo,
             db,
-            path,
-            &name,
+            dir,
+            "",
             opts.batch - 1,
+            &skip,
             &mut failed,
         ));
     }
+    let mut outcome = None;
+    let mut extra = Vec::new();
+    // One catalog transaction for the batch: one commit and fsync instead of one per segment.
+    for (i, r) in push_segments(repo, db, &work, opts, work.len()) {
+        match r {
+            Ok(rec) if i == 0 => {
+                outcome = Some(Ok(ArchivePushOutcome::Archived {
+                    name: rec.name,
+                    stored_size: rec.stored_size,
+                }))
+            }
+            Ok(rec) => extra.push(ArchivePushOutcome::Archived {
+                name: rec.name,
+                stored_size: rec.stored_size,
+            }),
+            Err(e) if i == 0 => outcome = Some(Err(e)),
+            Err(e) => failed.push((work[i].0.clone(), e)),
+        }
+    }
+    let outcome = outcome.unwrap_or_else(|| {
+        Err(EngineError::Internal(format!(
+            "wal file {name} was not archived into repository {}: its worker thread ended early; hint: run archive-push for it again",
+            repo.location()
+        )))
+    })?;
+    if let Some(a) = ahead {
+        forget_failure(a, &name);
+    }
+    Ok(PushBatchReport {
+        outcome,
+        extra,
+        failed,
+    })
+}
+
+/// Pushes `work` (segment names and local paths), `opts.parallel` at a time, and records the
+/// stored pieces in the catalog in transactions of up to `commit_every` as they finish, so a
+/// caller waiting for one segment sees it soon after its piece is durable. Returns each
+/// item's outcome by its index in `work`, in the order they were recorded or failed.
+pub(super) fn push_segments(
+    repo: &Repository,
+    db: &DbRecord,
+    work: &[(String, PathBuf)],
+    opts: &PushOptions,
+    commit_every: usize,
+) -> Vec<(usize, Result<WalRecord, EngineError>)> {
     let next = AtomicUsize::new(0);
     let media = repo.media().as_ref();
     let location = repo.location();
-    let threads = opts.parallel.clamp(1, work.len());
-    let mut outcome = None;
-    let mut extra = Vec::new();
+    let threads = opts.parallel.clamp(1, work.len().max(1));
+    let mut out = Vec::with_capacity(work.len());
     let mut stored: Vec<(usize, WalRecord)> = Vec::new();
     std::thread::scope(|s| {
         let (tx, rx) = mpsc::channel::<(usize, Result<WalRecord, EngineError>)>();
         for _ in 0..threads {
             let tx = tx.clone();
-            let (work, next) = (&work, &next);
+            let next = &next;
             s.spawn(move || {
                 // One buffer per thread, reused for each segment it reads.
                 let mut buf = Vec::new();
@@ -120,24 +193,7 @@ pub fn archive_push_batch(
                     let Some((name, path)) = work.get(i) else {
                         break;
                     };
-                    let r = read_into(path, &mut buf).and_then(|()| {
-                        check_wal_file(db, name, &buf)?;
-                        // The summary first, from the bytes in hand: a segment is never
-                        // recorded without the summary a push could make of it. A summary
-                        // that cannot be made leaves a gap a level 1 scans around.
-                        if is_segment_name(name) {
-                            let _ = super::summary::store_summary(
-                                media,
-                                location,
-                                db,
-                                name,
-                                &buf,
-                                opts.compression,
-                            );
-                        }
-                        let crc = crc32c::crc32c(&buf);
-                        store_wal(media, location, db, name, &buf, crc, opts.compression)
-                    });
+                    let r = push_one(media, location, db, name, path, opts, &mut buf);
                     if tx.send((i, r)).is_err() {
                         break;
                     }
@@ -148,30 +204,54 @@ pub fn archive_push_batch(
         for (i, r) in rx {
             match r {
                 Ok(rec) => stored.push((i, rec)),
-                Err(e) if i == 0 => outcome = Some(Err(e)),
-                Err(e) => failed.push((work[i].0.clone(), e)),
+                Err(e) => out.push((i, Err(e))),
+            }
+            if stored.len() >= commit_every.max(1) {
+                record(repo, location, std::mem::take(&mut stored), &mut out);
             }
         }
     });
-    // Every stored piece is durable by now: record them in one catalog transaction (one
-    // commit and fsync for the batch instead of one per segment). The catalog connection
-    // stays on this thread.
+    record(repo, location, stored, &mut out);
+    out
+}
+
+/// Reads, checks and stores one segment (and its change-tracking summary).
+fn push_one(
+    media: &dyn Media,
+    location: &str,
+    db: &DbRecord,
+    name: &str,
+    path: &Path,
+    opts: &PushOptions,
+    buf: &mut Vec<u8>,
+) -> Result<WalRecord, EngineError> {
+    read_into(path, buf)?;
+    check_wal_file(db, name, buf)?;
+    // The summary first, from the bytes in hand: a segment is never recorded without the
+    // summary a push could make of it. A summary that cannot be made leaves a gap a level 1
+    // scans around.
+    if is_segment_name(name) {
+        let _ = super::summary::store_summary(media, location, db, name, buf, opts.compression);
+    }
+    let crc = crc32c::crc32c(buf);
+    store_wal(media, location, db, name, buf, crc, opts.compression)
+}
+
+/// Records stored pieces (each durable by now) in one catalog transaction; on failure each
+/// becomes an error that says the piece is stored but not recorded.
+fn record(
+    repo: &Repository,
+    location: &str,
+    mut stored: Vec<(usize, WalRecord)>,
+    out: &mut Vec<(usize, Result<WalRecord, EngineError>)>,
+) {
+    if stored.is_empty() {
+        return;
+    }
     stored.sort_by_key(|(i, _)| *i);
     let (order, recs): (Vec<usize>, Vec<WalRecord>) = stored.into_iter().unzip();
     match repo.catalog().add_wals(&recs) {
-        Ok(()) => {
-            for (i, rec) in order.into_iter().zip(recs) {
-                let o = ArchivePushOutcome::Archived {
-                    name: rec.name,
-                    stored_size: rec.stored_size,
-                };
-                if i == 0 {
-                    outcome = Some(Ok(o));
-                } else {
-                    extra.push(o);
-                }
-            }
-        }
+        Ok(()) => out.extend(order.into_iter().zip(recs.into_iter().map(Ok))),
         Err(e) => {
             let why = e.to_string();
             let kind = e.kind();
@@ -183,39 +263,26 @@ pub fn archive_push_batch(
                         rec.name
                     ),
                 };
-                if i == 0 {
-                    outcome = Some(Err(e));
-                } else {
-                    failed.push((rec.name, e));
-                }
+                out.push((i, Err(e)));
             }
         }
     }
-    let outcome = outcome.unwrap_or_else(|| {
-        Err(EngineError::Internal(format!(
-            "wal file {name} was not archived into repository {location}: its worker thread ended early; hint: run archive-push for it again"
-        )))
-    })?;
-    Ok(PushBatchReport {
-        outcome,
-        extra,
-        failed,
-    })
 }
 
-/// The oldest WAL segments PostgreSQL has marked ready next to `path`, other than `name`, that
-/// the catalog does not hold yet, at most `limit`. Name order is WAL order within a timeline,
-/// and a later timeline's segments sort after an earlier one's, as PostgreSQL archives them.
-/// What cannot be read goes to `failed`, naming the object; it only shortens the batch.
-fn ready_segments(
+/// The oldest WAL segments PostgreSQL has marked ready in `dir` (pg_wal) after `after`, other
+/// than those in `skip`, that the catalog does not hold yet, at most `limit`. Name order is WAL
+/// order within a timeline, and a later timeline's segments sort after an earlier one's, as
+/// PostgreSQL archives them. What cannot be read goes to `failed`, naming the object; it only
+/// shortens the list.
+pub(super) fn ready_segments(
     repo: &Repository,
     db: &DbRecord,
-    path: &Path,
-    name: &str,
+    dir: &Path,
+    after: &str,
     limit: usize,
+    skip: &HashSet<String>,
     failed: &mut Vec<(String, EngineError)>,
 ) -> Vec<(String, PathBuf)> {
-    let dir = path.parent().unwrap_or(Path::new("."));
     let status = dir.join("archive_status");
     let rd = match std::fs::read_dir(&status) {
         Ok(rd) => rd,
@@ -232,7 +299,7 @@ fn ready_segments(
         .filter_map(|e| {
             let f = e.file_name().to_string_lossy().into_owned();
             f.strip_suffix(".ready")
-                .filter(|s| is_segment_name(s) && *s != name)
+                .filter(|s| is_segment_name(s) && *s > after && !skip.contains(*s))
                 .map(str::to_string)
         })
         .collect();
