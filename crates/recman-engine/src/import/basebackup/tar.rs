@@ -34,6 +34,16 @@ pub struct TarStream<R> {
     pad: u64,
 }
 
+/// The stream is no tar, or a damaged one; `what` says where it broke.
+fn broken(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!(
+            "{what}: this is no tar file, or a damaged one; hint: list it with `tar -t` (after decompressing it), or take the backup again"
+        ),
+    )
+}
+
 fn field(b: &[u8]) -> String {
     let end = b.iter().position(|c| *c == 0).unwrap_or(b.len());
     String::from_utf8_lossy(&b[..end]).into_owned()
@@ -54,7 +64,7 @@ fn number(b: &[u8]) -> io::Result<u64> {
         return Ok(0);
     }
     u64::from_str_radix(t, 8)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, format!("bad number {t:?}")))
+        .map_err(|_| broken(&format!("a header holds {t:?} where a number belongs")))
 }
 
 fn pax_path(data: &[u8]) -> Option<String> {
@@ -145,12 +155,7 @@ impl<R: Read> TarStream<R> {
         while n < BLOCK {
             match self.inner.read(&mut b[n..])? {
                 0 if n == 0 => return Ok(false),
-                0 => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "the tar ends inside a header",
-                    ));
-                }
+                0 => return Err(broken("it ends inside a header")),
                 k => n += k,
             }
         }
@@ -161,10 +166,7 @@ impl<R: Read> TarStream<R> {
         let n = self.left + self.pad;
         let skipped = io::copy(&mut (&mut self.inner).take(n), &mut io::sink())?;
         if skipped != n {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "the tar ends inside a member",
-            ));
+            return Err(broken("it ends inside a member"));
         }
         self.left = 0;
         self.pad = 0;
@@ -195,10 +197,7 @@ impl<R: Read> Read for Member<'_, R> {
         let want = buf.len().min(self.s.left.min(usize::MAX as u64) as usize);
         let n = self.s.inner.read(&mut buf[..want])?;
         if n == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "the tar ends inside a member",
-            ));
+            return Err(broken("it ends inside a member"));
         }
         self.s.left -= n as u64;
         Ok(n)
