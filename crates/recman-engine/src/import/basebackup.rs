@@ -4,15 +4,17 @@
 //! copied (`-X stream` or `fetch`, the default) is restored with the files, so that such a
 //! backup becomes consistent without any archive.
 //!
-//! PostgreSQL 17's incremental backups are refused at import for now: combining them with
-//! their prior backups is pg_combinebackup's work, and recman does not do it yet.
+//! PostgreSQL 17's incremental backups are imported on top of the backup they build on
+//! (imported before them), and combined with it at restore ([`incremental`]); like
+//! pg_combinebackup, recman reads them in plain format only.
 
 mod entries;
+pub mod incremental;
 pub mod manifest;
 mod store;
 mod tar;
 
-use super::decode::Checked;
+use super::decode::{Checked, Checksum};
 use super::record::{self, FOREIGN};
 use super::{
     ForeignEntry, ImportError, ImportOptions, ImportReport, ImportedBackup, PG_BASEBACKUP,
@@ -21,6 +23,7 @@ use crate::EngineError;
 use manifest::Manifest;
 use recman_catalog::Repository;
 use recman_format::manifest::{BackupManifest, MANIFEST_FORMAT, MANIFEST_VERSION, ManifestOrigin};
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 use store::Store;
@@ -43,13 +46,6 @@ pub(crate) fn import(repo: &Repository, opts: &ImportOptions) -> Result<ImportRe
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| location.clone());
     let bm = Manifest::read(&dir)?;
-    if let Some(f) = bm.incremental_files().next() {
-        return Err(ImportError::Invalid(format!(
-            "pg_basebackup backup {location} is an incremental backup (it holds {}), which this recman does not import yet; hint: combine it with the backups it builds on first (`pg_combinebackup FULL ... {location} -o DIR`) and import DIR",
-            f.path
-        ))
-        .into());
-    }
     let store = Store::of(&dir)?;
     let mut report = ImportReport {
         origin: format!(
@@ -76,11 +72,22 @@ pub(crate) fn import(repo: &Repository, opts: &ImportOptions) -> Result<ImportRe
         report.backups.push(ImportedBackup {
             id: f.backup_id,
             label,
-            origin_type: "full".into(),
+            origin_type: f.origin_type,
             known: true,
         });
         return Ok(report);
     }
+    let parent = match facts.incremental_from {
+        Some(from) => Some(prior_of(repo, db.id, from, &store, &location)?),
+        None if bm.incremental_files().next().is_some() => {
+            return Err(ImportError::Corrupt(format!(
+                "pg_basebackup backup {location} holds incremental files but its backup_label names no prior backup; hint: check it with pg_verifybackup"
+            ))
+            .into());
+        }
+        None => None,
+    };
+    let origin_type = if parent.is_some() { "incr" } else { "full" };
     let list = entries::foreign_entries(&bm, &listing, &location)?;
     let id = record::new_id(repo, facts.start_time)?;
     let owner = {
@@ -95,7 +102,7 @@ pub(crate) fn import(repo: &Repository, opts: &ImportOptions) -> Result<ImportRe
         config: None,
         stanza: None,
         label: label.clone(),
-        origin_type: "full".into(),
+        origin_type: origin_type.into(),
     };
     let (start, stop, tli) = bm.span();
     let seg = facts.wal_segment_size;
@@ -125,9 +132,9 @@ pub(crate) fn import(repo: &Repository, opts: &ImportOptions) -> Result<ImportRe
         checksums_enabled: facts.checksums,
         backup_label: facts.backup_label,
         tablespace_map: facts.tablespace_map,
-        incremental_level: None,
+        incremental_level: parent.as_ref().map(|_| 1),
         cumulative: false,
-        parent: None,
+        parent,
         parent_start_lsn: None,
         read: None,
         origin: Some(origin),
@@ -141,46 +148,142 @@ pub(crate) fn import(repo: &Repository, opts: &ImportOptions) -> Result<ImportRe
     report.backups.push(ImportedBackup {
         id,
         label,
-        origin_type: "full".into(),
+        origin_type: origin_type.into(),
         known: false,
     });
     Ok(report)
 }
 
-/// A pg_basebackup backup opened for restore or validation.
+/// The imported pg_basebackup backup an incremental backup builds on: the one of the same
+/// database that started where the incremental's label says (as pg_combinebackup matches
+/// them). Both must be in plain format.
+fn prior_of(
+    repo: &Repository,
+    db_id: i64,
+    (lsn, tli): (recman_pg::Lsn, u32),
+    store: &Store,
+    location: &str,
+) -> Result<String, EngineError> {
+    if !matches!(store, Store::Plain(_)) {
+        return Err(ImportError::Invalid(format!(
+            "pg_basebackup backup {location} is an incremental backup in tar format, which recman reads in plain format only (as pg_combinebackup does); hint: extract its tar files into a directory and import that"
+        ))
+        .into());
+    }
+    let cat = repo.catalog();
+    for f in cat.foreign_backups()? {
+        if f.tool != PG_BASEBACKUP {
+            continue;
+        }
+        if let Some(b) = cat.backup(&f.backup_id)?
+            && b.db_id == db_id
+            && b.start_lsn == lsn.0
+            && b.timeline == tli
+        {
+            return Ok(f.backup_id);
+        }
+    }
+    Err(ImportError::NotFound(format!(
+        "pg_basebackup backup {location} is an incremental backup on top of one that started at {lsn} on timeline {tli}, which is not imported; hint: import the backups of the chain oldest first (`recman catalog import DIR` for each), or combine them with pg_combinebackup and import the result"
+    ))
+    .into())
+}
+
+/// One backup of an imported chain: its directory and what its manifest lists.
+struct Layer {
+    dir: std::path::PathBuf,
+    files: HashMap<String, (u64, Option<Checksum>)>,
+}
+
+/// A pg_basebackup backup opened for restore or validation: the newest of its chain (a
+/// full backup alone, or one with the incremental backups on top of it).
 pub(crate) struct Opened {
     location: String,
     store: Store,
     entries: Vec<ForeignEntry>,
     holds_wal: bool,
+    /// The chain, oldest first, when the backup is incremental.
+    layers: Vec<Layer>,
 }
 
 impl Opened {
     pub(crate) fn open_chain(chain: &[BackupManifest]) -> Result<Opened, ImportError> {
         let m = chain.last().expect("a chain has at least one backup");
         let o = super::origin_of(m)?;
-        if chain.len() > 1 {
-            return Err(ImportError::Invalid(format!(
-                "backup {} is imported from an incremental pg_basebackup chain, which this recman does not restore yet; hint: combine the chain with pg_combinebackup and import the result",
-                m.backup_id
-            )));
-        }
         let dir = Path::new(&o.location);
         let bm = Manifest::read(dir)?;
         let store = Store::of(dir)?;
         let entries = entries::opened_entries(m, &bm, &o.location)?;
         let holds_wal = entries::holds_wal(m, &entries);
+        let mut layers = Vec::new();
+        if chain.len() > 1 {
+            for b in chain {
+                layers.push(layer_of(b)?);
+            }
+        }
         Ok(Opened {
             location: o.location.clone(),
             store,
             entries,
             holds_wal,
+            layers,
         })
+    }
+
+    /// File `path` as backup `k` of the chain has it: whole, rebuilt from its incremental
+    /// file and the backups before it, or None when that backup lacks it.
+    fn open_in(
+        &self,
+        k: usize,
+        path: &str,
+    ) -> Result<Option<Box<dyn Read + Send + '_>>, ImportError> {
+        let l = &self.layers[k];
+        let open = |rel: &str, (size, sum): &(u64, Option<Checksum>)| {
+            let p = l.dir.join(rel);
+            let f = std::fs::File::open(&p).map_err(|e| ImportError::io(&p, e))?;
+            let r = std::io::BufReader::with_capacity(1 << 20, f);
+            let what = format!("{rel} of {}", l.dir.display());
+            Ok::<_, ImportError>(Box::new(Checked::new(r, what, *size, sum.clone())))
+        };
+        if let Some(f) = l.files.get(path) {
+            return Ok(Some(open(path, f)?));
+        }
+        let rel = incremental::incremental_name(path);
+        let Some(f) = l.files.get(&rel) else {
+            return Ok(None);
+        };
+        let incr = open(&rel, f)?;
+        let prior = match k {
+            0 => None,
+            _ => self.open_in(k - 1, path)?,
+        };
+        let r = incremental::Rebuilt::new(incr, prior)
+            .map_err(|e| ImportError::io(l.dir.join(&rel), e))?;
+        Ok(Some(Box::new(r)))
     }
 
     fn checked<'a>(&self, r: impl Read + Send + 'a, e: &ForeignEntry) -> Box<dyn Read + Send + 'a> {
         Box::new(Checked::new(r, e.path.clone(), e.size, e.checksum.clone()))
     }
+}
+
+/// What backup `m` of a chain holds; only plain format can be combined.
+fn layer_of(m: &BackupManifest) -> Result<Layer, ImportError> {
+    let o = super::origin_of(m)?;
+    let dir = std::path::PathBuf::from(&o.location);
+    if !matches!(Store::of(&dir)?, Store::Plain(_)) {
+        return Err(ImportError::Invalid(format!(
+            "pg_basebackup backup {} is in tar format and has incremental backups on top of it, which recman combines in plain format only; hint: extract its tar files into a directory, import that, and import the incremental backups again",
+            o.location
+        )));
+    }
+    let bm = Manifest::read(&dir)?;
+    let files = bm
+        .files
+        .into_iter()
+        .map(|f| (f.path, (f.size, f.checksum)))
+        .collect();
+    Ok(Layer { dir, files })
 }
 
 impl super::Opened for Opened {
@@ -193,8 +296,15 @@ impl super::Opened for Opened {
     }
 
     fn open(&self, e: &ForeignEntry) -> Result<Box<dyn Read + Send + '_>, ImportError> {
-        let r = self.store.open(&e.path)?;
-        Ok(self.checked(r, e))
+        if self.layers.is_empty() {
+            let r = self.store.open(&e.path)?;
+            return Ok(self.checked(r, e));
+        }
+        // The WAL, and a file recorded as found, are not in the manifest: read as they are.
+        match self.open_in(self.layers.len() - 1, &e.path)? {
+            Some(r) => Ok(self.checked(r, e)),
+            None => Ok(self.checked(self.store.open(&e.path)?, e)),
+        }
     }
 
     fn holds_its_wal(&self) -> bool {

@@ -5,6 +5,7 @@
 
 use super::super::record::control_facts;
 use super::super::{EntryKind, ForeignEntry, ImportError};
+use super::incremental;
 use super::manifest::{Manifest, ManifestFile};
 use super::store::{Found, Listing};
 use super::tar::Kind;
@@ -30,6 +31,8 @@ pub struct Facts {
     pub start_time: i64,
     pub stop_time: i64,
     pub backup_label: String,
+    /// An incremental backup's prior: its start LSN and timeline.
+    pub incremental_from: Option<(recman_pg::Lsn, u32)>,
     pub tablespace_map: String,
     pub tablespaces: Vec<ManifestTablespace>,
 }
@@ -39,6 +42,14 @@ fn text(l: &Listing, path: &str) -> String {
         .get(path)
         .map(|b| String::from_utf8_lossy(b).into_owned())
         .unwrap_or_default()
+}
+
+/// The prior backup an incremental backup's label names: (start LSN, timeline).
+fn incremental_from(label: &str) -> Option<(recman_pg::Lsn, u32)> {
+    let field = |k: &str| label.lines().find_map(|l| l.strip_prefix(k)).map(str::trim);
+    let lsn = field("INCREMENTAL FROM LSN: ")?.parse().ok()?;
+    let tli = field("INCREMENTAL FROM TLI: ")?.parse().ok()?;
+    Some((lsn, tli))
 }
 
 /// backup_label's START TIME when PostgreSQL wrote it in UTC.
@@ -74,7 +85,15 @@ impl Facts {
             )));
         };
         let (wal_segment_size, checksums) = control_facts(major, &control);
-        let backup_label = text(l, "backup_label");
+        let label = text(l, "backup_label");
+        let incremental_from = incremental_from(&label);
+        // PostgreSQL refuses to start from a label that names a prior backup; the restored
+        // directory is whole, as pg_combinebackup's output is.
+        let backup_label: String = label
+            .lines()
+            .filter(|l| !l.starts_with("INCREMENTAL FROM "))
+            .map(|l| format!("{l}\n"))
+            .collect();
         // The manifest is written last: its time is after the backup's end, never before.
         let stop_time = std::fs::metadata(dir.join("backup_manifest"))
             .and_then(|m| m.modified())
@@ -96,6 +115,7 @@ impl Facts {
             stop_time,
             tablespaces: tablespaces(l, &tablespace_map),
             backup_label,
+            incremental_from,
             tablespace_map,
         })
     }
@@ -171,6 +191,14 @@ pub fn foreign_entries(
                 link_target: Some(f.link.clone()),
                 ..entry(path, f, EntryKind::Symlink)
             }),
+            Kind::File if incremental::full_name(path).is_some() => {
+                let full = incremental::full_name(path).expect("checked");
+                let size = incremental::rebuilt_size(&Path::new(location).join(path))?;
+                out.push(ForeignEntry {
+                    size,
+                    ..entry(&full, f, EntryKind::File)
+                });
+            }
             Kind::File => match listed.get(path.as_str()) {
                 Some(m) if path == REWRITTEN && m.size != f.size => {
                     out.push(entry(path, f, EntryKind::File));
