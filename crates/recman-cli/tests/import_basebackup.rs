@@ -1,6 +1,6 @@
 //! Issue 44, acceptance 2 and 3 for pg_basebackup on PostgreSQL 15: backups in plain format,
-//! tar format, and tar compressed by the server with lz4, each with the WAL pg_basebackup
-//! streams, are imported read in place, validated against their backup_manifest, and
+//! tar format, and tar compressed by the server (lz4, zstd) or the client (gzip), each with
+//! the WAL pg_basebackup streams, are imported read in place, validated against their backup_manifest, and
 //! restored with no WAL archive at all to data equal to the source (pg_dumpall); the backup
 //! directories are byte for byte as they were. A damaged file is then named by validate
 //! with the manifest's checksum, and a restore of it stops and leaves nothing to start.
@@ -75,18 +75,25 @@ fn pg_basebackup_backups_import_validate_and_restore_equal() {
     let want = c.dumpall().unwrap();
 
     let (_btmp, backups) = new_scratch_dir();
-    let kinds: [(&str, &[&str]); 3] = [
+    let kinds: [(&str, &[&str]); 5] = [
         ("plain", &["-Fp"]),
         ("tar", &["-Ft"]),
         ("tar-lz4", &["-Ft", "--compress=server-lz4"]),
+        // Compressed by the client: pg_wal.tar too.
+        ("tar-gz", &["-Ft", "--compress=gzip"]),
+        ("tar-zst", &["-Ft", "--compress=server-zstd"]),
     ];
     let mut ids = Vec::new();
     for (name, args) in kinds {
         let dir = backups.join(name);
         pg_basebackup(&c, &dir, args);
-        if name == "tar-lz4" {
-            assert!(dir.join("base.tar.lz4").is_file(), "no base.tar.lz4");
-        }
+        let base = match name {
+            "tar-lz4" => "base.tar.lz4",
+            "tar-gz" => "base.tar.gz",
+            "tar-zst" => "base.tar.zst",
+            _ => "backup_manifest",
+        };
+        assert!(dir.join(base).is_file(), "{name}: no {base}");
         let before = snapshot(&dir);
         let out = recman_ok(g(&["catalog", "import", path_str(&dir)]));
         assert!(out.contains("imported 1 backup(s)"), "{out}");

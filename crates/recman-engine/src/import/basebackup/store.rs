@@ -176,11 +176,15 @@ fn holder<'a>(tars: &'a [TarFile], path: &str) -> &'a TarFile {
 }
 
 pub fn open_tar(t: &TarFile) -> Result<TarStream<Box<dyn Read + Send>>, ImportError> {
-    let f = File::open(&t.path).map_err(|e| ImportError::io(&t.path, e))?;
-    let r = t
-        .codec
-        .reader(BufReader::with_capacity(1 << 20, f))
-        .map_err(|e| ImportError::io(&t.path, e))?;
+    let f = BufReader::with_capacity(
+        1 << 20,
+        File::open(&t.path).map_err(|e| ImportError::io(&t.path, e))?,
+    );
+    // pg_basebackup compresses pg_wal.tar as one gzip member per file it adds: all are read.
+    let r: Box<dyn Read + Send> = match t.codec {
+        Codec::Gz => Box::new(flate2::read::MultiGzDecoder::new(f)),
+        c => c.reader(f).map_err(|e| ImportError::io(&t.path, e))?,
+    };
     Ok(TarStream::new(r))
 }
 

@@ -85,12 +85,17 @@ impl<R: Read> TarStream<R> {
     }
 
     /// The next member's header, past what is left of the current one; None at the end.
+    /// A tar cut short (at a block boundary, or where a compressed stream has a member
+    /// boundary) is told from a whole one by the zero block that ends every tar.
     pub fn next_header(&mut self) -> io::Result<Option<Header>> {
         let mut long_name: Option<String> = None;
         loop {
             self.skip_rest()?;
             let mut h = [0u8; BLOCK];
-            if !self.fill(&mut h)? || h.iter().all(|c| *c == 0) {
+            if !self.fill(&mut h)? {
+                return Err(broken("it ends without the zero blocks that end a tar"));
+            }
+            if h.iter().all(|c| *c == 0) {
                 return Ok(None);
             }
             let size = number(&h[124..136])?;
@@ -229,5 +234,10 @@ mod tests {
         s.member().read_to_string(&mut out).unwrap();
         assert_eq!(out, "xyz");
         assert!(s.next_header().unwrap().is_none());
+        let cut = &data[..1024];
+        let mut s = TarStream::new(cut);
+        s.next_header().unwrap();
+        let e = s.next_header().unwrap_err();
+        assert!(e.to_string().contains("zero blocks"), "{e}");
     }
 }
