@@ -51,6 +51,34 @@ fn manifest_checksum(dir: &Path, rel: &str) -> String {
         .to_string()
 }
 
+/// The largest member under base/ of an uncompressed tar: its name and where its bytes are.
+fn largest_member(tar: &[u8]) -> (String, usize, usize) {
+    let mut at = 0;
+    let mut best = (String::new(), 0, 0);
+    while at + 512 <= tar.len() && tar[at..at + 512].iter().any(|b| *b != 0) {
+        let h = &tar[at..at + 512];
+        let name = String::from_utf8_lossy(&h[..100])
+            .trim_end_matches('\0')
+            .to_string();
+        let size = String::from_utf8_lossy(&h[124..136]);
+        let size = usize::from_str_radix(size.trim_matches(|c| c == '\0' || c == ' '), 8).unwrap();
+        if name.starts_with("base/") && size > best.2 {
+            best = (name, at + 512, size);
+        }
+        at += 512 + size.div_ceil(512) * 512;
+    }
+    best
+}
+
+fn damage_and_check(g: &dyn Fn(&[&str]) -> Vec<String>, dir: &Path, id: &str, rel: &str) {
+    let checksum = manifest_checksum(dir, rel);
+    let err = recman_err(g(&["validate", "backup", id]));
+    assert!(
+        err.contains(rel) && err.to_lowercase().contains(&checksum.to_lowercase()),
+        "{err}"
+    );
+}
+
 #[test]
 fn pg_basebackup_backups_import_validate_and_restore_equal() {
     let (_rtmp, repo) = new_repo();
@@ -128,16 +156,11 @@ fn pg_basebackup_backups_import_validate_and_restore_equal() {
         .max_by_key(|f| std::fs::metadata(f).unwrap().len())
         .unwrap();
     let rel = path_str(victim.strip_prefix(dir).unwrap()).to_string();
-    let checksum = manifest_checksum(dir, &rel);
     let mut bytes = std::fs::read(&victim).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0x5a;
     std::fs::write(&victim, &bytes).unwrap();
-    let err = recman_err(g(&["validate", "backup", id]));
-    assert!(
-        err.contains(&rel) && err.to_lowercase().contains(&checksum.to_lowercase()),
-        "{err}"
-    );
+    damage_and_check(&g, dir, id, &rel);
     let (_t, rdir) = new_scratch_dir();
     let to = rdir.join("damaged");
     let err = recman_err([
@@ -155,4 +178,12 @@ fn pg_basebackup_backups_import_validate_and_restore_equal() {
         !to.join("PG_VERSION").exists() && !to.join("backup_label").exists(),
         "a failed restore left a directory that could be started"
     );
+    // The same in the uncompressed tar, read as a stream.
+    let (dir, id, _) = &ids[1];
+    let tar = dir.join("base.tar");
+    let mut bytes = std::fs::read(&tar).unwrap();
+    let (rel, at, size) = largest_member(&bytes);
+    bytes[at + size / 2] ^= 0x5a;
+    std::fs::write(&tar, &bytes).unwrap();
+    damage_and_check(&g, dir, id, &rel);
 }
