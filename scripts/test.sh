@@ -25,6 +25,9 @@ fi
 if [[ ",${RECMAN_TEST_SKIP:-}," != *,azure,* ]]; then
     setup_azurite
 fi
+if [[ ",${RECMAN_TEST_SKIP:-}," != *,pg_full,* ]]; then
+    setup_pg_full
+fi
 
 # Each integration test runs its own clusters; more parallelism than this
 # only thrashes a 2-core machine.

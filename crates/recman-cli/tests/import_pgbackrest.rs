@@ -9,27 +9,11 @@
 mod common;
 
 use common::*;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 const PASS: &str = "an-old-passphrase";
-
-/// Every file under `dir` with its content and modification time.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, std::time::SystemTime)> {
-    let mut out = BTreeMap::new();
-    for f in files_under(dir) {
-        let md = std::fs::symlink_metadata(&f).unwrap();
-        if md.is_file() {
-            out.insert(
-                f.clone(),
-                (std::fs::read(&f).unwrap(), md.modified().unwrap()),
-            );
-        }
-    }
-    out
-}
 
 fn pgbackrest(conf: &Path, stanza: &str, args: &[&str]) -> String {
     let mut cmd = Command::new("pgbackrest");
@@ -83,48 +67,6 @@ fn writes(c: &Cluster, n: u32) {
     c.psql(&format!(
         "update pgbench_accounts set abalance = abalance + 1 where aid <= {n}; insert into pgbench_history (tid, bid, aid, delta, mtime) select 1, 1, g, g, now() from generate_series(1, {n}) g"
     ));
-}
-
-fn restore(repo: &Path, to: &Path, args: &[&str]) -> String {
-    let mut a = vec![
-        "--repo",
-        path_str(repo),
-        "restore",
-        "database",
-        "--to",
-        path_str(to),
-    ];
-    a.extend_from_slice(args);
-    recman_ok(a)
-}
-
-/// Equal dumps, or a failure naming the first line that differs (a dump is too long to print).
-fn same_dump(got: &str, want: &str, what: &str) {
-    if got == want {
-        return;
-    }
-    let (g, w): (Vec<&str>, Vec<&str>) = (got.lines().collect(), want.lines().collect());
-    let at = g
-        .iter()
-        .zip(&w)
-        .position(|(a, b)| a != b)
-        .unwrap_or(g.len().min(w.len()));
-    panic!(
-        "{what} differs from the source at dump line {at} ({} lines against {}): {:?} instead of {:?}",
-        g.len(),
-        w.len(),
-        g.get(at),
-        w.get(at)
-    );
-}
-
-fn start_dump(to: &Path) -> String {
-    let c = Cluster::from_restored(to.to_path_buf());
-    c.wait_recovery_done(Duration::from_secs(180));
-    // Before amcheck, which creates its extension in every database.
-    let dump = c.dumpall().expect("pg_dumpall of the restored cluster");
-    c.amcheck_all();
-    dump
 }
 
 #[test]
@@ -246,7 +188,7 @@ fn pgbackrest_backups_restore_and_recover_across_the_switch() {
         let tag = b["tag"].as_str().unwrap();
         let (_t, dir) = new_scratch_dir();
         let to = dir.join("r");
-        restore(&repo, &to, &["--from-tag", tag]);
+        restore_to(&repo, &to, &["--from-tag", tag]);
         same_dump(&start_dump(&to), &last, &format!("backup {tag} restored"));
     }
     // To a time after the switch, from the incremental: the plan reads both archives.
@@ -257,7 +199,7 @@ fn pgbackrest_backups_restore_and_recover_across_the_switch() {
         .unwrap();
     let (_t, dir) = new_scratch_dir();
     let to = dir.join("pitr");
-    let plan = restore(
+    let plan = restore_to(
         &repo,
         &to,
         &["--from-tag", incr, "--until-time", &t, "--preview"],
@@ -268,7 +210,7 @@ fn pgbackrest_backups_restore_and_recover_across_the_switch() {
             && plan.contains("gaps: none"),
         "{plan}"
     );
-    restore(&repo, &to, &["--from-tag", incr, "--until-time", &t]);
+    restore_to(&repo, &to, &["--from-tag", incr, "--until-time", &t]);
     same_dump(&start_dump(&to), &at_t, &format!("recovery to {t}"));
 
     assert!(

@@ -95,7 +95,26 @@ pub(crate) trait Opened: Sync {
     fn holds_its_wal(&self) -> bool {
         false
     }
+    /// How many streams the backup is stored in that are read cheaply only from start to
+    /// end (pg_basebackup's tar files, compressed ones above all); 0 when each file opens
+    /// on its own. Restore and validation then read each stream once, with [`Opened::visit`].
+    fn streams(&self) -> usize {
+        0
+    }
+    /// Hands each file of stream `k` that [`Opened::entries`] lists to `each`, in stored
+    /// order, its content checked as [`Opened::open`] checks it.
+    fn visit(&self, k: usize, each: &mut Visit<'_>) -> Result<(), crate::EngineError> {
+        let _ = (k, each);
+        Err(crate::EngineError::Invalid(format!(
+            "{} is not stored in streams",
+            self.describe()
+        )))
+    }
 }
+
+/// What [`Opened::visit`] calls for each file, with a reader of its checked content.
+pub(crate) type Visit<'a> =
+    dyn FnMut(&ForeignEntry, &mut dyn Read) -> Result<(), crate::EngineError> + 'a;
 
 /// Opens the origin of the newest backup of `chain` (a chain of imported backups, oldest
 /// first, as the restore plan gives it).

@@ -8,6 +8,9 @@
 
 pub use recman_testkit::*;
 
+mod foreign;
+pub use foreign::*;
+
 /// The recman binary as the cluster user can execute it: the one cargo built for this test
 /// (the kit finds the same file by itself; naming it here keeps an unusual target layout
 /// working).

@@ -60,18 +60,25 @@ impl Codec {
 pub enum Checksum {
     /// pgBackRest's per-file SHA-1, and its repository files' names.
     Sha1([u8; 20]),
-    /// pg_basebackup's manifest: CRC32C (its default) or SHA-256.
+    /// pg_basebackup's manifest: CRC32C (its default) or one of the SHA-2 family.
     Crc32c(u32),
+    Sha224([u8; 28]),
     Sha256([u8; 32]),
+    Sha384([u8; 48]),
+    Sha512([u8; 64]),
 }
 
 impl Checksum {
-    /// Parses `hex` as a checksum of the algorithm `alg` names (`SHA1`, `CRC32C`, `SHA256`).
+    /// Parses `hex` as a checksum of the algorithm `alg` names (`SHA1`, `CRC32C`, `SHA224`
+    /// to `SHA512`, with or without the dash).
     pub fn parse(alg: &str, hex: &str) -> Option<Checksum> {
         let bytes = unhex(hex)?;
         match alg.to_ascii_uppercase().as_str() {
             "SHA1" | "SHA-1" => Some(Checksum::Sha1(bytes.try_into().ok()?)),
+            "SHA224" | "SHA-224" => Some(Checksum::Sha224(bytes.try_into().ok()?)),
             "SHA256" | "SHA-256" => Some(Checksum::Sha256(bytes.try_into().ok()?)),
+            "SHA384" | "SHA-384" => Some(Checksum::Sha384(bytes.try_into().ok()?)),
+            "SHA512" | "SHA-512" => Some(Checksum::Sha512(bytes.try_into().ok()?)),
             // pg_basebackup writes the CRC's four bytes in memory order, little-endian.
             "CRC32C" => Some(Checksum::Crc32c(u32::from_le_bytes(bytes.try_into().ok()?))),
             _ => None,
@@ -82,14 +89,20 @@ impl Checksum {
         match self {
             Checksum::Sha1(_) => "SHA-1",
             Checksum::Crc32c(_) => "CRC32C",
+            Checksum::Sha224(_) => "SHA-224",
             Checksum::Sha256(_) => "SHA-256",
+            Checksum::Sha384(_) => "SHA-384",
+            Checksum::Sha512(_) => "SHA-512",
         }
     }
 
     pub fn hex(&self) -> String {
         match self {
             Checksum::Sha1(b) => hex(b),
+            Checksum::Sha224(b) => hex(b),
             Checksum::Sha256(b) => hex(b),
+            Checksum::Sha384(b) => hex(b),
+            Checksum::Sha512(b) => hex(b),
             Checksum::Crc32c(c) => hex(&c.to_le_bytes()),
         }
     }
@@ -97,7 +110,10 @@ impl Checksum {
     fn hasher(&self) -> Hasher {
         match self {
             Checksum::Sha1(_) => Hasher::Sha1(sha1::Sha1::new()),
+            Checksum::Sha224(_) => Hasher::Sha224(sha2::Sha224::new()),
             Checksum::Sha256(_) => Hasher::Sha256(sha2::Sha256::new()),
+            Checksum::Sha384(_) => Hasher::Sha384(sha2::Sha384::new()),
+            Checksum::Sha512(_) => Hasher::Sha512(sha2::Sha512::new()),
             Checksum::Crc32c(_) => Hasher::Crc32c(0),
         }
     }
@@ -111,7 +127,10 @@ impl std::fmt::Display for Checksum {
 
 enum Hasher {
     Sha1(sha1::Sha1),
+    Sha224(sha2::Sha224),
     Sha256(sha2::Sha256),
+    Sha384(sha2::Sha384),
+    Sha512(sha2::Sha512),
     Crc32c(u32),
 }
 
@@ -119,7 +138,10 @@ impl Hasher {
     fn update(&mut self, data: &[u8]) {
         match self {
             Hasher::Sha1(h) => h.update(data),
+            Hasher::Sha224(h) => h.update(data),
             Hasher::Sha256(h) => h.update(data),
+            Hasher::Sha384(h) => h.update(data),
+            Hasher::Sha512(h) => h.update(data),
             Hasher::Crc32c(c) => *c = crc32c::crc32c_append(*c, data),
         }
     }
@@ -127,7 +149,10 @@ impl Hasher {
     fn finish(self) -> Checksum {
         match self {
             Hasher::Sha1(h) => Checksum::Sha1(h.finalize().into()),
+            Hasher::Sha224(h) => Checksum::Sha224(h.finalize().into()),
             Hasher::Sha256(h) => Checksum::Sha256(h.finalize().into()),
+            Hasher::Sha384(h) => Checksum::Sha384(h.finalize().into()),
+            Hasher::Sha512(h) => Checksum::Sha512(h.finalize().into()),
             Hasher::Crc32c(c) => Checksum::Crc32c(c),
         }
     }

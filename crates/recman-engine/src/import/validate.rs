@@ -51,33 +51,65 @@ pub(crate) fn validate_foreign(
         .collect();
     progress.start("validate", files.iter().map(|f| f.size).sum());
     let tally = Mutex::new(Tally::default());
-    let n = channels.max(1) as usize;
-    crate::pipeline::pool::each(n, "validate", |w| {
-        for f in files.iter().skip(w.no as usize - 1).step_by(n) {
-            w.check()?;
-            let r = check_file(opened.as_ref(), f, m.checksums_enabled, start.0, progress);
-            let mut t = tally.lock().expect("tally lock");
-            t.files += 1;
-            match r {
-                Ok((pages, corrupt)) => {
-                    t.pages += pages;
-                    t.bytes += f.size;
-                    for (block, detail) in corrupt {
-                        t.corrupt.push(CorruptBlock {
-                            backup_id: b.id.clone(),
-                            path: f.path.clone(),
-                            block,
-                            kind: "checksum".into(),
-                            relation: None,
-                            detail,
-                        });
-                    }
+    let o = opened.as_ref();
+    let count = |f: &ForeignEntry, r: Result<(u64, Vec<(u32, String)>), String>| {
+        let mut t = tally.lock().expect("tally lock");
+        t.files += 1;
+        match r {
+            Ok((pages, corrupt)) => {
+                t.pages += pages;
+                t.bytes += f.size;
+                for (block, detail) in corrupt {
+                    t.corrupt.push(CorruptBlock {
+                        backup_id: b.id.clone(),
+                        path: f.path.clone(),
+                        block,
+                        kind: "checksum".into(),
+                        relation: None,
+                        detail,
+                    });
                 }
-                Err(why) => t.failed.push(file_failure(opened.as_ref(), f, &why)),
             }
+            Err(why) => t.failed.push(file_failure(o, f, &why)),
         }
-        Ok(())
-    })?;
+    };
+    let check = |f: &ForeignEntry, r: &mut dyn Read| {
+        check_reader(r, f, m.checksums_enabled, start.0, progress)
+    };
+    let n = channels.max(1) as usize;
+    if o.streams() > 0 {
+        let n = n.min(o.streams());
+        let seen = Mutex::new(std::collections::HashSet::new());
+        crate::pipeline::pool::each(n, "validate", |w| {
+            for k in (w.no as usize - 1..o.streams()).step_by(n) {
+                let visited = o.visit(k, &mut |f, r| {
+                    w.check()?;
+                    count(f, check(f, r));
+                    seen.lock().expect("seen lock").insert(f.path.clone());
+                    Ok(())
+                });
+                // A stream that cannot be read to its end: its files not reached are
+                // reported below as missing, this failure with them.
+                if let Err(e) = visited {
+                    tally.lock().expect("tally lock").failed.push(e.to_string());
+                }
+            }
+            Ok(())
+        })?;
+        let seen = seen.into_inner().expect("seen lock");
+        for f in files.iter().filter(|f| !seen.contains(&f.path)) {
+            count(f, Err("it is in none of the backup's tar files".into()));
+        }
+    } else {
+        crate::pipeline::pool::each(n, "validate", |w| {
+            for f in files.iter().skip(w.no as usize - 1).step_by(n) {
+                w.check()?;
+                let r = o.open(f).map_err(|e| e.to_string());
+                count(f, r.and_then(|mut r| check(f, &mut r)));
+            }
+            Ok(())
+        })?;
+    }
     progress.finish();
     let t = tally.into_inner().expect("tally lock");
     if !t.failed.is_empty() {
@@ -116,21 +148,20 @@ pub(crate) fn validate_foreign(
 
 /// Reads one file whole; returns its pages checked and the blocks that failed, or why the
 /// file itself failed.
-fn check_file(
-    o: &dyn Opened,
+fn check_reader(
+    r: &mut dyn Read,
     f: &ForeignEntry,
     checksums: bool,
     start_lsn: u64,
     progress: &dyn Progress,
 ) -> Result<(u64, Vec<(u32, String)>), String> {
     let relfile = recman_page::classify(&f.path);
-    let mut r = o.open(f).map_err(|e| e.to_string())?;
     let mut buf = vec![0u8; 1 << 20];
     let mut at = 0u64;
     let mut verdicts = PageVerdicts::default();
     let mut pages = 0;
     loop {
-        let n = read_full(&mut r, &mut buf).map_err(|e| e.to_string())?;
+        let n = read_full(r, &mut buf).map_err(|e| e.to_string())?;
         if n == 0 {
             break;
         }

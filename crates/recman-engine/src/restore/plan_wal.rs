@@ -87,6 +87,14 @@ pub enum WalSource {
         object: String,
         present: Option<bool>,
     },
+    /// The pg_wal of the imported backup being restored (pg_basebackup's `-X stream` or
+    /// `fetch`): restored with its files, where PostgreSQL reads it when archive-get has
+    /// no copy.
+    InBackup {
+        backup_id: String,
+        path: String,
+        present: Option<bool>,
+    },
 }
 
 impl WalSource {
@@ -95,7 +103,8 @@ impl WalSource {
             WalSource::Archive { present, .. }
             | WalSource::BackupSet { present, .. }
             | WalSource::Copy { present, .. }
-            | WalSource::Imported { present, .. } => *present,
+            | WalSource::Imported { present, .. }
+            | WalSource::InBackup { present, .. } => *present,
         }
     }
 
@@ -105,6 +114,7 @@ impl WalSource {
             WalSource::BackupSet { .. } => "archivelog backup",
             WalSource::Copy { .. } => "copy",
             WalSource::Imported { .. } => "imported archive",
+            WalSource::InBackup { .. } => "the backup's pg_wal",
         }
     }
 }
@@ -167,6 +177,8 @@ pub(super) struct Known {
     /// Segments of the imported archives (catalog import).
     foreign: HashMap<(u32, u64), Vec<recman_catalog::ForeignWalRecord>>,
     foreign_known: crate::import::ForeignKnown,
+    /// Segments the imported backup being restored holds in its pg_wal, and its id.
+    in_backup: (String, BTreeSet<String>),
 }
 
 pub(crate) fn plan_wal(
@@ -184,7 +196,8 @@ pub(crate) fn plan_wal(
     let stop: Lsn = m.stop_lsn.parse()?;
     let first = start.0 / seg;
     let required = stop.0.saturating_sub(1).max(start.0) / seg;
-    let known = known(ctx, seg)?;
+    let mut known = known(ctx, seg)?;
+    known.in_backup = own_wal(m, seg);
     let mut notes = Vec::new();
     let spans = ancestry(ctx, m, &known, timeline, &mut notes)?;
     let candidates = |s: u64| -> Vec<u32> {
@@ -335,6 +348,7 @@ fn known(ctx: &Context, seg: u64) -> Result<Known, EngineError> {
         histories: BTreeSet::new(),
         foreign: HashMap::new(),
         foreign_known: crate::import::ForeignKnown::load(&ctx.repo, &ctx.db)?,
+        in_backup: Default::default(),
     };
     for w in &k.foreign_known.files {
         if let Some(t) = w
@@ -455,7 +469,29 @@ fn segment_sources(
             present,
         });
     }
+    if known.in_backup.1.contains(&name) {
+        out.push(WalSource::InBackup {
+            backup_id: known.in_backup.0.clone(),
+            path: format!("pg_wal/{name}"),
+            present: if found { None } else { Some(true) },
+        });
+    }
     Ok((out, record))
+}
+
+/// The whole segments in the pg_wal of imported backup `m` (none for recman's own, whose
+/// pg_wal is never backed up).
+fn own_wal(m: &BackupManifest, seg: u64) -> (String, BTreeSet<String>) {
+    let names = m
+        .entries
+        .iter()
+        .filter(|_| m.origin.is_some())
+        .filter(|e| e.size == Some(seg))
+        .filter_map(|e| e.path.strip_prefix("pg_wal/"))
+        .filter(|n| parse_segment(n, seg).is_some())
+        .map(str::to_string)
+        .collect();
+    (m.backup_id.clone(), names)
 }
 
 #[cfg(test)]

@@ -272,6 +272,8 @@ fn segment(
             WalSource::Copy { device, name, .. } => crate::devices::media_for(&ctx.repo, device)
                 .and_then(|m| one_file(m.as_ref(), name, &s.name))
                 .and_then(|g| matches(Some(&g))),
+            // Read and checked with the backup's files.
+            WalSource::InBackup { .. } => Ok(()),
             WalSource::Imported { .. } => {
                 let mut failures = Vec::new();
                 match crate::import::read_foreign_wal(&ctx.repo, &ctx.db, &s.name, &mut failures) {

@@ -1,0 +1,66 @@
+//! Helpers of the tests of `catalog import` (issue 44): the old tool's files kept to compare
+//! after, and restored clusters compared with their source by pg_dumpall.
+
+use recman_testkit::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Every file under `dir` with its content and modification time.
+pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, std::time::SystemTime)> {
+    let mut out = BTreeMap::new();
+    for f in files_under(dir) {
+        let md = std::fs::symlink_metadata(&f).unwrap();
+        if md.is_file() {
+            out.insert(
+                f.clone(),
+                (std::fs::read(&f).unwrap(), md.modified().unwrap()),
+            );
+        }
+    }
+    out
+}
+
+/// Equal dumps, or a failure naming the first line that differs (a dump is too long to print).
+pub fn same_dump(got: &str, want: &str, what: &str) {
+    if got == want {
+        return;
+    }
+    let (g, w): (Vec<&str>, Vec<&str>) = (got.lines().collect(), want.lines().collect());
+    let at = g
+        .iter()
+        .zip(&w)
+        .position(|(a, b)| a != b)
+        .unwrap_or(g.len().min(w.len()));
+    panic!(
+        "{what} differs from the source at dump line {at} ({} lines against {}): {:?} instead of {:?}",
+        g.len(),
+        w.len(),
+        g.get(at),
+        w.get(at)
+    );
+}
+
+/// Starts the cluster restored into `to`, waits for its recovery, and dumps it.
+pub fn start_dump(to: &Path) -> String {
+    let c = Cluster::from_restored(to.to_path_buf());
+    c.wait_recovery_done(Duration::from_secs(180));
+    // Before amcheck, which creates its extension in every database.
+    let dump = c.dumpall().expect("pg_dumpall of the restored cluster");
+    c.amcheck_all();
+    dump
+}
+
+/// `recman restore database --to <to>` with `args`.
+pub fn restore_to(repo: &Path, to: &Path, args: &[&str]) -> String {
+    let mut a = vec![
+        "--repo",
+        path_str(repo),
+        "restore",
+        "database",
+        "--to",
+        path_str(to),
+    ];
+    a.extend_from_slice(args);
+    recman_ok(a)
+}

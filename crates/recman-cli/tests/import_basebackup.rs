@@ -1,0 +1,189 @@
+//! Issue 44, acceptance 2 and 3 for pg_basebackup on PostgreSQL 15: backups in plain format,
+//! tar format, and tar compressed by the server (lz4, zstd) or the client (gzip), each with
+//! the WAL pg_basebackup streams, are imported read in place, validated against their backup_manifest, and
+//! restored with no WAL archive at all to data equal to the source (pg_dumpall); the backup
+//! directories are byte for byte as they were. A damaged file is then named by validate
+//! with the manifest's checksum, and a restore of it stops and leaves nothing to start.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::Command;
+
+fn pg_basebackup(c: &Cluster, to: &Path, args: &[&str]) {
+    let mut cmd = Command::new(pg_bin("pg_basebackup"));
+    cmd.arg("-h")
+        .arg(&c.sockdir)
+        .args([
+            "-p",
+            &c.port.to_string(),
+            "-U",
+            "postgres",
+            "--checkpoint=fast",
+        ])
+        .arg("-D")
+        .arg(to)
+        .args(args);
+    run_as_cluster_user_ok(&mut cmd);
+}
+
+/// The id `catalog import` gave the backup it imported, from its report.
+fn imported_id(out: &str) -> String {
+    out.lines()
+        .find(|l| l.starts_with("imported backup "))
+        .and_then(|l| l.rsplit(' ').next())
+        .unwrap_or_else(|| panic!("no backup imported:\n{out}"))
+        .to_string()
+}
+
+/// The manifest's checksum of `rel`, as pg_basebackup wrote it.
+fn manifest_checksum(dir: &Path, rel: &str) -> String {
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("backup_manifest")).unwrap()).unwrap();
+    m["Files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["Path"] == rel)
+        .and_then(|f| f["Checksum"].as_str())
+        .unwrap_or_else(|| panic!("backup_manifest of {} lists no {rel}", dir.display()))
+        .to_string()
+}
+
+/// The largest member under base/ of an uncompressed tar: its name and where its bytes are.
+fn largest_member(tar: &[u8]) -> (String, usize, usize) {
+    let mut at = 0;
+    let mut best = (String::new(), 0, 0);
+    while at + 512 <= tar.len() && tar[at..at + 512].iter().any(|b| *b != 0) {
+        let h = &tar[at..at + 512];
+        let name = String::from_utf8_lossy(&h[..100])
+            .trim_end_matches('\0')
+            .to_string();
+        let size = String::from_utf8_lossy(&h[124..136]);
+        let size = usize::from_str_radix(size.trim_matches(|c| c == '\0' || c == ' '), 8).unwrap();
+        if name.starts_with("base/") && size > best.2 {
+            best = (name, at + 512, size);
+        }
+        at += 512 + size.div_ceil(512) * 512;
+    }
+    best
+}
+
+fn damage_and_check(g: &dyn Fn(&[&str]) -> Vec<String>, dir: &Path, id: &str, rel: &str) {
+    let checksum = manifest_checksum(dir, rel);
+    let err = recman_err(g(&["validate", "backup", id]));
+    assert!(
+        err.contains(rel) && err.to_lowercase().contains(&checksum.to_lowercase()),
+        "{err}"
+    );
+}
+
+#[test]
+fn pg_basebackup_backups_import_validate_and_restore_equal() {
+    let (_rtmp, repo) = new_repo();
+    recman_ok(["--repo", path_str(&repo), "create", "catalog"]);
+    // No archive: each backup must become consistent from the WAL it holds.
+    let c = Cluster::init_with(ClusterOpts::default());
+    let g = |args: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = vec![
+            "--repo".into(),
+            path_str(&repo).into(),
+            "--pgdata".into(),
+            path_str(&c.pgdata).into(),
+            "--target".into(),
+            c.conninfo(),
+        ];
+        v.extend(args.iter().map(|s| s.to_string()));
+        v
+    };
+    recman_ok(g(&["register", "database", "--name", "main"]));
+    c.pgbench_init(1);
+    c.psql("checkpoint");
+    let want = c.dumpall().unwrap();
+
+    let (_btmp, backups) = new_scratch_dir();
+    let kinds: [(&str, &[&str]); 5] = [
+        ("plain", &["-Fp"]),
+        ("tar", &["-Ft"]),
+        ("tar-lz4", &["-Ft", "--compress=server-lz4"]),
+        // Compressed by the client: pg_wal.tar too.
+        ("tar-gz", &["-Ft", "--compress=gzip"]),
+        ("tar-zst", &["-Ft", "--compress=server-zstd"]),
+    ];
+    let mut ids = Vec::new();
+    for (name, args) in kinds {
+        let dir = backups.join(name);
+        pg_basebackup(&c, &dir, args);
+        let base = match name {
+            "tar-lz4" => "base.tar.lz4",
+            "tar-gz" => "base.tar.gz",
+            "tar-zst" => "base.tar.zst",
+            _ => "backup_manifest",
+        };
+        assert!(dir.join(base).is_file(), "{name}: no {base}");
+        let before = snapshot(&dir);
+        let out = recman_ok(g(&["catalog", "import", path_str(&dir)]));
+        assert!(out.contains("imported 1 backup(s)"), "{out}");
+        let id = imported_id(&out);
+        let out = recman_ok(g(&["validate", "backup", &id]));
+        assert!(out.contains("intact"), "{name}: {out}");
+        let list: Vec<serde_json::Value> =
+            serde_json::from_str(&recman_ok(g(&["list", "backup", "--json"]))).unwrap();
+        let b = list.iter().find(|b| b["id"] == id.as_str()).unwrap();
+        assert_eq!(b["type"], "FOREIGN", "{b}");
+        let tag = b["tag"].as_str().unwrap();
+        let (_t, rdir) = new_scratch_dir();
+        let to = rdir.join("r");
+        restore_to(&repo, &to, &["--from-tag", tag]);
+        same_dump(&start_dump(&to), &want, &format!("{name} backup restored"));
+        // Again: nothing new.
+        let out = recman_ok(g(&["catalog", "import", path_str(&dir)]));
+        assert!(out.contains("imported 0 backup(s)"), "{out}");
+        assert!(snapshot(&dir) == before, "{name} backup changed");
+        ids.push((dir, id, tag.to_string()));
+    }
+    let text = recman_ok(g(&["list", "backup"]));
+    assert!(
+        text.contains("pg_basebackup"),
+        "list names the origin:\n{text}"
+    );
+
+    // Acceptance 3: the largest relation file of the plain backup, damaged.
+    let (dir, id, tag) = &ids[0];
+    let victim = files_under(&dir.join("base"))
+        .into_iter()
+        .max_by_key(|f| std::fs::metadata(f).unwrap().len())
+        .unwrap();
+    let rel = path_str(victim.strip_prefix(dir).unwrap()).to_string();
+    let mut bytes = std::fs::read(&victim).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x5a;
+    std::fs::write(&victim, &bytes).unwrap();
+    damage_and_check(&g, dir, id, &rel);
+    let (_t, rdir) = new_scratch_dir();
+    let to = rdir.join("damaged");
+    let err = recman_err([
+        "--repo",
+        path_str(&repo),
+        "restore",
+        "database",
+        "--to",
+        path_str(&to),
+        "--from-tag",
+        tag,
+    ]);
+    assert!(err.contains(&rel), "{err}");
+    assert!(
+        !to.join("PG_VERSION").exists() && !to.join("backup_label").exists(),
+        "a failed restore left a directory that could be started"
+    );
+    // The same in the uncompressed tar, read as a stream.
+    let (dir, id, _) = &ids[1];
+    let tar = dir.join("base.tar");
+    let mut bytes = std::fs::read(&tar).unwrap();
+    let (rel, at, size) = largest_member(&bytes);
+    bytes[at + size / 2] ^= 0x5a;
+    std::fs::write(&tar, &bytes).unwrap();
+    damage_and_check(&g, dir, id, &rel);
+}
