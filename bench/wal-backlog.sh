@@ -8,6 +8,7 @@
 #
 #   bench/wal-backlog.sh [RECMAN_BINARY]
 #   env: SEGMENTS=160 RUNS=3 PGBIN=/usr/lib/postgresql/15/bin THROTTLE=READ:WRITE (as peers.sh)
+#        BEFORE=path of another recman binary (an earlier build), drained in the same rounds
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=$(realpath "${1:-$ROOT/target/release/recman}")
@@ -67,18 +68,24 @@ mkdir -p "$WORK"/{pgbr,spool,lock,log}
 chown -R postgres: "$WORK"
 as_pg "$PGBIN/pg_ctl" -D "$PG" -l "$WORK/pg.log" -w start >/dev/null
 as_pg "$PGBIN/pgbench" -h "$WORK" -p "$PORT" -i -s 5 -q postgres >/dev/null 2>&1
+psql "create table backlog (id int, v text)" >/dev/null
 as_pg "$BIN" --repo "$WORK/recman-repo" create catalog >/dev/null
 as_pg "$BIN" --repo "$WORK/recman-repo" --pgdata "$PG" --target "host=$WORK port=$PORT user=postgres dbname=postgres" register database --name main >/dev/null
 as_pg pgbackrest --config "$WORK/pgbackrest.conf" --stanza main stanza-create >/dev/null
 
 # seg NAME: the segment's number counted from the timeline's start (16 MiB segments).
 seg() { echo $((16#${1:8:8} * 256 + 16#${1:16:8})); }
-# backlog: SEGMENTS segments of pgbench WAL left .ready; returns the last one's name.
+# backlog: SEGMENTS segments of WAL left .ready; returns the last one's name.
 backlog() {
     local start end
+    psql "truncate backlog" >/dev/null
     start=$(psql "select pg_walfile_name(pg_current_wal_lsn())")
     while :; do
-        as_pg "$PGBIN/pgbench" -h "$WORK" -p "$PORT" -n -c 2 -j 2 -t 5000 postgres >/dev/null 2>&1
+        # Bulk rows of random hex (lz4 stores such WAL at about half its size, like busy OLTP
+        # WAL): pgbench's commits, each waiting for its fsync, write WAL too slowly on some
+        # disks to build a backlog of 2.5 GB in minutes.
+        psql "insert into backlog select g, md5(random()::text) || md5(random()::text)
+              from generate_series(1, 400000) g" >/dev/null
         end=$(psql "select pg_walfile_name(pg_current_wal_lsn())")
         (( $(seg "$end") - $(seg "$start") >= SEGMENTS )) && break
     done
@@ -102,19 +109,39 @@ drain() {
 RECMAN_CMD="$BIN --repo $WORK/recman-repo archive-push %p"
 PGBR_CMD="pgbackrest --config $WORK/pgbackrest.conf --stanza main archive-push %p"
 echo "wal backlog: $SEGMENTS segments, $(nproc) cores, $($BIN --version 2>/dev/null), ${THROTTLE:+throttle $THROTTLE, }$(date -u +%FT%TZ)"
-declare -a R P
+declare -A T
+TOOLS=(recman pgbackrest)
+if [[ -n ${BEFORE:-} ]]; then
+    BEFORE=$(realpath "$BEFORE")
+    [[ -x $BEFORE ]] || fail "no recman binary at BEFORE=$BEFORE"
+    TOOLS+=(before)
+    as_pg "$BEFORE" --repo "$WORK/before-repo" create catalog >/dev/null
+    as_pg "$BEFORE" --repo "$WORK/before-repo" --pgdata "$PG" --target "host=$WORK port=$PORT user=postgres dbname=postgres" register database --name main >/dev/null
+fi
+BEFORE_CMD="${BEFORE:-} --repo $WORK/before-repo archive-push %p"
 for ((run = 1; run <= RUNS; run++)); do
-    for tool in recman pgbackrest; do
-        (( run % 2 == 0 )) && tool=$([[ $tool == recman ]] && echo pgbackrest || echo recman)
+    # Each round starts with another tool, so none always drains first.
+    n=${#TOOLS[@]}
+    for ((k = 0; k < n; k++)); do
+        tool=${TOOLS[$(((k + run - 1) % n))]}
         last=$(backlog)
         case $tool in
-        recman) s=$(drain "$RECMAN_CMD" "$last"); R+=("$s") ;;
-        pgbackrest) s=$(drain "$PGBR_CMD" "$last"); P+=("$s") ;;
+        recman) s=$(drain "$RECMAN_CMD" "$last") ;;
+        pgbackrest) s=$(drain "$PGBR_CMD" "$last") ;;
+        before) s=$(drain "$BEFORE_CMD" "$last") ;;
         esac
+        T[$tool]+="$s "
         echo "  run $run $tool: ${s}s for $SEGMENTS segments (last $last)"
     done
 done
-med() { bench_median "$@"; }
-r=$(med "${R[@]}")
-p=$(med "${P[@]}")
+# shellcheck disable=SC2086
+r=$(bench_median ${T[recman]})
+# shellcheck disable=SC2086
+p=$(bench_median ${T[pgbackrest]})
 echo "median: recman ${r}s, pgBackRest async ${p}s; recman / pgBackRest speed: $(echo "scale=2; $p / $r" | bc)"
+if [[ -n ${BEFORE:-} ]]; then
+    # shellcheck disable=SC2086
+    b=$(bench_median ${T[before]})
+    echo "median: before ${b}s; recman / before speed: $(echo "scale=2; $b / $r" | bc)"
+fi
+echo "WAL: $SEGMENTS segments of 16 MiB, $(echo "scale=0; $SEGMENTS * 16.777216 / $r" | bc) MB/s drained by recman"
