@@ -9,24 +9,6 @@ mod common;
 
 use common::*;
 use std::path::Path;
-use std::process::Command;
-
-fn pg_basebackup(c: &Cluster, to: &Path, args: &[&str]) {
-    let mut cmd = Command::new(pg_bin("pg_basebackup"));
-    cmd.arg("-h")
-        .arg(&c.sockdir)
-        .args([
-            "-p",
-            &c.port.to_string(),
-            "-U",
-            "postgres",
-            "--checkpoint=fast",
-        ])
-        .arg("-D")
-        .arg(to)
-        .args(args);
-    run_as_cluster_user_ok(&mut cmd);
-}
 
 /// The id `catalog import` gave the backup it imported, from its report.
 fn imported_id(out: &str) -> String {

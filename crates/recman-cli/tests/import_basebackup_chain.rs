@@ -12,7 +12,6 @@ mod common;
 
 use common::*;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 fn full_bindir() -> Option<PathBuf> {
@@ -24,23 +23,6 @@ fn full_bindir() -> Option<PathBuf> {
             ))
         })
         .filter(|d| d.join("pg_basebackup").is_file() && d.join("postgres").is_file())
-}
-
-fn pg_basebackup(c: &Cluster, to: &Path, args: &[&str]) {
-    let mut cmd = Command::new(pg_bin("pg_basebackup"));
-    cmd.arg("-h")
-        .arg(&c.sockdir)
-        .args([
-            "-p",
-            &c.port.to_string(),
-            "-U",
-            "postgres",
-            "--checkpoint=fast",
-        ])
-        .arg("-D")
-        .arg(to)
-        .args(args);
-    run_as_cluster_user_ok(&mut cmd);
 }
 
 fn writes(c: &Cluster, n: u32) {

@@ -275,7 +275,7 @@ fn a_backlog_is_pushed_by_one_background_pusher() {
     let seg = |n: &str| path_str(&pg_wal.join(n)).to_string();
     let push_dir = pg_wal.join("recman-push");
 
-    // A whole batch (3 and more) ready after %p: the call pushes %p alone and leaves the rest to
+    // Two batches (8 and more) ready after %p: the call pushes %p alone and leaves the rest to
     // the pusher it starts.
     let out = setup.ok(&["-v", "archive-push", &seg(&names[0]), "--batch", "4"]);
     assert_eq!(out.matches("archived wal file").count(), 1, "{out}");
@@ -352,7 +352,7 @@ fn batched_archive_command_drains_a_backlog() {
     assert!(backlog.contains(&last));
     assert!(segment_names(&setup).is_empty());
 
-    let cmd = format!("{} --batch 8 --parallel 2", archive_command(&setup.repo));
+    let cmd = format!("{} --batch 4 --parallel 2", archive_command(&setup.repo));
     c.psql(&format!(
         "alter system set archive_command = {}",
         sql_literal(&cmd)
@@ -360,7 +360,7 @@ fn batched_archive_command_drains_a_backlog() {
     c.psql("select pg_reload_conf()");
     c.wait_archived(&last);
     assert_eq!(segment_names(&setup), backlog);
-    // A backlog of a whole batch and more went to the background pusher, which says which
+    // A backlog of two batches and more went to the background pusher, which says which
     // segment it started after.
     let lock = c.pgdata.join("pg_wal/recman-push/.lock");
     let after = fs::read_to_string(&lock).unwrap_or_default();

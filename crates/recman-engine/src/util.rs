@@ -66,6 +66,48 @@ pub(crate) fn file_size_crc(path: &std::path::Path) -> std::io::Result<(u64, u32
 
 /// Writes `data` to a new file at `path` (replacing one there) readable by its owner only:
 /// WAL handed to PostgreSQL in pg_wal, like the server's own files there.
+/// Creates `dir` (and its parents) private to the owner, like the pg_wal a helper's directory
+/// sits in.
+pub(crate) fn create_private_dir(
+    dir: &std::path::Path,
+    op: &'static str,
+) -> Result<(), crate::EngineError> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| crate::EngineError::io(op, dir, e))
+}
+
+/// Starts `cmd` (a background recman helper) and returns without waiting for it: no standard
+/// input or output, standard error appended to `log` (started afresh past 1 MiB), the caller's
+/// process group (a server shutdown that signals the caller's group ends it too). Dropping
+/// the handle neither waits for nor kills the child; init reaps it once the short-lived caller
+/// has ended.
+pub(crate) fn spawn_logged(
+    mut cmd: std::process::Command,
+    log: &std::path::Path,
+    (open_op, start_op): (&'static str, &'static str),
+) -> Result<(), crate::EngineError> {
+    use crate::EngineError;
+    use std::process::Stdio;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| EngineError::io(open_op, log, e))?;
+    if file.metadata().map(|m| m.len() > 1 << 20).unwrap_or(false) {
+        let _ = file.set_len(0);
+    }
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(file));
+    cmd.spawn()
+        .map(drop)
+        .map_err(|e| EngineError::io(start_op, cmd.get_program(), e))
+}
+
 pub(crate) fn write_private(path: &std::path::Path, data: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;

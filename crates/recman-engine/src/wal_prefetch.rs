@@ -30,7 +30,7 @@ use recman_catalog::{DbRecord, Repository, WalRecord};
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
@@ -45,8 +45,6 @@ pub const SPOOL_DIR_NAME: &str = "recman-prefetch";
 const LOCK_FILE: &str = ".lock";
 const STOP_FILE: &str = ".stop";
 const LOG_FILE: &str = "prefetch.log";
-/// A log grown past this is started afresh by the next prefetcher.
-const LOG_MAX: u64 = 1 << 20;
 /// How long a call waits for a segment the running prefetcher is writing, before it fetches
 /// the segment itself.
 const IN_FLIGHT_WAIT: Duration = Duration::from_secs(10);
@@ -296,12 +294,7 @@ impl Spool {
 
     /// Creates the spool directory, private like the pg_wal it sits in.
     fn create_dir(&self) -> Result<(), EngineError> {
-        use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&self.dir)
-            .map_err(|e| EngineError::io("create spool directory", &self.dir, e))
+        crate::util::create_private_dir(&self.dir, "create spool directory")
     }
 
     /// Takes the prefetcher's lock without waiting; None while another prefetcher holds it.
@@ -342,29 +335,15 @@ impl Spool {
         Ok(!self.prefetcher_running()?)
     }
 
-    /// Starts `cmd` (a `recman ... archive-prefetch` command) in the background and returns
-    /// without waiting for it: no standard input or output, standard error into the spool's
-    /// log, the same process group (a server shutdown that signals restore_command's group
-    /// ends it too).
-    pub fn start_prefetcher(&self, mut cmd: Command) -> Result<(), EngineError> {
+    /// Starts `cmd` (a `recman ... archive-prefetch` command) in the background, its standard
+    /// error into the spool's log (`util::spawn_logged`), and returns without waiting for it.
+    pub fn start_prefetcher(&self, cmd: Command) -> Result<(), EngineError> {
         self.create_dir()?;
-        let log_path = self.dir.join(LOG_FILE);
-        let log = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)
-            .map_err(|e| EngineError::io("open prefetch log", &log_path, e))?;
-        if log.metadata().map(|m| m.len() > LOG_MAX).unwrap_or(false) {
-            let _ = log.set_len(0);
-        }
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(log));
-        // Dropping the handle neither waits for nor kills the child; it is reaped by init
-        // once this short-lived process has ended.
-        cmd.spawn()
-            .map(drop)
-            .map_err(|e| EngineError::io("start prefetcher", cmd.get_program(), e))
+        crate::util::spawn_logged(
+            cmd,
+            &self.dir.join(LOG_FILE),
+            ("open prefetch log", "start prefetcher"),
+        )
     }
 
     /// Empties the spool of fetched and partly fetched segments (at a history-file request:

@@ -4,6 +4,7 @@
 use recman_testkit::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Duration;
 
 /// Every file under `dir` with its content and modification time.
@@ -63,4 +64,22 @@ pub fn restore_to(repo: &Path, to: &Path, args: &[&str]) -> String {
     ];
     a.extend_from_slice(args);
     recman_ok(a)
+}
+
+/// Runs `pg_basebackup` (the server's major's) against `c` into `to`, with `args`.
+pub fn pg_basebackup(c: &Cluster, to: &Path, args: &[&str]) {
+    let mut cmd = Command::new(pg_bin("pg_basebackup"));
+    cmd.arg("-h")
+        .arg(&c.sockdir)
+        .args([
+            "-p",
+            &c.port.to_string(),
+            "-U",
+            "postgres",
+            "--checkpoint=fast",
+        ])
+        .arg("-D")
+        .arg(to)
+        .args(args);
+    run_as_cluster_user_ok(&mut cmd);
 }

@@ -1,5 +1,5 @@
 //! archive-push ahead of PostgreSQL on a backlog, like pgBackRest's asynchronous push: when the
-//! call for %p finds a full batch of further segments marked ready, it starts one background
+//! call for %p finds two batches of further segments marked ready, it starts one background
 //! `recman archive-push-ahead`, which pushes every ready segment after %p, several at a time,
 //! recording each in the catalog soon after its piece is durable. PostgreSQL's calls for those
 //! segments wait for the pusher's record instead of pushing, so the archiver's one-call-at-a-
@@ -27,14 +27,13 @@ use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The pusher's directory name next to %p (in pg_wal).
 pub const PUSH_DIR_NAME: &str = "recman-push";
 const LOCK_FILE: &str = ".lock";
 const LOG_FILE: &str = "push.log";
-const LOG_MAX: u64 = 1 << 20;
 /// A call waits this long at most for the pusher to record its segment, then pushes it itself
 /// (a duplicate push stores the same piece again and records it again, which is harmless).
 pub const STALL_LIMIT: Duration = Duration::from_secs(60);
@@ -45,6 +44,9 @@ const ROUND: usize = 64;
 /// Stored pieces the pusher records per catalog transaction: small, so a waiting call sees its
 /// segment soon, large enough that the catalog's commits stay a small share of the work.
 const COMMIT_EVERY: usize = 4;
+/// A backlog this many batches long (ready after %p) goes to a pusher; a shorter one, a burst
+/// of writes, drains in batches, which start no process.
+const BATCHES_FOR_PUSHER: usize = 2;
 
 /// The directory of one cluster's background pusher.
 #[derive(Debug, Clone)]
@@ -96,12 +98,7 @@ impl PushSpool {
     }
 
     fn create_dir(&self) -> Result<(), EngineError> {
-        use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&self.dir)
-            .map_err(|e| EngineError::io("create push directory", &self.dir, e))
+        crate::util::create_private_dir(&self.dir, "create push directory")
     }
 
     fn open_lock_file(&self) -> Result<File, EngineError> {
@@ -196,27 +193,16 @@ impl PushSpool {
         Ok(())
     }
 
-    /// Starts `cmd` (a `recman ... archive-push-ahead` command) in the background and returns
-    /// once it holds the lock (or after a second): no standard input or output, standard error
-    /// into the directory's log, the archiver's process group. Dropping the child's handle
-    /// neither waits for nor kills it.
-    pub fn start(&self, mut cmd: Command) -> Result<(), EngineError> {
+    /// Starts `cmd` (a `recman ... archive-push-ahead` command) in the background, its standard
+    /// error into the directory's log (`util::spawn_logged`), and returns once it holds the
+    /// lock (or after a second).
+    pub fn start(&self, cmd: Command) -> Result<(), EngineError> {
         self.create_dir()?;
-        let log_path = self.dir.join(LOG_FILE);
-        let log = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)
-            .map_err(|e| EngineError::io("open push log", &log_path, e))?;
-        if log.metadata().map(|m| m.len() > LOG_MAX).unwrap_or(false) {
-            let _ = log.set_len(0);
-        }
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(log));
-        cmd.spawn()
-            .map(drop)
-            .map_err(|e| EngineError::io("start pusher", cmd.get_program(), e))?;
+        crate::util::spawn_logged(
+            cmd,
+            &self.dir.join(LOG_FILE),
+            ("open push log", "start pusher"),
+        )?;
         let until = Instant::now() + Duration::from_secs(1);
         while self.running_after()?.is_none() && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(2));
@@ -255,7 +241,8 @@ impl PushSpool {
 }
 
 /// Whether to leave the segments after `name` to a background pusher: one is running (then
-/// wait for it, returning its answer), or a full batch of them is ready (then start one).
+/// wait for it, returning its answer), or [`BATCHES_FOR_PUSHER`] batches of them are ready
+/// (then start one).
 /// Some(answer) when the pusher archived `name`; None when this call pushes `name` alone
 /// (`*alone` set) or as the first of a batch (a short backlog, or no pusher could start).
 pub(super) fn leave_to_pusher(
@@ -285,11 +272,11 @@ pub(super) fn leave_to_pusher(
         db,
         ahead.spool.wal_dir(),
         name,
-        opts.batch - 1,
+        opts.batch * BATCHES_FOR_PUSHER,
         &HashSet::new(),
         &mut failed,
     );
-    if backlog.len() + 1 >= opts.batch {
+    if backlog.len() >= opts.batch * BATCHES_FOR_PUSHER {
         let started = (ahead.command)(name)
             .map_err(|e| EngineError::io("start pusher", "recman", e))
             .and_then(|cmd| ahead.spool.start(cmd));
