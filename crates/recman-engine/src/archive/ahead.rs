@@ -254,6 +254,11 @@ pub(super) fn leave_to_pusher(
     ahead: &Ahead<'_>,
     alone: &mut bool,
 ) -> Result<Option<ArchivePushOutcome>, EngineError> {
+    // History, backup-history and partial files are never the pusher's: their calls push them.
+    if !is_segment_name(name) {
+        *alone = ahead.spool.running_after()?.is_some();
+        return Ok(None);
+    }
     if let Some(done) = ahead.spool.wait_for(repo, db, name, path)? {
         return Ok(Some(done));
     }
