@@ -26,6 +26,7 @@ fail() { echo "restore-bench: $*" >&2; exit 1; }
 for t in pgbackrest fio bc; do command -v $t >/dev/null || fail "$t is not installed"; done
 WORK=$(mktemp -d /tmp/recman-restore-bench.XXXXXX)
 chmod 755 "$WORK"
+chown postgres: "$WORK"
 PG=$WORK/pg
 PORT=$((20000 + RANDOM % 20000))
 # shellcheck source=bench/common.sh
