@@ -44,3 +44,25 @@ bench_cold() {
 
 # bench_median N...: the median of the numbers.
 bench_median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# as_pg CMD...: runs CMD as the postgres OS user.
+as_pg() { runuser -u postgres -- "$@"; }
+
+# bench_pg_work NAME: a work directory /tmp/NAME.XXXXXX owned by postgres (WORK), the data
+# directory to make in it (PG), a random PORT, and an EXIT trap that stops the cluster at
+# $PGBIN, lifts the throttle and removes WORK; then THROTTLE, if set, on WORK's disk. Needs
+# PGBIN and a `fail` function.
+bench_pg_work() {
+    WORK=$(mktemp -d "/tmp/$1.XXXXXX")
+    chmod 755 "$WORK"
+    chown postgres: "$WORK"
+    PG=$WORK/pg
+    PORT=$((20000 + RANDOM % 20000))
+    trap bench_pg_work_end EXIT
+    [[ -z ${THROTTLE:-} ]] || bench_throttle_on "$WORK" "$THROTTLE" || fail "bad THROTTLE"
+}
+bench_pg_work_end() {
+    as_pg "$PGBIN/pg_ctl" -D "$PG" -m immediate stop >/dev/null 2>&1 || true
+    bench_throttle_off
+    rm -rf "$WORK"
+}

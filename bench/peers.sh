@@ -116,7 +116,6 @@ if [[ -n $THROTTLE ]]; then
     log "throttled profile: device $BENCH_THROTTLED_DEV held at ${THROTTLE%%:*}B/s reads, ${THROTTLE##*:}B/s writes (root blkio group: every process, the flusher threads included)"
 fi
 
-as_pg() { runuser -u postgres -- "$@"; }
 drop_cache() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 PY="python3 $ROOT/bench/peers.py"
 RUNS=$WORK/runs.jsonl

@@ -24,21 +24,9 @@ fail() { echo "restore-bench: $*" >&2; exit 1; }
 [[ $EUID -eq 0 ]] || fail "run as root (drop_caches, runs PostgreSQL as postgres)"
 [[ -x $BIN ]] || fail "no recman binary at $BIN; hint: cargo build --release"
 for t in pgbackrest fio bc; do command -v $t >/dev/null || fail "$t is not installed"; done
-WORK=$(mktemp -d /tmp/recman-restore-bench.XXXXXX)
-chmod 755 "$WORK"
-chown postgres: "$WORK"
-PG=$WORK/pg
-PORT=$((20000 + RANDOM % 20000))
 # shellcheck source=bench/common.sh
 source "$ROOT/bench/common.sh"
-as_pg() { runuser -u postgres -- "$@"; }
-stop_all() {
-    as_pg "$PGBIN/pg_ctl" -D "$PG" -m immediate stop >/dev/null 2>&1 || true
-    bench_throttle_off
-    rm -rf "$WORK"
-}
-trap stop_all EXIT
-[[ -z ${THROTTLE:-} ]] || bench_throttle_on "$WORK" "$THROTTLE" || fail "bad THROTTLE"
+bench_pg_work recman-restore-bench
 cold() { bench_cold; }
 
 as_pg "$PGBIN/initdb" -D "$PG" --data-checksums -A trust -U postgres >/dev/null

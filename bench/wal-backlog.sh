@@ -19,21 +19,9 @@ fail() { echo "wal-backlog: $*" >&2; exit 1; }
 [[ $EUID -eq 0 ]] || fail "run as root (drop_caches, runs PostgreSQL as postgres)"
 [[ -x $BIN ]] || fail "no recman binary at $BIN; hint: cargo build --release"
 command -v pgbackrest >/dev/null || fail "pgbackrest is not installed; hint: apt-get install pgbackrest"
-WORK=$(mktemp -d /tmp/recman-backlog.XXXXXX)
-chmod 755 "$WORK"
-chown postgres: "$WORK"
-PG=$WORK/pg
-PORT=$((20000 + RANDOM % 20000))
 # shellcheck source=bench/common.sh
 source "$ROOT/bench/common.sh"
-as_pg() { runuser -u postgres -- "$@"; }
-stop_all() {
-    as_pg "$PGBIN/pg_ctl" -D "$PG" -m immediate stop >/dev/null 2>&1 || true
-    bench_throttle_off
-    rm -rf "$WORK"
-}
-trap stop_all EXIT
-[[ -z ${THROTTLE:-} ]] || bench_throttle_on "$WORK" "$THROTTLE" || fail "bad THROTTLE"
+bench_pg_work recman-backlog
 psql() { as_pg "$PGBIN/psql" -h "$WORK" -p "$PORT" -qAtX -c "$1" postgres; }
 
 as_pg "$PGBIN/initdb" -D "$PG" --data-checksums -A trust -U postgres >/dev/null

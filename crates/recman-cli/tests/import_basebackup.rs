@@ -67,18 +67,7 @@ fn pg_basebackup_backups_import_validate_and_restore_equal() {
     recman_ok(["--repo", path_str(&repo), "create", "catalog"]);
     // No archive: each backup must become consistent from the WAL it holds.
     let c = Cluster::init_with(ClusterOpts::default());
-    let g = |args: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = vec![
-            "--repo".into(),
-            path_str(&repo).into(),
-            "--pgdata".into(),
-            path_str(&c.pgdata).into(),
-            "--target".into(),
-            c.conninfo(),
-        ];
-        v.extend(args.iter().map(|s| s.to_string()));
-        v
-    };
+    let g = |args: &[&str]| cluster_args(&repo, &c, args);
     recman_ok(g(&["register", "database", "--name", "main"]));
     c.pgbench_init(1);
     c.psql("checkpoint");

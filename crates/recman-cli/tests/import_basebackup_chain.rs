@@ -48,18 +48,7 @@ fn pg_basebackup_incremental_chain_restores_combined() {
         extra_conf: vec!["summarize_wal = on".into()],
         ..Default::default()
     });
-    let g = |args: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = vec![
-            "--repo".into(),
-            path_str(&repo).into(),
-            "--pgdata".into(),
-            path_str(&c.pgdata).into(),
-            "--target".into(),
-            c.conninfo(),
-        ];
-        v.extend(args.iter().map(|s| s.to_string()));
-        v
-    };
+    let g = |args: &[&str]| cluster_args(&repo, &c, args);
     recman_ok(g(&["register", "database", "--name", "main"]));
     c.pgbench_init(1);
     c.psql("checkpoint");

@@ -117,18 +117,7 @@ fn pgbackrest_backups_restore_and_recover_across_the_switch() {
     c.switch_wal_and_wait_archived();
 
     // The day of the switch: recman takes over archive_command.
-    let g = |args: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = vec![
-            "--repo".into(),
-            path_str(&repo).into(),
-            "--pgdata".into(),
-            path_str(&c.pgdata).into(),
-            "--target".into(),
-            c.conninfo(),
-        ];
-        v.extend(args.iter().map(|s| s.to_string()));
-        v
-    };
+    let g = |args: &[&str]| cluster_args(&repo, &c, args);
     recman_ok(g(&["register", "database", "--name", "main"]));
     c.psql(&format!(
         "alter system set archive_command = {}",

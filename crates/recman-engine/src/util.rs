@@ -66,6 +66,21 @@ pub(crate) fn file_size_crc(path: &std::path::Path) -> std::io::Result<(u64, u32
 
 /// Writes `data` to a new file at `path` (replacing one there) readable by its owner only:
 /// WAL handed to PostgreSQL in pg_wal, like the server's own files there.
+/// Opens (creating it when missing, never truncating it) the lock file of a background
+/// helper, for flock(2).
+pub(crate) fn open_lock_file(
+    path: &std::path::Path,
+    op: &'static str,
+) -> Result<std::fs::File, crate::EngineError> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| crate::EngineError::io(op, path, e))
+}
+
 /// Creates `dir` (and its parents) private to the owner, like the pg_wal a helper's directory
 /// sits in.
 pub(crate) fn create_private_dir(

@@ -28,7 +28,7 @@ use crate::EngineError;
 use crate::archive::{is_segment_name, read_wal_into, write_aside};
 use recman_catalog::{DbRecord, Repository, WalRecord};
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -282,14 +282,7 @@ impl Spool {
     }
 
     fn open_lock_file(&self) -> Result<File, EngineError> {
-        let p = self.dir.join(LOCK_FILE);
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&p)
-            .map_err(|e| EngineError::io("open spool lock", p, e))
+        crate::util::open_lock_file(&self.dir.join(LOCK_FILE), "open spool lock")
     }
 
     /// Creates the spool directory, private like the pg_wal it sits in.

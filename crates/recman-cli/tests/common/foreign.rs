@@ -83,3 +83,18 @@ pub fn pg_basebackup(c: &Cluster, to: &Path, args: &[&str]) {
         .args(args);
     run_as_cluster_user_ok(&mut cmd);
 }
+
+/// recman's arguments for `args` against repository `repo` and cluster `c` (its data directory
+/// and connection).
+pub fn cluster_args(repo: &Path, c: &Cluster, args: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = vec![
+        "--repo".into(),
+        path_str(repo).into(),
+        "--pgdata".into(),
+        path_str(&c.pgdata).into(),
+        "--target".into(),
+        c.conninfo(),
+    ];
+    v.extend(args.iter().map(|s| s.to_string()));
+    v
+}

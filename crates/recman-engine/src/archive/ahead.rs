@@ -24,7 +24,7 @@ use super::{ArchivePushOutcome, PushOptions, check_archived, file_crc, is_segmen
 use crate::EngineError;
 use recman_catalog::{DbRecord, Repository};
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -102,14 +102,7 @@ impl PushSpool {
     }
 
     fn open_lock_file(&self) -> Result<File, EngineError> {
-        let p = self.dir.join(LOCK_FILE);
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&p)
-            .map_err(|e| EngineError::io("open push lock", p, e))
+        crate::util::open_lock_file(&self.dir.join(LOCK_FILE), "open push lock")
     }
 
     /// Takes the pusher's lock for pushing the ready segments after `after`; None while another

@@ -303,13 +303,7 @@ impl Destination for LocalDest {
     }
 
     fn set_len(&self, p: &Path, len: u64) -> Result<(), EngineError> {
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(p)
-            .map_err(|er| EngineError::io("create", p, er))?;
+        let f = open_to_size(p)?;
         f.set_len(len)
             .and_then(|_| f.sync_all())
             .map_err(|er| EngineError::io("set length of", p, er))
@@ -378,13 +372,7 @@ impl Destination for LocalDest {
         {
             let synced = l.synced.lock().expect("not poisoned");
             for (p, len) in files {
-                let f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create(true)
-                    .truncate(false)
-                    .mode(0o600)
-                    .open(p)
-                    .map_err(|er| EngineError::io("create", p, er))?;
+                let f = open_to_size(p)?;
                 let now = f
                     .metadata()
                     .map_err(|er| EngineError::io("read", p, er))?
@@ -429,4 +417,15 @@ pub(crate) fn clear_all(dest: &dyn Destination, dirs: &[PathBuf]) -> bool {
         };
     }
     all
+}
+
+/// Opens (creating it, private, when missing) restored file `p` to give it its final length.
+fn open_to_size(p: &Path) -> Result<std::fs::File, EngineError> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(p)
+        .map_err(|er| EngineError::io("create", p, er))
 }
