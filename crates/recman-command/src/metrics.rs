@@ -98,23 +98,26 @@ pub fn collect(repo: &Repository, only: Option<&str>, now: i64) -> Result<Vec<Ga
             &[("database", d)],
             wal_bytes as f64,
         );
-        if let Some(last) = wal
+        // Segments only: not timeline history or backup history files.
+        let segments = wal
             .iter()
-            // Segments only: not timeline history or backup history files.
-            .filter(|w| w.name.len() == 24 && w.name.bytes().all(|c| c.is_ascii_hexdigit()))
-            .max_by_key(|w| (w.archived_at, w.name.clone()))
-        {
+            .filter(|w| w.name.len() == 24 && w.name.bytes().all(|c| c.is_ascii_hexdigit()));
+        // A batch stores segments in parallel, so a later segment can be stamped before an
+        // earlier one: the newest reach is the latest stamp, the newest segment the highest
+        // name (timeline first, so a promotion's segments sort after their parent's).
+        let newest_at = segments.clone().map(|w| w.archived_at).max();
+        if let (Some(at), Some(last)) = (newest_at, segments.max_by(|a, b| a.name.cmp(&b.name))) {
             e.add(
                 "recman_wal_last_archived_timestamp_seconds",
                 "When the newest WAL segment reached the archive.",
                 &[("database", d)],
-                secs(last.archived_at),
+                secs(at),
             );
             e.add(
                 "recman_wal_archive_lag_seconds",
                 "Seconds since a WAL segment last reached the archive (grows while archiving is stuck, and on an idle cluster that switches no WAL).",
                 &[("database", d)],
-                secs(now - last.archived_at).max(0.0),
+                secs(now - at).max(0.0),
             );
             e.add(
                 "recman_wal_last_archived_segment_info",
