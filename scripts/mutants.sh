@@ -29,13 +29,15 @@ restore() {
 trap restore EXIT
 
 failed=0
-# mutant NAME FILE LINE BROKEN TEST-ARGS...
-# TEST-ARGS say --workspace rather than -p recman-cli: cargo resolves features over the packages
-# it selects, and the workspace's are those scripts/test.sh built, so only what the mutant
-# touches is rebuilt.
+# mutant NAME FILE LINE BROKEN TEST CARGO-TEST-ARGS...
+# TEST is the test that must fail (its name as libtest prints it); the mutant counts as caught
+# only when that test fails, so a flaky or unrelated failure does not pass for a kill. The
+# arguments run that one test (`--exact`) and say --workspace rather than -p: cargo resolves
+# features over the packages it selects, and the workspace's are those scripts/test.sh built,
+# so only what the mutant touches is rebuilt.
 mutant() {
-    local name=$1 file=$2 line=$3 broken=$4
-    shift 4
+    local name=$1 file=$2 line=$3 broken=$4 test=$5
+    shift 5
     if [[ $(grep -cF -- "$line" "$file") -ne 1 ]]; then
         echo "[mutants] $name: the line to break is not (once) in $file any more; update scripts/mutants.sh:" >&2
         echo "    $line" >&2
@@ -46,34 +48,72 @@ mutant() {
     current=$file
     LINE=$line BROKEN=$broken perl -0pi -e 's/\Q$ENV{LINE}\E/$ENV{BROKEN}/' "$file"
     local log="$saved/$name.log"
-    echo "[mutants] $name: cargo test $* (must fail)"
+    echo "[mutants] $name: cargo test $* -- --exact $test (must fail)"
     set +e
-    cargo test "$@" >"$log" 2>&1
+    cargo test "$@" -- --exact "$test" >"$log" 2>&1
     local status=$?
     set -e
     cp "$saved/original" "$file"
     current=
     if [[ $status -eq 0 ]]; then
-        echo "[mutants] $name: SURVIVED: the tests passed with recman broken" >&2
+        echo "[mutants] $name: SURVIVED: $test passed with recman broken" >&2
         failed=1
-    elif ! grep -q '^test result: FAILED' "$log"; then
-        echo "[mutants] $name: the mutant did not build or run (exit $status):" >&2
+    elif ! grep -qF "test $test ... FAILED" "$log"; then
+        echo "[mutants] $name: $test did not fail (exit $status; a build error or another failure does not count):" >&2
         tail -n 30 "$log" >&2
         failed=1
     else
-        echo "[mutants] $name: killed ($(grep -m1 -E "^thread '.*' .*panicked" "$log" || echo 'a test failed'))"
+        echo "[mutants] $name: killed by $test ($(grep -m1 -E "^thread '.*' .*panicked" "$log" || echo 'it failed'))"
     fi
 }
 
+# Backup: a failed backup removes the pieces it wrote.
 mutant failed-backup-leaves-pieces crates/recman-engine/src/backup.rs \
     'let _ = ctx.repo.remove_prefix(&dir);' 'let _ = &dir;' \
-    --workspace --test s3_repo a_flaky_server
+    a_flaky_server_does_not_fail_the_backup_and_a_permanent_error_is_clean \
+    --workspace --test s3_repo
+# The I/O engine: RATE paces reads (the schedule itself, not a measured speed).
 mutant throttle-does-nothing crates/recman-engine/src/io/throttle.rs \
     'rate: rate.filter(|r| *r > 0),' 'rate: rate.filter(|_| false),' \
-    --workspace --test io_balance rate_is_a_ceiling
-mutant uring-refusal-switch-ignored crates/recman-engine/src/fault.rs \
-    'is_some_and(|v| v == "1")' 'is_some_and(|_| false)' \
-    --workspace --test io_engine refused_io_uring
+    io::throttle::tests::the_schedule_is_bytes_over_rate \
+    --workspace --lib
+# Restore: the write-mode choice keeps direct writes unless buffered ones win clearly.
+mutant restore-prefers-buffered crates/recman-engine/src/restore/probe.rs \
+    'if buffered > direct * BUFFERED_MARGIN {' 'if buffered > direct {' \
+    restore::probe::tests::direct_writes_win_unless_buffered_ones_are_three_times_as_fast \
+    --workspace --lib
+# WAL: archive-push refuses a segment of another cluster.
+mutant wal-of-another-cluster crates/recman-engine/src/archive/check.rs \
+    'if sysid != db.system_identifier {' 'if sysid != db.system_identifier && false {' \
+    archive::check::tests::refuses_what_is_not_wal_of_this_cluster \
+    --workspace --lib
+# Catalog: completing a backup that was never recorded is refused.
+mutant catalog-completes-a-ghost crates/recman-catalog/src/backup.rs \
+    '            let n = write_backup(self, UPDATE_BACKUP, b, &ctx)?;' \
+    '            let n = write_backup(self, UPDATE_BACKUP, b, &ctx)?.max(1);' \
+    complete_backup_is_all_or_nothing \
+    --workspace --test catalog
+# Retention: REDUNDANCY n keeps n full backups, not one fewer.
+mutant redundancy-off-by-one crates/recman-engine/src/retention.rs \
+    'RetentionPolicy::Redundancy(r) => (r as usize).min(fulls.len()),' \
+    'RetentionPolicy::Redundancy(r) => (r as usize).saturating_sub(1).min(fulls.len()),' \
+    redundancy_keeps_every_covered_point_and_nothing_else \
+    --workspace --test retention_props
+# Retention: an incremental chain anchored on a kept full is kept whole.
+mutant retention-drops-incrementals crates/recman-engine/src/retention.rs \
+    'kept.extend(chain);' 'let _ = chain;' \
+    incremental_chain_is_kept_with_its_base \
+    --workspace --test retention_props
+# The language: an incremental level out of range is refused in the parser.
+mutant language-takes-any-level crates/recman-lang/src/parser/backup.rs \
+    'if level > 4 {' 'if level > 9 {' \
+    an_incremental_level_is_range_checked_in_either_word_order \
+    --workspace --test units
+# Pages: a checksum that does not match is a fault.
+mutant page-checksum-ignored crates/recman-page/src/page.rs \
+    'if computed != hdr.checksum {' 'if computed != hdr.checksum && false {' \
+    flipped_byte_gives_checksum_fault \
+    --workspace --test pages
 
 if [[ $failed -ne 0 ]]; then
     echo "[mutants] FAILED: a guard did not catch its mutant (see above)" >&2

@@ -102,6 +102,13 @@ for major in "${majors[@]}"; do
         if [[ $status -ne 0 && $tf1 -eq 0 ]]; then
             tf1=1 # did not build or crashed before reporting: count it as a failure
         fi
+        if [[ $status -eq 0 && $((tp1 + tf1)) -eq 0 ]]; then
+            # A filter that matches no test (a test renamed) would otherwise pass with nothing run.
+            notes+=" ${t%%:*}: no test ran (the filter '${filter[*]}' matches nothing)"
+            unexpected=1
+        fi
+        # A part of a test that this major cannot run (tests' SKIPPED lines) counts as skipped.
+        ts1=$((ts1 + $(grep -cE 'SKIPPED\([a-z0-9_]+\): ' "$log" || true)))
         p=$((p + tp1)) f=$((f + tf1)) s=$((s + ts1))
         if [[ $tf1 -gt 0 ]]; then
             if [[ -n ${KNOWN_FAILING[$major:${t%%:*}]:-} ]]; then

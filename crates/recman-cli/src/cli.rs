@@ -562,9 +562,9 @@ pub struct RestoreArgs {
     #[arg(long)]
     pub force: bool,
     /// How restored files are written: auto (a restore of 1 GiB or more measures the target's
-    /// disk both ways first and takes the faster), direct (O_DIRECT) or buffered (through the
-    /// page cache, its writeback started as it goes). Every file is durable before the restore
-    /// reports done, whichever way.
+    /// disk both ways first and writes directly unless buffered writes were three times as
+    /// fast), direct (O_DIRECT) or buffered (through the page cache, its writeback started as it
+    /// goes). Every file is durable before the restore reports done, whichever way.
     #[arg(long, default_value = "auto", value_parser = ["auto", "direct", "buffered"])]
     pub write_mode: String,
     /// Recover to this time (local time unless a zone is given).

@@ -9,7 +9,6 @@ mod flows;
 
 use common::*;
 use flows::*;
-use std::time::{Duration, Instant};
 
 fn report(setup: &Setup, id: &str) -> serde_json::Value {
     serde_json::from_str(&setup.ok(&["report", "io", id, "--json"])).unwrap()
@@ -19,10 +18,6 @@ fn report(setup: &Setup, id: &str) -> serde_json::Value {
 fn minimize_load_spreads_the_backup_over_the_window() {
     let setup = Setup::new();
     setup.cluster.pgbench_init(10);
-    let t = Instant::now();
-    setup.backup(&["--tag", "FLAT"]);
-    let flat = t.elapsed();
-    let t = Instant::now();
     // Two channels share the one schedule.
     let id = setup.backup(&[
         "--duration",
@@ -33,10 +28,6 @@ fn minimize_load_spreads_the_backup_over_the_window() {
         "--tag",
         "LOAD",
     ]);
-    let paced = t.elapsed();
-    eprintln!("unthrottled backup {flat:?}; DURATION 0:00:20 MINIMIZE LOAD {paced:?}");
-    // The pacing guarantees the lower bound; the upper one is the machine's (see the report).
-    assert!(paced >= Duration::from_secs(18), "took {paced:?}");
 
     let r = report(&setup, &id);
     let samples = r["samples"].as_array().unwrap();
@@ -46,6 +37,18 @@ fn minimize_load_spreads_the_backup_over_the_window() {
         .collect();
     let total: u64 = read.iter().sum();
     let busy = read.iter().filter(|b| **b > 0).count();
+    // The job's own clock, not the test's: the pacer spreads the reads to the window's end, so
+    // reads still arrive in its last seconds (an unpaced backup of this size reads in 1-2 s).
+    let last = samples
+        .iter()
+        .filter(|s| s["bytes_read"].as_u64().unwrap() > 0)
+        .map(|s| s["second"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    assert!(
+        last >= 16,
+        "the last read came at second {last} of a 20 s window"
+    );
     let peak = *read.iter().max().unwrap();
     eprintln!(
         "{} samples, {busy} seconds with reads, peak {peak} of {total} bytes",

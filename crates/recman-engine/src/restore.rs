@@ -68,8 +68,8 @@ pub struct RestoreOptions {
     /// Clear a target directory an interrupted restore wrote (it holds the restore's marker)
     /// before restoring into it; a directory without the marker is still refused.
     pub force: bool,
-    /// How restored files are written; None measures the target's disk and takes the faster
-    /// way ([`dest::Destination::plan_writes`]).
+    /// How restored files are written; None measures the target's disk and writes directly unless
+    /// buffered writes are clearly faster ([`dest::Destination::plan_writes`]).
     pub write_mode: Option<dest::WriteMode>,
 }
 

@@ -28,7 +28,12 @@ impl Cluster {
     }
 
     pub(crate) fn client(&self, program: &str) -> Command {
-        let mut cmd = Command::new(pg_bin(program));
+        self.client_from(&pg_bin(program))
+    }
+
+    /// [`Cluster::client`] for a program at `path` (another major's client tools).
+    pub(crate) fn client_from(&self, path: &std::path::Path) -> Command {
+        let mut cmd = Command::new(path);
         cmd.arg("-h")
             .arg(&self.sockdir)
             .arg("-p")
