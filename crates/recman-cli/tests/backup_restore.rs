@@ -136,26 +136,94 @@ fn tablespace_outside_the_data_directory_restored_in_place_and_elsewhere() {
     drop(r2);
 }
 
-/// A test of the tests: the restore comparison every acceptance test relies on notices a
-/// restore that dropped one relation file (the mutant, applied to the restored directory).
+/// The comparison every restore test ends with (`compare_contents`) catches each kind of
+/// loss by itself, and says which: one relation file, one sequence value, one large object,
+/// a materialized view's contents, a row of another database. Each is made in the restored
+/// cluster, checked, and put back before the next.
 #[test]
-fn the_comparison_catches_a_restore_that_drops_a_file() {
+fn the_comparison_catches_each_kind_of_loss_and_names_it() {
     let setup = Setup::new();
     let c = &setup.cluster;
     c.psql("create table kept as select g from generate_series(1, 10000) g");
+    c.psql("create sequence s; select nextval('s') from generate_series(1, 5)");
+    c.psql("select lo_from_bytea(4242, 'large object contents')");
+    c.psql("create materialized view mv as select g from generate_series(1, 100) g");
+    c.psql("create database other");
+    c.psql_db(
+        "other",
+        "create table t as select g from generate_series(1, 10) g",
+    );
     c.psql("checkpoint");
     let file = c.psql("select pg_relation_filepath('kept')");
     setup.backup(&["--tag", "FULL"]);
     c.switch_wal_and_wait_archived();
     let expected = c.all_table_checksums();
+    for (db, rel) in [
+        ("postgres", "public.kept"),
+        ("postgres", "public.s"),
+        ("postgres", "public.mv"),
+        ("postgres", "pg_largeobject"),
+        ("other", "public.t"),
+    ] {
+        assert!(
+            expected[db].contains_key(rel),
+            "{rel} of {db} is not compared"
+        );
+    }
     let (_keep, to) = setup.restore(&["--from-tag", "FULL"]);
-    assert!(to.join(&file).is_file(), "{file} was not restored");
-    std::fs::remove_file(to.join(&file)).unwrap();
-    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        drop(start_and_compare(&to, &expected));
-    }));
+    let r = Cluster::from_restored(to.clone());
+    r.wait_recovery_done(std::time::Duration::from_secs(180));
+    compare_contents(&r, &expected);
+
+    let fired = |what: &str| -> String {
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            compare_contents(&r, &expected)
+        }));
+        let payload = caught.expect_err(&format!("a restore with {what} passed the comparison"));
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_else(|| format!("{payload:?}"))
+    };
+    // The value the source logged (what the fingerprint holds), set back with nothing logged
+    // ahead, gives the same fingerprint; one less must not.
+    let seq = r.psql("select last_value + log_cnt from s");
+    r.psql(&format!("select setval('s', {seq} - 1)"));
+    let msg = fired("a sequence one value behind");
     assert!(
-        caught.is_err(),
-        "a restore without {file} passed the comparison"
+        msg.contains("relation public.s of database postgres"),
+        "{msg}"
+    );
+    r.psql(&format!("select setval('s', {seq})"));
+
+    r.psql("select lo_put(4242, 0, 'L')");
+    let msg = fired("a large object changed");
+    assert!(
+        msg.contains("relation pg_largeobject of database postgres"),
+        "{msg}"
+    );
+    r.psql("select lo_put(4242, 0, 'l')");
+
+    r.psql("refresh materialized view mv with no data");
+    let msg = fired("a materialized view emptied");
+    assert!(
+        msg.contains("relation public.mv of database postgres is missing"),
+        "{msg}"
+    );
+    r.psql("refresh materialized view mv");
+
+    r.psql_db("other", "delete from t where g = 7");
+    let msg = fired("a row of another database lost");
+    assert!(msg.contains("relation public.t of database other"), "{msg}");
+    r.psql_db("other", "insert into t values (7)");
+    compare_contents(&r, &expected);
+
+    r.stop();
+    std::fs::remove_file(to.join(&file)).unwrap();
+    r.start();
+    let msg = fired("a relation file missing");
+    assert!(
+        msg.contains("relation public.kept of database postgres cannot be read"),
+        "{msg}"
     );
 }

@@ -1,7 +1,6 @@
 //! What tests do with a running cluster: SQL, readiness, pgbench, data checksums, amcheck.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::fs;
 use std::io::Write as _;
 use std::process::{Child, Command, Stdio};
@@ -203,36 +202,64 @@ impl Cluster {
         .collect()
     }
 
-    /// Content fingerprint of every permanent user table in `db`: maps
-    /// `schema.table` to `<rowcount>:<md5 of the sorted row md5s>`.
-    /// Unlogged tables are left out (recovery empties them by design).
+    /// Content fingerprint of every permanent user relation with contents in `db`, keyed
+    /// `schema.name`: ordinary and partitioned tables (a parent through its children's rows)
+    /// and populated materialized views map to `<rowcount>:<md5 of the sorted row md5s>`;
+    /// sequences to `sequence:<value>:<is_called>`, where the value is the one WAL holds (a
+    /// sequence logs 32 values ahead, and recovery restores what was logged, so the source's
+    /// `last_value + log_cnt * increment` is what its restore shows); and the key
+    /// `pg_largeobject` to `<objects>:<md5 of every page>`. Unlogged relations are left out
+    /// (recovery empties them by design).
     pub fn table_checksums(&self, db: &str) -> BTreeMap<String, String> {
-        let tables = self.psql_db(
+        let rels = self.psql_db(
             db,
-            "select format('%I.%I', n.nspname, c.relname) \
+            "select c.relkind::text || format('%I.%I', n.nspname, c.relname) \
              from pg_class c join pg_namespace n on n.oid = c.relnamespace \
-             where c.relkind = 'r' and c.relpersistence = 'p' \
+             where c.relkind in ('r', 'p', 'm', 'S') and c.relpersistence = 'p' \
+               and (c.relkind <> 'm' or c.relispopulated) \
                and n.nspname not in ('pg_catalog', 'information_schema') \
                and n.nspname not like 'pg\\_toast%' and n.nspname not like 'pg\\_temp%' \
              order by 1",
         );
-        let mut script = String::new();
-        for t in tables.lines().filter(|l| !l.is_empty()) {
-            // Row md5s keep the aggregate small (1M-row tables stay cheap).
-            writeln!(
-                script,
-                "select {lit} || E'\\t' || count(*) || ':' || \
-                 coalesce(md5(string_agg(md5(r::text), '' order by md5(r::text))), '-') \
-                 from {t} r;",
-                lit = sql_literal(t)
-            )
-            .unwrap();
+        let mut queries = vec![(
+            "pg_largeobject".to_owned(),
+            "select 'pg_largeobject' || E'\\t' || count(distinct loid) || ':' || \
+             coalesce(md5(string_agg(loid || '/' || pageno || '/' || md5(data), ',' \
+             order by loid, pageno)), '-') from pg_largeobject;"
+                .to_owned(),
+        )];
+        for r in rels.lines().filter(|l| !l.is_empty()) {
+            let (kind, t) = r.split_at(1);
+            let lit = sql_literal(t);
+            let sql = if kind == "S" {
+                format!(
+                    "select {lit} || E'\\t' || 'sequence:' || \
+                     (s.last_value + case when s.is_called then s.log_cnt * p.seqincrement \
+                     else 0 end) || ':' || s.is_called \
+                     from {t} s, pg_sequence p where p.seqrelid = {lit}::regclass;"
+                )
+            } else {
+                // Row md5s keep the aggregate small (1M-row tables stay cheap).
+                format!(
+                    "select {lit} || E'\\t' || count(*) || ':' || \
+                     coalesce(md5(string_agg(md5(r::text), '' order by md5(r::text))), '-') \
+                     from {t} r;"
+                )
+            };
+            queries.push((t.to_owned(), sql));
         }
-        if script.is_empty() {
-            return BTreeMap::new();
-        }
-        self.psql_db(db, &script)
-            .lines()
+        let script: String = queries.iter().map(|(_, q)| format!("{q}\n")).collect();
+        let out = self.try_psql_db(db, &script).unwrap_or_else(|batch| {
+            // Name the relation that cannot be read (a file missing from a restore), not only
+            // the batch that failed.
+            for (rel, q) in &queries {
+                if let Err(e) = self.try_psql_db(db, q) {
+                    panic!("relation {rel} of database {db} cannot be read: {e}");
+                }
+            }
+            panic!("the checksums of database {db} failed: {batch}")
+        });
+        out.lines()
             .map(|l| {
                 let (k, v) = l.split_once('\t').expect("checksum line");
                 (k.to_owned(), v.to_owned())
@@ -240,13 +267,14 @@ impl Cluster {
             .collect()
     }
 
-    /// [`Cluster::table_checksums`] for every database, keyed by db name.
+    /// [`Cluster::table_checksums`] for every database that accepts connections, template1
+    /// included (what is created there appears in every later database), keyed by db name.
     pub fn all_table_checksums(&self) -> BTreeMap<String, BTreeMap<String, String>> {
-        self.databases()
-            .into_iter()
+        self.psql("select datname from pg_database where datallowconn order by 1")
+            .lines()
             .map(|db| {
-                let sums = self.table_checksums(&db);
-                (db, sums)
+                let sums = self.table_checksums(db);
+                (db.to_owned(), sums)
             })
             .collect()
     }
