@@ -85,7 +85,7 @@ else
         [[ ${_RECMAN_SCALEOUT_NETNS:-0} == 1 ]] && die "no garage build in $TOOLS (and no network in the namespace)"
         echo "[scaleout] building garage $GARAGE_VERSION into $TOOLS (once; 10-20 minutes, needs cc and make)" >&2
         cargo install "garage@$GARAGE_VERSION" --locked --root "$TOOLS" >&2 ||
-            die "cannot build garage; hint: check network access to crates.io, gcc and make"
+            die "cannot build garage; hint: check network access to the crates registry, gcc and make"
     fi
 fi
 echo "[scaleout] garage: $GARAGE ($("$GARAGE" --version 2>/dev/null | head -n1))" >&2

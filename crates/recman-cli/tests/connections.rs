@@ -277,6 +277,42 @@ fn sslmode_is_honoured_without_and_with_tls() {
         &[],
     );
     assert!(ok, "verify-ca ignores the name: {err}");
+    // A server certificate from the right CA whose validity has ended: refused, saying so,
+    // and no session is opened.
+    let set_server_cert = |cert: &std::path::Path, key: &std::path::Path| {
+        for (name, file) in [("ssl_cert_file", cert), ("ssl_key_file", key)] {
+            c.psql(&format!(
+                "alter system set {name} = {}",
+                sql_literal(path_str(file))
+            ));
+        }
+        c.psql("select pg_reload_conf()");
+        // A new session is forked from the postmaster, so it shows the postmaster's setting
+        // once the reload has reached it.
+        for _ in 0..600 {
+            if c.psql("show ssl_cert_file") == path_str(cert) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the server did not load {}", cert.display());
+    };
+    set_server_cert(&pki.expired_server_cert, &pki.expired_server_key);
+    let before_expired = sessions_authorized(&c);
+    let (ok, err) = run(&["--target", &verify_full, "report", "schema"], &[]);
+    assert!(!ok, "an expired server certificate was accepted");
+    assert!(
+        err.contains("TLS certificate") && err.contains("it has expired"),
+        "{err}"
+    );
+    assert_eq!(
+        sessions_authorized(&c),
+        before_expired,
+        "a session was opened"
+    );
+    set_server_cert(&pki.server_cert, &pki.server_key);
+    let (ok, err) = run(&["--target", &verify_full, "report", "schema"], &[]);
+    assert!(ok, "the current certificate again: {err}");
     // A missing root certificate file is named.
     let (ok, err) = run(
         &[

@@ -84,3 +84,45 @@ fn keep_forever_survives_delete_obsolete_and_restores() {
         "NOKEEP should make it obsolete: {ids:?}"
     );
 }
+
+/// KEEP UNTIL TIME: a backup kept until a time still to come survives `delete obsolete` and
+/// restores; one whose time has passed is obsolete like any other. Both times are far from
+/// now, so the outcome does not depend on the machine's speed.
+#[test]
+fn keep_until_time_holds_until_its_time_and_not_after() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table markers(id int primary key)");
+    c.psql("insert into markers values (1)");
+    let until = setup.backup(&["--keep-until", "2099-12-31 00:00:00+00", "--tag", "UNTIL"]);
+    let until_stop = setup.backups().last().unwrap()["stop_lsn"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.psql("insert into markers values (2)");
+    let expired = setup.backup(&["--keep-until", "2001-01-01 00:00:00+00"]);
+    c.psql("insert into markers values (3)");
+    let newest = setup.backup(&[]);
+    c.switch_wal_and_wait_archived();
+
+    setup.ok(&["delete", "obsolete", "--redundancy", "1", "--noprompt"]);
+    let ids: Vec<String> = setup
+        .backups()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(ids.contains(&until), "kept until 2099, deleted: {ids:?}");
+    assert!(ids.contains(&newest), "{ids:?}");
+    assert!(
+        !ids.contains(&expired),
+        "kept until 2001, so obsolete now: {ids:?}"
+    );
+
+    let (_keep, to) = setup.restore(&["--from-tag", "UNTIL", "--until-lsn", &until_stop]);
+    let r = Cluster::from_restored(to.clone());
+    r.wait_recovery_done(Duration::from_secs(180));
+    assert_eq!(
+        r.psql("select string_agg(id::text, ',' order by id) from markers"),
+        "1"
+    );
+}

@@ -401,6 +401,22 @@ fn the_plan_follows_the_newest_timeline_and_its_parent() {
         "segments restored differ from the preview"
     );
     r.stop();
+
+    // A restore onto the older timeline, not only its preview: recovery stays on timeline 1
+    // and ends with what timeline 1 holds, without the clone's row.
+    let (_k3, to) = setup.restore(&["--timeline", "1"]);
+    let r = Cluster::from_restored(to);
+    r.wait_recovery_done(Duration::from_secs(180));
+    assert_eq!(
+        r.psql("select string_agg(id::text, ',' order by id) from markers"),
+        "1"
+    );
+    let restored = restored_segments(&r.log);
+    assert!(
+        !restored.is_empty() && restored.iter().all(|s| s.starts_with("00000001")),
+        "{restored:?}"
+    );
+    r.stop();
 }
 
 #[test]

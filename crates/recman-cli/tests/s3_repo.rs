@@ -411,3 +411,58 @@ fn https_store_with_a_private_ca() {
         );
     }
 }
+
+/// archive-get while the store is unreachable during recovery: recovery stops with an error
+/// instead of ending early on the last segment it could fetch (which would open the cluster
+/// without the commits after it, on a new timeline); once the store is back, the same
+/// restored directory recovers everything.
+#[test]
+fn an_unreachable_store_stops_recovery_instead_of_ending_it_early() {
+    let Some(server) = s3_server_or_skip() else {
+        return;
+    };
+    let proxy = TcpProxy::start(server.addr().parse().unwrap()).unwrap();
+    let s = S3Setup::new(&server, &format!("http://{}", proxy.addr()), "unreachable");
+    let c = &s.cluster;
+    c.psql("create table markers(id int)");
+    c.psql("insert into markers values (1)");
+    s.ok(&["backup", "database"]);
+    c.psql("insert into markers values (2)");
+    s.archive_now();
+    c.psql("insert into markers values (3)");
+    s.archive_now();
+    c.stop();
+    let (_k, dir) = new_scratch_dir();
+    let to = dir.join("restored");
+    s.ok(&["restore", "database", "--to", path_str(&to)]);
+    // Few retries, so that the failing fetch gives up in seconds (the restore_command names
+    // this config file).
+    let auto = std::fs::read_to_string(to.join("postgresql.auto.conf")).unwrap();
+    assert!(auto.contains(path_str(&s.config)), "{auto}");
+    let cfg = std::fs::read_to_string(&s.config).unwrap();
+    std::fs::write(
+        &s.config,
+        cfg.replace("max-retries = 12", "max-retries = 1"),
+    )
+    .unwrap();
+
+    proxy.cut();
+    let r = Cluster::adopt(to.clone());
+    let e = r
+        .try_start()
+        .expect_err("recovery went on without its archive");
+    let log = std::fs::read_to_string(&r.log).unwrap_or_default();
+    assert!(
+        !log.contains("selected new timeline ID"),
+        "recovery ended early and opened a new timeline:\n{log}"
+    );
+    assert!(log.contains("FATAL"), "{e}\n{log}");
+
+    proxy.heal();
+    r.start();
+    r.wait_recovery_done(std::time::Duration::from_secs(180));
+    assert_eq!(
+        r.psql("select string_agg(id::text, ',' order by id) from markers"),
+        "1,2,3"
+    );
+}

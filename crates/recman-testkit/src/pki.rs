@@ -17,6 +17,10 @@ pub struct TestPki {
     pub other_ca: PathBuf,
     pub server_cert: PathBuf,
     pub server_key: PathBuf,
+    /// A server certificate for localhost and 127.0.0.1 from `ca` whose validity ended
+    /// before it began to be used.
+    pub expired_server_cert: PathBuf,
+    pub expired_server_key: PathBuf,
     /// For user `client_user` (the certificate's CN), as PostgreSQL's `cert` method wants.
     pub client_cert: PathBuf,
     pub client_key: PathBuf,
@@ -33,6 +37,8 @@ pub struct TestPki {
 
 /// The CN of [`TestPki::stranger_cert`].
 pub const STRANGER_CN: &str = "stranger";
+
+const SERVER_EXT: &str = "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n";
 
 const CLIENT_EXT: &str =
     "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n";
@@ -132,12 +138,8 @@ impl TestPki {
     pub fn new(dir: &Path, client_user: &str) -> TestPki {
         ca(dir, "ca");
         ca(dir, "other-ca");
-        leaf(
-            dir,
-            "server",
-            "localhost",
-            "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n",
-        );
+        leaf(dir, "server", "localhost", SERVER_EXT);
+        signed_leaf(dir, "expired-server", "localhost", SERVER_EXT, "ca", "-1");
         leaf(dir, "client", client_user, CLIENT_EXT);
         signed_leaf(dir, "expired", "expired-client", CLIENT_EXT, "ca", "-1");
         signed_leaf(
@@ -153,6 +155,7 @@ impl TestPki {
             "ca.key",
             "other-ca.key",
             "server.key",
+            "expired-server.key",
             "client.key",
             "expired.key",
             "foreign.key",
@@ -169,6 +172,8 @@ impl TestPki {
             other_ca: dir.join("other-ca.crt"),
             server_cert: dir.join("server.crt"),
             server_key: dir.join("server.key"),
+            expired_server_cert: dir.join("expired-server.crt"),
+            expired_server_key: dir.join("expired-server.key"),
             client_cert: dir.join("client.crt"),
             client_key: dir.join("client.key"),
             expired_cert: dir.join("expired.crt"),
