@@ -6,7 +6,7 @@ mod flows;
 
 use common::*;
 use flows::*;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Starts a backup made slow by the test build's fault switch (every read under base/ takes
 /// 25 ms more: some 900 files, many seconds on any machine, without burning CPU) and
@@ -21,7 +21,7 @@ fn start_slow_backup(setup: &Setup) -> std::process::Child {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-    let t0 = Instant::now();
+    let deadline = Deadline::after(Duration::from_secs(120));
     loop {
         let running = setup
             .backups()
@@ -44,7 +44,7 @@ fn start_slow_backup(setup: &Setup) -> std::process::Child {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("the slow backup ended ({status}) before it stored a piece");
         }
-        if t0.elapsed() > Duration::from_secs(120) {
+        if deadline.passed() {
             let _ = child.kill();
             let _ = child.wait();
             panic!("the backup stored no piece in 120 s");

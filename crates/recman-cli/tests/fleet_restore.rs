@@ -13,7 +13,7 @@ use common::*;
 use flows::start_and_compare;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A `recman server` child, killed when dropped.
 struct Server {
@@ -79,7 +79,7 @@ fn start_server_env(args: &[String], port: u16, log: &Path, env: &[(&str, &str)]
         port,
         log: log.to_path_buf(),
     };
-    let t = Instant::now();
+    let deadline = Deadline::after(Duration::from_secs(30));
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         if let Some(st) = s.child.try_wait().unwrap() {
             panic!(
@@ -87,10 +87,7 @@ fn start_server_env(args: &[String], port: u16, log: &Path, env: &[(&str, &str)]
                 std::fs::read_to_string(&s.log).unwrap_or_default()
             );
         }
-        assert!(
-            t.elapsed() < Duration::from_secs(30),
-            "recman server did not listen"
-        );
+        deadline.check("recman server to listen");
         std::thread::sleep(Duration::from_millis(20));
     }
     s
@@ -105,12 +102,9 @@ fn tls(cert: &Path, key: &Path, ca: &Path) -> Vec<String> {
 }
 
 fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let t = Instant::now();
+    let deadline = Deadline::after(Duration::from_secs(120));
     while !cond() {
-        assert!(
-            t.elapsed() < Duration::from_secs(120),
-            "waited too long for {what}"
-        );
+        deadline.check(what);
         std::thread::sleep(Duration::from_millis(10));
     }
 }

@@ -12,7 +12,7 @@ use common::*;
 use flows::*;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn signal(child: &Child, sig: &str) {
     let status = Command::new("kill")
@@ -38,7 +38,7 @@ fn spawn(args: Vec<String>, env: &[(&str, &str)], log: &Path) -> Child {
 /// Polls `ready` until it holds; the child must still be running then. The 120 s bound only
 /// stops a test that would otherwise hang; nothing is asserted about time.
 fn wait_until(child: &mut Child, what: &str, mut ready: impl FnMut() -> bool) {
-    let t0 = Instant::now();
+    let deadline = Deadline::after(Duration::from_secs(120));
     loop {
         if ready() {
             return;
@@ -46,7 +46,7 @@ fn wait_until(child: &mut Child, what: &str, mut ready: impl FnMut() -> bool) {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("the command ended ({status}) before {what}");
         }
-        if t0.elapsed() > Duration::from_secs(120) {
+        if deadline.passed() {
             let _ = child.kill();
             let _ = child.wait();
             panic!("no {what} in 120 s");

@@ -11,7 +11,7 @@ use common::*;
 use flows::*;
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn write_script(dir: &std::path::Path, name: &str, text: &str) -> String {
     let p = dir.join(name);
@@ -264,7 +264,7 @@ fn prompt_through_a_pty(setup: &Setup) {
             }
         })
     };
-    let start = Instant::now();
+    let deadline = Deadline::after(Duration::from_secs(120));
     let mut at = 0;
     let mut wait_for = |needles: &[&str], child: &mut std::process::Child| {
         for needle in needles {
@@ -274,8 +274,7 @@ fn prompt_through_a_pty(setup: &Setup) {
                     at += i + needle.len();
                     break;
                 }
-                if start.elapsed() > Duration::from_secs(120) || child.try_wait().unwrap().is_some()
-                {
+                if deadline.passed() || child.try_wait().unwrap().is_some() {
                     let _ = child.kill();
                     panic!("the prompt never printed {needle:?}:\n{text}");
                 }
@@ -294,8 +293,9 @@ fn prompt_through_a_pty(setup: &Setup) {
         stdin.write_all(b"\r").unwrap();
         stdin.flush().unwrap();
     }
+    let deadline = Deadline::after(Duration::from_secs(60));
     while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(180) {
+        if deadline.passed() {
             let _ = child.kill();
             panic!("the prompt did not exit after EXIT;");
         }

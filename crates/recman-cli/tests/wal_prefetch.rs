@@ -11,7 +11,7 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The kernel's record of renames out of a directory (inotify IN_MOVED_FROM): every segment
 /// served from the spool is renamed out of it, and the kernel queues each such event until it
@@ -120,7 +120,7 @@ fn ready_name(setup: &Setup, segment: &str) -> String {
 
 /// Waits until no prefetcher holds the spool's lock and the spool satisfies `done`.
 fn wait_spool(spool: &Path, what: &str, done: impl Fn(&BTreeSet<String>) -> bool) {
-    let start = Instant::now();
+    let deadline = Deadline::after(Duration::from_secs(90));
     loop {
         let free = match fs::OpenOptions::new()
             .read(true)
@@ -134,12 +134,11 @@ fn wait_spool(spool: &Path, what: &str, done: impl Fn(&BTreeSet<String>) -> bool
         if free && done(&names) {
             return;
         }
-        assert!(
-            start.elapsed() < Duration::from_secs(90),
+        deadline.check(format_args!(
             "spool {} never got to: {what}; it holds {names:?}; prefetch.log: {}",
             spool.display(),
             fs::read_to_string(spool.join("prefetch.log")).unwrap_or_default()
-        );
+        ));
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -238,7 +237,7 @@ fn batch_push_takes_ready_segments_along() {
 
 /// Waits until no pusher holds `push_dir`'s lock and `done` holds for the archived segments.
 fn wait_pusher(setup: &Setup, push_dir: &Path, done: impl Fn(&BTreeSet<String>) -> bool) {
-    let start = Instant::now();
+    let deadline = Deadline::after(Duration::from_secs(120));
     loop {
         let free = match fs::OpenOptions::new()
             .read(true)
@@ -252,13 +251,11 @@ fn wait_pusher(setup: &Setup, push_dir: &Path, done: impl Fn(&BTreeSet<String>) 
         if free && done(&archived) {
             return;
         }
-        if start.elapsed() > Duration::from_secs(120) {
-            panic!(
-                "the background pusher in {} never finished; archived: {archived:?}; push.log: {}",
-                push_dir.display(),
-                fs::read_to_string(push_dir.join("push.log")).unwrap_or_default()
-            );
-        }
+        deadline.check(format_args!(
+            "the background pusher in {} never finished; archived: {archived:?}; push.log: {}",
+            push_dir.display(),
+            fs::read_to_string(push_dir.join("push.log")).unwrap_or_default()
+        ));
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -584,13 +581,9 @@ fn recovery_with_prefetch_reaches_the_same_data() {
         chown_to_cluster_user(&spool);
         let moves = MovesOut::watch(&spool);
         let restored = Cluster::from_restored(to.clone());
-        let start = Instant::now();
+        let deadline = Deadline::after(Duration::from_secs(300));
         while restored.try_psql("select pg_is_in_recovery()").as_deref() != Ok("f") {
-            assert!(
-                start.elapsed() < Duration::from_secs(300),
-                "recovery not done: {}",
-                restored.log_tail()
-            );
+            deadline.check(format_args!("recovery not done: {}", restored.log_tail()));
             std::thread::sleep(Duration::from_millis(200));
         }
         let served: BTreeSet<String> = moves
