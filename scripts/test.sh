@@ -60,6 +60,9 @@ declare -A RUN_ALONE=(
     [tuning_diagnosis]="names the bottleneck of a throttled backup"
     [tuning_advise]="measures throughput under throttles to advise"
     [tune_auto]="calibrates against a throttled device"
+    # Names the slow input file of a backup from its waits; another binary's load on the two
+    # cores made the channel wait for a cpu longer than for its input (seen under builds).
+    [io_balance]="names the slow input of a backup from its waits"
 )
 # The longest binaries first (40-77 s each, serially), so that the run does not end with one
 # long binary on one core; the others follow in cargo's order.
