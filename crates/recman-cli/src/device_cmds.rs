@@ -175,6 +175,16 @@ pub fn passed_on_args(g: &Global, repo: &Repository) -> Result<Vec<String>> {
             v.extend(["--key-command".to_string(), c.clone()]);
         }
     }
+    // A remote repository's archive-get may rebuild its cache, which reads the manifests.
+    if repo.mac_required().is_some() {
+        if let Some(f) = &g.mac_key_file {
+            let abs = std::path::absolute(f)?;
+            v.extend(["--mac-key-file".to_string(), abs.display().to_string()]);
+        }
+        if let Some(c) = &g.mac_key_command {
+            v.extend(["--mac-key-command".to_string(), c.clone()]);
+        }
+    }
     if repo.is_remote() {
         v.extend([
             "--repo-cache".to_string(),

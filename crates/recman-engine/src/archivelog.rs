@@ -83,6 +83,8 @@ pub fn backup_archivelog(
         ));
     }
     let _lock = repo.lock("backup archivelog")?;
+    // Before any piece is written: the manifest at the end needs the MAC key.
+    repo.manifest_mac()?;
     let cat = repo.catalog();
     // Under the lock no backup can be running: a RUNNING one was interrupted.
     for id in cat.fail_running_backups(
@@ -427,7 +429,7 @@ fn write_sets(
     // Manifest last: its presence marks a complete backup in the repository.
     let mpath = format!("{dir}/manifest.json");
     let mut mf = repo.create_atomic(&mpath)?;
-    crate::manifest_io::write(&mut mf, &manifest, &mpath)?;
+    crate::manifest_io::write(repo, &mut mf, &manifest, &mpath)?;
     mf.commit()?;
     rec.status = BackupStatus::Available;
     repo.catalog().complete_wal_backup(rec, &pieces, &held)?;

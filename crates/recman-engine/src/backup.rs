@@ -142,6 +142,9 @@ pub fn backup_database(
             "--channels, --filesperset and --maxopenfiles must be at least 1".into(),
         ));
     }
+    // The manifest is written last: a missing or wrong MAC key must stop the backup before it
+    // reads anything, not after.
+    ctx.repo.manifest_mac()?;
     let source = crate::source::of_context(ctx, "backup")?;
     let source = source.as_ref();
     let facts = source.facts()?;
@@ -816,7 +819,7 @@ fn run(
     // Streamed into the file: a manifest of a million files is never one string in memory.
     let mpath = format!("{dir}/manifest.json");
     let mut mf = ctx.repo.create_atomic(&mpath)?;
-    crate::manifest_io::write(&mut mf, &manifest, &mpath)?;
+    crate::manifest_io::write(&ctx.repo, &mut mf, &manifest, &mpath)?;
     mf.commit()?;
     rec.status = BackupStatus::Available;
     ctx.repo.catalog().complete_backup(rec, &pieces, &corrupt)?;

@@ -31,6 +31,8 @@ pub struct RebuildReport {
 /// `start` (a prefix of object names; "" for all). Call under the repository lock.
 pub fn rebuild_catalog(repo: &Repository, start: &str) -> Result<RebuildReport, EngineError> {
     let mut rep = RebuildReport::default();
+    // Without the right MAC key every manifest would be skipped as untrusted: say so once.
+    repo.manifest_mac()?;
     let objects = repo.list_objects(start)?;
     let is_manifest = recman_catalog::layout::is_manifest;
     let is_wal = recman_catalog::layout::is_wal_object;
@@ -92,8 +94,17 @@ fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result
         .media()
         .get(rel)
         .map_err(|e| format!("cannot read: {e}"))?;
-    let m: BackupManifest = recman_format::seal::read_sealed(&text)
-        .map_err(|e| format!("not a backup manifest that can be trusted: {e}"))?;
+    // A manifest that fails its MAC is skipped like a damaged one (the report names it), so
+    // that a forged backup never enters the catalog. A missing or wrong key stops the rebuild
+    // instead: every manifest would be skipped.
+    let m: BackupManifest = crate::manifest_io::read(
+        repo,
+        &text,
+        rel,
+        &format!("backup manifest {}/{rel}", repo.location()),
+        "restore it from a copy, or remove the backup's directory",
+    )
+    .map_err(|e| e.to_string())?;
     if m.format != MANIFEST_FORMAT {
         return Err(format!("format is {:?}, not {MANIFEST_FORMAT:?}", m.format));
     }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use recman_media::Media;
 
 use super::{
-    CACHE_FILE, CATALOG_FILE, LOCK_FILE, MARKER_FILE, Repository, absolute, check_marker,
+    CACHE_FILE, CATALOG_FILE, LOCK_FILE, MARKER_FILE, Marker, Repository, absolute, check_marker,
     marker_json,
 };
 use crate::atomic::create_dir_all_durable;
@@ -45,8 +45,9 @@ impl Repository {
                 path: PathBuf::from(location),
             });
         }
-        let repo = Repository::remote(media, location, cache, true, catalog)?;
-        repo.media.put(MARKER_FILE, &marker_json())?;
+        let (json, marker) = marker_json(location)?;
+        let repo = Repository::remote(media, location, cache, true, catalog, &marker)?;
+        repo.media.put(MARKER_FILE, &json)?;
         Ok(repo)
     }
 
@@ -78,7 +79,7 @@ impl Repository {
             }
             Err(e) => return Err(e.into()),
         };
-        check_marker(Path::new(location), Path::new(location), &text)?;
+        let marker = check_marker(Path::new(location), Path::new(location), &text)?;
         // The cached catalog is only a cache: an empty, foreign or damaged one is set aside
         // and refilled from the repository's manifests, like a missing one.
         let cached = cache.join(CATALOG_FILE);
@@ -93,7 +94,7 @@ impl Repository {
             }
         }
         let fresh = catalog.is_none() && !cached.exists();
-        let repo = Repository::remote(media, location, cache, fresh, catalog)?;
+        let repo = Repository::remote(media, location, cache, fresh, catalog, &marker)?;
         let fresh = fresh || repo.catalog.fresh();
         Ok((repo, fresh))
     }
@@ -104,6 +105,7 @@ impl Repository {
         cache: &Path,
         fresh: bool,
         shared: Option<&str>,
+        marker: &Marker,
     ) -> Result<Repository, CatalogError> {
         create_dir_all_durable(cache)?;
         let abs = absolute(cache)?;
@@ -146,6 +148,9 @@ impl Repository {
             remote: true,
             catalog,
             keys,
+            id: marker.id.clone(),
+            mac: super::mac::MacState::of(marker),
+            cache_note: None,
         })
     }
 }
