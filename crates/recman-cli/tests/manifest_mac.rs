@@ -1,9 +1,10 @@
 //! Issue 41, acceptance 3: tamper evidence without encryption. A plain repository created
-//! with a MAC key authenticates every manifest with an HMAC-SHA-256 under a key kept outside
-//! it. A manifest edited by someone who also recomputed its CRC-32C (exactly as
-//! docs/format.md says) is refused by validate, restore and the catalog rebuild, naming the
-//! manifest; so is one whose MAC was cut off; a wrong or missing key is refused as such; the
-//! untouched manifest restores equal to the source.
+//! with a MAC key authenticates every manifest and archived WAL file with an HMAC-SHA-256
+//! under a key kept outside it. A manifest edited by someone who also recomputed its CRC-32C
+//! (exactly as docs/format.md says) is refused by validate, restore and the catalog rebuild,
+//! naming the manifest; so is one whose MAC was cut off; an archived WAL object rewritten as a
+//! valid piece without its MAC, or with another one's, is refused by archive-get; a wrong or
+//! missing key is refused as such; the untouched repository restores equal to the source.
 
 mod common;
 mod flows;
@@ -63,6 +64,34 @@ fn with_crc(covered: &str) -> String {
     )
 }
 
+/// The header and the one file's content of an archived WAL piece.
+fn read_piece(bytes: &[u8]) -> (recman_format::PieceHeader, Vec<u8>) {
+    let mut r = recman_format::PieceReader::open(bytes).unwrap();
+    let header = r.header().clone();
+    let mut content = Vec::new();
+    while let Some(rec) = r.next().unwrap() {
+        if let recman_format::Record::Chunk {
+            file_offset, data, ..
+        } = rec
+        {
+            assert_eq!(file_offset, content.len() as u64);
+            content.extend_from_slice(&data);
+        }
+    }
+    (header, content)
+}
+
+/// A valid piece (every CRC right) holding `content` as file 0, as a forger would write it.
+fn write_piece(header: &recman_format::PieceHeader, content: &[u8]) -> Vec<u8> {
+    let mut w = recman_format::PieceWriter::new(Vec::new(), header).unwrap();
+    for (i, part) in content.chunks(1 << 20).enumerate() {
+        w.write_chunk(0, (i << 20) as u64, part).unwrap();
+    }
+    w.end_file(0, content.len() as u64, recman_format::crc32c(content))
+        .unwrap();
+    w.finish().unwrap().0
+}
+
 #[test]
 fn forged_manifests_are_refused_and_the_true_one_restores() {
     let (_repo_dir, repo) = new_repo();
@@ -85,8 +114,19 @@ fn forged_manifests_are_refused_and_the_true_one_restores() {
     assert_eq!(m["mac"]["key_id"].as_str().unwrap().len(), 16, "{marker}");
     assert!(!marker.contains(KEY), "the marker holds the key: {marker}");
 
-    // archive-push reads no manifest: the cluster archives without the key.
-    let cluster = Cluster::init_with(ClusterOpts::archiving(&repo));
+    // archive-push stores each segment with its MAC: the server's archive_command has the key.
+    let cluster = Cluster::init_with(ClusterOpts {
+        extra_conf: vec![
+            "archive_mode = on".into(),
+            format!(
+                "archive_command = '\"{}\" --repo \"{}\" --mac-key-file \"{}\" archive-push %p'",
+                recman_bin().display(),
+                repo.display(),
+                key.display()
+            ),
+        ],
+        ..Default::default()
+    });
     let s = Mac { repo, cluster, key };
     let c = &s.cluster;
     s.ok(&["register", "database", "--name", "main"]);
@@ -161,15 +201,90 @@ fn forged_manifests_are_refused_and_the_true_one_restores() {
     );
     assert!(!err.contains(KEY) && !err.contains(OTHER_KEY), "{err}");
 
+    // Archived WAL: an object rewritten by a forger as a valid piece with the same content but
+    // its MAC cut off, or with the MAC of another segment, is not delivered.
+    let first = c.switch_wal_and_wait_archived();
+    c.psql("insert into t select g, md5(g::text) from generate_series(20001, 20100) g");
+    let second = c.switch_wal_and_wait_archived();
+    assert_ne!(first, second);
+    let wal_rel = |seg: &str| format!("main/wal/{}/{seg}.rmw", &seg[..16]);
+    let wal_obj = s.repo.join(wal_rel(&first));
+    let true_wal = std::fs::read(&wal_obj).unwrap();
+    let (header, content) = read_piece(&true_wal);
+    assert!(
+        header
+            .mac
+            .as_deref()
+            .is_some_and(|m| m.starts_with("hmac-sha256:")),
+        "{header:?}"
+    );
+    let (other, _) = read_piece(&std::fs::read(s.repo.join(wal_rel(&second))).unwrap());
+    let got = dir.join("got");
+    let get = |key: Option<&Path>| {
+        recman(s.args(
+            key,
+            &["archive-get", &first, path_str(&got), "--prefetch", "0"],
+        ))
+    };
+    for (mac, why) in [
+        (None, "carries no MAC"),
+        (other.mac.clone(), "MAC does not verify"),
+    ] {
+        let forged = write_piece(
+            &recman_format::PieceHeader {
+                mac,
+                ..header.clone()
+            },
+            &content,
+        );
+        std::fs::write(&wal_obj, forged).unwrap();
+        let out = get(Some(&s.key));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(&wal_rel(&first)) && err.contains(why),
+            "archive-get of a forged {first}: {err}"
+        );
+        assert!(!got.exists(), "a forged segment was delivered");
+    }
+    std::fs::write(&wal_obj, &true_wal).unwrap();
+    let out = get(None);
+    assert!(
+        !out.status.success()
+            && String::from_utf8_lossy(&out.stderr).contains("requires a MAC key"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(get(Some(&s.key)).status.success());
+    assert_eq!(std::fs::read(&got).unwrap(), content);
+
     // With the right key it validates and restores equal to the source; the restored
-    // cluster's restore_command fetches WAL with the key file passed on.
+    // cluster's restore_command fetches (and checks) WAL with the key file passed on.
     s.ok(&["validate", "backup", &id]);
     let expected = c.all_table_checksums();
     c.switch_wal_and_wait_archived();
     let (_k, dir) = new_scratch_dir();
     let to = dir.join("restored");
     s.ok(&["restore", "database", "--to", path_str(&to)]);
-    start_and_compare(&to, &expected);
+    start_and_compare(&to, &expected).stop();
+
+    // A catalog rebuilt from the repository leaves out a forged WAL object, naming it.
+    let stripped = write_piece(
+        &recman_format::PieceHeader {
+            mac: None,
+            ..header.clone()
+        },
+        &content,
+    );
+    std::fs::write(&wal_obj, stripped).unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(s.repo.join(format!("catalog.db{suffix}")));
+    }
+    let err = s.err(&["catalog", "start-with"]);
+    assert!(
+        err.contains(&format!("could not catalog {}", wal_rel(&first)))
+            && err.contains("carries no MAC"),
+        "{err}"
+    );
 }
 
 /// A MAC key given for a repository whose marker does not require MACs: the marker may have

@@ -84,7 +84,7 @@ pub fn backup_archivelog(
     }
     let _lock = repo.lock("backup archivelog")?;
     // Before any piece is written: the manifest at the end needs the MAC key.
-    repo.manifest_mac()?;
+    repo.mac_key()?;
     let cat = repo.catalog();
     // Under the lock no backup can be running: a RUNNING one was interrupted.
     for id in cat.fail_running_backups(
@@ -298,6 +298,7 @@ fn write_sets(
             piece_no: 1,
             compression: opts.compression,
             created_unix: rec.start_time / 1_000_000,
+            mac: None,
             files: group
                 .iter()
                 .enumerate()

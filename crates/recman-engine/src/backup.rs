@@ -144,7 +144,7 @@ pub fn backup_database(
     }
     // The manifest is written last: a missing or wrong MAC key must stop the backup before it
     // reads anything, not after.
-    ctx.repo.manifest_mac()?;
+    ctx.repo.mac_key()?;
     let source = crate::source::of_context(ctx, "backup")?;
     let source = source.as_ref();
     let facts = source.facts()?;
@@ -563,6 +563,7 @@ fn run(
             piece_no: 0,
             compression: opts.compression,
             created_unix: rec.start_time / 1_000_000,
+            mac: None,
             files: Vec::new(),
         },
         backup_dir: dir.to_string(),

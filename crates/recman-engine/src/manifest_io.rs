@@ -18,7 +18,7 @@ pub(crate) fn write<W: Write, T: Serialize>(
     m: &T,
     rel: &str,
 ) -> Result<(), EngineError> {
-    let key = repo.manifest_mac()?;
+    let key = repo.mac_key()?;
     let mac = key.as_deref().map(|key| MacFor { key, name: rel });
     write_sealed_with(w, m, mac).map_err(|e| {
         if e.raw_os_error() == Some(libc::ENOSPC) {
@@ -41,7 +41,7 @@ pub(crate) fn read<T: DeserializeOwned>(
     what: &str,
     hint: &str,
 ) -> Result<T, EngineError> {
-    let key = repo.manifest_mac()?;
+    let key = repo.mac_key()?;
     let mac = key.as_deref().map(|key| MacFor { key, name: rel });
     read_sealed_with(bytes, mac).map_err(|e| match e {
         SealError::Json(e) => EngineError::Corrupt(format!("{what} is damaged: {e}; hint: {hint}")),

@@ -33,7 +33,7 @@ pub fn synthetic_full(
     progress: &dyn Progress,
 ) -> Result<BackupRecord, EngineError> {
     let _lock = ctx.repo.lock("backup synthetic-full")?;
-    ctx.repo.manifest_mac()?;
+    ctx.repo.mac_key()?;
     let base = crate::validate::find_backup(ctx, opts.from.as_deref())?;
     if base.status != BackupStatus::Available {
         return Err(EngineError::Invalid(format!(
@@ -149,6 +149,7 @@ fn write(
             piece_no: 1,
             compression: opts.compression,
             created_unix: now_micros() / 1_000_000,
+            mac: None,
             files: group
                 .iter()
                 .enumerate()

@@ -28,6 +28,7 @@ pub const MAC_ALGORITHM: &str = "hmac-sha256";
 /// never a valid manifest MAC.
 const MAC_DOMAIN: &[u8] = b"recman-manifest-mac\0";
 const KEY_ID_DOMAIN: &[u8] = b"recman-mac-key-id\0";
+const OBJECT_DOMAIN: &[u8] = b"recman-object-mac\0";
 
 /// The secret that authenticates manifests. It never leaves the process: the repository
 /// records only [`MacKey::key_id`].
@@ -53,11 +54,51 @@ impl MacKey {
     /// The HMAC state for the manifest stored as object `name`: the name is covered, so a
     /// manifest moved to another backup's place does not verify there.
     fn start(&self, name: &str) -> Hmac<Sha256> {
+        self.start_in(MAC_DOMAIN, name)
+    }
+
+    fn start_in(&self, domain: &[u8], name: &str) -> Hmac<Sha256> {
         let mut h = self.hmac();
-        h.update(MAC_DOMAIN);
+        h.update(domain);
         h.update(&(name.len() as u64).to_le_bytes());
         h.update(name.as_bytes());
         h
+    }
+
+    /// A MAC over the content of the object stored as `name` (an archived WAL file, whose
+    /// piece header carries it): fed the content in order, it gives or checks
+    /// `hmac-sha256:<hex>`.
+    pub fn content(&self, name: &str) -> ContentMac {
+        ContentMac(self.start_in(OBJECT_DOMAIN, name))
+    }
+}
+
+/// See [`MacKey::content`].
+#[derive(Clone)]
+pub struct ContentMac(Hmac<Sha256>);
+
+impl ContentMac {
+    pub fn update(&mut self, data: &[u8]) {
+        self.0.update(data);
+    }
+
+    /// The value to record: `hmac-sha256:` and 64 hex digits.
+    pub fn finish(self) -> String {
+        format!("{MAC_ALGORITHM}:{}", hex(&self.0.finalize().into_bytes()))
+    }
+
+    /// Whether `recorded` (as [`ContentMac::finish`] writes it) is the MAC of what was fed;
+    /// compared in constant time.
+    pub fn verify(self, recorded: &str) -> bool {
+        let Some(tag) = recorded
+            .strip_prefix(MAC_ALGORITHM)
+            .and_then(|r| r.strip_prefix(':'))
+            .filter(|t| t.len() == 64)
+            .and_then(|t| unhex(t.as_bytes()))
+        else {
+            return false;
+        };
+        self.0.verify_slice(&tag).is_ok()
     }
 }
 
@@ -388,5 +429,28 @@ mod tests {
         ));
         assert_ne!(key.key_id(), other.key_id());
         assert_eq!(key.key_id().len(), 16);
+    }
+
+    #[test]
+    fn content_macs_are_bound_to_key_name_and_content() {
+        let key = MacKey::new([7; 32]);
+        let name = "main/wal/0000000100000000/000000010000000000000003.rmw";
+        let mac = |k: &MacKey, n: &str, data: &[u8]| {
+            let mut m = k.content(n);
+            m.update(data);
+            m
+        };
+        let recorded = mac(&key, name, b"segment").finish();
+        assert!(recorded.starts_with("hmac-sha256:") && recorded.len() == 12 + 64);
+        assert!(mac(&key, name, b"segment").verify(&recorded));
+        assert!(!mac(&key, name, b"segmenT").verify(&recorded));
+        assert!(!mac(&key, "main/wal/x/other.rmw", b"segment").verify(&recorded));
+        assert!(!mac(&MacKey::new([8; 32]), name, b"segment").verify(&recorded));
+        assert!(!mac(&key, name, b"segment").verify("hmac-sha256:00"));
+        // A manifest MAC of the same bytes under the same name is not a content MAC.
+        assert_ne!(
+            key.start(name).finalize().into_bytes(),
+            key.content(name).0.finalize().into_bytes()
+        );
     }
 }

@@ -1,7 +1,8 @@
-//! Manifests authenticated under a key kept outside the repository (HMAC-SHA-256): the
-//! marker says that MACs are required and names the key by its id; the key comes from
-//! `--mac-key-file`, `--mac-key-command` or `RECMAN_MAC_KEY`, and is asked for only when a
-//! manifest is written or read, so archive-push and archive-get run without it.
+//! Manifests and archived WAL authenticated under a key kept outside the repository
+//! (HMAC-SHA-256): the marker says that MACs are required and names the key by its id; the
+//! key comes from `--mac-key-file`, `--mac-key-command` or `RECMAN_MAC_KEY`, and is asked for
+//! only when a manifest or archived WAL file is written or read, so commands that touch
+//! neither (list, report, register) run without it.
 
 use std::sync::{Arc, OnceLock};
 
@@ -70,11 +71,11 @@ pub(super) fn for_new_repository(location: &str) -> Result<Option<MarkerMac>, Ca
 }
 
 impl Repository {
-    /// The key every manifest of this repository is written and checked with, or None for a
-    /// repository without manifest MACs. Refuses a missing or wrong key, and a key given for
+    /// The key every manifest and archived WAL file of this repository is written and checked
+    /// with, or None for a repository without MACs. Refuses a missing or wrong key, and a key given for
     /// a repository whose marker does not require MACs: that marker may have been replaced
     /// to strip them, and the user who holds a key expects them checked.
-    pub fn manifest_mac(&self) -> Result<Option<Arc<MacKey>>, CatalogError> {
+    pub fn mac_key(&self) -> Result<Option<Arc<MacKey>>, CatalogError> {
         if let Some(k) = self.mac.key.get() {
             return Ok(Some(Arc::clone(k)));
         }
