@@ -187,7 +187,12 @@ fn forged_manifests_are_refused_and_the_true_one_restores() {
 
     // The true manifest back: a wrong key and no key are refused as such, before any manifest.
     std::fs::write(&path, &good).unwrap();
-    let err = recman_err(s.args(Some(&other), &["validate", "backup", &id]));
+    // The wrong key from a key command, as a vault would print it.
+    let cat_other = format!("cat {}", other.display());
+    let err = recman_err(s.args(
+        None,
+        &["--mac-key-command", &cat_other, "validate", "backup", &id],
+    ));
     assert!(
         err.contains("is not the key of repository")
             && err.contains(m["mac"]["key_id"].as_str().unwrap())
@@ -297,11 +302,15 @@ fn a_key_for_a_repository_without_macs_is_refused() {
     recman_ok(["--repo", path_str(&repo), "create", "catalog"]);
     let marker = std::fs::read_to_string(repo.join("recman.repo")).unwrap();
     assert!(!marker.contains("\"mac\""), "{marker}");
+    // The key given by the config file, as on a host where it is always given.
+    let config = keys.join("recman.toml");
+    std::fs::write(&config, format!("mac_key_file = \"{}\"\n", key.display())).unwrap();
+    chown_to_cluster_user(&config);
     let err = recman_err([
         "--repo",
         path_str(&repo),
-        "--mac-key-file",
-        path_str(&key),
+        "--config",
+        path_str(&config),
         "catalog",
         "start-with",
     ]);
