@@ -52,8 +52,9 @@ struct Marker {
     /// must not mistake for the one it was filled from. Absent in repositories of before ids.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     id: Option<String>,
-    /// Present when every manifest must carry a MAC under the named key. The key itself is
-    /// never here: whoever can write the repository must not be able to forge a MAC.
+    /// Present when every manifest and archived WAL object must carry a MAC under the named
+    /// key. The key itself is never here: whoever can write the repository must not be able
+    /// to forge a MAC.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     mac: Option<MarkerMac>,
 }
