@@ -43,6 +43,7 @@ fn header(compression: Compression) -> PieceHeader {
         piece_no: 1,
         compression,
         created_unix: 0,
+        mac: None,
         files: vec![
             SetFile {
                 index: 0,

@@ -107,6 +107,30 @@ pub enum CatalogError {
     },
 
     #[error(
+        "repository {location} requires a MAC key for its manifests, and none was given; hint: pass the key the repository was created with by --mac-key-file FILE or --mac-key-command CMD (or RECMAN_MAC_KEY)"
+    )]
+    MacKeyMissing { location: String },
+
+    #[error(
+        "the MAC key given is not the key of repository {location}: its manifests are authenticated under key id {recorded}, the key given has id {given}; hint: wrong key file or key command? give the key the repository was created with"
+    )]
+    WrongMacKey {
+        location: String,
+        recorded: String,
+        given: String,
+    },
+
+    #[error(
+        "a MAC key (id {given}) was given, but the marker of repository {location} does not require manifest MACs; hint: if the repository was created with a MAC key, its marker was replaced (MACs stripped?) and its manifests must not be trusted; if it never had one, do not give a MAC key for it"
+    )]
+    MacNotRequired { location: String, given: String },
+
+    #[error(
+        "the MAC key given for repository {location} is not 64 hex digits; hint: make a key with `openssl rand -hex 32 > FILE` (mode 0600) and pass --mac-key-file FILE"
+    )]
+    BadMacKey { location: String },
+
+    #[error(
         "{what} needs a disk repository, and {location} is remote; hint: keep image copies in a disk repository, or make a backup set instead"
     )]
     NeedsDisk { location: String, what: String },
@@ -280,6 +304,10 @@ impl CatalogError {
             | CatalogError::BadPath { .. }
             | CatalogError::CacheMismatch { .. }
             | CatalogError::NeedsDisk { .. }
+            | CatalogError::MacKeyMissing { .. }
+            | CatalogError::WrongMacKey { .. }
+            | CatalogError::MacNotRequired { .. }
+            | CatalogError::BadMacKey { .. }
             | CatalogError::SharedCatalog { .. }
             | CatalogError::NameTaken { .. }
             | CatalogError::AlreadyRegistered { .. } => K::InvalidInput,

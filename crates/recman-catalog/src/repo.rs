@@ -28,7 +28,10 @@ use crate::error::CatalogError;
 use crate::lock::RepoLock;
 
 mod crypt;
+mod mac;
 mod remote;
+
+pub use mac::MarkerMac;
 
 pub const MARKER_FILE: &str = "recman.repo";
 pub const CATALOG_FILE: &str = "catalog.db";
@@ -44,6 +47,16 @@ struct Marker {
     format: String,
     version: u64,
     created: String,
+    /// Random, made at `create catalog`: tells a repository from another made later at the
+    /// same place (a bucket emptied and used again), which the cache of a remote repository
+    /// must not mistake for the one it was filled from. Absent in repositories of before ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    id: Option<String>,
+    /// Present when every manifest and archived WAL object must carry a MAC under the named
+    /// key. The key itself is never here: whoever can write the repository must not be able
+    /// to forge a MAC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mac: Option<MarkerMac>,
 }
 
 /// An open repository with its catalog connection.
@@ -58,6 +71,12 @@ pub struct Repository {
     catalog: Catalog,
     /// The opened key record of an encrypted repository (then `media` seals and opens).
     keys: Option<Arc<recman_media::crypt::Keyring>>,
+    /// The marker's repository id, when it has one.
+    id: Option<String>,
+    /// Whether manifests carry MACs, and the key once it was asked for.
+    mac: mac::MacState,
+    /// Why a remote repository's cached catalog was thrown away at this open, if it was.
+    cache_note: Option<String>,
 }
 
 impl Repository {
@@ -99,6 +118,8 @@ impl Repository {
             Err(e) => return Err(CatalogError::io("inspect", root, e)),
         }
         let abs = absolute(root)?;
+        // Before anything is made: a MAC key that cannot be used must leave nothing behind.
+        let (json, marker) = marker_json(&abs.display().to_string())?;
         let embedded = Catalog::create(&abs.join(CATALOG_FILE))?;
         let catalog = match catalog {
             Some(url) => Catalog::open_postgres(url, &abs.display().to_string())?,
@@ -110,8 +131,7 @@ impl Repository {
         // The root may be a directory the user made under a permissive umask: what is in it
         // is nobody else's business.
         close_to_others(&abs)?;
-        let json = marker_json();
-        let repo = Repository::disk(abs, catalog)?;
+        let repo = Repository::disk(abs, catalog, &marker)?;
         // write_atomic fsyncs the root, which also makes catalog.db and lock durable.
         repo.write_atomic(MARKER_FILE, &json)?;
         Ok(repo)
@@ -153,14 +173,14 @@ impl Repository {
             }
             Err(e) => return Err(CatalogError::io("read", &marker_path, e)),
         };
-        check_marker(&marker_path, root, &text)?;
+        let marker = check_marker(&marker_path, root, &text)?;
         let abs = absolute(root)?;
         let catalog = match catalog {
             Some(url) => Catalog::open_postgres(url, &abs.display().to_string())?,
             None => Catalog::open(&abs.join(CATALOG_FILE))?,
         };
         let fresh = catalog.fresh();
-        Ok((Repository::disk(abs, catalog)?, fresh))
+        Ok((Repository::disk(abs, catalog, &marker)?, fresh))
     }
 
     /// Opens an existing repository whose catalog may be missing or unreadable, for rebuilding
@@ -177,12 +197,16 @@ impl Repository {
             Err(e) => return Err(e),
         }
         let abs = absolute(root)?;
+        // Repository::open read the marker and found it good before it found the catalog bad.
+        let marker_path = abs.join(MARKER_FILE);
+        let text = fs::read(&marker_path).map_err(|e| CatalogError::io("read", &marker_path, e))?;
+        let marker = check_marker(&marker_path, root, &text)?;
         let catalog = Catalog::create(&abs.join(CATALOG_FILE))?;
         crate::atomic::sync_dir(&abs)?;
-        Ok((Repository::disk(abs, catalog)?, true))
+        Ok((Repository::disk(abs, catalog, &marker)?, true))
     }
 
-    fn disk(root: PathBuf, catalog: Catalog) -> Result<Repository, CatalogError> {
+    fn disk(root: PathBuf, catalog: Catalog, marker: &Marker) -> Result<Repository, CatalogError> {
         let location = root.display().to_string();
         let (media, keys) = crypt::open_sealed(Arc::new(DiskMedia::new(&root)?), &location)?;
         Ok(Repository {
@@ -192,7 +216,21 @@ impl Repository {
             remote: false,
             catalog,
             keys,
+            id: marker.id.clone(),
+            mac: mac::MacState::of(marker),
+            cache_note: None,
         })
+    }
+
+    /// The repository's id from its marker (None for a repository of before ids).
+    pub fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+
+    /// When this open threw a remote repository's cached catalog away (it was filled from
+    /// another repository at the same URL), why: the caller rebuilds it and says so.
+    pub fn cache_note(&self) -> Option<&str> {
+        self.cache_note.as_deref()
     }
 
     /// The local directory: the repository itself, or a remote repository's cache.
@@ -210,6 +248,8 @@ impl Repository {
             remote: self.remote,
             catalog: self.catalog.spec().clone(),
             keys: self.keys.clone(),
+            id: self.id.clone(),
+            mac: self.mac.clone(),
         }
     }
 
@@ -335,6 +375,8 @@ pub struct RepoHandle {
     remote: bool,
     catalog: CatalogSpec,
     keys: Option<Arc<recman_media::crypt::Keyring>>,
+    id: Option<String>,
+    mac: mac::MacState,
 }
 
 impl RepoHandle {
@@ -347,22 +389,35 @@ impl RepoHandle {
             remote: self.remote,
             catalog: Catalog::open_spec(&self.catalog)?,
             keys: self.keys.clone(),
+            id: self.id.clone(),
+            mac: self.mac.clone(),
+            cache_note: None,
         })
     }
 }
 
-fn marker_json() -> Vec<u8> {
+/// A new repository's marker: a fresh id, and the MAC key's id when a MAC key was given.
+fn marker_json(location: &str) -> Result<(Vec<u8>, Marker), CatalogError> {
+    let id = recman_media::crypt::try_random::<16>().map_err(|e| {
+        CatalogError::io(
+            "make an id for",
+            location,
+            io::Error::other(format!("the system gave no random bytes: {e}")),
+        )
+    })?;
     let marker = Marker {
         format: MARKER_FORMAT.to_string(),
         version: REPOSITORY_VERSION.into(),
         created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        id: Some(id.iter().map(|b| format!("{b:02x}")).collect()),
+        mac: mac::for_new_repository(location)?,
     };
     let mut json = serde_json::to_vec_pretty(&marker).expect("the marker serializes");
     json.push(b'\n');
-    json
+    Ok((json, marker))
 }
 
-fn check_marker(marker_path: &Path, root: &Path, text: &[u8]) -> Result<(), CatalogError> {
+fn check_marker(marker_path: &Path, root: &Path, text: &[u8]) -> Result<Marker, CatalogError> {
     let bad = |detail: String| CatalogError::BadMarker {
         path: marker_path.to_path_buf(),
         detail,
@@ -382,7 +437,10 @@ fn check_marker(marker_path: &Path, root: &Path, text: &[u8]) -> Result<(), Cata
             supported: REPOSITORY_VERSION,
         });
     }
-    Ok(())
+    if let Some(m) = &marker.mac {
+        m.check().map_err(bad)?;
+    }
+    Ok(marker)
 }
 
 fn absolute(root: &Path) -> Result<PathBuf, CatalogError> {

@@ -369,3 +369,84 @@ fn an_unusable_cached_catalog_of_a_remote_repository_is_refilled() {
         "the unusable cache file was not kept aside"
     );
 }
+
+#[test]
+fn a_remote_cache_filled_from_another_repository_at_the_same_url_is_discarded() {
+    // A bucket emptied and made a repository again keeps its URL, not its id: a cache filled
+    // from the old repository must not describe the new one.
+    let tmp = tempfile::tempdir().unwrap();
+    let bucket = tmp.path().join("bucket");
+    fs::create_dir(&bucket).unwrap();
+    let media = || -> std::sync::Arc<dyn recman_media::Media> {
+        std::sync::Arc::new(recman_media::disk::DiskMedia::new(&bucket).unwrap())
+    };
+    let empty_bucket = || {
+        for e in fs::read_dir(&bucket).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                fs::remove_dir_all(p).unwrap();
+            } else {
+                fs::remove_file(p).unwrap();
+            }
+        }
+    };
+    let url = "s3://b/p";
+    let here = tmp.path().join("here");
+    let repo = Repository::create_remote(media(), url, &here).unwrap();
+    let first = repo.id().unwrap().to_string();
+    assert!(repo.cache_note().is_none());
+    repo.catalog()
+        .register_database("main", 1, 150000, "")
+        .unwrap();
+    drop(repo);
+    let owner = fs::read_to_string(here.join("recman.cache")).unwrap();
+    assert_eq!(owner, format!("{url}\nid {first}\n"));
+
+    // Made again from another host, with its own cache: this host's is discarded at open.
+    empty_bucket();
+    let elsewhere = tmp.path().join("elsewhere");
+    let second = Repository::create_remote(media(), url, &elsewhere).unwrap();
+    let second_id = second.id().unwrap().to_string();
+    assert_ne!(first, second_id);
+    drop(second);
+    let (repo, fresh) = Repository::open_remote(media(), url, &here).unwrap();
+    assert!(fresh, "the discarded cache must be refilled by the caller");
+    let note = repo.cache_note().unwrap();
+    assert!(
+        note.contains(&first) && note.contains(&second_id) && note.contains("discarded"),
+        "{note}"
+    );
+    assert!(repo.catalog().databases().unwrap().is_empty());
+    repo.catalog()
+        .register_database("main", 2, 150000, "")
+        .unwrap();
+    drop(repo);
+    // Opened again, the cache is the new repository's and is kept.
+    let (repo, fresh) = Repository::open_remote(media(), url, &here).unwrap();
+    assert!(!fresh && repo.cache_note().is_none());
+    assert_eq!(repo.catalog().databases().unwrap()[0].system_identifier, 2);
+    drop(repo);
+
+    // Made again here: create catalog discards the cache as well.
+    empty_bucket();
+    let repo = Repository::create_remote(media(), url, &here).unwrap();
+    assert!(repo.cache_note().is_some());
+    assert!(repo.catalog().databases().unwrap().is_empty());
+    drop(repo);
+
+    // A repository and a cache of before ids: nothing to compare, the cache is used.
+    empty_bucket();
+    fs::write(
+        bucket.join("recman.repo"),
+        br#"{"format":"recman-repository","version":1,"created":"2026-01-01T00:00:00Z"}"#,
+    )
+    .unwrap();
+    let old = tmp.path().join("old");
+    drop(Repository::open_remote(media(), url, &old).unwrap());
+    assert_eq!(
+        fs::read_to_string(old.join("recman.cache")).unwrap(),
+        format!("{url}\n")
+    );
+    let (repo, fresh) = Repository::open_remote(media(), url, &old).unwrap();
+    assert!(!fresh && repo.cache_note().is_none());
+}

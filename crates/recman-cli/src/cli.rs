@@ -51,6 +51,14 @@ pub struct Global {
     /// a vault (RECMAN_KEY_COMMAND).
     #[arg(long, global = true, env = "RECMAN_KEY_COMMAND")]
     pub key_command: Option<String>,
+    /// A file holding the key that authenticates the repository's manifests (HMAC-SHA-256):
+    /// 64 hex digits, kept outside the repository. Given at `create catalog`, the repository
+    /// requires it from then on (RECMAN_MAC_KEY_FILE; else RECMAN_MAC_KEY).
+    #[arg(long, global = true, env = "RECMAN_MAC_KEY_FILE")]
+    pub mac_key_file: Option<PathBuf>,
+    /// A command (run by sh -c) that prints the manifest MAC key (RECMAN_MAC_KEY_COMMAND).
+    #[arg(long, global = true, env = "RECMAN_MAC_KEY_COMMAND")]
+    pub mac_key_command: Option<String>,
     /// `key rotate`: a file holding the new key (else RECMAN_NEW_PASSPHRASE).
     #[arg(long, global = true)]
     pub new_key_file: Option<PathBuf>,

@@ -22,6 +22,8 @@ pub struct FileConfig {
     pub section_size: Option<String>,
     /// The key file of an encrypted repository (what --key-file gives).
     pub key_file: Option<std::path::PathBuf>,
+    /// The manifest MAC key file (what --mac-key-file gives).
+    pub mac_key_file: Option<std::path::PathBuf>,
     /// S3 settings of remote repositories and s3 devices (endpoint, region,
     /// access-key-id, secret-access-key, part-size, parts-in-flight, virtual-hosted, ...);
     /// docs/s3.md. The file may hold secrets: keep it readable by its owner only.
@@ -59,7 +61,7 @@ fn load(path: &std::path::Path) -> Result<FileConfig> {
     })?;
     let fc: FileConfig = toml::from_str(&text).map_err(|e| {
         anyhow::anyhow!(
-            "config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db, channels, filesperset, maxopenfiles, compression, retention_policy, archivelog_deletion_policy, section_size, key_file and [s3], [azure] and [tls] sections",
+            "config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db, channels, filesperset, maxopenfiles, compression, retention_policy, archivelog_deletion_policy, section_size, key_file, mac_key_file and [s3], [azure] and [tls] sections",
             path.display(),
             e.message()
         )
@@ -95,6 +97,7 @@ pub fn merge(mut g: Global) -> Result<Global> {
     g.target = g.target.or(fc.target);
     g.db = g.db.or(fc.db);
     g.key_file = g.key_file.or(fc.key_file);
+    g.mac_key_file = g.mac_key_file.or(fc.mac_key_file);
     if let Some(t) = fc.tls {
         g.tls_cert = g.tls_cert.or(t.cert);
         g.tls_key = g.tls_key.or(t.key);

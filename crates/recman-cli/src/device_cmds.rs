@@ -88,12 +88,14 @@ pub fn create_repo(g: &Global) -> Result<Repository> {
         RepoSpec::Disk(p) => Ok(Repository::create_with_catalog(&p, shared)?),
         RepoSpec::Remote(url) => {
             let cache = cache_dir(g, &url)?;
-            Ok(Repository::create_remote_with_catalog(
-                remote_media(&url)?,
-                &url,
-                &cache,
-                shared,
-            )?)
+            let repo =
+                Repository::create_remote_with_catalog(remote_media(&url)?, &url, &cache, shared)?;
+            if let Some(note) = repo.cache_note()
+                && !g.quiet
+            {
+                eprintln!("recman: {note}");
+            }
+            Ok(repo)
         }
     }
 }
@@ -110,6 +112,11 @@ pub fn open_repo(g: &Global) -> Result<Repository> {
             Repository::open_remote_with_catalog(remote_media(&url)?, &url, &cache, shared)?
         }
     };
+    if let Some(note) = repo.cache_note()
+        && !g.quiet
+    {
+        eprintln!("recman: {note}");
+    }
     if fresh {
         let _lock = repo.lock("catalog rebuild")?;
         let r = recman_engine::rebuild_catalog(&repo, "")?;
@@ -173,6 +180,16 @@ pub fn passed_on_args(g: &Global, repo: &Repository) -> Result<Vec<String>> {
         }
         if let Some(c) = &g.key_command {
             v.extend(["--key-command".to_string(), c.clone()]);
+        }
+    }
+    // A remote repository's archive-get may rebuild its cache, which reads the manifests.
+    if repo.mac_required().is_some() {
+        if let Some(f) = &g.mac_key_file {
+            let abs = std::path::absolute(f)?;
+            v.extend(["--mac-key-file".to_string(), abs.display().to_string()]);
+        }
+        if let Some(c) = &g.mac_key_command {
+            v.extend(["--mac-key-command".to_string(), c.clone()]);
         }
     }
     if repo.is_remote() {

@@ -1,7 +1,7 @@
 //! The key options of an encrypted repository, and how `create catalog`, `key show` and `key
 //! rotate` are reported (the command model runs them).
 
-use recman_catalog::crypt::{KeyInfo, KeySource, set_key_source};
+use recman_catalog::crypt::{KeyInfo, KeySource, set_key_source, set_mac_key_source};
 use recman_command::repo_cmds::RepoOutcome;
 
 use crate::cli::Global;
@@ -18,6 +18,10 @@ pub fn set_sources(g: &Global) {
             command: g.new_key_command.clone(),
         },
     );
+    set_mac_key_source(KeySource {
+        file: g.mac_key_file.clone(),
+        command: g.mac_key_command.clone(),
+    });
 }
 
 fn print(g: &Global, what: &str, k: &KeyInfo) {
@@ -40,7 +44,11 @@ fn print(g: &Global, what: &str, k: &KeyInfo) {
 /// How CREATE CATALOG and KEY are reported.
 pub fn say(g: &Global, o: RepoOutcome) {
     match o {
-        RepoOutcome::Created { location, key } => {
+        RepoOutcome::Created {
+            location,
+            key,
+            mac_key_id,
+        } => {
             if g.quiet {
                 return;
             }
@@ -50,6 +58,11 @@ pub fn say(g: &Global, o: RepoOutcome) {
                     k.fingerprint
                 ),
                 None => println!("created repository and catalog at {location}"),
+            }
+            if let Some(id) = mac_key_id {
+                println!(
+                    "manifests are authenticated under MAC key {id}: every command that reads or writes a manifest needs that key"
+                );
             }
         }
         RepoOutcome::Key { location, key } => print(g, &location, &key),

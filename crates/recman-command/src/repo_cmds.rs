@@ -10,10 +10,12 @@ use recman_engine::EngineError;
 /// What CREATE CATALOG and KEY report.
 #[derive(Debug)]
 pub enum RepoOutcome {
-    /// The repository and its catalog were made at `location`; `key`: encrypted under it.
+    /// The repository and its catalog were made at `location`; `key`: encrypted under it;
+    /// `mac_key_id`: its manifests authenticated under the MAC key of that id.
     Created {
         location: String,
         key: Option<KeyInfo>,
+        mac_key_id: Option<String>,
     },
     /// KEY SHOW: the current master key of the repository at `location`.
     Key { location: String, key: KeyInfo },
@@ -37,6 +39,7 @@ pub fn create_catalog(encrypt: bool, e: &dyn Env, p: &mut dyn Printer) -> Result
         RepoOutcome::Created {
             location: r.location().to_string(),
             key,
+            mac_key_id: r.mac_required().map(|m| m.key_id.clone()),
         },
     );
     Ok(())

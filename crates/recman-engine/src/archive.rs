@@ -5,6 +5,7 @@ use crate::EngineError;
 use crate::pipeline::{OutputShape, SetWriter};
 use crate::util::{now_micros, wal_path};
 use recman_catalog::{DbRecord, Media, Repository, WalRecord};
+use recman_format::seal::MacKey;
 use recman_format::{Compression, PieceHeader, SetFile};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -139,6 +140,7 @@ pub(crate) fn object_header(db: &DbRecord, path: String, compression: Compressio
         piece_no: 0,
         compression,
         created_unix: now_micros() / 1_000_000,
+        mac: None,
         files: vec![SetFile { index: 0, path }],
     }
 }
@@ -146,6 +148,7 @@ pub(crate) fn object_header(db: &DbRecord, path: String, compression: Compressio
 /// Writes WAL file `name` (its whole content, with checksum `crc`) as a one-file piece and
 /// commits it durably; returns the catalog record to add. Touches only the media, so it runs
 /// on any thread.
+#[allow(clippy::too_many_arguments)]
 fn store_wal(
     media: &dyn Media,
     location: &str,
@@ -154,9 +157,16 @@ fn store_wal(
     data: &[u8],
     crc: u32,
     compression: Compression,
+    mac: Option<&MacKey>,
 ) -> Result<WalRecord, EngineError> {
     let rel = wal_path(&db.name, name);
-    let header = object_header(db, name.to_string(), compression);
+    let mut header = object_header(db, name.to_string(), compression);
+    // The whole file is in hand, so its MAC goes in the header, which is written first.
+    if let Some(key) = mac {
+        let mut m = key.content(&rel);
+        m.update(data);
+        header.mac = Some(m.finish());
+    }
     let mut w = SetWriter::create(media, location, &rel, &header, OutputShape::default())?;
     let written_crc = w.whole_file(0, data, WAL_CHUNK)?;
     debug_assert_eq!(

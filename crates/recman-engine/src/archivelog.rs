@@ -83,6 +83,8 @@ pub fn backup_archivelog(
         ));
     }
     let _lock = repo.lock("backup archivelog")?;
+    // Before any piece is written: the manifest at the end needs the MAC key.
+    repo.mac_key()?;
     let cat = repo.catalog();
     // Under the lock no backup can be running: a RUNNING one was interrupted.
     for id in cat.fail_running_backups(
@@ -296,6 +298,7 @@ fn write_sets(
             piece_no: 1,
             compression: opts.compression,
             created_unix: rec.start_time / 1_000_000,
+            mac: None,
             files: group
                 .iter()
                 .enumerate()
@@ -427,7 +430,7 @@ fn write_sets(
     // Manifest last: its presence marks a complete backup in the repository.
     let mpath = format!("{dir}/manifest.json");
     let mut mf = repo.create_atomic(&mpath)?;
-    crate::manifest_io::write(&mut mf, &manifest, &mpath)?;
+    crate::manifest_io::write(repo, &mut mf, &manifest, &mpath)?;
     mf.commit()?;
     rec.status = BackupStatus::Available;
     repo.catalog().complete_wal_backup(rec, &pieces, &held)?;

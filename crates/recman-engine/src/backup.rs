@@ -142,6 +142,9 @@ pub fn backup_database(
             "--channels, --filesperset and --maxopenfiles must be at least 1".into(),
         ));
     }
+    // The manifest is written last: a missing or wrong MAC key must stop the backup before it
+    // reads anything, not after.
+    ctx.repo.mac_key()?;
     let source = crate::source::of_context(ctx, "backup")?;
     let source = source.as_ref();
     let facts = source.facts()?;
@@ -560,6 +563,7 @@ fn run(
             piece_no: 0,
             compression: opts.compression,
             created_unix: rec.start_time / 1_000_000,
+            mac: None,
             files: Vec::new(),
         },
         backup_dir: dir.to_string(),
@@ -816,7 +820,7 @@ fn run(
     // Streamed into the file: a manifest of a million files is never one string in memory.
     let mpath = format!("{dir}/manifest.json");
     let mut mf = ctx.repo.create_atomic(&mpath)?;
-    crate::manifest_io::write(&mut mf, &manifest, &mpath)?;
+    crate::manifest_io::write(&ctx.repo, &mut mf, &manifest, &mpath)?;
     mf.commit()?;
     rec.status = BackupStatus::Available;
     ctx.repo.catalog().complete_backup(rec, &pieces, &corrupt)?;

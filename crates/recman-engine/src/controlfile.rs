@@ -68,6 +68,7 @@ pub fn backup_controlfile(
         piece_no: 1,
         compression: Compression::None,
         created_unix: started / 1_000_000,
+        mac: None,
         files,
     };
     let (media, name, shown) = match format {

@@ -23,13 +23,14 @@ pub fn load_copy(ctx: &Context, tag: &str) -> Result<Option<BackupManifest>, Eng
     if ctx.repo.is_remote() {
         return Ok(None);
     }
-    let path = ctx
-        .repo
-        .disk_path(&format!("{}/copy.json", copy_rel(&ctx.db.name, tag)))?;
+    let rel = format!("{}/copy.json", copy_rel(&ctx.db.name, tag));
+    let path = ctx.repo.disk_path(&rel)?;
     match std::fs::read(&path) {
         Ok(b) => crate::manifest_io::read(
+            &ctx.repo,
             &b,
-            &path.display().to_string(),
+            &rel,
+            &format!("image copy state {} (copy {tag})", path.display()),
             &format!("make a new copy with `backup database --as-copy --tag {tag}`"),
         )
         .map(Some),
@@ -41,7 +42,7 @@ pub fn load_copy(ctx: &Context, tag: &str) -> Result<Option<BackupManifest>, Eng
 fn save_state(ctx: &Context, tag: &str, m: &BackupManifest) -> Result<(), EngineError> {
     let rel = format!("{}/copy.json", copy_rel(&ctx.db.name, tag));
     let mut f = ctx.repo.create_atomic(&rel)?;
-    crate::manifest_io::write(&mut f, m, &rel)?;
+    crate::manifest_io::write(&ctx.repo, &mut f, m, &rel)?;
     f.commit()?;
     Ok(())
 }

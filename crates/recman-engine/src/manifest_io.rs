@@ -1,16 +1,26 @@
 //! Reading and writing backup manifests with their own checksum (recman-format's seal): every
 //! manifest recman writes is sealed, and every manifest it trusts (restore, validate, rebuild,
-//! an image copy's state) is checked first. A manifest that fails is named with what failed.
+//! an image copy's state) is checked first. In a repository with a MAC key the seal also
+//! carries an HMAC under that key, bound to the manifest's object name. A manifest that fails
+//! is named with what failed.
 
 use crate::EngineError;
-use recman_format::seal::{SealError, read_sealed, write_sealed};
+use recman_catalog::Repository;
+use recman_format::seal::{MacFor, SealError, read_sealed_with, write_sealed_with};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::io::Write;
 
-/// Writes `m` sealed into `w` (an object being written at `rel`).
-pub(crate) fn write<W: Write, T: Serialize>(w: W, m: &T, rel: &str) -> Result<(), EngineError> {
-    write_sealed(w, m).map_err(|e| {
+/// Writes `m` sealed into `w`, an object of `repo` being written at `rel`.
+pub(crate) fn write<W: Write, T: Serialize>(
+    repo: &Repository,
+    w: W,
+    m: &T,
+    rel: &str,
+) -> Result<(), EngineError> {
+    let key = repo.mac_key()?;
+    let mac = key.as_deref().map(|key| MacFor { key, name: rel });
+    write_sealed_with(w, m, mac).map_err(|e| {
         if e.raw_os_error() == Some(libc::ENOSPC) {
             EngineError::io("write manifest", rel, e)
         } else {
@@ -22,18 +32,22 @@ pub(crate) fn write<W: Write, T: Serialize>(w: W, m: &T, rel: &str) -> Result<()
     })
 }
 
-/// Checks and parses manifest `bytes` read from `path`; `hint` says what to do instead.
+/// Checks and parses manifest `bytes` read from object `rel` of `repo`; `what` names it in
+/// messages (its path, and the backup it describes), `hint` says what to do instead.
 pub(crate) fn read<T: DeserializeOwned>(
+    repo: &Repository,
     bytes: &[u8],
-    path: &str,
+    rel: &str,
+    what: &str,
     hint: &str,
 ) -> Result<T, EngineError> {
-    read_sealed(bytes).map_err(|e| match e {
-        SealError::Json(e) => EngineError::Corrupt(format!(
-            "backup manifest {path} is damaged: {e}; hint: {hint}"
+    let key = repo.mac_key()?;
+    let mac = key.as_deref().map(|key| MacFor { key, name: rel });
+    read_sealed_with(bytes, mac).map_err(|e| match e {
+        SealError::Json(e) => EngineError::Corrupt(format!("{what} is damaged: {e}; hint: {hint}")),
+        e @ (SealError::MacMismatch | SealError::MacMissing) => EngineError::Corrupt(format!(
+            "{what} cannot be trusted: {e}; hint: if the MAC key given (--mac-key-file, --mac-key-command, RECMAN_MAC_KEY) is not the one the backup was made with, give that one; otherwise the manifest was tampered with: keep it for inspection and {hint}"
         )),
-        e => EngineError::Corrupt(format!(
-            "backup manifest {path} cannot be trusted: {e}; hint: {hint}"
-        )),
+        e => EngineError::Corrupt(format!("{what} cannot be trusted: {e}; hint: {hint}")),
     })
 }

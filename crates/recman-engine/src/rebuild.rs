@@ -13,7 +13,8 @@ use recman_pg::Lsn;
 
 use crate::EngineError;
 use crate::crosscheck::{null_scan, reason};
-use crate::pipeline::{NullSink, OpenPiece};
+use crate::pipeline::{FileRef, NullSink, OpenPiece, Sink};
+use recman_format::seal::ContentMac;
 
 /// What a rebuild found and did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -31,6 +32,8 @@ pub struct RebuildReport {
 /// `start` (a prefix of object names; "" for all). Call under the repository lock.
 pub fn rebuild_catalog(repo: &Repository, start: &str) -> Result<RebuildReport, EngineError> {
     let mut rep = RebuildReport::default();
+    // Without the right MAC key every manifest would be skipped as untrusted: say so once.
+    repo.mac_key()?;
     let objects = repo.list_objects(start)?;
     let is_manifest = recman_catalog::layout::is_manifest;
     let is_wal = recman_catalog::layout::is_wal_object;
@@ -92,8 +95,17 @@ fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result
         .media()
         .get(rel)
         .map_err(|e| format!("cannot read: {e}"))?;
-    let m: BackupManifest = recman_format::seal::read_sealed(&text)
-        .map_err(|e| format!("not a backup manifest that can be trusted: {e}"))?;
+    // A manifest that fails its MAC is skipped like a damaged one (the report names it), so
+    // that a forged backup never enters the catalog. A missing or wrong key stops the rebuild
+    // instead: every manifest would be skipped.
+    let m: BackupManifest = crate::manifest_io::read(
+        repo,
+        &text,
+        rel,
+        &format!("backup manifest {}/{rel}", repo.location()),
+        "restore it from a copy, or remove the backup's directory",
+    )
+    .map_err(|e| e.to_string())?;
     if m.format != MANIFEST_FORMAT {
         return Err(format!("format is {:?}, not {MANIFEST_FORMAT:?}", m.format));
     }
@@ -239,11 +251,26 @@ fn add_wal(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result<(), 
         rep.wal_known += 1;
         return Ok(());
     }
-    let mut sink = NullSink::default();
+    let key = repo.mac_key().map_err(|e| e.to_string())?;
+    let mut sink = MacSink {
+        inner: NullSink::default(),
+        start: key.as_deref().map(|k| k.content(rel)),
+        mac: None,
+        next: 0,
+    };
     piece
         .scan(&null_scan(rel), &mut [], &mut sink)
         .map_err(|e| format!("damaged: {}", reason(e)))?;
-    let (_, size, crc32c) = sink.ends.pop().ok_or("holds no complete file")?;
+    if let Some(m) = sink.mac {
+        // Verified here as archive-get does, so that a forged segment never enters the catalog.
+        let recorded = h.mac.as_deref().ok_or(
+            "it carries no MAC, but the repository requires one: it was archived without the MAC key, or its MAC was cut off (tampered?)",
+        )?;
+        if !m.verify(recorded) {
+            return Err("its MAC does not verify: it was changed after it was archived (tampered?), or archived under another MAC key".into());
+        }
+    }
+    let (_, size, crc32c) = sink.inner.ends.pop().ok_or("holds no complete file")?;
     // Objects stores keep no usable modification time; the piece records its creation.
     let archived_at = h.created_unix * 1_000_000;
     cat.add_wal(&WalRecord {
@@ -331,4 +358,39 @@ pub fn incarnations(repo: &Repository, db: &DbRecord) -> Result<Vec<Incarnation>
         cur = i.parent_timeline;
     }
     Ok(out)
+}
+
+/// The scan of an archived WAL object that also feeds its content, in order, to the MAC of a
+/// repository with a MAC key.
+struct MacSink<'a> {
+    inner: NullSink<'a>,
+    /// The MAC before any content: each retry from another copy starts again from it.
+    start: Option<ContentMac>,
+    mac: Option<ContentMac>,
+    next: u64,
+}
+
+impl Sink for MacSink<'_> {
+    fn begin(&mut self, h: &recman_format::PieceHeader) -> Result<(), EngineError> {
+        self.mac = self.start.clone();
+        self.next = 0;
+        self.inner.begin(h)
+    }
+    fn chunk(&mut self, file: &FileRef, offset: u64, data: &[u8]) -> Result<(), EngineError> {
+        if let Some(m) = &mut self.mac {
+            // The MAC is of the content in order: an archived WAL file is written so.
+            if offset != self.next {
+                return Err(EngineError::Corrupt(format!(
+                    "{} has a gap at offset {offset}",
+                    file.name
+                )));
+            }
+            m.update(data);
+            self.next += data.len() as u64;
+        }
+        self.inner.chunk(file, offset, data)
+    }
+    fn file_end(&mut self, file: &FileRef, size: u64, crc: u32) -> Result<(), EngineError> {
+        self.inner.file_end(file, size, crc)
+    }
 }

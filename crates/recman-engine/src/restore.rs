@@ -88,8 +88,13 @@ pub(crate) fn load_manifest(ctx: &Context, backup_id: &str) -> Result<BackupMani
     let rel = recman_catalog::layout::manifest(&ctx.db.name, backup_id);
     let path = format!("{}/{rel}", ctx.repo.location());
     let bytes = ctx.repo.media().get(&rel)?;
-    let m: BackupManifest =
-        crate::manifest_io::read(&bytes, &path, "restore from another backup with --from-tag")?;
+    let m: BackupManifest = crate::manifest_io::read(
+        &ctx.repo,
+        &bytes,
+        &rel,
+        &format!("backup manifest {path} (backup {backup_id})"),
+        "restore from another backup with --from-tag",
+    )?;
     if m.version > recman_format::manifest::MANIFEST_VERSION {
         return Err(EngineError::Invalid(format!(
             "backup manifest {path} has version {}, newer than this recman understands; hint: upgrade recman",

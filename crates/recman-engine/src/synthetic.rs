@@ -33,6 +33,7 @@ pub fn synthetic_full(
     progress: &dyn Progress,
 ) -> Result<BackupRecord, EngineError> {
     let _lock = ctx.repo.lock("backup synthetic-full")?;
+    ctx.repo.mac_key()?;
     let base = crate::validate::find_backup(ctx, opts.from.as_deref())?;
     if base.status != BackupStatus::Available {
         return Err(EngineError::Invalid(format!(
@@ -148,6 +149,7 @@ fn write(
             piece_no: 1,
             compression: opts.compression,
             created_unix: now_micros() / 1_000_000,
+            mac: None,
             files: group
                 .iter()
                 .enumerate()
@@ -195,7 +197,7 @@ fn write(
     let mpath = format!("{dir}/manifest.json");
     let mut mf = ctx.repo.create_atomic(&mpath)?;
     m.version = recman_format::manifest::MANIFEST_VERSION;
-    crate::manifest_io::write(&mut mf, &m, &mpath)?;
+    crate::manifest_io::write(&ctx.repo, &mut mf, &m, &mpath)?;
     mf.commit()?;
     rec.written_bytes = pieces.iter().map(|p| p.size).sum();
     rec.status = BackupStatus::Available;

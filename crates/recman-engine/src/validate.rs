@@ -137,6 +137,7 @@ pub fn validate_source(
             piece_no: 0,
             compression: recman_format::Compression::None,
             created_unix: 0,
+            mac: None,
             files: Vec::new(),
         },
         backup_dir: String::new(),

@@ -70,6 +70,10 @@ pub struct PieceHeader {
     /// The files whose data this piece may carry; chunks name them by
     /// `index`.
     pub files: Vec<SetFile>,
+    /// In a repository with a MAC key, an archived WAL file's MAC: HMAC-SHA-256 of its content
+    /// under that key, bound to the object's name (`seal::MacKey::content`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mac: Option<String>,
 }
 
 /// One file of a backup set.

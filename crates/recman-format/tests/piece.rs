@@ -21,6 +21,7 @@ fn header(compression: Compression, nfiles: u32) -> PieceHeader {
         piece_no: 1,
         compression,
         created_unix: 1_704_164_645,
+        mac: None,
         files: (0..nfiles)
             .map(|i| SetFile {
                 index: 10 + i,

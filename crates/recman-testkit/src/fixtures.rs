@@ -59,6 +59,7 @@ pub fn piece_header(
         piece_no: 1,
         compression,
         created_unix: 1_767_225_600,
+        mac: None,
         files: files
             .iter()
             .enumerate()

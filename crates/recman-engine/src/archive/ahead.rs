@@ -300,6 +300,7 @@ pub fn push_ahead(
 ) -> Result<PushAheadReport, EngineError> {
     let mut report = PushAheadReport::default();
     let mut skip = HashSet::new();
+    let mac = repo.mac_key()?;
     loop {
         let mut failed = Vec::new();
         let work = ready_segments(
@@ -321,7 +322,7 @@ pub fn push_ahead(
         if work.is_empty() {
             return Ok(report);
         }
-        for (i, r) in push_segments(repo, db, &work, opts, COMMIT_EVERY) {
+        for (i, r) in push_segments(repo, db, &work, opts, COMMIT_EVERY, mac.as_deref()) {
             let name = work[i].0.clone();
             skip.insert(name.clone());
             match r {

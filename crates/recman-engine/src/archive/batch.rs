@@ -17,6 +17,7 @@ use super::{
 use crate::EngineError;
 use recman_catalog::{DbRecord, Media, Repository, WalRecord};
 use recman_format::Compression;
+use recman_format::seal::MacKey;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -130,8 +131,11 @@ pub fn archive_push(
     }
     let mut outcome = None;
     let mut extra = Vec::new();
+    // Every segment stored carries its MAC when the repository requires them: without the
+    // key nothing is stored, and PostgreSQL keeps the segment until a call has it.
+    let mac = repo.mac_key()?;
     // One catalog transaction for the batch: one commit and fsync instead of one per segment.
-    for (i, r) in push_segments(repo, db, &work, opts, work.len()) {
+    for (i, r) in push_segments(repo, db, &work, opts, work.len(), mac.as_deref()) {
         match r {
             Ok(rec) if i == 0 => {
                 outcome = Some(Ok(ArchivePushOutcome::Archived {
@@ -173,6 +177,7 @@ pub(super) fn push_segments(
     work: &[(String, PathBuf)],
     opts: &PushOptions,
     commit_every: usize,
+    mac: Option<&MacKey>,
 ) -> Vec<(usize, Result<WalRecord, EngineError>)> {
     let next = AtomicUsize::new(0);
     let media = repo.media().as_ref();
@@ -193,7 +198,7 @@ pub(super) fn push_segments(
                     let Some((name, path)) = work.get(i) else {
                         break;
                     };
-                    let r = push_one(media, location, db, name, path, opts, &mut buf);
+                    let r = push_one(media, location, db, name, path, opts, mac, &mut buf);
                     if tx.send((i, r)).is_err() {
                         break;
                     }
@@ -216,6 +221,7 @@ pub(super) fn push_segments(
 }
 
 /// Reads, checks and stores one segment (and its change-tracking summary).
+#[allow(clippy::too_many_arguments)]
 fn push_one(
     media: &dyn Media,
     location: &str,
@@ -223,6 +229,7 @@ fn push_one(
     name: &str,
     path: &Path,
     opts: &PushOptions,
+    mac: Option<&MacKey>,
     buf: &mut Vec<u8>,
 ) -> Result<WalRecord, EngineError> {
     read_into(path, buf)?;
@@ -234,7 +241,7 @@ fn push_one(
         let _ = super::summary::store_summary(media, location, db, name, buf, opts.compression);
     }
     let crc = crc32c::crc32c(buf);
-    store_wal(media, location, db, name, buf, crc, opts.compression)
+    store_wal(media, location, db, name, buf, crc, opts.compression, mac)
 }
 
 /// Records stored pieces (each durable by now) in one catalog transaction; on failure each

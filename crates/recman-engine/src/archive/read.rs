@@ -7,6 +7,7 @@ use crate::EngineError;
 use crate::util::wal_path;
 use recman_catalog::{DbRecord, Repository};
 use recman_format::IndexedPiece;
+use recman_format::seal::MacKey;
 use std::io::BufReader;
 
 /// Reads one archived WAL file and returns its verified content.
@@ -41,6 +42,7 @@ pub(crate) fn read_wal_into(
     // Whether a device did not answer: then running recovery again later may succeed.
     let mut unreachable_device = false;
     let recorded = repo.catalog().wal(db.id, name)?.map(|w| (w.size, w.crc32c));
+    let mac = repo.mac_key()?;
     for src in crate::pieces::sources(repo, &rel)? {
         let f = match src.media.open(&src.name) {
             Ok(f) => f,
@@ -51,7 +53,7 @@ pub(crate) fn read_wal_into(
                 continue;
             }
         };
-        match read_wal_object(&rel, f, recorded, out) {
+        match read_wal_object(&rel, f, recorded, mac.as_deref(), out) {
             Ok(crc) => return Ok(Some(crc)),
             Err(why) => failures.push(format!("{} on {}: {why}", src.name, src.describe())),
         }
@@ -96,11 +98,13 @@ pub(crate) fn read_wal_into(
 
 /// Reads one archived WAL object through the piece scanner: its chunks in order, each file's
 /// CRC against its end record and against what the catalog recorded (`recorded`: size and
-/// CRC-32C), and the piece whole. The error says what is wrong with it.
+/// CRC-32C), the piece whole, and with `mac` the MAC its header carries. The error says what
+/// is wrong with it.
 pub(super) fn read_wal_object(
     rel: &str,
     f: Box<dyn recman_media::MediaReader>,
     recorded: Option<(u64, u32)>,
+    mac: Option<&MacKey>,
     out: &mut Vec<u8>,
 ) -> Result<u32, String> {
     use crate::pipeline::{FileRef, OpenPiece, Scan, Sink, Wording};
@@ -108,9 +112,11 @@ pub(super) fn read_wal_object(
     struct WalSink<'a> {
         out: &'a mut Vec<u8>,
         crc: Option<u32>,
+        mac: Option<String>,
     }
     impl Sink for WalSink<'_> {
-        fn begin(&mut self, _: &recman_format::PieceHeader) -> Result<(), EngineError> {
+        fn begin(&mut self, h: &recman_format::PieceHeader) -> Result<(), EngineError> {
+            self.mac = h.mac.clone();
             self.out.clear();
             // A segment's size up front: untouched capacity costs nothing, regrowth copies.
             self.out.reserve(WAL_SEGMENT_HINT);
@@ -150,17 +156,42 @@ pub(super) fn read_wal_object(
         channel: 0,
         set_no: None,
     };
-    let mut sink = WalSink { out, crc: None };
+    let mut sink = WalSink {
+        out,
+        crc: None,
+        mac: None,
+    };
     let piece = OpenPiece::open(rel, f).map_err(|e| e.to_string())?;
     piece
         .scan(&scan, &mut [], &mut sink)
         .map_err(|e| e.to_string())?;
+    if let Some(key) = mac {
+        check_mac(key, rel, sink.mac.as_deref(), sink.out)?;
+    }
     match sink.crc {
         Some(crc) if sink.out.len() as u64 == recorded.map_or(sink.out.len() as u64, |r| r.0) => {
             Ok(crc)
         }
         _ => Err("it does not hold the whole file".into()),
     }
+}
+
+/// Checks an archived WAL file's content against the MAC its header carries (`recorded`).
+pub(crate) fn check_mac(
+    key: &MacKey,
+    rel: &str,
+    recorded: Option<&str>,
+    content: &[u8],
+) -> Result<(), String> {
+    let Some(recorded) = recorded else {
+        return Err("it carries no MAC, but the repository requires one: it was archived without the MAC key, or its MAC was cut off (tampered?)".into());
+    };
+    let mut m = key.content(rel);
+    m.update(content);
+    if !m.verify(recorded) {
+        return Err("its MAC does not verify: it was changed after it was archived (tampered?), or archived under another MAC key".into());
+    }
+    Ok(())
 }
 
 /// Reads archived WAL file `name` from the newest AVAILABLE backup set that holds it, verified

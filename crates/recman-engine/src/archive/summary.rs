@@ -68,7 +68,7 @@ pub fn read_summary(
         }
     };
     let mut out = Vec::new();
-    super::read::read_wal_object(&rel, f, None, &mut out).map_err(|why| {
+    super::read::read_wal_object(&rel, f, None, None, &mut out).map_err(|why| {
         EngineError::Corrupt(format!(
             "change-tracking summary {rel} in repository {}: {why}; hint: remove it, a level 1 then scans instead",
             repo.location()

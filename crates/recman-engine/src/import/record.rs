@@ -294,7 +294,7 @@ pub(crate) fn record(
     let o = m.origin.as_ref().expect("an imported backup");
     let rel = recman_catalog::layout::manifest(&m.db_name, &m.backup_id);
     let mut f = repo.create_atomic(&rel)?;
-    crate::manifest_io::write(&mut f, m, &rel)?;
+    crate::manifest_io::write(repo, &mut f, m, &rel)?;
     f.commit()?;
     repo.catalog().record_foreign_backup(
         rec,

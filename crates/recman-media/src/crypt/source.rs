@@ -61,6 +61,7 @@ pub struct KeySource {
 
 static CURRENT: OnceLock<KeySource> = OnceLock::new();
 static NEW: OnceLock<KeySource> = OnceLock::new();
+static MAC: OnceLock<KeySource> = OnceLock::new();
 
 /// Sets, once per process, the key sources from the command line and config file: the
 /// current key and the new one of `key rotate`.
@@ -69,7 +70,30 @@ pub fn set_key_source(current: KeySource, new: KeySource) {
     let _ = NEW.set(new);
 }
 
+/// Sets, once per process, where the manifest MAC key comes from (`--mac-key-file`,
+/// `--mac-key-command`); `RECMAN_MAC_KEY` is read when neither is given.
+pub fn set_mac_key_source(mac: KeySource) {
+    let _ = MAC.set(mac);
+}
+
 impl KeySource {
+    /// The key that authenticates manifests: `--mac-key-command`, then `--mac-key-file`, then
+    /// `RECMAN_MAC_KEY`; None when none of them is given (a repository without MACs).
+    pub fn mac_key(location: &str) -> Result<Option<Secret>, MediaError> {
+        let src = MAC.get().cloned().unwrap_or_default();
+        let env_given = std::env::var_os("RECMAN_MAC_KEY").is_some_and(|v| !v.is_empty());
+        if src.command.is_none() && src.file.is_none() && !env_given {
+            return Ok(None);
+        }
+        src.secret(
+            location,
+            "RECMAN_MAC_KEY",
+            "--mac-key-file",
+            "--mac-key-command",
+        )
+        .map(Some)
+    }
+
     /// The current key: `--key-command`, then `--key-file`, then `RECMAN_PASSPHRASE`.
     pub fn current(location: &str) -> Result<Secret, MediaError> {
         CURRENT.get().cloned().unwrap_or_default().secret(
