@@ -6,10 +6,13 @@
 
 # ci_counts_of LOG: "binaries N tests N" of a scripts/test.sh or scripts/test-majors.sh log
 # (tests = passed + failed + skipped from its closing `total:` line; binaries from test.sh's
-# "[test] N test binaries", 0 for the majors).
+# "[test] N test binaries ...; M alone afterwards" line, N + M, 0 for the majors).
 ci_counts_of() {
     local log=$1 binaries tests
-    binaries=$(grep -oE '^\[test\] [0-9]+ test binaries' "$log" | grep -oE '[0-9]+' | tail -n 1)
+    # "[test] N test binaries, J at a time...; M alone afterwards": N + M.
+    binaries=$(grep -E '^\[test\] [0-9]+ test binaries' "$log" | tail -n 1 |
+        sed -E 's/^\[test\] ([0-9]+) test binaries.*; ([0-9]+) alone afterwards.*/\1 \2/' |
+        awk '{ print $1 + $2 }')
     tests=$(grep -E '^total: ' "$log" | tail -n 1 |
         awk '{ print $2 + $4 + $6 }')
     echo "binaries ${binaries:-0} tests ${tests:-0}"
