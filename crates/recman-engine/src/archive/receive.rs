@@ -275,6 +275,9 @@ pub fn receive(
             }
         }
         if child.is_none() && Instant::now() >= next_start {
+            if let Err(e) = drop_unwritten_partials(&dir, log) {
+                log.note(&format!("{e}"));
+            }
             match start_child(&bin, &dir, opts) {
                 Ok(c) => child = Some((c, Instant::now())),
                 Err(e) => {
@@ -406,6 +409,30 @@ fn record_position(
         mode: opts.mode.as_str().to_string(),
         slot: opts.slot.clone(),
     })?;
+    Ok(())
+}
+
+/// Removes `.partial` files that hold nothing but zeros. pg_receivewal zero-fills a new
+/// segment file to its full size before it writes WAL into it; killed in between (SIGKILL, a
+/// full disk) it leaves a short file of zeros, which it then refuses to resume from ("should
+/// be 0 or 16777216 bytes"). Such a file holds no WAL, so removing it loses nothing; a file
+/// with any WAL in it is left alone.
+fn drop_unwritten_partials(dir: &Path, log: &mut dyn ReceiveLog) -> Result<(), EngineError> {
+    let rd = std::fs::read_dir(dir).map_err(|e| EngineError::io("read receive spool", dir, e))?;
+    for e in rd.filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".partial") {
+            continue;
+        }
+        let p = e.path();
+        let data = std::fs::read(&p).map_err(|e| EngineError::io("read receive spool", &p, e))?;
+        if data.iter().all(|&b| b == 0) {
+            std::fs::remove_file(&p).map_err(|e| EngineError::io("remove from spool", &p, e))?;
+            log.note(&format!(
+                "removed {name} from the spool: pg_receivewal was stopped while preparing it, before any wal was written into it"
+            ));
+        }
+    }
     Ok(())
 }
 
