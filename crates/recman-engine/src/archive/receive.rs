@@ -372,11 +372,17 @@ fn record_position(
     primary: &mut Primary,
 ) -> Result<(), EngineError> {
     let app = opts.application_name.replace('\'', "''");
+    // The position is read before the fsync, so the fsync covers what it names. The spool is
+    // made durable even when the primary does not answer: that is the async bound.
     let row = primary.row(&format!(
-        "SELECT write_lsn::text, flush_lsn::text, (SELECT timeline_id::text FROM pg_control_checkpoint())
+        "SELECT write_lsn::text, flush_lsn::text, substr(pg_walfile_name(flush_lsn), 1, 8)
          FROM pg_stat_replication WHERE application_name = '{app}' AND state = 'streaming'
          ORDER BY flush_lsn DESC NULLS LAST LIMIT 1"
-    ))?;
+    ));
+    if opts.mode == ReceiveMode::Async {
+        fsync_partials(dir)?;
+    }
+    let row = row?;
     let lsn = |i: usize| {
         row.get(i)
             .cloned()
@@ -391,14 +397,11 @@ fn record_position(
         .get(2)
         .cloned()
         .flatten()
-        .and_then(|t| t.parse().ok())
+        .and_then(|t| u32::from_str_radix(&t, 16).ok())
         .unwrap_or(0);
     let flushed = match opts.mode {
         ReceiveMode::Sync => flush,
-        ReceiveMode::Async => {
-            fsync_partials(dir)?;
-            write.max(flush)
-        }
+        ReceiveMode::Async => write.max(flush),
     };
     repo.catalog().set_receive_position(&ReceivePosition {
         db_id: db.id,
@@ -624,4 +627,78 @@ pub fn rpo(
         });
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Quiet(Vec<String>);
+    impl ReceiveLog for Quiet {
+        fn note(&mut self, line: &str) {
+            self.0.push(line.to_string());
+        }
+    }
+
+    fn opts(conninfo: Option<&str>) -> ReceiveOptions {
+        ReceiveOptions {
+            mode: ReceiveMode::Sync,
+            slot: "s".into(),
+            create_slot: false,
+            flush_interval: Duration::from_secs(1),
+            pg_bindir: None,
+            conninfo: conninfo.map(str::to_string),
+            application_name: "recman_main".into(),
+            push: PushOptions::new(recman_format::Compression::None),
+        }
+    }
+
+    #[test]
+    fn application_name_joins_either_conninfo_form() {
+        assert_eq!(
+            conninfo_with_app(&opts(Some("host=/tmp port=5432"))),
+            "host=/tmp port=5432 application_name=recman_main"
+        );
+        assert_eq!(
+            conninfo_with_app(&opts(Some("postgresql://u@h/db"))),
+            "postgresql://u@h/db?application_name=recman_main"
+        );
+        assert_eq!(
+            conninfo_with_app(&opts(Some("postgresql://u@h/db?sslmode=require"))),
+            "postgresql://u@h/db?sslmode=require&application_name=recman_main"
+        );
+        assert_eq!(
+            conninfo_with_app(&opts(None)),
+            " application_name=recman_main"
+        );
+    }
+
+    #[test]
+    fn only_segments_and_history_files_are_stored() {
+        assert!(is_stored_kind("000000010000000000000003"));
+        assert!(is_stored_kind("00000002.history"));
+        assert!(!is_stored_kind("000000010000000000000003.partial"));
+        assert!(!is_stored_kind("pg_receivewal.log"));
+        assert!(!is_stored_kind("receive.lock"));
+        assert_eq!(
+            segment_of("000000010000000000000003.partial"),
+            "000000010000000000000003"
+        );
+    }
+
+    #[test]
+    fn a_partial_of_zeros_is_removed_and_one_with_wal_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let zeros = dir.path().join("000000010000000000000003.partial");
+        std::fs::write(&zeros, vec![0u8; 5 << 20]).unwrap();
+        let mut written = vec![0u8; 1 << 20];
+        written[0] = 0x10;
+        let kept = dir.path().join("000000010000000000000004.partial");
+        std::fs::write(&kept, &written).unwrap();
+        let mut log = Quiet(Vec::new());
+        drop_unwritten_partials(dir.path(), &mut log).unwrap();
+        assert!(!zeros.exists(), "{:?}", log.0);
+        assert!(kept.exists());
+        assert_eq!(log.0.len(), 1, "{:?}", log.0);
+    }
 }
