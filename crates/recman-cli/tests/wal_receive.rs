@@ -295,6 +295,12 @@ fn killed_receiver_resumes_without_a_gap() {
         || streaming(c),
         || format!("{}\n{}", rx.log(), spool_log(&setup)),
     );
+    // One receiver per database: a second one is refused, naming the first's lock.
+    let err = setup.err(&["--db", "main", "receive", "--slot", "recman_other"]);
+    assert!(
+        err.contains("another recman receive is running") && err.contains("hint"),
+        "{err}"
+    );
     let mut last = String::new();
     for _ in 0..3 {
         c.psql("insert into marks select g, 'x', 'x' from generate_series(40001, 40010) g on conflict do nothing");

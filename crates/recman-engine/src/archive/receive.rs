@@ -195,6 +195,12 @@ pub fn serve_from_spool(
         },
         None => return Ok(None),
     };
+    // A segment file pg_receivewal created but wrote nothing into yet (zero-filled ahead of
+    // the stream) holds no WAL: that is "not received", which recovery takes as the end of
+    // the archive, not a damaged file that stops it.
+    if data.get(..2).is_none_or(|magic| magic == [0, 0]) {
+        return Ok(None);
+    }
     if is_segment_name(name) {
         // The long page header gives the segment size; pg_receivewal preallocates the file
         // to it already, but a compressed or truncated spool file may be shorter.
