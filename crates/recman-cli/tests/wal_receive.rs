@@ -193,6 +193,7 @@ fn sync_receiver_keeps_every_acknowledged_commit() {
     // Load beside the counted client, so segments complete while it commits.
     let mut load = c.pgbench_background(600, 1);
     let mut acked = 0u32;
+    let mut switched = String::new();
     for i in 1..=120u32 {
         let sql = format!("insert into acked values ({i}, repeat('x', 2000))");
         if c.try_psql(&sql).is_ok() {
@@ -201,10 +202,23 @@ fn sync_receiver_keeps_every_acknowledged_commit() {
             break;
         }
         if i == 60 {
-            c.psql("select pg_switch_wal()");
+            switched = c.psql("select pg_walfile_name(pg_switch_wal())");
         }
     }
     assert_eq!(acked, 120, "a commit failed while the primary was up");
+    // archive-push ran beside the receiver: a segment both stored is one object, equal, so
+    // PostgreSQL's archiver never failed on one the receiver stored first.
+    wait_until(
+        &format!("the archiver to archive {switched}, which the receiver stores too"),
+        || c.psql("select coalesce(last_archived_wal, '') from pg_stat_archiver") >= switched,
+        || file_tail(&c.log, 30),
+    );
+    assert_eq!(
+        c.psql("select failed_count from pg_stat_archiver"),
+        "0",
+        "archive-push failed beside the receiver\n{}",
+        file_tail(&c.log, 60)
+    );
 
     // The primary is lost: killed, then its data directory removed.
     let pid = postmaster_pid(c);

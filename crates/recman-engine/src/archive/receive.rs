@@ -75,11 +75,18 @@ pub struct ReceiveOptions {
 }
 
 /// The spool of database `db` in a disk repository. A remote repository refuses: its open
-/// segment would need part objects, which this receiver does not write yet.
+/// segment would need part objects, which this receiver does not write yet. So does an
+/// encrypted one: the spool holds WAL as PostgreSQL sends it, in plain text.
 pub fn spool_dir(repo: &Repository, db: &DbRecord) -> Result<PathBuf, EngineError> {
     if repo.is_remote() {
         return Err(EngineError::Invalid(format!(
             "cannot receive wal into repository {}: the receiver spools the open segment in a disk repository only; hint: run `recman receive` against a disk repository, or keep archive-push for this one",
+            repo.location()
+        )));
+    }
+    if repo.is_encrypted() {
+        return Err(EngineError::Invalid(format!(
+            "cannot receive wal into repository {}: it is encrypted, and the receiver's spool would hold the open segment in plain text; hint: keep archive-push for an encrypted repository, or receive into a plain one",
             repo.location()
         )));
     }
@@ -178,7 +185,7 @@ pub fn serve_from_spool(
     name: &str,
     dest: &Path,
 ) -> Result<Option<u64>, EngineError> {
-    if repo.is_remote() || !is_stored_kind(name) {
+    if repo.is_remote() || repo.is_encrypted() || !is_stored_kind(name) {
         return Ok(None);
     }
     let dir = spool_dir(repo, db)?;
@@ -256,6 +263,8 @@ pub fn receive(
     let mut next_start = Instant::now();
     let mut next_flush = Instant::now();
     let mut done = HashSet::new();
+    // A file that cannot be stored is tried on every pass; its error is said once a minute.
+    let mut said: std::collections::HashMap<String, Instant> = Default::default();
     let result = loop {
         if crate::stop::requested().is_some() {
             break Ok(());
@@ -300,7 +309,13 @@ pub fn receive(
                     }
                 }
                 for (name, e) in &r.failed {
-                    log.note(&format!("could not store {name}, left in the spool: {e}"));
+                    if said
+                        .get(name)
+                        .is_none_or(|t| t.elapsed() >= Duration::from_secs(60))
+                    {
+                        said.insert(name.clone(), Instant::now());
+                        log.note(&format!("could not store {name}, left in the spool: {e}"));
+                    }
                 }
             }
             Err(e) => log.note(&format!("{e}")),
