@@ -244,6 +244,19 @@ fn sync_receiver_keeps_every_acknowledged_commit() {
         .filter_map(|e| e.ok())
         .any(|e| e.file_name().to_string_lossy().ends_with(".partial"));
     assert!(partial, "the spool holds no open segment");
+    // The primary is gone: the report gives the age of the receiver's last record.
+    let rpo = recman_ok([
+        "--repo",
+        path_str(&setup.repo),
+        "--db",
+        "main",
+        "report",
+        "rpo",
+    ]);
+    assert!(
+        rpo.contains("main") && rpo.contains("sync") && rpo.contains("not reachable"),
+        "{rpo}"
+    );
 
     let (_keep, to) = restore_latest(&setup, &[]);
     let r = Cluster::from_restored(to);
