@@ -290,14 +290,36 @@ pub fn receive(
             }
         }
         if child.is_none() && Instant::now() >= next_start {
-            if let Err(e) = drop_unwritten_partials(&dir, log) {
-                log.note(&format!("{e}"));
-            }
-            match start_child(&bin, &dir, opts) {
-                Ok(c) => child = Some((c, Instant::now())),
-                Err(e) => {
+            // Another process streaming from the slot (an orphaned pg_receivewal of a receiver
+            // killed where setpriv is missing) may be writing into the spool: leave the spool
+            // alone and wait for it to go.
+            let slot_active = primary
+                .row(&format!(
+                    "SELECT active::text FROM pg_replication_slots WHERE slot_name = '{}'",
+                    opts.slot.replace('\'', "''")
+                ))
+                .ok()
+                .and_then(|r| r.into_iter().next().flatten());
+            if slot_active.as_deref() == Some("true") {
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+                log.note(&format!(
+                    "replication slot {:?} is in use by another process; trying again in {}s",
+                    opts.slot,
+                    backoff.as_secs()
+                ));
+                next_start = Instant::now() + backoff;
+            } else {
+                if slot_active.is_some()
+                    && let Err(e) = drop_unwritten_partials(&dir, log)
+                {
                     log.note(&format!("{e}"));
-                    next_start = Instant::now() + backoff;
+                }
+                match start_child(&bin, &dir, opts) {
+                    Ok(c) => child = Some((c, Instant::now())),
+                    Err(e) => {
+                        log.note(&format!("{e}"));
+                        next_start = Instant::now() + backoff;
+                    }
                 }
             }
         }
