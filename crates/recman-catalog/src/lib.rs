@@ -31,6 +31,7 @@ mod maint;
 mod pg;
 mod pgschema;
 mod reads;
+mod receive;
 mod records;
 pub mod repo;
 mod samples;
@@ -52,6 +53,7 @@ pub use foreign::{ForeignArchive, ForeignBackupRecord, ForeignWalRecord};
 pub use iostat::IoStatRow;
 pub use lock::RepoLock;
 pub use reads::BackupRead;
+pub use receive::ReceivePosition;
 pub use recman_media::{Media, MediaError, MediaReader, MediaWriter, crypt};
 pub use records::{
     BackupRecord, BackupStatus, CorruptBlock, DbRecord, DeleteKind, MediaStatus, PendingDelete,

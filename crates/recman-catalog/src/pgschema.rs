@@ -176,6 +176,13 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     CREATE INDEX foreign_wal_name ON foreign_wal (db_id, name);
     "#,
     // --- issue 44 ends ---
+    // --- issue 42 (wal receiver) begins ---
+    // 13: where `recman receive` has got to for each database (the RPO it gives).
+    concat!(
+        crate::tables::table!(wal_receive, crate::tables::create_table!(pg,)),
+        "\n",
+    ),
+    // --- issue 42 ends ---
 ];
 
 #[cfg(test)]

@@ -313,6 +313,19 @@ macro_rules! table {
             url: text "NOT NULL",
         })
     };
+    // the WAL receiver's position per database (migration 13, `recman receive`): what the
+    // RPO report and the metrics read; LSNs as byte positions, times in unix microseconds
+    (wal_receive, $($m:ident)::+ ! ($($pre:tt)*)) => {
+        $($m)::+!($($pre)* wal_receive {
+            db_id: int "PRIMARY KEY REFERENCES database (id)",
+            timeline: int "NOT NULL",
+            received_lsn: int "NOT NULL",
+            flushed_lsn: int "NOT NULL",
+            updated_at: int "NOT NULL",
+            mode: text "NOT NULL",
+            slot: text "NOT NULL",
+        })
+    };
 }
 pub(crate) use {column_list, create_table, sql_type, table};
 
@@ -357,6 +370,7 @@ pub const TABLES: &[(&str, &[(&str, bool)])] = &[
     ("block_repair", table!(block_repair, column_list!())),
     ("drill", table!(drill, column_list!())),
     ("db_agent", table!(db_agent, column_list!())),
+    ("wal_receive", table!(wal_receive, column_list!())),
 ];
 
 /// The columns of `table` as created by its defining migration.

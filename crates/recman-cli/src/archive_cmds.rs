@@ -161,6 +161,17 @@ fn archive_get(
     match recman_engine::archive_get(&repo, &db, name, dest)? {
         recman_engine::ArchiveGetOutcome::Restored { .. } => Ok(ExitCode::SUCCESS),
         recman_engine::ArchiveGetOutcome::NotFound { name } => {
+            // Not archived yet, but the WAL receiver may hold it: a completed file not stored
+            // yet, or the open segment, which ends recovery at the last WAL received.
+            if let Some(size) = recman_engine::receive::serve_from_spool(&repo, &db, &name, dest)? {
+                if g.verbose {
+                    println!(
+                        "restored {name} ({size} bytes) from the wal receiver's spool in repository {}",
+                        repo.location()
+                    );
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             eprintln!("recman: {name} is not in repository {}", repo.location());
             Ok(ExitCode::FAILURE)
         }

@@ -120,6 +120,13 @@ pub enum ReportWhat {
         #[arg(long, value_name = "FILE")]
         html: Option<std::path::PathBuf>,
     },
+    /// The WAL receiver's exposure per database (`recman receive`): WAL bytes the primary
+    /// has written that are not durable in the repository (when --target reaches the
+    /// primary), and seconds since the receiver last recorded its position.
+    Rpo {
+        #[arg(long)]
+        json: bool,
+    },
     /// Backups and archived WAL the retention policy no longer needs.
     Obsolete {
         #[command(flatten)]

@@ -199,6 +199,39 @@ pub enum Command {
         #[arg(long)]
         repo_host: Option<String>,
     },
+    /// Stream the database's WAL into the repository as the primary writes it, until stopped
+    /// (SIGINT/SIGTERM): pg_receivewal on a replication slot writes into a spool in the
+    /// repository, and each completed segment is archived as archive-push would (docs/wal.md).
+    /// Disk repositories only.
+    Receive {
+        /// sync: a commit on a primary naming the receiver in synchronous_standby_names
+        /// returns only once its WAL is durable in the repository (RPO zero); async: the spool
+        /// is made durable every --flush-interval.
+        #[arg(long, value_parser = ["sync", "async"], default_value = "async")]
+        mode: String,
+        /// The physical replication slot streamed from; it keeps the primary's WAL until the
+        /// receiver has it, so drop a slot whose receiver is gone for good.
+        #[arg(long, default_value = "recman")]
+        slot: String,
+        /// Create the slot when it is missing.
+        #[arg(long)]
+        create_slot: bool,
+        /// Async mode: how often received WAL is made durable and the position reported, in
+        /// milliseconds (what a crash of the repository host may lose). Range: 1 to 3600000.
+        #[arg(long, default_value_t = 1000,
+              value_parser = crate::input::count::<u64>((1, 3_600_000)))]
+        flush_interval: u64,
+        /// The directory holding pg_receivewal (default: the server's, /usr/lib/postgresql/MAJOR/bin, else PATH).
+        #[arg(long)]
+        pg_bindir: Option<PathBuf>,
+        /// The name the primary sees in pg_stat_replication and synchronous_standby_names
+        /// (default: recman_<db>).
+        #[arg(long)]
+        application_name: Option<String>,
+        /// Compression of archived WAL.
+        #[arg(long, default_value = "lz4")]
+        compress: String,
+    },
     /// Pushes a backlog of ready WAL segments; started by archive-push in the background.
     #[command(hide = true)]
     ArchivePushAhead {

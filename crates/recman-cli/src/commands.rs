@@ -43,6 +43,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::ArchiveGet(a) => return crate::archive_cmds::get(g, a),
         Command::ArchivePrefetch(p) => return crate::archive_cmds::prefetch(g, p),
         Command::ArchivePushAhead(p) => return crate::archive_cmds::push_ahead(g, p),
+        Command::Receive(r) => crate::receive_cmd::receive(g, r)?,
         c @ (Command::RegisterDatabase { .. }
         | Command::CreateRestorePoint { .. }
         | Command::ChangeBackup(_)
@@ -102,6 +103,7 @@ fn report(g: &Global, what: recman_command::ReportWhat) -> Result<()> {
             };
             crate::report_io::report_io(&ctx, which.as_deref(), json, all, files)
         }
+        ReportWhat::Rpo { json } => crate::receive_cmd::report_rpo(g, json),
         what => bail!("internal: report {what:?} is run by the shared executor, not by the CLI"),
     }
 }

@@ -165,6 +165,23 @@ impl From<cli::Command> for m::Command {
                 compress,
                 parallel,
             }),
+            cli::Command::Receive {
+                mode,
+                slot,
+                create_slot,
+                flush_interval,
+                pg_bindir,
+                application_name,
+                compress,
+            } => m::Command::Receive(m::Receive {
+                mode,
+                slot,
+                create_slot,
+                flush_interval_ms: flush_interval,
+                pg_bindir,
+                application_name,
+                compress,
+            }),
             cli::Command::ArchivePrefetch {
                 spool,
                 after,
@@ -403,6 +420,7 @@ impl From<cc::ReportWhat> for m::ReportWhat {
                 plot,
                 html,
             },
+            R::Rpo { json } => m::ReportWhat::Rpo { json },
             R::Obsolete { policy, json } => m::ReportWhat::Obsolete {
                 policy: policy.into(),
                 json,

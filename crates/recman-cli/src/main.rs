@@ -20,6 +20,7 @@ mod metrics;
 mod metrics_http;
 mod progress;
 mod progress_json;
+mod receive_cmd;
 mod repo_host;
 mod report_io;
 mod report_plot;
@@ -88,6 +89,7 @@ fn main() -> ExitCode {
                 | cli::Command::Restore { .. }
                 | cli::Command::Validate { .. }
                 | cli::Command::Delete { .. }
+                | cli::Command::Receive { .. }
         )
     ) {
         install_stop_handlers();

@@ -87,6 +87,11 @@ pub enum ReportWhat {
         policy: PolicyOverride,
         json: bool,
     },
+    /// The WAL receiver's exposure per database: bytes and seconds not yet durable in the
+    /// repository (`recman receive`).
+    Rpo {
+        json: bool,
+    },
     NeedBackup {
         redundancy: Option<u32>,
         days: Option<f64>,

@@ -52,6 +52,8 @@ pub mod ranges {
     pub const PUSH_BATCH: Range = (1, 1024);
     pub const PREFETCH: Range = (0, 1024);
     pub const PREFETCH_PARALLEL: Range = (1, 64);
+    /// `receive --flush-interval`, in milliseconds: up to an hour.
+    pub const FLUSH_INTERVAL_MS: Range = (1, 3_600_000);
 
     /// The range of a backup setting that `configure`, the config file and the catalog share
     /// with the flag of the same name.

@@ -125,6 +125,8 @@ pub enum Command {
     ArchiveGet(ArchiveGet),
     ArchivePrefetch(ArchivePrefetch),
     ArchivePushAhead(ArchivePushAhead),
+    /// Stream the database's WAL into the repository until stopped (docs/wal.md).
+    Receive(Receive),
     Configure(ConfigureWhat),
     Show(ShowWhat),
     Report(ReportWhat),
@@ -210,6 +212,7 @@ impl Command {
             Command::ArchiveGet(_) => &["archive-get"],
             Command::ArchivePrefetch(_) => &["archive-prefetch"],
             Command::ArchivePushAhead(_) => &["archive-push-ahead"],
+            Command::Receive(_) => &["receive"],
             Command::Configure(_) => &["configure"],
             Command::Show(_) => &["show"],
             Command::Report(_) => &["report"],
@@ -499,4 +502,20 @@ pub struct ArchivePrefetch {
     pub count: usize,
     pub parallel: Option<usize>,
     pub spawned_at: Option<u64>,
+}
+
+/// `receive`: the WAL receiver (engine: `archive::receive`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Receive {
+    /// `sync` or `async`.
+    pub mode: String,
+    /// The physical replication slot.
+    pub slot: String,
+    pub create_slot: bool,
+    /// Async mode's flush bound, in milliseconds.
+    pub flush_interval_ms: u64,
+    pub pg_bindir: Option<PathBuf>,
+    /// None: `recman_<db>`.
+    pub application_name: Option<String>,
+    pub compress: String,
 }

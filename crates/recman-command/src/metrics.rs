@@ -126,6 +126,20 @@ pub fn collect(repo: &Repository, only: Option<&str>, now: i64) -> Result<Vec<Ga
                 1.0,
             );
         }
+        if let Some(r) = cat.receive_position(db.id)? {
+            e.add(
+                "recman_wal_receive_flushed_lsn_bytes",
+                "The WAL position `recman receive` last made durable in the repository, as a byte position (the LSN).",
+                &[("database", d), ("mode", &r.mode)],
+                r.flushed_lsn as f64,
+            );
+            e.add(
+                "recman_wal_receive_lag_seconds",
+                "Seconds since `recman receive` last recorded its position (grows while the receiver or its primary is down).",
+                &[("database", d), ("mode", &r.mode)],
+                secs(now - r.updated_at).max(0.0),
+            );
+        }
     }
     last_job(&mut e, repo)?;
     Ok(e.0)

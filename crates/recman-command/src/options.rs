@@ -293,6 +293,52 @@ impl ArchivePushAhead {
     }
 }
 
+impl Receive {
+    /// The engine's settings for database `db` on the primary at `conninfo`.
+    pub fn options(
+        &self,
+        db: &str,
+        conninfo: Option<String>,
+    ) -> Result<recman_engine::receive::ReceiveOptions, OptionError> {
+        use recman_engine::receive::{ReceiveMode, ReceiveOptions};
+        let mode = match self.mode.as_str() {
+            "sync" => ReceiveMode::Sync,
+            _ => ReceiveMode::Async,
+        };
+        // One segment at a time is the receiver's pace; more threads buy nothing.
+        let mut push = recman_engine::PushOptions::new(compression(&self.compress)?);
+        push.parallel = 2;
+        Ok(ReceiveOptions {
+            mode,
+            slot: self.slot.clone(),
+            create_slot: self.create_slot,
+            flush_interval: std::time::Duration::from_millis(self.flush_interval_ms),
+            pg_bindir: self.pg_bindir.clone(),
+            conninfo,
+            application_name: self
+                .application_name
+                .clone()
+                .unwrap_or_else(|| default_application_name(db)),
+            push,
+        })
+    }
+}
+
+/// `recman_<db>`, lower-cased, other characters as underscores: a name
+/// synchronous_standby_names takes unquoted.
+pub fn default_application_name(db: &str) -> String {
+    let tail: String = db
+        .chars()
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '_') => c,
+            _ => '_',
+        })
+        .collect();
+    let mut s = format!("recman_{tail}");
+    s.truncate(63);
+    s
+}
+
 impl ArchivePush {
     pub fn options(&self) -> Result<recman_engine::PushOptions, OptionError> {
         let mut o = recman_engine::PushOptions::new(compression(&self.compress)?);

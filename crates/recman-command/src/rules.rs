@@ -49,6 +49,27 @@ impl Checker {
         }
     }
 
+    /// A replication slot or application name as PostgreSQL takes it unquoted: lower-case
+    /// letters, digits and underscores, at most 63.
+    fn slot(&self, option: &'static str, v: Option<&str>) -> Checked {
+        match v {
+            Some(t)
+                if t.is_empty()
+                    || t.len() > 63
+                    || !t
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') =>
+            {
+                Err(CheckError::Value {
+                    option,
+                    value: t.to_string(),
+                    why: "expected 1 to 63 lower-case letters, digits and underscores".into(),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn days(&self, option: &'static str, v: Option<f64>) -> Checked {
         let (lo, hi) = ranges::DAYS;
         match v {
@@ -327,6 +348,23 @@ impl Command {
                 c.count("prefetch", Some(u64::from(g.prefetch)), ranges::PREFETCH)
             }
             Command::ArchivePushAhead(p) => c.count("parallel", n(p.parallel), ranges::CHANNELS),
+            Command::Receive(r) => {
+                c.count(
+                    "flush-interval",
+                    Some(r.flush_interval_ms),
+                    ranges::FLUSH_INTERVAL_MS,
+                )?;
+                c.slot("slot", Some(&r.slot))?;
+                c.slot("application-name", r.application_name.as_deref())?;
+                if !matches!(r.mode.as_str(), "sync" | "async") {
+                    return Err(CheckError::Value {
+                        option: "mode",
+                        value: r.mode.clone(),
+                        why: "expected sync or async".into(),
+                    });
+                }
+                Ok(())
+            }
             Command::ArchivePrefetch(p) => {
                 c.count("count", Some(p.count as u64), ranges::PREFETCH)?;
                 c.count(
@@ -354,7 +392,9 @@ impl Command {
                         false,
                     )
                 }
-                ReportWhat::Schema { .. } | ReportWhat::Unrecoverable { .. } => Ok(()),
+                ReportWhat::Schema { .. }
+                | ReportWhat::Unrecoverable { .. }
+                | ReportWhat::Rpo { .. } => Ok(()),
             },
             Command::Delete(d) => match d {
                 DeleteWhat::Obsolete { policy, .. } => c.policy(policy),

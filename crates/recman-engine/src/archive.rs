@@ -15,6 +15,7 @@ mod batch;
 mod check;
 pub mod host;
 mod read;
+pub mod receive;
 pub mod summary;
 pub use ahead::{Ahead, PUSH_DIR_NAME, PushAheadReport, PushLock, PushSpool, push_ahead};
 pub use batch::{

@@ -21,7 +21,7 @@ const COMPANIONS: &[(&str, &[&str])] = &[
 const BASES: &[(&str, &[&str])] = &[("restore database", &["--to", "1"])];
 /// Values tried for an option or positional until one parses and changes the command.
 const SAMPLES: &[&str] = &[
-    "2", "1", "8M", "16K", "all", "x=y", "zstd", "sbt", "preserve", "t", "auto", "direct",
+    "2", "1", "8M", "16K", "all", "x=y", "zstd", "sbt", "preserve", "t", "auto", "direct", "sync",
 ];
 
 fn leaves(c: &clap::Command, path: Vec<String>, out: &mut Vec<(Vec<String>, clap::Command)>) {

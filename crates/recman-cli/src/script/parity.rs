@@ -318,6 +318,14 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "archive-push-ahead",
         "archive-push starts it in the background",
     ),
+    (
+        "receive",
+        "it runs the WAL receiver as a long-lived service, not a statement of a session",
+    ),
+    (
+        "report rpo",
+        "RMAN has no REPORT of redo transport lag; a language form may come later (issue 42)",
+    ),
     ("run", "it runs the language"),
     (
         "recover table --channels",
