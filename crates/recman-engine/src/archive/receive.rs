@@ -134,7 +134,10 @@ pub fn store_completed(
         }
     }
     if !work.is_empty() {
-        for (i, r) in push_segments(repo, db, &work, push, work.len()) {
+        // Segments stored from the spool carry their MAC like archive-push's when the
+        // repository requires them.
+        let mac = repo.mac_key()?;
+        for (i, r) in push_segments(repo, db, &work, push, work.len(), mac.as_deref()) {
             match r {
                 Ok(rec) => {
                     done.insert(rec.name.clone());
