@@ -9,6 +9,14 @@ use common::*;
 use flows::*;
 use std::time::Duration;
 
+fn backup_ids(setup: &Setup) -> Vec<String> {
+    setup
+        .backups()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
 #[test]
 fn keep_forever_survives_delete_obsolete_and_restores() {
     let setup = Setup::new();
@@ -32,11 +40,7 @@ fn keep_forever_survives_delete_obsolete_and_restores() {
     let wal_before = setup.archivelogs().len();
 
     setup.ok(&["delete", "obsolete", "--redundancy", "1", "--noprompt"]);
-    let ids: Vec<String> = setup
-        .backups()
-        .iter()
-        .map(|b| b["id"].as_str().unwrap().to_string())
-        .collect();
+    let ids = backup_ids(&setup);
     assert!(ids.contains(&kept), "the kept backup was deleted: {ids:?}");
     assert!(ids.contains(&newest), "{ids:?}");
     assert!(
@@ -74,11 +78,7 @@ fn keep_forever_survives_delete_obsolete_and_restores() {
     // NOKEEP: the next delete obsolete removes it.
     setup.ok(&["run", "CHANGE BACKUP TAG 'ARCHIVAL' NOKEEP;"]);
     setup.ok(&["delete", "obsolete", "--redundancy", "1", "--noprompt"]);
-    let ids: Vec<String> = setup
-        .backups()
-        .iter()
-        .map(|b| b["id"].as_str().unwrap().to_string())
-        .collect();
+    let ids = backup_ids(&setup);
     assert!(
         !ids.contains(&kept),
         "NOKEEP should make it obsolete: {ids:?}"
@@ -106,11 +106,7 @@ fn keep_until_time_holds_until_its_time_and_not_after() {
     c.switch_wal_and_wait_archived();
 
     setup.ok(&["delete", "obsolete", "--redundancy", "1", "--noprompt"]);
-    let ids: Vec<String> = setup
-        .backups()
-        .iter()
-        .map(|b| b["id"].as_str().unwrap().to_string())
-        .collect();
+    let ids = backup_ids(&setup);
     assert!(ids.contains(&until), "kept until 2099, deleted: {ids:?}");
     assert!(ids.contains(&newest), "{ids:?}");
     assert!(

@@ -11,16 +11,16 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const APP: &str = "recman_main";
 const BOUND: Duration = Duration::from_secs(120);
 
 /// Polls `cond` until it holds, failing loudly with `what` and `detail()` after [`BOUND`].
 fn wait_until(what: &str, mut cond: impl FnMut() -> bool, detail: impl Fn() -> String) {
-    let start = Instant::now();
+    let deadline = Deadline::after(BOUND);
     while !cond() {
-        if start.elapsed() > BOUND {
+        if deadline.passed() {
             panic!("{what} did not happen within {BOUND:?}\n{}", detail());
         }
         thread::sleep(Duration::from_millis(200));
