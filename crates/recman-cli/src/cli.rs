@@ -704,7 +704,9 @@ pub enum ListWhat {
         #[arg(long)]
         json: bool,
     },
-    /// Image copies (none yet: recman writes backup sets only).
+    /// Image copies in the repository: plain data directories made by `backup database
+    /// --as-copy` and rolled forward by level 1s taken --for-recover-of-copy, with the backup
+    /// each is at (RMAN's LIST COPY).
     Copy {
         #[arg(long)]
         json: bool,

@@ -160,7 +160,10 @@ fn list_copy(db: &DbRecord, copies: &[ListedCopy], json: bool) {
     if json {
         print_json(&serde_json::Value::Array(rows));
     } else if rows.is_empty() {
-        println!("no image copies of database {}", db.name);
+        println!(
+            "no image copies of database {}; hint: `recman backup database --as-copy --tag NAME` makes one",
+            db.name
+        );
     } else {
         println!(
             "{:<20} {:<24} {:<14} {:<28} path",

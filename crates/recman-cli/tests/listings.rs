@@ -227,5 +227,21 @@ fn configure_show_and_every_listing() {
     assert!(arch.contains("List of Archived Log Copies"), "{arch}");
     let inc = setup.ok(&["list", "incarnation"]);
     assert!(inc.contains("CURRENT"), "{inc}");
-    assert!(setup.ok(&["list", "copy"]).contains("no image copies"));
+    let copies = setup.ok(&["list", "copy"]);
+    assert!(
+        copies.contains("no image copies") && copies.contains("backup database --as-copy"),
+        "{copies}"
+    );
+}
+
+/// Issue 43: `list copy --help` describes the image copies recman makes.
+#[test]
+fn list_copy_help_names_the_commands_that_make_copies() {
+    let help = recman_ok(["list", "copy", "--help"]);
+    assert!(
+        help.contains("--as-copy")
+            && help.contains("--for-recover-of-copy")
+            && !help.contains("none yet"),
+        "{help}"
+    );
 }
