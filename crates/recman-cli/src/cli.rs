@@ -387,6 +387,10 @@ pub enum ChangeWhat {
         /// Retention never removes it nor its WAL (RMAN's KEEP FOREVER).
         #[arg(long, group = "change")]
         keep_forever: bool,
+        /// As --keep-forever until this time, then obsolete as any other backup (RMAN's KEEP
+        /// UNTIL TIME).
+        #[arg(long, group = "change", value_name = "TIME")]
+        keep_until: Option<String>,
         /// Retention treats it as any other backup again (RMAN's NOKEEP).
         #[arg(long, group = "change")]
         nokeep: bool,

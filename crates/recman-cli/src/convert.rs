@@ -24,6 +24,7 @@ impl From<cli::Command> for m::Command {
                     cli::ChangeWhat::Backup {
                         which,
                         keep_forever,
+                        keep_until,
                         nokeep,
                         unavailable,
                         available,
@@ -31,6 +32,7 @@ impl From<cli::Command> for m::Command {
             } => m::Command::ChangeBackup(m::ChangeBackup {
                 which,
                 keep_forever,
+                keep_until,
                 nokeep,
                 unavailable,
                 available,

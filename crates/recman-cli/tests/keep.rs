@@ -122,3 +122,39 @@ fn keep_until_time_holds_until_its_time_and_not_after() {
         "1"
     );
 }
+
+/// CHANGE BACKUP … KEEP UNTIL TIME on a backup already taken: kept while its time is to come,
+/// obsolete again once it is set to a time past. Both times are far from now.
+#[test]
+fn change_backup_keep_until_time_keeps_and_a_past_time_releases() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    let old = setup.backup(&["--tag", "OLDER"]);
+    c.psql("create table t as select 1 as x");
+    let newest = setup.backup(&[]);
+    c.switch_wal_and_wait_archived();
+
+    setup.ok(&[
+        "run",
+        "CHANGE BACKUP TAG 'OLDER' KEEP UNTIL TIME '2099-12-31 00:00:00+00';",
+    ]);
+    setup.ok(&["delete", "obsolete", "--redundancy", "1", "--noprompt"]);
+    let ids = backup_ids(&setup);
+    assert!(ids.contains(&old), "kept until 2099, deleted: {ids:?}");
+    assert!(ids.contains(&newest), "{ids:?}");
+
+    setup.ok(&[
+        "change",
+        "backup",
+        "OLDER",
+        "--keep-until",
+        "2001-01-01 00:00:00+00",
+    ]);
+    setup.ok(&["delete", "obsolete", "--redundancy", "1", "--noprompt"]);
+    let ids = backup_ids(&setup);
+    assert!(
+        !ids.contains(&old),
+        "kept until 2001, so obsolete now: {ids:?}"
+    );
+    assert!(ids.contains(&newest), "{ids:?}");
+}

@@ -357,6 +357,9 @@ impl Default for BackupDatabase {
 pub struct ChangeBackup {
     pub which: String,
     pub keep_forever: bool,
+    /// As `keep_forever` until this time (RMAN's KEEP UNTIL TIME); parsed when run, as the
+    /// backup's `--keep-until` is.
+    pub keep_until: Option<String>,
     pub nokeep: bool,
     pub unavailable: bool,
     pub available: bool,

@@ -268,13 +268,20 @@ pub(crate) fn env<T>(r: Result<T, EnvError>) -> Result<T, ExecError> {
 pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed, ExecError> {
     match c {
         Command::ChangeBackup(c) => {
-            if !(c.keep_forever || c.nokeep || c.unavailable || c.available) {
+            if !(c.keep_forever
+                || c.keep_until.is_some()
+                || c.nokeep
+                || c.unavailable
+                || c.available)
+            {
                 return Err(EngineError::Invalid(format!(
-                    "change backup {}: nothing to change; hint: add --keep-forever, --nokeep, --unavailable or --available",
+                    "change backup {}: nothing to change; hint: add --keep-forever, --keep-until TIME, --nokeep, --unavailable or --available",
                     c.which
                 ))
                 .into());
             }
+            // Parsed before anything is looked up, so a bad time changes no backup.
+            let keep_until = options::until_micros(c.keep_until.as_deref())?;
             let ctx = env(e.context())?;
             let ids: Vec<String> = ctx
                 .repo
@@ -296,6 +303,9 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
                 use recman_engine::keep;
                 if c.keep_forever {
                     keep::set_keep(&ctx.repo, id, None)?;
+                }
+                if keep_until.is_some() {
+                    keep::set_keep(&ctx.repo, id, keep_until)?;
                 }
                 if c.nokeep {
                     keep::clear_keep(&ctx.repo, id)?;

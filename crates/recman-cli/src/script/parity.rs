@@ -56,6 +56,10 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
         "CHANGE BACKUP TAG 'ARCHIVAL' KEEP FOREVER;",
     ),
     (
+        "change backup ARCHIVAL --keep-until 2099-12-31",
+        "CHANGE BACKUP TAG 'ARCHIVAL' KEEP UNTIL TIME '2099-12-31';",
+    ),
+    (
         "change backup ARCHIVAL --nokeep",
         "CHANGE BACKUP TAG 'ARCHIVAL' NOKEEP;",
     ),
