@@ -79,3 +79,46 @@ fn an_option_that_does_not_apply_is_refused_naming_the_statement() {
     );
     assert!(err.contains("SUMMARY") && err.contains("hint:"), "{err}");
 }
+
+/// Issue 43: what a new user tries first is answered with what recman does instead.
+#[test]
+fn encryption_unregister_and_keep_until_say_what_recman_does() {
+    let (_t, repo) = new_repo();
+    let r = path_str(&repo);
+    recman_ok(["--repo", r, "create", "catalog"]);
+
+    for onoff in ["ON", "OFF"] {
+        let err = script_err(r, &format!("CONFIGURE ENCRYPTION FOR DATABASE {onoff};"));
+        assert!(
+            err.contains("create catalog --encrypt")
+                && err.contains("--key-file")
+                && err.contains("AES-256-GCM")
+                && !err.contains("not supported"),
+            "{onoff}: {err}"
+        );
+    }
+    // recman's algorithm is accepted (nothing to store); any other is refused, naming it.
+    let out = recman([
+        "--repo",
+        r,
+        "run",
+        "CONFIGURE ENCRYPTION ALGORITHM 'aes256';",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("AES-256-GCM"));
+    let err = script_err(r, "CONFIGURE ENCRYPTION ALGORITHM 'AES128';");
+    assert!(
+        err.contains("'AES128'") && err.contains("ALGORITHM 'AES256'"),
+        "{err}"
+    );
+
+    let err = script_err(r, "UNREGISTER DATABASE;");
+    assert!(
+        err.contains("DELETE NOPROMPT BACKUPSET") && err.contains("removed as a whole"),
+        "{err}"
+    );
+
+    // A time that does not parse is refused before any backup is looked up.
+    let err = script_err(r, "CHANGE BACKUP TAG 'X' KEEP UNTIL TIME 'no such time';");
+    assert!(err.contains("no such time"), "{err}");
+}

@@ -23,6 +23,16 @@ fn one(value: &str) -> String {
     value.to_string()
 }
 
+/// The cipher of an encrypted repository (docs/security.md).
+const ENCRYPTION_ALGORITHM: &str = "AES-256-GCM";
+
+/// RMAN's name for it, and recman's.
+fn is_recmans_algorithm(a: &str) -> bool {
+    ["AES256", "AES-256-GCM"]
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case(a.trim()))
+}
+
 pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Command>> {
     Ok(match c {
         Configure::Retention(None) => cfg(ConfigureWhat::RetentionPolicy {
@@ -242,12 +252,31 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Command>> {
         Configure::SnapshotControlfile(_) => bail!(
             "CONFIGURE SNAPSHOT CONTROLFILE: recman reads pg_control from the data directory and needs no snapshot of it"
         ),
-        Configure::EncryptionForDatabase(_) | Configure::EncryptionAlgorithm(_) => bail!(
-            "{}",
-            unsupported(
-                "backup encryption",
-                "encrypt the repository's file system or bucket"
-            )
+        // recman encrypts a whole repository, chosen at CREATE CATALOG, so there is no
+        // per-backup setting to store: each backup of an encrypted repository is encrypted.
+        Configure::EncryptionForDatabase(_) => bail!(
+            "CONFIGURE ENCRYPTION FOR DATABASE: recman encrypts a whole repository ({ENCRYPTION_ALGORITHM}), chosen when it is created, not backup by backup; every backup written to an encrypted repository is encrypted; hint: create an encrypted repository with `recman --repo DIR create catalog --encrypt` and its key in RECMAN_PASSPHRASE, --key-file or --key-command (the same key option on every later command), then back up to it"
+        ),
+        Configure::EncryptionAlgorithm(None) => {
+            note(
+                &s.g,
+                &format!(
+                    "CONFIGURE ENCRYPTION ALGORITHM CLEAR: recman always encrypts with {ENCRYPTION_ALGORITHM}; nothing to clear"
+                ),
+            );
+            vec![]
+        }
+        Configure::EncryptionAlgorithm(Some(a)) if is_recmans_algorithm(a) => {
+            note(
+                &s.g,
+                &format!(
+                    "CONFIGURE ENCRYPTION ALGORITHM '{a}': an encrypted repository is always {ENCRYPTION_ALGORITHM}; nothing to store"
+                ),
+            );
+            vec![]
+        }
+        Configure::EncryptionAlgorithm(Some(a)) => bail!(
+            "CONFIGURE ENCRYPTION ALGORITHM '{a}': recman encrypts only with {ENCRYPTION_ALGORITHM}; hint: CONFIGURE ENCRYPTION ALGORITHM 'AES256'; (or leave the statement out)"
         ),
         Configure::Optimization(o) => cfg(ConfigureWhat::BackupOptimization {
             value: one(match o {

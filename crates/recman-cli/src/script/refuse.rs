@@ -25,7 +25,7 @@ pub(crate) fn foreign(verb: &str, words: &[String]) -> String {
         "FLASHBACK" => "FLASHBACK: PostgreSQL keeps no flashback logs; hint: point-in-time restore with RUN { SET UNTIL TIME '…'; RESTORE DATABASE TO '/new/dir'; RECOVER DATABASE; }".into(),
         "CHANGE" => unsupported("CHANGE (backup availability and KEEP attributes)", "DELETE BACKUPSET n removes a backup; CROSSCHECK marks missing ones EXPIRED"),
         "RESYNC" => "RESYNC CATALOG: recman's catalog is written by every command, there is nothing to resynchronize; hint: CATALOG START WITH '/repo' rebuilds it from the repository".into(),
-        "UNREGISTER" => unsupported("UNREGISTER DATABASE", "remove the repository of a cluster that is gone"),
+        "UNREGISTER" => "UNREGISTER DATABASE: recman has no command that removes a database's record from the catalog; hint: a repository that holds only this cluster is removed as a whole (its directory, or its bucket prefix); in a repository shared with other clusters, LIST BACKUP names its backups and DELETE NOPROMPT BACKUPSET n; removes each, and its record stays, holding nothing".into(),
         "SEND" => SEND.into(),
         _ => format!("{verb} is an Oracle RMAN statement with no counterpart in recman for PostgreSQL; hint: HELP lists the statements recman runs"),
     }
