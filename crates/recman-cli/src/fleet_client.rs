@@ -14,18 +14,16 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-fn db_name(g: &Global, what: &str) -> Result<String> {
-    g.db.clone().ok_or_else(|| {
-        anyhow!(
-            "{what} --repo-host needs the database's name; hint: give --db NAME (the name it is registered under on the repository host)"
-        )
-    })
+/// The database named by --db; without it the repository host picks the one this host's
+/// certificate may archive for, and refuses (naming them) when there are several.
+fn db_name(g: &Global) -> Value {
+    g.db.clone().map_or(Value::Null, Value::String)
 }
 
 /// archive-push %p through the repository host: the segment is durably archived there when
 /// this returns.
 pub fn push(g: &Global, path: &Path, url: &str, tls: &TlsArgs) -> Result<()> {
-    let db = db_name(g, "archive-push")?;
+    let db = db_name(g);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -58,7 +56,7 @@ pub fn push(g: &Global, path: &Path, url: &str, tls: &TlsArgs) -> Result<()> {
 
 /// archive-get %f %p through the repository host; exit 1 when it is not archived.
 pub fn get(g: &Global, name: &str, dest: &Path, url: &str, tls: &TlsArgs) -> Result<ExitCode> {
-    let db = db_name(g, "archive-get")?;
+    let db = db_name(g);
     let client = Client::connect(url, &tls.files("archive-get --repo-host")?)?;
     let (meta, data) = client.call_whole(
         "archive-get",

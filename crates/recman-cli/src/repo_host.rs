@@ -43,12 +43,26 @@ impl RepoHost {
                 ))
             })
         };
-        let (db, name) = (field("db")?, field("name")?);
+        let name = field("name")?;
+        archive_host::check_wal_name(&name).map_err(engine)?;
+        let repo = crate::commands::open_repo(&self.g).map_err(any)?;
+        // A client without --db gets the one database its certificate may archive for.
+        let db = match call.meta["db"].as_str() {
+            Some(db) => db.to_string(),
+            None => {
+                let names: Vec<String> = repo
+                    .catalog()
+                    .databases()
+                    .map_err(|e| engine(e.into()))?
+                    .into_iter()
+                    .map(|d| d.name)
+                    .collect();
+                archive_host::choose_database(&names, &self.allow, &call.peer.cn).map_err(engine)?
+            }
+        };
         if !archive_host::allowed(&self.allow, &db, &call.peer.cn) && !self.allow.is_empty() {
             return Err(engine(archive_host::not_allowed(&db, &call.peer.cn)));
         }
-        archive_host::check_wal_name(&name).map_err(engine)?;
-        let repo = crate::commands::open_repo(&self.g).map_err(any)?;
         let rec = recman_engine::resolve_database(&repo, Some(&db), None).map_err(engine)?;
         Ok((repo, rec, name))
     }

@@ -209,6 +209,18 @@ fn restore_through_the_agent_recovers_through_the_repository_host() {
         "{seg} not in the scrape:\n{text}"
     );
 
+    // Without --db the repository host takes the one database this certificate may archive
+    // for (main: "via" is not registered yet).
+    let got = scratch.join("got-without-db");
+    recman_ok(
+        ["archive-get", &seg, path_str(&got)]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(["--repo-host".into(), repo_url.clone()])
+            .chain(db_tls.clone()),
+    );
+    assert!(got.is_file(), "archive-get without --db fetched nothing");
+
     // A certificate the repository host allows, but not for main, is refused for main.
     let (st_cert, st_key) = host_cert(&pki, "db2", "db2");
     let e = recman_err(
@@ -367,6 +379,19 @@ fn restore_through_the_agent_recovers_through_the_repository_host() {
     recman_ok(with(&[
         "register", "database", "--name", "via", "--agent", &url,
     ]));
+    // Now db1 may archive for two registered databases: without --db it is refused, naming
+    // both.
+    let e = recman_err(
+        ["archive-get", &seg, path_str(&scratch.join("y"))]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(["--repo-host".into(), repo_url.clone()])
+            .chain(db_tls.clone()),
+    );
+    assert!(
+        e.contains("several databases") && e.contains("(main, via)") && e.contains("--db NAME"),
+        "{e}"
+    );
     let running = recman_cmd(with(&["--db", "via", "backup", "database"]))
         .env("RECMAN_FLEET_RETRY_SECS", "5")
         .stdout(Stdio::piped())

@@ -37,6 +37,34 @@ pub fn allowed(allow: &[String], db: &str, cn: &str) -> bool {
     })
 }
 
+/// The database a request without one is for: of the databases registered (`names`), the
+/// ones `cn` may archive for (all of them when `allow` is empty), when that is exactly one.
+/// Only those are named in a refusal, so a client learns no database it may not use.
+pub fn choose_database(
+    names: &[String],
+    allow: &[String],
+    cn: &str,
+) -> Result<String, EngineError> {
+    let mine: Vec<&String> = names
+        .iter()
+        .filter(|n| allow.is_empty() || allowed(allow, n, cn))
+        .collect();
+    match mine.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(EngineError::NotFound(format!(
+            "the repository host holds no database that client certificate {cn:?} may archive for; nothing was archived or read; hint: register the cluster on the repository host, and allow this certificate with the server's --allow DB:{cn}"
+        ))),
+        several => Err(EngineError::Invalid(format!(
+            "the repository host holds several databases client certificate {cn:?} may archive for ({}); nothing was archived or read; hint: name one with --db NAME",
+            several
+                .iter()
+                .map(|n| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
 /// The refusal a client whose certificate is not allowed for `db` gets.
 pub fn not_allowed(db: &str, cn: &str) -> EngineError {
     EngineError::Invalid(format!(
@@ -118,5 +146,29 @@ mod tests {
         assert!(!allowed(&allow, "db2", "host1"));
         assert!(allowed(&allow, "db2", "ops"));
         assert!(!allowed(&allow, "db1", "host2"));
+    }
+
+    #[test]
+    fn a_request_without_a_database_gets_the_only_one_its_certificate_may_use() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let all = names(&["main", "other"]);
+        assert_eq!(
+            choose_database(&names(&["main"]), &[], "h").unwrap(),
+            "main"
+        );
+        // Two registered, one allowed for this certificate: that one.
+        let allow = names(&["main:host1", "other:host2"]);
+        assert_eq!(choose_database(&all, &allow, "host1").unwrap(), "main");
+        // Several allowed: refused, naming them and the option.
+        let e = choose_database(&all, &[], "host1").unwrap_err().to_string();
+        assert!(
+            e.contains("(main, other)") && e.contains("--db NAME"),
+            "{e}"
+        );
+        // None allowed: refused without naming the others.
+        let e = choose_database(&all, &allow, "host3")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("main") && e.contains("--allow"), "{e}");
     }
 }
