@@ -12,9 +12,9 @@ ci_counts_of() {
     # "[test] N test binaries, J at a time...; M alone afterwards": N + M.
     binaries=$(grep -E '^\[test\] [0-9]+ test binaries' "$log" | tail -n 1 |
         sed -E 's/^\[test\] ([0-9]+) test binaries.*; ([0-9]+) alone afterwards.*/\1 \2/' |
-        awk '{ print $1 + $2 }')
+        awk '{ print $1 + $2 }' || true)
     tests=$(grep -E '^total: ' "$log" | tail -n 1 |
-        awk '{ print $2 + $4 + $6 }')
+        awk '{ print $2 + $4 + $6 }' || true)
     echo "binaries ${binaries:-0} tests ${tests:-0}"
 }
 
