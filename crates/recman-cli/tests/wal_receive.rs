@@ -273,26 +273,38 @@ fn sync_receiver_keeps_every_acknowledged_commit() {
     );
 }
 
+/// A cluster whose only archiver is a `recman receive` started here (its archive_command
+/// does nothing), streaming when this returns; `sql` runs before the receiver starts. The
+/// receiver's logs go to the returned directory.
+fn with_sole_receiver(sql: &[&str]) -> (Setup, tempfile::TempDir, PathBuf, Receiver) {
+    let setup = Setup::with(ClusterOpts {
+        extra_conf: vec!["archive_command = '/bin/true'".into()],
+        ..Default::default()
+    });
+    let (logs, log_dir) = new_scratch_dir();
+    for q in sql {
+        setup.cluster.psql(q);
+    }
+    let rx = Receiver::start(&setup, &log_dir, &["--flush-interval", "200"]);
+    wait_until(
+        "the receiver streaming",
+        || streaming(&setup.cluster),
+        || format!("{}\n{}", rx.log(), spool_log(&setup)),
+    );
+    (setup, logs, log_dir, rx)
+}
+
 /// Acceptance 3 (SIGKILL part): the receiver is the only archiver; killed mid-segment and
 /// restarted, it leaves no gap and no damaged object, and PITR to a point written while it was
 /// down restores equal.
 #[test]
 fn killed_receiver_resumes_without_a_gap() {
-    let setup = Setup::with(ClusterOpts {
-        extra_conf: vec!["archive_command = '/bin/true'".into()],
-        ..Default::default()
-    });
-    let c = &setup.cluster;
-    let (_logs, log_dir) = new_scratch_dir();
-    c.psql("create table marks(id int primary key, phase text, pad text)");
     // Stored uncompressed, so each phase below writes several segments of WAL.
-    c.psql("alter table marks alter column pad set storage external");
-    let rx = Receiver::start(&setup, &log_dir, &["--flush-interval", "200"]);
-    wait_until(
-        "the receiver streaming",
-        || streaming(c),
-        || format!("{}\n{}", rx.log(), spool_log(&setup)),
-    );
+    let (setup, _logs, log_dir, rx) = with_sole_receiver(&[
+        "create table marks(id int primary key, phase text, pad text)",
+        "alter table marks alter column pad set storage external",
+    ]);
+    let c = &setup.cluster;
     // The backup waits for its WAL in the catalog: only the receiver puts it there.
     setup.backup(&[]);
     c.psql(
@@ -371,21 +383,11 @@ fn killed_receiver_resumes_without_a_gap() {
 /// and PITR to a point inside the cut restores equal.
 #[test]
 fn receiver_catches_up_after_the_primary_refuses_it() {
-    // The receiver is the only archiver.
-    let setup = Setup::with(ClusterOpts {
-        extra_conf: vec!["archive_command = '/bin/true'".into()],
-        ..Default::default()
-    });
+    let (setup, _logs, _log_dir, rx) = with_sole_receiver(&[
+        "create table cut(id int primary key, pad text)",
+        "alter table cut alter column pad set storage external",
+    ]);
     let c = &setup.cluster;
-    let (_logs, log_dir) = new_scratch_dir();
-    c.psql("create table cut(id int primary key, pad text)");
-    c.psql("alter table cut alter column pad set storage external");
-    let rx = Receiver::start(&setup, &log_dir, &["--flush-interval", "200"]);
-    wait_until(
-        "the receiver streaming",
-        || streaming(c),
-        || format!("{}\n{}", rx.log(), spool_log(&setup)),
-    );
     setup.backup(&[]);
 
     let hba = c.pgdata.join("pg_hba.conf");

@@ -467,16 +467,11 @@ fn record_position(
 /// be 0 or 16777216 bytes"). Such a file holds no WAL, so removing it loses nothing; a file
 /// with any WAL in it is left alone.
 fn drop_unwritten_partials(dir: &Path, log: &mut dyn ReceiveLog) -> Result<(), EngineError> {
-    let rd = std::fs::read_dir(dir).map_err(|e| EngineError::io("read receive spool", dir, e))?;
-    for e in rd.filter_map(|e| e.ok()) {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !name.ends_with(".partial") {
-            continue;
-        }
-        let p = e.path();
+    for p in partials(dir)? {
         let data = std::fs::read(&p).map_err(|e| EngineError::io("read receive spool", &p, e))?;
         if data.iter().all(|&b| b == 0) {
             std::fs::remove_file(&p).map_err(|e| EngineError::io("remove from spool", &p, e))?;
+            let name = p.file_name().unwrap_or_default().to_string_lossy();
             log.note(&format!(
                 "removed {name} from the spool: pg_receivewal was stopped while preparing it, before any wal was written into it"
             ));
@@ -487,21 +482,25 @@ fn drop_unwritten_partials(dir: &Path, log: &mut dyn ReceiveLog) -> Result<(), E
 
 /// fsyncs every `.partial` file of the spool and the directory itself.
 fn fsync_partials(dir: &Path) -> Result<(), EngineError> {
-    let rd = std::fs::read_dir(dir).map_err(|e| EngineError::io("read receive spool", dir, e))?;
-    for e in rd.filter_map(|e| e.ok()) {
-        if e.file_name().to_string_lossy().ends_with(".partial") {
-            let p = e.path();
-            match std::fs::File::open(&p).and_then(|f| f.sync_all()) {
-                Ok(()) => {}
-                // Completed and renamed meanwhile: pg_receivewal fsynced it first.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(EngineError::io("fsync receive spool", &p, e)),
-            }
+    for p in partials(dir)? {
+        match std::fs::File::open(&p).and_then(|f| f.sync_all()) {
+            Ok(()) => {}
+            // Completed and renamed meanwhile: pg_receivewal fsynced it first.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(EngineError::io("fsync receive spool", &p, e)),
         }
     }
-    std::fs::File::open(dir)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| EngineError::io("fsync receive spool", dir, e))
+    recman_media::disk::sync_dir(dir).map_err(|e| EngineError::io("fsync receive spool", dir, e))
+}
+
+/// The spool's open segments: the `.partial` files pg_receivewal is writing or left.
+fn partials(dir: &Path) -> Result<Vec<PathBuf>, EngineError> {
+    let rd = std::fs::read_dir(dir).map_err(|e| EngineError::io("read receive spool", dir, e))?;
+    Ok(rd
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".partial"))
+        .map(|e| e.path())
+        .collect())
 }
 
 /// pg_receivewal: in `bindir`, else next to the server's programs (Debian's layout), else on
