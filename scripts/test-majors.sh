@@ -63,19 +63,29 @@ done
 cargo test --workspace --no-run "${binaries[@]}" >/dev/null 2>&1 ||
     cargo test --workspace --no-run "${binaries[@]}"
 
-log=$(mktemp /tmp/recman-majors.XXXXXX.log)
-trap 'rm -f "$log"' EXIT
-summary=()
-tp=0 tf=0 ts=0 unexpected=0
-for major in "${majors[@]}"; do
+# Majors run side by side, RECMAN_MAJORS_JOBS at a time (2 by default): their tests mostly wait
+# on PostgreSQL (fsync, checkpoints, recovery), so one major after another left the two cores
+# half idle. Each major writes to its own log, shown whole when it ends, and leaves its counts
+# in a file the summary adds up.
+jobs=${RECMAN_MAJORS_JOBS:-2}
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || setup_die "RECMAN_MAJORS_JOBS=$jobs; hint: a number of majors to run at once, 1 or more"
+dir=$(mktemp -d /tmp/recman-majors.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+
+# run_major MAJOR: the core against one major; writes "$dir/MAJOR.counts" (passed failed
+# skipped unexpected) and "$dir/MAJOR.summary".
+run_major() {
+    local major=$1 log=$dir/$1.test.log
     if [[ $major == 15 ]]; then
         unset RECMAN_TEST_PG_BINDIR
     else
         export RECMAN_TEST_PG_BINDIR=$RECMAN_PG_MAJORS_DIR/$major/bin
     fi
+    local version
     version=$("${RECMAN_TEST_PG_BINDIR:-/usr/lib/postgresql/15/bin}/postgres" --version)
     echo "[majors] PostgreSQL $major: $version"
-    p=0 f=0 s=0 start=$SECONDS notes=""
+    local p=0 f=0 s=0 unexpected=0 start=$SECONDS notes="" t head status tp1 tf1 ts1
+    local -a filter
     for t in "${CORE_TESTS[@]}"; do
         head=${t%%:*}
         # "binary@13,17": only on those majors (unless RECMAN_MAJORS_FULL=1).
@@ -89,9 +99,10 @@ for major in "${majors[@]}"; do
         fi
         echo "[majors] $major: cargo test --workspace --test ${t%%:*} ${filter[*]}"
         set +e
-        cargo test --workspace --test "${t%%:*}" -- "${filter[@]}" 2>&1 | tee "$log"
-        status=${PIPESTATUS[0]}
+        cargo test --workspace --test "${t%%:*}" -- "${filter[@]}" >"$log" 2>&1
+        status=$?
         set -e
+        cat "$log"
         read -r tp1 tf1 ts1 < <(awk '/^test result:/ {
                 for (i = 1; i <= NF; i++) {
                     if ($i ~ /^passed/) p += $(i - 1)
@@ -119,8 +130,41 @@ for major in "${majors[@]}"; do
             fi
         fi
     done
-    summary+=("PostgreSQL $major: $p passed, $f failed, $s skipped in $((SECONDS - start))s${notes:+;$notes}")
+    echo "PostgreSQL $major: $p passed, $f failed, $s skipped in $((SECONDS - start))s${notes:+;$notes}" >"$dir/$major.summary"
+    echo "$p $f $s $unexpected" >"$dir/$major.counts"
+}
+
+echo "[majors] ${#majors[@]} majors, $jobs at a time"
+running=0
+for major in "${majors[@]}"; do
+    if [[ $running -ge $jobs ]]; then
+        wait -n || true
+        running=$((running - 1))
+    fi
+    # The whole major's output at once, under a lock, so that two majors' lines never mix.
+    (
+        run_major "$major" >"$dir/$major.out" 2>&1
+        {
+            flock 9
+            cat "$dir/$major.out"
+        } 9>"$dir/lock"
+    ) &
+    running=$((running + 1))
+done
+wait
+
+summary=()
+tp=0 tf=0 ts=0 unexpected=0
+for major in "${majors[@]}"; do
+    if [[ ! -e $dir/$major.counts ]]; then
+        summary+=("PostgreSQL $major: did not finish (see its output above)")
+        unexpected=1
+        continue
+    fi
+    read -r p f s u <"$dir/$major.counts"
+    summary+=("$(cat "$dir/$major.summary")")
     tp=$((tp + p)) tf=$((tf + f)) ts=$((ts + s))
+    [[ $u -eq 0 ]] || unexpected=1
 done
 
 echo
