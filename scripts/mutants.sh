@@ -78,9 +78,9 @@ mutant throttle-does-nothing crates/recman-engine/src/io/throttle.rs \
     io::throttle::tests::the_schedule_is_bytes_over_rate \
     --workspace --lib
 # Restore: the write-mode choice keeps direct writes unless buffered ones win clearly.
-mutant restore-prefers-buffered crates/recman-engine/src/restore/probe.rs \
-    'if buffered > direct * BUFFERED_MARGIN {' 'if buffered > direct {' \
-    restore::probe::tests::direct_writes_win_unless_buffered_ones_are_three_times_as_fast \
+mutant restore-never-changes-way crates/recman-engine/src/restore/adapt.rs \
+    '&& c < l * HYSTERESIS' '&& c < l * HYSTERESIS && false' \
+    restore::adapt::tests::the_cheaper_way_takes_nearly_every_write_after_the_exploration \
     --workspace --lib
 # WAL: archive-push refuses a segment of another cluster.
 mutant wal-of-another-cluster crates/recman-engine/src/archive/check.rs \

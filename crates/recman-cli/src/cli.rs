@@ -606,10 +606,10 @@ pub struct RestoreArgs {
     /// any other non-empty directory.
     #[arg(long)]
     pub force: bool,
-    /// How restored files are written: auto (a restore of 1 GiB or more measures the target's
-    /// disk both ways first and writes directly unless buffered writes were three times as
-    /// fast), direct (O_DIRECT) or buffered (through the page cache, its writeback started as it
-    /// goes). Every file is durable before the restore reports done, whichever way.
+    /// How restored files are written: auto (a restore of 256 MiB or more sends its writes
+    /// both ways, measures what each costs, and keeps the cheaper while it writes; smaller ones
+    /// write directly), direct (O_DIRECT) or buffered (through the page cache, its writeback
+    /// started as it goes). Every file is durable before the restore reports done, whichever way.
     #[arg(long, default_value = "auto", value_parser = ["auto", "direct", "buffered"])]
     pub write_mode: String,
     /// Recover to this time (local time unless a zone is given).

@@ -1,6 +1,7 @@
 //! RESTORE DATABASE: writes a backup into a new data directory and sets up the recovery that
 //! brings it to the requested target when PostgreSQL starts there.
 
+mod adapt;
 mod chain;
 mod confine;
 mod copy_restore;
@@ -15,12 +16,12 @@ mod outfile;
 mod partial;
 mod plan;
 mod plan_wal;
-mod probe;
 mod recovery;
 mod target;
 mod timeline;
 mod verify;
 mod writer;
+mod writes;
 
 pub(crate) use chain::restore_chain;
 pub(crate) use confine::check_rel;
@@ -68,8 +69,8 @@ pub struct RestoreOptions {
     /// Clear a target directory an interrupted restore wrote (it holds the restore's marker)
     /// before restoring into it; a directory without the marker is still refused.
     pub force: bool,
-    /// How restored files are written; None measures the target's disk and writes directly unless
-    /// buffered writes are clearly faster ([`dest::Destination::plan_writes`]).
+    /// How restored files are written; None chooses direct or buffered writes while the restore
+    /// writes, measuring both ([`dest::Destination::plan_writes`]).
     pub write_mode: Option<dest::WriteMode>,
 }
 
@@ -266,6 +267,9 @@ pub fn restore_database_on(
                 settings.extend(partial::write_partial_settings(&layout)?);
             }
             layout.unmark()?;
+            if let Some(o) = layout.writes.outcome() {
+                progress.message(&format!("restore writes: {o}"));
+            }
             crate::pipeline::stats::record_piece_job(
                 &ctx.repo,
                 "RESTORE",

@@ -229,7 +229,7 @@ fn restore_backup(
 /// and the writes it made (its OUTPUT row).
 struct Lane<'a> {
     channel: u32,
-    writes: &'a super::probe::WritePlan,
+    writes: &'a super::writes::WritePlan,
     started: i64,
     input: IoCounters,
     rows: Vec<IoStatRow>,
@@ -246,7 +246,7 @@ impl Lane<'_> {
             self.channel,
             Some(format!(
                 "restored files ({} writes, {} writer(s))",
-                self.writes.mode.name(),
+                self.writes.way(),
                 self.writes.shape.writers
             )),
             &output,

@@ -10,8 +10,9 @@
 //! `set_len` make what they wrote durable, file writes become durable at the file's `sync`
 //! once `flush` has returned (a remote destination pipelines writes and syncs until then).
 
+use super::adapt::Adaptive;
 pub use super::outfile::WriteMode;
-pub use super::probe::WritePlan;
+pub use super::writes::WritePlan;
 use crate::EngineError;
 use crate::io::AlignedBuf;
 use std::collections::HashSet;
@@ -100,8 +101,8 @@ pub trait Destination: Send + Sync {
             .try_for_each(|m| self.set_meta(&m.path, m.owner, m.mode, m.link))
     }
     /// Decides how the files of a restore of `bytes` into `dir` (created already) over
-    /// `channels` channels are written: the way `asked`, or the way the disk takes fastest
-    /// ([`super::probe`]); None where the destination decides that itself (an agent's
+    /// `channels` channels are written: the way `asked`, or chosen while the restore writes
+    /// ([`super::writes`]); None where the destination decides that itself (an agent's
     /// pipelined writes).
     fn plan_writes(
         &self,
@@ -125,8 +126,9 @@ pub trait Destination: Send + Sync {
 /// commit and device flush (a cluster has about a thousand files, most of them small).
 #[derive(Debug)]
 pub struct LocalDest {
-    /// Set once by [`Destination::plan_writes`], before the first file is opened.
-    mode: Mutex<WriteMode>,
+    /// Set once by [`Destination::plan_writes`], before the first file is opened: the way
+    /// every write goes, and the chooser when the way is chosen write by write.
+    mode: Mutex<(WriteMode, Option<Arc<Adaptive>>)>,
     /// None: syncs are immediate.
     later: Option<Arc<SyncList>>,
 }
@@ -141,14 +143,14 @@ struct SyncList {
 impl LocalDest {
     pub fn immediate() -> LocalDest {
         LocalDest {
-            mode: Mutex::new(WriteMode::Direct),
+            mode: Mutex::new((WriteMode::Direct, None)),
             later: None,
         }
     }
 
     pub fn for_restore(mode: WriteMode) -> LocalDest {
         LocalDest {
-            mode: Mutex::new(mode),
+            mode: Mutex::new((mode, None)),
             later: Some(Arc::default()),
         }
     }
@@ -196,6 +198,7 @@ fn sync_many(files: Vec<(PathBuf, File)>) -> Result<(), EngineError> {
 struct LocalFile {
     out: super::outfile::OutFile,
     later: Option<Arc<SyncList>>,
+    adapt: Option<Arc<Adaptive>>,
 }
 
 impl DestFile for LocalFile {
@@ -205,7 +208,17 @@ impl DestFile for LocalFile {
         offset: u64,
         bounce: &mut Option<AlignedBuf>,
     ) -> Result<(), EngineError> {
-        self.out.write_at(data, offset, bounce)
+        let Some(a) = &self.adapt else {
+            return self.out.write_at(data, offset, bounce);
+        };
+        let way = a.pick();
+        let t = std::time::Instant::now();
+        let went = self.out.write_way(data, offset, bounce, way)?;
+        // A write that could not go the way asked (a file's odd tail) says nothing of it.
+        if went == way {
+            a.record(way, data.len() as u64, t.elapsed());
+        }
+        Ok(())
     }
 
     fn sync(&self) -> Result<(), EngineError> {
@@ -294,11 +307,12 @@ impl Destination for LocalDest {
     }
 
     fn open(&self, p: &Path) -> Result<Arc<dyn DestFile>, EngineError> {
-        let direct = *self.mode.lock().expect("not poisoned") == WriteMode::Direct;
-        let out = super::outfile::OutFile::open(p.to_path_buf(), direct)?;
+        let (mode, adapt) = self.mode.lock().expect("not poisoned").clone();
+        let out = super::outfile::OutFile::open(p.to_path_buf(), mode == WriteMode::Direct)?;
         Ok(Arc::new(LocalFile {
             out,
             later: self.later.clone(),
+            adapt,
         }))
     }
 
@@ -340,14 +354,14 @@ impl Destination for LocalDest {
         &self,
         dir: &Path,
         bytes: u64,
-        channels: u32,
+        _channels: u32,
         asked: Option<WriteMode>,
     ) -> Result<Option<WritePlan>, EngineError> {
         let plan = match asked {
             Some(m) => WritePlan::chosen(m),
-            None => super::probe::choose(dir, bytes, channels)?,
+            None => super::writes::choose(dir, bytes)?,
         };
-        *self.mode.lock().expect("not poisoned") = plan.mode;
+        *self.mode.lock().expect("not poisoned") = (plan.mode, plan.adapt.clone());
         Ok(Some(plan))
     }
 

@@ -14,7 +14,7 @@ pub struct Layout {
     /// The file system `to` and the tablespaces are on.
     pub dest: Arc<dyn Destination>,
     /// How each restore channel writes.
-    pub writes: super::probe::WritePlan,
+    pub writes: super::writes::WritePlan,
 }
 
 /// The file a restore writes first into each directory it restores into and removes last: a
@@ -85,7 +85,7 @@ impl Layout {
             to: to.to_path_buf(),
             tablespaces,
             dest: super::dest::local(super::dest::WriteMode::Direct),
-            writes: super::probe::WritePlan::chosen(super::dest::WriteMode::Direct),
+            writes: super::writes::WritePlan::chosen(super::dest::WriteMode::Direct),
         })
     }
 

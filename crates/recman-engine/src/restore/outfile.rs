@@ -8,8 +8,13 @@
 //! - **buffered**: every write through the page cache, and the file's writeback started at
 //!   once for the range written (sync_file_range), so the disk works while the restore goes on
 //!   and the writeback is done by this process (a cgroup's I/O limits hold it) rather than
-//!   left for the kernel's flusher threads. Where a disk's direct writes are slower than its
-//!   buffered ones (some virtual and network disks), this is the faster way.
+//!   left for the kernel's flusher threads; a write then waits for the writeback of what was
+//!   written [`BEHIND`] bytes before it, so dirty pages stay bounded. Where a disk's direct
+//!   writes are slower than its buffered ones (some virtual and network disks), this is the
+//!   faster way.
+//!
+//! A file opened for direct writes may take each write either way ([`OutFile::write_way`]):
+//! an adaptive restore chooses write by write (`adapt.rs`).
 //!
 //! The two kinds of write never cover the same bytes of a file (each byte is written once, see
 //! `chain.rs`), and an fsync, on either descriptor, makes both durable: it flushes the inode's
@@ -91,12 +96,27 @@ impl OutFile {
         offset: u64,
         bounce: &mut Option<AlignedBuf>,
     ) -> Result<(), EngineError> {
+        self.write_way(data, offset, bounce, WriteMode::Direct)
+            .map(|_| ())
+    }
+
+    /// Writes `data` at `offset` the way `way` says where the file and the write allow it
+    /// (direct writes need the direct descriptor and aligned bytes); the way it went.
+    pub(super) fn write_way(
+        &self,
+        data: &[u8],
+        offset: u64,
+        bounce: &mut Option<AlignedBuf>,
+        way: WriteMode,
+    ) -> Result<WriteMode, EngineError> {
         let aligned = offset.is_multiple_of(ALIGN as u64) && data.len().is_multiple_of(ALIGN);
-        let r = match &self.direct {
-            Some(d) if aligned && data.as_ptr().align_offset(ALIGN) == 0 => {
-                d.write_all_at(data, offset)
-            }
-            Some(d) if aligned && !data.is_empty() => {
+        let direct = self
+            .direct
+            .as_ref()
+            .filter(|_| way == WriteMode::Direct && aligned && !data.is_empty());
+        let r = match direct {
+            Some(d) if data.as_ptr().align_offset(ALIGN) == 0 => d.write_all_at(data, offset),
+            Some(d) => {
                 let b = bounce.get_or_insert_with(|| AlignedBuf::new(BOUNCE));
                 let mut at = offset;
                 data.chunks(BOUNCE).try_for_each(|part| {
@@ -107,13 +127,23 @@ impl OutFile {
                     Ok(())
                 })
             }
-            Some(_) => self.buffered.write_all_at(data, offset),
+            // A direct file's odd bytes (a short file's tail) go through the page cache and
+            // are left to the file's sync: too few to be worth a writeback of their own.
+            None if self.direct.is_some() && way == WriteMode::Direct => {
+                self.buffered.write_all_at(data, offset)
+            }
             None => self
                 .buffered
                 .write_all_at(data, offset)
-                .and_then(|()| start_writeback(&self.buffered, offset, data.len())),
+                .and_then(|()| start_writeback(&self.buffered, offset, data.len()))
+                .and_then(|()| wait_behind(&self.buffered, offset, data.len())),
         };
-        r.map_err(|e| EngineError::io("write", &self.path, e))
+        r.map_err(|e| EngineError::io("write", &self.path, e))?;
+        Ok(if direct.is_some() {
+            WriteMode::Direct
+        } else {
+            WriteMode::Buffered
+        })
     }
 
     /// Makes everything written to the file durable.
@@ -154,6 +184,40 @@ fn start_writeback(f: &File, offset: u64, len: usize) -> std::io::Result<()> {
     }
 }
 
+/// Bytes of a file a buffered write may leave behind it still being written back: its writer
+/// waits for the writeback of what it wrote this far back. The dirty pages of a restore stay
+/// bounded (a restore of tens of gigabytes otherwise fills the page cache and leaves most of
+/// its writing to the final fsyncs), and a buffered write's time is what the disk takes, which
+/// the adaptive choice of the way to write compares (`adapt.rs`).
+const BEHIND: u64 = 16 << 20;
+
+/// Waits until the writeback of the `len` bytes [`BEHIND`] before `offset` is done (started by
+/// an earlier [`start_writeback`]). Not a durability step either.
+fn wait_behind(f: &File, offset: u64, len: usize) -> std::io::Result<()> {
+    let Some(at) = offset.checked_sub(BEHIND) else {
+        return Ok(());
+    };
+    // SAFETY: as in start_writeback: integer arguments and a descriptor `f` keeps open.
+    let rc = unsafe {
+        libc::sync_file_range(
+            f.as_raw_fd(),
+            at as libc::off64_t,
+            len as libc::off64_t,
+            libc::SYNC_FILE_RANGE_WAIT_BEFORE
+                | libc::SYNC_FILE_RANGE_WRITE
+                | libc::SYNC_FILE_RANGE_WAIT_AFTER,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::ENOSYS | libc::EINVAL | libc::ESPIPE | libc::EOPNOTSUPP) => Ok(()),
+        _ => Err(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,5 +242,44 @@ mod tests {
         assert!(back[..8192].iter().all(|&b| b == 7));
         assert!(back[8192..end as usize] == a[..]);
         assert_eq!(&back[end as usize..], tail);
+    }
+
+    #[test]
+    fn writes_that_alternate_ways_past_the_writeback_window_land_in_place() {
+        // An adaptive restore sends one file's writes both ways; a file longer than the window
+        // makes buffered writes wait for the writeback behind them.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let out = OutFile::open(p.clone(), true).unwrap();
+        let mut bounce = None;
+        let chunk = 1usize << 20;
+        let n = (BEHIND as usize / chunk) * 2 + 3;
+        let mut ways = Vec::new();
+        for i in 0..n {
+            let data = vec![(i % 251) as u8; chunk];
+            let way = if i % 3 == 0 {
+                WriteMode::Buffered
+            } else {
+                WriteMode::Direct
+            };
+            ways.push(
+                out.write_way(&data, (i * chunk) as u64, &mut bounce, way)
+                    .unwrap(),
+            );
+        }
+        // Where the file system takes direct writes, each went the way asked.
+        if out.direct.is_some() {
+            assert!(
+                ways.iter()
+                    .enumerate()
+                    .all(|(i, w)| (*w == WriteMode::Buffered) == (i % 3 == 0))
+            );
+        }
+        out.sync().unwrap();
+        let back = std::fs::read(&p).unwrap();
+        assert_eq!(back.len(), n * chunk);
+        for (i, c) in back.chunks(chunk).enumerate() {
+            assert!(c.iter().all(|&b| b == (i % 251) as u8), "chunk {i}");
+        }
     }
 }
