@@ -1,6 +1,7 @@
 //! `recman receive` (issue 42): WAL streamed into a disk repository as the primary writes it.
 //! Sync mode loses no acknowledged commit when the primary is lost, async mode nothing it had
-//! reported written; a receiver killed mid-segment resumes from its slot without a gap.
+//! reported written; a receiver killed mid-segment resumes from its slot without a gap; a
+//! receiver on a standby follows its promotion onto the new timeline.
 
 mod common;
 mod flows;
@@ -35,19 +36,29 @@ struct Receiver {
 
 impl Receiver {
     fn start(setup: &Setup, log_dir: &Path, extra: &[&str]) -> Receiver {
+        Receiver::start_from(setup.args(&[]), log_dir, extra)
+    }
+
+    /// A receiver with the global options `base` (repository, cluster, target), then `extra`.
+    fn start_from(base: Vec<String>, log_dir: &Path, extra: &[&str]) -> Receiver {
         static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let log = log_dir.join(format!("receive-{n}.log"));
-        let mut args = vec![
-            "--db",
-            "main",
-            "receive",
-            "--slot",
-            "recman_test",
-            "--create-slot",
-        ];
-        args.extend_from_slice(extra);
-        let child = recman_cmd(setup.args(&args))
+        let mut args = base;
+        args.extend(
+            [
+                "--db",
+                "main",
+                "receive",
+                "--slot",
+                "recman_test",
+                "--create-slot",
+            ]
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string()),
+        );
+        let child = recman_cmd(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(File::create(&log).unwrap())
@@ -365,6 +376,103 @@ fn async_receiver_loses_nothing_it_reported_written() {
         "async: {} of 120 rows within the reported position, {} restored",
         must.len(),
         present.len()
+    );
+}
+
+/// Acceptance 4: the receiver streams from a standby (its slot there) while the primary
+/// archives nothing itself; the primary is stopped and the standby promoted: the receiver
+/// follows it onto timeline 2 (the history file and the new timeline's segments stored), and a
+/// restore of the backup taken on timeline 1 recovers onto timeline 2, equal.
+#[test]
+fn receiver_follows_a_promoted_standby_onto_its_new_timeline() {
+    let (setup, _logs, log_dir, rx) = with_sole_receiver(&[]);
+    let c = &setup.cluster;
+    c.pgbench_init(1);
+    setup.backup(&[]);
+    rx.stop();
+
+    // A standby of the primary, archiving nothing either (its configuration is the primary's).
+    let (_standby_dir, dir) = new_scratch_dir();
+    let data = dir.join("standby");
+    run_as_cluster_user_ok(
+        Command::new(pg_bin("pg_basebackup"))
+            .arg("-D")
+            .arg(&data)
+            .args(["-R", "-X", "stream", "--no-sync", "-c", "fast", "-d"])
+            .arg(c.conninfo()),
+    );
+    let standby = Cluster::adopt(data);
+    standby.start();
+    let base = vec![
+        "--repo".to_string(),
+        path_str(&setup.repo).to_string(),
+        "--pgdata".to_string(),
+        path_str(&standby.pgdata).to_string(),
+        "--target".to_string(),
+        standby.conninfo(),
+    ];
+    let rx = Receiver::start_from(base, &log_dir, &["--flush-interval", "200"]);
+    let from_standby = || {
+        standby
+            .try_psql(&format!(
+                "select count(*) from pg_stat_replication where application_name = '{APP}' and state = 'streaming'"
+            ))
+            .map(|v| v == "1")
+            .unwrap_or(false)
+    };
+    wait_until(
+        "the receiver streaming from the standby",
+        from_standby,
+        || format!("{}\n{}", rx.log(), spool_log(&setup)),
+    );
+    c.psql("create table before_promotion as select g from generate_series(1, 50000) g");
+    let primary_end = c.psql("select pg_current_wal_lsn()::text");
+    wait_until(
+        "the standby to replay the primary's last writes",
+        || {
+            standby.psql(&format!(
+                "select pg_last_wal_replay_lsn() >= '{primary_end}'::pg_lsn"
+            )) == "t"
+        },
+        String::new,
+    );
+    c.stop();
+    run_as_cluster_user_ok(
+        Command::new(pg_bin("pg_ctl"))
+            .args(["-w", "promote", "-D"])
+            .arg(&standby.pgdata),
+    );
+    assert_eq!(standby.psql("select pg_is_in_recovery()"), "f");
+    standby.psql("create table after_promotion as select g from generate_series(1, 50000) g");
+    let expected = standby.all_table_checksums();
+    let end = standby.psql("select pg_current_wal_insert_lsn()::text");
+    let last = standby.psql("select pg_walfile_name(pg_current_wal_lsn())");
+    standby.psql("select pg_switch_wal()");
+    assert!(last.starts_with("00000002"), "{last}");
+    wait_until(
+        &format!("timeline 2's segment {last} and history file stored by the receiver"),
+        || {
+            let names = archived_names(&setup);
+            names.contains(&last) && names.iter().any(|n| n == "00000002.history")
+        },
+        || format!("{}\n{}", rx.log(), spool_log(&setup)),
+    );
+    rx.stop();
+    setup.ok(&[
+        "--db",
+        "main",
+        "crosscheck",
+        "archivelog",
+        "all",
+        "--verify",
+    ]);
+
+    let (_keep, to) = restore_latest(&setup, &["--until-lsn", &end]);
+    let r = start_and_compare(&to, &expected);
+    assert_eq!(
+        r.psql("select timeline_id from pg_control_checkpoint()"),
+        "3",
+        "recovery should end on a new timeline after timeline 2"
     );
 }
 
