@@ -379,19 +379,22 @@ fn async_receiver_loses_nothing_it_reported_written() {
     );
 }
 
-/// Acceptance 4: the receiver streams from a standby (its slot there) while the primary
-/// archives nothing itself; the primary is stopped and the standby promoted: the receiver
+/// Acceptance 4: the receiver streams from a standby (its slot there) while neither server
+/// archives anything itself; the primary is stopped and the standby promoted: the receiver
 /// follows it onto timeline 2 (the history file and the new timeline's segments stored), and a
 /// restore of the backup taken on timeline 1 recovers onto timeline 2, equal.
 #[test]
 fn receiver_follows_a_promoted_standby_onto_its_new_timeline() {
-    let (setup, _logs, log_dir, rx) = with_sole_receiver(&[]);
+    // Nothing archives but the receiver started below.
+    let setup = Setup::with(ClusterOpts {
+        extra_conf: vec!["archive_command = '/bin/true'".into()],
+        ..Default::default()
+    });
+    let (_logs, log_dir) = new_scratch_dir();
     let c = &setup.cluster;
     c.pgbench_init(1);
-    setup.backup(&[]);
-    rx.stop();
-
-    // A standby of the primary, archiving nothing either (its configuration is the primary's).
+    // A standby of the primary (its configuration is the primary's: it archives nothing either),
+    // made before the receiver starts, so that its WAL holds where the receiver begins.
     let (_standby_dir, dir) = new_scratch_dir();
     let data = dir.join("standby");
     run_as_cluster_user_ok(
@@ -425,6 +428,8 @@ fn receiver_follows_a_promoted_standby_onto_its_new_timeline() {
         from_standby,
         || format!("{}\n{}", rx.log(), spool_log(&setup)),
     );
+    // The backup waits for its WAL in the catalog: the receiver stores it, through the standby.
+    setup.backup(&[]);
     c.psql("create table before_promotion as select g from generate_series(1, 50000) g");
     let primary_end = c.psql("select pg_current_wal_lsn()::text");
     wait_until(
