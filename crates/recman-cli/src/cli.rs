@@ -18,7 +18,10 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+/// Options every command takes. Shown under their own heading in each command's `--help`, after
+/// the command's own options, so that a command's few options are not lost among them.
 #[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Global options")]
 pub struct Global {
     /// Repository: a directory, s3://BUCKET/PREFIX or azure://CONTAINER/PREFIX (RECMAN_REPO).
     #[arg(long, global = true, env = "RECMAN_REPO")]

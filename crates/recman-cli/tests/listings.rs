@@ -245,3 +245,23 @@ fn list_copy_help_names_the_commands_that_make_copies() {
         "{help}"
     );
 }
+
+/// Issue 43: a command's `--help` lists its own options first, then the global ones under
+/// their own heading, instead of one list mixing them.
+#[test]
+fn a_commands_help_lists_its_own_options_before_the_global_ones() {
+    let help = recman_ok(["receive", "--help"]);
+    let global = help
+        .find("Global options:")
+        .unwrap_or_else(|| panic!("no Global options heading:\n{help}"));
+    let own = |o: &str| help.find(o).unwrap_or_else(|| panic!("no {o}:\n{help}"));
+    for o in ["--mode", "--slot", "--create-slot", "--flush-interval"] {
+        assert!(
+            own(o) < global,
+            "{o} is not among receive's own options:\n{help}"
+        );
+    }
+    for o in ["--repo <REPO>", "--catalog", "--key-file", "--tls-cert"] {
+        assert!(own(o) > global, "{o} is not under Global options:\n{help}");
+    }
+}

@@ -430,6 +430,15 @@ fn receiver_follows_a_promoted_standby_onto_its_new_timeline() {
     );
     // The backup waits for its WAL in the catalog: the receiver stores it, through the standby.
     setup.backup(&[]);
+    // A standby answers for the receiver's position as a primary does.
+    wait_until(
+        "the receiver recording its position from the standby",
+        || {
+            let rpo = setup.ok(&["--db", "main", "report", "rpo", "--json"]);
+            serde_json::from_str::<serde_json::Value>(&rpo).unwrap()[0]["mode"] == "async"
+        },
+        || rx.log(),
+    );
     c.psql("create table before_promotion as select g from generate_series(1, 50000) g");
     let primary_end = c.psql("select pg_current_wal_lsn()::text");
     wait_until(

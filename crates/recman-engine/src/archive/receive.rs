@@ -419,9 +419,12 @@ fn record_position(
 ) -> Result<(), EngineError> {
     let app = opts.application_name.replace('\'', "''");
     // The position is read before the fsync, so the fsync covers what it names. The spool is
-    // made durable even when the primary does not answer: that is the async bound.
+    // made durable even when the primary does not answer: that is the async bound. The
+    // timeline comes from pg_control, not pg_walfile_name, which a standby (a receiver may
+    // stream from one) refuses during recovery.
     let row = primary.row(&format!(
-        "SELECT write_lsn::text, flush_lsn::text, substr(pg_walfile_name(flush_lsn), 1, 8)
+        "SELECT write_lsn::text, flush_lsn::text,
+                (SELECT lpad(to_hex(timeline_id), 8, '0') FROM pg_control_checkpoint())
          FROM pg_stat_replication WHERE application_name = '{app}' AND state = 'streaming'
          ORDER BY flush_lsn DESC NULLS LAST LIMIT 1"
     ));
