@@ -2,7 +2,8 @@
 //! (no backup, archive_command broken, a backup older than the RPO target, an archived WAL
 //! object deleted, a piece damaged); LIST FAILURE shows it with its priority, the repair
 //! ADVISE writes runs through `recman run` (or REPAIR FAILURE runs it) and the next check
-//! closes it; PREVIEW writes nothing; a gap whose WAL is gone from pg_wal is refused.
+//! closes it; PREVIEW writes nothing; a gap whose WAL is gone from pg_wal, and block repair
+//! of a running cluster, are refused.
 
 mod common;
 mod flows;
@@ -285,4 +286,37 @@ fn damaged_piece_is_listed_advised_previewed_repaired_and_closed() {
     assert!(ids[1].ends_with(" AVAILABLE"), "{ids:?}");
     assert_eq!(status_of(&setup, damaged), "CLOSED");
     assert!(open(&setup, "no-backup").is_empty());
+
+    // Corrupt pages recorded by validate database: HIGH; block repair is refused while the
+    // cluster runs, and once it is stopped REPAIR runs RECOVER CORRUPTION LIST and closes it.
+    let rel = c.psql("select pg_relation_filepath('t')");
+    c.stop();
+    for b in [1u64, 3] {
+        common::fixtures::flip(&c.pgdata.join(&rel), b * 8192 + 5000);
+    }
+    setup.err(&["validate", "database"]);
+    c.start();
+    let blocks = one_open(&setup, "corrupt-blocks", "HIGH");
+    assert_eq!(open(&setup, "corrupt-blocks")[0]["object"], rel.as_str());
+    let out = recman(setup.args(&["failure", "repair"]));
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("and the cluster is running"),
+        "{out:?}"
+    );
+    c.stop();
+    let out = setup.ok(&["failure", "repair"]);
+    let ran = out
+        .lines()
+        .find_map(|l| l.strip_prefix("repair script: "))
+        .unwrap_or_else(|| panic!("no script path in:\n{out}"));
+    assert_eq!(
+        statements(&std::fs::read_to_string(ran).unwrap()),
+        ["RECOVER CORRUPTION LIST;"]
+    );
+    assert!(
+        out.contains(&format!("failure {blocks} closed: repaired")),
+        "{out}"
+    );
+    setup.ok(&["validate", "database"]);
 }
