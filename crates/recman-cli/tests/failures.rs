@@ -1,9 +1,9 @@
 //! Issue 43 (RMAN's Data Recovery Advisor): each failure is made real on a running cluster
 //! (no backup, archive_command broken, a backup older than the RPO target, an archived WAL
-//! object deleted, a piece damaged); LIST FAILURE shows it with its priority, the repair
-//! ADVISE writes runs through `recman run` (or REPAIR FAILURE runs it) and the next check
-//! closes it; PREVIEW writes nothing; a gap whose WAL is gone from pg_wal, and block repair
-//! of a running cluster, are refused.
+//! object deleted, a piece damaged, a failed drill, corrupt pages); LIST FAILURE shows it
+//! with its priority, the repair ADVISE writes runs through `recman run` (or REPAIR FAILURE
+//! runs it) and the next check closes it; PREVIEW writes nothing; a gap whose WAL is gone
+//! from pg_wal, and block repair of a running cluster, are refused.
 
 mod common;
 mod flows;
@@ -286,6 +286,21 @@ fn damaged_piece_is_listed_advised_previewed_repaired_and_closed() {
     assert!(ids[1].ends_with(" AVAILABLE"), "{ids:?}");
     assert_eq!(status_of(&setup, damaged), "CLOSED");
     assert!(open(&setup, "no-backup").is_empty());
+
+    // The newest restore drill failed: LOW; REPAIR runs DRILL; and the passed drill closes it.
+    // (A target before every backup fails at once, and is recorded like any failed drill.)
+    let err = setup.err(&["drill", "--until-time", "2001-01-01 00:00:00+00"]);
+    assert!(err.contains("no backup is consistent before"), "{err}");
+    let drill = one_open(&setup, "drill-failed", "LOW");
+    assert!(
+        recman(setup.args(&["check"])).status.success(),
+        "LOW alone fails no check"
+    );
+    let out = setup.ok(&["failure", "repair"]);
+    assert!(
+        out.contains(&format!("failure {drill} closed: repaired")),
+        "{out}"
+    );
 
     // Corrupt pages recorded by validate database: HIGH; block repair is refused while the
     // cluster runs, and once it is stopped REPAIR runs RECOVER CORRUPTION LIST and closes it.
