@@ -485,6 +485,51 @@ mod tests {
     }
 
     #[test]
+    fn backups_are_held_to_the_policy_and_an_expired_piece_of_a_kept_backup_is_critical() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = repo_with_wal(dir.path(), &[]);
+        let kinds = |policy, ctx: &Context| -> Vec<(Kind, String)> {
+            let i = CheckInputs { policy, ..inputs() };
+            let c = run_checks(ctx, &i).unwrap();
+            c.findings.into_iter().map(|f| (f.kind, f.object)).collect()
+        };
+        assert_eq!(
+            kinds(RetentionPolicy::Redundancy(2), &ctx),
+            [(Kind::RetentionUnmet, "redundancy".to_string())]
+        );
+        let window = RetentionPolicy::RecoveryWindow { micros: 500_000 };
+        assert_eq!(
+            kinds(window, &ctx),
+            [(Kind::RetentionUnmet, "recovery-window".to_string())]
+        );
+        let piece = recman_catalog::PieceRecord {
+            backup_id: "b1".into(),
+            set_no: 1,
+            piece_no: 1,
+            channel: 1,
+            path: "main/backup/b1/s00001_p001.rmp".into(),
+            size: 1,
+            crc32c: 0,
+            file_count: 1,
+            raw_bytes: 1,
+        };
+        let cat = ctx.repo.catalog();
+        let b = cat.backup("b1").unwrap().unwrap();
+        cat.complete_backup(&b, std::slice::from_ref(&piece), &[])
+            .unwrap();
+        cat.set_piece_statuses("b1", &[(1, 1, MediaStatus::Expired)])
+            .unwrap();
+        // The only backup is EXPIRED now: nothing restorable, and the piece named.
+        assert_eq!(
+            kinds(RetentionPolicy::Redundancy(1), &ctx),
+            [
+                (Kind::NoBackup, "database".to_string()),
+                (Kind::PieceMissing, piece.path.clone())
+            ]
+        );
+    }
+
+    #[test]
     fn positions_step_over_the_end_of_a_log() {
         let per_log = 0x1_0000_0000 / (16 << 20);
         assert_eq!(next_position(0x0000_0001_0000_00FE, per_log), 0x1_0000_00FF);
