@@ -84,6 +84,11 @@ fn no_backup_archiving_rpo_and_wal_gaps_open_and_close() {
     // No backup yet: CRITICAL, and `check` says so by its exit status. The advised script
     // runs as written through `recman run` and closes it.
     let none = one_open(&setup, "no-backup", "CRITICAL");
+    let metrics = setup.ok(&["metrics"]);
+    assert!(
+        metrics.contains("recman_failures_open{database=\"main\",priority=\"CRITICAL\"} 1\n"),
+        "{metrics}"
+    );
     let out = recman(setup.args(&["check"]));
     assert!(!out.status.success());
     assert!(
