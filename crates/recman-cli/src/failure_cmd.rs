@@ -198,11 +198,14 @@ pub fn repair(g: &Global, preview: bool, script: Option<PathBuf>) -> Result<()> 
     if code != std::process::ExitCode::SUCCESS {
         bail!("the repair script {} did not succeed", path.display());
     }
-    let (checked, changes) = recman_command::failures::check_now(&ctx, &env)?;
+    let (checked, _) = recman_command::failures::check_now(&ctx, &env)?;
     skipped(&checked.skipped);
     for a in &advice {
         let id = a.failure.id;
-        if changes.closed.contains(&id) {
+        // The script's own commands may have closed it already (a drill records its
+        // result), so the catalog says, not this check's changes.
+        let now = ctx.repo.catalog().failure(id)?;
+        if now.is_some_and(|f| f.status == "CLOSED") {
             println!("failure {id} closed: repaired");
         } else if a.automatic.is_ok() {
             println!(

@@ -212,6 +212,13 @@ fn catalog_rows(repo: &Path) -> String {
     )
 }
 
+/// Whether the catalog holds an open failure of `kind`, read without running a check.
+fn recorded(repo: &Path, kind: &str) -> bool {
+    catalog_rows(repo)
+        .lines()
+        .any(|l| l.contains(&format!("|{kind}|")) && l.contains("|OPEN|"))
+}
+
 #[test]
 fn damaged_piece_is_listed_advised_previewed_repaired_and_closed() {
     let setup = Setup::new();
@@ -227,6 +234,12 @@ fn damaged_piece_is_listed_advised_previewed_repaired_and_closed() {
     common::fixtures::flip(&piece_path, piece_path.metadata().unwrap().len() / 2);
     let out = setup.ok(&["crosscheck", "backup", "--verify"]);
     assert!(out.contains("EXPIRED"), "{out}");
+    // The crosscheck has recorded the failure itself, before any check runs.
+    assert!(
+        recorded(&setup.repo, "piece-missing"),
+        "{}",
+        catalog_rows(&setup.repo)
+    );
 
     // LIST FAILURE in the language shows it CRITICAL, named by its piece.
     let out = setup.ok(&["run", "LIST FAILURE;"]);
@@ -296,6 +309,7 @@ fn damaged_piece_is_listed_advised_previewed_repaired_and_closed() {
     // (A target before every backup fails at once, and is recorded like any failed drill.)
     let err = setup.err(&["drill", "--until-time", "2001-01-01 00:00:00+00"]);
     assert!(err.contains("no backup is consistent before"), "{err}");
+    assert!(recorded(&setup.repo, "drill-failed"));
     let drill = one_open(&setup, "drill-failed", "LOW");
     assert!(
         recman(setup.args(&["check"])).status.success(),
@@ -315,6 +329,7 @@ fn damaged_piece_is_listed_advised_previewed_repaired_and_closed() {
         common::fixtures::flip(&c.pgdata.join(&rel), b * 8192 + 5000);
     }
     setup.err(&["validate", "database"]);
+    assert!(recorded(&setup.repo, "corrupt-blocks"));
     c.start();
     let blocks = one_open(&setup, "corrupt-blocks", "HIGH");
     assert_eq!(open(&setup, "corrupt-blocks")[0]["object"], rel.as_str());

@@ -542,6 +542,7 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
                 recovery_timeout: recman_engine::auxiliary::DEFAULT_RECOVERY_TIMEOUT,
             };
             let report = recman_engine::drill::drill(&ctx, &opts, e.progress())?;
+            crate::failures::learn(&ctx, e, &[crate::failures::kind::Kind::DrillFailed]);
             let failed = report.record.error.clone();
             p.outcome(Outcome::Drilled(Box::new(report)));
             if let Some(why) = failed {

@@ -97,6 +97,32 @@ pub fn run_checks(ctx: &Context, inputs: &CheckInputs) -> Result<Checked, Engine
     Ok(out)
 }
 
+/// The catalog-only checks of `kinds` (missing pieces, corrupt blocks, drills): what a
+/// command that has just learned about them records at once, without a server or a listing.
+pub fn run_catalog_checks(
+    ctx: &Context,
+    inputs: &CheckInputs,
+    kinds: &[Kind],
+) -> Result<Checked, EngineError> {
+    let mut out = Checked::default();
+    if kinds.contains(&Kind::PieceMissing) {
+        let backups = ctx.repo.catalog().backups(ctx.db.id)?;
+        let (obs, _, _) = obsolete_in_catalog(&ctx.repo, ctx.db.id, inputs.policy, inputs.now)?;
+        let kept: Vec<&BackupRecord> = backups
+            .iter()
+            .filter(|b| obs.kept.contains(&b.id) && is_database_backup(b))
+            .collect();
+        pieces(ctx, &backups, &kept, &mut out)?;
+    }
+    if kinds.contains(&Kind::CorruptBlocks) {
+        corrupt_blocks(ctx, &mut out)?;
+    }
+    if kinds.contains(&Kind::DrillFailed) {
+        drills(ctx, &mut out)?;
+    }
+    Ok(out)
+}
+
 fn is_database_backup(b: &BackupRecord) -> bool {
     !b.backup_type
         .eq_ignore_ascii_case(recman_engine::ARCHIVELOG)

@@ -93,6 +93,28 @@ pub fn check_now(ctx: &Context, e: &dyn Env) -> Result<(Checked, FailureChanges)
     Ok((checked, changes))
 }
 
+/// After a command that learned about `kinds` (crosscheck: pieces, validate database:
+/// blocks, drill: drills), records what the catalog-only checks of those kinds find now, so
+/// that LIST FAILURE and the metrics show it before the next full check. A failure to record
+/// is a notice: the command itself has succeeded.
+pub fn learn(ctx: &Context, e: &dyn Env, kinds: &[kind::Kind]) {
+    let now = crate::metrics::now_micros();
+    let recorded = inputs(ctx, e, now).and_then(|i| {
+        let checked = checks::run_catalog_checks(ctx, &i, kinds)?;
+        let found: Vec<_> = checked.findings.iter().map(|f| f.found()).collect();
+        let ran: Vec<&str> = checked.ran.iter().map(|k| k.as_str()).collect();
+        ctx.repo
+            .catalog()
+            .record_failures(ctx.db.id, &ran, &found, now)
+            .map_err(|x| ExecError::from(EngineError::from(x)))
+    });
+    if let Err(err) = recorded {
+        e.progress().notice(&format!(
+            "the failures this command found were not recorded ({err}); hint: recman check records them"
+        ));
+    }
+}
+
 fn open_failures(ctx: &Context) -> Result<Vec<FailureRecord>, ExecError> {
     Ok(ctx
         .repo
