@@ -194,6 +194,26 @@ const MIGRATIONS: &[&str] = &[
         "\n",
     ),
     // --- issue 42 ends ---
+    // --- issue 43 (failures) begins ---
+    // 14: what the checks found (`recman check`, LIST FAILURE): one row per failure, OPEN
+    // until a later check no longer finds it; the same kind and object found again after
+    // that is a new row, so an id names one episode.
+    r#"
+    CREATE TABLE failure (
+        id         INTEGER PRIMARY KEY AUTOINCREMENT,
+        db_id      INTEGER NOT NULL REFERENCES database (id),
+        kind       TEXT NOT NULL,
+        object     TEXT NOT NULL,
+        priority   TEXT NOT NULL CHECK (priority IN ('CRITICAL', 'HIGH', 'LOW')),
+        status     TEXT NOT NULL CHECK (status IN ('OPEN', 'CLOSED')),
+        message    TEXT NOT NULL,
+        first_seen INTEGER NOT NULL,
+        last_seen  INTEGER NOT NULL,
+        closed_at  INTEGER
+    );
+    CREATE UNIQUE INDEX failure_open ON failure (db_id, kind, object) WHERE status = 'OPEN';
+    "#,
+    // --- issue 43 ends ---
 ];
 
 /// The schema version this build writes and understands.

@@ -57,6 +57,38 @@ pub fn push(g: &Global, p: recman_command::ArchivePush) -> Result<()> {
     Ok(())
 }
 
+/// CATALOG ARCHIVELOG 'FILE': one WAL file put into the repository as archive-push does, with
+/// the same checks (the registered cluster's WAL only, never over other content), but alone:
+/// no batch and no background pusher. ADVISE FAILURE writes it to re-archive a gap's
+/// segments from pg_wal.
+pub fn catalog_archivelog(g: &Global, path: &std::path::Path) -> Result<()> {
+    let repo = open_repo(g)?;
+    let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
+    let p = recman_command::ArchivePush {
+        path: path.to_path_buf(),
+        compress: recman_command::DEFAULT_WAL_COMPRESSION.into(),
+        batch: 1,
+        parallel: None,
+        repo_host: None,
+    };
+    let r = recman_engine::archive_push(&repo, &db, path, &p.options()?, None)?;
+    let said = match r.outcome {
+        recman_engine::ArchivePushOutcome::Archived { name, stored_size } => format!(
+            "cataloged archived log {name} into repository {} ({} stored)",
+            repo.location(),
+            crate::list::size(stored_size)
+        ),
+        recman_engine::ArchivePushOutcome::AlreadyArchived { name } => format!(
+            "archived log {name} is already in repository {} with the same content",
+            repo.location()
+        ),
+    };
+    if !g.quiet {
+        println!("{said}");
+    }
+    Ok(())
+}
+
 pub fn get(g: &Global, a: recman_command::ArchiveGet) -> Result<ExitCode> {
     let got = archive_get(g, &a.name, &a.dest, a.prefetch as usize, a.spool);
     match got {

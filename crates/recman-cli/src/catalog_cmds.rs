@@ -40,6 +40,9 @@ pub enum ConfigureWhat {
     /// `auto`: backups adapt read sizes, queue depth and the zstd level while they run (as
     /// `backup database --tune auto`); `off` or `clear`.
     Tuning { value: String },
+    /// The age past which the newest backup is a failure in `recman check` (a whole number
+    /// with s, m, h or d: `4h`), `none` or `clear`.
+    RpoTarget { value: String },
     /// Copies of each piece `backup database` writes without --copies (RMAN's DATAFILE BACKUP
     /// COPIES), 1 to 4; the further copies need --copy-format locations. Or `clear`.
     BackupCopies { value: String },

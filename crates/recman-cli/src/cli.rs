@@ -330,6 +330,19 @@ pub enum Command {
     /// Print the repository's state in Prometheus text format, for monitoring: the last
     /// backups, WAL archiving, sizes, corrupt blocks, the last job's I/O (docs/monitoring.md).
     Metrics,
+    /// Run the checks (archiving, WAL gaps, backups against the retention policy and the RPO
+    /// target, missing pieces, corrupt blocks, drills), record the failures they find and
+    /// close the ones gone; exits 1 while a CRITICAL or HIGH failure is open
+    /// (docs/failures.md).
+    Check {
+        #[arg(long)]
+        json: bool,
+    },
+    /// RMAN's Data Recovery Advisor: list the failures, advise their repairs, repair them.
+    Failure {
+        #[command(subcommand)]
+        what: FailureWhat,
+    },
     /// Run the database-host agent: serve the data directory at --pgdata to backup hosts over
     /// HTTP/2 with mutual TLS (--tls-cert, --tls-key, --tls-ca) until stopped, and write
     /// restores into --restore-dir. With --repo (and no --pgdata): the repository host's
@@ -727,6 +740,44 @@ pub enum ListWhat {
     Drill {
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum FailureWhat {
+    /// Run the checks, then list the open failures (RMAN's LIST FAILURE).
+    List {
+        /// Only these failures (open or closed).
+        ids: Vec<i64>,
+        /// Closed failures too.
+        #[arg(long)]
+        all: bool,
+        /// Each failure's message and repair options.
+        #[arg(long)]
+        detail: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the checks, then give each open failure (or those named) its manual and automatic
+    /// repairs; the automatic ones are written as a script in recman's language, whose path
+    /// is printed (RMAN's ADVISE FAILURE).
+    Advise {
+        ids: Vec<i64>,
+        /// Where to write the script (default: the repository's repair/ directory).
+        #[arg(long, value_name = "FILE")]
+        script: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the advised repair script as `recman run` would, then check again and say which
+    /// failures closed (RMAN's REPAIR FAILURE).
+    Repair {
+        /// Print the script and change nothing (no catalog change, no file).
+        #[arg(long)]
+        preview: bool,
+        /// Where to write the script before running it (default: the repository's repair/).
+        #[arg(long, value_name = "FILE", conflicts_with = "preview")]
+        script: Option<PathBuf>,
     },
 }
 

@@ -44,6 +44,9 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::ArchivePrefetch(p) => return crate::archive_cmds::prefetch(g, p),
         Command::ArchivePushAhead(p) => return crate::archive_cmds::push_ahead(g, p),
         Command::Receive(r) => crate::receive_cmd::receive(g, r)?,
+        Command::Failure(recman_command::FailureWhat::Repair { preview, script }) => {
+            crate::failure_cmd::repair(g, preview, script)?
+        }
         c @ (Command::RegisterDatabase { .. }
         | Command::CreateRestorePoint { .. }
         | Command::ChangeBackup(_)
@@ -77,7 +80,9 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         | Command::Advise { .. }
         | Command::ListCalibration { .. }
         | Command::ListDrill { .. }
-        | Command::Metrics) => bail!(
+        | Command::Metrics
+        | Command::Check { .. }
+        | Command::Failure(_)) => bail!(
             "internal: recman {} is run by the shared executor, not by the CLI",
             c.path().join(" ")
         ),

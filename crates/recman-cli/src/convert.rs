@@ -209,6 +209,26 @@ impl From<cli::Command> for m::Command {
             },
             cli::Command::Calibrate { json } => m::Command::Calibrate { json },
             cli::Command::Metrics => m::Command::Metrics,
+            cli::Command::Check { json } => m::Command::Check { json },
+            cli::Command::Failure { what } => m::Command::Failure(match what {
+                cli::FailureWhat::List {
+                    ids,
+                    all,
+                    detail,
+                    json,
+                } => m::FailureWhat::List(recman_command::failures::FailureList {
+                    all,
+                    ids,
+                    detail,
+                    json,
+                }),
+                cli::FailureWhat::Advise { ids, script, json } => {
+                    m::FailureWhat::Advise { ids, script, json }
+                }
+                cli::FailureWhat::Repair { preview, script } => {
+                    m::FailureWhat::Repair { preview, script }
+                }
+            }),
             cli::Command::Server {
                 listen,
                 allow,
@@ -375,6 +395,7 @@ impl From<cc::ConfigureWhat> for m::ConfigureWhat {
             C::SectionSize { value } => m::ConfigureWhat::SectionSize { value },
             C::BackupOptimization { value } => m::ConfigureWhat::BackupOptimization { value },
             C::Tuning { value } => m::ConfigureWhat::Tuning { value },
+            C::RpoTarget { value } => m::ConfigureWhat::RpoTarget { value },
             C::BackupCopies { value } => m::ConfigureWhat::BackupCopies { value },
             C::ArchivelogDeletionPolicy { value } => {
                 m::ConfigureWhat::ArchivelogDeletionPolicy { value }

@@ -343,6 +343,7 @@ impl recman_command::Printer for CliPrinter<'_> {
             Outcome::List(l) => crate::list::print(l),
             Outcome::Tuning(t) => crate::tune_cmds::print(t),
             Outcome::Metrics(m) => crate::metrics::print(m),
+            Outcome::Failures(f) => crate::failure_cmd::print(f),
             Outcome::Schema { report, json } => crate::report_schema::report_schema(&report, json),
             Outcome::Unrecoverable { rows, json } => {
                 crate::report_schema::report_unrecoverable(&rows, json)

@@ -9,6 +9,7 @@ mod convert;
 mod device_cmds;
 mod drill_args;
 mod drill_cmd;
+mod failure_cmd;
 mod fleet_args;
 mod fleet_client;
 mod front;

@@ -12,6 +12,7 @@ mod configure;
 #[cfg(test)]
 mod doc_tables;
 mod drill;
+mod failure;
 mod hints;
 mod lower;
 mod maint;

@@ -2,6 +2,7 @@
 //! corruption list `validate database` leaves in the catalog for them.
 
 use crate::execute::{Env, ExecError, Outcome, Printer};
+use crate::failures::kind::Kind::CorruptBlocks;
 use recman_engine::ValidateDatabaseReport;
 use recman_engine::blockrecover::{BlockRecoverOptions, BlockRef, recover_blocks};
 use std::path::{Path, PathBuf};
@@ -27,6 +28,7 @@ pub(crate) fn recover_block(
         restore_command_args: args,
     };
     let report = recover_blocks(&ctx, &opts, e.progress())?;
+    crate::failures::learn(&ctx, e, &[CorruptBlocks]);
     p.outcome(Outcome::BlocksRecovered(report));
     Ok(())
 }
@@ -36,11 +38,10 @@ pub(crate) fn recover_block(
 /// cluster's; validation without a repository records nothing.
 pub(crate) fn record_validation(e: &dyn Env, pgdata: &Path, report: &ValidateDatabaseReport) {
     let Ok(ctx) = e.context() else { return };
-    if let Err(err) =
-        recman_engine::blockrecover::record_corruption(&ctx, pgdata, &report.corrupt.blocks)
-    {
-        e.progress().notice(&format!(
+    match recman_engine::blockrecover::record_corruption(&ctx, pgdata, &report.corrupt.blocks) {
+        Ok(_) => crate::failures::learn(&ctx, e, &[CorruptBlocks]),
+        Err(err) => e.progress().notice(&format!(
             "could not record the corrupt blocks in the catalog: {err}"
-        ));
+        )),
     }
 }

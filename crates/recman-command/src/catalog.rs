@@ -39,6 +39,10 @@ pub enum ConfigureWhat {
     BackupCopies {
         value: String,
     },
+    /// The age past which the newest backup is a failure: `30m`, `4h`, `1d`, `none`.
+    RpoTarget {
+        value: String,
+    },
     /// `off` or `synthetic-full-every N days` (see `recman_engine::forever`).
     IncrementalForever {
         value: Vec<String>,

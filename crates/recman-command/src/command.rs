@@ -148,6 +148,12 @@ pub enum Command {
     },
     /// The repository's state as Prometheus text exposition (docs/monitoring.md).
     Metrics,
+    /// Run the checks and record the failures they find (docs/failures.md).
+    Check {
+        json: bool,
+    },
+    /// LIST, ADVISE and REPAIR FAILURE (RMAN's Data Recovery Advisor).
+    Failure(FailureWhat),
     /// The database-host agent: serves the data directory at --pgdata to backup hosts over
     /// mutual TLS until stopped (docs/commands.md).
     Server {
@@ -224,11 +230,33 @@ impl Command {
             Command::Advise { .. } => &["advise"],
             Command::ListCalibration { .. } => &["list", "calibration"],
             Command::Metrics => &["metrics"],
+            Command::Check { .. } => &["check"],
+            Command::Failure(FailureWhat::List(_)) => &["failure", "list"],
+            Command::Failure(FailureWhat::Advise { .. }) => &["failure", "advise"],
+            Command::Failure(FailureWhat::Repair { .. }) => &["failure", "repair"],
             Command::Server { .. } => &["server"],
             Command::Completions { .. } => &["completions"],
             Command::Man => &["man"],
         }
     }
+}
+
+/// What a failure command does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FailureWhat {
+    List(crate::failures::FailureList),
+    /// The repair options of the open failures (`ids`, or all), the automatic ones written
+    /// as a script to `script` (default: the repository's `repair/` directory).
+    Advise {
+        ids: Vec<i64>,
+        script: Option<PathBuf>,
+        json: bool,
+    },
+    /// Run the advised script (PREVIEW: print it, write nothing), then check again.
+    Repair {
+        preview: bool,
+        script: Option<PathBuf>,
+    },
 }
 
 /// Options of the I/O engine, shared by every command that moves data. Sizes stay as typed

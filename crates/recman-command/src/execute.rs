@@ -59,6 +59,17 @@ pub enum ExecError {
         "{0} file(s) could not be cataloged; hint: see the warnings above, then run crosscheck"
     )]
     NotCataloged(usize),
+    /// `check` found failures a scheduler should see; the printer has listed them.
+    #[error(
+        "{count} failure(s) of priority HIGH or CRITICAL are open (the worst {worst}); hint: `recman failure advise` gives their repairs"
+    )]
+    FailuresOpen { count: usize, worst: String },
+    #[error("cannot write the repair script {}: {source}; hint: give another place with --script FILE", path.display())]
+    ScriptWrite {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{count} corrupt block(s) found in {place}; hint: {hint}")]
     Corrupt {
         count: usize,
@@ -246,6 +257,8 @@ pub enum Outcome {
     },
     /// METRICS: every gauge, in the order read.
     Metrics(Vec<crate::metrics::Gauge>),
+    /// CHECK, LIST FAILURE, ADVISE FAILURE.
+    Failures(crate::failures::FailureOutcome),
 }
 
 /// How the front end shows outcomes.
@@ -529,6 +542,7 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
                 recovery_timeout: recman_engine::auxiliary::DEFAULT_RECOVERY_TIMEOUT,
             };
             let report = recman_engine::drill::drill(&ctx, &opts, e.progress())?;
+            crate::failures::learn(&ctx, e, &[crate::failures::kind::Kind::DrillFailed]);
             let failed = report.record.error.clone();
             p.outcome(Outcome::Drilled(Box::new(report)));
             if let Some(why) = failed {
@@ -668,6 +682,11 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
         Command::ListCalibration { json } => crate::tuning::list_calibration(json, e, p)?,
         Command::ListDrill { json } => crate::tuning::list_drill(json, e, p)?,
         Command::Metrics => crate::metrics::metrics(e, p)?,
+        Command::Check { json } => crate::failures::check(json, e, p)?,
+        Command::Failure(FailureWhat::List(l)) => crate::failures::list(&l, e, p)?,
+        Command::Failure(FailureWhat::Advise { ids, script, json }) => {
+            crate::failures::advise(&ids, script.as_deref(), json, e, p)?
+        }
         other => return Ok(Executed::FrontEnd(other)),
     }
     Ok(Executed::Done)

@@ -16,6 +16,7 @@ pub mod configure;
 mod delete;
 mod drill;
 pub mod execute;
+pub mod failures;
 pub mod listing;
 pub mod maint;
 pub mod metrics;

@@ -271,6 +271,7 @@ pub fn crosscheck(what: CrosscheckWhat, e: &dyn Env, p: &mut dyn Printer) -> Res
     match what {
         CrosscheckWhat::Backup { verify } => {
             let r = recman_engine::crosscheck_backups(&ctx.repo, &ctx.db, verify)?;
+            crate::failures::learn(&ctx, e, &[crate::failures::kind::Kind::PieceMissing]);
             out(p, MaintOutcome::CrosscheckedBackups(r));
         }
         CrosscheckWhat::Archivelog { verify, .. } => {

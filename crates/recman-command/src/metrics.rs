@@ -84,6 +84,15 @@ pub fn collect(repo: &Repository, only: Option<&str>, now: i64) -> Result<Vec<Ga
         let backups = cat.backups(db.id)?;
         database_backups(&mut e, repo, d, &backups, now)?;
         drill_series(&mut e, repo, &db, now)?;
+        let open = cat.failures(db.id, false)?;
+        for priority in ["CRITICAL", "HIGH", "LOW"] {
+            e.add(
+                "recman_failures_open",
+                "Open failures by priority, as the last check (recman check, LIST FAILURE) recorded them.",
+                &[("database", d), ("priority", priority)],
+                open.iter().filter(|f| f.priority == priority).count() as f64,
+            );
+        }
         let wal = cat.wal_list(db.id)?;
         let wal_bytes: u64 = wal.iter().map(|w| w.stored_size).sum();
         e.add(

@@ -151,6 +151,12 @@ pub const SPECS: &[Spec] = &[
         key: recman_engine::forever::KEY,
         default: "off",
     },
+    // The age past which the newest backup is a failure (`recman check`, issue 43).
+    Spec {
+        name: "rpo-target",
+        key: "rpo_target",
+        default: "none",
+    },
 ];
 
 /// The spec of setting `name`.

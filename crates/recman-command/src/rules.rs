@@ -168,6 +168,8 @@ impl Command {
             | Command::Advise { .. }
             | Command::ListCalibration { .. }
             | Command::Metrics
+            | Command::Check { .. }
+            | Command::Failure(_)
             | Command::Server { .. }
             | Command::Completions { .. }
             | Command::Man => Ok(()),

@@ -91,7 +91,36 @@ pub fn validate(name: &str, words: &[String]) -> Result<String, EngineError> {
                 "incremental forever: {why}; hint: e.g. `recman configure incremental-forever synthetic-full-every 7 days`, or `off`"
             ))),
         },
+        "rpo-target" if v == "none" => Ok(v),
+        "rpo-target" => rpo_micros(&v).map(|_| v.replace(' ', "")),
         _ => unreachable!("every setting has a spec"),
+    }
+}
+
+/// An RPO target (`30s`, `15m`, `4h`, `1d`; `none`) in microseconds; None for `none`.
+pub fn rpo_micros(v: &str) -> Result<Option<i64>, EngineError> {
+    let v = v.trim().replace(' ', "");
+    if v.is_empty() || v == "none" {
+        return Ok(None);
+    }
+    let bad = || {
+        invalid(format!(
+            "rpo target {v:?} is not a duration; hint: a whole number with s, m, h or d, e.g. `recman configure rpo-target 4h`, or `none`"
+        ))
+    };
+    let split = v.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+    let (n, unit) = v.split_at(split);
+    let n: i64 = n.parse().map_err(|_| bad())?;
+    let scale: i64 = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(bad()),
+    };
+    match n.checked_mul(scale * 1_000_000) {
+        Some(m) if n > 0 && n <= 3650 * 86_400 / scale => Ok(Some(m)),
+        _ => Err(bad()),
     }
 }
 
@@ -342,6 +371,12 @@ mod tests {
             "redundancy 3"
         );
         assert!(v("backup-copies", "5").is_err());
+        assert_eq!(v("rpo-target", "4H").unwrap(), "4h".to_string());
+        assert_eq!(rpo_micros("15m").unwrap(), Some(900_000_000));
+        assert_eq!(rpo_micros("none").unwrap(), None);
+        for bad in ["4", "h", "0m", "4w", "-1h"] {
+            assert!(v("rpo-target", bad).is_err(), "{bad}");
+        }
         assert!(
             v("tuning", "maybe")
                 .unwrap_err()

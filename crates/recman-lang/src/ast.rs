@@ -209,6 +209,8 @@ pub enum Configure {
         clear: bool,
     },
     SnapshotControlfile(Option<String>),
+    /// recman's RPO target (`'4h'`); None is CLEAR.
+    RpoTarget(Option<String>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

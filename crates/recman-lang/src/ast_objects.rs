@@ -305,7 +305,13 @@ pub enum List {
     Incarnation,
     RestorePoint(Option<String>),
     ScriptNames,
-    Failure,
+    /// LIST FAILURE [ALL | n [, n]…] [DETAIL]: open failures, every one with ALL, or those
+    /// numbered (open or closed).
+    Failure {
+        all: bool,
+        ids: Vec<u64>,
+        detail: bool,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

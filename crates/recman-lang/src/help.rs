@@ -21,12 +21,12 @@ pub const TOPICS: &[Topic] = &[
     },
     Topic {
         keyword: "CATALOG",
-        syntax: "CATALOG START WITH 'prefix' [NOPROMPT];",
-        meaning: "Records backup pieces found under a path in the catalog.",
+        syntax: "CATALOG START WITH 'prefix' [NOPROMPT]; CATALOG ARCHIVELOG 'file' [, 'file']...;",
+        meaning: "Records backup pieces found under a path in the catalog. CATALOG ARCHIVELOG puts WAL files (from pg_wal) into the repository as archive-push does, with its checks.",
     },
     Topic {
         keyword: "CONFIGURE",
-        syntax: "CONFIGURE RETENTION POLICY ... | DEFAULT DEVICE TYPE TO DISK|SBT|S3 | DEVICE TYPE d PARALLELISM n | CHANNEL DEVICE TYPE d PARMS '...' [MAXOPENFILES n] | BACKUP OPTIMIZATION ... | COMPRESSION ALGORITHM '...' | ARCHIVELOG DELETION POLICY ... | MAXSETSIZE ...;",
+        syntax: "CONFIGURE RETENTION POLICY ... | DEFAULT DEVICE TYPE TO DISK|SBT|S3 | DEVICE TYPE d PARALLELISM n | CHANNEL DEVICE TYPE d PARMS '...' [MAXOPENFILES n] | BACKUP OPTIMIZATION ... | COMPRESSION ALGORITHM '...' | ARCHIVELOG DELETION POLICY ... | MAXSETSIZE ... | RPO TARGET TO '4h' | RPO TARGET CLEAR;",
         meaning: "Persistent settings stored in the catalog; SHOW ALL prints them. PARMS names the device of a device type: 'vtape:/dir[,drives=N,...]' (the virtual tape library), 'plugin:PROGRAM ARGS' (a media-manager plugin), 's3://bucket/prefix' or '/dir'; RMAN's 'BLKSIZE=n, ENV=(NAME=VALUE, ...)' are stored too, other PARMS keys are refused. CONTROLFILE AUTOBACKUP and SNAPSHOT CONTROLFILE of Oracle have no PostgreSQL counterpart and are refused; ENCRYPTION FOR DATABASE is refused with the way recman encrypts (a whole repository, create catalog --encrypt), and ENCRYPTION ALGORITHM accepts only 'AES256' (AES-256-GCM).",
     },
     Topic {
@@ -61,8 +61,8 @@ pub const TOPICS: &[Topic] = &[
     },
     Topic {
         keyword: "LIST",
-        syntax: "LIST BACKUP [SUMMARY] | LIST BACKUPSET n | LIST ARCHIVELOG ALL | LIST INCARNATION;",
-        meaning: "Prints what the catalog knows, as recman list does.",
+        syntax: "LIST BACKUP [SUMMARY] | LIST BACKUPSET n | LIST ARCHIVELOG ALL | LIST INCARNATION | LIST FAILURE [ALL | n, ...] [DETAIL];",
+        meaning: "Prints what the catalog knows, as recman list does. LIST FAILURE runs the checks first (recman failure list); ADVISE FAILURE [ALL | n, ...] writes the automatic repairs as a script and REPAIR FAILURE [PREVIEW] runs it (docs/failures.md).",
     },
     Topic {
         keyword: "RECOVER",

@@ -79,6 +79,8 @@ fn statement(name: &str, value: &str) -> Option<String> {
                 "CONFIGURE ARCHIVELOG DELETION POLICY TO BACKED UP {n} TIMES TO DEVICE TYPE DISK"
             )
         }
+        ("rpo-target", ["none"]) => "CONFIGURE RPO TARGET CLEAR".into(),
+        ("rpo-target", [v]) => format!("CONFIGURE RPO TARGET TO '{v}'"),
         _ => return None,
     })
 }

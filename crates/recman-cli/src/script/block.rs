@@ -153,6 +153,13 @@ impl Block {
                 name: "main".into(),
             })?,
             Statement::Foreign { verb, words } => return maint::foreign(s, verb, words),
+            Statement::Catalog(CatalogCmd::Files { kind, names })
+                if kind.eq_ignore_ascii_case("ARCHIVELOG") =>
+            {
+                for n in names {
+                    crate::archive_cmds::catalog_archivelog(&s.g, std::path::Path::new(n))?;
+                }
+            }
             other => {
                 for c in maint::lower(s, other)? {
                     s.exec(c)?;

@@ -249,6 +249,9 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Command>> {
         Configure::ControlfileAutobackup(_) => bail!(
             "CONFIGURE CONTROLFILE AUTOBACKUP: PostgreSQL's pg_control and configuration files are inside every backup, and the catalog can be rebuilt from the repository with CATALOG START WITH; there is no separate autobackup to configure"
         ),
+        Configure::RpoTarget(v) => cfg(ConfigureWhat::RpoTarget {
+            value: v.clone().unwrap_or_else(|| "clear".into()),
+        }),
         Configure::SnapshotControlfile(_) => bail!(
             "CONFIGURE SNAPSHOT CONTROLFILE: recman reads pg_control from the data directory and needs no snapshot of it"
         ),

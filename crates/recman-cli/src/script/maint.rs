@@ -110,6 +110,10 @@ pub(crate) fn foreign(s: &Session, verb: &str, words: &[Word]) -> Result<Flow> {
         s.exec(c)?;
         return Ok(Flow::Continue);
     }
+    if let Some(c) = super::failure::lower(verb, &plain)? {
+        s.exec(c)?;
+        return Ok(Flow::Continue);
+    }
     bail!("{}", refuse::foreign(verb, &plain))
 }
 
@@ -278,6 +282,18 @@ fn list(l: &List) -> Result<m::Command> {
             c
         }
         List::Incarnation => m::Command::ListIncarnation { json: false },
+        List::Failure { all, ids, detail } => {
+            m::Command::Failure(m::FailureWhat::List(m::failures::FailureList {
+                all: *all,
+                ids: ids
+                    .iter()
+                    .map(|n| i64::try_from(*n))
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| anyhow!("LIST FAILURE: a failure number is out of range; hint: LIST FAILURE ALL shows the numbers"))?,
+                detail: *detail,
+                json: false,
+            }))
+        }
         other => bail!(
             "{}",
             unsupported(

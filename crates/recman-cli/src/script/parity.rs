@@ -268,6 +268,15 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
         "duplicate database --to /d --for-standby --primary-conninfo host=p --slot s1 --port 5433",
         "DUPLICATE TARGET DATABASE TO '/d' FOR STANDBY PRIMARY CONNINFO 'host=p' SLOT 's1' PORT 5433;",
     ),
+    ("configure rpo-target 4h", "CONFIGURE RPO TARGET TO '4h';"),
+    ("configure rpo-target clear", "CONFIGURE RPO TARGET CLEAR;"),
+    ("failure list", "LIST FAILURE;"),
+    ("failure list --all", "LIST FAILURE ALL;"),
+    ("failure list 3 --detail", "LIST FAILURE 3 DETAIL;"),
+    ("failure advise", "ADVISE FAILURE;"),
+    ("failure advise 3 4", "ADVISE FAILURE 3, 4;"),
+    ("failure repair", "REPAIR FAILURE;"),
+    ("failure repair --preview", "REPAIR FAILURE PREVIEW;"),
     (
         "duplicate database --to /d --until-time 2026-11-25T10:00:00",
         "DUPLICATE DATABASE TO '/d' UNTIL TIME '2026-11-25T10:00:00';",
@@ -331,6 +340,26 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "RMAN has no REPORT of redo transport lag; a language form may come later (issue 42)",
     ),
     ("run", "it runs the language"),
+    (
+        "check",
+        "a scheduler's check with an exit status; LIST FAILURE runs the same checks in a session",
+    ),
+    (
+        "failure list --json",
+        "machine output for programs, not scripts",
+    ),
+    (
+        "failure advise --json",
+        "machine output for programs, not scripts",
+    ),
+    (
+        "failure advise --script",
+        "RMAN's ADVISE FAILURE has no clause for the script's place; a session writes it into the repository",
+    ),
+    (
+        "failure repair --script",
+        "RMAN's REPAIR FAILURE has no clause for the script's place; a session writes it into the repository",
+    ),
     (
         "recover table --channels",
         "ALLOCATE CHANNEL in a RUN block gives it (not lowered for RECOVER TABLE yet)",
@@ -618,6 +647,20 @@ pub(crate) fn lower_checked(text: &str) -> anyhow::Result<Vec<m::Command>> {
                 })
                 .collect();
             match super::change::lower(&plain)? {
+                Some(c) => Ok(vec![c]),
+                None => anyhow::bail!("{}", super::refuse::foreign(verb, &plain)),
+            }
+        }
+        Statement::Foreign { verb, words } if verb == "ADVISE" || verb == "REPAIR" => {
+            let plain: Vec<String> = words
+                .iter()
+                .map(|w| match w {
+                    recman_lang::ast::Word::Bare(b) | recman_lang::ast::Word::Quoted(b) => {
+                        b.clone()
+                    }
+                })
+                .collect();
+            match super::failure::lower(verb, &plain)? {
                 Some(c) => Ok(vec![c]),
                 None => anyhow::bail!("{}", super::refuse::foreign(verb, &plain)),
             }

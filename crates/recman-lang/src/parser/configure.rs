@@ -28,6 +28,7 @@ impl Parser<'_> {
             "DATAFILE",
             "EXCLUDE",
             "SNAPSHOT",
+            "RPO",
         ])?;
         Ok(match k {
             "RETENTION" => {
@@ -239,6 +240,22 @@ impl Parser<'_> {
                 Configure::Exclude {
                     tablespace,
                     clear: self.eat_kw("CLEAR"),
+                }
+            }
+            "RPO" => {
+                self.expect_kw("TARGET")?;
+                if self.eat_kw("CLEAR") {
+                    Configure::RpoTarget(None)
+                } else {
+                    self.expect_kw("TO")?;
+                    // `4h` lexes as a number with a suffix; `'4h'` is a string.
+                    if let crate::lexer::Tok::Number { digits, suffix } = &self.peek().tok {
+                        let v = format!("{digits}{suffix}");
+                        self.bump();
+                        Configure::RpoTarget(Some(v))
+                    } else {
+                        Configure::RpoTarget(Some(self.quoted()?))
+                    }
                 }
             }
             _ => {

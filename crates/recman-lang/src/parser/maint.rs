@@ -22,7 +22,16 @@ impl Parser<'_> {
             return Ok(List::ScriptNames);
         }
         if self.eat_kw("FAILURE") {
-            return Ok(List::Failure);
+            let all = self.eat_kw("ALL");
+            let mut ids = Vec::new();
+            if !all && matches!(self.peek().tok, crate::lexer::Tok::Number { .. }) {
+                ids.push(self.int()?);
+                while self.eat_punct(',') {
+                    ids.push(self.int()?);
+                }
+            }
+            let detail = self.eat_kw("DETAIL");
+            return Ok(List::Failure { all, ids, detail });
         }
         let expired = self.eat_kw("EXPIRED");
         let object = self.maint_object()?;

@@ -152,6 +152,8 @@ impl Display for Configure {
             Configure::SnapshotControlfile(Some(p)) => {
                 write!(f, "SNAPSHOT CONTROLFILE NAME TO {}", q(p))
             }
+            Configure::RpoTarget(None) => f.write_str("RPO TARGET CLEAR"),
+            Configure::RpoTarget(Some(v)) => write!(f, "RPO TARGET TO {}", q(v)),
         }
     }
 }
@@ -250,7 +252,20 @@ impl Display for List {
             List::RestorePoint(None) => f.write_str("RESTORE POINT ALL"),
             List::RestorePoint(Some(n)) => write!(f, "RESTORE POINT {}", name(n)),
             List::ScriptNames => f.write_str("SCRIPT NAMES"),
-            List::Failure => f.write_str("FAILURE"),
+            List::Failure { all, ids, detail } => {
+                f.write_str("FAILURE")?;
+                if *all {
+                    f.write_str(" ALL")?;
+                }
+                if !ids.is_empty() {
+                    let ids: Vec<String> = ids.iter().map(u64::to_string).collect();
+                    write!(f, " {}", ids.join(", "))?;
+                }
+                if *detail {
+                    f.write_str(" DETAIL")?;
+                }
+                Ok(())
+            }
         }
     }
 }

@@ -1,0 +1,357 @@
+//! Issue 43 (RMAN's Data Recovery Advisor): each failure is made real on a running cluster
+//! (no backup, archive_command broken, a backup older than the RPO target, an archived WAL
+//! object deleted, a piece damaged, a failed drill, corrupt pages); LIST FAILURE shows it
+//! with its priority, the repair ADVISE writes runs through `recman run` (or REPAIR FAILURE
+//! runs it) and the next check closes it; PREVIEW writes nothing; a gap whose WAL is gone
+//! from pg_wal, and block repair of a running cluster, are refused.
+
+mod common;
+mod flows;
+
+use common::*;
+use flows::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// `failure list --json` (the checks run first): every failure, closed ones too.
+fn all_failures(setup: &Setup) -> Vec<Value> {
+    let out = setup.ok(&["failure", "list", "--all", "--json"]);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}:\n{out}"));
+    v["failures"].as_array().unwrap().clone()
+}
+
+/// The open failures of `kind`.
+fn open(setup: &Setup, kind: &str) -> Vec<Value> {
+    all_failures(setup)
+        .into_iter()
+        .filter(|f| f["kind"] == kind && f["status"] == "OPEN")
+        .collect()
+}
+
+/// The one open failure of `kind`: its id, after checking its priority.
+fn one_open(setup: &Setup, kind: &str, priority: &str) -> i64 {
+    let o = open(setup, kind);
+    assert_eq!(o.len(), 1, "one open {kind} failure: {o:#?}");
+    assert_eq!(o[0]["priority"], priority, "{:#}", o[0]);
+    o[0]["id"].as_i64().unwrap()
+}
+
+fn status_of(setup: &Setup, id: i64) -> String {
+    all_failures(setup)
+        .into_iter()
+        .find(|f| f["id"] == id)
+        .unwrap_or_else(|| panic!("failure {id} is listed"))["status"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// ADVISE FAILURE into `path`; returns the script's text.
+fn advise(setup: &Setup, path: &Path) -> String {
+    let out = setup.ok(&["failure", "advise", "--script", path_str(path)]);
+    assert!(
+        out.contains(&format!("repair script: {}", path.display())),
+        "{out}"
+    );
+    std::fs::read_to_string(path).unwrap()
+}
+
+fn statements(script: &str) -> Vec<&str> {
+    script.lines().filter(|l| !l.starts_with('#')).collect()
+}
+
+fn wal_object(setup: &Setup, seg: &str) -> PathBuf {
+    setup
+        .repo
+        .join(format!("main/wal/{}/{seg}.rmw", &seg[..16]))
+}
+
+/// Writes a little WAL and waits for its segment to be archived; returns its name.
+fn archived_segment(c: &Cluster) -> String {
+    c.psql("insert into t select generate_series(1, 100)");
+    c.switch_wal_and_wait_archived()
+}
+
+#[test]
+fn no_backup_archiving_rpo_and_wal_gaps_open_and_close() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    let (_t, scratch) = new_scratch_dir();
+    c.psql("create table t(x int)");
+
+    // No backup yet: CRITICAL, and `check` says so by its exit status. The advised script
+    // runs as written through `recman run` and closes it.
+    let none = one_open(&setup, "no-backup", "CRITICAL");
+    let metrics = setup.ok(&["metrics"]);
+    assert!(
+        metrics.contains("recman_failures_open{database=\"main\",priority=\"CRITICAL\"} 1\n"),
+        "{metrics}"
+    );
+    let out = recman(setup.args(&["check"]));
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("the worst CRITICAL"),
+        "{out:?}"
+    );
+    let script = scratch.join("first.rcv");
+    assert_eq!(statements(&advise(&setup, &script)), ["BACKUP DATABASE;"]);
+    setup.ok(&["run", "-f", path_str(&script)]);
+    assert_eq!(status_of(&setup, none), "CLOSED");
+    assert!(open(&setup, "no-backup").is_empty());
+
+    // archive_command broken: HIGH, not repaired automatically; fixed, the next check
+    // closes it.
+    c.psql("alter system set archive_command = 'false'");
+    c.psql("select pg_reload_conf()");
+    c.psql("insert into t values (1)");
+    c.psql("select pg_switch_wal()");
+    let d = Deadline::after(Duration::from_secs(60));
+    while c.psql("select failed_count from pg_stat_archiver") == "0" {
+        d.check("archive_command = 'false' to fail");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let archiving = one_open(&setup, "archiving-failed", "HIGH");
+    let detail = setup.ok(&["failure", "list", &archiving.to_string(), "--detail"]);
+    assert!(
+        detail.contains("automatic: none: recman does not change archive_command"),
+        "{detail}"
+    );
+    c.psql("alter system reset archive_command");
+    c.psql("select pg_reload_conf()");
+    archived_segment(c);
+    assert_eq!(status_of(&setup, archiving), "CLOSED");
+
+    // The newest backup older than the RPO target: HIGH until the advised backup runs.
+    setup.ok(&["configure", "rpo-target", "5s"]);
+    let d = Deadline::after(Duration::from_secs(60));
+    while open(&setup, "rpo-exceeded").is_empty() {
+        d.check("the backup to age past the RPO target of 5 s");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let rpo = one_open(&setup, "rpo-exceeded", "HIGH");
+    let script = scratch.join("rpo.rcv");
+    assert_eq!(statements(&advise(&setup, &script)), ["BACKUP DATABASE;"]);
+    setup.ok(&["run", "-f", path_str(&script)]);
+    assert_eq!(status_of(&setup, rpo), "CLOSED");
+    setup.ok(&["configure", "rpo-target", "none"]);
+
+    // An archived segment deleted from the repository while pg_wal still has it: CRITICAL;
+    // REPAIR FAILURE (in the language) re-archives it from pg_wal and the check closes it.
+    let lost = archived_segment(c);
+    archived_segment(c);
+    assert!(c.pgdata.join("pg_wal").join(&lost).is_file());
+    std::fs::remove_file(wal_object(&setup, &lost)).unwrap();
+    let gap = one_open(&setup, "wal-gap", "CRITICAL");
+    assert_eq!(open(&setup, "wal-gap")[0]["object"], lost.as_str());
+    let script = scratch.join("gap.rcv");
+    let want = format!(
+        "CATALOG ARCHIVELOG '{}';",
+        c.pgdata.join("pg_wal").join(&lost).display()
+    );
+    assert_eq!(statements(&advise(&setup, &script)), [want.as_str()]);
+    let out = setup.ok(&["run", "REPAIR FAILURE;"]);
+    assert!(
+        out.contains(&format!("failure {gap} closed: repaired")),
+        "{out}"
+    );
+    assert!(wal_object(&setup, &lost).is_file());
+    assert_eq!(status_of(&setup, gap), "CLOSED");
+
+    // A gap whose segment is gone from pg_wal too: REPAIR refuses, saying why; a new backup
+    // (the manual repair) leaves the gap before everything retention keeps, and it closes.
+    let gone = archived_segment(c);
+    archived_segment(c);
+    c.psql("checkpoint");
+    let in_pg_wal = c.pgdata.join("pg_wal").join(&gone);
+    if in_pg_wal.exists() {
+        // Kept by the server's own WAL settings: archived and before the last checkpoint's
+        // redo point, so removing it takes nothing the server needs.
+        std::fs::remove_file(&in_pg_wal).unwrap();
+    }
+    std::fs::remove_file(wal_object(&setup, &gone)).unwrap();
+    let gap2 = one_open(&setup, "wal-gap", "CRITICAL");
+    assert_ne!(gap2, gap, "a new gap is a new failure");
+    let out = recman(setup.args(&["failure", "repair"]));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(!out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains(&format!("segment {gone}")) && stdout.contains("is gone from"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("can be repaired automatically"), "{stderr}");
+    assert_eq!(status_of(&setup, gap2), "OPEN");
+    setup.backup(&[]);
+    assert_eq!(status_of(&setup, gap2), "CLOSED");
+}
+
+/// The repository's files (the catalog apart: SQLite may touch its files on a read) with
+/// their contents.
+fn repo_files(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if p.is_dir() {
+            repo_files(&p, out);
+        } else if !name.starts_with("catalog.db") {
+            out.push((p.display().to_string(), std::fs::read(&p).unwrap()));
+        }
+    }
+}
+
+/// The catalog's failures and backups, read as the cluster user without writing.
+fn catalog_rows(repo: &Path) -> String {
+    run_as_cluster_user_ok(
+        Command::new("sqlite3")
+            .arg(repo.join("catalog.db"))
+            .arg("select * from failure order by id; select id, status from backup order by id; select name, status from wal order by name;"),
+    )
+}
+
+/// Whether the catalog holds an open failure of `kind`, read without running a check.
+fn recorded(repo: &Path, kind: &str) -> bool {
+    catalog_rows(repo)
+        .lines()
+        .any(|l| l.contains(&format!("|{kind}|")) && l.contains("|OPEN|"))
+}
+
+#[test]
+fn damaged_piece_is_listed_advised_previewed_repaired_and_closed() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table t(x int); insert into t select generate_series(1, 1000)");
+    let b1 = setup.backup(&[]);
+    assert!(open(&setup, "piece-missing").is_empty());
+    let piece = setup.backups()[0]["pieces"][0]["path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let piece_path = setup.repo.join(&piece);
+    common::fixtures::flip(&piece_path, piece_path.metadata().unwrap().len() / 2);
+    let out = setup.ok(&["crosscheck", "backup", "--verify"]);
+    assert!(out.contains("EXPIRED"), "{out}");
+    // The crosscheck has recorded the failure itself, before any check runs.
+    assert!(
+        recorded(&setup.repo, "piece-missing"),
+        "{}",
+        catalog_rows(&setup.repo)
+    );
+
+    // LIST FAILURE in the language shows it CRITICAL, named by its piece.
+    let out = setup.ok(&["run", "LIST FAILURE;"]);
+    let damaged = one_open(&setup, "piece-missing", "CRITICAL");
+    assert!(
+        out.lines()
+            .any(|l| l.contains("piece-missing") && l.contains(&piece) && l.contains("CRITICAL")),
+        "{out}"
+    );
+    let out = setup.ok(&["run", "ADVISE FAILURE;"]);
+    let script: PathBuf = out
+        .lines()
+        .find_map(|l| l.strip_prefix("repair script: "))
+        .unwrap_or_else(|| panic!("no script path in:\n{out}"))
+        .into();
+    assert!(
+        script.starts_with(setup.repo.join("repair")),
+        "{}",
+        script.display()
+    );
+    assert_eq!(
+        statements(&std::fs::read_to_string(&script).unwrap()),
+        ["BACKUP DATABASE;"]
+    );
+
+    // PREVIEW prints the script and changes nothing: no file, no catalog row.
+    let (mut before, mut after) = (Vec::new(), Vec::new());
+    repo_files(&setup.repo, &mut before);
+    let rows = catalog_rows(&setup.repo);
+    let out = setup.ok(&["run", "REPAIR FAILURE PREVIEW;"]);
+    assert!(
+        out.contains("BACKUP DATABASE;") && out.contains(&format!("failure {damaged} ")),
+        "{out}"
+    );
+    repo_files(&setup.repo, &mut after);
+    assert!(
+        before == after,
+        "REPAIR FAILURE PREVIEW changed the repository's files"
+    );
+    assert_eq!(catalog_rows(&setup.repo), rows);
+    assert_eq!(setup.backups().len(), 1);
+
+    // REPAIR runs a new backup; the damaged one is no longer counted on, so it closes.
+    let out = setup.ok(&["failure", "repair"]);
+    assert!(
+        out.contains(&format!("failure {damaged} closed: repaired")),
+        "{out}"
+    );
+    let ids: Vec<String> = setup
+        .backups()
+        .iter()
+        .map(|b| {
+            format!(
+                "{} {}",
+                b["id"].as_str().unwrap(),
+                b["status"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert_eq!(ids[0], format!("{b1} EXPIRED"));
+    assert!(ids[1].ends_with(" AVAILABLE"), "{ids:?}");
+    assert_eq!(status_of(&setup, damaged), "CLOSED");
+    assert!(open(&setup, "no-backup").is_empty());
+
+    // The newest restore drill failed: LOW; REPAIR runs DRILL; and the passed drill closes it.
+    // (A target before every backup fails at once, and is recorded like any failed drill.)
+    let err = setup.err(&["drill", "--until-time", "2001-01-01 00:00:00+00"]);
+    assert!(err.contains("no backup is consistent before"), "{err}");
+    assert!(recorded(&setup.repo, "drill-failed"));
+    let drill = one_open(&setup, "drill-failed", "LOW");
+    assert!(
+        recman(setup.args(&["check"])).status.success(),
+        "LOW alone fails no check"
+    );
+    let out = setup.ok(&["failure", "repair"]);
+    assert!(
+        out.contains(&format!("failure {drill} closed: repaired")),
+        "{out}"
+    );
+
+    // Corrupt pages recorded by validate database: HIGH; block repair is refused while the
+    // cluster runs, and once it is stopped REPAIR runs RECOVER CORRUPTION LIST and closes it.
+    let rel = c.psql("select pg_relation_filepath('t')");
+    c.stop();
+    for b in [1u64, 3] {
+        common::fixtures::flip(&c.pgdata.join(&rel), b * 8192 + 5000);
+    }
+    setup.err(&["validate", "database"]);
+    assert!(recorded(&setup.repo, "corrupt-blocks"));
+    c.start();
+    let blocks = one_open(&setup, "corrupt-blocks", "HIGH");
+    assert_eq!(open(&setup, "corrupt-blocks")[0]["object"], rel.as_str());
+    let out = recman(setup.args(&["failure", "repair"]));
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("and the cluster is running"),
+        "{out:?}"
+    );
+    c.stop();
+    let out = setup.ok(&["failure", "repair"]);
+    let ran = out
+        .lines()
+        .find_map(|l| l.strip_prefix("repair script: "))
+        .unwrap_or_else(|| panic!("no script path in:\n{out}"));
+    assert_eq!(
+        statements(&std::fs::read_to_string(ran).unwrap()),
+        ["RECOVER CORRUPTION LIST;"]
+    );
+    assert!(
+        out.contains(&format!("failure {blocks} closed: repaired")),
+        "{out}"
+    );
+    setup.ok(&["validate", "database"]);
+}
