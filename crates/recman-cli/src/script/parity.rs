@@ -604,7 +604,10 @@ pub(crate) fn lower_checked(text: &str) -> anyhow::Result<Vec<m::Command>> {
         Statement::Restore(r) => super::restore::restore(&b, &g, r, None).map(|c| vec![c]),
         Statement::Validate(v) => super::lower::validate(&b, &g, v),
         Statement::Recover(r) => super::restore::recover_alone(r).map(|c| c.into_iter().collect()),
-        Statement::CreateCatalog => Ok(vec![m::Command::CreateCatalog { encrypt: false }]),
+        Statement::CreateCatalog => Ok(vec![m::Command::CreateCatalog {
+            encrypt: false,
+            immutable: None,
+        }]),
         Statement::CreateRestorePoint(name) => {
             Ok(vec![m::Command::CreateRestorePoint { name: name.clone() }])
         }
