@@ -27,7 +27,7 @@ pub fn spec(mode: Option<LockMode>, days: Option<f64>) -> Immutable {
 
 /// A number of seconds as people read a retention.
 pub fn span(secs: u64) -> String {
-    if secs % 86_400 == 0 {
+    if secs.is_multiple_of(86_400) {
         format!("{} day(s)", secs / 86_400)
     } else if secs >= 3_600 {
         format!("{:.1} hour(s)", secs as f64 / 3_600.0)

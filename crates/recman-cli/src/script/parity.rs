@@ -348,6 +348,18 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "RMAN's CREATE CATALOG has no encryption clause; a language form may come later (issue 16)",
     ),
     (
+        "create catalog --immutable",
+        "an S3 Object Lock setting RMAN has no word for; made once, from the command line (issue 41)",
+    ),
+    (
+        "create catalog --lock-mode",
+        "goes with --immutable, which the language does not have (issue 41)",
+    ),
+    (
+        "create catalog --lock-days",
+        "goes with --immutable, which the language does not have (issue 41)",
+    ),
+    (
         "key show",
         "the repository's master key is managed from the command line (docs/security.md)",
     ),
