@@ -145,7 +145,16 @@ pub fn open_repo(g: &Global) -> Result<Repository> {
         ),
         (RepoSpec::Remote(url), None) => {
             let cache = cache_dir(g, &url)?;
-            Repository::open_remote_with_catalog(remote_media(&url)?, &url, &cache, shared)?
+            match Repository::open_remote_with_catalog(remote_media(&url)?, &url, &cache, shared) {
+                Err(recman_catalog::CatalogError::NotARepository { .. })
+                    if url.starts_with("s3://") =>
+                {
+                    bail!(
+                        "{url} is not a recman repository: it holds no marker recman.repo; hint: create it with `recman create catalog`, or, if it was a repository whose objects were deleted, read it as it was with --repo-as-of TIME (docs/immutable.md)"
+                    )
+                }
+                r => r?,
+            }
         }
         // The usual cache (or shared catalog) may describe what an attacker left: a cache of
         // its own, rebuilt from the versions of that time.

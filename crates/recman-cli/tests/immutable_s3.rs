@@ -214,7 +214,10 @@ fn immutable_repository_survives_an_attacker_and_keeps_locked_versions() {
     }
     assert!(thief.list("").unwrap().is_empty());
     let err = attack.err(&["list", "backup"]);
-    assert!(err.contains("not a recman repository"), "{err}");
+    assert!(
+        err.contains("not a recman repository") && err.contains("--repo-as-of"),
+        "{err}"
+    );
 
     let at = before.as_str();
     let listed = attack.backups(&["--repo-as-of", at]);
