@@ -56,7 +56,7 @@ pub use iostat::IoStatRow;
 pub use lock::RepoLock;
 pub use reads::BackupRead;
 pub use receive::ReceivePosition;
-pub use recman_media::{Media, MediaError, MediaReader, MediaWriter, crypt};
+pub use recman_media::{LockMode, Media, MediaError, MediaReader, MediaWriter, Retention, crypt};
 pub use records::{
     BackupRecord, BackupStatus, CorruptBlock, DbRecord, DeleteKind, MediaStatus, PendingDelete,
     PieceRecord, UnknownStatus, WalRecord,

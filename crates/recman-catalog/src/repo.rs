@@ -28,9 +28,11 @@ use crate::error::CatalogError;
 use crate::lock::RepoLock;
 
 mod crypt;
+mod immutable;
 mod mac;
 mod remote;
 
+pub use immutable::Immutable;
 pub use mac::MarkerMac;
 
 pub const MARKER_FILE: &str = "recman.repo";
@@ -57,6 +59,9 @@ struct Marker {
     /// to forge a MAC.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     mac: Option<MarkerMac>,
+    /// Present in an immutable repository: every object is written under this Object Lock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    immutable: Option<Immutable>,
 }
 
 /// An open repository with its catalog connection.
@@ -77,6 +82,8 @@ pub struct Repository {
     mac: mac::MacState,
     /// Why a remote repository's cached catalog was thrown away at this open, if it was.
     cache_note: Option<String>,
+    /// The marker's Object Lock setting, in an immutable repository.
+    immutable: Option<Immutable>,
 }
 
 impl Repository {
@@ -219,6 +226,7 @@ impl Repository {
             id: marker.id.clone(),
             mac: mac::MacState::of(marker),
             cache_note: None,
+            immutable: None,
         })
     }
 
@@ -250,6 +258,7 @@ impl Repository {
             keys: self.keys.clone(),
             id: self.id.clone(),
             mac: self.mac.clone(),
+            immutable: self.immutable,
         }
     }
 
@@ -377,6 +386,7 @@ pub struct RepoHandle {
     keys: Option<Arc<recman_media::crypt::Keyring>>,
     id: Option<String>,
     mac: mac::MacState,
+    immutable: Option<Immutable>,
 }
 
 impl RepoHandle {
@@ -392,12 +402,20 @@ impl RepoHandle {
             id: self.id.clone(),
             mac: self.mac.clone(),
             cache_note: None,
+            immutable: self.immutable,
         })
     }
 }
 
 /// A new repository's marker: a fresh id, and the MAC key's id when a MAC key was given.
 fn marker_json(location: &str) -> Result<(Vec<u8>, Marker), CatalogError> {
+    marker_json_with(location, None)
+}
+
+fn marker_json_with(
+    location: &str,
+    immutable: Option<Immutable>,
+) -> Result<(Vec<u8>, Marker), CatalogError> {
     let id = recman_media::crypt::try_random::<16>().map_err(|e| {
         CatalogError::io(
             "make an id for",
@@ -411,6 +429,7 @@ fn marker_json(location: &str) -> Result<(Vec<u8>, Marker), CatalogError> {
         created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         id: Some(id.iter().map(|b| format!("{b:02x}")).collect()),
         mac: mac::for_new_repository(location)?,
+        immutable,
     };
     let mut json = serde_json::to_vec_pretty(&marker).expect("the marker serializes");
     json.push(b'\n');

@@ -246,6 +246,9 @@ fn background(g: &Global) -> std::io::Result<std::process::Command> {
     if let Some(c) = &g.repo_cache {
         flag("--repo-cache", c.as_os_str());
     }
+    if let Some(t) = &g.repo_as_of {
+        flag("--repo-as-of", t.as_ref());
+    }
     if let Some(c) = &g.config {
         flag("--config", c.as_os_str());
     }

@@ -3,6 +3,7 @@
 //! runs them, and the modules here print their outcomes.
 
 mod archivelog;
+pub mod immutable;
 pub mod listing;
 pub mod maint;
 pub mod settings;

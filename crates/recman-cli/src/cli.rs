@@ -26,6 +26,11 @@ pub struct Global {
     /// Repository: a directory, s3://BUCKET/PREFIX or azure://CONTAINER/PREFIX (RECMAN_REPO).
     #[arg(long, global = true, env = "RECMAN_REPO")]
     pub repo: Option<PathBuf>,
+    /// Read an S3 repository as it was at TIME: each object's newest version written before
+    /// then, ignoring later versions and delete markers (docs/immutable.md). Nothing is
+    /// written to the repository, and the catalog is rebuilt into a cache of its own.
+    #[arg(long, global = true, value_name = "TIME")]
+    pub repo_as_of: Option<String>,
     /// Where the catalog of a remote (S3) repository is cached (RECMAN_REPO_CACHE);
     /// default: ~/.cache/recman/<bucket>/<prefix>.
     #[arg(long, global = true, env = "RECMAN_REPO_CACHE")]
@@ -386,6 +391,19 @@ pub enum CreateWhat {
         /// RECMAN_PASSPHRASE, --key-file or --key-command (docs/security.md).
         #[arg(long)]
         encrypt: bool,
+        /// An immutable repository, in an S3 bucket with Object Lock: every object is written
+        /// under a retention and never overwritten (docs/immutable.md).
+        #[arg(long)]
+        immutable: bool,
+        /// The Object Lock mode of an immutable repository: compliance (default; nobody can
+        /// shorten it) or governance (a user with s3:BypassGovernanceRetention can).
+        #[arg(long, requires = "immutable", value_parser = crate::catalog_cmds::immutable::lock_mode)]
+        lock_mode: Option<recman_catalog::LockMode>,
+        /// The shortest retention of an object of an immutable repository, in days (fractions
+        /// allowed; default 7; above 0); a longer recovery window lengthens it.
+        /// Range: 0 to 36500.
+        #[arg(long, requires = "immutable", value_parser = crate::input::Days)]
+        lock_days: Option<f64>,
     },
     /// A named restore point on the target (pg_create_restore_point), recorded in the catalog
     /// for `restore database --until-restore-point`.

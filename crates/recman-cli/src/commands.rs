@@ -26,6 +26,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 /// Executes one command value. The subcommands and the RMAN-style language both end here, so
 /// a statement in a script behaves and prints exactly as its subcommand does.
 pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
+    crate::catalog_cmds::immutable::refuse_writes(g.repo_as_of.as_deref(), &command)?;
     let bar = Bar::with_mode(g.quiet, g.verbose, g.progress);
     let env = crate::front::CliEnv { g, bar: &bar };
     let mut printer = crate::front::CliPrinter { g };

@@ -10,8 +10,17 @@ impl From<cli::Command> for m::Command {
     fn from(c: cli::Command) -> Self {
         match c {
             cli::Command::Create {
-                what: cli::CreateWhat::Catalog { encrypt },
-            } => m::Command::CreateCatalog { encrypt },
+                what:
+                    cli::CreateWhat::Catalog {
+                        encrypt,
+                        immutable,
+                        lock_mode,
+                        lock_days,
+                    },
+            } => m::Command::CreateCatalog {
+                encrypt,
+                immutable: immutable.then(|| cc::immutable::spec(lock_mode, lock_days)),
+            },
             cli::Command::Key { what } => m::Command::Key(match what {
                 cli::KeyWhat::Show => m::KeyWhat::Show,
                 cli::KeyWhat::Rotate => m::KeyWhat::Rotate,

@@ -82,6 +82,33 @@ fn shared_catalog(g: &Global) -> Result<Option<&str>> {
     }
 }
 
+/// `create catalog --immutable`: a repository in a bucket with Object Lock.
+pub fn create_immutable_repo(
+    g: &Global,
+    spec: recman_catalog::repo::Immutable,
+) -> Result<Repository> {
+    let shared = shared_catalog(g)?;
+    let RepoSpec::Remote(url) = repo_spec(g)? else {
+        bail!(
+            "an immutable repository needs an s3 bucket with Object Lock; hint: pass --repo s3://BUCKET/PREFIX, the bucket created with Object Lock enabled"
+        );
+    };
+    if !url.starts_with("s3://") {
+        bail!(
+            "repository {url}: an immutable repository needs an s3 bucket with Object Lock; hint: pass --repo s3://BUCKET/PREFIX"
+        );
+    }
+    let cache = cache_dir(g, &url)?;
+    let repo =
+        Repository::create_remote_immutable(remote_media(&url)?, &url, &cache, shared, spec)?;
+    if let Some(note) = repo.cache_note()
+        && !g.quiet
+    {
+        eprintln!("recman: {note}");
+    }
+    Ok(repo)
+}
+
 pub fn create_repo(g: &Global) -> Result<Repository> {
     let shared = shared_catalog(g)?;
     match repo_spec(g)? {
@@ -105,13 +132,41 @@ pub fn create_repo(g: &Global) -> Result<Repository> {
 /// from the manifests first, so every command sees every backup.
 pub fn open_repo(g: &Global) -> Result<Repository> {
     let shared = shared_catalog(g)?;
-    let (repo, fresh) = match repo_spec(g)? {
-        RepoSpec::Disk(p) => Repository::open_with_catalog(&p, shared)?,
-        RepoSpec::Remote(url) => {
+    let as_of = g
+        .repo_as_of
+        .as_deref()
+        .map(crate::catalog_cmds::immutable::as_of_time)
+        .transpose()?;
+    let (repo, fresh) = match (repo_spec(g)?, as_of) {
+        (RepoSpec::Disk(p), None) => Repository::open_with_catalog(&p, shared)?,
+        (RepoSpec::Disk(p), Some(_)) => bail!(
+            "repository {}: --repo-as-of reads a versioned s3 bucket; a directory keeps no older versions; hint: leave out --repo-as-of",
+            p.display()
+        ),
+        (RepoSpec::Remote(url), None) => {
             let cache = cache_dir(g, &url)?;
-            Repository::open_remote_with_catalog(remote_media(&url)?, &url, &cache, shared)?
+            match Repository::open_remote_with_catalog(remote_media(&url)?, &url, &cache, shared) {
+                Err(recman_catalog::CatalogError::NotARepository { .. })
+                    if url.starts_with("s3://") =>
+                {
+                    bail!(
+                        "{url} is not a recman repository: it holds no marker recman.repo; hint: create it with `recman create catalog`, or, if it was a repository whose objects were deleted, read it as it was with --repo-as-of TIME (docs/immutable.md)"
+                    )
+                }
+                r => r?,
+            }
+        }
+        // The usual cache (or shared catalog) may describe what an attacker left: a cache of
+        // its own, rebuilt from the versions of that time.
+        (RepoSpec::Remote(url), Some(at)) => {
+            let cache = crate::catalog_cmds::immutable::as_of_cache(&cache_dir(g, &url)?, at);
+            let media = recman_engine::devices::open_spec_as_of(&url, at)?;
+            Repository::open_remote_with_catalog(media, &url, &cache, None)?
         }
     };
+    if as_of.is_none() {
+        recman_engine::immutable::arm(&repo)?;
+    }
     if let Some(note) = repo.cache_note()
         && !g.quiet
     {
@@ -192,7 +247,18 @@ pub fn passed_on_args(g: &Global, repo: &Repository) -> Result<Vec<String>> {
             v.extend(["--mac-key-command".to_string(), c.clone()]);
         }
     }
-    if repo.is_remote() {
+    if let Some(t) = &g.repo_as_of {
+        // The repository's own cache: archive-get derives the same as-of cache from it.
+        let url = repo.location().to_string();
+        v.extend([
+            "--repo-as-of".to_string(),
+            t.clone(),
+            "--repo-cache".to_string(),
+            std::path::absolute(cache_dir(g, &url)?)?
+                .display()
+                .to_string(),
+        ]);
+    } else if repo.is_remote() {
         v.extend([
             "--repo-cache".to_string(),
             repo.root().display().to_string(),

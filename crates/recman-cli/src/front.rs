@@ -50,6 +50,13 @@ impl recman_command::Env for CliEnv<'_> {
         Ok(crate::device_cmds::create_repo(self.g)?)
     }
 
+    fn create_immutable_repository(
+        &self,
+        spec: recman_catalog::repo::Immutable,
+    ) -> Result<Repository, EnvError> {
+        Ok(crate::device_cmds::create_immutable_repo(self.g, spec)?)
+    }
+
     fn config_file_settings(&self) -> Result<Vec<(&'static str, String)>, EnvError> {
         Ok(crate::catalog_cmds::settings::file_layer(self.g)?)
     }

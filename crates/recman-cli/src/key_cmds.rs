@@ -48,6 +48,7 @@ pub fn say(g: &Global, o: RepoOutcome) {
             location,
             key,
             mac_key_id,
+            immutable,
         } => {
             if g.quiet {
                 return;
@@ -58,6 +59,13 @@ pub fn say(g: &Global, o: RepoOutcome) {
                     k.fingerprint
                 ),
                 None => println!("created repository and catalog at {location}"),
+            }
+            if let Some(spec) = immutable {
+                println!(
+                    "immutable: every object is written under an Object Lock in {} mode, for at least {} (longer under a longer recovery window or KEEP)",
+                    recman_catalog::LockMode::to_string(&spec.mode),
+                    crate::catalog_cmds::immutable::span(spec.min_retention_secs)
+                );
             }
             if let Some(id) = mac_key_id {
                 println!(

@@ -97,6 +97,10 @@ fn backup_json(db: &DbRecord, l: &ListedBackup) -> serde_json::Value {
         "maxopenfiles": b.maxopenfiles,
         "error": b.error,
         "origin": l.origin,
+        "lock": l.lock.map(|r| serde_json::json!({
+            "mode": r.mode.to_string(),
+            "until": r.until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        })),
         "pieces": pieces,
     })
 }

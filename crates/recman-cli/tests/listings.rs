@@ -9,7 +9,8 @@ use common::*;
 use flows::*;
 use serde_json::Value;
 
-/// Documented JSON type of a key: s string, n number, b bool, a array, plus "?" for nullable.
+/// Documented JSON type of a key: s string, n number, b bool, a array, o object, plus "?" for
+/// nullable.
 fn check_schema(what: &str, v: &Value, spec: &[(&str, &str)]) {
     let obj = v
         .as_object()
@@ -21,7 +22,10 @@ fn check_schema(what: &str, v: &Value, spec: &[(&str, &str)]) {
         let nullable = ty.ends_with('?');
         let ok = match (ty.trim_end_matches('?'), val) {
             (_, Value::Null) => nullable,
-            ("s", Value::String(_)) | ("b", Value::Bool(_)) | ("a", Value::Array(_)) => true,
+            ("s", Value::String(_))
+            | ("b", Value::Bool(_))
+            | ("a", Value::Array(_))
+            | ("o", Value::Object(_)) => true,
             ("n", Value::Number(_)) => true,
             _ => false,
         };
@@ -61,6 +65,7 @@ const BACKUP: &[(&str, &str)] = &[
     ("maxopenfiles", "n"),
     ("error", "s?"),
     ("origin", "s?"),
+    ("lock", "o?"),
     ("pieces", "a"),
 ];
 const PIECE: &[(&str, &str)] = &[

@@ -27,6 +27,9 @@ pub enum Command {
     /// object of it encrypted under the key given (docs/security.md).
     CreateCatalog {
         encrypt: bool,
+        /// An immutable repository: every object under this S3 Object Lock
+        /// (docs/immutable.md).
+        immutable: Option<recman_catalog::repo::Immutable>,
     },
     /// `key show` / `key rotate` of an encrypted repository (docs/security.md).
     Key(KeyWhat),

@@ -136,6 +136,13 @@ pub trait Env {
     fn create_repository(&self) -> Result<Repository, EnvError> {
         Err("this front end cannot create a repository".into())
     }
+    /// A new immutable repository (CREATE CATALOG --immutable).
+    fn create_immutable_repository(
+        &self,
+        _spec: recman_catalog::repo::Immutable,
+    ) -> Result<Repository, EnvError> {
+        Err("this front end cannot create an immutable repository".into())
+    }
     /// The config file's layer of the settings' precedence: values by setting name
     /// (`channels`, `retention-policy`, ...), as written there.
     fn config_file_settings(&self) -> Result<Vec<(&'static str, String)>, EnvError> {
@@ -651,7 +658,9 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
         Command::Delete(what) => crate::delete::delete(what, e, p)?,
         Command::Crosscheck(what) => crate::maint::crosscheck(what, e, p)?,
         Command::Catalog(what) => crate::maint::catalog(what, e, p)?,
-        Command::CreateCatalog { encrypt } => crate::repo_cmds::create_catalog(encrypt, e, p)?,
+        Command::CreateCatalog { encrypt, immutable } => {
+            crate::repo_cmds::create_catalog(encrypt, immutable, e, p)?
+        }
         Command::Key(what) => crate::repo_cmds::key(what, e, p)?,
         Command::ListBackup {
             json,

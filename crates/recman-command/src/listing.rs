@@ -42,6 +42,8 @@ pub struct ListedBackup {
     pub read: Option<BackupRead>,
     /// For a backup imported from another tool (catalog import): where it lies.
     pub origin: Option<String>,
+    /// In an immutable repository: the Object Lock on its objects.
+    pub lock: Option<recman_catalog::Retention>,
 }
 
 /// A file of a backup (LIST BACKUP BY FILE).
@@ -153,7 +155,13 @@ pub fn list_backup(form: BackupForm, e: &dyn Env, p: &mut dyn Printer) -> Result
                 f.tool, f.location, f.origin_type, f.label
             )
         });
+        let lock = if b.status == BackupStatus::Failed {
+            None
+        } else {
+            recman_engine::immutable::backup_lock(&ctx.repo, &ctx.db.name, &b.id)?
+        };
         backups.push(ListedBackup {
+            lock,
             record: b,
             pieces,
             device,

@@ -16,6 +16,8 @@ pub enum RepoOutcome {
         location: String,
         key: Option<KeyInfo>,
         mac_key_id: Option<String>,
+        /// Its Object Lock, for an immutable repository.
+        immutable: Option<recman_catalog::repo::Immutable>,
     },
     /// KEY SHOW: the current master key of the repository at `location`.
     Key { location: String, key: KeyInfo },
@@ -27,8 +29,16 @@ fn out(p: &mut dyn Printer, o: RepoOutcome) {
     p.outcome(Outcome::Repo(o));
 }
 
-pub fn create_catalog(encrypt: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
-    let mut r = env(e.create_repository())?;
+pub fn create_catalog(
+    encrypt: bool,
+    immutable: Option<recman_catalog::repo::Immutable>,
+    e: &dyn Env,
+    p: &mut dyn Printer,
+) -> Result<(), ExecError> {
+    let mut r = match immutable {
+        Some(spec) => env(e.create_immutable_repository(spec))?,
+        None => env(e.create_repository())?,
+    };
     let key = if encrypt {
         Some(r.encrypt().map_err(EngineError::from)?)
     } else {
@@ -40,6 +50,7 @@ pub fn create_catalog(encrypt: bool, e: &dyn Env, p: &mut dyn Printer) -> Result
             location: r.location().to_string(),
             key,
             mac_key_id: r.mac_required().map(|m| m.key_id.clone()),
+            immutable: r.immutable().copied(),
         },
     );
     Ok(())

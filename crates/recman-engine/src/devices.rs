@@ -82,6 +82,16 @@ pub fn set_s3_settings(settings: Vec<(String, String)>) {
     let _ = S3_SETTINGS.set(settings);
 }
 
+/// Opens the S3 repository `spec` read-only as it was at `at` (`--repo-as-of`), with the
+/// process's `[s3]` settings; not shared with [`open_spec`]'s writable driver.
+pub fn open_spec_as_of(
+    spec: &str,
+    at: chrono::DateTime<chrono::Utc>,
+) -> Result<Arc<dyn Media>, EngineError> {
+    let settings = S3_SETTINGS.get().map(Vec::as_slice).unwrap_or_default();
+    Ok(recman_media::open_spec_as_of(spec, settings, at)?)
+}
+
 /// Opens a device specification once per process.
 pub fn open_spec(spec: &str) -> Result<Arc<dyn Media>, EngineError> {
     open_spec_with_env(spec, "")

@@ -14,6 +14,8 @@ fn key(backup_id: &str) -> String {
 pub fn set_keep(repo: &Repository, backup_id: &str, until: Option<i64>) -> Result<(), EngineError> {
     let value = until.map_or_else(|| "forever".to_string(), |t| t.to_string());
     repo.catalog().set_config(&key(backup_id), &value)?;
+    // In an immutable repository the keep is also a lock: the objects stay for as long.
+    crate::immutable::extend_for_keep(repo, backup_id, until)?;
     Ok(())
 }
 

@@ -21,6 +21,7 @@ pub mod duplicate;
 mod error;
 pub mod fault;
 pub mod forever;
+pub mod immutable;
 pub mod import;
 mod incremental;
 pub mod io;

@@ -361,6 +361,9 @@ pub struct DeleteReport {
     pub wal: Vec<String>,
     /// Deletions left behind by an interrupted command, finished first.
     pub resumed: usize,
+    /// In an immutable repository: the objects an Object Lock still holds; their backups and
+    /// WAL files were left whole and are deleted by a later run.
+    pub held: Vec<crate::immutable::HeldObject>,
 }
 
 /// Deletes backups and archived WAL files: one transaction takes them out of the AVAILABLE
@@ -375,6 +378,12 @@ pub fn delete_objects(
     wal: &[(String, String)],
 ) -> Result<DeleteReport, EngineError> {
     let resumed = finish_pending(repo)?;
+    // Locked objects are left out before anything is journalled: a journalled deletion that
+    // a lock refuses would block every later delete.
+    let held = crate::immutable::held_objects(repo, db_name, backups, wal, chrono::Utc::now())?;
+    let is_held = |owner: &str| held.iter().any(|h| h.owner == owner);
+    let backups: Vec<String> = backups.iter().filter(|b| !is_held(b)).cloned().collect();
+    let wal: Vec<(String, String)> = wal.iter().filter(|(n, _)| !is_held(n)).cloned().collect();
     let mut items: Vec<PendingDelete> = backups
         .iter()
         .map(|id| PendingDelete {
@@ -410,9 +419,10 @@ pub fn delete_objects(
         finish_one(repo, it)?;
     }
     Ok(DeleteReport {
-        backups: backups.to_vec(),
         wal: wal.iter().map(|(n, _)| n.clone()).collect(),
+        backups,
         resumed,
+        held,
     })
 }
 

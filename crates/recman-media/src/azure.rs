@@ -270,5 +270,5 @@ pub fn open(cfg: AzureConfig) -> Result<S3Media, MediaError> {
     }
     // Builder errors name settings, never their secret values.
     let store = b.build().map_err(|e| setup(&e))?;
-    S3Media::with_store(Arc::new(store), Cloud::Azure, device, tuning)
+    S3Media::with_store(Arc::new(store), Cloud::Azure, device, tuning, None)
 }

@@ -26,7 +26,8 @@ pub mod testkit;
 pub mod vtape;
 
 pub use error::{ErrorClass, MediaError};
-pub use spec::{open_spec, parse_size, set_azure_settings};
+pub use s3::{LockMode, Retention};
+pub use spec::{open_spec, open_spec_as_of, parse_size, set_azure_settings};
 
 use std::fmt::Debug;
 use std::io::{Read, Seek, Write};
@@ -62,6 +63,21 @@ pub struct ObjectInfo {
     /// The name given to [`Media::create`].
     pub name: String,
     pub size: u64,
+}
+
+/// S3 Object Lock, which an immutable repository puts on every object it writes
+/// (docs/immutable.md). Only the S3 driver has it.
+pub trait ObjectLock {
+    /// Whether the bucket was made with Object Lock enabled.
+    fn bucket_lock_enabled(&self) -> Result<bool, MediaError>;
+    /// Every object written from now on carries `r` (None: plain objects). An existing object
+    /// is then never overwritten, and removing one removes all its versions, once no
+    /// retention holds any of them.
+    fn lock_writes(&self, r: Option<Retention>);
+    /// The retention of object `name` (its current version); None when it has none or is gone.
+    fn retention(&self, name: &str) -> Result<Option<Retention>, MediaError>;
+    /// Extends the retention of object `name` to `r`; a longer one is left as it is.
+    fn extend(&self, name: &str, r: Retention) -> Result<(), MediaError>;
 }
 
 /// A store of named, immutable objects.
@@ -103,6 +119,11 @@ pub trait Media: Send + Sync + Debug {
 
     /// Removes `name`; Ok(false) when there was nothing to remove.
     fn remove(&self, name: &str) -> Result<bool, MediaError>;
+
+    /// The driver's Object Lock, when it has one.
+    fn object_lock(&self) -> Option<&dyn ObjectLock> {
+        None
+    }
 
     /// Reads a whole (small) object.
     fn get(&self, name: &str) -> Result<Vec<u8>, MediaError> {

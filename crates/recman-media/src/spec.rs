@@ -60,13 +60,36 @@ pub fn open_spec(
 }
 
 fn open_s3(spec: &str, settings: &[(String, String)]) -> Result<Arc<dyn Media>, MediaError> {
+    Ok(Arc::new(s3_media(spec, settings)?))
+}
+
+fn s3_media(spec: &str, settings: &[(String, String)]) -> Result<crate::s3::S3Media, MediaError> {
     let mut cfg = crate::s3::S3Config::from_url(spec)?;
     cfg.try_apply_env()?;
     // The config file's [s3] keys come last: an explicit file beats ambient variables.
     for (k, v) in settings {
         cfg.set(k, v)?;
     }
-    Ok(Arc::new(crate::s3::S3Media::new(cfg)?))
+    crate::s3::S3Media::new(cfg)
+}
+
+/// Opens the S3 repository `spec` read-only, as it was at `at`: each object's newest version
+/// written before then (`--repo-as-of`). Only a versioned S3 bucket keeps what that needs.
+pub fn open_spec_as_of(
+    spec: &str,
+    s3_settings: &[(String, String)],
+    at: chrono::DateTime<chrono::Utc>,
+) -> Result<Arc<dyn Media>, MediaError> {
+    if !spec.starts_with("s3://") {
+        return Err(MediaError::permanent(
+            spec,
+            "",
+            "a repository can be read as of a time only in a versioned s3 bucket",
+        )
+        .with_op("read as of")
+        .with_hint("leave out --repo-as-of, or use it with an s3:// repository whose bucket has versioning or Object Lock"));
+    }
+    Ok(Arc::new(s3_media(spec, s3_settings)?.as_of(at)?))
 }
 
 static AZURE_SETTINGS: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();

@@ -3,10 +3,12 @@
 
 mod azurite;
 mod fault_proxy;
+mod moto;
 mod tls_front;
 
 pub use azurite::{Azurite, azurite_or_skip};
 pub use fault_proxy::{FaultProxy, Faults};
+pub use moto::Moto;
 pub use tls_front::TlsFront;
 
 use std::io;

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use recman_media::Media;
 
 use super::{
-    CACHE_FILE, CATALOG_FILE, LOCK_FILE, MARKER_FILE, Marker, Repository, absolute, check_marker,
-    marker_json,
+    CACHE_FILE, CATALOG_FILE, Immutable, LOCK_FILE, MARKER_FILE, Marker, Repository, absolute,
+    check_marker, marker_json_with,
 };
 use crate::atomic::create_dir_all_durable;
 use crate::catalog::Catalog;
@@ -35,6 +35,16 @@ impl Repository {
         cache: &Path,
         catalog: Option<&str>,
     ) -> Result<Repository, CatalogError> {
+        Repository::create_remote_inner(media, location, cache, catalog, None)
+    }
+
+    pub(super) fn create_remote_inner(
+        media: Arc<dyn Media>,
+        location: &str,
+        cache: &Path,
+        catalog: Option<&str>,
+        immutable: Option<Immutable>,
+    ) -> Result<Repository, CatalogError> {
         if media.stat(MARKER_FILE)?.is_some() {
             return Err(CatalogError::AlreadyExists {
                 path: PathBuf::from(location),
@@ -45,7 +55,7 @@ impl Repository {
                 path: PathBuf::from(location),
             });
         }
-        let (json, marker) = marker_json(location)?;
+        let (json, marker) = marker_json_with(location, immutable)?;
         // A new repository: whatever a cache at this place holds is of another one (a bucket
         // emptied and made again under the same URL), however its owner line reads.
         let repo = Repository::remote(media, location, cache, true, catalog, &marker)?;
@@ -148,6 +158,11 @@ impl Repository {
             None => Catalog::open(&db)?,
         };
         crate::atomic::sync_dir(&abs)?;
+        // Armed before anything is written, the marker included: no object of an immutable
+        // repository is ever written without its lock.
+        if let Some(spec) = &marker.immutable {
+            super::immutable::arm(&media, spec, location)?;
+        }
         let (media, keys) = super::crypt::open_sealed(media, location)?;
         Ok(Repository {
             root: abs,
@@ -159,6 +174,7 @@ impl Repository {
             id: marker.id.clone(),
             mac: super::mac::MacState::of(marker),
             cache_note: note,
+            immutable: marker.immutable,
         })
     }
 }

@@ -88,6 +88,9 @@ pub fn detailed(db: &DbRecord, backups: &[ListedBackup]) {
         if let Some(o) = &l.origin {
             println!("        Origin: {o} (imported, read in place)");
         }
+        if let Some(r) = &l.lock {
+            println!("        Lock: {r}");
+        }
         for ListedPiece {
             piece: p,
             status: st,

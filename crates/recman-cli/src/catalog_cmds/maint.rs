@@ -93,6 +93,23 @@ fn say_deleted(r: &recman_engine::DeleteReport) {
         println!("deleted archived log\narchived log file name={w}");
     }
     println!("Deleted {} objects", r.backups.len() + r.wal.len());
+    say_held(&r.held);
+}
+
+/// What an Object Lock kept, object by object: nothing failed, the next run deletes them.
+fn say_held(held: &[recman_engine::immutable::HeldObject]) {
+    if held.is_empty() {
+        return;
+    }
+    let mut owners: Vec<&str> = held.iter().map(|h| h.owner.as_str()).collect();
+    owners.dedup();
+    println!(
+        "kept {} backup set(s) or archived log(s) that an Object Lock still holds; a later delete removes them once their locks end:",
+        owners.len()
+    );
+    for h in held {
+        println!("held by lock: {} ({}) {}", h.object, h.owner, h.retention);
+    }
 }
 
 /// Prints one outcome of the catalog's maintenance commands. Their listings are the

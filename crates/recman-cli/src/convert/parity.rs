@@ -15,13 +15,28 @@ const COMPANIONS: &[(&str, &[&str])] = &[
     ("minimize-time", &["--duration", "0:01"]),
     ("minimize-load", &["--duration", "0:01"]),
     ("standby-agent", &["--standby", "host=s"]),
+    ("lock-mode", &["--immutable"]),
+    ("lock-days", &["--immutable"]),
 ];
 /// Options a subcommand needs to parse at all that clap does not mark required (a
 /// `required_unless_present_any`).
 const BASES: &[(&str, &[&str])] = &[("restore database", &["--to", "1"])];
 /// Values tried for an option or positional until one parses and changes the command.
 const SAMPLES: &[&str] = &[
-    "2", "1", "8M", "16K", "all", "x=y", "zstd", "sbt", "preserve", "t", "auto", "direct", "sync",
+    "2",
+    "1",
+    "8M",
+    "16K",
+    "all",
+    "x=y",
+    "zstd",
+    "sbt",
+    "preserve",
+    "t",
+    "auto",
+    "direct",
+    "sync",
+    "governance",
 ];
 
 fn leaves(c: &clap::Command, path: Vec<String>, out: &mut Vec<(Vec<String>, clap::Command)>) {

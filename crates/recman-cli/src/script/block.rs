@@ -142,9 +142,10 @@ impl Block {
                 }
             }
             Statement::Sql(text) => maint::sql(s, text)?,
-            Statement::CreateCatalog => {
-                s.exec(recman_command::Command::CreateCatalog { encrypt: false })?
-            }
+            Statement::CreateCatalog => s.exec(recman_command::Command::CreateCatalog {
+                encrypt: false,
+                immutable: None,
+            })?,
             Statement::CreateRestorePoint(name) => {
                 s.exec(recman_command::Command::CreateRestorePoint { name: name.clone() })?
             }

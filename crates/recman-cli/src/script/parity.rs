@@ -377,6 +377,18 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "RMAN's CREATE CATALOG has no encryption clause; a language form may come later (issue 16)",
     ),
     (
+        "create catalog --immutable",
+        "an S3 Object Lock setting RMAN has no word for; made once, from the command line (issue 41)",
+    ),
+    (
+        "create catalog --lock-mode",
+        "goes with --immutable, which the language does not have (issue 41)",
+    ),
+    (
+        "create catalog --lock-days",
+        "goes with --immutable, which the language does not have (issue 41)",
+    ),
+    (
         "key show",
         "the repository's master key is managed from the command line (docs/security.md)",
     ),
@@ -633,7 +645,10 @@ pub(crate) fn lower_checked(text: &str) -> anyhow::Result<Vec<m::Command>> {
         Statement::Restore(r) => super::restore::restore(&b, &g, r, None).map(|c| vec![c]),
         Statement::Validate(v) => super::lower::validate(&b, &g, v),
         Statement::Recover(r) => super::restore::recover_alone(r).map(|c| c.into_iter().collect()),
-        Statement::CreateCatalog => Ok(vec![m::Command::CreateCatalog { encrypt: false }]),
+        Statement::CreateCatalog => Ok(vec![m::Command::CreateCatalog {
+            encrypt: false,
+            immutable: None,
+        }]),
         Statement::CreateRestorePoint(name) => {
             Ok(vec![m::Command::CreateRestorePoint { name: name.clone() }])
         }

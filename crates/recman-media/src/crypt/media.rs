@@ -85,4 +85,8 @@ impl Media for EncryptedMedia {
     fn remove(&self, name: &str) -> Result<bool, MediaError> {
         self.inner.remove(name)
     }
+
+    fn object_lock(&self) -> Option<&dyn crate::ObjectLock> {
+        self.inner.object_lock()
+    }
 }

@@ -6,17 +6,26 @@
 //! [`S3Media`]. Atomicity comes from S3 itself: a PUT or a completed multipart upload
 //! appears whole, and an aborted upload leaves nothing.
 
+pub mod admin;
 mod classify;
 mod config;
 pub(crate) use config::prefix_is_safe;
+mod immutable;
+mod lock;
 mod reader;
+mod signed;
+mod versions;
 mod writer;
 
+pub use admin::S3Admin;
 pub use config::{MAX_PART_SIZE, MAX_PARTS, MIN_PART_SIZE, S3Config};
+pub use lock::{LockMode, Retention};
+pub use versions::Version;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
@@ -57,6 +66,16 @@ pub(crate) enum Cloud {
 /// Objects in an S3 bucket (or an Azure container, see [`crate::azure`]) under a prefix.
 pub struct S3Media {
     ctx: Arc<Ctx>,
+    /// Set when the bucket is read as it was at a time (`--repo-as-of`): every read goes to
+    /// the version pinned here, and nothing is written.
+    as_of: Option<Arc<AsOfView>>,
+}
+
+/// The repository's objects as they were at `at`, each pinned to one version.
+pub(crate) struct AsOfView {
+    at: chrono::DateTime<chrono::Utc>,
+    /// By object name (the key without the repository's prefix).
+    objects: BTreeMap<String, versions::Pinned>,
 }
 
 /// What the driver, its writers and its readers share. Tasks on the runtime get clones of
@@ -69,6 +88,11 @@ pub(crate) struct Ctx {
     prefix: String,
     cfg: S3Config,
     retry: RetryPolicy,
+    /// The calls object_store does not make (Object Lock, versions); None for Azure.
+    signed: Option<Arc<signed::Signed>>,
+    /// In an immutable repository, the retention every object written gets; None writes
+    /// plain objects.
+    write_lock: Mutex<Option<Retention>>,
 }
 
 /// The driver's own retry loop, for failures object_store does not retry itself (a response
@@ -127,13 +151,22 @@ impl Ctx {
 
     fn key(&self, name: &str) -> Result<Path, MediaError> {
         crate::check_name(&self.device, name)?;
-        let full = if self.prefix.is_empty() {
+        Path::parse(self.full_key(name))
+            .map_err(|_| MediaError::permanent(&self.device, name, "the name cannot be an s3 key"))
+    }
+
+    /// The bucket key of object `name`.
+    pub(crate) fn full_key(&self, name: &str) -> String {
+        if self.prefix.is_empty() {
             name.to_string()
         } else {
             format!("{}/{name}", self.prefix)
-        };
-        Path::parse(&full)
-            .map_err(|_| MediaError::permanent(&self.device, name, "the name cannot be an s3 key"))
+        }
+    }
+
+    /// The retention new objects get, when the repository is immutable.
+    pub(crate) fn write_lock(&self) -> Option<Retention> {
+        *self.write_lock.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub(crate) fn err(&self, name: &str, op: &str, e: &object_store::Error) -> MediaError {
@@ -176,7 +209,7 @@ impl S3Media {
             .with_virtual_hosted_style_request(cfg.virtual_hosted)
             .with_allow_http(cfg.allow_http)
             .with_retry(retry)
-            .with_client_options(client);
+            .with_client_options(client.clone());
         if let Some(ep) = &cfg.endpoint {
             b = b.with_endpoint(bucket_endpoint(ep, &cfg.bucket, cfg.virtual_hosted));
         }
@@ -201,7 +234,9 @@ impl S3Media {
         }
         // Builder errors name settings, never their secret values.
         let store = b.build().map_err(|e| setup("invalid s3 settings", &e))?;
-        S3Media::with_store(Arc::new(store), Cloud::S3, device, cfg)
+        let signed = signed::Signed::new(&cfg, &client, Arc::clone(store.credentials()))
+            .map_err(|e| setup("cannot set up the http client", &e))?;
+        S3Media::with_store(Arc::new(store), Cloud::S3, device, cfg, Some(signed))
     }
 
     /// The driver over a built store; `cfg` gives the prefix, part sizes and retries.
@@ -210,6 +245,7 @@ impl S3Media {
         cloud: Cloud,
         device: String,
         cfg: S3Config,
+        signed: Option<signed::Signed>,
     ) -> Result<S3Media, MediaError> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -233,7 +269,10 @@ impl S3Media {
                 prefix: cfg.prefix.clone(),
                 cfg,
                 retry,
+                signed: signed.map(Arc::new),
+                write_lock: Mutex::new(None),
             }),
+            as_of: None,
         })
     }
 
@@ -289,7 +328,7 @@ pub(crate) fn client_settings(cfg: &S3Config) -> (RetryConfig, ClientOptions) {
 
 /// In virtual-hosted style object_store expects the endpoint to name the bucket already;
 /// users give the plain endpoint, as for path style.
-fn bucket_endpoint(ep: &str, bucket: &str, virtual_hosted: bool) -> String {
+pub(crate) fn bucket_endpoint(ep: &str, bucket: &str, virtual_hosted: bool) -> String {
     let ep = ep.trim_end_matches('/');
     if !virtual_hosted {
         return ep.to_string();
@@ -319,8 +358,19 @@ impl Media for S3Media {
         Capabilities::RANDOM_ACCESS
     }
 
+    fn object_lock(&self) -> Option<&dyn crate::ObjectLock> {
+        self.ctx
+            .signed
+            .as_ref()
+            .map(|_| self as &dyn crate::ObjectLock)
+    }
+
     fn create(&self, name: &str) -> Result<Box<dyn MediaWriter>, MediaError> {
         let path = self.ctx.key(name)?;
+        self.refuse_write(name, "create")?;
+        if self.ctx.write_lock().is_some() && self.head(&path, name, "create")?.is_some() {
+            return Err(immutable::overwrite_refused(&self.ctx.device, name));
+        }
         Ok(Box::new(writer::S3Writer::new(
             Arc::clone(&self.ctx),
             path,
@@ -330,6 +380,19 @@ impl Media for S3Media {
 
     fn open(&self, name: &str) -> Result<Box<dyn MediaReader>, MediaError> {
         let path = self.ctx.key(name)?;
+        if let Some(view) = &self.as_of {
+            let pin = view
+                .objects
+                .get(name)
+                .ok_or_else(|| MediaError::not_found(&self.ctx.device, name))?;
+            return Ok(Box::new(reader::S3Reader::new(
+                Arc::clone(&self.ctx),
+                path,
+                name,
+                pin.size,
+                reader::Pin::Version(pin.version_id.clone()),
+            )));
+        }
         let meta = self
             .head(&path, name, "open")?
             .ok_or_else(|| MediaError::not_found(&self.ctx.device, name))?;
@@ -338,16 +401,22 @@ impl Media for S3Media {
             path,
             name,
             meta.size,
-            meta.e_tag,
+            reader::Pin::ETag(meta.e_tag),
         )))
     }
 
     fn stat(&self, name: &str) -> Result<Option<u64>, MediaError> {
         let path = self.ctx.key(name)?;
+        if let Some(view) = &self.as_of {
+            return Ok(view.objects.get(name).map(|p| p.size));
+        }
         Ok(self.head(&path, name, "stat")?.map(|m| m.size))
     }
 
     fn list(&self, prefix: &str) -> Result<Vec<ObjectInfo>, MediaError> {
+        if let Some(view) = &self.as_of {
+            return Ok(view.list(prefix));
+        }
         let c = &self.ctx;
         // S3 lists by key prefix too, but object_store only by directory: list the directory
         // the prefix points into and filter.
@@ -391,6 +460,10 @@ impl Media for S3Media {
     fn remove(&self, name: &str) -> Result<bool, MediaError> {
         let c = &self.ctx;
         let path = c.key(name)?;
+        self.refuse_write(name, "remove")?;
+        if c.write_lock().is_some() {
+            return self.remove_versions(name);
+        }
         // S3 deletes a missing key without complaint; a HEAD tells whether there was one.
         if self.head(&path, name, "remove")?.is_none() {
             return Ok(false);

@@ -16,14 +16,21 @@ use super::classify::{Failure, media_error};
 use super::{Ctx, RetryPolicy, wait};
 use crate::{ErrorClass, MediaError, MediaReader};
 
+/// What every GET of one reader is pinned to, so it never mixes two versions of an object.
+#[derive(Clone, Debug)]
+pub(super) enum Pin {
+    /// The ETag seen at open: an overwrite during the read fails the read.
+    ETag(Option<String>),
+    /// One version of a versioned bucket (a repository read as of a time).
+    Version(String),
+}
+
 pub(super) struct S3Reader {
     ctx: Arc<Ctx>,
     path: Path,
     name: String,
     len: u64,
-    /// Pins every GET to the version that was opened, so an overwrite during a read fails
-    /// rather than mixing two versions.
-    etag: Option<String>,
+    pin: Pin,
     pos: u64,
     buf: Bytes,
     buf_start: u64,
@@ -31,19 +38,13 @@ pub(super) struct S3Reader {
 }
 
 impl S3Reader {
-    pub(super) fn new(
-        ctx: Arc<Ctx>,
-        path: Path,
-        name: &str,
-        len: u64,
-        etag: Option<String>,
-    ) -> S3Reader {
+    pub(super) fn new(ctx: Arc<Ctx>, path: Path, name: &str, len: u64, pin: Pin) -> S3Reader {
         S3Reader {
             ctx,
             path,
             name: name.to_string(),
             len,
-            etag,
+            pin,
             pos: 0,
             buf: Bytes::new(),
             buf_start: 0,
@@ -59,7 +60,7 @@ impl S3Reader {
         let job = Fetch {
             store: Arc::clone(&self.ctx.store),
             path: self.path.clone(),
-            etag: self.etag.clone(),
+            pin: self.pin.clone(),
             device: self.ctx.device.clone(),
             name: self.name.clone(),
             retry: self.ctx.retry,
@@ -93,7 +94,7 @@ impl S3Reader {
 struct Fetch {
     store: Arc<dyn super::Backend>,
     path: Path,
-    etag: Option<String>,
+    pin: Pin,
     device: String,
     name: String,
     retry: RetryPolicy,
@@ -107,9 +108,14 @@ impl Fetch {
         let mut attempt = 0;
         loop {
             let at = range.start + out.len() as u64;
+            let (if_match, version) = match &self.pin {
+                Pin::ETag(e) => (e.clone(), None),
+                Pin::Version(v) => (None, Some(v.clone())),
+            };
             let opts = GetOptions {
                 range: Some(GetRange::Bounded(at..range.end)),
-                if_match: self.etag.clone(),
+                if_match,
+                version,
                 ..Default::default()
             };
             let failure = match self.store.get_opts(&self.path, opts).await {

@@ -21,6 +21,8 @@ use crate::{MediaError, MediaWriter};
 /// lost is retried by object_store and then refused (the upload is gone); the object's tag
 /// tells whether the first attempt made it.
 const UPLOAD_TAG: &str = "recman-upload";
+/// The same metadata as a header, for the locked uploads the signed client starts.
+const UPLOAD_HEADER: &str = "x-amz-meta-recman-upload";
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
@@ -132,6 +134,26 @@ impl S3Writer {
             self.path.clone(),
             self.ctx.retry,
         );
+        if let Some(locked) = self.locked() {
+            let (signed, r) = locked;
+            let (key, t) = (self.path.to_string(), tag.clone());
+            let id = self
+                .ctx
+                .block(async move {
+                    signed
+                        .create_multipart_locked(&key, r, (UPLOAD_HEADER, &t))
+                        .await
+                })
+                .map_err(|e| {
+                    super::immutable::signed_error(&self.ctx.device, &self.name, "start upload", &e)
+                })?;
+            return Ok(Upload {
+                id,
+                tag,
+                parts: Vec::new(),
+                in_flight: VecDeque::new(),
+            });
+        }
         // A retried creation can leave an unused upload behind; S3 lifecycle rules for
         // incomplete uploads clean those, and they are never visible as objects.
         let id = self
@@ -150,8 +172,23 @@ impl S3Writer {
         })
     }
 
+    /// The signed client and the retention, when this object must be written locked.
+    fn locked(&self) -> Option<(Arc<super::signed::Signed>, super::Retention)> {
+        let r = self.ctx.write_lock()?;
+        Some((Arc::clone(self.ctx.signed.as_ref()?), r))
+    }
+
     fn put_whole(&mut self) -> Result<(), MediaError> {
         let data = Bytes::from(std::mem::take(&mut self.buf));
+        if let Some((signed, r)) = self.locked() {
+            let key = self.path.to_string();
+            return self
+                .ctx
+                .block(async move { signed.put_locked(&key, data, r).await })
+                .map_err(|e| {
+                    super::immutable::signed_error(&self.ctx.device, &self.name, "commit", &e)
+                });
+        }
         let (store, path, retry) = (
             Arc::clone(&self.ctx.store),
             self.path.clone(),
@@ -203,7 +240,24 @@ impl S3Writer {
             })
             .map_err(|e| self.err("commit", &e))?;
         self.upload = None;
-        Ok(())
+        self.confirm_lock()
+    }
+
+    /// Some stores (moto) drop the lock that CreateMultipartUpload carried: the completed
+    /// object is checked, and locked by PutObjectRetention when it came out without it.
+    fn confirm_lock(&self) -> Result<(), MediaError> {
+        let Some((signed, r)) = self.locked() else {
+            return Ok(());
+        };
+        let key = self.path.to_string();
+        self.ctx
+            .block(async move {
+                match signed.get_retention(&key, None).await? {
+                    Some(cur) if cur.until >= r.until => Ok(()),
+                    _ => signed.put_retention(&key, None, r).await,
+                }
+            })
+            .map_err(|e| super::immutable::signed_error(&self.ctx.device, &self.name, "lock", &e))
     }
 
     /// Cancels the parts in flight and aborts the upload; best effort, since S3 cleans

@@ -1,0 +1,94 @@
+//! moto's S3 server (PyPI `moto[server]`), for what s3s-fs lacks: Object Lock and versions.
+//! Unlike the other servers here it is never skipped: a test that needs Object Lock has no
+//! other store to run against, so a missing `moto_server` fails it, naming the package.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::s3::{S3Admin, S3Config};
+
+const KEY_ID: &str = "testing";
+const SECRET: &str = "testing-secret";
+
+/// A moto_server on a free loopback port, killed (by its pid) when dropped.
+pub struct Moto {
+    child: Child,
+    port: u16,
+}
+
+impl Moto {
+    /// Starts moto_server, its output in `log`; panics with a hint when it cannot.
+    pub fn start(log: &Path) -> Moto {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free loopback port");
+        let out = std::fs::File::create(log).expect("moto log file");
+        let child = Command::new("moto_server")
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::from(out.try_clone().expect("log handle")))
+            .stderr(Stdio::from(out))
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot start moto_server: {e}; hint: Object Lock tests need moto's S3 server: `pip install 'moto[server]'` puts moto_server on PATH"
+                )
+            });
+        let mut m = Moto { child, port };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Ok(Some(status)) = m.child.try_wait() {
+                panic!(
+                    "moto_server exited ({status}) before it listened: {}",
+                    std::fs::read_to_string(log).unwrap_or_default()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "moto_server did not listen within 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        m
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The `[s3]` settings that reach it.
+    pub fn settings(&self) -> Vec<(String, String)> {
+        [
+            ("endpoint", self.endpoint()),
+            ("region", "us-east-1".to_string()),
+            ("access-key-id", KEY_ID.to_string()),
+            ("secret-access-key", SECRET.to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+
+    /// The settings of repository `url` on this server.
+    pub fn config(&self, url: &str) -> S3Config {
+        let mut cfg = S3Config::from_url(url).expect("an s3 url");
+        for (k, v) in self.settings() {
+            cfg.set(&k, &v).expect("moto's settings are valid");
+        }
+        cfg
+    }
+
+    /// Direct API access to a bucket, as an operator or an attacker with the same keys.
+    pub fn admin(&self, bucket: &str) -> S3Admin {
+        S3Admin::new(self.config(&format!("s3://{bucket}"))).expect("an s3 driver for moto")
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
