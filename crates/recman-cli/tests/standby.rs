@@ -6,24 +6,7 @@
 mod common;
 mod flows;
 
-use common::*;
 use flows::*;
-use std::process::Command;
-
-fn make_standby(primary: &Cluster) -> (tempfile::TempDir, Cluster) {
-    let (tmp, dir) = new_scratch_dir();
-    let data = dir.join("standby");
-    run_as_cluster_user_ok(
-        Command::new(pg_bin("pg_basebackup"))
-            .arg("-D")
-            .arg(&data)
-            .args(["-R", "-X", "stream", "--no-sync", "-c", "fast", "-d"])
-            .arg(primary.conninfo()),
-    );
-    let standby = Cluster::adopt(data);
-    standby.start();
-    (tmp, standby)
-}
 
 #[test]
 fn channels_connected_to_a_standby_read_its_files() {

@@ -147,6 +147,27 @@ fn postmaster_pid(c: &Cluster) -> String {
         .to_string()
 }
 
+/// The primary is lost: its postmaster killed (SIGKILL) with `load` stopped, then its data
+/// directory removed once its backends are gone.
+fn lose_primary(c: &Cluster, mut load: Child) {
+    let pid = postmaster_pid(c);
+    assert!(
+        Command::new("kill")
+            .args(["-KILL", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let _ = load.kill();
+    let _ = load.wait();
+    wait_until(
+        "the killed postmaster's backends to exit",
+        || !streaming(c) && !Path::new(&format!("/proc/{pid}")).exists(),
+        String::new,
+    );
+    std::fs::remove_dir_all(&c.pgdata).unwrap();
+}
+
 fn restore_latest(setup: &Setup, extra: &[&str]) -> (tempfile::TempDir, PathBuf) {
     let (tmp, dir) = new_scratch_dir();
     let to = dir.join("restored");
@@ -202,7 +223,7 @@ fn sync_receiver_keeps_every_acknowledged_commit() {
     );
 
     // Load beside the counted client, so segments complete while it commits.
-    let mut load = c.pgbench_background(600, 1);
+    let load = c.pgbench_background(600, 1);
     let mut acked = 0u32;
     let mut switched = String::new();
     for i in 1..=120u32 {
@@ -232,22 +253,7 @@ fn sync_receiver_keeps_every_acknowledged_commit() {
     );
 
     // The primary is lost: killed, then its data directory removed.
-    let pid = postmaster_pid(c);
-    assert!(
-        Command::new("kill")
-            .args(["-KILL", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let _ = load.kill();
-    let _ = load.wait();
-    wait_until(
-        "the killed postmaster's backends to exit",
-        || !streaming(c) && !Path::new(&format!("/proc/{pid}")).exists(),
-        String::new,
-    );
-    std::fs::remove_dir_all(&c.pgdata).unwrap();
+    lose_primary(c, load);
     let rx_log = rx.log();
     rx.stop();
     let partial = std::fs::read_dir(setup.repo.join("receive/main"))
@@ -308,7 +314,7 @@ fn async_receiver_loses_nothing_it_reported_written() {
         || format!("{}\n{}", rx.log(), spool_log(&setup)),
     );
 
-    let mut load = c.pgbench_background(600, 1);
+    let load = c.pgbench_background(600, 1);
     let lsn = |sql: &str| c.psql(sql).trim().to_string();
     let mut rows: Vec<(u32, String)> = Vec::new();
     for i in 1..=120u32 {
@@ -333,22 +339,7 @@ fn async_receiver_loses_nothing_it_reported_written() {
         rx.log()
     );
 
-    let pid = postmaster_pid(c);
-    assert!(
-        Command::new("kill")
-            .args(["-KILL", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let _ = load.kill();
-    let _ = load.wait();
-    wait_until(
-        "the killed postmaster's backends to exit",
-        || !streaming(c) && !Path::new(&format!("/proc/{pid}")).exists(),
-        String::new,
-    );
-    std::fs::remove_dir_all(&c.pgdata).unwrap();
+    lose_primary(c, load);
     let rx_log = rx.log();
     rx.stop();
 
@@ -395,17 +386,7 @@ fn receiver_follows_a_promoted_standby_onto_its_new_timeline() {
     c.pgbench_init(1);
     // A standby of the primary (its configuration is the primary's: it archives nothing either),
     // made before the receiver starts, so that its WAL holds where the receiver begins.
-    let (_standby_dir, dir) = new_scratch_dir();
-    let data = dir.join("standby");
-    run_as_cluster_user_ok(
-        Command::new(pg_bin("pg_basebackup"))
-            .arg("-D")
-            .arg(&data)
-            .args(["-R", "-X", "stream", "--no-sync", "-c", "fast", "-d"])
-            .arg(c.conninfo()),
-    );
-    let standby = Cluster::adopt(data);
-    standby.start();
+    let (_standby_dir, standby) = make_standby(c);
     let base = vec![
         "--repo".to_string(),
         path_str(&setup.repo).to_string(),

@@ -203,3 +203,20 @@ pub fn backup_while_writing_then_restore(
     let restored = start_and_compare(&to, &expected);
     drop(restored);
 }
+
+/// A streaming standby of `primary` (pg_basebackup -R), started; its directory lives as long as
+/// the returned TempDir.
+pub fn make_standby(primary: &Cluster) -> (TempDir, Cluster) {
+    let (tmp, dir) = new_scratch_dir();
+    let data = dir.join("standby");
+    run_as_cluster_user_ok(
+        std::process::Command::new(pg_bin("pg_basebackup"))
+            .arg("-D")
+            .arg(&data)
+            .args(["-R", "-X", "stream", "--no-sync", "-c", "fast", "-d"])
+            .arg(primary.conninfo()),
+    );
+    let standby = Cluster::adopt(data);
+    standby.start();
+    (tmp, standby)
+}

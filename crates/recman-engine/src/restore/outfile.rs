@@ -164,24 +164,7 @@ impl OutFile {
 /// Starts the writeback of `len` bytes at `offset` without waiting for it. Not a durability
 /// step (the file's fsync is): a file system that does not support it is not an error.
 fn start_writeback(f: &File, offset: u64, len: usize) -> std::io::Result<()> {
-    // SAFETY: sync_file_range reads only its integer arguments and the descriptor, which `f`
-    // keeps open for the call.
-    let rc = unsafe {
-        libc::sync_file_range(
-            f.as_raw_fd(),
-            offset as libc::off64_t,
-            len as libc::off64_t,
-            libc::SYNC_FILE_RANGE_WRITE,
-        )
-    };
-    if rc == 0 {
-        return Ok(());
-    }
-    let e = std::io::Error::last_os_error();
-    match e.raw_os_error() {
-        Some(libc::ENOSYS | libc::EINVAL | libc::ESPIPE | libc::EOPNOTSUPP) => Ok(()),
-        _ => Err(e),
-    }
+    sync_range(f, offset, len, libc::SYNC_FILE_RANGE_WRITE)
 }
 
 /// Bytes of a file a buffered write may leave behind it still being written back: its writer
@@ -197,15 +180,27 @@ fn wait_behind(f: &File, offset: u64, len: usize) -> std::io::Result<()> {
     let Some(at) = offset.checked_sub(BEHIND) else {
         return Ok(());
     };
-    // SAFETY: as in start_writeback: integer arguments and a descriptor `f` keeps open.
+    sync_range(
+        f,
+        at,
+        len,
+        libc::SYNC_FILE_RANGE_WAIT_BEFORE
+            | libc::SYNC_FILE_RANGE_WRITE
+            | libc::SYNC_FILE_RANGE_WAIT_AFTER,
+    )
+}
+
+/// sync_file_range(2) of `len` bytes at `offset` with `flags`; a file system (or file) that
+/// does not support it is not an error, since neither caller is a durability step.
+fn sync_range(f: &File, offset: u64, len: usize, flags: libc::c_uint) -> std::io::Result<()> {
+    // SAFETY: sync_file_range reads only its integer arguments and the descriptor, which `f`
+    // keeps open for the call.
     let rc = unsafe {
         libc::sync_file_range(
             f.as_raw_fd(),
-            at as libc::off64_t,
+            offset as libc::off64_t,
             len as libc::off64_t,
-            libc::SYNC_FILE_RANGE_WAIT_BEFORE
-                | libc::SYNC_FILE_RANGE_WRITE
-                | libc::SYNC_FILE_RANGE_WAIT_AFTER,
+            flags,
         )
     };
     if rc == 0 {
