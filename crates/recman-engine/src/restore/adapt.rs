@@ -46,6 +46,13 @@ impl Way {
         if bytes == 0 {
             return;
         }
+        // Until a window's worth is written, the cost is the plain ratio of time to bytes: an
+        // average started from the first write alone would carry that write's error (a small
+        // file's latency over its few bytes) far into the restore.
+        if self.bytes as f64 <= WINDOW {
+            self.cost = Some(self.busy.as_nanos() as f64 / self.bytes as f64);
+            return;
+        }
         let sample = took.as_nanos() as f64 / bytes as f64;
         let weight = (bytes as f64 / WINDOW).min(1.0);
         self.cost = Some(match self.cost {
@@ -245,5 +252,19 @@ mod tests {
         });
         assert_eq!(a.leader(), WriteMode::Buffered);
         assert!(a.summary().contains("buffered leads"), "{}", a.summary());
+    }
+
+    #[test]
+    fn a_slow_small_first_write_does_not_decide() {
+        // A small file's write first: 8 KiB in a millisecond, a hundred times the direct rate
+        // of the large writes after it. Direct writes are still the cheaper way.
+        let a = Adaptive::default();
+        assert_eq!(a.pick(), WriteMode::Direct);
+        a.record(WriteMode::Direct, 8 << 10, Duration::from_millis(1));
+        run(&a, 400, |m| match m {
+            WriteMode::Direct => 1.0,
+            WriteMode::Buffered => 1.5,
+        });
+        assert_eq!(a.leader(), WriteMode::Direct, "{}", a.summary());
     }
 }
