@@ -377,10 +377,7 @@ fn async_receiver_loses_nothing_it_reported_written() {
 #[test]
 fn receiver_follows_a_promoted_standby_onto_its_new_timeline() {
     // Nothing archives but the receiver started below.
-    let setup = Setup::with(ClusterOpts {
-        extra_conf: vec!["archive_command = '/bin/true'".into()],
-        ..Default::default()
-    });
+    let setup = archiving_nothing();
     let (_logs, log_dir) = new_scratch_dir();
     let c = &setup.cluster;
     c.pgbench_init(1);
@@ -396,17 +393,9 @@ fn receiver_follows_a_promoted_standby_onto_its_new_timeline() {
         standby.conninfo(),
     ];
     let rx = Receiver::start_from(base, &log_dir, &["--flush-interval", "200"]);
-    let from_standby = || {
-        standby
-            .try_psql(&format!(
-                "select count(*) from pg_stat_replication where application_name = '{APP}' and state = 'streaming'"
-            ))
-            .map(|v| v == "1")
-            .unwrap_or(false)
-    };
     wait_until(
         "the receiver streaming from the standby",
-        from_standby,
+        || streaming(&standby),
         || format!("{}\n{}", rx.log(), spool_log(&setup)),
     );
     // The backup waits for its WAL in the catalog: the receiver stores it, through the standby.
@@ -471,14 +460,19 @@ fn receiver_follows_a_promoted_standby_onto_its_new_timeline() {
     );
 }
 
+/// A registered cluster whose archive_command does nothing: only a receiver archives its WAL.
+fn archiving_nothing() -> Setup {
+    Setup::with(ClusterOpts {
+        extra_conf: vec!["archive_command = '/bin/true'".into()],
+        ..Default::default()
+    })
+}
+
 /// A cluster whose only archiver is a `recman receive` started here (its archive_command
 /// does nothing), streaming when this returns; `sql` runs before the receiver starts. The
 /// receiver's logs go to the returned directory.
 fn with_sole_receiver(sql: &[&str]) -> (Setup, tempfile::TempDir, PathBuf, Receiver) {
-    let setup = Setup::with(ClusterOpts {
-        extra_conf: vec!["archive_command = '/bin/true'".into()],
-        ..Default::default()
-    });
+    let setup = archiving_nothing();
     let (logs, log_dir) = new_scratch_dir();
     for q in sql {
         setup.cluster.psql(q);

@@ -5,7 +5,7 @@
 use super::kind::Kind;
 use recman_catalog::{BackupRecord, BackupStatus, FoundFailure, MediaStatus};
 use recman_engine::retention::{obsolete_in_catalog, wal_position};
-use recman_engine::{Context, EngineError, RetentionPolicy};
+use recman_engine::{Context, EngineError, RetentionPolicy, is_segment_name};
 use std::collections::{HashMap, HashSet};
 
 /// What the checks are measured against.
@@ -251,8 +251,10 @@ fn wal_gap(
         .map(|o| o.name)
         .collect();
     let in_sets: HashMap<String, u32> = cat.wal_backup_counts(ctx.db.id)?;
-    let is_segment = |n: &str| n.len() == 24 && n.bytes().all(|c| c.is_ascii_hexdigit());
-    let segs: Vec<_> = wal.iter().filter(|(w, _)| is_segment(&w.name)).collect();
+    let segs: Vec<_> = wal
+        .iter()
+        .filter(|(w, _)| is_segment_name(&w.name))
+        .collect();
     let per_log = 0x1_0000_0000 / segment_size(segs.iter().map(|(w, _)| w.size));
     let mut present: HashSet<u64> = HashSet::new();
     let mut newest = None;
@@ -265,7 +267,7 @@ fn wal_gap(
             present.insert(p);
         }
     }
-    for name in in_sets.keys().filter(|n| is_segment(n.as_str())) {
+    for name in in_sets.keys().filter(|n| is_segment_name(n)) {
         if let Some(p) = wal_position(name) {
             present.insert(p);
             newest = newest.max(Some(p));
