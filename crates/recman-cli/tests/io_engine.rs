@@ -274,10 +274,11 @@ fn each_file_is_read_through_the_page_cache_only_when_it_is_cached() {
         .0;
     let path = c.pgdata.join(&big);
 
-    // relation_files read every file just now: all of it is cached.
+    // relation_files read every file just now: nearly all of it is cached (a busy host may
+    // already have reclaimed a few pages; the engine's rule is "at least half").
     let (res, bytes) = cached(&c.pgdata, &big);
     assert!(
-        bytes > 16 << 20 && res == bytes,
+        bytes > 16 << 20 && res * 10 >= bytes * 9,
         "{big}: {res} of {bytes} cached"
     );
     let id = setup.backup(&["--compress", "none"]);
