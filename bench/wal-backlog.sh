@@ -80,10 +80,23 @@ backlog() {
     psql "select pg_switch_wal()" >/dev/null
     psql "select pg_walfile_name(pg_current_wal_lsn() - 1)"
 }
-# drain CMD: sets archive_command, waits until the last .ready is archived; wall seconds.
+# The cluster's processes, and so every archive_command and what it starts, run in a cgroup v1
+# cpuacct group: each drain also reports the CPU seconds it took, which other load on the host
+# does not change the way it changes wall time.
+CPU_GROUP=/sys/fs/cgroup/cpuacct/recman-bench-$$
+cpu_usage() { [[ -e $CPU_GROUP/cpuacct.usage ]] && cat "$CPU_GROUP/cpuacct.usage" || echo 0; }
+if [[ -d /sys/fs/cgroup/cpuacct ]] && mkdir -p "$CPU_GROUP" 2>/dev/null; then
+    pm=$(head -1 "$PG/postmaster.pid")
+    for pid in $pm $(pgrep -P "$pm"); do echo "$pid" >"$CPU_GROUP/cgroup.procs"; done
+else
+    echo "wal-backlog: no cgroup v1 cpuacct controller; CPU seconds are not reported" >&2
+fi
+# drain CMD: sets archive_command, waits until the last .ready is archived; prints wall seconds
+# and CPU seconds.
 drain() {
-    local cmd=$1 last=$2 t0
+    local cmd=$1 last=$2 t0 c0
     bench_cold
+    c0=$(cpu_usage)
     t0=$(date +%s.%N)
     psql "alter system set archive_command = '$cmd'" >/dev/null
     psql "select pg_reload_conf()" >/dev/null
@@ -93,11 +106,14 @@ drain() {
     echo "$(date +%s.%N) - $t0" | bc
     psql "alter system set archive_command = 'false'" >/dev/null
     psql "select pg_reload_conf()" >/dev/null
+    # What the tool's background work still does after the last segment counts too.
+    sleep 1
+    echo "scale=2; ($(cpu_usage) - $c0) / 1000000000" | bc
 }
 RECMAN_CMD="$BIN --repo $WORK/recman-repo archive-push %p"
 PGBR_CMD="pgbackrest --config $WORK/pgbackrest.conf --stanza main archive-push %p"
 echo "wal backlog: $SEGMENTS segments, $(nproc) cores, $($BIN --version 2>/dev/null), ${THROTTLE:+throttle $THROTTLE, }$(date -u +%FT%TZ)"
-declare -A T
+declare -A T C
 TOOLS=(recman pgbackrest)
 if [[ -n ${BEFORE:-} ]]; then
     BEFORE=$(realpath "$BEFORE")
@@ -114,12 +130,15 @@ for ((run = 1; run <= RUNS; run++)); do
         tool=${TOOLS[$(((k + run - 1) % n))]}
         last=$(backlog)
         case $tool in
-        recman) s=$(drain "$RECMAN_CMD" "$last") ;;
-        pgbackrest) s=$(drain "$PGBR_CMD" "$last") ;;
-        before) s=$(drain "$BEFORE_CMD" "$last") ;;
+        recman) out=$(drain "$RECMAN_CMD" "$last") ;;
+        pgbackrest) out=$(drain "$PGBR_CMD" "$last") ;;
+        before) out=$(drain "$BEFORE_CMD" "$last") ;;
         esac
+        s=$(sed -n 1p <<<"$out")
+        cpu=$(sed -n 2p <<<"$out")
         T[$tool]+="$s "
-        echo "  run $run $tool: ${s}s for $SEGMENTS segments (last $last)"
+        C[$tool]+="$cpu "
+        echo "  run $run $tool: ${s}s for $SEGMENTS segments (last $last), ${cpu} CPU s"
     done
 done
 # shellcheck disable=SC2086
@@ -127,9 +146,16 @@ r=$(bench_median ${T[recman]})
 # shellcheck disable=SC2086
 p=$(bench_median ${T[pgbackrest]})
 echo "median: recman ${r}s, pgBackRest async ${p}s; recman / pgBackRest speed: $(echo "scale=2; $p / $r" | bc)"
+# shellcheck disable=SC2086
+echo "median CPU: recman $(bench_median ${C[recman]}) s, pgBackRest async $(bench_median ${C[pgbackrest]}) s"
 if [[ -n ${BEFORE:-} ]]; then
     # shellcheck disable=SC2086
     b=$(bench_median ${T[before]})
     echo "median: before ${b}s; recman / before speed: $(echo "scale=2; $b / $r" | bc)"
 fi
 echo "WAL: $SEGMENTS segments of 16 MiB, $(echo "scale=0; $SEGMENTS * 16.777216 / $r" | bc) MB/s drained by recman"
+# The cluster's processes back to the root group, so the group can go (the EXIT trap stops them).
+if [[ -e $CPU_GROUP/cgroup.procs ]]; then
+    while read -r pid; do echo "$pid" >/sys/fs/cgroup/cpuacct/cgroup.procs 2>/dev/null || true; done <"$CPU_GROUP/cgroup.procs"
+    rmdir "$CPU_GROUP" 2>/dev/null || true
+fi

@@ -87,6 +87,11 @@ mutant wal-of-another-cluster crates/recman-engine/src/archive/check.rs \
     'if sysid != db.system_identifier {' 'if sysid != db.system_identifier && false {' \
     archive::check::tests::refuses_what_is_not_wal_of_this_cluster \
     --workspace --lib
+# WAL: a pusher's mark stands for a segment only while the file keeps its identity.
+mutant wal-mark-hides-a-change crates/recman-engine/src/archive/seen.rs \
+    '                && id == now' '                && (id == now || id.size > 0)' \
+    archive::seen::tests::a_mark_stands_for_the_file_until_the_file_changes \
+    --workspace --lib
 # Catalog: completing a backup that was never recorded is refused.
 mutant catalog-completes-a-ghost crates/recman-catalog/src/backup.rs \
     '            let n = write_backup(self, UPDATE_BACKUP, b, &ctx)?;' \

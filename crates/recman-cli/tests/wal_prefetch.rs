@@ -319,6 +319,62 @@ fn a_backlog_is_pushed_by_one_background_pusher() {
     );
 }
 
+/// The pusher leaves each segment's identity and checksum for the segment's own call, which
+/// then answers without reading the segment; a segment changed since it was pushed is read
+/// again and refused, and a mark is only ever a shortcut to the catalog's comparison.
+#[test]
+fn the_pushers_marks_spare_each_call_a_read_and_never_hide_a_change() {
+    let setup = Setup::new();
+    let (_t, scratch) = new_scratch_dir();
+    let sysid = setup.cluster.system_identifier();
+    let (pg_wal, names) = fake_pg_wal(&scratch, sysid, 0x50, 10);
+    // Marks are left only for files whose times are a second or more before the read.
+    std::thread::sleep(Duration::from_millis(2100));
+    let seg = |n: &str| path_str(&pg_wal.join(n)).to_string();
+    let push_dir = pg_wal.join("recman-push");
+    setup.ok(&["archive-push", &seg(&names[0]), "--batch", "4"]);
+    wait_pusher(&setup, &push_dir, |got| {
+        got.iter().filter(|n| n.starts_with("00000050")).count() == names.len()
+    });
+    let mark = |n: &str| push_dir.join(format!("{n}.read"));
+    for n in &names[1..] {
+        assert!(
+            mark(n).is_file(),
+            "no mark for {n}: {:?}",
+            names_in(&push_dir)
+        );
+    }
+    // An honest mark answers, and is used up.
+    let out = setup.ok(&["-v", "archive-push", &seg(&names[1]), "--batch", "4"]);
+    assert!(out.contains("is already archived"), "{out}");
+    assert!(!mark(&names[1]).exists());
+    // A mark's checksum is what the call compares with the catalog's record: one that lies is
+    // caught by the record (and shows that the call took the mark instead of reading).
+    let text = fs::read_to_string(mark(&names[2])).unwrap();
+    let (head, _) = text.trim_end().rsplit_once(' ').unwrap();
+    fs::write(mark(&names[2]), format!("{head} 00000000\n")).unwrap();
+    let err = setup.err(&["archive-push", &seg(&names[2]), "--batch", "4"]);
+    assert!(err.contains("different content"), "{err}");
+    // Used up: the retry reads the file, which matches.
+    let out = setup.ok(&["-v", "archive-push", &seg(&names[2]), "--batch", "4"]);
+    assert!(out.contains("is already archived"), "{out}");
+    // A segment written after it was pushed (same size, other bytes) no longer matches its
+    // mark: the call reads it and refuses it.
+    fs::write(pg_wal.join(&names[3]), fake_segment(sysid, &names[3], 77)).unwrap();
+    let err = setup.err(&["archive-push", &seg(&names[3]), "--batch", "4"]);
+    assert!(err.contains("different content"), "{err}");
+    // The marks of segments PostgreSQL removed go when the next pusher starts.
+    fs::remove_file(pg_wal.join(&names[9])).unwrap();
+    let (_, more) = fake_pg_wal(&scratch, sysid, 0x51, 10);
+    std::thread::sleep(Duration::from_millis(2100));
+    setup.ok(&["archive-push", &seg(&more[0]), "--batch", "4"]);
+    wait_pusher(&setup, &push_dir, |got| {
+        got.iter().filter(|n| n.starts_with("00000051")).count() == more.len()
+    });
+    assert!(!mark(&names[9]).exists());
+    assert!(mark(&names[8]).exists() && mark(&more[9]).exists());
+}
+
 #[test]
 fn batched_archive_command_drains_a_backlog() {
     // Archiving configured but without a command: WAL piles up as .ready files.

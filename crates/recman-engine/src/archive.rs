@@ -16,6 +16,7 @@ mod check;
 pub mod host;
 mod read;
 pub mod receive;
+mod seen;
 pub mod summary;
 pub use ahead::{Ahead, PUSH_DIR_NAME, PushAheadReport, PushLock, PushSpool, push_ahead};
 pub use batch::{
@@ -117,19 +118,6 @@ fn file_crc(path: &Path) -> Result<(u64, u32), EngineError> {
     crate::util::file_size_crc(path).map_err(|e| EngineError::io("read WAL file", path, e))
 }
 
-/// Reads a whole local file into `buf` (cleared first, its capacity reused).
-fn read_into(path: &Path, buf: &mut Vec<u8>) -> Result<(), EngineError> {
-    use std::io::Read;
-    buf.clear();
-    let mut f = std::fs::File::open(path).map_err(|e| EngineError::io("read WAL file", path, e))?;
-    if let Ok(m) = f.metadata() {
-        buf.reserve(m.len() as usize);
-    }
-    f.read_to_end(buf)
-        .map_err(|e| EngineError::io("read WAL file", path, e))?;
-    Ok(())
-}
-
 /// The header of a one-file object archive-push writes (a WAL segment, its change-tracking
 /// summary): no backup, no set, the file under `path`.
 pub(crate) fn object_header(db: &DbRecord, path: String, compression: Compression) -> PieceHeader {
@@ -146,8 +134,8 @@ pub(crate) fn object_header(db: &DbRecord, path: String, compression: Compressio
     }
 }
 
-/// Writes WAL file `name` (its whole content, with checksum `crc`) as a one-file piece and
-/// commits it durably; returns the catalog record to add. Touches only the media, so it runs
+/// Writes WAL file `name` (its whole content) as a one-file piece and commits it durably;
+/// returns the catalog record to add, with the content's checksum. Touches only the media, so it runs
 /// on any thread.
 #[allow(clippy::too_many_arguments)]
 fn store_wal(
@@ -156,7 +144,6 @@ fn store_wal(
     db: &DbRecord,
     name: &str,
     data: &[u8],
-    crc: u32,
     compression: Compression,
     mac: Option<&MacKey>,
 ) -> Result<WalRecord, EngineError> {
@@ -169,11 +156,8 @@ fn store_wal(
         header.mac = Some(m.finish());
     }
     let mut w = SetWriter::create(media, location, &rel, &header, OutputShape::default())?;
-    let written_crc = w.whole_file(0, data, WAL_CHUNK)?;
-    debug_assert_eq!(
-        written_crc, crc,
-        "the caller's checksum is of the same bytes"
-    );
+    // The checksum of the bytes as they are written: the record's, with no pass of its own.
+    let crc = w.whole_file(0, data, WAL_CHUNK)?;
     let piece = w.finish()?;
     Ok(WalRecord {
         db_id: db.id,

@@ -53,8 +53,23 @@ impl SegmentSummary {
             seg_lsn,
             ..Default::default()
         };
+        // A segment references the same few blocks many times over: the references are
+        // gathered, sorted and deduplicated, then each fork's set is built in one pass, instead
+        // of one tree insert per reference.
+        let mut refs: Vec<(ForkKey, u32)> = Vec::new();
         let (Coverage { end_lsn, whole }, ends) =
-            decode_segment_ends(data, seg_lsn, &mut |c| s.add(c))?;
+            decode_segment_ends(data, seg_lsn, &mut |c| match c {
+                Change::Block(b) => refs.push(((b.rel, b.fork), b.block)),
+                other => s.add(other),
+            })?;
+        refs.sort_unstable();
+        refs.dedup();
+        for run in refs.chunk_by(|a, b| a.0 == b.0) {
+            s.blocks
+                .entry(run[0].0)
+                .or_default()
+                .extend(run.iter().map(|r| r.1));
+        }
         s.end_lsn = end_lsn;
         s.whole = whole;
         s.ends = ends;

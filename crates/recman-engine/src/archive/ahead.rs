@@ -11,6 +11,7 @@
 //! ```text
 //! .lock              flock(2) held by the one running pusher; holds the segment it pushes after
 //! <segment>.failed   the pusher could not push it (the message); its own call pushes it
+//! <segment>.read     the pushed file's identity and checksum (module `seen`), used once
 //! push.log           what the last pushers wrote to standard error
 //! ```
 //!
@@ -20,7 +21,8 @@
 //! pusher ends, marks the segment failed, or has not recorded it within [`STALL_LIMIT`].
 
 use super::batch::{push_segments, ready_segments};
-use super::{ArchivePushOutcome, PushOptions, check_archived, file_crc, is_segment_name};
+use super::seen;
+use super::{ArchivePushOutcome, PushOptions, check_archived, is_segment_name};
 use crate::EngineError;
 use recman_catalog::{DbRecord, Repository};
 use std::collections::HashSet;
@@ -97,7 +99,7 @@ impl PushSpool {
         self.dir.parent().unwrap_or(Path::new("/"))
     }
 
-    fn create_dir(&self) -> Result<(), EngineError> {
+    pub(super) fn create_dir(&self) -> Result<(), EngineError> {
         crate::util::create_private_dir(&self.dir, "create push directory")
     }
 
@@ -127,6 +129,7 @@ impl PushSpool {
                     })();
                     mark.map_err(|e| EngineError::io("write push lock", p, e))?;
                     self.clear_failures()?;
+                    seen::forget_gone(&self.dir, self.wal_dir());
                     return Ok(Some(PushLock {
                         _file: file,
                         spool: self.clone(),
@@ -217,12 +220,16 @@ impl PushSpool {
         loop {
             let Some(after) = self.running_after()? else {
                 // Ended: it may have recorded the segment on its way out.
-                return check_archived(repo, db, name, || file_crc(path));
+                return check_archived(repo, db, name, || {
+                    seen::content(Some(&self.dir), name, path)
+                });
             };
             if name <= after.as_str() || self.failure_path(name).exists() {
                 return Ok(None);
             }
-            if let Some(done) = check_archived(repo, db, name, || file_crc(path))? {
+            if let Some(done) = check_archived(repo, db, name, || {
+                seen::content(Some(&self.dir), name, path)
+            })? {
                 return Ok(Some(done));
             }
             if since.elapsed() > STALL_LIMIT {
@@ -322,7 +329,15 @@ pub fn push_ahead(
         if work.is_empty() {
             return Ok(report);
         }
-        for (i, r) in push_segments(repo, db, &work, opts, COMMIT_EVERY, mac.as_deref()) {
+        for (i, r) in push_segments(
+            repo,
+            db,
+            &work,
+            opts,
+            COMMIT_EVERY,
+            mac.as_deref(),
+            Some((lock.spool.dir(), 0)),
+        ) {
             let name = work[i].0.clone();
             skip.insert(name.clone());
             match r {

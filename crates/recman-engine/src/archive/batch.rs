@@ -10,10 +10,8 @@
 
 use super::ahead::{Ahead, forget_failure, leave_to_pusher};
 use super::check::check_wal_file;
-use super::{
-    ArchivePushOutcome, check_archived, file_crc, is_segment_name, read_into, store_wal,
-    wal_file_name,
-};
+use super::seen;
+use super::{ArchivePushOutcome, check_archived, is_segment_name, store_wal, wal_file_name};
 use crate::EngineError;
 use recman_catalog::{DbRecord, Media, Repository, WalRecord};
 use recman_format::Compression;
@@ -102,8 +100,9 @@ pub fn archive_push(
         extra: Vec::new(),
         failed: Vec::new(),
     };
-    // Pushed along by an earlier call: one pass over the local file, no copy of it kept.
-    if let Some(done) = check_archived(repo, db, &name, || file_crc(path))? {
+    // WalRecord along by an earlier call: its mark, or else one pass over the local file.
+    let spool = ahead.map(|a| a.spool.dir());
+    if let Some(done) = check_archived(repo, db, &name, || seen::content(spool, &name, path))? {
         return Ok(answer(done));
     }
     let mut alone = false;
@@ -135,7 +134,11 @@ pub fn archive_push(
     // key nothing is stored, and PostgreSQL keeps the segment until a call has it.
     let mac = repo.mac_key()?;
     // One catalog transaction for the batch: one commit and fsync instead of one per segment.
-    for (i, r) in push_segments(repo, db, &work, opts, work.len(), mac.as_deref()) {
+    // The further segments leave marks for their own calls, in the pusher's directory.
+    let marks = ahead
+        .filter(|a| work.len() > 1 && a.spool.create_dir().is_ok())
+        .map(|a| (a.spool.dir(), 1));
+    for (i, r) in push_segments(repo, db, &work, opts, work.len(), mac.as_deref(), marks) {
         match r {
             Ok(rec) if i == 0 => {
                 outcome = Some(Ok(ArchivePushOutcome::Archived {
@@ -171,6 +174,8 @@ pub fn archive_push(
 /// stored pieces in the catalog in transactions of up to `commit_every` as they finish, so a
 /// caller waiting for one segment sees it soon after its piece is durable. Returns each
 /// item's outcome by its index in `work`, in the order they were recorded or failed.
+/// `marks`: the directory where the items from the given index on leave their mark for their
+/// own archive-push call (module `seen`).
 pub(super) fn push_segments(
     repo: &Repository,
     db: &DbRecord,
@@ -178,6 +183,7 @@ pub(super) fn push_segments(
     opts: &PushOptions,
     commit_every: usize,
     mac: Option<&MacKey>,
+    marks: Option<(&Path, usize)>,
 ) -> Vec<(usize, Result<WalRecord, EngineError>)> {
     let next = AtomicUsize::new(0);
     let media = repo.media().as_ref();
@@ -198,7 +204,8 @@ pub(super) fn push_segments(
                     let Some((name, path)) = work.get(i) else {
                         break;
                     };
-                    let r = push_one(media, location, db, name, path, opts, mac, &mut buf);
+                    let mark = marks.filter(|(_, from)| i >= *from).map(|(dir, _)| dir);
+                    let r = push_one(media, location, db, name, path, opts, mac, mark, &mut buf);
                     if tx.send((i, r)).is_err() {
                         break;
                     }
@@ -230,9 +237,10 @@ fn push_one(
     path: &Path,
     opts: &PushOptions,
     mac: Option<&MacKey>,
+    marks: Option<&Path>,
     buf: &mut Vec<u8>,
 ) -> Result<WalRecord, EngineError> {
-    read_into(path, buf)?;
+    let seen = seen::read_file(path, buf)?;
     check_wal_file(db, name, buf)?;
     // The summary first, from the bytes in hand: a segment is never recorded without the
     // summary a push could make of it. A summary that cannot be made leaves a gap a level 1
@@ -240,8 +248,13 @@ fn push_one(
     if is_segment_name(name) {
         let _ = super::summary::store_summary(media, location, db, name, buf, opts.compression);
     }
-    let crc = crc32c::crc32c(buf);
-    store_wal(media, location, db, name, buf, crc, opts.compression, mac)
+    let rec = store_wal(media, location, db, name, buf, opts.compression, mac)?;
+    // Before the record, so the segment's call finds the mark as soon as it finds the record
+    // (the mark vouches only for what was read; the record still decides).
+    if let (Some(dir), Some(id)) = (marks, seen) {
+        seen::mark(dir, name, &id, rec.crc32c);
+    }
+    Ok(rec)
 }
 
 /// Records stored pieces (each durable by now) in one catalog transaction; on failure each

@@ -137,7 +137,7 @@ pub fn store_completed(
         // Segments stored from the spool carry their MAC like archive-push's when the
         // repository requires them.
         let mac = repo.mac_key()?;
-        for (i, r) in push_segments(repo, db, &work, push, work.len(), mac.as_deref()) {
+        for (i, r) in push_segments(repo, db, &work, push, work.len(), mac.as_deref(), None) {
             match r {
                 Ok(rec) => {
                     done.insert(rec.name.clone());
