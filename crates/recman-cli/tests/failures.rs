@@ -3,7 +3,8 @@
 //! object deleted, a piece damaged, a failed drill, corrupt pages); LIST FAILURE shows it
 //! with its priority, the repair ADVISE writes runs through `recman run` (or REPAIR FAILURE
 //! runs it) and the next check closes it; PREVIEW writes nothing; a gap whose WAL is gone
-//! from pg_wal, and block repair of a running cluster, are refused.
+//! from pg_wal, and block repair of a running cluster, are refused. REPORT SLO and the
+//! metrics agree with the archive's lag and the last drill.
 
 mod common;
 mod flows;
@@ -354,4 +355,97 @@ fn damaged_piece_is_listed_advised_previewed_repaired_and_closed() {
         "{out}"
     );
     setup.ok(&["validate", "database"]);
+}
+
+fn json_of(out: &str) -> Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}:\n{out}"))
+}
+
+/// The value of the metric line that starts with `series` (name and labels).
+fn metric(setup: &Setup, series: &str) -> f64 {
+    let out = setup.ok(&["metrics"]);
+    out.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {series} in:\n{out}"))
+        .parse()
+        .unwrap()
+}
+
+fn last_drill(setup: &Setup) -> Value {
+    let drills = json_of(&setup.ok(&["list", "drill", "--json"]));
+    drills.as_array().unwrap().last().expect("a drill").clone()
+}
+
+/// The one row of `report slo --json`.
+fn slo(setup: &Setup) -> Value {
+    let rows = json_of(&setup.ok(&["report", "slo", "--json"]));
+    assert_eq!(rows.as_array().unwrap().len(), 1, "{rows:#}");
+    rows[0].clone()
+}
+
+fn current_lsn_bytes(c: &Cluster) -> u64 {
+    c.psql("select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint")
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn report_slo_and_the_metrics_agree_with_the_measured_lag_and_the_last_drill() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table t(x int)");
+    setup.backup(&[]);
+    archived_segment(c);
+    setup.ok(&["drill"]);
+
+    // REPORT SLO beside the targets: the RTO is the drill's, the archive's time is the one
+    // the metrics give, and the targets are in both.
+    setup.ok(&["configure", "rpo-target", "1h"]);
+    setup.ok(&["run", "CONFIGURE RTO TARGET TO '1h';"]);
+    let drill = last_drill(&setup);
+    let row = slo(&setup);
+    assert_eq!(row["database"], "main", "{row:#}");
+    assert_eq!(row["rpo_source"], "archive", "{row:#}");
+    assert_eq!(row["rto_drill"], drill["id"], "{row:#}");
+    let rto = drill["rto_ms"].as_i64().unwrap() as f64 / 1000.0;
+    assert_eq!(row["rto_seconds"].as_f64(), Some(rto), "{row:#}");
+    assert_eq!(row["rto_target_seconds"].as_f64(), Some(3600.0), "{row:#}");
+    assert_eq!(row["rpo_target_seconds"].as_f64(), Some(3600.0), "{row:#}");
+    assert_eq!(row["rto_met"], true, "{row:#}");
+    assert_eq!(row["rpo_met"], true, "{row:#}");
+    assert!(
+        row["predicted_seconds"].is_f64() && row["predicted_met"] == true,
+        "the drill's restore is the prediction's history: {row:#}"
+    );
+    let series = |n: &str| format!("{n}{{database=\"main\"}}");
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-3;
+    assert!(close(
+        metric(&setup, &series("recman_drill_last_duration_seconds")),
+        rto
+    ));
+    assert!(close(
+        metric(
+            &setup,
+            &series("recman_wal_last_archived_timestamp_seconds")
+        ),
+        row["last_archived_at"].as_f64().unwrap()
+    ));
+    assert_eq!(metric(&setup, &series("recman_rto_target_seconds")), 3600.0);
+    assert_eq!(metric(&setup, &series("recman_rpo_target_seconds")), 3600.0);
+
+    // The bytes at risk grow by at least the WAL written since, none of it archived.
+    let before = slo(&setup)["rpo_bytes"].as_u64().unwrap();
+    let from = current_lsn_bytes(c);
+    c.psql("insert into t select generate_series(1, 20000)");
+    let to = current_lsn_bytes(c);
+    let after = slo(&setup)["rpo_bytes"].as_u64().unwrap();
+    assert!(
+        after >= before + (to - from),
+        "{before} {after} {from} {to}"
+    );
+    let text = setup.ok(&["run", "REPORT SLO;"]);
+    assert!(
+        text.contains("database main") && text.contains(&format!("(drill {})", drill["id"])),
+        "{text}"
+    );
 }
