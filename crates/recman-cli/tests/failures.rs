@@ -4,7 +4,9 @@
 //! with its priority, the repair ADVISE writes runs through `recman run` (or REPAIR FAILURE
 //! runs it) and the next check closes it; PREVIEW writes nothing; a gap whose WAL is gone
 //! from pg_wal, and block repair of a running cluster, are refused. REPORT SLO and the
-//! metrics agree with the archive's lag and the last drill.
+//! metrics agree with the archive's lag and the last drill; a drill interval passed, a drill
+//! over the RTO target, a slot retaining WAL and a repository file system without room each
+//! open a failure that the fix closes.
 
 mod common;
 mod flows;
@@ -448,4 +450,165 @@ fn report_slo_and_the_metrics_agree_with_the_measured_lag_and_the_last_drill() {
         text.contains("database main") && text.contains(&format!("(drill {})", drill["id"])),
         "{text}"
     );
+}
+
+#[test]
+fn drill_interval_and_rto_target_failures_open_and_close() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table t(x int)");
+    setup.backup(&[]);
+
+    // A drill interval and no drill ever: LOW; REPAIR runs the advised DRILL; and closes it.
+    setup.ok(&["run", "CONFIGURE DRILL INTERVAL TO '7d';"]);
+    let stale = one_open(&setup, "drill-stale", "LOW");
+    let out = setup.ok(&["failure", "repair"]);
+    assert!(
+        out.contains(&format!("failure {stale} closed: repaired")),
+        "{out}"
+    );
+
+    // The last drill slower than the RTO target: HIGH, no automatic repair. (The drill's row
+    // is stretched to two hours, as slow storage would have made it.) A new drill measures
+    // again and the next check closes it.
+    setup.ok(&["configure", "rto-target", "1h"]);
+    let drill = last_drill(&setup);
+    let stretch = format!(
+        "update drill set restore_ms = 7200000 where id = {}",
+        drill["id"]
+    );
+    run_as_cluster_user_ok(
+        Command::new("sqlite3")
+            .arg(setup.repo.join("catalog.db"))
+            .arg(&stretch),
+    );
+    let slow = one_open(&setup, "rto-exceeded", "HIGH");
+    assert_eq!(open(&setup, "rto-exceeded")[0]["object"], "drill");
+    assert_eq!(slo(&setup)["rto_met"], false);
+    let detail = setup.ok(&["failure", "list", &slow.to_string(), "--detail"]);
+    assert!(
+        detail.contains("automatic: none: recman cannot make a restore faster"),
+        "{detail}"
+    );
+    setup.ok(&["drill"]);
+    assert_eq!(status_of(&setup, slow), "CLOSED");
+
+    // The newest drill older than the interval: open again, and closed by the drill itself
+    // (it records what it learned without a full check).
+    setup.ok(&["configure", "drill-interval", "2s"]);
+    let d = Deadline::after(Duration::from_secs(60));
+    while open(&setup, "drill-stale").is_empty() {
+        d.check("the drill to age past the interval of 2 s");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    setup.ok(&["configure", "drill-interval", "1d"]);
+    setup.ok(&["drill"]);
+    assert!(
+        !recorded(&setup.repo, "drill-stale"),
+        "{}",
+        catalog_rows(&setup.repo)
+    );
+}
+
+#[test]
+fn a_slot_retaining_wal_past_its_limit_opens_and_closes_when_dropped() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table t(x int)");
+    setup.backup(&[]);
+    c.psql("select pg_create_physical_replication_slot('held', true)");
+    c.psql("insert into t select generate_series(1, 100000)");
+    // Under the default limit of 1G: no failure.
+    assert!(open(&setup, "slot-retention").is_empty());
+
+    setup.ok(&["run", "CONFIGURE SLOT RETENTION LIMIT TO '1M';"]);
+    let held = one_open(&setup, "slot-retention", "HIGH");
+    assert_eq!(open(&setup, "slot-retention")[0]["object"], "held");
+    let detail = setup.ok(&["failure", "list", &held.to_string(), "--detail"]);
+    assert!(
+        detail.contains("automatic: none: recman does not drop replication slot held"),
+        "{detail}"
+    );
+    assert!(!recman(setup.args(&["check"])).status.success());
+    c.psql("select pg_drop_replication_slot('held')");
+    assert_eq!(status_of(&setup, held), "CLOSED");
+}
+
+/// A tmpfs mounted over `dir`, owned by the cluster user, for the life of the guard.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(dir: &Path, size: &str) -> SmallDisk {
+        let u = cluster_user().expect("mounting a tmpfs needs root");
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o"])
+            .arg(format!("size={size},mode=0700,uid={},gid={}", u.uid, u.gid))
+            .args(["tmpfs", path_str(dir)])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "mount: {out:?}");
+        SmallDisk(dir.to_path_buf())
+    }
+
+    fn avail(&self) -> u64 {
+        let out = Command::new("df")
+            .args(["-B1", "--output=avail", path_str(&self.0)])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        text.lines().nth(1).unwrap().trim().parse().unwrap()
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_repository_file_system_without_room_for_the_next_full_backup_opens_and_closes() {
+    let (repo_dir, repo) = new_repo();
+    let disk = SmallDisk::mount(&repo, "512M");
+    recman_ok(["--repo", path_str(&repo), "create", "catalog"]);
+    let cluster = Cluster::init_with(ClusterOpts {
+        archive_repo: Some(repo.clone()),
+        ..ClusterOpts::default()
+    });
+    let setup = Setup {
+        repo_dir,
+        repo,
+        cluster,
+    };
+    setup.ok(&["register", "database", "--name", "main"]);
+    setup.backup(&[]);
+    assert!(open(&setup, "repository-space").is_empty());
+
+    // Other files take the room: less is free than the full backup wrote.
+    let written = setup.backups()[0]["written_bytes"].as_u64().unwrap();
+    let filler = setup.repo.join("filler");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&filler).unwrap();
+        let block = vec![0x5au8; 1 << 20];
+        while disk.avail() > written / 2 {
+            f.write_all(&block).unwrap();
+            f.sync_all().unwrap();
+        }
+    }
+    let full = one_open(&setup, "repository-space", "HIGH");
+    let detail = setup.ok(&["failure", "list", &full.to_string(), "--detail"]);
+    assert!(
+        detail.contains(path_str(&setup.repo)) && detail.contains("the newest full backup wrote"),
+        "{detail}"
+    );
+    std::fs::remove_file(&filler).unwrap();
+    assert_eq!(status_of(&setup, full), "CLOSED");
+
+    // A configured minimum above what the file system has: open again until it is lowered.
+    setup.ok(&["run", "CONFIGURE REPOSITORY MIN FREE TO '1024M';"]);
+    let min = one_open(&setup, "repository-space", "HIGH");
+    assert_ne!(min, full);
+    setup.ok(&["configure", "repository-min-free", "64M"]);
+    assert_eq!(status_of(&setup, min), "CLOSED");
 }
