@@ -195,10 +195,13 @@ pub fn print_slo(rows: &[SloRow], as_json: bool) {
             seconds(r.rto_seconds),
             verdict(r.rto_met, r.rto_target_seconds)
         );
+        // An unknown prediction's basis says "unknown" and why.
+        let predicted = match r.predicted_seconds {
+            Some(s) => format!("{s:.1}s ({})", r.predicted_basis),
+            None => r.predicted_basis.clone(),
+        };
         println!(
-            "  predicted restore: {} ({}): {}",
-            seconds(r.predicted_seconds),
-            r.predicted_basis,
+            "  predicted restore: {predicted}: {}",
             verdict(r.predicted_met, r.rto_target_seconds)
         );
         for n in &r.notes {

@@ -12,7 +12,7 @@ fn hours(micros: i64) -> String {
     format!("{:.2} hours", micros as f64 / 3_600e6)
 }
 
-fn human(bytes: u64) -> String {
+fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
 }
 
@@ -125,8 +125,8 @@ pub(crate) fn slots(ctx: &Context, i: &CheckInputs, out: &mut Checked) {
             format!(
                 "replication slot {name} ({kind}, {state}) of database {} retains {} of wal, over the limit of {}; the primary keeps that wal in pg_wal until the slot moves on, and its disk fills",
                 ctx.db.name,
-                human(retained),
-                human(i.slot_limit)
+                mib(retained),
+                mib(i.slot_limit)
             ),
         ));
     }
@@ -172,10 +172,10 @@ pub(crate) fn space(ctx: &Context, backups: &[BackupRecord], i: &CheckInputs, ou
         .map(|b| b.written_bytes);
     let mut wants = Vec::new();
     if let Some(min) = i.repo_min_free.filter(|m| free < *m) {
-        wants.push(format!("the configured minimum of {}", human(min)));
+        wants.push(format!("the configured minimum of {}", mib(min)));
     }
     if let Some(f) = full.filter(|f| free < *f) {
-        wants.push(format!("the {} the newest full backup wrote", human(f)));
+        wants.push(format!("the {} the newest full backup wrote", mib(f)));
     }
     if wants.is_empty() {
         return;
@@ -186,7 +186,7 @@ pub(crate) fn space(ctx: &Context, backups: &[BackupRecord], i: &CheckInputs, ou
         format!(
             "the file system of repository {} has {} free, less than {}: the next backup of database {} may fail for want of space",
             root.display(),
-            human(free),
+            mib(free),
             wants.join(" and "),
             ctx.db.name
         ),
