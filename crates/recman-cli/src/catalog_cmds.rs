@@ -44,6 +44,18 @@ pub enum ConfigureWhat {
     /// The age past which the newest backup is a failure in `recman check` (a whole number
     /// with s, m, h or d: `4h`), `none` or `clear`.
     RpoTarget { value: String },
+    /// The restore time the last drill and the predicted restore must stay within, else
+    /// `recman check` reports rto-exceeded (`30m`, `4h`), `none` or `clear`.
+    RtoTarget { value: String },
+    /// How old the newest drill may be before `recman check` reports drill-stale (`7d`),
+    /// `none` or `clear`.
+    DrillInterval { value: String },
+    /// WAL a replication slot of the cluster may retain before `recman check` reports
+    /// slot-retention (a size: `1G`, the default), or `clear`.
+    SlotRetentionLimit { value: String },
+    /// Free space the repository's file system must keep besides room for one more full
+    /// backup, else `recman check` reports repository-space (`10G`), `none` or `clear`.
+    RepositoryMinFree { value: String },
     /// Copies of each piece `backup database` writes without --copies (RMAN's DATAFILE BACKUP
     /// COPIES), 1 to 4; the further copies need --copy-format locations. Or `clear`.
     BackupCopies { value: String },
@@ -128,6 +140,12 @@ pub enum ReportWhat {
     /// has written that are not durable in the repository (when --target reaches the
     /// primary), and seconds since the receiver last recorded its position.
     Rpo {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Each database's measured RPO (the receiver's exposure, else the archive's lag), RTO
+    /// (the last passed drill) and predicted restore time, beside the RPO and RTO targets.
+    Slo {
         #[arg(long)]
         json: bool,
     },

@@ -333,11 +333,13 @@ pub enum Command {
         apply: bool,
     },
     /// Print the repository's state in Prometheus text format, for monitoring: the last
-    /// backups, WAL archiving, sizes, corrupt blocks, the last job's I/O (docs/monitoring.md).
+    /// backups, WAL archiving, sizes, corrupt blocks, drills, the RPO and RTO targets, open
+    /// failures, the last job's I/O (docs/monitoring.md).
     Metrics,
     /// Run the checks (archiving, WAL gaps, backups against the retention policy and the RPO
-    /// target, missing pieces, corrupt blocks, drills), record the failures they find and
-    /// close the ones gone; exits 1 while a CRITICAL or HIGH failure is open
+    /// target, missing pieces, corrupt blocks, drills against the interval and the RTO
+    /// target, replication slots, the repository's free space), record the failures they
+    /// find and close the ones gone; exits 1 while a CRITICAL or HIGH failure is open
     /// (docs/failures.md).
     Check {
         #[arg(long)]

@@ -405,6 +405,22 @@ impl From<cc::ConfigureWhat> for m::ConfigureWhat {
             C::BackupOptimization { value } => m::ConfigureWhat::BackupOptimization { value },
             C::Tuning { value } => m::ConfigureWhat::Tuning { value },
             C::RpoTarget { value } => m::ConfigureWhat::RpoTarget { value },
+            C::RtoTarget { value } => m::ConfigureWhat::Named {
+                name: "rto-target",
+                value,
+            },
+            C::DrillInterval { value } => m::ConfigureWhat::Named {
+                name: "drill-interval",
+                value,
+            },
+            C::SlotRetentionLimit { value } => m::ConfigureWhat::Named {
+                name: "slot-retention-limit",
+                value,
+            },
+            C::RepositoryMinFree { value } => m::ConfigureWhat::Named {
+                name: "repository-min-free",
+                value,
+            },
             C::BackupCopies { value } => m::ConfigureWhat::BackupCopies { value },
             C::ArchivelogDeletionPolicy { value } => {
                 m::ConfigureWhat::ArchivelogDeletionPolicy { value }
@@ -453,6 +469,7 @@ impl From<cc::ReportWhat> for m::ReportWhat {
                 html,
             },
             R::Rpo { json } => m::ReportWhat::Rpo { json },
+            R::Slo { json } => m::ReportWhat::Slo { json },
             R::Obsolete { policy, json } => m::ReportWhat::Obsolete {
                 policy: policy.into(),
                 json,

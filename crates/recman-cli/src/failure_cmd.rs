@@ -8,6 +8,7 @@ use anyhow::{Context as _, Result, bail};
 use recman_catalog::FailureRecord;
 use recman_command::failures::FailureOutcome;
 use recman_command::failures::advice::Advice;
+use recman_command::slo::SloRow;
 use std::path::PathBuf;
 
 fn header() {
@@ -150,6 +151,61 @@ pub fn print(o: FailureOutcome) {
                 Some(p) => println!("repair script: {}", p.display()),
                 None => println!("no automatic repair: no script written"),
             }
+        }
+    }
+}
+
+fn seconds(v: Option<f64>) -> String {
+    v.map(|s| format!("{s:.1}s"))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn verdict(met: Option<bool>, target: Option<f64>) -> String {
+    match (met, target) {
+        (_, None) => "no target".into(),
+        (Some(true), Some(t)) => format!("met (target {t:.0}s)"),
+        (Some(false), Some(t)) => format!("NOT MET (target {t:.0}s)"),
+        (None, Some(t)) => format!("not measured (target {t:.0}s)"),
+    }
+}
+
+/// REPORT SLO: one block per database, each measure beside its target.
+pub fn print_slo(rows: &[SloRow], as_json: bool) {
+    if as_json {
+        return json(serde_json::json!(rows));
+    }
+    for r in rows {
+        let bytes = r
+            .rpo_bytes
+            .map(|b| format!("{b} bytes"))
+            .unwrap_or_else(|| "bytes unknown".into());
+        println!("database {}", r.database);
+        println!(
+            "  rpo ({}): {}, {bytes}: {}",
+            r.rpo_source,
+            seconds(r.rpo_seconds),
+            verdict(r.rpo_met, r.rpo_target_seconds)
+        );
+        let drill = r
+            .rto_drill
+            .map(|d| format!(" (drill {d})"))
+            .unwrap_or_default();
+        println!(
+            "  rto (last passed drill){drill}: {}: {}",
+            seconds(r.rto_seconds),
+            verdict(r.rto_met, r.rto_target_seconds)
+        );
+        // An unknown prediction's basis says "unknown" and why.
+        let predicted = match r.predicted_seconds {
+            Some(s) => format!("{s:.1}s ({})", r.predicted_basis),
+            None => r.predicted_basis.clone(),
+        };
+        println!(
+            "  predicted restore: {predicted}: {}",
+            verdict(r.predicted_met, r.rto_target_seconds)
+        );
+        for n in &r.notes {
+            println!("  note: {n}");
         }
     }
 }

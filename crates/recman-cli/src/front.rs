@@ -351,6 +351,7 @@ impl recman_command::Printer for CliPrinter<'_> {
             Outcome::Tuning(t) => crate::tune_cmds::print(t),
             Outcome::Metrics(m) => crate::metrics::print(m),
             Outcome::Failures(f) => crate::failure_cmd::print(f),
+            Outcome::Slo { rows, json } => crate::failure_cmd::print_slo(&rows, json),
             Outcome::Schema { report, json } => crate::report_schema::report_schema(&report, json),
             Outcome::Unrecoverable { rows, json } => {
                 crate::report_schema::report_unrecoverable(&rows, json)

@@ -54,6 +54,7 @@ fn answer(g: &Global, method: &tiny_http::Method, url: &str) -> Reply {
 fn scrape(g: &Global) -> Result<String> {
     let repo = crate::commands::open_repo(g)?;
     let now = recman_command::metrics::now_micros();
-    let gauges = recman_command::metrics::collect(&repo, g.db.as_deref(), now)?;
+    let file = crate::catalog_cmds::settings::file_layer(g)?;
+    let gauges = recman_command::metrics::collect(&repo, g.db.as_deref(), now, &file)?;
     Ok(crate::metrics::text(&gauges))
 }

@@ -3,7 +3,10 @@
 //! object deleted, a piece damaged, a failed drill, corrupt pages); LIST FAILURE shows it
 //! with its priority, the repair ADVISE writes runs through `recman run` (or REPAIR FAILURE
 //! runs it) and the next check closes it; PREVIEW writes nothing; a gap whose WAL is gone
-//! from pg_wal, and block repair of a running cluster, are refused.
+//! from pg_wal, and block repair of a running cluster, are refused. REPORT SLO and the
+//! metrics agree with the archive's lag and the last drill; a drill interval passed, a drill
+//! over the RTO target, a slot retaining WAL and a repository file system without room each
+//! open a failure that the fix closes.
 
 mod common;
 mod flows;
@@ -354,4 +357,258 @@ fn damaged_piece_is_listed_advised_previewed_repaired_and_closed() {
         "{out}"
     );
     setup.ok(&["validate", "database"]);
+}
+
+fn json_of(out: &str) -> Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}:\n{out}"))
+}
+
+/// The value of the metric line that starts with `series` (name and labels).
+fn metric(setup: &Setup, series: &str) -> f64 {
+    let out = setup.ok(&["metrics"]);
+    out.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {series} in:\n{out}"))
+        .parse()
+        .unwrap()
+}
+
+fn last_drill(setup: &Setup) -> Value {
+    let drills = json_of(&setup.ok(&["list", "drill", "--json"]));
+    drills.as_array().unwrap().last().expect("a drill").clone()
+}
+
+/// The one row of `report slo --json`.
+fn slo(setup: &Setup) -> Value {
+    let rows = json_of(&setup.ok(&["report", "slo", "--json"]));
+    assert_eq!(rows.as_array().unwrap().len(), 1, "{rows:#}");
+    rows[0].clone()
+}
+
+fn current_lsn_bytes(c: &Cluster) -> u64 {
+    c.psql("select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint")
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn report_slo_and_the_metrics_agree_with_the_measured_lag_and_the_last_drill() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table t(x int)");
+    setup.backup(&[]);
+    archived_segment(c);
+    setup.ok(&["drill"]);
+
+    // REPORT SLO beside the targets: the RTO is the drill's, the archive's time is the one
+    // the metrics give, and the targets are in both.
+    setup.ok(&["configure", "rpo-target", "1h"]);
+    setup.ok(&["run", "CONFIGURE RTO TARGET TO '1h';"]);
+    let drill = last_drill(&setup);
+    let row = slo(&setup);
+    assert_eq!(row["database"], "main", "{row:#}");
+    assert_eq!(row["rpo_source"], "archive", "{row:#}");
+    assert_eq!(row["rto_drill"], drill["id"], "{row:#}");
+    let rto = drill["rto_ms"].as_i64().unwrap() as f64 / 1000.0;
+    assert_eq!(row["rto_seconds"].as_f64(), Some(rto), "{row:#}");
+    assert_eq!(row["rto_target_seconds"].as_f64(), Some(3600.0), "{row:#}");
+    assert_eq!(row["rpo_target_seconds"].as_f64(), Some(3600.0), "{row:#}");
+    assert_eq!(row["rto_met"], true, "{row:#}");
+    assert_eq!(row["rpo_met"], true, "{row:#}");
+    assert!(
+        row["predicted_seconds"].is_f64() && row["predicted_met"] == true,
+        "the drill's restore is the prediction's history: {row:#}"
+    );
+    let series = |n: &str| format!("{n}{{database=\"main\"}}");
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-3;
+    assert!(close(
+        metric(&setup, &series("recman_drill_last_duration_seconds")),
+        rto
+    ));
+    assert!(close(
+        metric(
+            &setup,
+            &series("recman_wal_last_archived_timestamp_seconds")
+        ),
+        row["last_archived_at"].as_f64().unwrap()
+    ));
+    assert_eq!(metric(&setup, &series("recman_rto_target_seconds")), 3600.0);
+    assert_eq!(metric(&setup, &series("recman_rpo_target_seconds")), 3600.0);
+
+    // The bytes at risk grow by at least the WAL written since, none of it archived.
+    let before = slo(&setup)["rpo_bytes"].as_u64().unwrap();
+    let from = current_lsn_bytes(c);
+    c.psql("insert into t select generate_series(1, 20000)");
+    let to = current_lsn_bytes(c);
+    let after = slo(&setup)["rpo_bytes"].as_u64().unwrap();
+    assert!(
+        after >= before + (to - from),
+        "{before} {after} {from} {to}"
+    );
+    let text = setup.ok(&["run", "REPORT SLO;"]);
+    assert!(
+        text.contains("database main") && text.contains(&format!("(drill {})", drill["id"])),
+        "{text}"
+    );
+}
+
+#[test]
+fn drill_interval_and_rto_target_failures_open_and_close() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table t(x int)");
+    setup.backup(&[]);
+
+    // A drill interval and no drill ever: LOW; REPAIR runs the advised DRILL; and closes it.
+    setup.ok(&["run", "CONFIGURE DRILL INTERVAL TO '7d';"]);
+    let stale = one_open(&setup, "drill-stale", "LOW");
+    let out = setup.ok(&["failure", "repair"]);
+    assert!(
+        out.contains(&format!("failure {stale} closed: repaired")),
+        "{out}"
+    );
+
+    // The last drill slower than the RTO target: HIGH, no automatic repair. (The drill's row
+    // is stretched to two hours, as slow storage would have made it.) A new drill measures
+    // again and the next check closes it.
+    setup.ok(&["configure", "rto-target", "1h"]);
+    let drill = last_drill(&setup);
+    let stretch = format!(
+        "update drill set restore_ms = 7200000 where id = {}",
+        drill["id"]
+    );
+    run_as_cluster_user_ok(
+        Command::new("sqlite3")
+            .arg(setup.repo.join("catalog.db"))
+            .arg(&stretch),
+    );
+    let slow = one_open(&setup, "rto-exceeded", "HIGH");
+    assert_eq!(open(&setup, "rto-exceeded")[0]["object"], "drill");
+    assert_eq!(slo(&setup)["rto_met"], false);
+    let detail = setup.ok(&["failure", "list", &slow.to_string(), "--detail"]);
+    assert!(
+        detail.contains("automatic: none: recman cannot make a restore faster"),
+        "{detail}"
+    );
+    setup.ok(&["drill"]);
+    assert_eq!(status_of(&setup, slow), "CLOSED");
+
+    // The newest drill older than the interval: open again, and closed by the drill itself
+    // (it records what it learned without a full check).
+    setup.ok(&["configure", "drill-interval", "2s"]);
+    let d = Deadline::after(Duration::from_secs(60));
+    while open(&setup, "drill-stale").is_empty() {
+        d.check("the drill to age past the interval of 2 s");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    setup.ok(&["configure", "drill-interval", "1d"]);
+    setup.ok(&["drill"]);
+    assert!(
+        !recorded(&setup.repo, "drill-stale"),
+        "{}",
+        catalog_rows(&setup.repo)
+    );
+}
+
+#[test]
+fn a_slot_retaining_wal_past_its_limit_opens_and_closes_when_dropped() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table t(x int)");
+    setup.backup(&[]);
+    c.psql("select pg_create_physical_replication_slot('held', true)");
+    c.psql("insert into t select generate_series(1, 100000)");
+    // Under the default limit of 1G: no failure.
+    assert!(open(&setup, "slot-retention").is_empty());
+
+    setup.ok(&["run", "CONFIGURE SLOT RETENTION LIMIT TO '1M';"]);
+    let held = one_open(&setup, "slot-retention", "HIGH");
+    assert_eq!(open(&setup, "slot-retention")[0]["object"], "held");
+    let detail = setup.ok(&["failure", "list", &held.to_string(), "--detail"]);
+    assert!(
+        detail.contains("automatic: none: recman does not drop replication slot held"),
+        "{detail}"
+    );
+    assert!(!recman(setup.args(&["check"])).status.success());
+    c.psql("select pg_drop_replication_slot('held')");
+    assert_eq!(status_of(&setup, held), "CLOSED");
+}
+
+/// A tmpfs mounted over `dir`, owned by the cluster user, for the life of the guard.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(dir: &Path, size: &str) -> SmallDisk {
+        let u = cluster_user().expect("mounting a tmpfs needs root");
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o"])
+            .arg(format!("size={size},mode=0700,uid={},gid={}", u.uid, u.gid))
+            .args(["tmpfs", path_str(dir)])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "mount: {out:?}");
+        SmallDisk(dir.to_path_buf())
+    }
+
+    fn avail(&self) -> u64 {
+        let out = Command::new("df")
+            .args(["-B1", "--output=avail", path_str(&self.0)])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        text.lines().nth(1).unwrap().trim().parse().unwrap()
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_repository_file_system_without_room_for_the_next_full_backup_opens_and_closes() {
+    let (repo_dir, repo) = new_repo();
+    let disk = SmallDisk::mount(&repo, "512M");
+    recman_ok(["--repo", path_str(&repo), "create", "catalog"]);
+    let cluster = Cluster::init_with(ClusterOpts {
+        archive_repo: Some(repo.clone()),
+        ..ClusterOpts::default()
+    });
+    let setup = Setup {
+        repo_dir,
+        repo,
+        cluster,
+    };
+    setup.ok(&["register", "database", "--name", "main"]);
+    setup.backup(&[]);
+    assert!(open(&setup, "repository-space").is_empty());
+
+    // Other files take the room: less is free than the full backup wrote.
+    let written = setup.backups()[0]["written_bytes"].as_u64().unwrap();
+    let filler = setup.repo.join("filler");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&filler).unwrap();
+        let block = vec![0x5au8; 1 << 20];
+        while disk.avail() > written / 2 {
+            f.write_all(&block).unwrap();
+            f.sync_all().unwrap();
+        }
+    }
+    let full = one_open(&setup, "repository-space", "HIGH");
+    let detail = setup.ok(&["failure", "list", &full.to_string(), "--detail"]);
+    assert!(
+        detail.contains(path_str(&setup.repo)) && detail.contains("the newest full backup wrote"),
+        "{detail}"
+    );
+    std::fs::remove_file(&filler).unwrap();
+    assert_eq!(status_of(&setup, full), "CLOSED");
+
+    // A configured minimum above what the file system has: open again until it is lowered.
+    setup.ok(&["run", "CONFIGURE REPOSITORY MIN FREE TO '1024M';"]);
+    let min = one_open(&setup, "repository-space", "HIGH");
+    assert_ne!(min, full);
+    setup.ok(&["configure", "repository-min-free", "64M"]);
+    assert_eq!(status_of(&setup, min), "CLOSED");
 }

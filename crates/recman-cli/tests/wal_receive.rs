@@ -547,6 +547,14 @@ fn killed_receiver_resumes_without_a_gap() {
     let rows: serde_json::Value = serde_json::from_str(&rpo).unwrap();
     assert_eq!(rows[0]["mode"], "async", "{rpo}");
     assert!(rows[0]["exposure_bytes"].is_u64(), "{rpo}");
+    // REPORT SLO measures the RPO by the receiver's exposure once one has run.
+    let slo = setup.ok(&["--db", "main", "report", "slo", "--json"]);
+    let slo: serde_json::Value = serde_json::from_str(&slo).unwrap();
+    assert_eq!(slo[0]["rpo_source"], "receiver", "{slo:#}");
+    assert!(
+        slo[0]["rpo_bytes"].is_u64() && slo[0]["rpo_seconds"].is_f64(),
+        "{slo:#}"
+    );
     let metrics = setup.ok(&["--db", "main", "metrics"]);
     assert!(
         metrics.contains("recman_wal_receive_flushed_lsn_bytes{")

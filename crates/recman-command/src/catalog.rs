@@ -43,6 +43,13 @@ pub enum ConfigureWhat {
     RpoTarget {
         value: String,
     },
+    /// A setting stored as given, checked by its spec: the targets and thresholds of the
+    /// failure checks (`rto-target`, `drill-interval`, `slot-retention-limit`,
+    /// `repository-min-free`).
+    Named {
+        name: &'static str,
+        value: String,
+    },
     /// `off` or `synthetic-full-every N days` (see `recman_engine::forever`).
     IncrementalForever {
         value: Vec<String>,
@@ -94,6 +101,11 @@ pub enum ReportWhat {
     /// The WAL receiver's exposure per database: bytes and seconds not yet durable in the
     /// repository (`recman receive`).
     Rpo {
+        json: bool,
+    },
+    /// Each database's measured RPO and RTO, and the predicted restore time, beside their
+    /// targets (issue 43).
+    Slo {
         json: bool,
     },
     NeedBackup {

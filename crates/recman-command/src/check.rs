@@ -41,6 +41,8 @@ pub mod ranges {
     pub const COPIES: Range = (1, 10_000);
     /// At most 256 sections a file, so small sections only help small files.
     pub const SECTION_SIZE: Range = (1 << 20, 1 << 40);
+    /// Thresholds of retained WAL and repository free space: 1M to 1P.
+    pub const THRESHOLD_SIZE: Range = (1 << 20, 1 << 50);
     pub const DAYS: (f64, f64) = (0.0, 36_500.0);
     pub const ARCHIVE_TIMEOUT: Range = (1, 86_400);
     pub const INCREMENTAL_LEVEL: Range = (0, 1);

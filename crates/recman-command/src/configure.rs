@@ -83,6 +83,7 @@ pub fn configure(what: ConfigureWhat, e: &dyn Env, p: &mut dyn Printer) -> Resul
         ConfigureWhat::ArchivelogDeletionPolicy { value } => ("archivelog-deletion-policy", value),
         ConfigureWhat::Tuning { value } => ("tuning", vec![value]),
         ConfigureWhat::RpoTarget { value } => ("rpo-target", vec![value]),
+        ConfigureWhat::Named { name, value } => (name, vec![value]),
         ConfigureWhat::BackupCopies { value } => ("backup-copies", vec![value]),
         ConfigureWhat::IncrementalForever { value } => ("incremental-forever", value),
     };

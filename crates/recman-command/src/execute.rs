@@ -266,6 +266,11 @@ pub enum Outcome {
     Metrics(Vec<crate::metrics::Gauge>),
     /// CHECK, LIST FAILURE, ADVISE FAILURE.
     Failures(crate::failures::FailureOutcome),
+    /// REPORT SLO: each database's measured RPO and RTO beside the targets.
+    Slo {
+        rows: Vec<crate::slo::SloRow>,
+        json: bool,
+    },
 }
 
 /// How the front end shows outcomes.
@@ -652,6 +657,7 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
         Command::Report(ReportWhat::Unrecoverable { json }) => {
             crate::schema::report_unrecoverable(json, e, p)?
         }
+        Command::Report(ReportWhat::Slo { json }) => crate::slo::report_slo(json, e, p)?,
         Command::Report(what @ (ReportWhat::Obsolete { .. } | ReportWhat::NeedBackup { .. })) => {
             crate::maint::report(what, e, p)?
         }

@@ -27,6 +27,7 @@ pub mod report_io;
 mod rules;
 pub mod schema;
 pub mod settings;
+pub mod slo;
 pub mod spelling;
 pub mod tuning;
 mod tuning_start;

@@ -61,15 +61,25 @@ pub fn now_micros() -> i64 {
 /// METRICS for the repository, or for the database the front end names.
 pub fn metrics(e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
     let repo = env(e.repository())?;
-    let gauges = collect(&repo, e.database().as_deref(), now_micros())?;
+    let file = env(e.config_file_settings())?;
+    let gauges = collect(&repo, e.database().as_deref(), now_micros(), &file)?;
     p.outcome(Outcome::Metrics(gauges));
     Ok(())
 }
 
-/// The gauges of the repository (or of the one database `only` names) at `now`.
-pub fn collect(repo: &Repository, only: Option<&str>, now: i64) -> Result<Vec<Gauge>, EngineError> {
+/// The gauges of the repository (or of the one database `only` names) at `now`; `file` is the
+/// config file's layer of the settings, for the targets.
+pub fn collect(
+    repo: &Repository,
+    only: Option<&str>,
+    now: i64,
+    file: &[(&'static str, String)],
+) -> Result<Vec<Gauge>, EngineError> {
     let mut e = Gauges::default();
     let cat = repo.catalog();
+    let all = crate::settings::resolve_all(repo, file)?;
+    let target = |n: &str| crate::settings::duration_micros(n, &crate::settings::setting(&all, n));
+    let (rpo_target, rto_target) = (target("rpo-target")?, target("rto-target")?);
     e.add(
         "recman_metrics_timestamp_seconds",
         "When these metrics were read from the catalog.",
@@ -83,7 +93,23 @@ pub fn collect(repo: &Repository, only: Option<&str>, now: i64) -> Result<Vec<Ga
         let d = db.name.as_str();
         let backups = cat.backups(db.id)?;
         database_backups(&mut e, repo, d, &backups, now)?;
-        drill_series(&mut e, repo, &db, now)?;
+        drill_series(&mut e, repo, &db)?;
+        if let Some(t) = rpo_target {
+            e.add(
+                "recman_rpo_target_seconds",
+                "The RPO target (configure rpo-target): the archive or receive lag, and the newest backup's age, it allows.",
+                &[("database", d)],
+                secs(t),
+            );
+        }
+        if let Some(t) = rto_target {
+            e.add(
+                "recman_rto_target_seconds",
+                "The RTO target (configure rto-target): the restore and recovery time a drill may take.",
+                &[("database", d)],
+                secs(t),
+            );
+        }
         let open = cat.failures(db.id, false)?;
         for priority in ["CRITICAL", "HIGH", "LOW"] {
             e.add(
@@ -154,16 +180,37 @@ pub fn collect(repo: &Repository, only: Option<&str>, now: i64) -> Result<Vec<Ga
     Ok(e.0)
 }
 
-/// The hook for restore drills' results, per database: when drills are recorded in the
-/// catalog, their series go here (`recman_drill_last_success_timestamp_seconds{database}`,
-/// `recman_drill_last_duration_seconds{database}`, `recman_drill_last_ok{database}`), and
-/// docs/monitoring.md lists them. Nothing is recorded yet, so nothing is printed.
+/// Restore drills' results: the newest drill's outcome, and the last passed one's measured
+/// RTO (restore and recovery), which REPORT SLO shows beside the RTO target.
 fn drill_series(
-    _e: &mut Gauges,
-    _repo: &Repository,
-    _db: &recman_catalog::DbRecord,
-    _now: i64,
+    e: &mut Gauges,
+    repo: &Repository,
+    db: &recman_catalog::DbRecord,
 ) -> Result<(), EngineError> {
+    let drills = repo.catalog().drills(db.id)?;
+    let d = db.name.as_str();
+    if let Some(newest) = drills.last() {
+        e.add(
+            "recman_drill_last_ok",
+            "1 when the newest restore drill passed, 0 when it failed.",
+            &[("database", d)],
+            if newest.status == "PASSED" { 1.0 } else { 0.0 },
+        );
+    }
+    if let Some((passed, rto)) = crate::slo::last_passed_drill(&drills) {
+        e.add(
+            "recman_drill_last_success_timestamp_seconds",
+            "When the newest passed restore drill started.",
+            &[("database", d)],
+            secs(passed.started_at),
+        );
+        e.add(
+            "recman_drill_last_duration_seconds",
+            "The measured RTO: restore and recovery time of the newest passed drill.",
+            &[("database", d)],
+            rto,
+        );
+    }
     Ok(())
 }
 

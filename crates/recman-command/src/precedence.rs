@@ -157,6 +157,32 @@ pub const SPECS: &[Spec] = &[
         key: "rpo_target",
         default: "none",
     },
+    // The restore time past which a drill or the predicted restore is a failure.
+    Spec {
+        name: "rto-target",
+        key: "rto_target",
+        default: "none",
+    },
+    // How old the newest drill may grow before `recman check` asks for another.
+    Spec {
+        name: "drill-interval",
+        key: "drill_interval",
+        default: "none",
+    },
+    // A replication slot holding more WAL than this is a failure: 1G is enough for a
+    // standby that is a few minutes behind, and small beside the disks a primary runs on.
+    Spec {
+        name: "slot-retention-limit",
+        key: "slot_retention_limit",
+        default: "1G",
+    },
+    // Free space the repository's file system must keep, besides room for one more full
+    // backup; none: only that room.
+    Spec {
+        name: "repository-min-free",
+        key: "repository_min_free",
+        default: "none",
+    },
 ];
 
 /// The spec of setting `name`.

@@ -396,7 +396,8 @@ impl Command {
                 }
                 ReportWhat::Schema { .. }
                 | ReportWhat::Unrecoverable { .. }
-                | ReportWhat::Rpo { .. } => Ok(()),
+                | ReportWhat::Rpo { .. }
+                | ReportWhat::Slo { .. } => Ok(()),
             },
             Command::Delete(d) => match d {
                 DeleteWhat::Obsolete { policy, .. } => c.policy(policy),

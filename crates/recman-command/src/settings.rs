@@ -91,21 +91,53 @@ pub fn validate(name: &str, words: &[String]) -> Result<String, EngineError> {
                 "incremental forever: {why}; hint: e.g. `recman configure incremental-forever synthetic-full-every 7 days`, or `off`"
             ))),
         },
-        "rpo-target" if v == "none" => Ok(v),
-        "rpo-target" => rpo_micros(&v).map(|_| v.replace(' ', "")),
+        "rpo-target" | "rto-target" | "drill-interval" if v == "none" => Ok(v),
+        "rpo-target" | "rto-target" | "drill-interval" => {
+            duration_micros(name, &v).map(|_| v.replace(' ', ""))
+        }
+        "repository-min-free" if v == "none" => Ok(v),
+        "slot-retention-limit" | "repository-min-free" => {
+            let (lo, hi) = ranges::THRESHOLD_SIZE;
+            let n = crate::check_size(&v, lo, hi).map_err(|e| {
+                invalid(format!(
+                    "{name} {v:?}: {e}; hint: e.g. `recman configure {name} 1G`"
+                ))
+            })?;
+            Ok(crate::check::human(n))
+        }
         _ => unreachable!("every setting has a spec"),
     }
 }
 
 /// An RPO target (`30s`, `15m`, `4h`, `1d`; `none`) in microseconds; None for `none`.
 pub fn rpo_micros(v: &str) -> Result<Option<i64>, EngineError> {
+    duration_micros("rpo-target", v)
+}
+
+/// A size threshold setting (`1G`; `none`) in bytes; None for `none`.
+pub fn size_bytes(name: &str, v: &str) -> Result<Option<u64>, EngineError> {
+    if v.trim().is_empty() || v.trim() == "none" {
+        return Ok(None);
+    }
+    recman_engine::io::parse_size(v.trim())
+        .map(Some)
+        .map_err(|e| {
+            invalid(format!(
+                "{name} {v:?}: {e}; hint: e.g. `recman configure {name} 1G`"
+            ))
+        })
+}
+
+/// A duration setting (`30s`, `15m`, `4h`, `1d`; `none`) in microseconds; None for `none`.
+pub fn duration_micros(name: &str, v: &str) -> Result<Option<i64>, EngineError> {
     let v = v.trim().replace(' ', "");
     if v.is_empty() || v == "none" {
         return Ok(None);
     }
     let bad = || {
         invalid(format!(
-            "rpo target {v:?} is not a duration; hint: a whole number with s, m, h or d, e.g. `recman configure rpo-target 4h`, or `none`"
+            "{} {v:?} is not a duration; hint: a whole number with s, m, h or d, e.g. `recman configure {name} 4h`, or `none`",
+            name.replace('-', " ")
         ))
     };
     let split = v.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
@@ -376,7 +408,21 @@ mod tests {
         assert_eq!(rpo_micros("none").unwrap(), None);
         for bad in ["4", "h", "0m", "4w", "-1h"] {
             assert!(v("rpo-target", bad).is_err(), "{bad}");
+            assert!(v("rto-target", bad).is_err(), "{bad}");
+            assert!(v("drill-interval", bad).is_err(), "{bad}");
         }
+        assert_eq!(v("rto-target", "30M").unwrap(), "30m".to_string());
+        assert_eq!(
+            v("slot-retention-limit", "1024m").unwrap(),
+            "1G".to_string()
+        );
+        assert_eq!(
+            v("repository-min-free", "none").unwrap(),
+            "none".to_string()
+        );
+        assert!(v("slot-retention-limit", "none").is_err());
+        assert!(v("slot-retention-limit", "12").is_err());
+        assert_eq!(size_bytes("x", "1G").unwrap(), Some(1 << 30));
         assert!(
             v("tuning", "maybe")
                 .unwrap_err()

@@ -211,6 +211,26 @@ pub enum Configure {
     SnapshotControlfile(Option<String>),
     /// recman's RPO target (`'4h'`); None is CLEAR.
     RpoTarget(Option<String>),
+    /// recman's other targets and thresholds of the failure checks: `name` is the setting
+    /// (`rto-target`, `drill-interval`, `slot-retention-limit`, `repository-min-free`, see
+    /// [`MEASURES`]); None is CLEAR.
+    Measure {
+        name: String,
+        value: Option<String>,
+    },
+}
+
+/// The settings CONFIGURE sets with `TO 'value' | CLEAR`, by their words in the language.
+pub const MEASURES: &[(&str, &str)] = &[
+    ("rto-target", "RTO TARGET"),
+    ("drill-interval", "DRILL INTERVAL"),
+    ("slot-retention-limit", "SLOT RETENTION LIMIT"),
+    ("repository-min-free", "REPOSITORY MIN FREE"),
+];
+
+/// The words CONFIGURE names setting `name` by, if it is one of [`MEASURES`].
+pub fn measure_words(name: &str) -> Option<&'static str> {
+    MEASURES.iter().find(|(n, _)| *n == name).map(|(_, w)| *w)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -323,6 +323,8 @@ pub enum Report {
     Obsolete(Option<Retention2>),
     Schema,
     Unrecoverable,
+    /// recman's own: measured RPO and RTO beside their targets.
+    Slo,
 }
 
 /// A retention rule given on REPORT or DELETE itself.

@@ -81,6 +81,16 @@ fn statement(name: &str, value: &str) -> Option<String> {
         }
         ("rpo-target", ["none"]) => "CONFIGURE RPO TARGET CLEAR".into(),
         ("rpo-target", [v]) => format!("CONFIGURE RPO TARGET TO '{v}'"),
+        (n, [v]) => {
+            let words = recman_lang::ast::measure_words(n)?;
+            // CLEAR keeps a default a default when the output is run back.
+            let default = recman_command::precedence::spec(n).map(|s| s.default);
+            if *v == "none" || default == Some(*v) {
+                format!("CONFIGURE {words} CLEAR")
+            } else {
+                format!("CONFIGURE {words} TO '{v}'")
+            }
+        }
         _ => return None,
     })
 }
@@ -114,6 +124,10 @@ mod tests {
             ("compression", "zstd:19"),
             ("archivelog-deletion-policy", "backed-up 2 times"),
             ("archivelog-deletion-policy", "none"),
+            ("rto-target", "30m"),
+            ("drill-interval", "none"),
+            ("slot-retention-limit", "1G"),
+            ("repository-min-free", "10G"),
         ] {
             let st = statement(n, v).unwrap_or_else(|| panic!("{n} {v}"));
             let script = recman_lang::parse_script(&format!("{st};")).unwrap();

@@ -252,6 +252,17 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Command>> {
         Configure::RpoTarget(v) => cfg(ConfigureWhat::RpoTarget {
             value: v.clone().unwrap_or_else(|| "clear".into()),
         }),
+        Configure::Measure { name, value } => {
+            let Some(spec) = recman_command::precedence::spec(name) else {
+                bail!(
+                    "CONFIGURE: setting {name} is unknown to this recman; hint: SHOW ALL lists the settings"
+                );
+            };
+            cfg(ConfigureWhat::Named {
+                name: spec.name,
+                value: value.clone().unwrap_or_else(|| "clear".into()),
+            })
+        }
         Configure::SnapshotControlfile(_) => bail!(
             "CONFIGURE SNAPSHOT CONTROLFILE: recman reads pg_control from the data directory and needs no snapshot of it"
         ),

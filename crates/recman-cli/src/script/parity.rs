@@ -270,6 +270,21 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
     ),
     ("configure rpo-target 4h", "CONFIGURE RPO TARGET TO '4h';"),
     ("configure rpo-target clear", "CONFIGURE RPO TARGET CLEAR;"),
+    ("configure rto-target 30m", "CONFIGURE RTO TARGET TO '30m';"),
+    ("configure rto-target clear", "CONFIGURE RTO TARGET CLEAR;"),
+    (
+        "configure drill-interval 7d",
+        "CONFIGURE DRILL INTERVAL TO 7d;",
+    ),
+    (
+        "configure slot-retention-limit 2G",
+        "CONFIGURE SLOT RETENTION LIMIT TO '2G';",
+    ),
+    (
+        "configure repository-min-free 10G",
+        "CONFIGURE REPOSITORY MIN FREE TO '10G';",
+    ),
+    ("report slo", "REPORT SLO;"),
     ("failure list", "LIST FAILURE;"),
     ("failure list --all", "LIST FAILURE ALL;"),
     ("failure list 3 --detail", "LIST FAILURE 3 DETAIL;"),
@@ -343,6 +358,10 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
     (
         "check",
         "a scheduler's check with an exit status; LIST FAILURE runs the same checks in a session",
+    ),
+    (
+        "report slo --json",
+        "machine output for programs, not scripts",
     ),
     (
         "failure list --json",

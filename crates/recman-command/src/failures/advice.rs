@@ -123,6 +123,36 @@ pub fn advise_one(
                 vec!["read the drill's error (recman list drill) and fix its cause, then DRILL;".into()],
                 Ok(vec!["DRILL;".into()]),
             ),
+            Some(Kind::DrillStale) => (
+                vec!["schedule recman drill more often than the drill interval (SHOW ALL shows it)".into()],
+                Ok(vec!["DRILL;".into()]),
+            ),
+            Some(Kind::RtoExceeded) => (
+                vec![
+                    "make restores faster: more channels (CONFIGURE DEVICE TYPE DISK PARALLELISM n), faster repository storage, recman advise for the read and write settings".into(),
+                    "then DRILL; measures again: the failure closes when the drill and the prediction are within the target".into(),
+                    "or revise the target if the business can accept it: CONFIGURE RTO TARGET TO '...';".into(),
+                ],
+                Err("recman cannot make a restore faster by itself: the time is the storage's and the cluster's; hint: see the manual options, then DRILL; to measure again".into()),
+            ),
+            Some(Kind::SlotRetention) => (
+                vec![
+                    "if the slot's consumer (a standby, recman receive, a logical subscriber) is gone for good, drop it: SQL \"select pg_drop_replication_slot('NAME')\";".into(),
+                    "else start or repair the consumer so that it reads the WAL and the slot moves on".into(),
+                    "or raise the limit if the primary's disk has room: CONFIGURE SLOT RETENTION LIMIT TO '...';".into(),
+                ],
+                Err(format!(
+                    "recman does not drop replication slot {}: its consumer may still need the wal it holds; hint: drop it by hand once you know the consumer is gone",
+                    failure.object
+                )),
+            ),
+            Some(Kind::RepositorySpace) => (
+                vec![
+                    "REPORT OBSOLETE; shows what the retention policy no longer needs, DELETE OBSOLETE; removes it; DELETE EXPIRED BACKUP; forgets damaged ones".into(),
+                    "or grow the repository's file system, or move other files off it".into(),
+                ],
+                Err("recman deletes no backup to make room on its own; hint: REPORT OBSOLETE; then DELETE OBSOLETE; (see the manual options)".into()),
+            ),
             None => (
                 Vec::new(),
                 Err(format!(

@@ -14,6 +14,16 @@ pub struct CheckInputs {
     pub policy: RetentionPolicy,
     /// The RPO target in microseconds; None: not configured.
     pub rpo_target: Option<i64>,
+    /// The RTO target in microseconds; None: not configured.
+    pub rto_target: Option<i64>,
+    /// The drill interval in microseconds; None: drills are not asked for.
+    pub drill_interval: Option<i64>,
+    /// Bytes of WAL a replication slot may retain.
+    pub slot_limit: u64,
+    /// Free bytes the repository's file system must keep; None: only room for a full backup.
+    pub repo_min_free: Option<u64>,
+    /// The repository's directory when it is on this host's disk (else no space check).
+    pub repo_root: Option<std::path::PathBuf>,
     /// Unix microseconds.
     pub now: i64,
 }
@@ -29,7 +39,7 @@ pub struct Finding {
 }
 
 impl Finding {
-    fn new(kind: Kind, object: impl Into<String>, message: String) -> Finding {
+    pub(crate) fn new(kind: Kind, object: impl Into<String>, message: String) -> Finding {
         Finding {
             kind,
             object: object.into(),
@@ -93,7 +103,11 @@ pub fn run_checks(ctx: &Context, inputs: &CheckInputs) -> Result<Checked, Engine
     pieces(ctx, &backups, &kept, &mut out)?;
     corrupt_blocks(ctx, &mut out)?;
     drills(ctx, &mut out)?;
+    super::targets::drill_stale(ctx, inputs, &mut out)?;
+    super::targets::rto(ctx, inputs, &mut out)?;
+    super::targets::space(ctx, &backups, inputs, &mut out);
     super::archiver::archiving(ctx, &mut out);
+    super::targets::slots(ctx, inputs, &mut out);
     Ok(out)
 }
 
@@ -119,6 +133,7 @@ pub fn run_catalog_checks(
     }
     if kinds.contains(&Kind::DrillFailed) {
         drills(ctx, &mut out)?;
+        super::targets::drill_stale(ctx, inputs, &mut out)?;
     }
     Ok(out)
 }
@@ -468,6 +483,11 @@ mod tests {
         CheckInputs {
             policy: RetentionPolicy::Redundancy(1),
             rpo_target: None,
+            rto_target: None,
+            drill_interval: None,
+            slot_limit: 1 << 30,
+            repo_min_free: None,
+            repo_root: None,
             now: 2_000_000,
         }
     }

@@ -21,10 +21,18 @@ pub enum Kind {
     CorruptBlocks,
     /// The newest restore drill failed.
     DrillFailed,
+    /// No drill within the configured drill interval.
+    DrillStale,
+    /// The last passed drill, or the predicted restore, takes longer than the RTO target.
+    RtoExceeded,
+    /// A replication slot of the cluster retains more WAL than the configured limit.
+    SlotRetention,
+    /// The repository's file system has less room than a threshold or the next full backup.
+    RepositorySpace,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 12] = [
         Kind::NoBackup,
         Kind::RetentionUnmet,
         Kind::RpoExceeded,
@@ -33,6 +41,10 @@ impl Kind {
         Kind::ArchivingFailed,
         Kind::CorruptBlocks,
         Kind::DrillFailed,
+        Kind::DrillStale,
+        Kind::RtoExceeded,
+        Kind::SlotRetention,
+        Kind::RepositorySpace,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -45,6 +57,10 @@ impl Kind {
             Kind::ArchivingFailed => "archiving-failed",
             Kind::CorruptBlocks => "corrupt-blocks",
             Kind::DrillFailed => "drill-failed",
+            Kind::DrillStale => "drill-stale",
+            Kind::RtoExceeded => "rto-exceeded",
+            Kind::SlotRetention => "slot-retention",
+            Kind::RepositorySpace => "repository-space",
         }
     }
 
@@ -54,8 +70,11 @@ impl Kind {
             Kind::RetentionUnmet
             | Kind::RpoExceeded
             | Kind::ArchivingFailed
-            | Kind::CorruptBlocks => "HIGH",
-            Kind::DrillFailed => "LOW",
+            | Kind::CorruptBlocks
+            | Kind::RtoExceeded
+            | Kind::SlotRetention
+            | Kind::RepositorySpace => "HIGH",
+            Kind::DrillFailed | Kind::DrillStale => "LOW",
         }
     }
 

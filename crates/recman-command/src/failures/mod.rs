@@ -7,6 +7,7 @@ pub mod advice;
 mod archiver;
 pub mod checks;
 pub mod kind;
+mod targets;
 
 use crate::execute::{Env, ExecError, Outcome, Printer, env};
 use advice::Advice;
@@ -64,11 +65,19 @@ fn out(p: &mut dyn Printer, o: FailureOutcome) {
 
 /// The policy and targets the checks measure against, as the settings say now.
 fn inputs(ctx: &Context, e: &dyn Env, now: i64) -> Result<CheckInputs, ExecError> {
+    use crate::settings::{duration_micros, setting, size_bytes};
     let file = env(e.config_file_settings())?;
     let all = crate::settings::resolve_all(&ctx.repo, &file)?;
+    let duration = |n: &str| duration_micros(n, &setting(&all, n));
+    let size = |n: &str| size_bytes(n, &setting(&all, n));
     Ok(CheckInputs {
-        policy: crate::settings::setting(&all, "retention-policy").parse()?,
-        rpo_target: crate::settings::rpo_micros(&crate::settings::setting(&all, "rpo-target"))?,
+        policy: setting(&all, "retention-policy").parse()?,
+        rpo_target: duration("rpo-target")?,
+        rto_target: duration("rto-target")?,
+        drill_interval: duration("drill-interval")?,
+        slot_limit: size("slot-retention-limit")?.unwrap_or(1 << 30),
+        repo_min_free: size("repository-min-free")?,
+        repo_root: e.repository_root(),
         now,
     })
 }

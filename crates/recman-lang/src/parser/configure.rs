@@ -12,6 +12,21 @@ impl Parser<'_> {
         })
     }
 
+    /// `CLEAR` (None) or `TO 'value'`; `4h` and `1G` lex as a number with a suffix and are
+    /// taken unquoted too.
+    fn value_or_clear(&mut self) -> R<Option<String>> {
+        if self.eat_kw("CLEAR") {
+            return Ok(None);
+        }
+        self.expect_kw("TO")?;
+        if let crate::lexer::Tok::Number { digits, suffix } = &self.peek().tok {
+            let v = format!("{digits}{suffix}");
+            self.bump();
+            return Ok(Some(v));
+        }
+        Ok(Some(self.quoted()?))
+    }
+
     pub(crate) fn configure(&mut self) -> R<Configure> {
         let k = self.one_of(&[
             "RETENTION",
@@ -29,6 +44,10 @@ impl Parser<'_> {
             "EXCLUDE",
             "SNAPSHOT",
             "RPO",
+            "RTO",
+            "DRILL",
+            "SLOT",
+            "REPOSITORY",
         ])?;
         Ok(match k {
             "RETENTION" => {
@@ -244,18 +263,18 @@ impl Parser<'_> {
             }
             "RPO" => {
                 self.expect_kw("TARGET")?;
-                if self.eat_kw("CLEAR") {
-                    Configure::RpoTarget(None)
-                } else {
-                    self.expect_kw("TO")?;
-                    // `4h` lexes as a number with a suffix; `'4h'` is a string.
-                    if let crate::lexer::Tok::Number { digits, suffix } = &self.peek().tok {
-                        let v = format!("{digits}{suffix}");
-                        self.bump();
-                        Configure::RpoTarget(Some(v))
-                    } else {
-                        Configure::RpoTarget(Some(self.quoted()?))
-                    }
+                Configure::RpoTarget(self.value_or_clear()?)
+            }
+            "RTO" | "DRILL" | "SLOT" | "REPOSITORY" => {
+                let (name, words) = MEASURES
+                    .iter()
+                    .find(|(_, w)| w.split(' ').next() == Some(k))
+                    .expect("every measure keyword is in MEASURES");
+                let rest: Vec<&str> = words.split(' ').skip(1).collect();
+                self.expect_kws(&rest)?;
+                Configure::Measure {
+                    name: name.to_string(),
+                    value: self.value_or_clear()?,
                 }
             }
             _ => {

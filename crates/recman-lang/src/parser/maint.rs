@@ -151,7 +151,7 @@ impl Parser<'_> {
     }
 
     pub(crate) fn report(&mut self) -> R<Report> {
-        let r = match self.one_of(&["NEED", "OBSOLETE", "SCHEMA", "UNRECOVERABLE"])? {
+        let r = match self.one_of(&["NEED", "OBSOLETE", "SCHEMA", "UNRECOVERABLE", "SLO"])? {
             "NEED" => {
                 self.expect_kw("BACKUP")?;
                 let rule = if self.eat_kw("DAYS") {
@@ -168,6 +168,7 @@ impl Parser<'_> {
             }
             "OBSOLETE" => Report::Obsolete(self.retention_rule()?),
             "SCHEMA" => Report::Schema,
+            "SLO" => Report::Slo,
             _ => Report::Unrecoverable,
         };
         Ok(r)

@@ -154,6 +154,13 @@ impl Display for Configure {
             }
             Configure::RpoTarget(None) => f.write_str("RPO TARGET CLEAR"),
             Configure::RpoTarget(Some(v)) => write!(f, "RPO TARGET TO {}", q(v)),
+            Configure::Measure { name, value } => {
+                f.write_str(crate::ast::measure_words(name).unwrap_or("UNKNOWN SETTING"))?;
+                match value {
+                    Some(v) => write!(f, " TO {}", q(v)),
+                    None => f.write_str(" CLEAR"),
+                }
+            }
         }
     }
 }
@@ -292,6 +299,7 @@ impl Display for Report {
             }
             Report::Schema => f.write_str("SCHEMA"),
             Report::Unrecoverable => f.write_str("UNRECOVERABLE"),
+            Report::Slo => f.write_str("SLO"),
         }
     }
 }
