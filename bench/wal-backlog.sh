@@ -19,6 +19,11 @@ fail() { echo "wal-backlog: $*" >&2; exit 1; }
 [[ $EUID -eq 0 ]] || fail "run as root (drop_caches, runs PostgreSQL as postgres)"
 [[ -x $BIN ]] || fail "no recman binary at $BIN; hint: cargo build --release"
 command -v pgbackrest >/dev/null || fail "pgbackrest is not installed; hint: apt-get install pgbackrest"
+# pg_wal keeps up to min_wal_size (16 GB) of recycled segments, and both repositories keep every
+# round's WAL: a run needs about that plus RUNS x 2 x SEGMENTS x 16 MiB.
+need=$((16 * 1024 + RUNS * 2 * SEGMENTS * 16))
+free=$(df -Pm /tmp | awk 'NR == 2 {print $4}')
+((free >= need)) || fail "/tmp has ${free} MiB free, the run needs about ${need} MiB; hint: free space, or lower SEGMENTS or RUNS"
 # shellcheck source=bench/common.sh
 source "$ROOT/bench/common.sh"
 bench_pg_work recman-backlog
