@@ -41,6 +41,10 @@ pub enum ConfigureWhat {
     /// `auto`: backups adapt read sizes, queue depth and the zstd level while they run (as
     /// `backup database --tune auto`); `off` or `clear`.
     Tuning { value: String },
+    /// `on`: retention counts the backups `catalog import` recorded like recman's own, and
+    /// `delete obsolete` forgets those it no longer needs (recman's record and manifest only:
+    /// the old tool's files are never deleted); `off` (the default: never obsolete) or `clear`.
+    ImportedRetention { value: String },
     /// The age past which the newest backup is a failure in `recman check` (a whole number
     /// with s, m, h or d: `4h`), `none` or `clear`.
     RpoTarget { value: String },

@@ -404,6 +404,7 @@ impl From<cc::ConfigureWhat> for m::ConfigureWhat {
             C::SectionSize { value } => m::ConfigureWhat::SectionSize { value },
             C::BackupOptimization { value } => m::ConfigureWhat::BackupOptimization { value },
             C::Tuning { value } => m::ConfigureWhat::Tuning { value },
+            C::ImportedRetention { value } => m::ConfigureWhat::ImportedRetention { value },
             C::RpoTarget { value } => m::ConfigureWhat::RpoTarget { value },
             C::BackupCopies { value } => m::ConfigureWhat::BackupCopies { value },
             C::ArchivelogDeletionPolicy { value } => {

@@ -4,8 +4,11 @@
 //! restored with no WAL archive at all to data equal to the source (pg_dumpall); the backup
 //! directories are byte for byte as they were. A damaged file is then named by validate
 //! with the manifest's checksum, and a restore of it stops and leaves nothing to start.
+//! Retention counts an imported backup only when told to, and then forgets it without
+//! touching its directory.
 
 mod common;
+mod flows;
 
 use common::*;
 use std::path::Path;
@@ -157,4 +160,66 @@ fn pg_basebackup_backups_import_validate_and_restore_equal() {
     bytes[at + size / 2] ^= 0x5a;
     std::fs::write(&tar, &bytes).unwrap();
     damage_and_check(&g, dir, id, &rel);
+}
+
+/// The ids `report obsolete` names.
+fn obsolete_ids(s: &flows::Setup) -> Vec<String> {
+    let rep: serde_json::Value =
+        serde_json::from_str(&s.ok(&["report", "obsolete", "--json"])).unwrap();
+    rep["backups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn listed(s: &flows::Setup, id: &str) -> bool {
+    s.backups().iter().any(|b| b["id"] == id)
+}
+
+/// Issue 44: imported backups count in recman's retention only when the user says so
+/// (`configure imported-retention on`); then `delete obsolete` forgets the one recman's own
+/// full backup made redundant, and pg_basebackup's directory is byte for byte as it was.
+#[test]
+fn imported_backup_is_obsolete_only_when_opted_in() {
+    let s = flows::Setup::new();
+    s.cluster.pgbench_init(1);
+    let (_btmp, backups) = new_scratch_dir();
+    let dir = backups.join("plain");
+    pg_basebackup(&s.cluster, &dir, &["-Fp"]);
+    let before = snapshot(&dir);
+    let id = imported_id(&s.ok(&["catalog", "import", path_str(&dir)]));
+
+    // Counted, it is a full backup (its origin's type), the only one: redundancy 1 keeps it.
+    s.ok(&["configure", "imported-retention", "on"]);
+    assert_eq!(obsolete_ids(&s), Vec::<String>::new());
+    s.ok(&["configure", "imported-retention", "clear"]);
+
+    let own = s.backup(&[]);
+    // By default never obsolete, even with a newer full backup of recman's own.
+    assert!(!obsolete_ids(&s).contains(&id));
+    s.ok(&["delete", "obsolete", "--noprompt"]);
+    assert!(
+        listed(&s, &id),
+        "delete obsolete forgot an imported backup by default"
+    );
+
+    s.ok(&["configure", "imported-retention", "on"]);
+    assert_eq!(obsolete_ids(&s), vec![id.clone()]);
+    let text = s.ok(&["report", "obsolete"]);
+    assert!(
+        text.contains("Imported Backup") && text.contains("never deleted"),
+        "{text}"
+    );
+    let out = s.ok(&["delete", "obsolete", "--noprompt"]);
+    assert!(
+        out.contains(&format!("forgot imported backup {id}")) && out.contains("were not deleted"),
+        "{out}"
+    );
+    assert!(!listed(&s, &id) && listed(&s, &own));
+    assert!(
+        snapshot(&dir) == before,
+        "delete obsolete changed pg_basebackup's files"
+    );
 }

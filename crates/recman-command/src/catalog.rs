@@ -34,6 +34,11 @@ pub enum ConfigureWhat {
     Tuning {
         value: String,
     },
+    /// `on` or `off`: whether retention counts imported backups (see
+    /// `recman_engine::retention::Imported`).
+    ImportedRetention {
+        value: String,
+    },
     /// RMAN's DATAFILE BACKUP COPIES: how many copies of each piece `backup database` writes
     /// when it gives no `--copies` (1 to 4), or `clear`.
     BackupCopies {

@@ -8,8 +8,8 @@ use crate::{CatalogWhat, CrosscheckWhat, PolicyOverride, ReportWhat};
 use recman_catalog::{BackupRecord, BackupStatus, PieceRecord, Repository};
 use recman_engine::retention::{MICROS_PER_DAY, obsolete_in_catalog};
 use recman_engine::{
-    BackupCheck, Context, DeleteReport, EngineError, ObjectCheck, Obsolete, RebuildReport,
-    RetentionPolicy,
+    BackupCheck, Context, DeleteReport, EngineError, Imported, ObjectCheck, Obsolete,
+    RebuildReport, RetentionPolicy,
 };
 
 /// An archived WAL file a listing names.
@@ -135,14 +135,23 @@ pub(crate) fn policy_for(
     })
 }
 
+/// Whether retention counts imported backups, as the settings say now.
+pub(crate) fn imported_for(ctx: &Context, e: &dyn Env) -> Result<Imported, ExecError> {
+    Ok(crate::settings::imported_retention(
+        &ctx.repo,
+        &env(e.config_file_settings())?,
+    )?)
+}
+
 /// What `policy` makes obsolete; `pieces`: also read each backup's pieces.
 pub fn find_obsolete(
     ctx: &Context,
     policy: RetentionPolicy,
+    imported: Imported,
     pieces: bool,
     now: i64,
 ) -> Result<ObsoleteReport, EngineError> {
-    let (obs, backups, wal) = obsolete_in_catalog(&ctx.repo, ctx.db.id, policy, now)?;
+    let (obs, backups, wal) = obsolete_in_catalog(&ctx.repo, ctx.db.id, policy, imported, now)?;
     let mut chosen = Vec::new();
     for b in backups.into_iter().filter(|b| obs.backups.contains(&b.id)) {
         let ps = if pieces {
@@ -179,7 +188,8 @@ pub fn report(what: ReportWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), 
     let ctx = env(e.context())?;
     match what {
         ReportWhat::Obsolete { policy, json } => {
-            let report = find_obsolete(&ctx, policy_for(&ctx, e, &policy)?, !json, now())?;
+            let (policy, imported) = (policy_for(&ctx, e, &policy)?, imported_for(&ctx, e)?);
+            let report = find_obsolete(&ctx, policy, imported, !json, now())?;
             out(
                 p,
                 MaintOutcome::Obsolete {

@@ -21,7 +21,7 @@ mod wal;
 
 pub use error::ImportError;
 pub use recman_format::manifest::EntryKind;
-pub use record::{ImportOptions, ImportReport, ImportedBackup, import};
+pub use record::{FOREIGN, ImportOptions, ImportReport, ImportedBackup, import};
 pub(crate) use restore::restore_foreign;
 pub(crate) use validate::validate_foreign;
 pub(crate) use wal::{ForeignKnown, read_foreign_wal};

@@ -434,6 +434,10 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "RMAN has no CONFIGURE for auto tuning; recman's own",
     ),
     (
+        "configure imported-retention",
+        "RMAN has no backups of other tools to count; recman's own (catalog import)",
+    ),
+    (
         "calibrate",
         "recman's own measurement of devices and CPU (seed 000's first step)",
     ),

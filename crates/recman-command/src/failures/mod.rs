@@ -68,6 +68,7 @@ fn inputs(ctx: &Context, e: &dyn Env, now: i64) -> Result<CheckInputs, ExecError
     let all = crate::settings::resolve_all(&ctx.repo, &file)?;
     Ok(CheckInputs {
         policy: crate::settings::setting(&all, "retention-policy").parse()?,
+        imported: crate::settings::imported_of(&all),
         rpo_target: crate::settings::rpo_micros(&crate::settings::setting(&all, "rpo-target"))?,
         now,
     })
