@@ -228,5 +228,10 @@ pub enum CatalogWhat {
         /// (repo1-path, repo1-cipher-pass); PGBACKREST_REPO1_CIPHER_PASS also gives it.
         #[arg(long, value_name = "FILE")]
         pgbackrest_config: Option<std::path::PathBuf>,
+        /// Then copy each backup into recman's own format (backup sets in the repository, its
+        /// WAL to consistency in recman's archive), so that it no longer needs the location;
+        /// the location's files are only read.
+        #[arg(long)]
+        copy: bool,
     },
 }

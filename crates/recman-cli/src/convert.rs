@@ -513,10 +513,12 @@ impl From<cc::CatalogWhat> for m::CatalogWhat {
                 location,
                 stanza,
                 pgbackrest_config,
+                copy,
             } => m::CatalogWhat::Import {
                 location,
                 stanza,
                 pgbackrest_config,
+                copy,
             },
         }
     }

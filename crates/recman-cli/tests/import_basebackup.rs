@@ -223,3 +223,45 @@ fn imported_backup_is_obsolete_only_when_opted_in() {
         "delete obsolete changed pg_basebackup's files"
     );
 }
+
+/// Issue 44: `catalog import --copy` brings a pg_basebackup backup into recman's format, so
+/// that with its directory gone it still validates and restores equal (no archive before the
+/// copy: the WAL to consistency was copied into recman's); its files were only read.
+#[test]
+fn copied_backup_restores_without_its_directory() {
+    let (_rtmp, repo) = new_repo();
+    recman_ok(["--repo", path_str(&repo), "create", "catalog"]);
+    let c = Cluster::init_with(ClusterOpts::default());
+    let g = |args: &[&str]| cluster_args(&repo, &c, args);
+    recman_ok(g(&["register", "database", "--name", "main"]));
+    c.pgbench_init(1);
+    c.psql("checkpoint");
+    let want = c.dumpall().unwrap();
+    let (_btmp, backups) = new_scratch_dir();
+    let dir = backups.join("plain");
+    pg_basebackup(&c, &dir, &["-Fp"]);
+    let before = snapshot(&dir);
+
+    let out = recman_ok(g(&["catalog", "import", "--copy", path_str(&dir)]));
+    let id = imported_id(&out);
+    assert!(
+        out.contains(&format!("copied backup {id} into recman's format")),
+        "{out}"
+    );
+    assert!(
+        snapshot(&dir) == before,
+        "the copy changed pg_basebackup's files"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let list: Vec<serde_json::Value> =
+        serde_json::from_str(&recman_ok(g(&["list", "backup", "--json"]))).unwrap();
+    let b = list.iter().find(|b| b["id"] == id.as_str()).unwrap();
+    assert_eq!(b["type"], "FULL", "{b}");
+    let out = recman_ok(g(&["validate", "backup", &id]));
+    assert!(out.contains("intact"), "{out}");
+    let (_t, rdir) = new_scratch_dir();
+    let to = rdir.join("r");
+    restore_to(&repo, &to, &[]);
+    same_dump(&start_dump(&to), &want, "the copied backup restored");
+}

@@ -145,5 +145,8 @@ pub enum CatalogWhat {
         location: PathBuf,
         stanza: Option<String>,
         pgbackrest_config: Option<PathBuf>,
+        /// Then copy each backup of the location into recman's format
+        /// (`recman_engine::import::copy_imported`).
+        copy: bool,
     },
 }

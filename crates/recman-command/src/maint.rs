@@ -107,6 +107,11 @@ pub enum MaintOutcome {
     Cataloged(RebuildReport),
     /// CATALOG IMPORT (or START WITH on another tool's location): what was imported.
     Imported(recman_engine::import::ImportReport),
+    /// CATALOG IMPORT --copy, per backup: what was copied; None when it was copied before.
+    Copied {
+        id: String,
+        copied: Option<recman_engine::import::CopiedBackup>,
+    },
 }
 
 pub(crate) fn out(p: &mut dyn Printer, o: MaintOutcome) {
@@ -299,6 +304,7 @@ pub fn catalog(what: CatalogWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<()
             location,
             stanza,
             pgbackrest_config,
+            copy,
         } => {
             let opts = recman_engine::import::ImportOptions {
                 location,
@@ -306,7 +312,7 @@ pub fn catalog(what: CatalogWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<()
                 pgbackrest_config,
                 db_name: e.database(),
             };
-            return import(&opts, e, p);
+            return import(&opts, copy, e, p);
         }
     };
     // START WITH naming another tool's backups (outside the repository) imports them.
@@ -316,7 +322,7 @@ pub fn catalog(what: CatalogWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<()
             db_name: e.database(),
             ..Default::default()
         };
-        return import(&opts, e, p);
+        return import(&opts, false, e, p);
     }
     let (repo, created) = env(e.repository_for_rebuild())?;
     let _lock = repo.lock("catalog start-with").map_err(EngineError::from)?;
@@ -364,16 +370,47 @@ fn is_foreign_location(e: &dyn Env, p: &std::path::Path) -> bool {
             || abs.join("archive.info").is_file())
 }
 
-/// CATALOG IMPORT: records the backups and WAL archive at `opts.location`, read in place.
+/// CATALOG IMPORT: records the backups and WAL archive at `opts.location`, read in place;
+/// with `copy`, then brings each into recman's format.
 fn import(
     opts: &recman_engine::import::ImportOptions,
+    copy: bool,
     e: &dyn Env,
     p: &mut dyn Printer,
 ) -> Result<(), ExecError> {
     let repo = env(e.repository())?;
-    let _lock = repo.lock("catalog import").map_err(EngineError::from)?;
+    let lock = repo.lock("catalog import").map_err(EngineError::from)?;
     let r = recman_engine::import::import(&repo, opts)?;
+    let (ids, db_name) = (r.backups.clone(), r.database.clone());
     out(p, MaintOutcome::Imported(r));
+    if !copy {
+        return Ok(());
+    }
+    let db = repo
+        .catalog()
+        .database(&db_name)
+        .map_err(EngineError::from)?
+        .ok_or_else(|| EngineError::NotFound(format!("database {db_name} is not registered")))?;
+    // The copy needs a context of its own; the lock above stays held until it is done.
+    let ctx = Context {
+        repo: env(e.repository())?,
+        db,
+        pgdata: None,
+        conninfo: None,
+        tls: None,
+    };
+    // Newest first: an imported incremental reads the backups under it through their origin.
+    for b in ids.iter().rev() {
+        let c = recman_engine::import::copy_imported(&ctx, &b.id, e.progress())?;
+        out(
+            p,
+            MaintOutcome::Copied {
+                id: b.id.clone(),
+                copied: c,
+            },
+        );
+    }
+    drop(lock);
     Ok(())
 }
 

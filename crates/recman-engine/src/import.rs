@@ -11,6 +11,7 @@
 //! The readers of each format live in their own module: [`pgbackrest`] and [`basebackup`].
 
 pub mod basebackup;
+mod copy;
 pub mod decode;
 mod error;
 pub mod pgbackrest;
@@ -19,6 +20,7 @@ mod restore;
 mod validate;
 mod wal;
 
+pub use copy::{CopiedBackup, copy_imported};
 pub use error::ImportError;
 pub use recman_format::manifest::EntryKind;
 pub use record::{FOREIGN, ImportOptions, ImportReport, ImportedBackup, import};

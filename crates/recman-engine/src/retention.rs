@@ -316,7 +316,7 @@ pub fn obsolete_in_catalog(
     if policy != RetentionPolicy::None {
         crate::keep::apply(repo, &backups, &mut obs, now)?;
         if imported == Imported::Kept {
-            keep_imported(repo, &backups, &mut obs)?;
+            keep_imported(&backups, &mut obs);
         }
     }
     Ok((obs, backups, wal))
@@ -340,19 +340,15 @@ fn imported_fulls_count(repo: &Repository, facts: &mut [BackupFacts]) -> Result<
 }
 
 /// Imported backups (catalog import) are recman's to read, not to delete (DESIGN.md,
-/// invariant 13): retention keeps them, and with them the archived WAL from their start on
-/// that recovery from them reads after the old tool's archive ends. Only `delete backup`,
-/// naming one, forgets it.
-fn keep_imported(
-    repo: &Repository,
-    backups: &[BackupRecord],
-    obs: &mut Obsolete,
-) -> Result<(), EngineError> {
-    let imported: HashSet<String> = repo
-        .catalog()
-        .foreign_backups()?
-        .into_iter()
-        .map(|f| f.backup_id)
+/// invariant 13): unless `configure imported-retention on` says otherwise, retention keeps
+/// them, and with them the archived WAL from their start on that recovery from them reads
+/// after the old tool's archive ends. One `catalog import --copy` brought into recman's format
+/// is recman's own now (type FULL): retention counts it.
+fn keep_imported(backups: &[BackupRecord], obs: &mut Obsolete) {
+    let imported: HashSet<String> = backups
+        .iter()
+        .filter(|b| b.backup_type == crate::import::FOREIGN)
+        .map(|b| b.id.clone())
         .collect();
     let floor = backups
         .iter()
@@ -371,7 +367,6 @@ fn keep_imported(
         obs.wal.retain(|w| wal_position(w).is_some_and(|p| p < f));
         obs.wal_floor = obs.wal_floor.map(|w| w.min(f));
     }
-    Ok(())
 }
 
 /// The backup `b` builds on, as its manifest names it (the catalog row does not): a level 1's

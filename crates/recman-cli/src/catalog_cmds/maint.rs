@@ -114,6 +114,18 @@ fn say_deleted(r: &recman_engine::DeleteReport) {
     say_held(&r.held);
 }
 
+fn say_copied(id: &str, c: Option<&recman_engine::import::CopiedBackup>) {
+    match c {
+        None => println!("backup {id} is in recman's format already (copied before)"),
+        Some(c) => println!(
+            "copied backup {id} into recman's format: {} file(s), {} bytes in backup sets, {} wal segment(s) put in recman's archive; it no longer reads the imported location, whose files were only read",
+            c.files,
+            c.bytes,
+            c.wal_archived.len()
+        ),
+    }
+}
+
 /// What an Object Lock kept, object by object: nothing failed, the next run deletes them.
 fn say_held(held: &[recman_engine::immutable::HeldObject]) {
     if held.is_empty() {
@@ -277,6 +289,7 @@ pub fn print(o: MaintOutcome) {
                 eprintln!("recman: warning: could not catalog {p}: {why}");
             }
         }
+        MaintOutcome::Copied { id, copied } => say_copied(&id, copied.as_ref()),
         MaintOutcome::Imported(r) => {
             if r.registered {
                 println!(

@@ -478,6 +478,10 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "CATALOG START WITH names the stanza's directory, which holds its name",
     ),
     (
+        "catalog import --copy",
+        "RMAN's CATALOG reads its own backup pieces and has no conversion; a one-off migration step on the command line",
+    ),
+    (
         "catalog import --pgbackrest-config",
         "CATALOG START WITH reads the repository itself; a passphrase comes from the config file on the command line only",
     ),
