@@ -6,6 +6,7 @@
 //! table's checksum: Debian's pg_dumpall 15 refuses a newer server); the backups are unchanged.
 
 use crate::common::*;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -103,29 +104,71 @@ pub fn chain_restores_combined(client: &Path, major: u32) {
     }
     let list: Vec<serde_json::Value> =
         serde_json::from_str(&recman_ok(g(&["list", "backup", "--json"]))).unwrap();
-    let tag = |id: &str| {
+    let field = |id: &str, key: &str| {
         list.iter()
             .find(|b| b["id"] == id)
-            .and_then(|b| b["tag"].as_str())
+            .and_then(|b| b[key].as_str())
             .unwrap()
             .to_string()
     };
+    let tag = |id: &str| field(id, "tag");
     for (id, want, what) in [(&ids[1], &at_incr1, "incr1"), (&ids[2], &at_incr2, "incr2")] {
-        let (_t, rdir) = new_scratch_dir();
-        let to = rdir.join("r");
-        let plan = restore_to(&repo, &to, &["--from-tag", &tag(id), "--preview"]);
+        let plan = restored_equal(&repo, &["--from-tag", &tag(id)], want, what);
         assert!(
             plan.contains(&ids[0]),
             "the plan names the full backup:\n{plan}"
         );
-        restore_to(&repo, &to, &["--from-tag", &tag(id)]);
-        let r = Cluster::from_restored(to.clone());
-        r.wait_recovery_done(Duration::from_secs(180));
-        // pg_dumpall of Debian's 15 refuses a newer server: every table's checksum instead.
-        assert!(&r.all_table_checksums() == want, "{what} restored differs");
-        r.amcheck_all();
     }
     for (d, b) in [&full, &incr1, &incr2].iter().zip(&before) {
         assert!(&snapshot(d) == b, "{} changed", d.display());
     }
+
+    // Copied into recman's format (a chain newest first: the full backup is the base of the
+    // imported incr1 until incr1 is copied), the chain's directories may go.
+    let err = recman_err(g(&["catalog", "import", "--copy", path_str(&full)]));
+    assert!(err.contains("copy") && err.contains(&ids[1]), "{err}");
+    for (dir, id) in [(&incr2, &ids[2]), (&incr1, &ids[1]), (&full, &ids[0])] {
+        let out = recman_ok(g(&["catalog", "import", "--copy", path_str(dir)]));
+        assert!(out.contains(&format!("copied backup {id}")), "{out}");
+    }
+    for (d, b) in [&full, &incr1, &incr2].iter().zip(&before) {
+        assert!(&snapshot(d) == b, "{} changed by the copy", d.display());
+        std::fs::remove_dir_all(d).unwrap();
+    }
+    // recman's archive holds each copied backup's WAL from its start to its end only: incr1
+    // is restored to its end, as a kept backup is once newer WAL is gone.
+    let stop = field(&ids[1], "stop_lsn");
+    let runs: [(&[&str], _, _); 2] = [
+        (
+            &["--from-tag", &tag(&ids[1]), "--until-lsn", &stop],
+            &at_incr1,
+            "incr1",
+        ),
+        (&["--from-tag", &tag(&ids[2])], &at_incr2, "incr2"),
+    ];
+    for ((args, want, what), id) in runs.into_iter().zip([&ids[1], &ids[2]]) {
+        let out = recman_ok(g(&["validate", "backup", id]));
+        assert!(out.contains("intact"), "{what} copied: {out}");
+        restored_equal(&repo, args, want, &format!("{what} copied"));
+    }
+}
+
+/// Restores with `args` (after their `--preview`, which is returned) and checks the tables
+/// against `want`, then the indexes.
+fn restored_equal(
+    repo: &Path,
+    args: &[&str],
+    want: &BTreeMap<String, BTreeMap<String, String>>,
+    what: &str,
+) -> String {
+    let (_t, rdir) = new_scratch_dir();
+    let to = rdir.join("r");
+    let plan = restore_to(repo, &to, &[args, &["--preview"]].concat());
+    restore_to(repo, &to, args);
+    let r = Cluster::from_restored(to.clone());
+    r.wait_recovery_done(Duration::from_secs(180));
+    // pg_dumpall of Debian's 15 refuses a newer server: every table's checksum instead.
+    assert!(&r.all_table_checksums() == want, "{what} restored differs");
+    r.amcheck_all();
+    plan
 }
