@@ -418,10 +418,17 @@ pub fn delete_objects(
     let is_held = |owner: &str| held.iter().any(|h| h.owner == owner);
     let backups: Vec<String> = backups.iter().filter(|b| !is_held(b)).cloned().collect();
     let wal: Vec<(String, String)> = wal.iter().filter(|(n, _)| !is_held(n)).cloned().collect();
-    // Read before the records go: the foreign rows are deleted with their backups.
+    // Read before the records go: the foreign rows are deleted with their backups. One that
+    // `catalog import --copy` made recman's own has pieces of recman's, deleted like any.
     let mut imported = Vec::new();
     for id in &backups {
-        imported.extend(repo.catalog().foreign_backup(id)?);
+        let foreign = repo
+            .catalog()
+            .backup(id)?
+            .is_some_and(|b| b.backup_type == crate::import::FOREIGN);
+        if foreign {
+            imported.extend(repo.catalog().foreign_backup(id)?);
+        }
     }
     let mut items: Vec<PendingDelete> = backups
         .iter()

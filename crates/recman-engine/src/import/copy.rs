@@ -54,7 +54,25 @@ pub fn copy_imported(
         .into());
     }
     let wal_archived = archive_wal(ctx, &m, opened.as_ref())?;
-    let (mut copy, pieces) = write_sets(ctx, &m, opened.as_ref(), progress)?;
+    let (copy, pieces) = write_sets(ctx, &m, opened.as_ref(), progress)?;
+    let files = record_copy(ctx, copy, &pieces)?;
+    Ok(Some(CopiedBackup {
+        id: id.to_string(),
+        files: files.0,
+        bytes: files.1,
+        wal_archived,
+    }))
+}
+
+/// Makes the copy the backup: its manifest over the imported one, then its catalog row;
+/// returns its files and bytes. Pieces no manifest names are removed; once the manifest names
+/// them they stay, and `catalog start-with` records them should the catalog fail here.
+fn record_copy(
+    ctx: &Context,
+    mut copy: BackupManifest,
+    pieces: &[PieceRecord],
+) -> Result<(u64, u64), EngineError> {
+    let id = copy.backup_id.clone();
     copy.origin = None;
     copy.backup_type = "FULL".into();
     copy.parent = None;
@@ -66,7 +84,7 @@ pub fn copy_imported(
     let mut rec = ctx
         .repo
         .catalog()
-        .backup(id)?
+        .backup(&id)?
         .ok_or_else(|| EngineError::NotFound(format!("backup {id} is not in the catalog")))?;
     let files = copy
         .entries
@@ -74,21 +92,29 @@ pub fn copy_imported(
         .filter(|e| e.kind == EntryKind::File)
         .count() as u64;
     let bytes = copy.entries.iter().filter_map(|e| e.size).sum();
-    let mpath = format!("{}/manifest.json", backup_dir(&ctx.db.name, id));
-    let mut mf = ctx.repo.create_atomic(&mpath)?;
-    crate::manifest_io::write(&ctx.repo, &mut mf, &copy, &mpath)?;
-    mf.commit()?;
+    let mpath = format!("{}/manifest.json", backup_dir(&ctx.db.name, &id));
+    let written = (|| {
+        let mut mf = ctx.repo.create_atomic(&mpath)?;
+        crate::manifest_io::write(&ctx.repo, &mut mf, &copy, &mpath)?;
+        Ok::<_, EngineError>(mf.commit()?)
+    })();
+    if let Err(e) = written {
+        remove_pieces(ctx, pieces);
+        return Err(e);
+    }
     rec.backup_type = "FULL".into();
     rec.written_bytes = pieces.iter().map(|p| p.size).sum();
     rec.file_count = files;
     rec.compression = copy.compression.clone();
-    ctx.repo.catalog().complete_backup(&rec, &pieces, &[])?;
-    Ok(Some(CopiedBackup {
-        id: id.to_string(),
-        files,
-        bytes,
-        wal_archived,
-    }))
+    ctx.repo.catalog().complete_backup(&rec, pieces, &[])?;
+    Ok((files, bytes))
+}
+
+/// A copy that did not become the backup leaves no pieces behind.
+fn remove_pieces(ctx: &Context, pieces: &[PieceRecord]) {
+    for p in pieces {
+        let _ = ctx.repo.remove_object(&p.path);
+    }
 }
 
 /// A backup an imported incremental still reads through its origin stays imported: copied,
@@ -229,9 +255,7 @@ fn write_sets(
     progress.finish();
     if let Err(e) = result {
         // The backup's manifest is still the imported one: only the pieces written go.
-        for p in &pieces {
-            let _ = ctx.repo.remove_object(&p.path);
-        }
+        remove_pieces(ctx, &pieces);
         let _ = ctx.repo.remove_object(&recman_catalog::layout::piece(
             &dir,
             pieces.len() as u32 + 1,
