@@ -29,6 +29,8 @@ fi
 setup_moto
 if [[ ",${RECMAN_TEST_SKIP:-}," != *,pg_full,* ]]; then
     setup_pg_full
+    # import_basebackup_chain_pg17 runs 18's pg_basebackup against a 17 server.
+    setup_pg_majors 17
 fi
 
 # Each integration test runs its own clusters; more parallelism than this

@@ -41,6 +41,10 @@ pub enum ConfigureWhat {
     /// `auto`: backups adapt read sizes, queue depth and the zstd level while they run (as
     /// `backup database --tune auto`); `off` or `clear`.
     Tuning { value: String },
+    /// `on`: retention counts the backups `catalog import` recorded like recman's own, and
+    /// `delete obsolete` forgets those it no longer needs (recman's record and manifest only:
+    /// the old tool's files are never deleted); `off` (the default: never obsolete) or `clear`.
+    ImportedRetention { value: String },
     /// The age past which the newest backup is a failure in `recman check` (a whole number
     /// with s, m, h or d: `4h`), `none` or `clear`.
     RpoTarget { value: String },
@@ -242,5 +246,10 @@ pub enum CatalogWhat {
         /// (repo1-path, repo1-cipher-pass); PGBACKREST_REPO1_CIPHER_PASS also gives it.
         #[arg(long, value_name = "FILE")]
         pgbackrest_config: Option<std::path::PathBuf>,
+        /// Then copy each backup into recman's own format (backup sets in the repository, its
+        /// WAL to consistency in recman's archive), so that it no longer needs the location;
+        /// the location's files are only read.
+        #[arg(long)]
+        copy: bool,
     },
 }

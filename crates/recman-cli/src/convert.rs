@@ -404,6 +404,7 @@ impl From<cc::ConfigureWhat> for m::ConfigureWhat {
             C::SectionSize { value } => m::ConfigureWhat::SectionSize { value },
             C::BackupOptimization { value } => m::ConfigureWhat::BackupOptimization { value },
             C::Tuning { value } => m::ConfigureWhat::Tuning { value },
+            C::ImportedRetention { value } => m::ConfigureWhat::ImportedRetention { value },
             C::RpoTarget { value } => m::ConfigureWhat::RpoTarget { value },
             C::RtoTarget { value } => m::ConfigureWhat::Named {
                 name: "rto-target",
@@ -529,10 +530,12 @@ impl From<cc::CatalogWhat> for m::CatalogWhat {
                 location,
                 stanza,
                 pgbackrest_config,
+                copy,
             } => m::CatalogWhat::Import {
                 location,
                 stanza,
                 pgbackrest_config,
+                copy,
             },
         }
     }

@@ -4,8 +4,11 @@
 //! restored with no WAL archive at all to data equal to the source (pg_dumpall); the backup
 //! directories are byte for byte as they were. A damaged file is then named by validate
 //! with the manifest's checksum, and a restore of it stops and leaves nothing to start.
+//! Retention counts an imported backup only when told to, and then forgets it without
+//! touching its directory.
 
 mod common;
+mod flows;
 
 use common::*;
 use std::path::Path;
@@ -157,4 +160,108 @@ fn pg_basebackup_backups_import_validate_and_restore_equal() {
     bytes[at + size / 2] ^= 0x5a;
     std::fs::write(&tar, &bytes).unwrap();
     damage_and_check(&g, dir, id, &rel);
+}
+
+/// The ids `report obsolete` names.
+fn obsolete_ids(s: &flows::Setup) -> Vec<String> {
+    let rep: serde_json::Value =
+        serde_json::from_str(&s.ok(&["report", "obsolete", "--json"])).unwrap();
+    rep["backups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn listed(s: &flows::Setup, id: &str) -> bool {
+    s.backups().iter().any(|b| b["id"] == id)
+}
+
+/// Issue 44: imported backups count in recman's retention only when the user says so
+/// (`configure imported-retention on`); then `delete obsolete` forgets the one recman's own
+/// full backup made redundant, and pg_basebackup's directory is byte for byte as it was.
+#[test]
+fn imported_backup_is_obsolete_only_when_opted_in() {
+    let s = flows::Setup::new();
+    s.cluster.pgbench_init(1);
+    let (_btmp, backups) = new_scratch_dir();
+    let dir = backups.join("plain");
+    pg_basebackup(&s.cluster, &dir, &["-Fp"]);
+    let before = snapshot(&dir);
+    let id = imported_id(&s.ok(&["catalog", "import", path_str(&dir)]));
+
+    // Counted, it is a full backup (its origin's type), the only one: redundancy 1 keeps it.
+    s.ok(&["configure", "imported-retention", "on"]);
+    assert_eq!(obsolete_ids(&s), Vec::<String>::new());
+    s.ok(&["configure", "imported-retention", "clear"]);
+
+    let own = s.backup(&[]);
+    // By default never obsolete, even with a newer full backup of recman's own.
+    assert!(!obsolete_ids(&s).contains(&id));
+    s.ok(&["delete", "obsolete", "--noprompt"]);
+    assert!(
+        listed(&s, &id),
+        "delete obsolete forgot an imported backup by default"
+    );
+
+    s.ok(&["configure", "imported-retention", "on"]);
+    assert_eq!(obsolete_ids(&s), vec![id.clone()]);
+    let text = s.ok(&["report", "obsolete"]);
+    assert!(
+        text.contains("Imported Backup") && text.contains("never deleted"),
+        "{text}"
+    );
+    let out = s.ok(&["delete", "obsolete", "--noprompt"]);
+    assert!(
+        out.contains(&format!("forgot imported backup {id}")) && out.contains("were not deleted"),
+        "{out}"
+    );
+    assert!(!listed(&s, &id) && listed(&s, &own));
+    assert!(
+        snapshot(&dir) == before,
+        "delete obsolete changed pg_basebackup's files"
+    );
+}
+
+/// Issue 44: `catalog import --copy` brings a pg_basebackup backup into recman's format, so
+/// that with its directory gone it still validates and restores equal (no archive before the
+/// copy: the WAL to consistency was copied into recman's); its files were only read.
+#[test]
+fn copied_backup_restores_without_its_directory() {
+    let (_rtmp, repo) = new_repo();
+    recman_ok(["--repo", path_str(&repo), "create", "catalog"]);
+    let c = Cluster::init_with(ClusterOpts::default());
+    let g = |args: &[&str]| cluster_args(&repo, &c, args);
+    recman_ok(g(&["register", "database", "--name", "main"]));
+    c.pgbench_init(1);
+    c.psql("checkpoint");
+    let want = c.dumpall().unwrap();
+    let (_btmp, backups) = new_scratch_dir();
+    let dir = backups.join("plain");
+    pg_basebackup(&c, &dir, &["-Fp"]);
+    let before = snapshot(&dir);
+
+    let out = recman_ok(g(&["catalog", "import", "--copy", path_str(&dir)]));
+    let id = imported_id(&out);
+    assert!(
+        out.contains(&format!("copied backup {id} into recman's format")),
+        "{out}"
+    );
+    assert!(
+        snapshot(&dir) == before,
+        "the copy changed pg_basebackup's files"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let list: Vec<serde_json::Value> =
+        serde_json::from_str(&recman_ok(g(&["list", "backup", "--json"]))).unwrap();
+    let b = list.iter().find(|b| b["id"] == id.as_str()).unwrap();
+    assert_eq!(b["type"], "FULL", "{b}");
+    let out = recman_ok(g(&["validate", "backup", &id]));
+    assert!(out.contains("intact"), "{out}");
+    let (_t, rdir) = new_scratch_dir();
+    let to = rdir.join("r");
+    restore_to(&repo, &to, &[]);
+    same_dump(&start_dump(&to), &want, "the copied backup restored");
 }

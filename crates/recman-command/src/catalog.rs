@@ -34,6 +34,11 @@ pub enum ConfigureWhat {
     Tuning {
         value: String,
     },
+    /// `on` or `off`: whether retention counts imported backups (see
+    /// `recman_engine::retention::Imported`).
+    ImportedRetention {
+        value: String,
+    },
     /// RMAN's DATAFILE BACKUP COPIES: how many copies of each piece `backup database` writes
     /// when it gives no `--copies` (1 to 4), or `clear`.
     BackupCopies {
@@ -152,5 +157,8 @@ pub enum CatalogWhat {
         location: PathBuf,
         stanza: Option<String>,
         pgbackrest_config: Option<PathBuf>,
+        /// Then copy each backup of the location into recman's format
+        /// (`recman_engine::import::copy_imported`).
+        copy: bool,
     },
 }

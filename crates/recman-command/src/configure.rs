@@ -82,6 +82,7 @@ pub fn configure(what: ConfigureWhat, e: &dyn Env, p: &mut dyn Printer) -> Resul
         ConfigureWhat::BackupOptimization { value } => ("backup-optimization", vec![value]),
         ConfigureWhat::ArchivelogDeletionPolicy { value } => ("archivelog-deletion-policy", value),
         ConfigureWhat::Tuning { value } => ("tuning", vec![value]),
+        ConfigureWhat::ImportedRetention { value } => ("imported-retention", vec![value]),
         ConfigureWhat::RpoTarget { value } => ("rpo-target", vec![value]),
         ConfigureWhat::Named { name, value } => (name, vec![value]),
         ConfigureWhat::BackupCopies { value } => ("backup-copies", vec![value]),

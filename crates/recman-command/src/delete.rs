@@ -4,9 +4,11 @@
 
 use crate::DeleteWhat;
 use crate::execute::{Env, ExecError, Printer, env};
-use crate::maint::{MaintOutcome, ObsoleteFor, WalItem, find_obsolete, now, out, policy_for};
+use crate::maint::{
+    MaintOutcome, ObsoleteFor, WalItem, find_obsolete, imported_for, now, out, policy_for,
+};
 use recman_catalog::{BackupRecord, BackupStatus, MediaStatus};
-use recman_engine::{Context, DeleteReport, EngineError, RetentionPolicy};
+use recman_engine::{Context, DeleteReport, EngineError, Imported, RetentionPolicy};
 
 fn delete_wal(ctx: &Context, wal: &[WalItem]) -> Result<DeleteReport, EngineError> {
     let wal: Vec<(String, String)> = wal
@@ -23,7 +25,8 @@ pub fn delete(what: DeleteWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), 
     match what {
         DeleteWhat::Obsolete { policy, noprompt } => {
             let resumed = recman_engine::retention::finish_pending(&ctx.repo)?;
-            let f = find_obsolete(&ctx, policy_for(&ctx, e, &policy)?, true, now())?;
+            let (policy, imported) = (policy_for(&ctx, e, &policy)?, imported_for(&ctx, e)?);
+            let f = find_obsolete(&ctx, policy, imported, true, now())?;
             let empty = f.is_empty();
             let (backups, wal) = (f.obsolete.backups.clone(), f.wal.clone());
             out(
@@ -134,7 +137,7 @@ pub fn delete(what: DeleteWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), 
             }
             // WAL no AVAILABLE backup needs: as if every available backup were kept.
             let keep_all = RetentionPolicy::Redundancy(u32::MAX);
-            let f = find_obsolete(&ctx, keep_all, false, now())?;
+            let f = find_obsolete(&ctx, keep_all, Imported::Kept, false, now())?;
             out(p, MaintOutcome::UnneededWal(f.wal.clone()));
             if f.wal.is_empty() || !env(e.confirm(noprompt, "archived logs"))? {
                 return Ok(());

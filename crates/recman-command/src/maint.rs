@@ -8,8 +8,8 @@ use crate::{CatalogWhat, CrosscheckWhat, PolicyOverride, ReportWhat};
 use recman_catalog::{BackupRecord, BackupStatus, PieceRecord, Repository};
 use recman_engine::retention::{MICROS_PER_DAY, obsolete_in_catalog};
 use recman_engine::{
-    BackupCheck, Context, DeleteReport, EngineError, ObjectCheck, Obsolete, RebuildReport,
-    RetentionPolicy,
+    BackupCheck, Context, DeleteReport, EngineError, Imported, ObjectCheck, Obsolete,
+    RebuildReport, RetentionPolicy,
 };
 
 /// An archived WAL file a listing names.
@@ -107,6 +107,11 @@ pub enum MaintOutcome {
     Cataloged(RebuildReport),
     /// CATALOG IMPORT (or START WITH on another tool's location): what was imported.
     Imported(recman_engine::import::ImportReport),
+    /// CATALOG IMPORT --copy, per backup: what was copied; None when it was copied before.
+    Copied {
+        id: String,
+        copied: Option<recman_engine::import::CopiedBackup>,
+    },
 }
 
 pub(crate) fn out(p: &mut dyn Printer, o: MaintOutcome) {
@@ -135,14 +140,23 @@ pub(crate) fn policy_for(
     })
 }
 
+/// Whether retention counts imported backups, as the settings say now.
+pub(crate) fn imported_for(ctx: &Context, e: &dyn Env) -> Result<Imported, ExecError> {
+    Ok(crate::settings::imported_retention(
+        &ctx.repo,
+        &env(e.config_file_settings())?,
+    )?)
+}
+
 /// What `policy` makes obsolete; `pieces`: also read each backup's pieces.
 pub fn find_obsolete(
     ctx: &Context,
     policy: RetentionPolicy,
+    imported: Imported,
     pieces: bool,
     now: i64,
 ) -> Result<ObsoleteReport, EngineError> {
-    let (obs, backups, wal) = obsolete_in_catalog(&ctx.repo, ctx.db.id, policy, now)?;
+    let (obs, backups, wal) = obsolete_in_catalog(&ctx.repo, ctx.db.id, policy, imported, now)?;
     let mut chosen = Vec::new();
     for b in backups.into_iter().filter(|b| obs.backups.contains(&b.id)) {
         let ps = if pieces {
@@ -179,7 +193,8 @@ pub fn report(what: ReportWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), 
     let ctx = env(e.context())?;
     match what {
         ReportWhat::Obsolete { policy, json } => {
-            let report = find_obsolete(&ctx, policy_for(&ctx, e, &policy)?, !json, now())?;
+            let (policy, imported) = (policy_for(&ctx, e, &policy)?, imported_for(&ctx, e)?);
+            let report = find_obsolete(&ctx, policy, imported, !json, now())?;
             out(
                 p,
                 MaintOutcome::Obsolete {
@@ -289,6 +304,7 @@ pub fn catalog(what: CatalogWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<()
             location,
             stanza,
             pgbackrest_config,
+            copy,
         } => {
             let opts = recman_engine::import::ImportOptions {
                 location,
@@ -296,7 +312,7 @@ pub fn catalog(what: CatalogWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<()
                 pgbackrest_config,
                 db_name: e.database(),
             };
-            return import(&opts, e, p);
+            return import(&opts, copy, e, p);
         }
     };
     // START WITH naming another tool's backups (outside the repository) imports them.
@@ -306,7 +322,7 @@ pub fn catalog(what: CatalogWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<()
             db_name: e.database(),
             ..Default::default()
         };
-        return import(&opts, e, p);
+        return import(&opts, false, e, p);
     }
     let (repo, created) = env(e.repository_for_rebuild())?;
     let _lock = repo.lock("catalog start-with").map_err(EngineError::from)?;
@@ -354,16 +370,47 @@ fn is_foreign_location(e: &dyn Env, p: &std::path::Path) -> bool {
             || abs.join("archive.info").is_file())
 }
 
-/// CATALOG IMPORT: records the backups and WAL archive at `opts.location`, read in place.
+/// CATALOG IMPORT: records the backups and WAL archive at `opts.location`, read in place;
+/// with `copy`, then brings each into recman's format.
 fn import(
     opts: &recman_engine::import::ImportOptions,
+    copy: bool,
     e: &dyn Env,
     p: &mut dyn Printer,
 ) -> Result<(), ExecError> {
     let repo = env(e.repository())?;
-    let _lock = repo.lock("catalog import").map_err(EngineError::from)?;
+    let lock = repo.lock("catalog import").map_err(EngineError::from)?;
     let r = recman_engine::import::import(&repo, opts)?;
+    let (ids, db_name) = (r.backups.clone(), r.database.clone());
     out(p, MaintOutcome::Imported(r));
+    if !copy {
+        return Ok(());
+    }
+    let db = repo
+        .catalog()
+        .database(&db_name)
+        .map_err(EngineError::from)?
+        .ok_or_else(|| EngineError::NotFound(format!("database {db_name} is not registered")))?;
+    // The copy needs a context of its own; the lock above stays held until it is done.
+    let ctx = Context {
+        repo: env(e.repository())?,
+        db,
+        pgdata: None,
+        conninfo: None,
+        tls: None,
+    };
+    // Newest first: an imported incremental reads the backups under it through their origin.
+    for b in ids.iter().rev() {
+        let c = recman_engine::import::copy_imported(&ctx, &b.id, e.progress())?;
+        out(
+            p,
+            MaintOutcome::Copied {
+                id: b.id.clone(),
+                copied: c,
+            },
+        );
+    }
+    drop(lock);
     Ok(())
 }
 

@@ -151,6 +151,12 @@ pub const SPECS: &[Spec] = &[
         key: recman_engine::forever::KEY,
         default: "off",
     },
+    // Whether retention counts imported backups (`catalog import`, issue 44).
+    Spec {
+        name: "imported-retention",
+        key: "imported_retention",
+        default: "off",
+    },
     // The age past which the newest backup is a failure (`recman check`, issue 43).
     Spec {
         name: "rpo-target",

@@ -56,6 +56,12 @@ pub fn validate(name: &str, words: &[String]) -> Result<String, EngineError> {
                 recman_engine::duplex::MAX_COPIES
             ))),
         },
+        "imported-retention" => match v.as_str() {
+            "on" | "off" => Ok(v),
+            _ => Err(invalid(format!(
+                "imported retention {v:?} is not valid; hint: use `on` (retention counts imported backups) or `off`"
+            ))),
+        },
         "tuning" => match v.as_str() {
             "auto" | "off" => Ok(v),
             _ => Err(invalid(format!(
@@ -198,6 +204,22 @@ pub fn retention_policy(
     file: &[(&'static str, String)],
 ) -> Result<RetentionPolicy, EngineError> {
     setting(&resolve_all(repo, file)?, "retention-policy").parse()
+}
+
+/// Whether retention counts imported backups (config file, catalog or default).
+pub fn imported_retention(
+    repo: &Repository,
+    file: &[(&'static str, String)],
+) -> Result<recman_engine::Imported, EngineError> {
+    Ok(imported_of(&resolve_all(repo, file)?))
+}
+
+/// Whether retention counts imported backups, among settings `all`.
+pub fn imported_of(all: &[Setting]) -> recman_engine::Imported {
+    match setting(all, "imported-retention").as_str() {
+        "on" => recman_engine::Imported::Counted,
+        _ => recman_engine::Imported::Kept,
+    }
 }
 
 /// Backup settings resolved for `backup database`.

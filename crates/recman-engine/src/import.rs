@@ -11,6 +11,7 @@
 //! The readers of each format live in their own module: [`pgbackrest`] and [`basebackup`].
 
 pub mod basebackup;
+mod copy;
 pub mod decode;
 mod error;
 pub mod pgbackrest;
@@ -19,9 +20,10 @@ mod restore;
 mod validate;
 mod wal;
 
+pub use copy::{CopiedBackup, copy_imported};
 pub use error::ImportError;
 pub use recman_format::manifest::EntryKind;
-pub use record::{ImportOptions, ImportReport, ImportedBackup, import};
+pub use record::{FOREIGN, ImportOptions, ImportReport, ImportedBackup, import};
 pub(crate) use restore::restore_foreign;
 pub(crate) use validate::validate_foreign;
 pub(crate) use wal::{ForeignKnown, read_foreign_wal};

@@ -88,7 +88,7 @@ pub use restore::{
     Through, dest as restore_dest, dest_remote as restore_dest_remote,
     dest_serve as restore_dest_serve, quote_shell, restore_database_on,
 };
-pub use retention::{DeleteReport, Obsolete, RetentionPolicy};
+pub use retention::{DeleteReport, Imported, Obsolete, RetentionPolicy};
 pub use scan::{Scan, ScannedFile, scan_data_dir};
 pub use secondtier::{CopyReport, backup_backupsets, backup_recovery_area};
 pub use select::select_backup;

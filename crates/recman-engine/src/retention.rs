@@ -266,6 +266,19 @@ pub fn obsolete(
     out
 }
 
+/// Whether retention counts the backups `catalog import` recorded (`configure
+/// imported-retention`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Imported {
+    /// Never obsolete: recman deletes nothing it did not write unless told to (DESIGN.md,
+    /// invariant 13).
+    #[default]
+    Kept,
+    /// Counted like recman's own backups: one the policy no longer needs is obsolete, and
+    /// deleting it forgets recman's record and manifest of it; the old tool's files stay.
+    Counted,
+}
+
 /// What retention found, with the records it was computed from.
 pub type CatalogRetention = (Obsolete, Vec<BackupRecord>, Vec<(WalRecord, MediaStatus)>);
 
@@ -274,6 +287,7 @@ pub fn obsolete_in_catalog(
     repo: &Repository,
     db_id: i64,
     policy: RetentionPolicy,
+    imported: Imported,
     now: i64,
 ) -> Result<CatalogRetention, EngineError> {
     let cat = repo.catalog();
@@ -294,29 +308,47 @@ pub fn obsolete_in_catalog(
         })
         .collect();
     crate::backup::since::completing_counts_as_full(&mut facts, &backups);
+    if imported == Imported::Counted {
+        imported_fulls_count(repo, &mut facts)?;
+    }
     let names: Vec<String> = wal.iter().map(|(w, _)| w.name.clone()).collect();
     let mut obs = obsolete(&facts, &names, policy, now);
     if policy != RetentionPolicy::None {
         crate::keep::apply(repo, &backups, &mut obs, now)?;
-        keep_imported(repo, &backups, &mut obs)?;
+        if imported == Imported::Kept {
+            keep_imported(&backups, &mut obs);
+        }
     }
     Ok((obs, backups, wal))
 }
 
-/// Imported backups (catalog import) are recman's to read, not to delete (DESIGN.md,
-/// invariant 13): retention keeps them, and with them the archived WAL from their start on
-/// that recovery from them reads after the old tool's archive ends. Only `delete backup`,
-/// naming one, forgets it.
-fn keep_imported(
-    repo: &Repository,
-    backups: &[BackupRecord],
-    obs: &mut Obsolete,
-) -> Result<(), EngineError> {
-    let imported: HashSet<String> = repo
+/// An imported backup's type is FOREIGN, which would make every one an incremental with no
+/// chain to anchor it, obsolete at once: its origin's own type says which are full backups,
+/// the redundancy units and window bases of the old tool's chains.
+fn imported_fulls_count(repo: &Repository, facts: &mut [BackupFacts]) -> Result<(), EngineError> {
+    let fulls: HashSet<String> = repo
         .catalog()
         .foreign_backups()?
         .into_iter()
+        .filter(|f| f.origin_type.eq_ignore_ascii_case("full"))
         .map(|f| f.backup_id)
+        .collect();
+    for f in facts.iter_mut().filter(|f| fulls.contains(&f.id)) {
+        f.full = true;
+    }
+    Ok(())
+}
+
+/// Imported backups (catalog import) are recman's to read, not to delete (DESIGN.md,
+/// invariant 13): unless `configure imported-retention on` says otherwise, retention keeps
+/// them, and with them the archived WAL from their start on that recovery from them reads
+/// after the old tool's archive ends. One `catalog import --copy` brought into recman's format
+/// is recman's own now (type FULL): retention counts it.
+fn keep_imported(backups: &[BackupRecord], obs: &mut Obsolete) {
+    let imported: HashSet<String> = backups
+        .iter()
+        .filter(|b| b.backup_type == crate::import::FOREIGN)
+        .map(|b| b.id.clone())
         .collect();
     let floor = backups
         .iter()
@@ -335,7 +367,6 @@ fn keep_imported(
         obs.wal.retain(|w| wal_position(w).is_some_and(|p| p < f));
         obs.wal_floor = obs.wal_floor.map(|w| w.min(f));
     }
-    Ok(())
 }
 
 /// The backup `b` builds on, as its manifest names it (the catalog row does not): a level 1's
@@ -364,6 +395,9 @@ pub struct DeleteReport {
     /// In an immutable repository: the objects an Object Lock still holds; their backups and
     /// WAL files were left whole and are deleted by a later run.
     pub held: Vec<crate::immutable::HeldObject>,
+    /// The imported backups among `backups`: recman forgot its record and manifest of each,
+    /// and the old tool's files stay where it wrote them.
+    pub imported: Vec<recman_catalog::ForeignBackupRecord>,
 }
 
 /// Deletes backups and archived WAL files: one transaction takes them out of the AVAILABLE
@@ -384,6 +418,18 @@ pub fn delete_objects(
     let is_held = |owner: &str| held.iter().any(|h| h.owner == owner);
     let backups: Vec<String> = backups.iter().filter(|b| !is_held(b)).cloned().collect();
     let wal: Vec<(String, String)> = wal.iter().filter(|(n, _)| !is_held(n)).cloned().collect();
+    // Read before the records go: the foreign rows are deleted with their backups. One that
+    // `catalog import --copy` made recman's own has pieces of recman's, deleted like any.
+    let mut imported = Vec::new();
+    for id in &backups {
+        let foreign = repo
+            .catalog()
+            .backup(id)?
+            .is_some_and(|b| b.backup_type == crate::import::FOREIGN);
+        if foreign {
+            imported.extend(repo.catalog().foreign_backup(id)?);
+        }
+    }
     let mut items: Vec<PendingDelete> = backups
         .iter()
         .map(|id| PendingDelete {
@@ -423,6 +469,7 @@ pub fn delete_objects(
         backups,
         resumed,
         held,
+        imported,
     })
 }
 

@@ -42,10 +42,17 @@ fn print_obsolete(f: &ObsoleteReport, heading: &str) {
         "-".repeat(19),
         "-".repeat(20)
     );
+    let mut imported = false;
     for (b, pieces) in &f.backups {
+        let foreign = b.backup_type == recman_engine::import::FOREIGN;
+        imported |= foreign;
         println!(
             "{:<20} {:<26} {:<19}",
-            "Backup Set",
+            if foreign {
+                "Imported Backup"
+            } else {
+                "Backup Set"
+            },
             b.id,
             time(b.stop_time)
         );
@@ -66,6 +73,11 @@ fn print_obsolete(f: &ObsoleteReport, heading: &str) {
             w.name,
             time(Some(w.archived_at)),
             w.path
+        );
+    }
+    if imported {
+        println!(
+            "imported backups are only forgotten: recman's record and manifest go, the old tool's files are never deleted"
         );
     }
 }
@@ -92,8 +104,26 @@ fn say_deleted(r: &recman_engine::DeleteReport) {
     for w in &r.wal {
         println!("deleted archived log\narchived log file name={w}");
     }
+    for f in &r.imported {
+        println!(
+            "forgot imported backup {}: recman's record and manifest only; {}'s files at {} were not deleted (remove them with {} when you no longer need them)",
+            f.backup_id, f.tool, f.location, f.tool
+        );
+    }
     println!("Deleted {} objects", r.backups.len() + r.wal.len());
     say_held(&r.held);
+}
+
+fn say_copied(id: &str, c: Option<&recman_engine::import::CopiedBackup>) {
+    match c {
+        None => println!("backup {id} is in recman's format already (copied before)"),
+        Some(c) => println!(
+            "copied backup {id} into recman's format: {} file(s), {} bytes in backup sets, {} wal segment(s) put in recman's archive; it no longer reads the imported location, whose files were only read",
+            c.files,
+            c.bytes,
+            c.wal_archived.len()
+        ),
+    }
 }
 
 /// What an Object Lock kept, object by object: nothing failed, the next run deletes them.
@@ -259,6 +289,7 @@ pub fn print(o: MaintOutcome) {
                 eprintln!("recman: warning: could not catalog {p}: {why}");
             }
         }
+        MaintOutcome::Copied { id, copied } => say_copied(&id, copied.as_ref()),
         MaintOutcome::Imported(r) => {
             if r.registered {
                 println!(

@@ -453,6 +453,10 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "RMAN has no CONFIGURE for auto tuning; recman's own",
     ),
     (
+        "configure imported-retention",
+        "RMAN has no backups of other tools to count; recman's own (catalog import)",
+    ),
+    (
         "calibrate",
         "recman's own measurement of devices and CPU (seed 000's first step)",
     ),
@@ -491,6 +495,10 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
     (
         "catalog import --stanza",
         "CATALOG START WITH names the stanza's directory, which holds its name",
+    ),
+    (
+        "catalog import --copy",
+        "RMAN's CATALOG reads its own backup pieces and has no conversion; a one-off migration step on the command line",
     ),
     (
         "catalog import --pgbackrest-config",

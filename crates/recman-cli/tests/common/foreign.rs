@@ -68,7 +68,13 @@ pub fn restore_to(repo: &Path, to: &Path, args: &[&str]) -> String {
 
 /// Runs `pg_basebackup` (the server's major's) against `c` into `to`, with `args`.
 pub fn pg_basebackup(c: &Cluster, to: &Path, args: &[&str]) {
-    let mut cmd = Command::new(pg_bin("pg_basebackup"));
+    pg_basebackup_from(&pg_bin("pg_basebackup"), c, to, args);
+}
+
+/// Runs the `pg_basebackup` program `bin` against `c` into `to`, with `args`: a newer major's
+/// client where the server's package has none.
+pub fn pg_basebackup_from(bin: &Path, c: &Cluster, to: &Path, args: &[&str]) {
+    let mut cmd = Command::new(bin);
     cmd.arg("-h")
         .arg(&c.sockdir)
         .args([

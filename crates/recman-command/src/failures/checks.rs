@@ -12,6 +12,7 @@ use std::collections::{HashMap, HashSet};
 #[derive(Clone, Debug)]
 pub struct CheckInputs {
     pub policy: RetentionPolicy,
+    pub imported: recman_engine::Imported,
     /// The RPO target in microseconds; None: not configured.
     pub rpo_target: Option<i64>,
     /// The RTO target in microseconds; None: not configured.
@@ -94,7 +95,13 @@ pub fn run_checks(ctx: &Context, inputs: &CheckInputs) -> Result<Checked, Engine
     let cat = ctx.repo.catalog();
     let backups = cat.backups(ctx.db.id)?;
     backup_checks(ctx, &backups, inputs, &mut out);
-    let (obs, _, _) = obsolete_in_catalog(&ctx.repo, ctx.db.id, inputs.policy, inputs.now)?;
+    let (obs, _, _) = obsolete_in_catalog(
+        &ctx.repo,
+        ctx.db.id,
+        inputs.policy,
+        inputs.imported,
+        inputs.now,
+    )?;
     let kept: Vec<&BackupRecord> = backups
         .iter()
         .filter(|b| obs.kept.contains(&b.id) && is_database_backup(b))
@@ -121,7 +128,13 @@ pub fn run_catalog_checks(
     let mut out = Checked::default();
     if kinds.contains(&Kind::PieceMissing) {
         let backups = ctx.repo.catalog().backups(ctx.db.id)?;
-        let (obs, _, _) = obsolete_in_catalog(&ctx.repo, ctx.db.id, inputs.policy, inputs.now)?;
+        let (obs, _, _) = obsolete_in_catalog(
+            &ctx.repo,
+            ctx.db.id,
+            inputs.policy,
+            inputs.imported,
+            inputs.now,
+        )?;
         let kept: Vec<&BackupRecord> = backups
             .iter()
             .filter(|b| obs.kept.contains(&b.id) && is_database_backup(b))
@@ -482,6 +495,7 @@ mod tests {
     fn inputs() -> CheckInputs {
         CheckInputs {
             policy: RetentionPolicy::Redundancy(1),
+            imported: recman_engine::Imported::Kept,
             rpo_target: None,
             rto_target: None,
             drill_interval: None,

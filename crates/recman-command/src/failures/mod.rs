@@ -72,6 +72,7 @@ fn inputs(ctx: &Context, e: &dyn Env, now: i64) -> Result<CheckInputs, ExecError
     let size = |n: &str| size_bytes(n, &setting(&all, n));
     Ok(CheckInputs {
         policy: setting(&all, "retention-policy").parse()?,
+        imported: crate::settings::imported_of(&all),
         rpo_target: duration("rpo-target")?,
         rto_target: duration("rto-target")?,
         drill_interval: duration("drill-interval")?,

@@ -219,6 +219,7 @@ mod tests {
     fn inputs(now: i64) -> CheckInputs {
         CheckInputs {
             policy: RetentionPolicy::Redundancy(1),
+            imported: recman_engine::Imported::Kept,
             rpo_target: None,
             rto_target: None,
             drill_interval: None,

@@ -180,6 +180,15 @@ fn prior_of(
             && b.start_lsn == lsn.0
             && b.timeline == tli
         {
+            // A copied prior's files are recman's pieces now: the chain is combined from the
+            // origin's directories, which recman no longer reads for it.
+            if b.backup_type != FOREIGN {
+                return Err(ImportError::Invalid(format!(
+                    "pg_basebackup backup {location} is an incremental backup on top of backup {}, which `catalog import --copy` brought into recman's format; hint: import a chain whole before copying it (newest first), or combine it with pg_combinebackup and import the result",
+                    f.backup_id
+                ))
+                .into());
+            }
             return Ok(f.backup_id);
         }
     }
