@@ -173,11 +173,11 @@ pub enum Command {
         /// `.ready` file in archive_status go along, so a backlog drains in batches and
         /// PostgreSQL's later calls for them return at once. 1: %p alone. Range: 1 to 1024.
         #[arg(long, default_value_t = recman_engine::DEFAULT_PUSH_BATCH as u32,
-              value_parser = crate::input::count::<u32>((1, 1024)))]
+              value_parser = crate::input::count::<u32>(recman_command::ranges::PUSH_BATCH))]
         batch: u32,
         /// Segments read, compressed and written at once (default: one per CPU core, at least
         /// 4, since each also waits for its fsyncs). Range: 1 to 256.
-        #[arg(long, value_parser = crate::input::count::<u32>((1, 256)))]
+        #[arg(long, value_parser = crate::input::count::<u32>(recman_command::ranges::PUSH_PARALLEL))]
         parallel: Option<u32>,
         /// Send the file to the repository host's server, https://HOST:PORT, instead of
         /// writing the repository (with --db and this host's --tls-*; docs/fleet.md).
@@ -191,7 +191,7 @@ pub enum Command {
         /// Segments kept fetched ahead of PostgreSQL in the spool by one background process;
         /// 0 turns read-ahead off. Range: 0 to 1024.
         #[arg(long, default_value_t = recman_engine::DEFAULT_PREFETCH as u32,
-              value_parser = crate::input::count::<u32>((0, 1024)))]
+              value_parser = crate::input::count::<u32>(recman_command::ranges::PREFETCH))]
         prefetch: u32,
         /// The read-ahead directory (default: recman-prefetch next to DEST, i.e. in pg_wal).
         /// One per cluster.
@@ -227,7 +227,7 @@ pub enum Command {
         /// Async mode: how often received WAL is made durable and the position reported, in
         /// milliseconds (what a crash of the repository host may lose). Range: 1 to 3600000.
         #[arg(long, default_value_t = 1000,
-              value_parser = crate::input::count::<u64>((1, 3_600_000)))]
+              value_parser = crate::input::count::<u64>(recman_command::ranges::FLUSH_INTERVAL_MS))]
         flush_interval: u64,
         /// The directory holding pg_receivewal (default: the server's, /usr/lib/postgresql/MAJOR/bin, else PATH).
         #[arg(long)]
@@ -253,7 +253,7 @@ pub enum Command {
         #[arg(long, default_value = "lz4")]
         compress: String,
         /// Segments read, compressed and written at once. Range: 1 to 256.
-        #[arg(long, value_parser = crate::input::count::<u32>((1, 256)))]
+        #[arg(long, value_parser = crate::input::count::<u32>(recman_command::ranges::PUSH_PARALLEL))]
         parallel: Option<u32>,
     },
     /// Fills archive-get's spool; started by archive-get in the background.
@@ -266,10 +266,10 @@ pub enum Command {
         #[arg(long)]
         after: String,
         /// How many. Range: 0 to 1024.
-        #[arg(long, value_parser = crate::input::count::<usize>((0, 1024)))]
+        #[arg(long, value_parser = crate::input::count::<usize>(recman_command::ranges::PREFETCH))]
         count: usize,
         /// Segments fetched at once (default: one per core but one, 1 to 8). Range: 1 to 64.
-        #[arg(long, value_parser = crate::input::count::<usize>((1, 64)))]
+        #[arg(long, value_parser = crate::input::count::<usize>(recman_command::ranges::PREFETCH_PARALLEL))]
         parallel: Option<usize>,
         /// When archive-get started it (nanoseconds since the epoch): a spool clear after
         /// this time stops it. Range: 0 to 18446744073709551615.
@@ -526,7 +526,7 @@ pub struct BackupArgs {
     pub tag: Option<String>,
     /// Corrupt blocks tolerated per file. Range: 0 to 4294967295.
     #[arg(long, default_value_t = 0,
-          value_parser = crate::input::count::<u32>((0, u32::MAX as u64)))]
+          value_parser = crate::input::count::<u32>(recman_command::ranges::MAXCORRUPT))]
     pub maxcorrupt: u32,
     /// Also check the structure inside heap and B-tree pages (line pointers, items), beyond
     /// checksum and header (RMAN's CHECK LOGICAL); a failing page counts against --maxcorrupt.
@@ -550,7 +550,7 @@ pub struct BackupArgs {
     #[arg(long)]
     pub device_type: Option<String>,
     /// Seconds to wait for the backup's WAL to be archived. Range: 1 to 86400.
-    #[arg(long, default_value_t = 120, value_parser = crate::input::count::<u64>((1, 86400)))]
+    #[arg(long, default_value_t = 120, value_parser = crate::input::count::<u64>(recman_command::ranges::ARCHIVE_TIMEOUT))]
     pub archive_timeout: u64,
     /// Also back up archived WAL: the WAL not yet backed up before the database, the WAL
     /// generated during it after (RMAN's PLUS ARCHIVELOG).
@@ -562,7 +562,7 @@ pub struct BackupArgs {
     pub section_size: Option<String>,
     /// RMAN's INCREMENTAL LEVEL: 0 (a base for level 1s) or 1 (blocks changed since the last
     /// level 0 or 1). Without it the backup is a plain full backup. Range: 0 to 1.
-    #[arg(long, value_parser = crate::input::count::<u8>((0, 1)))]
+    #[arg(long, value_parser = crate::input::count::<u8>(recman_command::ranges::INCREMENTAL_LEVEL))]
     pub incremental_level: Option<u8>,
     /// With --incremental-level 1: changes since the last level 0 rather than the last backup.
     #[arg(long, requires = "incremental_level")]
@@ -586,7 +586,7 @@ pub struct BackupArgs {
     pub maxsetsize: Option<String>,
     /// Write every piece N times (RMAN's COPIES, duplexed backup sets): the first copy as
     /// usual, each further one at its --copy-format location. Range: 1 to 4.
-    #[arg(long, value_parser = crate::input::count::<u32>((1, 4)))]
+    #[arg(long, value_parser = crate::input::count::<u32>(recman_command::ranges::BACKUP_COPIES))]
     pub copies: Option<u32>,
     /// Where a further copy of each piece goes (a --format template in a directory of its
     /// own); once per copy after the first.

@@ -52,6 +52,12 @@ pub mod ranges {
     pub const BLKSIZE: Range = (4 << 10, 64 << 20);
     pub const RATE: Range = (1 << 10, 1 << 40);
     pub const PUSH_BATCH: Range = (1, 1024);
+    /// Segments archive-push reads, compresses and writes at once.
+    pub const PUSH_PARALLEL: Range = (1, 256);
+    /// Corrupt blocks a backup tolerates per file (RMAN's MAXCORRUPT).
+    pub const MAXCORRUPT: Range = (0, u32::MAX as u64);
+    /// Copies of each piece (RMAN's COPIES), the engine's limit.
+    pub const BACKUP_COPIES: Range = (1, recman_engine::duplex::MAX_COPIES as u64);
     pub const PREFETCH: Range = (0, 1024);
     pub const PREFETCH_PARALLEL: Range = (1, 64);
     /// `receive --flush-interval`, in milliseconds: up to an hour.
