@@ -128,7 +128,7 @@ impl Catalog {
             Err(OpenError::Conninfo(source)) => {
                 return Err(CatalogError::SharedConnection {
                     catalog: label.display().to_string(),
-                    error: source,
+                    error: Box::new(source),
                 });
             }
             Err(OpenError::Sql(context, source)) => {

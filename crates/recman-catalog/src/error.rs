@@ -172,7 +172,9 @@ pub enum CatalogError {
     #[error("shared catalog {catalog}: {error}")]
     SharedConnection {
         catalog: String,
-        error: recman_pg::PgError,
+        // Boxed: a connection error carries the server's words and SQLSTATE, and every
+        // catalog result would otherwise be as large.
+        error: Box<recman_pg::PgError>,
     },
 
     #[error(

@@ -391,6 +391,25 @@ fn password_file_and_service_file_are_honoured() {
     );
     assert!(!ok && err.contains(path_str(&wrong)), "{err}");
     assert!(!err.contains("nope"), "password in the error: {err}");
+    // The server's SQLSTATE (28P01) gives the hint, not the words of the message.
+    assert!(
+        err.contains("hint: give the password in ~/.pgpass"),
+        "{err}"
+    );
+    // A database that is not there (3D000) is named as such.
+    let (ok, err) = run(
+        &[
+            "--target",
+            &app.replace("dbname=postgres", "dbname=nosuchdb"),
+            "report",
+            "schema",
+        ],
+        &[("HOME", h), ("PGPASSFILE", path_str(&right))],
+    );
+    assert!(
+        !ok && err.contains("does not exist on that server"),
+        "{err}"
+    );
 
     // A service file gives host, port, user and database; the password comes from PGPASSFILE.
     let svc = format!(

@@ -39,6 +39,7 @@ impl ConnTarget {
             PgError::Connect {
                 target: self.display.clone(),
                 reason,
+                sqlstate: crate::error::sqlstate(&e),
             }
         })
     }

@@ -10,9 +10,15 @@ pub enum PgError {
     BadConninfo { conninfo: String, reason: String },
     #[error(
         "cannot connect to PostgreSQL at {target}: {reason}; hint: {}",
-        connect_hint(reason)
+        connect_hint(sqlstate.as_deref(), reason)
     )]
-    Connect { target: String, reason: String },
+    Connect {
+        target: String,
+        reason: String,
+        /// The server's SQLSTATE when it answered and refused (None: no answer, or the client
+        /// gave up before asking).
+        sqlstate: Option<String>,
+    },
     #[error(
         "refusing to connect to PostgreSQL at {target}: {setting} (from {origin}) asks for GSSAPI encryption, which recman does not have; hint: recman never falls back to plaintext when encryption is asked for: use TLS instead (sslmode=verify-full with sslrootcert), or connect through the local socket (host=/var/run/postgresql)"
     )]
@@ -47,6 +53,8 @@ pub enum PgError {
         target: String,
         what: String,
         reason: String,
+        /// The server's SQLSTATE, when the server raised the error.
+        sqlstate: Option<String>,
     },
     #[error("cannot read {path}: {source}")]
     Io {
@@ -72,26 +80,74 @@ pub enum PgError {
     },
 }
 
-/// A refused password needs another fix than a server that is not there.
-fn connect_hint(reason: &str) -> &'static str {
+/// A refused password needs another fix than a server that is not there. The server's
+/// SQLSTATE decides where it gave one; the client's own refusals (no password to send, a
+/// certificate that does not verify) have none and are told apart by their words.
+fn connect_hint(sqlstate: Option<&str>, reason: &str) -> &'static str {
     if reason.contains("TLS certificate") {
         "sslrootcert must hold the CA that signed the server's certificate (ssl_cert_file on the server), and with sslmode=verify-full the certificate must name the host in --target; sslmode=verify-ca skips the name check"
     } else if reason.contains("TLS") || reason.contains("tls") {
         "check the server's ssl settings (ssl=on, ssl_cert_file, ssl_key_file), pg_hba.conf's hostssl lines, and sslcert/sslkey when the server asks for a client certificate"
-    } else if reason.contains("password") {
+    } else if refused_login(sqlstate, reason) {
         "give the password in ~/.pgpass (or the file PGPASSFILE names, mode 0600) or PGPASSWORD, and check the pg_hba.conf line that applies"
+    } else if sqlstate == Some(INVALID_CATALOG_NAME) {
+        "the database in --target (dbname=) does not exist on that server: name one that does"
     } else {
         "check that the server is running and that --target (or PGHOST/PGPORT/PGUSER, PGSERVICE) points at it"
     }
 }
 
+/// SQLSTATE 3D000: the database named does not exist.
+const INVALID_CATALOG_NAME: &str = "3D000";
+
+/// The server refused the login itself (SQLSTATE class 28: a wrong password, a pg_hba.conf
+/// reject), or the client had no password to send when the server asked for one.
+fn refused_login(sqlstate: Option<&str>, reason: &str) -> bool {
+    match sqlstate {
+        Some(code) => code.starts_with("28"),
+        None => reason.contains("password missing"),
+    }
+}
+
 impl PgError {
-    pub(crate) fn query(target: &str, what: &str, e: impl std::fmt::Display) -> Self {
+    /// A failed query, with the server's SQLSTATE when it raised the error.
+    pub(crate) fn query(target: &str, what: &str, e: &postgres::Error) -> Self {
         PgError::Query {
             target: target.to_string(),
             what: what.to_string(),
-            reason: e.to_string(),
+            reason: crate::session::error_text(e),
+            sqlstate: sqlstate(e),
         }
+    }
+
+    /// The server's SQLSTATE of this error, if the server raised it.
+    pub fn sqlstate(&self) -> Option<&str> {
+        match self {
+            PgError::Connect { sqlstate, .. } | PgError::Query { sqlstate, .. } => {
+                sqlstate.as_deref()
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The SQLSTATE of a server-raised error.
+pub(crate) fn sqlstate(e: &postgres::Error) -> Option<String> {
+    e.code().map(|c| c.code().to_string())
+}
+
+/// A query error's kind by its SQLSTATE: what may pass if tried again (a server shutting
+/// down or out of connections, a lost connection, a deadlock) is Transient; a missing
+/// privilege is the user's to grant; anything else the server refused is Io.
+fn query_kind(sqlstate: Option<&str>) -> recman_error::ErrorKind {
+    use recman_error::ErrorKind as K;
+    match sqlstate {
+        Some(c) if c.starts_with("08") || c.starts_with("53") || c.starts_with("57P") => {
+            K::Transient
+        }
+        Some("40001" | "40P01") => K::Transient,
+        Some("42501") => K::InvalidInput,
+        _ => K::Io,
     }
 }
 
@@ -109,14 +165,18 @@ impl PgError {
             | PgError::NotDataDir { .. }
             | PgError::Unsupported { .. }
             | PgError::BadLsn { .. } => K::InvalidInput,
-            // A refused password stays refused; a server that is down may come back.
-            PgError::Connect { reason, .. }
-                if reason.contains("password") || reason.contains("TLS certificate") =>
+            // A refused login or a database that is not there stays so; a server that is
+            // down, starting or full may come back.
+            PgError::Connect {
+                reason, sqlstate, ..
+            } if refused_login(sqlstate.as_deref(), reason)
+                || sqlstate.as_deref() == Some(INVALID_CATALOG_NAME)
+                || reason.contains("TLS certificate") =>
             {
                 K::InvalidInput
             }
             PgError::Connect { .. } => K::Transient,
-            PgError::Query { .. } => K::Io,
+            PgError::Query { sqlstate, .. } => query_kind(sqlstate.as_deref()),
             PgError::Io { source, .. } => K::of_io(source),
             PgError::Remote { kind, .. } => *kind,
         }
@@ -132,15 +192,53 @@ mod kind_tests {
     fn pg_errors_say_whether_the_user_or_the_server_is_at_fault() {
         let bad = PgError::BadLsn { text: "x".into() };
         assert_eq!(bad.kind(), ErrorKind::InvalidInput);
-        let down = PgError::Connect {
+        let connect = |reason: &str, sqlstate: Option<&str>| PgError::Connect {
             target: "/tmp:5432".into(),
-            reason: "connection refused".into(),
+            reason: reason.into(),
+            sqlstate: sqlstate.map(str::to_string),
         };
+        let down = connect("connection refused", None);
         assert_eq!(down.kind(), ErrorKind::Transient);
-        let pw = PgError::Connect {
-            target: "/tmp:5432".into(),
-            reason: "password authentication failed".into(),
-        };
+        // The server's word decides, not the message's: a server that is down is down even
+        // when the message names the password file the password came from.
+        let noted = connect(
+            "connection refused (the password came from /home/u/.pgpass)",
+            None,
+        );
+        assert_eq!(noted.kind(), ErrorKind::Transient);
+        assert!(!noted.to_string().contains("~/.pgpass (or"), "{noted}");
+        let pw = connect(
+            "password authentication failed for user \"u\"",
+            Some("28P01"),
+        );
         assert_eq!(pw.kind(), ErrorKind::InvalidInput);
+        assert!(pw.to_string().contains("~/.pgpass"), "{pw}");
+        let hba = connect("no pg_hba.conf entry for host", Some("28000"));
+        assert_eq!(hba.kind(), ErrorKind::InvalidInput);
+        let no_db = connect("database \"nope\" does not exist", Some("3D000"));
+        assert_eq!(no_db.kind(), ErrorKind::InvalidInput);
+        assert!(no_db.to_string().contains("does not exist on that server"));
+        let starting = connect("the database system is starting up", Some("57P03"));
+        assert_eq!(starting.kind(), ErrorKind::Transient);
+        assert_eq!(
+            connect("password missing", None).kind(),
+            ErrorKind::InvalidInput
+        );
+    }
+
+    #[test]
+    fn a_query_error_takes_its_kind_from_its_sqlstate() {
+        let q = |sqlstate: Option<&str>| PgError::Query {
+            target: "t".into(),
+            what: "w".into(),
+            reason: "r".into(),
+            sqlstate: sqlstate.map(str::to_string),
+        };
+        assert_eq!(q(Some("57P01")).kind(), ErrorKind::Transient);
+        assert_eq!(q(Some("40P01")).kind(), ErrorKind::Transient);
+        assert_eq!(q(Some("42501")).kind(), ErrorKind::InvalidInput);
+        assert_eq!(q(Some("22P02")).kind(), ErrorKind::Io);
+        assert_eq!(q(None).kind(), ErrorKind::Io);
+        assert_eq!(q(Some("42501")).sqlstate(), Some("42501"));
     }
 }

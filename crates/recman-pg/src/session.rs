@@ -94,7 +94,7 @@ impl Session {
         let show = |c: &mut Client, name: &str| -> Result<String, PgError> {
             let row = c
                 .query_one(&format!("show {name}"), &[])
-                .map_err(|e| PgError::query(t, name, error_text(&e)))?;
+                .map_err(|e| PgError::query(t, name, &e))?;
             Ok(row.get::<_, String>(0))
         };
         let version_num: u32 = show(&mut client, "server_version_num")?
@@ -115,7 +115,7 @@ impl Session {
                 "select system_identifier::text, pg_is_in_recovery() from pg_control_system()",
                 &[],
             )
-            .map_err(|e| PgError::query(t, "pg_control_system()", error_text(&e)))?;
+            .map_err(|e| PgError::query(t, "pg_control_system()", &e))?;
         let system_identifier = row.get::<_, String>(0).parse().unwrap_or(0);
         let in_recovery = row.get(1);
         Ok(Session {
@@ -198,7 +198,7 @@ impl Session {
             Ok(c) => c,
             Err(l) => return l.backup_start(label),
         };
-        let err = |what: &str, e: postgres::Error| PgError::query(&t.display, what, error_text(&e));
+        let err = |what: &str, e: postgres::Error| PgError::query(&t.display, what, &e);
         let row = client
             .query_one(sql, &[&label, &true])
             .map_err(|e| err("backup start", e))?;
@@ -216,7 +216,7 @@ impl Session {
             Ok(c) => c,
             Err(l) => return l.backup_stop(),
         };
-        let err = |what: &str, e: postgres::Error| PgError::query(&t.display, what, error_text(&e));
+        let err = |what: &str, e: postgres::Error| PgError::query(&t.display, what, &e);
         let row = client
             .query_one(sql, &[])
             .map_err(|e| err("backup stop", e))?;
@@ -244,7 +244,7 @@ impl Session {
         };
         let row = client
             .query_one("select pg_switch_wal()::text", &[])
-            .map_err(|e| PgError::query(&t.display, "pg_switch_wal()", error_text(&e)))?;
+            .map_err(|e| PgError::query(&t.display, "pg_switch_wal()", &e))?;
         row.get::<_, String>(0).parse()
     }
 
@@ -259,7 +259,7 @@ impl Session {
                  where spcname not in ('pg_default', 'pg_global') order by oid",
                 &[],
             )
-            .map_err(|e| PgError::query(&t.display, "pg_tablespace", error_text(&e)))?;
+            .map_err(|e| PgError::query(&t.display, "pg_tablespace", &e))?;
         Ok(rows
             .iter()
             .map(|r| Tablespace {
@@ -281,7 +281,7 @@ impl Session {
                 "select last_archived_wal, last_failed_wal from pg_stat_archiver",
                 &[],
             )
-            .map_err(|e| PgError::query(&t.display, "pg_stat_archiver", error_text(&e)))?;
+            .map_err(|e| PgError::query(&t.display, "pg_stat_archiver", &e))?;
         Ok((row.get(0), row.get(1)))
     }
 
@@ -332,15 +332,18 @@ impl Session {
         let mut config = target.config.clone();
         config.dbname(dbname);
         let mut c = target.client(&config).map_err(|e| match e {
-            PgError::Connect { reason, .. } => PgError::Connect {
+            PgError::Connect {
+                reason, sqlstate, ..
+            } => PgError::Connect {
                 target: format!("{} (database {dbname})", target.display),
                 reason,
+                sqlstate,
             },
             e => e,
         })?;
         let msgs = c
             .simple_query(sql)
-            .map_err(|e| PgError::query(&target.display, sql, error_text(&e)))?;
+            .map_err(|e| PgError::query(&target.display, sql, &e))?;
         Ok(text_rows(msgs))
     }
 
@@ -352,7 +355,7 @@ impl Session {
         };
         let msgs = client
             .simple_query(sql)
-            .map_err(|e| PgError::query(&t.display, "sql", error_text(&e)))?;
+            .map_err(|e| PgError::query(&t.display, "sql", &e))?;
         Ok(text_rows(msgs))
     }
 }
