@@ -534,42 +534,10 @@ fn a_slot_retaining_wal_past_its_limit_opens_and_closes_when_dropped() {
     assert_eq!(status_of(&setup, held), "CLOSED");
 }
 
-/// A tmpfs mounted over `dir`, owned by the cluster user, for the life of the guard.
-struct SmallDisk(PathBuf);
-
-impl SmallDisk {
-    fn mount(dir: &Path, size: &str) -> SmallDisk {
-        let u = cluster_user().expect("mounting a tmpfs needs root");
-        let out = Command::new("mount")
-            .args(["-t", "tmpfs", "-o"])
-            .arg(format!("size={size},mode=0700,uid={},gid={}", u.uid, u.gid))
-            .args(["tmpfs", path_str(dir)])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "mount: {out:?}");
-        SmallDisk(dir.to_path_buf())
-    }
-
-    fn avail(&self) -> u64 {
-        let out = Command::new("df")
-            .args(["-B1", "--output=avail", path_str(&self.0)])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        text.lines().nth(1).unwrap().trim().parse().unwrap()
-    }
-}
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
-
 #[test]
 fn a_repository_file_system_without_room_for_the_next_full_backup_opens_and_closes() {
     let (repo_dir, repo) = new_repo();
-    let disk = SmallDisk::mount(&repo, "512M");
+    let disk = Tmpfs::mount(&repo, "512M");
     recman_ok(["--repo", path_str(&repo), "create", "catalog"]);
     let cluster = Cluster::init_with(ClusterOpts {
         archive_repo: Some(repo.clone()),
@@ -586,16 +554,7 @@ fn a_repository_file_system_without_room_for_the_next_full_backup_opens_and_clos
 
     // Other files take the room: less is free than the full backup wrote.
     let written = setup.backups()[0]["written_bytes"].as_u64().unwrap();
-    let filler = setup.repo.join("filler");
-    {
-        use std::io::Write;
-        let mut f = std::fs::File::create(&filler).unwrap();
-        let block = vec![0x5au8; 1 << 20];
-        while disk.avail() > written / 2 {
-            f.write_all(&block).unwrap();
-            f.sync_all().unwrap();
-        }
-    }
+    let filler = disk.fill("filler", written / 2);
     let full = one_open(&setup, "repository-space", "HIGH");
     let detail = setup.ok(&["failure", "list", &full.to_string(), "--detail"]);
     assert!(

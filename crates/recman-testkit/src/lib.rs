@@ -47,6 +47,7 @@ mod memmedia;
 mod pgserver;
 mod pki;
 mod tcp_proxy;
+mod tmpfs;
 
 pub use binary::*;
 pub use cluster::*;
@@ -59,3 +60,4 @@ pub use memmedia::MemMedia;
 pub use pgserver::PgServer;
 pub use pki::{STRANGER_CN, TestPki};
 pub use tcp_proxy::TcpProxy;
+pub use tmpfs::Tmpfs;
