@@ -109,6 +109,28 @@ fn archived_wal_in_backup_sets_serves_recovery() {
     assert!(out.contains("Deleted"), "{out}");
     assert!(segments(&setup).is_empty(), "{:?}", wal(&setup));
 
+    // The configured deletion policy (RMAN's BACKED UP 1 TIMES) is what a plain `delete
+    // archivelog all` applies: the segment a backup set holds goes, the newer one no backup
+    // holds stays (without the policy neither would go: the full backup's recovery needs both).
+    c.psql("create table before_the_archivelog_backup (x int)");
+    let held = c.switch_wal_and_wait_archived();
+    setup.ok(&["backup", "archivelog", "all", "--not-backed-up", "1"]);
+    c.psql("create table after_the_archivelog_backup (x int)");
+    let fresh = c.switch_wal_and_wait_archived();
+    setup.ok(&[
+        "configure",
+        "archivelog-deletion-policy",
+        "backed-up 1 times",
+    ]);
+    let out = setup.ok(&["delete", "archivelog", "all", "--noprompt"]);
+    assert!(out.contains("Deleted") && out.contains(&held), "{out}");
+    let left: Vec<Value> = segments(&setup);
+    assert!(
+        left.len() == 1 && left[0]["name"] == fresh.as_str(),
+        "{left:?}"
+    );
+    setup.ok(&["configure", "archivelog-deletion-policy", "none"]);
+
     // The catalog rebuilt from the repository knows the same backups.
     let before = setup.ok(&["list", "backup", "--json"]);
     for f in ["catalog.db", "catalog.db-wal", "catalog.db-shm"] {

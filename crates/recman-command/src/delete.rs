@@ -132,6 +132,17 @@ pub fn delete(what: DeleteWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), 
             noprompt,
         } => {
             recman_engine::retention::finish_pending(&ctx.repo)?;
+            // RMAN's ARCHIVELOG DELETION POLICY: without --backed-up, the configured
+            // `backed-up N times` decides which segments may go.
+            let backed_up = match backed_up {
+                Some(n) => Some(n),
+                None => {
+                    let file = env(e.config_file_settings())?;
+                    let all = crate::settings::resolve_all(&ctx.repo, &file)?;
+                    let policy = crate::settings::setting(&all, "archivelog-deletion-policy");
+                    crate::settings::deletion_policy_copies(&policy)
+                }
+            };
             if let Some(n) = backed_up {
                 return delete_backed_up(&ctx, n, noprompt, e, p);
             }

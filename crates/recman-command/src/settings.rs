@@ -115,6 +115,15 @@ pub fn validate(name: &str, words: &[String]) -> Result<String, EngineError> {
     }
 }
 
+/// The backups `archivelog-deletion-policy` asks to hold a segment before DELETE ARCHIVELOG
+/// may remove it (`backed-up N times`, stored in that form); None for `none`.
+pub fn deletion_policy_copies(v: &str) -> Option<u32> {
+    match v.split_whitespace().collect::<Vec<_>>().as_slice() {
+        ["backed-up", n, _] => n.parse().ok(),
+        _ => None,
+    }
+}
+
 /// An RPO target (`30s`, `15m`, `4h`, `1d`; `none`) in microseconds; None for `none`.
 pub fn rpo_micros(v: &str) -> Result<Option<i64>, EngineError> {
     duration_micros("rpo-target", v)
