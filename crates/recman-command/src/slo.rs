@@ -97,9 +97,7 @@ pub fn predicted_restore(ctx: &Context) -> (Option<f64>, String) {
 
 /// The segment's end as a WAL position, for 24-hex-digit names.
 fn segment_end(name: &str, seg_size: u64) -> Option<u64> {
-    let log = u64::from_str_radix(name.get(8..16)?, 16).ok()?;
-    let seg = u64::from_str_radix(name.get(16..24)?, 16).ok()?;
-    Some((log << 32) + (seg + 1) * seg_size)
+    Some(recman_engine::segment_lsn(name, seg_size)? + seg_size)
 }
 
 /// The server's current WAL position, when `conninfo` reaches the database's own cluster.

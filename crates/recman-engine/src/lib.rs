@@ -62,6 +62,7 @@ pub mod window;
 pub use action::{Action, Hint, HintPart, Remedy, Spell, Words};
 pub use archive::host as archive_host;
 pub use archive::receive;
+pub use archive::summary::segment_lsn;
 pub use archive::{
     Ahead, ArchiveGetOutcome, ArchivePushOutcome, DEFAULT_PUSH_BATCH, PUSH_DIR_NAME,
     PushAheadReport, PushBatchReport, PushLock, PushOptions, PushSpool, archive_current,

@@ -95,17 +95,7 @@ pub fn run_checks(ctx: &Context, inputs: &CheckInputs) -> Result<Checked, Engine
     let cat = ctx.repo.catalog();
     let backups = cat.backups(ctx.db.id)?;
     backup_checks(ctx, &backups, inputs, &mut out);
-    let (obs, _, _) = obsolete_in_catalog(
-        &ctx.repo,
-        ctx.db.id,
-        inputs.policy,
-        inputs.imported,
-        inputs.now,
-    )?;
-    let kept: Vec<&BackupRecord> = backups
-        .iter()
-        .filter(|b| obs.kept.contains(&b.id) && is_database_backup(b))
-        .collect();
+    let kept = kept_backups(ctx, &backups, inputs)?;
     wal_gap(ctx, &backups, &kept, &mut out)?;
     pieces(ctx, &backups, &kept, &mut out)?;
     corrupt_blocks(ctx, &mut out)?;
@@ -128,17 +118,7 @@ pub fn run_catalog_checks(
     let mut out = Checked::default();
     if kinds.contains(&Kind::PieceMissing) {
         let backups = ctx.repo.catalog().backups(ctx.db.id)?;
-        let (obs, _, _) = obsolete_in_catalog(
-            &ctx.repo,
-            ctx.db.id,
-            inputs.policy,
-            inputs.imported,
-            inputs.now,
-        )?;
-        let kept: Vec<&BackupRecord> = backups
-            .iter()
-            .filter(|b| obs.kept.contains(&b.id) && is_database_backup(b))
-            .collect();
+        let kept = kept_backups(ctx, &backups, inputs)?;
         pieces(ctx, &backups, &kept, &mut out)?;
     }
     if kinds.contains(&Kind::CorruptBlocks) {
@@ -149,6 +129,25 @@ pub fn run_catalog_checks(
         super::targets::drill_stale(ctx, inputs, &mut out)?;
     }
     Ok(out)
+}
+
+/// The database backups (not WAL backups) the retention policy in force keeps.
+fn kept_backups<'a>(
+    ctx: &Context,
+    backups: &'a [BackupRecord],
+    inputs: &CheckInputs,
+) -> Result<Vec<&'a BackupRecord>, EngineError> {
+    let (obs, _, _) = obsolete_in_catalog(
+        &ctx.repo,
+        ctx.db.id,
+        inputs.policy,
+        inputs.imported,
+        inputs.now,
+    )?;
+    Ok(backups
+        .iter()
+        .filter(|b| obs.kept.contains(&b.id) && is_database_backup(b))
+        .collect())
 }
 
 fn is_database_backup(b: &BackupRecord) -> bool {
