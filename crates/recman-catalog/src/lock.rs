@@ -72,6 +72,44 @@ impl Drop for RepoLock {
     }
 }
 
+/// Who holds the lock at `path` now, read without touching the lock: taking it, even for an
+/// instant, could refuse a backup that starts meanwhile. The kernel's table of flock locks
+/// (/proc/locks) names the file by device and inode; the file's content names the holder, and
+/// its modification time stands in for `since` if the holder has not written it yet.
+pub(crate) fn current_holder(path: &Path) -> io::Result<Option<LockHolder>> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let table = std::fs::read_to_string("/proc/locks")?;
+    let Some(pid) = flock_holder_pid(&table, meta.dev(), meta.ino()) else {
+        return Ok(None);
+    };
+    let mut holder = parse_holder(&std::fs::read_to_string(path).unwrap_or_default());
+    holder.pid = holder.pid.or(Some(pid));
+    if holder.since.is_none() {
+        let at: chrono::DateTime<chrono::Local> = meta.modified()?.into();
+        holder.since = Some(at.to_rfc3339_opts(chrono::SecondsFormat::Secs, false));
+    }
+    Ok(Some(holder))
+}
+
+/// The pid of the flock on device `dev`, inode `ino` in a /proc/locks table, whose lines read
+/// `1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234 0 EOF` (device major:minor in hex). Lines
+/// with `->` are waiters, not holders.
+fn flock_holder_pid(table: &str, dev: u64, ino: u64) -> Option<u32> {
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let want = format!("{major:02x}:{minor:02x}:{ino}");
+    table.lines().find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        (f.get(1) == Some(&"FLOCK") && f.get(5) == Some(&want.as_str()))
+            .then(|| f[4].parse().ok())
+            .flatten()
+    })
+}
+
 /// Tries an exclusive flock; false if another open file description holds it.
 fn try_flock(file: &File) -> io::Result<bool> {
     loop {
@@ -114,6 +152,27 @@ fn parse_holder(s: &str) -> LockHolder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_holder_is_found_in_the_kernels_table_without_taking_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        assert!(
+            current_holder(&path).unwrap().is_none(),
+            "no file, no holder"
+        );
+        let lock = RepoLock::acquire(dir.path(), &path, "backup database").unwrap();
+        let h = current_holder(&path).unwrap().expect("held");
+        assert_eq!(h.pid, Some(std::process::id()));
+        assert_eq!(h.command.as_deref(), Some("backup database"));
+        assert!(h.since.is_some());
+        drop(lock);
+        assert!(current_holder(&path).unwrap().is_none(), "released");
+        let table = "1: FLOCK  ADVISORY  WRITE 77 fd:01:99 0 EOF\n1: -> FLOCK  ADVISORY  WRITE 78 fd:01:99 0 EOF\n";
+        let dev = libc::makedev(0xfd, 1);
+        assert_eq!(flock_holder_pid(table, dev, 99), Some(77));
+        assert_eq!(flock_holder_pid(table, dev, 98), None);
+    }
 
     #[test]
     fn parses_holder_line() {

@@ -349,6 +349,13 @@ impl Repository {
         RepoLock::acquire(&self.root, &self.root.join(LOCK_FILE), what)
     }
 
+    /// Who holds the repository lock now (None: nobody), read without taking it.
+    pub fn lock_holder(&self) -> Result<Option<crate::LockHolder>, CatalogError> {
+        let path = self.root.join(LOCK_FILE);
+        crate::lock::current_holder(&path)
+            .map_err(|e| CatalogError::io("read the holder of", path, e))
+    }
+
     /// Starts an atomic write of object `rel`: nothing is visible until commit.
     pub fn create_atomic(&self, rel: &str) -> Result<Box<dyn MediaWriter>, CatalogError> {
         Ok(self.media.create(rel)?)

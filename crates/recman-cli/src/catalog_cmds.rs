@@ -60,6 +60,15 @@ pub enum ConfigureWhat {
     /// Free space the repository's file system must keep besides room for one more full
     /// backup, else `recman check` reports repository-space (`10G`), `none` or `clear`.
     RepositoryMinFree { value: String },
+    /// How long a command may hold the repository lock before `recman check` reports
+    /// repository-lock (`24h`, the default), or `clear`.
+    RepositoryLockLimit { value: String },
+    /// How long before a fleet certificate (--tls-cert, --tls-ca) ends `recman check` reports
+    /// certificate-expiry (`30d`, the default), or `clear`.
+    CertificateExpiryWarning { value: String },
+    /// The time a full backup must fit in, else `recman check` reports backup-overrun when
+    /// the next one is predicted to take longer (`6h`), `none` or `clear`.
+    BackupWindow { value: String },
     /// Copies of each piece `backup database` writes without --copies (RMAN's DATAFILE BACKUP
     /// COPIES), 1 to 4; the further copies need --copy-format locations. Or `clear`.
     BackupCopies { value: String },

@@ -422,6 +422,18 @@ impl From<cc::ConfigureWhat> for m::ConfigureWhat {
                 name: "repository-min-free",
                 value,
             },
+            C::RepositoryLockLimit { value } => m::ConfigureWhat::Named {
+                name: "repository-lock-limit",
+                value,
+            },
+            C::CertificateExpiryWarning { value } => m::ConfigureWhat::Named {
+                name: "certificate-expiry-warning",
+                value,
+            },
+            C::BackupWindow { value } => m::ConfigureWhat::Named {
+                name: "backup-window",
+                value,
+            },
             C::BackupCopies { value } => m::ConfigureWhat::BackupCopies { value },
             C::ArchivelogDeletionPolicy { value } => {
                 m::ConfigureWhat::ArchivelogDeletionPolicy { value }

@@ -152,6 +152,13 @@ pub fn through_agent(url: &str, tls: &TlsArgs, db: &str) -> Result<recman_engine
         CallOptions::idempotent(),
     )?;
     let restore_command = meta["command"].as_str().map(str::to_string);
+    if restore_command.is_none() {
+        // Warned, not refused: a repository on storage both hosts mount is reachable from
+        // the database host by the same path.
+        eprintln!(
+            "recman: warning: the agent at {url} was started without --repo-host, so the restored cluster's restore_command runs archive-get on the database host against this host's repository path; unless the database host reaches that path, recovery fails there (permission denied, or no such file); hint: restart the agent with `recman server --restore-dir DIR --repo-host URL`"
+        );
+    }
     Ok(recman_engine::Through {
         dest: Arc::new(RemoteDest::new(Arc::new(AgentCaller {
             client,

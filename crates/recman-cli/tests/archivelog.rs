@@ -175,3 +175,78 @@ fn archived_wal_in_backup_sets_serves_recovery() {
         "{out}"
     );
 }
+
+/// Waits until the primary's one standby has replayed to at least `lsn` (its feedback says so).
+fn wait_replayed(primary: &Cluster, lsn: &str) {
+    for _ in 0..600 {
+        let ok = primary.psql(&format!(
+            "select coalesce(bool_and(replay_lsn >= '{lsn}'), false) from pg_stat_replication"
+        ));
+        if ok.trim() == "t" {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("the standby did not report replaying to {lsn}");
+}
+
+#[test]
+fn applied_on_all_standby_keeps_what_a_paused_standby_has_not_replayed() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table t(x int)");
+    let (_standby_dir, standby) = make_standby(c);
+    let start = c.psql("select pg_current_wal_lsn()");
+    wait_replayed(c, start.trim());
+    standby.psql("select pg_wal_replay_pause()");
+    let paused_at = c.psql("select replay_lsn from pg_stat_replication");
+
+    // Two segments the standby receives but does not replay, then a backup: no backup
+    // needs anything archived before it.
+    let mut unreplayed = Vec::new();
+    for _ in 0..2 {
+        c.psql("insert into t select generate_series(1, 1000)");
+        unreplayed.push(c.switch_wal_and_wait_archived());
+    }
+    setup.backup(&[]);
+    setup.ok(&[
+        "run",
+        "CONFIGURE ARCHIVELOG DELETION POLICY TO APPLIED ON ALL STANDBY;",
+    ]);
+    let out = setup.ok(&["delete", "archivelog", "all", "--noprompt"]);
+    assert!(out.contains("1 standby(s) connected"), "{out}");
+    for seg in &unreplayed {
+        assert!(
+            out.lines().any(|l| l.contains(seg.as_str())
+                && l.contains("kept: not yet replayed by every standby")),
+            "{seg} (standby paused at {paused_at}):\n{out}"
+        );
+    }
+    let left: Vec<String> = segments(&setup)
+        .iter()
+        .map(|w| w["name"].as_str().unwrap().to_string())
+        .collect();
+    for seg in &unreplayed {
+        assert!(left.contains(seg), "{seg} was deleted: {left:?}");
+    }
+    assert!(
+        out.contains("Deleted"),
+        "what the standby replayed goes: {out}"
+    );
+
+    // Replayed now: the same command removes them.
+    standby.psql("select pg_wal_replay_resume()");
+    let now = c.psql("select pg_current_wal_lsn()");
+    wait_replayed(c, now.trim());
+    let out = setup.ok(&["delete", "archivelog", "all", "--noprompt"]);
+    let left: Vec<String> = segments(&setup)
+        .iter()
+        .map(|w| w["name"].as_str().unwrap().to_string())
+        .collect();
+    for seg in &unreplayed {
+        assert!(
+            !left.contains(seg),
+            "{seg} stays after the standby replayed it:\n{out}"
+        );
+    }
+}

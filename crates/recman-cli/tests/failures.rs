@@ -5,8 +5,9 @@
 //! runs it) and the next check closes it; PREVIEW writes nothing; a gap whose WAL is gone
 //! from pg_wal, and block repair of a running cluster, are refused. REPORT SLO and the
 //! metrics agree with the archive's lag and the last drill; a drill interval passed, a drill
-//! over the RTO target, a slot retaining WAL and a repository file system without room each
-//! open a failure that the fix closes.
+//! over the RTO target, a slot retaining WAL, a repository file system without room, a full
+//! backup longer than the backup window, a command holding the repository lock too long and a
+//! fleet certificate near its end each open a failure that the fix closes.
 
 mod common;
 mod flows;
@@ -570,4 +571,129 @@ fn a_repository_file_system_without_room_for_the_next_full_backup_opens_and_clos
     assert_ne!(min, full);
     setup.ok(&["configure", "repository-min-free", "64M"]);
     assert_eq!(status_of(&setup, min), "CLOSED");
+}
+
+/// The seconds from a backup's start to its stop, as `list backup --json` gives them.
+fn took_seconds(b: &Value) -> f64 {
+    let t = |k: &str| {
+        chrono::DateTime::parse_from_rfc3339(b[k].as_str().unwrap_or_else(|| panic!("{k}: {b:#}")))
+            .unwrap()
+    };
+    (t("stop_time") - t("start_time")).num_milliseconds() as f64 / 1000.0
+}
+
+#[test]
+fn a_backup_predicted_to_overrun_its_window_and_a_lock_held_too_long_open_and_close() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.psql("create table t(x int)");
+    // RATE makes the backup take at least its bytes over the rate: several seconds.
+    setup.backup(&["--rate", "8M"]);
+    let took = took_seconds(setup.backups().last().unwrap());
+    assert!(took > 2.0, "the paced backup took {took}s");
+    assert!(
+        open(&setup, "backup-overrun").is_empty(),
+        "no window, no check"
+    );
+
+    setup.ok(&["run", "CONFIGURE BACKUP WINDOW TO '1s';"]);
+    let overrun = one_open(&setup, "backup-overrun", "HIGH");
+    let detail = setup.ok(&["failure", "list", &overrun.to_string(), "--detail"]);
+    assert!(
+        detail.contains("predicted to take") && detail.contains("recman advise"),
+        "{detail}"
+    );
+    setup.ok(&["configure", "backup-window", "1h"]);
+    assert_eq!(status_of(&setup, overrun), "CLOSED");
+
+    // A backup paced to last long holds the repository lock past a limit of one second.
+    setup.ok(&["run", "CONFIGURE REPOSITORY LOCK LIMIT TO '1s';"]);
+    let mut held = recman_cmd(setup.args(&["backup", "database", "--rate", "1M"]))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lock = setup.repo.join("lock");
+    while std::fs::read_to_string(&lock)
+        .unwrap_or_default()
+        .is_empty()
+    {
+        assert!(
+            held.try_wait().unwrap().is_none(),
+            "the paced backup ended early"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The holder's `since` has whole seconds: past two of them the limit is passed.
+    std::thread::sleep(Duration::from_millis(2500));
+    let stuck = one_open(&setup, "repository-lock", "HIGH");
+    let detail = setup.ok(&["failure", "list", &stuck.to_string(), "--detail"]);
+    assert!(
+        detail.contains("held by backup database (pid ")
+            && detail.contains("automatic: none: recman stops no other command"),
+        "{detail}"
+    );
+    held.kill().unwrap();
+    held.wait().unwrap();
+    assert_eq!(status_of(&setup, stuck), "CLOSED");
+}
+
+#[test]
+fn a_fleet_certificate_near_its_end_opens_and_a_new_one_closes_it() {
+    let setup = Setup::new();
+    setup.ok(&["run", "CONFIGURE CERTIFICATE EXPIRY WARNING TO '30d';"]);
+    let dir = tempfile::tempdir().unwrap();
+    let pki = TestPki::new(dir.path(), "recman");
+    let (cert, key) = pki.client_valid_for("host", "backup-host", 5);
+    let fleet = |extra: &[&str]| {
+        let mut a = vec![
+            "--tls-cert",
+            path_str(&cert),
+            "--tls-key",
+            path_str(&key),
+            "--tls-ca",
+            path_str(&pki.ca),
+        ];
+        a.extend_from_slice(extra);
+        setup.args(&a)
+    };
+    setup.backup(&[]);
+    let listed = |extra: &[&str]| -> Vec<Value> {
+        let out = recman_ok(fleet(
+            &[&["failure", "list", "--all", "--json"], extra].concat(),
+        ));
+        serde_json::from_str::<Value>(&out).unwrap()["failures"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let near: Vec<Value> = listed(&[])
+        .into_iter()
+        .filter(|f| f["kind"] == "certificate-expiry" && f["status"] == "OPEN")
+        .collect();
+    assert_eq!(near.len(), 1, "{near:#?}");
+    assert_eq!(near[0]["priority"], "HIGH");
+    assert_eq!(
+        near[0]["object"],
+        path_str(&cert),
+        "the host's certificate, not the CA"
+    );
+    assert!(
+        near[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("CN=backup-host"),
+        "{:#}",
+        near[0]
+    );
+    let id = near[0]["id"].as_i64().unwrap();
+
+    // The manual repair: a new certificate from the CA in the same files.
+    let (fresh, fresh_key) = pki.client_valid_for("renewed", "backup-host", 365);
+    std::fs::copy(&fresh, &cert).unwrap();
+    std::fs::copy(&fresh_key, &key).unwrap();
+    let after = listed(&[]);
+    let f = after.iter().find(|f| f["id"] == id).unwrap();
+    assert_eq!(f["status"], "CLOSED", "{f:#}");
 }

@@ -345,6 +345,34 @@ fn restore_through_the_agent_recovers_through_the_repository_host() {
         auto.contains(&format!("--repo-host \"{repo_url}\"")),
         "{auto}"
     );
+
+    // An agent started without --repo-host: the restore goes through, warning that its
+    // restore_command reads this host's repository path on the database host.
+    let bare_args: Vec<String> = agent_args[..agent_args.len() - 2].to_vec();
+    assert!(!bare_args.contains(&"--repo-host".to_string()));
+    let bare_port = free_port();
+    let _bare = start_server(&bare_args, bare_port, &scratch.join("bare-agent.log"));
+    let bare_to = restore_root.join("bare");
+    let out = recman_cmd(restore(bare_port, &bare_to, &[]))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "the agent at https://localhost:{bare_port} was started without --repo-host"
+        )) && err.contains(
+            "hint: restart the agent with `recman server --restore-dir DIR --repo-host URL`"
+        ),
+        "{err}"
+    );
+    let bare_auto = std::fs::read_to_string(bare_to.join("postgresql.auto.conf")).unwrap();
+    assert!(
+        bare_auto.contains(path_str(&repo)) && !bare_auto.contains("--repo-host"),
+        "{bare_auto}"
+    );
     assert!(
         !auto.contains(path_str(&repo)),
         "the restore_command names the repository: {auto}"

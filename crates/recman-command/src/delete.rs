@@ -133,42 +133,63 @@ pub fn delete(what: DeleteWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), 
         } => {
             recman_engine::retention::finish_pending(&ctx.repo)?;
             // RMAN's ARCHIVELOG DELETION POLICY: without --backed-up, the configured
-            // `backed-up N times` decides which segments may go.
-            let backed_up = match backed_up {
-                Some(n) => Some(n),
+            // `backed-up N times` decides which segments may go; `applied-on-all-standby`
+            // keeps what a standby has not replayed, whichever chose them.
+            let file = env(e.config_file_settings())?;
+            let all = crate::settings::resolve_all(&ctx.repo, &file)?;
+            let policy = crate::settings::setting(&all, "archivelog-deletion-policy");
+            let policy = crate::settings::DeletionPolicy::parse(&policy).unwrap_or_default();
+            let replayed = match policy.all_standby {
+                true => Some(crate::standby_hold::replayed(&ctx)?),
+                false => None,
+            };
+            let wal = match backed_up.or(policy.copies) {
+                Some(n) => backed_up_wal(&ctx, n, p)?,
                 None => {
-                    let file = env(e.config_file_settings())?;
-                    let all = crate::settings::resolve_all(&ctx.repo, &file)?;
-                    let policy = crate::settings::setting(&all, "archivelog-deletion-policy");
-                    crate::settings::deletion_policy_copies(&policy)
+                    // WAL no AVAILABLE backup needs: as if every available backup were kept.
+                    let keep_all = RetentionPolicy::Redundancy(u32::MAX);
+                    let f = find_obsolete(&ctx, keep_all, Imported::Kept, false, now())?;
+                    out(p, MaintOutcome::UnneededWal(f.wal.clone()));
+                    f.wal
                 }
             };
-            if let Some(n) = backed_up {
-                return delete_backed_up(&ctx, n, noprompt, e, p);
-            }
-            // WAL no AVAILABLE backup needs: as if every available backup were kept.
-            let keep_all = RetentionPolicy::Redundancy(u32::MAX);
-            let f = find_obsolete(&ctx, keep_all, Imported::Kept, false, now())?;
-            out(p, MaintOutcome::UnneededWal(f.wal.clone()));
-            if f.wal.is_empty() || !env(e.confirm(noprompt, "archived logs"))? {
+            let wal = match replayed {
+                Some(r) => hold_for_standbys(&ctx, wal, r, p)?,
+                None => wal,
+            };
+            if wal.is_empty() || !env(e.confirm(noprompt, "archived logs"))? {
                 return Ok(());
             }
-            out(p, MaintOutcome::Deleted(delete_wal(&ctx, &f.wal)?));
+            out(p, MaintOutcome::Deleted(delete_wal(&ctx, &wal)?));
         }
     }
     Ok(())
 }
 
+/// Of `wal`, what every standby has replayed; the rest is named to the printer as kept.
+fn hold_for_standbys(
+    ctx: &Context,
+    wal: Vec<WalItem>,
+    replayed: crate::standby_hold::Replayed,
+    p: &mut dyn Printer,
+) -> Result<Vec<WalItem>, ExecError> {
+    let sizes = ctx
+        .repo
+        .catalog()
+        .wal_list(ctx.db.id)
+        .map_err(EngineError::from)?
+        .into_iter()
+        .map(|w| (w.name, w.size))
+        .collect();
+    let (go, kept) = crate::standby_hold::hold(wal, &replayed, &sizes);
+    out(p, MaintOutcome::KeptForStandbys { replayed, kept });
+    Ok(go)
+}
+
 /// Archived segments held by at least `n` available backups. Safe for recovery because
 /// archive-get reads them from those backups. Timeline history files stay: recovery asks for
 /// them first, and they are tiny. Called under the repository lock.
-fn delete_backed_up(
-    ctx: &Context,
-    n: u32,
-    noprompt: bool,
-    e: &dyn Env,
-    p: &mut dyn Printer,
-) -> Result<(), ExecError> {
+fn backed_up_wal(ctx: &Context, n: u32, p: &mut dyn Printer) -> Result<Vec<WalItem>, ExecError> {
     if n == 0 {
         return Err(EngineError::Invalid(
             "--backed-up must be at least 1; hint: `delete archivelog all` without it removes the wal no available backup needs".into(),
@@ -206,11 +227,7 @@ fn delete_backed_up(
             wal: chosen,
         },
     );
-    if wal.is_empty() || !env(e.confirm(noprompt, "archived logs"))? {
-        return Ok(());
-    }
-    out(p, MaintOutcome::Deleted(delete_wal(ctx, &wal)?));
-    Ok(())
+    Ok(wal)
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ pub mod schema;
 pub mod settings;
 pub mod slo;
 pub mod spelling;
+pub mod standby_hold;
 pub mod tuning;
 mod tuning_start;
 

@@ -90,6 +90,12 @@ pub enum MaintOutcome {
     },
     /// DELETE ARCHIVELOG ALL: WAL no available backup needs (empty: none).
     UnneededWal(Vec<WalItem>),
+    /// DELETE ARCHIVELOG under `applied-on-all-standby`: how far the standbys replayed, and
+    /// the segments kept for them.
+    KeptForStandbys {
+        replayed: crate::standby_hold::Replayed,
+        kept: Vec<String>,
+    },
     /// DELETE ARCHIVELOG ALL BACKED UP N TIMES: each file with its number of backups.
     BackedUpWal {
         times: u32,

@@ -189,6 +189,26 @@ pub const SPECS: &[Spec] = &[
         key: "repository_min_free",
         default: "none",
     },
+    // A command holding the repository lock this long is stuck or far slower than planned:
+    // a day is longer than any backup window, so a healthy backup never trips it.
+    Spec {
+        name: "repository-lock-limit",
+        key: "repository_lock_limit",
+        default: "24h",
+    },
+    // A fleet certificate ending within this is a failure: a month leaves time to issue and
+    // roll out a new one.
+    Spec {
+        name: "certificate-expiry-warning",
+        key: "certificate_expiry_warning",
+        default: "30d",
+    },
+    // The time a full backup must fit in; none: no prediction is checked.
+    Spec {
+        name: "backup-window",
+        key: "backup_window",
+        default: "none",
+    },
 ];
 
 /// The spec of setting `name`.

@@ -76,20 +76,13 @@ pub fn validate(name: &str, words: &[String]) -> Result<String, EngineError> {
             })?;
             Ok(n.to_string())
         }
-        "archivelog-deletion-policy" => {
-            let w: Vec<&str> = v.split_whitespace().collect();
-            match w.as_slice() {
-                ["none"] => Ok("none".into()),
-                ["backed-up", n, "times" | "time"]
-                    if crate::check_count(n, ranges::COPIES.0, ranges::COPIES.1).is_ok() =>
-                {
-                    Ok(format!("backed-up {n} times"))
-                }
-                _ => Err(invalid(format!(
-                    "archivelog deletion policy {v:?} is not valid; hint: use `none` or `backed-up N times`"
-                ))),
-            }
-        }
+        "archivelog-deletion-policy" => DeletionPolicy::parse(&v)
+            .map(|p| p.to_setting())
+            .ok_or_else(|| {
+                invalid(format!(
+                    "archivelog deletion policy {v:?} is not valid; hint: use `none`, `backed-up N times`, `applied-on-all-standby` or both"
+                ))
+            }),
         "incremental-forever" => match recman_engine::forever::parse(&v) {
             Ok(None) => Ok("off".into()),
             Ok(Some(p)) => Ok(p.to_setting()),
@@ -97,10 +90,13 @@ pub fn validate(name: &str, words: &[String]) -> Result<String, EngineError> {
                 "incremental forever: {why}; hint: e.g. `recman configure incremental-forever synthetic-full-every 7 days`, or `off`"
             ))),
         },
-        "rpo-target" | "rto-target" | "drill-interval" if v == "none" => Ok(v),
-        "rpo-target" | "rto-target" | "drill-interval" => {
-            duration_micros(name, &v).map(|_| v.replace(' ', ""))
-        }
+        "rpo-target" | "rto-target" | "drill-interval" | "backup-window" if v == "none" => Ok(v),
+        "rpo-target"
+        | "rto-target"
+        | "drill-interval"
+        | "backup-window"
+        | "repository-lock-limit"
+        | "certificate-expiry-warning" => duration_micros(name, &v).map(|_| v.replace(' ', "")),
         "repository-min-free" if v == "none" => Ok(v),
         "slot-retention-limit" | "repository-min-free" => {
             let (lo, hi) = ranges::THRESHOLD_SIZE;
@@ -115,12 +111,57 @@ pub fn validate(name: &str, words: &[String]) -> Result<String, EngineError> {
     }
 }
 
-/// The backups `archivelog-deletion-policy` asks to hold a segment before DELETE ARCHIVELOG
-/// may remove it (`backed-up N times`, stored in that form); None for `none`.
-pub fn deletion_policy_copies(v: &str) -> Option<u32> {
-    match v.split_whitespace().collect::<Vec<_>>().as_slice() {
-        ["backed-up", n, _] => n.parse().ok(),
-        _ => None,
+/// RMAN's ARCHIVELOG DELETION POLICY: what must hold before DELETE ARCHIVELOG may remove a
+/// segment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeletionPolicy {
+    /// Backups that must hold the segment (`backed-up N times`).
+    pub copies: Option<u32>,
+    /// Every standby must have replayed the segment (`applied-on-all-standby`).
+    pub all_standby: bool,
+}
+
+impl DeletionPolicy {
+    /// `none`, `backed-up N times`, `applied-on-all-standby`, or the last two together in
+    /// either order; None when it is none of these.
+    pub fn parse(v: &str) -> Option<DeletionPolicy> {
+        let w: Vec<&str> = v.split_whitespace().collect();
+        let mut p = DeletionPolicy::default();
+        let mut rest = w.as_slice();
+        if rest == ["none"] {
+            return Some(p);
+        }
+        while !rest.is_empty() {
+            rest = match rest {
+                ["applied-on-all-standby", r @ ..] if !p.all_standby => {
+                    p.all_standby = true;
+                    r
+                }
+                ["backed-up", n, "times" | "time", r @ ..] if p.copies.is_none() => {
+                    crate::check_count(n, ranges::COPIES.0, ranges::COPIES.1).ok()?;
+                    p.copies = Some(n.parse().ok()?);
+                    r
+                }
+                _ => return None,
+            };
+        }
+        Some(p)
+    }
+
+    /// The stored form: the standby rule first, as RMAN writes it.
+    pub fn to_setting(self) -> String {
+        let mut w = Vec::new();
+        if self.all_standby {
+            w.push("applied-on-all-standby".to_string());
+        }
+        if let Some(n) = self.copies {
+            w.push(format!("backed-up {n} times"));
+        }
+        if w.is_empty() {
+            "none".into()
+        } else {
+            w.join(" ")
+        }
     }
 }
 
@@ -428,6 +469,27 @@ mod tests {
             v("archivelog-deletion-policy", "Backed-Up 2 time").unwrap(),
             "backed-up 2 times"
         );
+        let policy = |w: &str| v("archivelog-deletion-policy", w);
+        assert_eq!(
+            policy("backed-up 1 times applied-on-all-standby").unwrap(),
+            "applied-on-all-standby backed-up 1 times",
+            "the standby rule is stored first, as RMAN writes it"
+        );
+        assert_eq!(
+            DeletionPolicy::parse("applied-on-all-standby"),
+            Some(DeletionPolicy {
+                copies: None,
+                all_standby: true
+            })
+        );
+        for bad in [
+            "applied-on-all-standby applied-on-all-standby",
+            "backed-up 0 times",
+            "none applied-on-all-standby",
+            "shipped",
+        ] {
+            assert!(policy(bad).is_err(), "{bad}");
+        }
         assert_eq!(v("section-size", "1M").unwrap(), (1u64 << 20).to_string());
         assert_eq!(
             v("retention-policy", "redundancy 3").unwrap(),

@@ -212,8 +212,8 @@ pub enum Configure {
     /// recman's RPO target (`'4h'`); None is CLEAR.
     RpoTarget(Option<String>),
     /// recman's other targets and thresholds of the failure checks: `name` is the setting
-    /// (`rto-target`, `drill-interval`, `slot-retention-limit`, `repository-min-free`, see
-    /// [`MEASURES`]); None is CLEAR.
+    /// (`rto-target`, `drill-interval`, `backup-window` and the others of [`MEASURES`]); None
+    /// is CLEAR.
     Measure {
         name: String,
         value: Option<String>,
@@ -226,6 +226,9 @@ pub const MEASURES: &[(&str, &str)] = &[
     ("drill-interval", "DRILL INTERVAL"),
     ("slot-retention-limit", "SLOT RETENTION LIMIT"),
     ("repository-min-free", "REPOSITORY MIN FREE"),
+    ("repository-lock-limit", "REPOSITORY LOCK LIMIT"),
+    ("certificate-expiry-warning", "CERTIFICATE EXPIRY WARNING"),
+    ("backup-window", "BACKUP WINDOW"),
 ];
 
 /// The words CONFIGURE names setting `name` by, if it is one of [`MEASURES`].

@@ -26,7 +26,7 @@ pub const TOPICS: &[Topic] = &[
     },
     Topic {
         keyword: "CONFIGURE",
-        syntax: "CONFIGURE RETENTION POLICY ... | DEFAULT DEVICE TYPE TO DISK|SBT|S3 | DEVICE TYPE d PARALLELISM n | CHANNEL DEVICE TYPE d PARMS '...' [MAXOPENFILES n] | BACKUP OPTIMIZATION ... | COMPRESSION ALGORITHM '...' | ARCHIVELOG DELETION POLICY ... | MAXSETSIZE ... | RPO TARGET TO '4h' | RPO TARGET CLEAR | RTO TARGET TO '30m' | DRILL INTERVAL TO '7d' | SLOT RETENTION LIMIT TO '1G' | REPOSITORY MIN FREE TO '10G' (each also CLEAR);",
+        syntax: "CONFIGURE RETENTION POLICY ... | DEFAULT DEVICE TYPE TO DISK|SBT|S3 | DEVICE TYPE d PARALLELISM n | CHANNEL DEVICE TYPE d PARMS '...' [MAXOPENFILES n] | BACKUP OPTIMIZATION ... | COMPRESSION ALGORITHM '...' | ARCHIVELOG DELETION POLICY ... | MAXSETSIZE ... | RPO TARGET TO '4h' | RPO TARGET CLEAR | RTO TARGET TO '30m' | DRILL INTERVAL TO '7d' | SLOT RETENTION LIMIT TO '1G' | REPOSITORY MIN FREE TO '10G' | REPOSITORY LOCK LIMIT TO '24h' | CERTIFICATE EXPIRY WARNING TO '30d' | BACKUP WINDOW TO '6h' (each also CLEAR);",
         meaning: "Persistent settings stored in the catalog; SHOW ALL prints them. PARMS names the device of a device type: 'vtape:/dir[,drives=N,...]' (the virtual tape library), 'plugin:PROGRAM ARGS' (a media-manager plugin), 's3://bucket/prefix' or '/dir'; RMAN's 'BLKSIZE=n, ENV=(NAME=VALUE, ...)' are stored too, other PARMS keys are refused. CONTROLFILE AUTOBACKUP and SNAPSHOT CONTROLFILE of Oracle have no PostgreSQL counterpart and are refused; ENCRYPTION FOR DATABASE is refused with the way recman encrypts (a whole repository, create catalog --encrypt), and ENCRYPTION ALGORITHM accepts only 'AES256' (AES-256-GCM).",
     },
     Topic {

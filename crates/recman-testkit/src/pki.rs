@@ -70,7 +70,7 @@ fn ca(dir: &Path, name: &str) {
             "ec_paramgen_curve:prime256v1",
             "-nodes",
             "-days",
-            "2",
+            "400",
             "-subj",
             &format!("/CN={name}"),
             "-addext",
@@ -86,7 +86,7 @@ fn ca(dir: &Path, name: &str) {
 }
 
 pub(crate) fn leaf(dir: &Path, name: &str, cn: &str, ext: &str) {
-    signed_leaf(dir, name, cn, ext, "ca", "2");
+    signed_leaf(dir, name, cn, ext, "ca", "400");
 }
 
 /// A leaf signed by CA `ca` (its files `ca.crt`, `ca.key`), valid for `days` (a negative
@@ -134,6 +134,18 @@ fn signed_leaf(dir: &Path, name: &str, cn: &str, ext: &str, ca: &str, days: &str
 }
 
 impl TestPki {
+    /// A client certificate for CN `cn` from the CA, valid for `days` days (its files
+    /// `NAME.crt` and `NAME.key`, owned by the cluster user): for checks of a certificate's
+    /// end.
+    pub fn client_valid_for(&self, name: &str, cn: &str, days: u32) -> (PathBuf, PathBuf) {
+        signed_leaf(&self.dir, name, cn, CLIENT_EXT, "ca", &days.to_string());
+        let key = self.dir.join(format!("{name}.key"));
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        chown_tree_to_cluster_user(&self.dir);
+        (self.dir.join(format!("{name}.crt")), key)
+    }
+
     /// Makes the files in `dir` (which must exist); the client certificate names `client_user`.
     pub fn new(dir: &Path, client_user: &str) -> TestPki {
         ca(dir, "ca");

@@ -233,6 +233,25 @@ pub fn print(o: MaintOutcome) {
                 );
             }
         }
+        MaintOutcome::KeptForStandbys { replayed, kept } => match replayed.position {
+            None => println!(
+                "archivelog deletion policy applied-on-all-standby: no standby is connected and no physical replication slot exists, so no archived log is kept for one"
+            ),
+            Some(at) => {
+                println!(
+                    "archivelog deletion policy applied-on-all-standby: {} standby(s) connected, {} physical slot(s); every one has replayed (or holds) up to {}",
+                    replayed.standbys,
+                    replayed.slots,
+                    recman_pg::Lsn(at)
+                );
+                for name in &kept {
+                    println!(
+                        "{:<20} {name:<26} kept: not yet replayed by every standby",
+                        "Archive Log"
+                    );
+                }
+            }
+        },
         MaintOutcome::BackedUpWal { times, wal } => {
             if wal.is_empty() {
                 println!("no archived logs found that are backed up {times} time(s)");

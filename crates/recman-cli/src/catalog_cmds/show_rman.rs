@@ -79,6 +79,14 @@ fn statement(name: &str, value: &str) -> Option<String> {
                 "CONFIGURE ARCHIVELOG DELETION POLICY TO BACKED UP {n} TIMES TO DEVICE TYPE DISK"
             )
         }
+        ("archivelog-deletion-policy", ["applied-on-all-standby"]) => {
+            "CONFIGURE ARCHIVELOG DELETION POLICY TO APPLIED ON ALL STANDBY".into()
+        }
+        ("archivelog-deletion-policy", ["applied-on-all-standby", "backed-up", n, "times"]) => {
+            format!(
+                "CONFIGURE ARCHIVELOG DELETION POLICY TO APPLIED ON ALL STANDBY BACKED UP {n} TIMES TO DEVICE TYPE DISK"
+            )
+        }
         ("rpo-target", ["none"]) => "CONFIGURE RPO TARGET CLEAR".into(),
         ("rpo-target", [v]) => format!("CONFIGURE RPO TARGET TO '{v}'"),
         (n, [v]) => {
@@ -124,10 +132,18 @@ mod tests {
             ("compression", "zstd:19"),
             ("archivelog-deletion-policy", "backed-up 2 times"),
             ("archivelog-deletion-policy", "none"),
+            ("archivelog-deletion-policy", "applied-on-all-standby"),
+            (
+                "archivelog-deletion-policy",
+                "applied-on-all-standby backed-up 2 times",
+            ),
             ("rto-target", "30m"),
             ("drill-interval", "none"),
             ("slot-retention-limit", "1G"),
             ("repository-min-free", "10G"),
+            ("repository-lock-limit", "24h"),
+            ("certificate-expiry-warning", "30d"),
+            ("backup-window", "6h"),
         ] {
             let st = statement(n, v).unwrap_or_else(|| panic!("{n} {v}"));
             let script = recman_lang::parse_script(&format!("{st};")).unwrap();

@@ -229,23 +229,29 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Command>> {
                 value: v(&["none"]),
             })
         }
-        Configure::ArchivelogDeletionPolicy(Some(rules)) => match rules.as_slice() {
-            [
-                DeletionRule::BackedUp {
-                    times,
-                    device: Device::Disk,
-                },
-            ] => cfg(ConfigureWhat::ArchivelogDeletionPolicy {
-                value: v(&["backed-up", &times.to_string(), "times"]),
-            }),
-            _ => bail!(
-                "{}",
-                unsupported(
-                    "an ARCHIVELOG DELETION POLICY on standbys or other devices",
-                    "BACKED UP n TIMES TO DEVICE TYPE DISK"
-                )
-            ),
-        },
+        Configure::ArchivelogDeletionPolicy(Some(rules)) => {
+            let mut words: Vec<String> = Vec::new();
+            for r in rules {
+                match r {
+                    DeletionRule::AppliedOnStandby { all: true } => {
+                        words.push("applied-on-all-standby".into())
+                    }
+                    DeletionRule::BackedUp {
+                        times,
+                        device: Device::Disk,
+                    } => words.extend(["backed-up".into(), times.to_string(), "times".into()]),
+                    _ => bail!(
+                        "{}",
+                        unsupported(
+                            "an ARCHIVELOG DELETION POLICY of SHIPPED TO STANDBY, APPLIED ON STANDBY without ALL, or another device",
+                            "APPLIED ON ALL STANDBY and BACKED UP n TIMES TO DEVICE TYPE DISK"
+                        )
+                    ),
+                }
+            }
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            cfg(ConfigureWhat::ArchivelogDeletionPolicy { value: v(&words) })
+        }
         Configure::ControlfileAutobackup(_) => bail!(
             "CONFIGURE CONTROLFILE AUTOBACKUP: PostgreSQL's pg_control and configuration files are inside every backup, and the catalog can be rebuilt from the repository with CATALOG START WITH; there is no separate autobackup to configure"
         ),

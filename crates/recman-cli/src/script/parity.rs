@@ -209,6 +209,10 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
         "CONFIGURE ARCHIVELOG DELETION POLICY TO BACKED UP 1 TIMES TO DEVICE TYPE DISK;",
     ),
     (
+        "configure archivelog-deletion-policy applied-on-all-standby backed-up 2 times",
+        "CONFIGURE ARCHIVELOG DELETION POLICY TO APPLIED ON ALL STANDBY BACKED UP 2 TIMES TO DEVICE TYPE DISK;",
+    ),
+    (
         "configure device-type sbt parallelism 2",
         "CONFIGURE DEVICE TYPE SBT PARALLELISM 2;",
     ),
@@ -283,6 +287,22 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
     (
         "configure repository-min-free 10G",
         "CONFIGURE REPOSITORY MIN FREE TO '10G';",
+    ),
+    (
+        "configure repository-lock-limit 12h",
+        "CONFIGURE REPOSITORY LOCK LIMIT TO '12h';",
+    ),
+    (
+        "configure certificate-expiry-warning 14d",
+        "CONFIGURE CERTIFICATE EXPIRY WARNING TO '14d';",
+    ),
+    (
+        "configure backup-window 6h",
+        "CONFIGURE BACKUP WINDOW TO '6h';",
+    ),
+    (
+        "configure backup-window clear",
+        "CONFIGURE BACKUP WINDOW CLEAR;",
     ),
     ("report slo", "REPORT SLO;"),
     ("failure list", "LIST FAILURE;"),

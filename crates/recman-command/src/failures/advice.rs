@@ -153,6 +153,31 @@ pub fn advise_one(
                 ],
                 Err("recman deletes no backup to make room on its own; hint: REPORT OBSOLETE; then DELETE OBSOLETE; (see the manual options)".into()),
             ),
+            Some(Kind::RepositoryLock) => (
+                vec![
+                    "find the holder the failure names (its pid and command): if it is making no progress, stop it (kill PID); the kernel releases the lock with the process".into(),
+                    "if it is a long backup that is still working, make it faster (recman advise) or raise the limit: CONFIGURE REPOSITORY LOCK LIMIT TO '...';".into(),
+                ],
+                Err("recman stops no other command on its own: the holder may be a backup still doing its work; hint: check the process the failure names, then stop it by hand if it is stuck".into()),
+            ),
+            Some(Kind::CertificateExpiry) => (
+                vec![
+                    format!(
+                        "issue a new certificate from the fleet's CA in place of {}, then restart each recman server that uses it",
+                        failure.object
+                    ),
+                    "recman check closes the failure once the file holds a certificate that ends after the warning (CONFIGURE CERTIFICATE EXPIRY WARNING TO '...'; sets it)".into(),
+                ],
+                Err("recman does not sign certificates: the fleet's CA key is kept away from it; hint: issue the new certificate with the CA's own tools".into()),
+            ),
+            Some(Kind::BackupOverrun) => (
+                vec![
+                    "make the backup faster: recman advise names the channels, multiplexing and buffers for this host; --tune auto adapts them while a backup runs".into(),
+                    "or back up less each night: incremental backups (BACKUP INCREMENTAL LEVEL 1 DATABASE;) or CONFIGURE INCREMENTAL FOREVER".into(),
+                    "or widen the window if the business allows: CONFIGURE BACKUP WINDOW TO '...';".into(),
+                ],
+                Err("a faster backup needs a choice of devices and channels only the DBA can make; hint: run recman advise and follow the manual options".into()),
+            ),
             None => (
                 Vec::new(),
                 Err(format!(

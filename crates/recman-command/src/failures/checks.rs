@@ -25,8 +25,38 @@ pub struct CheckInputs {
     pub repo_min_free: Option<u64>,
     /// The repository's directory when it is on this host's disk (else no space check).
     pub repo_root: Option<std::path::PathBuf>,
+    /// How long a command may hold the repository lock, microseconds.
+    pub lock_limit: i64,
+    /// The fleet's certificate files (this host's and the CA) to watch; empty: no fleet.
+    pub certificates: Vec<std::path::PathBuf>,
+    /// How long before a certificate's end it is a failure, microseconds.
+    pub certificate_warning: i64,
+    /// The backup window in microseconds; None: not configured.
+    pub backup_window: Option<i64>,
     /// Unix microseconds.
     pub now: i64,
+}
+
+#[cfg(test)]
+impl CheckInputs {
+    /// Redundancy 1, no targets, the default limits: what the unit tests start from.
+    pub(crate) fn plain(now: i64) -> CheckInputs {
+        CheckInputs {
+            policy: recman_engine::RetentionPolicy::Redundancy(1),
+            imported: recman_engine::Imported::Kept,
+            rpo_target: None,
+            rto_target: None,
+            drill_interval: None,
+            slot_limit: 1 << 30,
+            repo_min_free: None,
+            repo_root: None,
+            lock_limit: 24 * 3_600_000_000,
+            certificates: Vec::new(),
+            certificate_warning: 30 * 24 * 3_600_000_000,
+            backup_window: None,
+            now,
+        }
+    }
 }
 
 /// One failure found, with what its repair needs to know.
@@ -105,6 +135,9 @@ pub fn run_checks(ctx: &Context, inputs: &CheckInputs) -> Result<Checked, Engine
     super::targets::space(ctx, &backups, inputs, &mut out);
     super::archiver::archiving(ctx, &mut out);
     super::targets::slots(ctx, inputs, &mut out);
+    super::limits::lock_held(ctx, inputs, &mut out);
+    super::limits::certificate_ends(inputs, &mut out);
+    super::limits::overrun(ctx, &backups, inputs, &mut out);
     Ok(out)
 }
 
@@ -492,17 +525,7 @@ mod tests {
     }
 
     fn inputs() -> CheckInputs {
-        CheckInputs {
-            policy: RetentionPolicy::Redundancy(1),
-            imported: recman_engine::Imported::Kept,
-            rpo_target: None,
-            rto_target: None,
-            drill_interval: None,
-            slot_limit: 1 << 30,
-            repo_min_free: None,
-            repo_root: None,
-            now: 2_000_000,
-        }
+        CheckInputs::plain(2_000_000)
     }
 
     #[test]

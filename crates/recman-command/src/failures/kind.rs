@@ -29,10 +29,17 @@ pub enum Kind {
     SlotRetention,
     /// The repository's file system has less room than a threshold or the next full backup.
     RepositorySpace,
+    /// A command has held the repository lock longer than the configured limit: it is stuck
+    /// or far slower than planned, and every backup of the repository waits behind it.
+    RepositoryLock,
+    /// A certificate of the fleet transport (this host's or the CA) ends within the warning.
+    CertificateExpiry,
+    /// The next full backup is predicted to take longer than the configured backup window.
+    BackupOverrun,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 15] = [
         Kind::NoBackup,
         Kind::RetentionUnmet,
         Kind::RpoExceeded,
@@ -45,6 +52,9 @@ impl Kind {
         Kind::RtoExceeded,
         Kind::SlotRetention,
         Kind::RepositorySpace,
+        Kind::RepositoryLock,
+        Kind::CertificateExpiry,
+        Kind::BackupOverrun,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -61,6 +71,9 @@ impl Kind {
             Kind::RtoExceeded => "rto-exceeded",
             Kind::SlotRetention => "slot-retention",
             Kind::RepositorySpace => "repository-space",
+            Kind::RepositoryLock => "repository-lock",
+            Kind::CertificateExpiry => "certificate-expiry",
+            Kind::BackupOverrun => "backup-overrun",
         }
     }
 
@@ -73,7 +86,10 @@ impl Kind {
             | Kind::CorruptBlocks
             | Kind::RtoExceeded
             | Kind::SlotRetention
-            | Kind::RepositorySpace => "HIGH",
+            | Kind::RepositorySpace
+            | Kind::RepositoryLock
+            | Kind::CertificateExpiry
+            | Kind::BackupOverrun => "HIGH",
             Kind::DrillFailed | Kind::DrillStale => "LOW",
         }
     }

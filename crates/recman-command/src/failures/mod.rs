@@ -7,6 +7,7 @@ pub mod advice;
 mod archiver;
 pub mod checks;
 pub mod kind;
+mod limits;
 mod targets;
 
 use crate::execute::{Env, ExecError, Outcome, Printer, env};
@@ -63,6 +64,8 @@ fn out(p: &mut dyn Printer, o: FailureOutcome) {
     p.outcome(Outcome::Failures(o));
 }
 
+const HOUR: i64 = 3_600_000_000;
+
 /// The policy and targets the checks measure against, as the settings say now.
 fn inputs(ctx: &Context, e: &dyn Env, now: i64) -> Result<CheckInputs, ExecError> {
     use crate::settings::{duration_micros, setting, size_bytes};
@@ -79,6 +82,10 @@ fn inputs(ctx: &Context, e: &dyn Env, now: i64) -> Result<CheckInputs, ExecError
         slot_limit: size("slot-retention-limit")?.unwrap_or(1 << 30),
         repo_min_free: size("repository-min-free")?,
         repo_root: e.repository_root(),
+        lock_limit: duration("repository-lock-limit")?.unwrap_or(24 * HOUR),
+        certificates: e.tls().map(|t| vec![t.cert, t.ca]).unwrap_or_default(),
+        certificate_warning: duration("certificate-expiry-warning")?.unwrap_or(30 * 24 * HOUR),
+        backup_window: duration("backup-window")?,
         now,
     })
 }

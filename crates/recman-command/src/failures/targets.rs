@@ -197,7 +197,6 @@ pub(crate) fn space(ctx: &Context, backups: &[BackupRecord], i: &CheckInputs, ou
 mod tests {
     use super::*;
     use recman_catalog::{DrillRecord, Repository};
-    use recman_engine::RetentionPolicy;
 
     const HOUR: i64 = 3_600_000_000;
 
@@ -217,17 +216,7 @@ mod tests {
     }
 
     fn inputs(now: i64) -> CheckInputs {
-        CheckInputs {
-            policy: RetentionPolicy::Redundancy(1),
-            imported: recman_engine::Imported::Kept,
-            rpo_target: None,
-            rto_target: None,
-            drill_interval: None,
-            slot_limit: 1 << 30,
-            repo_min_free: None,
-            repo_root: None,
-            now,
-        }
+        CheckInputs::plain(now)
     }
 
     fn drill(ctx: &Context, started_at: i64, status: &str, restore_ms: i64) {

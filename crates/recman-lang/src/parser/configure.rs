@@ -27,6 +27,27 @@ impl Parser<'_> {
         Ok(Some(self.quoted()?))
     }
 
+    /// One of [`MEASURES`] after its first keyword `first`: the rest of its words pick it
+    /// (REPOSITORY MIN FREE or REPOSITORY LOCK LIMIT), then `TO 'value'` or CLEAR.
+    fn measure(&mut self, first: &str) -> R<Configure> {
+        let candidates: Vec<(&str, Vec<&str>)> = MEASURES
+            .iter()
+            .filter_map(|(name, words)| {
+                let mut w = words.split(' ');
+                (w.next() == Some(first)).then(|| (*name, w.collect()))
+            })
+            .collect();
+        let Some((name, _)) = candidates.iter().find(|(_, rest)| self.eat_kws(rest)) else {
+            // Expecting the first candidate's words names what was wanted in the error.
+            self.expect_kws(&candidates[0].1)?;
+            return Err(self.unexpected());
+        };
+        Ok(Configure::Measure {
+            name: name.to_string(),
+            value: self.value_or_clear()?,
+        })
+    }
+
     pub(crate) fn configure(&mut self) -> R<Configure> {
         let k = self.one_of(&[
             "RETENTION",
@@ -48,6 +69,7 @@ impl Parser<'_> {
             "DRILL",
             "SLOT",
             "REPOSITORY",
+            "CERTIFICATE",
         ])?;
         Ok(match k {
             "RETENTION" => {
@@ -158,6 +180,7 @@ impl Parser<'_> {
                     Configure::ControlfileAutobackup(AutobackupSetting::Switch(self.on_off()?))
                 }
             }
+            "BACKUP" if self.is_kw("WINDOW") => self.measure(k)?,
             "BACKUP" => {
                 self.expect_kw("OPTIMIZATION")?;
                 Configure::Optimization(self.on_off()?)
@@ -265,18 +288,7 @@ impl Parser<'_> {
                 self.expect_kw("TARGET")?;
                 Configure::RpoTarget(self.value_or_clear()?)
             }
-            "RTO" | "DRILL" | "SLOT" | "REPOSITORY" => {
-                let (name, words) = MEASURES
-                    .iter()
-                    .find(|(_, w)| w.split(' ').next() == Some(k))
-                    .expect("every measure keyword is in MEASURES");
-                let rest: Vec<&str> = words.split(' ').skip(1).collect();
-                self.expect_kws(&rest)?;
-                Configure::Measure {
-                    name: name.to_string(),
-                    value: self.value_or_clear()?,
-                }
-            }
+            "RTO" | "DRILL" | "SLOT" | "REPOSITORY" | "CERTIFICATE" => self.measure(k)?,
             _ => {
                 self.expect_kws(&["CONTROLFILE", "NAME"])?;
                 if self.eat_kw("CLEAR") {
