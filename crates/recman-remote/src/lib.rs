@@ -51,6 +51,7 @@
 
 mod client;
 mod error;
+mod page;
 mod reader;
 mod server;
 mod tls;
@@ -61,6 +62,7 @@ use std::sync::OnceLock;
 
 pub use client::{Body, CallOptions, Client, ClientOptions, Response, parse_url};
 pub use error::{RemoteError, ServiceError};
+pub use page::{CONTENT_SECURITY_POLICY, PageAccess, Render, serve_page};
 pub use server::{
     Allow, Call, Log, Peer, ResponseWriter, ServerHandle, Service, serve, stderr_log,
 };
