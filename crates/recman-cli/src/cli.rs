@@ -384,6 +384,11 @@ pub enum Command {
         /// `Authorization: Bearer TOKEN`, besides the client certificate.
         #[arg(long, value_name = "FILE", requires = "page_listen")]
         page_token: Option<PathBuf>,
+        /// A client certificate CN that may read the fleet page (repeatable); without any,
+        /// every certificate the CA signed may. Separate from --allow, which lets a CN
+        /// archive and fetch WAL.
+        #[arg(long, value_name = "CN", requires = "page_listen")]
+        page_allow: Vec<String>,
     },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {

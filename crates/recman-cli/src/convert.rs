@@ -246,6 +246,7 @@ impl From<cli::Command> for m::Command {
                 metrics_listen,
                 page_listen,
                 page_token,
+                page_allow,
             } => m::Command::Server {
                 listen,
                 allow,
@@ -254,6 +255,7 @@ impl From<cli::Command> for m::Command {
                 metrics_listen,
                 page_listen,
                 page_token,
+                page_allow,
             },
             cli::Command::Completions { shell } => m::Command::Completions {
                 shell: shell.to_string(),

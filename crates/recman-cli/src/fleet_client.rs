@@ -174,10 +174,11 @@ pub fn intercept(g: &Global, command: &recman_command::Command) -> Result<Option
             metrics_listen,
             page_listen,
             page_token,
+            page_allow,
         } => {
             if g.pgdata.is_none() && restore_dir.is_empty() && g.repo.is_some() {
                 if let Some(addr) = page_listen {
-                    crate::fleet_page::spawn(g, addr, allow, page_token.as_deref())?;
+                    crate::fleet_page::spawn(g, addr, page_allow, page_token.as_deref())?;
                 }
                 crate::repo_host::serve(g, listen, allow, metrics_listen.as_deref())?;
             } else if let Some(m) = metrics_listen {

@@ -86,11 +86,12 @@ fn read_token(path: &Path) -> Result<String> {
     Ok(token)
 }
 
-/// `server --page-listen ADDR`: starts serving the page; returns once it listens.
+/// `server --page-listen ADDR`: starts serving the page to the `--page-allow` CNs (none: any
+/// certificate the CA signed); returns once it listens.
 pub fn spawn(g: &Global, addr: &str, allow: &[String], token: Option<&Path>) -> Result<()> {
     let tls = crate::fleet_args::TlsArgs::of(g).files("recman server --page-listen")?;
     let access = recman_remote::PageAccess {
-        allow: crate::repo_host::transport_allow(allow),
+        allow: recman_remote::Allow::from_list(allow),
         token: token.map(read_token).transpose()?,
     };
     let g2 = g.clone();

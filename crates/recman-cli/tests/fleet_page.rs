@@ -58,7 +58,7 @@ fn start_server(repo: &Path, pki: &TestPki, token: &Path, page_port: u16, log: &
         "server",
         "--listen",
         &format!("127.0.0.1:{}", free_port()),
-        "--allow",
+        "--page-allow",
         READER_CN,
         "--page-listen",
         &page_port.to_string(),

@@ -172,6 +172,8 @@ pub enum Command {
         page_listen: Option<String>,
         /// The file of the page's read-only bearer token.
         page_token: Option<PathBuf>,
+        /// The client certificate CNs that may read the page (none: any the CA signed).
+        page_allow: Vec<String>,
     },
     /// A shell's completion script (bash, zsh, fish, elvish, powershell).
     Completions {

@@ -73,7 +73,7 @@ async fn connection(
     let allowed = access.allow.permits(&cn);
     if !allowed {
         log(&format!(
-            "refused the page to {addr}: certificate CN={cn} is not on the allow-list (--allow)"
+            "refused the page to {addr}: certificate CN={cn} is not on the allow-list (--page-allow)"
         ));
     }
     let svc = hyper::service::service_fn(move |req: http::Request<Incoming>| {
