@@ -110,14 +110,25 @@ fn open_kinds(args: Vec<String>) -> Vec<String> {
 /// and body as text).
 fn curl<S: AsRef<std::ffi::OsStr>>(url: &str, extra: &[S]) -> (Option<u16>, String) {
     let mut cmd = Command::new("curl");
-    cmd.args(["-sS", "-k", "-i", "--max-time", "20", "-w", "\n%{http_code}"])
-        .args(extra)
-        .arg(url);
+    cmd.args([
+        "-sS",
+        "-k",
+        "-i",
+        "--max-time",
+        "20",
+        "-w",
+        "\n%{http_code}",
+    ])
+    .args(extra)
+    .arg(url);
     let out = cmd.output().unwrap_or_else(|e| {
         panic!("missing prerequisite 'curl' (the command); hint: scripts/setup.sh installs it: {e}")
     });
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let code = text.lines().last().and_then(|l| l.trim().parse::<u16>().ok());
+    let code = text
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse::<u16>().ok());
     (code.filter(|c| *c != 0 && out.status.success()), text)
 }
 
@@ -201,7 +212,13 @@ fn the_fleet_page_in_a_real_browser() {
     std::fs::write(&token, format!("{TOKEN}\n")).unwrap();
     chown_to_cluster_user(&token);
     let port = free_port();
-    let server = start_server(&setup.repo, &pki, &token, port, &pki_path.join("server.log"));
+    let server = start_server(
+        &setup.repo,
+        &pki,
+        &token,
+        port,
+        &pki_path.join("server.log"),
+    );
     let url = format!("https://127.0.0.1:{port}/");
 
     let seen = browse(&url, &pki);
@@ -210,16 +227,25 @@ fn the_fleet_page_in_a_real_browser() {
     assert_eq!(page["status"], 200, "{seen:#}");
     let text = page["text"].as_str().unwrap();
     for name in ["main", HOSTILE] {
-        assert!(text.contains(name), "database {name} is on the page:\n{text}");
+        assert!(
+            text.contains(name),
+            "database {name} is on the page:\n{text}"
+        );
     }
     for kind in main_kinds.iter().chain(&other_kinds) {
-        assert!(text.contains(kind.as_str()), "failure {kind} is on the page:\n{text}");
+        assert!(
+            text.contains(kind.as_str()),
+            "failure {kind} is on the page:\n{text}"
+        );
     }
     // The hostile name is text: nothing ran, no element came of it.
     assert_eq!(page["dialogs"], serde_json::json!([]), "{seen:#}");
     assert_eq!(page["imgs"], 0, "{seen:#}");
     assert_eq!(page["scripts"], 0, "{seen:#}");
-    assert!(page["svgs"].as_u64().unwrap() >= 1, "the backup's plot: {seen:#}");
+    assert!(
+        page["svgs"].as_u64().unwrap() >= 1,
+        "the backup's plot: {seen:#}"
+    );
     let requests = page["requests"].as_array().unwrap();
     assert!(!requests.is_empty(), "{seen:#}");
     for r in requests {
@@ -241,7 +267,12 @@ fn the_fleet_page_in_a_real_browser() {
         "a browser without a certificate was served: {refused:#}"
     );
 
-    let cert = ["--cert", path_str(&pki.client_cert), "--key", path_str(&pki.client_key)];
+    let cert = [
+        "--cert",
+        path_str(&pki.client_cert),
+        "--key",
+        path_str(&pki.client_key),
+    ];
     let bearer = format!("Authorization: Bearer {TOKEN}");
     let with = |extra: &[&str]| -> Vec<String> {
         cert.iter().chain(extra).map(|s| s.to_string()).collect()
@@ -285,7 +316,10 @@ fn the_fleet_page_in_a_real_browser() {
         path_str(&file),
     ]);
     let html = std::fs::read_to_string(&file).unwrap();
-    assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"), "{html}");
+    assert!(
+        html.contains("&lt;img src=x onerror=alert(1)&gt;"),
+        "{html}"
+    );
     assert!(!html.contains("<img"), "{html}");
     for kind in main_kinds.iter().chain(&other_kinds) {
         assert!(html.contains(kind.as_str()), "{kind} in the file:\n{html}");

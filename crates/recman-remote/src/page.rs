@@ -99,7 +99,10 @@ async fn answer(
 ) -> http::Response<ChanBody> {
     use http::StatusCode as S;
     if !allowed {
-        return plain(S::FORBIDDEN, "your certificate's CN is not on this server's allow-list\n");
+        return plain(
+            S::FORBIDDEN,
+            "your certificate's CN is not on this server's allow-list\n",
+        );
     }
     if let Some(token) = &access.token
         && !bearer_matches(req.headers(), token)
@@ -113,9 +116,14 @@ async fn answer(
     }
     let head = req.method() == http::Method::HEAD;
     if req.method() != http::Method::GET && !head {
-        let mut r = plain(S::METHOD_NOT_ALLOWED, "the fleet page is read-only: GET it\n");
-        r.headers_mut()
-            .insert(http::header::ALLOW, http::HeaderValue::from_static("GET, HEAD"));
+        let mut r = plain(
+            S::METHOD_NOT_ALLOWED,
+            "the fleet page is read-only: GET it\n",
+        );
+        r.headers_mut().insert(
+            http::header::ALLOW,
+            http::HeaderValue::from_static("GET, HEAD"),
+        );
         return r;
     }
     if req.uri().path() != "/" {

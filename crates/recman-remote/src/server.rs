@@ -258,7 +258,10 @@ pub(crate) async fn handshake(
     addr: SocketAddr,
     acceptor: &tokio_rustls::TlsAcceptor,
     log: &Log,
-) -> Option<(tokio_rustls::server::TlsStream<tokio::net::TcpStream>, String)> {
+) -> Option<(
+    tokio_rustls::server::TlsStream<tokio::net::TcpStream>,
+    String,
+)> {
     let tls = match tokio::time::timeout(Duration::from_secs(20), acceptor.accept(tcp)).await {
         Ok(Ok(t)) => t,
         Ok(Err(e)) => {

@@ -50,7 +50,9 @@ impl Browser {
                     .map(|d| d.join("node"))
                     .find(|p| p.is_file())
             })
-            .unwrap_or_else(|| panic!("missing prerequisite 'node' (on the PATH); hint: {INSTALL_HINT}"));
+            .unwrap_or_else(|| {
+                panic!("missing prerequisite 'node' (on the PATH); hint: {INSTALL_HINT}")
+            });
         Browser {
             node,
             playwright,

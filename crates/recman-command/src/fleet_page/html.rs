@@ -191,8 +191,20 @@ fn slo(o: &mut String, r: &SloRow) {
         t(&r.predicted_basis)
     };
     for (what, m, ok, target_s, basis) in [
-        ("RPO", r.rpo_seconds, r.rpo_met, r.rpo_target_seconds, rpo_basis),
-        ("RTO", r.rto_seconds, r.rto_met, r.rto_target_seconds, rto_basis),
+        (
+            "RPO",
+            r.rpo_seconds,
+            r.rpo_met,
+            r.rpo_target_seconds,
+            rpo_basis,
+        ),
+        (
+            "RTO",
+            r.rto_seconds,
+            r.rto_met,
+            r.rto_target_seconds,
+            rto_basis,
+        ),
         (
             "predicted restore",
             r.predicted_seconds,
@@ -229,7 +241,11 @@ fn drills(o: &mut String, list: &[DrillRecord]) {
          <th>restore</th><th>recovery</th><th>restored</th><th>error</th></tr>\n",
     );
     for d in list {
-        let class = if d.status == "PASSED" { "met" } else { "missed" };
+        let class = if d.status == "PASSED" {
+            "met"
+        } else {
+            "missed"
+        };
         let _ = writeln!(
             o,
             "<tr><td>{}</td><td>{}</td><td class=\"{class}\">{}</td><td>{}</td><td>{}</td>\

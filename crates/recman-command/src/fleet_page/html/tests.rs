@@ -79,7 +79,10 @@ fn catalog_text_is_escaped_everywhere() {
     let html = render(&page());
     assert!(!html.contains("<img"), "{html}");
     assert!(!html.contains("<r>"), "{html}");
-    assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"), "{html}");
+    assert!(
+        html.contains("&lt;img src=x onerror=alert(1)&gt;"),
+        "{html}"
+    );
     assert!(html.contains("/srv/&#39;quoted&quot;"), "{html}");
 }
 
@@ -92,7 +95,10 @@ fn the_page_names_nothing_outside_itself() {
     for needle in ["http:", "https:", "src=\"", "url(", "@import"] {
         assert!(!rest.contains(needle), "{needle} in {rest}");
     }
-    assert!(html.contains("<svg"), "the throughput plot is inline: {html}");
+    assert!(
+        html.contains("<svg"),
+        "the throughput plot is inline: {html}"
+    );
 }
 
 #[test]
