@@ -32,6 +32,8 @@ SETUP_PACKAGES=(
     python3
     # the import tests (catalog import) make real pgBackRest repositories
     pgbackrest
+    # the fleet page's test loads the page in a real browser (headless, driven by Playwright)
+    chromium
 )
 
 setup_as_root() {
@@ -164,6 +166,26 @@ setup_azurite() {
     fi
     export RECMAN_AZURITE=$bin
     setup_log "azure test emulator: $bin"
+}
+
+# Playwright, which drives Debian's chromium for the fleet page's browser test: npm's
+# playwright-core (the library without a browser of its own: nothing is downloaded at install
+# or at run time), pinned, installed once into /var/cache/recman-tools/playwright. Exports
+# RECMAN_PLAYWRIGHT (the directory whose node_modules holds it) for the tests.
+SETUP_PLAYWRIGHT_VERSION=1.65.1
+setup_playwright() {
+    local root=${RECMAN_TOOLS_DIR:-/var/cache/recman-tools}/playwright
+    if ! grep -q "\"version\": \"$SETUP_PLAYWRIGHT_VERSION\"" "$root/node_modules/playwright-core/package.json" 2>/dev/null; then
+        command -v npm >/dev/null 2>&1 || setup_install_missing "node and npm" nodejs npm
+        setup_log "installing playwright-core $SETUP_PLAYWRIGHT_VERSION into $root (once)"
+        setup_as_root mkdir -p "$root"
+        setup_as_root env PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --prefix "$root" --no-audit --no-fund --silent \
+            "playwright-core@$SETUP_PLAYWRIGHT_VERSION" >&2 ||
+            setup_die "cannot install playwright-core; hint: check network access to the npm registry"
+    fi
+    [[ -x /usr/bin/chromium ]] || setup_install_missing "chromium" chromium
+    export RECMAN_PLAYWRIGHT=$root
+    setup_log "browser for the page tests: /usr/bin/chromium driven by playwright-core in $root"
 }
 
 # moto's S3 server, the one S3 implementation here with Object Lock and versioning (the

@@ -27,6 +27,8 @@ if [[ ",${RECMAN_TEST_SKIP:-}," != *,azure,* ]]; then
 fi
 # No skip for moto: its tests have no other server to run against.
 setup_moto
+# Nor for the browser: the fleet page's acceptance is a real browser's view of it.
+setup_playwright
 if [[ ",${RECMAN_TEST_SKIP:-}," != *,pg_full,* ]]; then
     setup_pg_full
     # import_basebackup_chain_pg17 runs 18's pg_basebackup against a 17 server.

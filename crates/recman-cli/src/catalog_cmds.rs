@@ -162,6 +162,14 @@ pub enum ReportWhat {
         #[arg(long)]
         json: bool,
     },
+    /// The fleet page as a file: every database's health, open failures, last backups, RPO
+    /// and RTO against the targets, drill history and throughput plots, as one HTML page
+    /// that loads nothing from anywhere (what `server --page-listen` serves).
+    Fleet {
+        /// Where to write the page (replaced whole, never half-written).
+        #[arg(long, value_name = "FILE")]
+        html: std::path::PathBuf,
+    },
     /// Backups and archived WAL the retention policy no longer needs.
     Obsolete {
         #[command(flatten)]

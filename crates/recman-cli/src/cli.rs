@@ -375,6 +375,20 @@ pub enum Command {
         /// address only the monitoring system reaches (docs/monitoring.md).
         #[arg(long, value_name = "ADDR")]
         metrics_listen: Option<String>,
+        /// Repository host: also serve the fleet page (each database's health, open
+        /// failures, backups, RPO/RTO, drills and throughput) over HTTPS with the fleet's
+        /// mutual TLS at this address: PORT alone binds 127.0.0.1 (docs/commands.md).
+        #[arg(long, value_name = "ADDR")]
+        page_listen: Option<String>,
+        /// A file holding a read-only token the fleet page also asks for, as
+        /// `Authorization: Bearer TOKEN`, besides the client certificate.
+        #[arg(long, value_name = "FILE", requires = "page_listen")]
+        page_token: Option<PathBuf>,
+        /// A client certificate CN that may read the fleet page (repeatable); without any,
+        /// every certificate the CA signed may. Separate from --allow, which lets a CN
+        /// archive and fetch WAL.
+        #[arg(long, value_name = "CN", requires = "page_listen")]
+        page_allow: Vec<String>,
     },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {

@@ -110,6 +110,7 @@ fn report(g: &Global, what: recman_command::ReportWhat) -> Result<()> {
             crate::report_io::report_io(&ctx, which.as_deref(), json, all, files)
         }
         ReportWhat::Rpo { json } => crate::receive_cmd::report_rpo(g, json),
+        ReportWhat::Fleet { html } => crate::fleet_page::write(g, &html),
         what => bail!("internal: report {what:?} is run by the shared executor, not by the CLI"),
     }
 }

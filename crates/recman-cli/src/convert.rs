@@ -244,12 +244,18 @@ impl From<cli::Command> for m::Command {
                 restore_dir,
                 repo_host,
                 metrics_listen,
+                page_listen,
+                page_token,
+                page_allow,
             } => m::Command::Server {
                 listen,
                 allow,
                 restore_dir,
                 repo_host,
                 metrics_listen,
+                page_listen,
+                page_token,
+                page_allow,
             },
             cli::Command::Completions { shell } => m::Command::Completions {
                 shell: shell.to_string(),
@@ -483,6 +489,7 @@ impl From<cc::ReportWhat> for m::ReportWhat {
             },
             R::Rpo { json } => m::ReportWhat::Rpo { json },
             R::Slo { json } => m::ReportWhat::Slo { json },
+            R::Fleet { html } => m::ReportWhat::Fleet { html },
             R::Obsolete { policy, json } => m::ReportWhat::Obsolete {
                 policy: policy.into(),
                 json,

@@ -179,12 +179,22 @@ pub fn intercept(g: &Global, command: &recman_command::Command) -> Result<Option
             restore_dir,
             repo_host,
             metrics_listen,
+            page_listen,
+            page_token,
+            page_allow,
         } => {
             if g.pgdata.is_none() && restore_dir.is_empty() && g.repo.is_some() {
+                if let Some(addr) = page_listen {
+                    crate::fleet_page::spawn(g, addr, page_allow, page_token.as_deref())?;
+                }
                 crate::repo_host::serve(g, listen, allow, metrics_listen.as_deref())?;
             } else if let Some(m) = metrics_listen {
                 anyhow::bail!(
                     "--metrics-listen {m}: metrics come from the catalog, which the repository host's server holds, not a database host's agent; hint: give it to `recman --repo R server` on the repository host"
+                );
+            } else if let Some(p) = page_listen {
+                anyhow::bail!(
+                    "--page-listen {p}: the fleet page comes from the catalog, which the repository host's server holds, not a database host's agent; hint: give it to `recman --repo R server` on the repository host"
                 );
             } else {
                 let restore = crate::restore_agent::RestoreAgent::new(

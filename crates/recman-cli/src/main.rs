@@ -12,6 +12,7 @@ mod drill_cmd;
 mod failure_cmd;
 mod fleet_args;
 mod fleet_client;
+mod fleet_page;
 mod front;
 mod input;
 mod io_args;

@@ -113,6 +113,10 @@ pub enum ReportWhat {
     Slo {
         json: bool,
     },
+    /// The fleet page written to a file (issue 43); the front end writes it.
+    Fleet {
+        html: std::path::PathBuf,
+    },
     NeedBackup {
         redundancy: Option<u32>,
         days: Option<f64>,

@@ -168,6 +168,12 @@ pub enum Command {
         repo_host: Option<String>,
         /// Repository host: where to serve the metrics over plain HTTP.
         metrics_listen: Option<String>,
+        /// Repository host: where to serve the fleet page over HTTPS.
+        page_listen: Option<String>,
+        /// The file of the page's read-only bearer token.
+        page_token: Option<PathBuf>,
+        /// The client certificate CNs that may read the page (none: any the CA signed).
+        page_allow: Vec<String>,
     },
     /// A shell's completion script (bash, zsh, fish, elvish, powershell).
     Completions {

@@ -397,7 +397,8 @@ impl Command {
                 ReportWhat::Schema { .. }
                 | ReportWhat::Unrecoverable { .. }
                 | ReportWhat::Rpo { .. }
-                | ReportWhat::Slo { .. } => Ok(()),
+                | ReportWhat::Slo { .. }
+                | ReportWhat::Fleet { .. } => Ok(()),
             },
             Command::Delete(d) => match d {
                 DeleteWhat::Obsolete { policy, .. } => c.policy(policy),

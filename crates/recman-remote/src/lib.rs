@@ -45,12 +45,18 @@
 //! A caller streaming a large payload through [`Client::call`] retries a broken stream
 //! itself, from where it got to (e.g. a file read re-issued from its last whole block).
 //!
+//! **The fleet page.** [`serve_page`] serves one read-only HTML document to browsers over the
+//! same mutual TLS (ALPN `http/1.1`, since a page needs no streams): GET or HEAD of `/`, a CN
+//! allow-list of its own, an optional bearer token, and a Content-Security-Policy that lets
+//! the browser load nothing but the page.
+//!
 //! **Threads.** The API is synchronous: a process-wide tokio runtime (two workers) runs the
 //! connections; callers block on it from their own threads (never from inside an async task).
 //! The server runs each call's [`Service::call`] on a blocking thread of that runtime.
 
 mod client;
 mod error;
+mod page;
 mod reader;
 mod server;
 mod tls;
@@ -61,6 +67,7 @@ use std::sync::OnceLock;
 
 pub use client::{Body, CallOptions, Client, ClientOptions, Response, parse_url};
 pub use error::{RemoteError, ServiceError};
+pub use page::{CONTENT_SECURITY_POLICY, PageAccess, Render, serve_page};
 pub use server::{
     Allow, Call, Log, Peer, ResponseWriter, ServerHandle, Service, serve, stderr_log,
 };

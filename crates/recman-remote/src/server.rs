@@ -43,7 +43,7 @@ impl Allow {
             Allow::Only(cns.to_vec())
         }
     }
-    fn permits(&self, cn: &str) -> bool {
+    pub(crate) fn permits(&self, cn: &str) -> bool {
         match self {
             Allow::Any => true,
             Allow::Only(l) => l.iter().any(|a| a == cn),
@@ -186,18 +186,46 @@ pub fn serve(
     log: Log,
 ) -> Result<ServerHandle, RemoteError> {
     let config = tls.server_config()?;
-    let listener = runtime().block_on(TcpListener::bind(addr)).map_err(|e| {
+    let listener = listen(addr, "--listen")?;
+    let acceptor = tokio_rustls::TlsAcceptor::from(config);
+    let allow = Arc::new(allow);
+    let each_log = log.clone();
+    accept_until_dropped(listener, log, move |tcp, peer| {
+        let (acceptor, allow, service, log) = (
+            acceptor.clone(),
+            allow.clone(),
+            service.clone(),
+            each_log.clone(),
+        );
+        async move { connection(tcp, peer, acceptor, allow, service, log).await }
+    })
+}
+
+/// Binds `addr`; `opt` names the option that gave it, for the hint.
+pub(crate) fn listen(addr: &str, opt: &str) -> Result<TcpListener, RemoteError> {
+    runtime().block_on(TcpListener::bind(addr)).map_err(|e| {
         RemoteError::Invalid(format!(
-            "cannot listen on {addr}: {e}; hint: choose a free address and port with --listen"
+            "cannot listen on {addr}: {e}; hint: choose a free address and port with {opt}"
         ))
-    })?;
+    })
+}
+
+/// Accepts connections on `listener` and runs `each` for every one in a task of its own,
+/// until the returned handle is dropped.
+pub(crate) fn accept_until_dropped<F, Fut>(
+    listener: TcpListener,
+    log: Log,
+    each: F,
+) -> Result<ServerHandle, RemoteError>
+where
+    F: Fn(tokio::net::TcpStream, SocketAddr) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     let local_addr = listener
         .local_addr()
         .map_err(|e| RemoteError::Io(format!("the listening address: {e}")))?;
     let (stop_tx, mut stop_rx) = oneshot::channel::<()>();
     let (done_tx, done_rx) = oneshot::channel::<()>();
-    let acceptor = tokio_rustls::TlsAcceptor::from(config);
-    let allow = Arc::new(allow);
     runtime().spawn(async move {
         loop {
             let (tcp, peer) = tokio::select! {
@@ -212,15 +240,7 @@ pub fn serve(
                 },
             };
             let _ = tcp.set_nodelay(true);
-            let (acceptor, allow, service, log) = (
-                acceptor.clone(),
-                allow.clone(),
-                service.clone(),
-                log.clone(),
-            );
-            tokio::spawn(async move {
-                connection(tcp, peer, acceptor, allow, service, log).await;
-            });
+            tokio::spawn(each(tcp, peer));
         }
         let _ = done_tx.send(());
     });
@@ -231,26 +251,29 @@ pub fn serve(
     })
 }
 
-async fn connection(
+/// The TLS handshake of one connection, and the client certificate's CN; None (logged) when
+/// the client is refused at the handshake: no certificate, one the CA did not sign, expired.
+pub(crate) async fn handshake(
     tcp: tokio::net::TcpStream,
     addr: SocketAddr,
-    acceptor: tokio_rustls::TlsAcceptor,
-    allow: Arc<Allow>,
-    service: Arc<dyn Service>,
-    log: Log,
-) {
+    acceptor: &tokio_rustls::TlsAcceptor,
+    log: &Log,
+) -> Option<(
+    tokio_rustls::server::TlsStream<tokio::net::TcpStream>,
+    String,
+)> {
     let tls = match tokio::time::timeout(Duration::from_secs(20), acceptor.accept(tcp)).await {
         Ok(Ok(t)) => t,
         Ok(Err(e)) => {
             let why = take_refusal().unwrap_or_else(|| e.to_string());
             log(&format!("refused a connection from {addr}: {why}"));
-            return;
+            return None;
         }
         Err(_) => {
             log(&format!(
                 "refused a connection from {addr}: no TLS handshake within 20s"
             ));
-            return;
+            return None;
         }
     };
     let cn = tls
@@ -260,6 +283,20 @@ async fn connection(
         .and_then(|c| c.first())
         .and_then(|c| common_name(c))
         .unwrap_or_default();
+    Some((tls, cn))
+}
+
+async fn connection(
+    tcp: tokio::net::TcpStream,
+    addr: SocketAddr,
+    acceptor: tokio_rustls::TlsAcceptor,
+    allow: Arc<Allow>,
+    service: Arc<dyn Service>,
+    log: Log,
+) {
+    let Some((tls, cn)) = handshake(tcp, addr, &acceptor, &log).await else {
+        return;
+    };
     let refusal = if allow.permits(&cn) {
         None
     } else {

@@ -67,6 +67,12 @@ fn roots(ca: &Path) -> Result<RootCertStore, RemoteError> {
 
 impl TlsFiles {
     pub(crate) fn server_config(&self) -> Result<Arc<ServerConfig>, RemoteError> {
+        self.server_config_for(b"h2")
+    }
+
+    /// The server's TLS set-up offering one ALPN protocol: `h2` for the fleet's calls,
+    /// `http/1.1` for the fleet page (a browser speaks it, and a page needs no streams).
+    pub(crate) fn server_config_for(&self, alpn: &[u8]) -> Result<Arc<ServerConfig>, RemoteError> {
         let p = provider();
         let inner =
             WebPkiClientVerifier::builder_with_provider(Arc::new(roots(&self.ca)?), p.clone())
@@ -82,7 +88,7 @@ impl TlsFiles {
                 read_key(&self.key)?,
             )
             .map_err(|e| files_err(&self.cert, "certificate and key", e, "--tls-cert/--tls-key"))?;
-        cfg.alpn_protocols = vec![b"h2".to_vec()];
+        cfg.alpn_protocols = vec![alpn.to_vec()];
         Ok(Arc::new(cfg))
     }
 

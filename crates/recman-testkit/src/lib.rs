@@ -34,6 +34,7 @@
 //! a developer's `PGHOST` or `RECMAN_REPO` must not change what a test does.
 
 mod binary;
+mod browser;
 mod cluster;
 mod cluster_dump;
 mod cluster_sql;
@@ -50,6 +51,7 @@ mod tcp_proxy;
 mod tmpfs;
 
 pub use binary::*;
+pub use browser::Browser;
 pub use cluster::*;
 pub use cluster_wal::*;
 pub use deadline::Deadline;

@@ -17,6 +17,8 @@ const COMPANIONS: &[(&str, &[&str])] = &[
     ("standby-agent", &["--standby", "host=s"]),
     ("lock-mode", &["--immutable"]),
     ("lock-days", &["--immutable"]),
+    ("page-token", &["--page-listen", "1"]),
+    ("page-allow", &["--page-listen", "1"]),
 ];
 /// Options a subcommand needs to parse at all that clap does not mark required (a
 /// `required_unless_present_any`).

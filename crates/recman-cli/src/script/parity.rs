@@ -615,6 +615,10 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
     ),
     ("report io", "recman's own I/O report (V$BACKUP_ASYNC_IO)"),
     (
+        "report fleet",
+        "a page for a browser, not a report of a session; RMAN has none",
+    ),
+    (
         "report schema --json",
         "machine output for programs, not scripts",
     ),
