@@ -1,5 +1,6 @@
 //! Issue 43 (RMAN's Data Recovery Advisor): each failure is made real on a running cluster
-//! (no backup, archive_command broken, a backup older than the RPO target, an archived WAL
+//! (no backup, archive_command broken or empty, too few backups for the retention policy, a
+//! backup older than the RPO target, an archived WAL
 //! object deleted, a piece damaged, a failed drill, corrupt pages); LIST FAILURE shows it
 //! with its priority, the repair ADVISE writes runs through `recman run` (or REPAIR FAILURE
 //! runs it) and the next check closes it; PREVIEW writes nothing; a gap whose WAL is gone
@@ -191,6 +192,38 @@ fn no_backup_archiving_rpo_and_wal_gaps_open_and_close() {
     assert_eq!(status_of(&setup, gap2), "OPEN");
     setup.backup(&[]);
     assert_eq!(status_of(&setup, gap2), "CLOSED");
+
+    // Archiving behind without failing (an empty archive_command archives nothing and fails
+    // nothing): a segment waiting in pg_wal longer than the RPO target is a failure of its own,
+    // closed once the archiver has caught up.
+    c.psql("alter system set archive_command = ''");
+    c.psql("select pg_reload_conf()");
+    c.psql("insert into t values (2)");
+    c.psql("select pg_switch_wal()");
+    setup.ok(&["configure", "rpo-target", "1s"]);
+    let d = Deadline::after(Duration::from_secs(60));
+    while !open(&setup, "archiving-failed")
+        .iter()
+        .any(|f| f["object"] == "archive-lag")
+    {
+        d.check("a segment to wait past the RPO target of 1 s");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let lag = one_open(&setup, "archiving-failed", "HIGH");
+    // Not failing: the only failure PostgreSQL recorded is older than the last success.
+    assert_eq!(
+        c.psql("select last_failed_time < last_archived_time from pg_stat_archiver"),
+        "t"
+    );
+    c.psql("alter system reset archive_command");
+    c.psql("select pg_reload_conf()");
+    let ready = "select count(*) from pg_ls_archive_statusdir() where name like '%.ready'";
+    let d = Deadline::after(Duration::from_secs(60));
+    while c.psql(ready) != "0" {
+        d.check("the archiver to catch up");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(status_of(&setup, lag), "CLOSED");
 }
 
 /// The repository's files (the catalog apart: SQLite may touch its files on a read) with
@@ -583,7 +616,7 @@ fn took_seconds(b: &Value) -> f64 {
 }
 
 #[test]
-fn a_backup_predicted_to_overrun_its_window_and_a_lock_held_too_long_open_and_close() {
+fn a_backup_overrunning_its_window_too_few_backups_and_a_lock_held_too_long_open_and_close() {
     let setup = Setup::new();
     let c = &setup.cluster;
     c.psql("create table t(x int)");
@@ -605,6 +638,16 @@ fn a_backup_predicted_to_overrun_its_window_and_a_lock_held_too_long_open_and_cl
     );
     setup.ok(&["configure", "backup-window", "1h"]);
     assert_eq!(status_of(&setup, overrun), "CLOSED");
+
+    // Fewer full backups than the retention policy's redundancy: HIGH until the advised
+    // backup, run as written, makes up the count.
+    setup.ok(&["run", "CONFIGURE RETENTION POLICY TO REDUNDANCY 2;"]);
+    let unmet = one_open(&setup, "retention-unmet", "HIGH");
+    let (_t, scratch) = new_scratch_dir();
+    let script = scratch.join("redundancy.rcv");
+    assert_eq!(statements(&advise(&setup, &script)), ["BACKUP DATABASE;"]);
+    setup.ok(&["run", "-f", path_str(&script)]);
+    assert_eq!(status_of(&setup, unmet), "CLOSED");
 
     // A backup paced to last long holds the repository lock past a limit of one second.
     setup.ok(&["run", "CONFIGURE REPOSITORY LOCK LIMIT TO '1s';"]);

@@ -1,8 +1,10 @@
-//! The archiving check: PostgreSQL's own view of its archiver (pg_stat_archiver). It needs the
-//! server; when the server does not answer the check is skipped, saying so, and a failure it
+//! The archiving checks: PostgreSQL's own view of its archiver (pg_stat_archiver), and how long
+//! the oldest segment has waited for it (the `.ready` files of pg_wal/archive_status), which
+//! catches an archiver that is behind without failing (an empty archive_command, a slow one).
+//! They need the server; when it does not answer they are skipped, saying so, and a failure
 //! found before stays open (nothing shows that it was fixed).
 
-use super::checks::Checked;
+use super::checks::{CheckInputs, Checked, Finding};
 use super::kind::Kind;
 use recman_engine::Context;
 
@@ -15,11 +17,26 @@ const QUERY: &str = "select failed_count::text, coalesce(last_failed_wal, ''),
        current_setting('archive_mode')
   from pg_stat_archiver";
 
-pub(crate) fn archiving(ctx: &Context, out: &mut Checked) {
-    let rows = recman_pg::resolve_conninfo(ctx.conninfo.as_deref())
-        .and_then(|t| recman_pg::Session::connect(&t))
-        .and_then(|mut s| s.simple_query(QUERY));
-    let rows = match rows {
+/// The segments waiting for the archiver: how many, and the age of the oldest in seconds.
+const WAITING: &str = "select count(*)::text,
+       coalesce(extract(epoch from now() - min(modification))::bigint, 0)::text
+  from pg_ls_archive_statusdir()
+ where name like '%.ready'";
+
+/// An hour: without an RPO target, a segment waiting longer than this is behind by any
+/// measure (the archiver tries each one within seconds).
+const BEHIND_WITHOUT_TARGET: i64 = 3_600_000_000;
+
+pub(crate) fn archiving(ctx: &Context, i: &CheckInputs, out: &mut Checked) {
+    let session = recman_pg::resolve_conninfo(ctx.conninfo.as_deref())
+        .and_then(|t| recman_pg::Session::connect(&t));
+    let rows = match session {
+        Ok(mut s) => s
+            .simple_query(QUERY)
+            .map(|r| (r, s.simple_query(WAITING).ok())),
+        Err(e) => Err(e),
+    };
+    let (rows, waiting) = match rows {
         Ok(r) => r,
         Err(e) => {
             out.skipped.push(format!(
@@ -30,6 +47,16 @@ pub(crate) fn archiving(ctx: &Context, out: &mut Checked) {
     };
     out.server_up = true;
     out.ran.push(Kind::ArchivingFailed);
+    if let Some(w) = waiting.as_ref().and_then(|w| w.first()) {
+        let col = |n: usize| w.get(n).cloned().flatten().unwrap_or_default();
+        behind(
+            ctx,
+            i,
+            col(0).parse().unwrap_or(0),
+            col(1).parse().unwrap_or(0),
+            out,
+        );
+    }
     let Some(r) = rows.first() else {
         return;
     };
@@ -53,4 +80,27 @@ pub(crate) fn archiving(ctx: &Context, out: &mut Checked) {
         ),
         segments: Vec::new(),
     });
+}
+
+/// `count` segments wait for the archiver, the oldest for `oldest_secs`: behind when that is
+/// longer than the RPO target (an hour without one), since the repository then lacks WAL the
+/// target promises.
+fn behind(ctx: &Context, i: &CheckInputs, count: u64, oldest_secs: i64, out: &mut Checked) {
+    let limit = i.rpo_target.unwrap_or(BEHIND_WITHOUT_TARGET);
+    if count == 0 || oldest_secs * 1_000_000 <= limit {
+        return;
+    }
+    let limit_of = match i.rpo_target {
+        Some(_) => "the RPO target",
+        None => "an hour (no RPO target is configured)",
+    };
+    out.findings.push(Finding::new(
+        Kind::ArchivingFailed,
+        "archive-lag",
+        format!(
+            "archiving of database {} is behind: {count} segment(s) wait in pg_wal for the archiver, the oldest for {oldest_secs}s, longer than {limit_of} of {}s; archive_command may be empty or too slow",
+            ctx.db.name,
+            limit / 1_000_000
+        ),
+    ));
 }

@@ -133,7 +133,7 @@ pub fn run_checks(ctx: &Context, inputs: &CheckInputs) -> Result<Checked, Engine
     super::targets::drill_stale(ctx, inputs, &mut out)?;
     super::targets::rto(ctx, inputs, &mut out)?;
     super::targets::space(ctx, &backups, inputs, &mut out);
-    super::archiver::archiving(ctx, &mut out);
+    super::archiver::archiving(ctx, inputs, &mut out);
     super::targets::slots(ctx, inputs, &mut out);
     super::limits::lock_held(ctx, inputs, &mut out);
     super::limits::certificate_ends(inputs, &mut out);
