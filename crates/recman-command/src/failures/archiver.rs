@@ -31,9 +31,7 @@ pub(crate) fn archiving(ctx: &Context, i: &CheckInputs, out: &mut Checked) {
     let session = recman_pg::resolve_conninfo(ctx.conninfo.as_deref())
         .and_then(|t| recman_pg::Session::connect(&t));
     let rows = match session {
-        Ok(mut s) => s
-            .simple_query(QUERY)
-            .map(|r| (r, s.simple_query(WAITING).ok())),
+        Ok(mut s) => s.simple_query(QUERY).map(|r| (r, s.simple_query(WAITING))),
         Err(e) => Err(e),
     };
     let (rows, waiting) = match rows {
@@ -47,15 +45,16 @@ pub(crate) fn archiving(ctx: &Context, i: &CheckInputs, out: &mut Checked) {
     };
     out.server_up = true;
     out.ran.push(Kind::ArchivingFailed);
-    if let Some(w) = waiting.as_ref().and_then(|w| w.first()) {
-        let col = |n: usize| w.get(n).cloned().flatten().unwrap_or_default();
-        behind(
-            ctx,
-            i,
-            col(0).parse().unwrap_or(0),
-            col(1).parse().unwrap_or(0),
-            out,
-        );
+    match &waiting {
+        Ok(w) => {
+            let row = w.first().cloned().unwrap_or_default();
+            let col = |n: usize| row.get(n).cloned().flatten().unwrap_or_default();
+            let (count, oldest) = (col(0).parse().unwrap_or(0), col(1).parse().unwrap_or(0));
+            behind(ctx, i, count, oldest, out);
+        }
+        Err(e) => out.skipped.push(format!(
+            "the archiver's backlog was not checked: pg_ls_archive_statusdir() failed ({e}); hint: connect as a superuser or a member of pg_monitor"
+        )),
     }
     let Some(r) = rows.first() else {
         return;
