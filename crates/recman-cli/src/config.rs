@@ -5,21 +5,14 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 use std::path::PathBuf;
 
+/// Unknown keys are refused by [`load`], not by serde: the settings are collected by name
+/// into one map, which `deny_unknown_fields` cannot be combined with.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct FileConfig {
     pub repo: Option<PathBuf>,
     pub pgdata: Option<PathBuf>,
     pub target: Option<String>,
     pub db: Option<String>,
-    /// Backup and retention defaults; `show all` reports them as "config file".
-    pub channels: Option<u32>,
-    pub filesperset: Option<u32>,
-    pub maxopenfiles: Option<u32>,
-    pub compression: Option<String>,
-    pub retention_policy: Option<String>,
-    pub archivelog_deletion_policy: Option<String>,
-    pub section_size: Option<String>,
     /// The key file of an encrypted repository (what --key-file gives).
     pub key_file: Option<std::path::PathBuf>,
     /// The manifest MAC key file (what --mac-key-file gives).
@@ -34,6 +27,24 @@ pub struct FileConfig {
     /// The fleet transport's files: cert, key and ca (what --tls-cert, --tls-key and
     /// --tls-ca give).
     pub tls: Option<TlsSection>,
+    /// The repository-wide settings CONFIGURE stores, by their names with `_`
+    /// (`retention_policy`, `channels`, `rpo_target`, ...: every one
+    /// [`recman_command::precedence::file_key`] allows); `show all` reports them as "config
+    /// file".
+    #[serde(flatten)]
+    pub settings: std::collections::BTreeMap<String, toml::Value>,
+}
+
+/// The keys the file may hold, for the hint of a refusal.
+fn allowed_keys() -> String {
+    let settings: Vec<String> = recman_command::precedence::SPECS
+        .iter()
+        .filter_map(recman_command::precedence::file_key)
+        .collect();
+    format!(
+        "repo, pgdata, target, db, key_file, mac_key_file, {} and [s3], [azure] and [tls] sections",
+        settings.join(", ")
+    )
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -61,11 +72,23 @@ fn load(path: &std::path::Path) -> Result<FileConfig> {
     })?;
     let fc: FileConfig = toml::from_str(&text).map_err(|e| {
         anyhow::anyhow!(
-            "config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db, channels, filesperset, maxopenfiles, compression, retention_policy, archivelog_deletion_policy, section_size, key_file, mac_key_file and [s3], [azure] and [tls] sections",
+            "config file {} is invalid: {}; hint: allowed keys are {}",
             path.display(),
-            e.message()
+            e.message(),
+            allowed_keys()
         )
     })?;
+    if let Some(k) = fc
+        .settings
+        .keys()
+        .find(|k| recman_command::precedence::spec_of_file_key(k).is_none())
+    {
+        anyhow::bail!(
+            "config file {} is invalid: unknown key `{k}`; hint: allowed keys are {}",
+            path.display(),
+            allowed_keys()
+        );
+    }
     Ok(fc)
 }
 

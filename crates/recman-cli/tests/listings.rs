@@ -180,6 +180,31 @@ fn configure_show_and_every_listing() {
     assert_eq!(setting(&all, "channels")["value"], "3");
     assert_eq!(setting(&all, "channels")["source"], "config file");
 
+    // Every setting the catalog takes, the file takes by its name with `_`, checked alike;
+    // the ones that decide for the whole repository stay the catalog's.
+    let with_file = |text: &str| {
+        std::fs::write(&cfg, text).unwrap();
+        let mut a = setup.args(&["show", "all", "--json"]);
+        a.extend(["--config".to_string(), path_str(&cfg).to_string()]);
+        recman(a)
+    };
+    let out = with_file("rpo_target = \"4h\"\nbackup_window = \"6H\"\n");
+    let all: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(setting(&all, "rpo-target")["source"], "config file");
+    assert_eq!(setting(&all, "backup-window")["value"], "6h");
+    let out = with_file("backup_window = \"soon\"\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("key `backup_window`") && err.contains("hint:"),
+        "{err}"
+    );
+    let out = with_file("incremental_forever = \"off\"\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("unknown key `incremental_forever`"),
+        "{err}"
+    );
+
     setup.cluster.psql("select pg_switch_wal()");
     setup.cluster.switch_wal_and_wait_archived();
 

@@ -211,6 +211,22 @@ pub const SPECS: &[Spec] = &[
     },
 ];
 
+/// Settings the --config file may not set: they decide what the whole repository keeps
+/// (imported backups counted by retention, the incremental-forever schedule), so one host's
+/// file must not change them for every other host; CONFIGURE sets them in the catalog.
+const CATALOG_ONLY: &[&str] = &["imported-retention", "incremental-forever"];
+
+/// The key of setting `spec` in the --config file (its name with `_`), None when the file
+/// may not set it.
+pub fn file_key(spec: &Spec) -> Option<String> {
+    (!CATALOG_ONLY.contains(&spec.name)).then(|| spec.name.replace('-', "_"))
+}
+
+/// The setting the --config file's `key` sets, if any.
+pub fn spec_of_file_key(key: &str) -> Option<&'static Spec> {
+    SPECS.iter().find(|s| file_key(s).as_deref() == Some(key))
+}
+
 /// The spec of setting `name`.
 pub fn spec(name: &str) -> Option<&'static Spec> {
     SPECS.iter().find(|s| s.name == name)

@@ -6,25 +6,31 @@ use crate::cli::Global;
 use anyhow::Result;
 use recman_command::configure::{ConfigChange, ShowFormat, ShownSettings};
 
-/// The --config file's values of the repository-wide settings, by setting name.
+/// The --config file's values of the repository-wide settings, by setting name, each checked
+/// as CONFIGURE checks it (an error names the file and the key).
 pub fn file_layer(g: &Global) -> Result<Vec<(&'static str, String)>> {
     let file = crate::config::file_settings(g)?;
-    let pairs = [
-        ("retention-policy", file.retention_policy),
-        ("channels", file.channels.map(|v| v.to_string())),
-        ("compression", file.compression),
-        ("filesperset", file.filesperset.map(|v| v.to_string())),
-        ("maxopenfiles", file.maxopenfiles.map(|v| v.to_string())),
-        (
-            "archivelog-deletion-policy",
-            file.archivelog_deletion_policy,
-        ),
-        ("section-size", file.section_size),
-    ];
-    Ok(pairs
-        .into_iter()
-        .filter_map(|(n, v)| v.map(|v| (n, v)))
-        .collect())
+    let mut out = Vec::new();
+    for (key, value) in &file.settings {
+        let spec = recman_command::precedence::spec_of_file_key(key)
+            .expect("load refuses keys of no setting");
+        let text = match value {
+            toml::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let words: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+        let value = recman_command::settings::validate(spec.name, &words).map_err(|e| {
+            anyhow::anyhow!(
+                "config file {}: key `{key}`: {e}",
+                g.config
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new("?"))
+                    .display()
+            )
+        })?;
+        out.push((spec.name, value));
+    }
+    Ok(out)
 }
 
 /// One change CONFIGURE stored (nothing with --quiet).
