@@ -15,7 +15,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use object_store::gcp::GoogleCloudStorageBuilder;
+use object_store::StaticCredentialProvider;
+use object_store::gcp::{GcpCredential, GoogleCloudStorageBuilder};
 
 use crate::MediaError;
 use crate::s3::{Cloud, S3Config, S3Media, client_settings};
@@ -135,8 +136,14 @@ impl GcsConfig {
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), MediaError> {
         let key = key.trim().to_ascii_lowercase().replace('_', "-");
         let v = value.trim();
+        // A pasted key is a secret: it is never repeated.
+        let shown = if v.starts_with('{') {
+            "…".to_string()
+        } else {
+            format!("{v:?}")
+        };
         let bad = |why: &str| {
-            MediaError::permanent("gcs", &key, &format!("invalid value {v:?}: {why}"))
+            MediaError::permanent("gcs", &key, &format!("invalid value {shown}: {why}"))
                 .with_op("set option")
         };
         match key.as_str() {
@@ -251,6 +258,13 @@ pub fn open(cfg: GcsConfig) -> Result<S3Media, MediaError> {
         .with_skip_signature(cfg.anonymous);
     if let Some(path) = &cfg.credentials_file {
         b = b.with_service_account_path(path.to_string_lossy());
+    }
+    if cfg.anonymous {
+        // object_store skips the signature of reads only; its deletes would still ask the
+        // ambient chain, down to a cloud host's metadata server. An empty token asks nobody.
+        b = b.with_credentials(Arc::new(StaticCredentialProvider::new(GcpCredential {
+            bearer: String::new(),
+        })));
     }
     // Builder errors name settings and files, never a key's contents.
     let store = b.build().map_err(|e| setup(&e))?;
