@@ -31,6 +31,9 @@ pub struct FileConfig {
     /// Azure settings of azure:// repositories and devices (account, access-key, endpoint,
     /// use-emulator, part-size, ...); docs/user-guide.md. May hold the account key too.
     pub azure: Option<std::collections::BTreeMap<String, toml::Value>>,
+    /// Google Cloud Storage settings of gs:// repositories and devices (credentials-file,
+    /// endpoint, anonymous, part-size, ...); docs/user-guide.md.
+    pub gcs: Option<std::collections::BTreeMap<String, toml::Value>>,
     /// The fleet transport's files: cert, key and ca (what --tls-cert, --tls-key and
     /// --tls-ca give).
     pub tls: Option<TlsSection>,
@@ -61,7 +64,7 @@ fn load(path: &std::path::Path) -> Result<FileConfig> {
     })?;
     let fc: FileConfig = toml::from_str(&text).map_err(|e| {
         anyhow::anyhow!(
-            "config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db, channels, filesperset, maxopenfiles, compression, retention_policy, archivelog_deletion_policy, section_size, key_file, mac_key_file and [s3], [azure] and [tls] sections",
+            "config file {} is invalid: {}; hint: allowed keys are repo, pgdata, target, db, channels, filesperset, maxopenfiles, compression, retention_policy, archivelog_deletion_policy, section_size, key_file, mac_key_file and [s3], [azure], [gcs] and [tls] sections",
             path.display(),
             e.message()
         )
@@ -91,6 +94,9 @@ pub fn merge(mut g: Global) -> Result<Global> {
     }
     if let Some(az) = &fc.azure {
         recman_engine::devices::set_azure_settings(pairs(az));
+    }
+    if let Some(gcs) = &fc.gcs {
+        recman_engine::devices::set_gcs_settings(pairs(gcs));
     }
     g.repo = g.repo.or(fc.repo);
     g.pgdata = g.pgdata.or(fc.pgdata);
