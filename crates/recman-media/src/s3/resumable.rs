@@ -97,6 +97,25 @@ impl UploadError {
     }
 }
 
+impl UploadError {
+    /// The media error of a chunk: there a 404 means the session is gone, not the bucket.
+    pub(crate) fn to_media_in_session(&self, device: &str, object: &str, op: &str) -> MediaError {
+        match self {
+            UploadError::Status { status, .. } if matches!(status.as_u16(), 404 | 410) => {
+                MediaError::new(
+                    ErrorClass::Transient,
+                    device,
+                    object,
+                    op,
+                    "the upload session ended before the object was complete".into(),
+                )
+                .with_hint("write the object again: nothing of this upload is visible")
+            }
+            _ => self.to_media(device, object, op),
+        }
+    }
+}
+
 /// The JSON upload API of one bucket, over object_store's HTTP client and credentials.
 pub struct GcsUploader {
     http: HttpClient,
@@ -270,10 +289,8 @@ impl GcsUploader {
         offset: u64,
         total: Option<u64>,
     ) -> Result<bool, UploadError> {
-        let end = offset + data.len() as u64 - 1;
-        let total_text = total.map_or("*".to_string(), |t| t.to_string());
         let headers = [
-            ("content-range", format!("bytes {offset}-{end}/{total_text}")),
+            ("content-range", content_range(offset, data.len(), total)),
             ("content-type", "application/octet-stream".to_string()),
         ];
         let r = self
@@ -312,6 +329,17 @@ impl GcsUploader {
             serde_json::from_slice(&r.body).map_err(|e| UploadError::Answer(e.to_string()))?;
         let want = base64::engine::general_purpose::STANDARD.encode(crc.to_be_bytes());
         Ok(m.size == size.to_string() && m.crc32c.as_deref() == Some(want.as_str()))
+    }
+}
+
+/// The Content-Range of `len` bytes at `offset`; `total` on the last chunk. A last chunk
+/// with no bytes (never sent by the writer, which keeps the last bytes back) names only the
+/// total, as an empty range cannot be written.
+fn content_range(offset: u64, len: usize, total: Option<u64>) -> String {
+    let total = total.map_or("*".to_string(), |t| t.to_string());
+    match len {
+        0 => format!("bytes */{total}"),
+        n => format!("bytes {offset}-{}/{total}", offset + n as u64 - 1),
     }
 }
 
@@ -417,7 +445,7 @@ impl GcsWriter {
             let op = format!("upload bytes from {offset}");
             up.put_chunk(&url, data, offset, None)
                 .await
-                .map_err(|e| e.to_media(&device, &name, &op))
+                .map_err(|e| e.to_media_in_session(&device, &name, &op))
         }));
         Ok(())
     }
@@ -476,7 +504,7 @@ impl GcsWriter {
                 "the service did not finish the upload after its last chunk",
             )
             .with_op("commit")),
-            Err(e) => Err(self.media_err("commit", &e)),
+            Err(e) => Err(e.to_media_in_session(&self.ctx.device, &self.name, "commit")),
         }
     }
 
@@ -567,6 +595,19 @@ mod tests {
         let body = br#"{"error":{"code":403,"message":"Access Denied"}}"#;
         assert_eq!(error_message(body), "access denied");
         assert_eq!(error_message(b"Not Found"), "not found");
+    }
+
+    /// The emulator reads neither a chunk's offset nor its end (it appends what comes and
+    /// commits when the range reaches the total), so the ranges are checked here.
+    #[test]
+    fn chunk_ranges_name_offset_end_and_the_total_on_the_last() {
+        let mib = 1 << 20;
+        assert_eq!(content_range(0, 5 * mib, None), "bytes 0-5242879/*");
+        assert_eq!(
+            content_range(5 << 20, 3, Some((5 << 20) + 3)),
+            "bytes 5242880-5242882/5242883"
+        );
+        assert_eq!(content_range(10 << 20, 0, Some(10 << 20)), "bytes */10485760");
     }
 
     #[test]
