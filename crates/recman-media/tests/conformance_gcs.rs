@@ -6,7 +6,7 @@ use std::io::Write;
 use recman_media::conformance::{self, pattern};
 use recman_media::gcs::{self, GcsConfig};
 use recman_media::s3::S3Media;
-use recman_media::testkit::{FakeGcs, fake_gcs_or_skip};
+use recman_media::testkit::{FakeGcs, FaultProxy, Faults, fake_gcs_or_skip};
 use recman_media::{Media, MediaWriter};
 
 fn media(server: &FakeGcs, prefix: &str) -> S3Media {
@@ -64,6 +64,47 @@ fn gcs_driver_passes_the_conformance_suite() {
     cfg.credentials_file = Some(dir.path().join("missing.json"));
     let e = gcs::open(cfg).unwrap_err().to_string();
     assert!(e.contains("GOOGLE_APPLICATION_CREDENTIALS"), "{e}");
+}
+
+/// The last chunk reaches the service, which commits the object, but its answer is lost: the
+/// writer finds the object with its size and CRC32C and reports the commit done, while a
+/// different object under that name is not taken for it.
+#[test]
+fn a_lost_answer_to_the_last_chunk_is_recognised() {
+    let Some(server) = fake_gcs_or_skip() else {
+        return;
+    };
+    // The session's chunks go to URLs with its upload_id: the third one's answer is cut.
+    let cut = Faults::CutWrites {
+        path: "upload_id=",
+        after: 2,
+    };
+    let proxy = FaultProxy::start(&server.endpoint(), cut, 7).unwrap();
+    let mut cfg = server.config("lost");
+    cfg.endpoint = Some(proxy.endpoint());
+    cfg.tuning.part_size = 5 << 20;
+    cfg.tuning.max_retries = 0;
+    let through = gcs::open(cfg).unwrap();
+    let direct = media(&server, "lost");
+    let data = pattern(12 << 20, 9);
+    let mut w = through.create("obj").unwrap();
+    w.write_all(&data).unwrap();
+    assert_eq!(w.commit().unwrap(), data.len() as u64);
+    assert_eq!(proxy.cuts(), 1);
+    assert!(direct.get("obj").unwrap() == data, "the object differs");
+
+    // The last chunk is refused and never arrives: the object of the same size already
+    // there (the one above) is not taken for this one, and stays as it was.
+    proxy.set_faults(Faults::DenyWrites {
+        path: "upload_id=",
+        after: 2,
+    });
+    let mut w = through.create("obj").unwrap();
+    w.write_all(&pattern(12 << 20, 10)).unwrap();
+    let e = w.commit().unwrap_err();
+    assert_eq!(proxy.denials(), 1);
+    assert!(e.to_string().contains("commit"), "{e}");
+    assert!(direct.get("obj").unwrap() == data, "the object changed");
 }
 
 #[test]
