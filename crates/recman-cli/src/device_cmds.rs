@@ -21,7 +21,7 @@ pub fn is_object_store(url: &str) -> bool {
 }
 
 pub fn repo_spec(g: &Global) -> Result<RepoSpec> {
-    let p = g.repo.clone().ok_or_else(|| anyhow!("no repository given; hint: pass --repo PATH, --repo s3://BUCKET/PREFIX or --repo azure://CONTAINER/PREFIX, --repo gs://BUCKET/PREFIX, set RECMAN_REPO, or name it in the --config file"))?;
+    let p = g.repo.clone().ok_or_else(|| anyhow!("no repository given; hint: pass --repo PATH, --repo s3://BUCKET/PREFIX, --repo azure://CONTAINER/PREFIX or --repo gs://BUCKET/PREFIX, set RECMAN_REPO, or name it in the --config file"))?;
     let s = p.to_string_lossy();
     if is_object_store(&s) {
         return Ok(RepoSpec::Remote(s.trim_end_matches('/').to_string()));

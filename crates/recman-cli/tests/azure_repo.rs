@@ -93,7 +93,14 @@ fn round_trip(path: &Path, config: &Path, url: &str, m: &dyn Media, secret: Opti
     run(&["register", "database", "--name", "main"]);
     c.pgbench_init(1);
     c.psql("create table marker(x int); insert into marker values (1)");
-    let out = run(&["backup", "database", "--channels", "2", "--tag", "CLOUDFULL"]);
+    let out = run(&[
+        "backup",
+        "database",
+        "--channels",
+        "2",
+        "--tag",
+        "CLOUDFULL",
+    ]);
     assert!(out.contains("status AVAILABLE"), "{out}");
     c.psql("insert into marker values (2)");
     let segment = c.switch_wal_and_wait_archived();

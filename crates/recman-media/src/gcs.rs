@@ -215,12 +215,12 @@ fn bucket_name_ok(b: &str) -> bool {
     let edge_ok = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
     let max = if b.contains('.') { 222 } else { 63 };
     (3..=max).contains(&b.len())
-        && b
-            .chars()
+        && b.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_' | '.'))
         && edge_ok(b.chars().next())
         && edge_ok(b.chars().last())
-        && b.split('.').all(|part| !part.is_empty() && part.len() <= 63)
+        && b.split('.')
+            .all(|part| !part.is_empty() && part.len() <= 63)
 }
 
 impl fmt::Debug for GcsConfig {

@@ -55,8 +55,15 @@ fn gcs_driver_passes_the_conformance_suite() {
     let mut cfg = server.config("p");
     cfg.bucket = "no-such-bucket".into();
     cfg.tuning.max_retries = 0;
-    let e = gcs::open(cfg).unwrap().put("a", b"x").unwrap_err().to_string();
-    assert!(e.contains("bucket does not exist") && e.contains("hint"), "{e}");
+    let e = gcs::open(cfg)
+        .unwrap()
+        .put("a", b"x")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("bucket does not exist") && e.contains("hint"),
+        "{e}"
+    );
 
     // A key file that is not there fails at set-up, naming the setting.
     let mut cfg = server.config("p");
@@ -150,11 +157,12 @@ fn gcs_config_from_url_env_and_options() {
     c.set("anonymous", "false").unwrap();
     assert!(!c.anonymous);
     assert!(c.set("region", "x").unwrap_err().hint().is_some());
-    let e = c.set("credentials_file", "{\"private_key\": \"...\"}").unwrap_err();
+    let e = c
+        .set("credentials_file", "{\"private_key\": \"...\"}")
+        .unwrap_err();
     assert!(!e.to_string().contains("private_key"), "{e}");
     // Chunks are multiples of 256 KiB, or the service refuses them.
     c.set("part-size", "6000000").unwrap();
     let e = gcs::open(c).unwrap_err().to_string();
     assert!(e.contains("256K"), "{e}");
 }
-

@@ -194,10 +194,14 @@ impl GcsUploader {
         let req = b
             .body(HttpRequestBody::from(body))
             .map_err(|e| UploadError::Answer(e.to_string()))?;
-        let resp = self.http.execute(req).await.map_err(|e| UploadError::Http {
-            connect: e.kind() == HttpErrorKind::Connect,
-            message: e.to_string(),
-        })?;
+        let resp = self
+            .http
+            .execute(req)
+            .await
+            .map_err(|e| UploadError::Http {
+                connect: e.kind() == HttpErrorKind::Connect,
+                message: e.to_string(),
+            })?;
         let (parts, body) = resp.into_parts();
         let body = body.bytes().await.map_err(|e| UploadError::Http {
             connect: false,
@@ -250,11 +254,7 @@ impl GcsUploader {
 
     /// Stores `data` as `key` in one request; sending it again is harmless.
     pub(crate) async fn put_whole(&self, key: &str, data: Bytes) -> Result<(), UploadError> {
-        let url = format!(
-            "{}?uploadType=media&name={}",
-            self.upload_url,
-            encode(key)
-        );
+        let url = format!("{}?uploadType=media&name={}", self.upload_url, encode(key));
         let headers = [("content-type", "application/octet-stream".to_string())];
         self.send(Method::POST, &url, &headers, data, UploadError::transient)
             .await
@@ -271,7 +271,13 @@ impl GcsUploader {
         );
         let headers = [("x-upload-content-type", "application/octet-stream".into())];
         let r = self
-            .send(Method::POST, &url, &headers, Bytes::new(), UploadError::transient)
+            .send(
+                Method::POST,
+                &url,
+                &headers,
+                Bytes::new(),
+                UploadError::transient,
+            )
             .await?;
         r.headers
             .get("location")
@@ -607,7 +613,10 @@ mod tests {
             content_range(5 << 20, 3, Some((5 << 20) + 3)),
             "bytes 5242880-5242882/5242883"
         );
-        assert_eq!(content_range(10 << 20, 0, Some(10 << 20)), "bytes */10485760");
+        assert_eq!(
+            content_range(10 << 20, 0, Some(10 << 20)),
+            "bytes */10485760"
+        );
     }
 
     #[test]
@@ -627,6 +636,9 @@ mod tests {
         }
         .to_media("gs://b/p", "obj", "commit");
         assert_eq!(e.class, ErrorClass::Permanent);
-        assert!(e.to_string().contains("GOOGLE_APPLICATION_CREDENTIALS"), "{e}");
+        assert!(
+            e.to_string().contains("GOOGLE_APPLICATION_CREDENTIALS"),
+            "{e}"
+        );
     }
 }

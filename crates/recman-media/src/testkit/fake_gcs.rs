@@ -144,10 +144,7 @@ impl Drop for FakeGcs {
 /// `gcs`, and then None (the test returns, counted as skipped).
 pub fn fake_gcs_or_skip() -> Option<FakeGcs> {
     if FakeGcs::binary().is_none() {
-        super::missing_prerequisite(
-            "gcs",
-            &format!("fake-gcs-server not found; {INSTALL_HINT}"),
-        );
+        super::missing_prerequisite("gcs", &format!("fake-gcs-server not found; {INSTALL_HINT}"));
         return None;
     }
     match FakeGcs::start() {

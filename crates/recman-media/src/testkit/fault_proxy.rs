@@ -189,9 +189,7 @@ impl Shared {
             Faults::DenyWrites { path, after } if self.write_past(first, path, after) => {
                 Action::Deny
             }
-            Faults::CutWrites { path, after } if self.write_past(first, path, after) => {
-                Action::Cut
-            }
+            Faults::CutWrites { path, after } if self.write_past(first, path, after) => Action::Cut,
             Faults::DenyWrites { .. } | Faults::CutWrites { .. } => Action::Forward,
             Faults::Random { slowdown, cut } => {
                 let r = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
