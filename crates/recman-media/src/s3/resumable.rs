@@ -40,7 +40,7 @@ pub(crate) enum UploadError {
     Credentials(String),
     #[error("the request did not complete: {message}")]
     Http { connect: bool, message: String },
-    #[error("http {status}: {message}")]
+    #[error("http {}: {message}", status.as_u16())]
     Status { status: StatusCode, message: String },
     #[error("the answer could not be read: {0}")]
     Answer(String),
@@ -77,27 +77,33 @@ impl UploadError {
             UploadError::Status { status, message } if matches!(status.as_u16(), 401 | 403) => {
                 err(
                     ErrorClass::Permanent,
-                    format!("the service refused access: http {status}: {message}"),
+                    format!(
+                        "the service refused access: http {}: {message}",
+                        status.as_u16()
+                    ),
                 )
                 .with_hint(CREDENTIALS_HINT)
             }
             UploadError::Credentials(_) => {
                 err(ErrorClass::Permanent, self.to_string()).with_hint(CREDENTIALS_HINT)
             }
-            e if e.transient() => err(
+            UploadError::Http { .. } => err(
                 ErrorClass::Transient,
-                format!("the upload failed after retries: {e}"),
+                format!("the upload failed after retries: {self}"),
             )
             .with_hint(ENDPOINT_HINT),
+            e if e.transient() => err(
+                ErrorClass::Transient,
+                format!("the service kept failing after retries: {e}"),
+            )
+            .with_hint("the service is overloaded or unavailable; try again later"),
             e => err(
                 ErrorClass::Permanent,
                 format!("the service rejected the upload: {e}"),
             ),
         }
     }
-}
 
-impl UploadError {
     /// The media error of a chunk: there a 404 means the session is gone, not the bucket.
     pub(crate) fn to_media_in_session(&self, device: &str, object: &str, op: &str) -> MediaError {
         match self {
