@@ -51,15 +51,18 @@ fn gcs_driver_passes_the_conformance_suite() {
     keyed.put("a", b"through a key file").unwrap();
     assert_eq!(keyed.get("a").unwrap(), b"through a key file");
 
-    // A missing bucket is named as such, with a hint, on the first write.
+    // A missing bucket is named as such, with a hint, by the check before a command and on
+    // the first write.
     let mut cfg = server.config("p");
     cfg.bucket = "no-such-bucket".into();
     cfg.tuning.max_retries = 0;
-    let e = gcs::open(cfg)
-        .unwrap()
-        .put("a", b"x")
-        .unwrap_err()
-        .to_string();
+    let missing = gcs::open(cfg).unwrap();
+    let e = missing.check().unwrap_err().to_string();
+    assert!(
+        e.contains("bucket does not exist") && e.contains("gcloud"),
+        "{e}"
+    );
+    let e = missing.put("a", b"x").unwrap_err().to_string();
     assert!(
         e.contains("bucket does not exist") && e.contains("hint"),
         "{e}"

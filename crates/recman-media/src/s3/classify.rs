@@ -219,6 +219,9 @@ pub(crate) fn gcs_hints(e: MediaError) -> MediaError {
         Some(CREDENTIALS_HINT) => e.with_hint(GCS_CREDENTIALS_HINT),
         Some(ENDPOINT_HINT) => e.with_hint(GCS_ENDPOINT_HINT),
         Some(h) if h.contains("AWS_REGION") => e.with_hint(GCS_ENDPOINT_HINT),
+        Some(h) if h.contains("parts-in-flight") => {
+            e.with_hint("the service is overloaded or unavailable; check its health or try again later")
+        }
         Some(h) if h.contains("aws s3 mb") => e.with_hint(
             "create the bucket first (e.g. `gcloud storage buckets create gs://BUCKET`), or fix the bucket name in the repository url",
         ),

@@ -300,11 +300,26 @@ impl S3Media {
         let c = &self.ctx;
         let store = Arc::clone(&c.store);
         let prefix = Path::parse(&c.prefix).unwrap_or_default();
-        c.block(async move {
+        let err = match c.block(async move {
             let mut s = store.list(Some(&prefix));
             s.try_next().await.map(|_| ())
-        })
-        .map_err(|e| c.err("", "check", &e))
+        }) {
+            Ok(()) => return Ok(()),
+            Err(e) => c.err("", "check", &e),
+        };
+        // A listing of a missing GCS bucket is a 404 without a code on some implementations
+        // (a 500 on the emulator); the bucket itself says whether it is there.
+        match &c.gcs {
+            Some(up)
+                if c.block({
+                    let up = Arc::clone(up);
+                    async move { up.bucket_missing().await }
+                }) =>
+            {
+                Err(resumable::no_bucket(&c.device, "", "check"))
+            }
+            _ => Err(err),
+        }
     }
 
     pub fn config(&self) -> &S3Config {

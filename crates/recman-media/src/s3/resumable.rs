@@ -46,6 +46,18 @@ pub(crate) enum UploadError {
     Answer(String),
 }
 
+/// The error of a bucket that does not exist, found before or at the first write.
+pub(crate) fn no_bucket(device: &str, object: &str, op: &str) -> MediaError {
+    MediaError::new(
+        ErrorClass::Permanent,
+        device,
+        object,
+        op,
+        "the bucket does not exist".into(),
+    )
+    .with_hint("create the bucket first (e.g. `gcloud storage buckets create gs://BUCKET`), or fix the bucket name in the repository url")
+}
+
 impl UploadError {
     /// Worth another attempt of an idempotent request.
     fn transient(&self) -> bool {
@@ -69,21 +81,17 @@ impl UploadError {
     pub(crate) fn to_media(&self, device: &str, object: &str, op: &str) -> MediaError {
         let err = |class, msg: String| MediaError::new(class, device, object, op, msg);
         match self {
-            UploadError::Status { status, .. } if status.as_u16() == 404 => err(
-                ErrorClass::Permanent,
-                "the bucket does not exist".into(),
-            )
-            .with_hint("create the bucket first (e.g. `gcloud storage buckets create gs://BUCKET`), or fix the bucket name in the repository url"),
-            UploadError::Status { status, message } if matches!(status.as_u16(), 401 | 403) => {
-                err(
-                    ErrorClass::Permanent,
-                    format!(
-                        "the service refused access: http {}: {message}",
-                        status.as_u16()
-                    ),
-                )
-                .with_hint(CREDENTIALS_HINT)
+            UploadError::Status { status, .. } if status.as_u16() == 404 => {
+                no_bucket(device, object, op)
             }
+            UploadError::Status { status, message } if matches!(status.as_u16(), 401 | 403) => err(
+                ErrorClass::Permanent,
+                format!(
+                    "the service refused access: http {}: {message}",
+                    status.as_u16()
+                ),
+            )
+            .with_hint(CREDENTIALS_HINT),
             UploadError::Credentials(_) => {
                 err(ErrorClass::Permanent, self.to_string()).with_hint(CREDENTIALS_HINT)
             }
@@ -131,6 +139,8 @@ pub struct GcsUploader {
     upload_url: String,
     /// "https://storage.googleapis.com/storage/v1/b/BUCKET/o".
     object_url: String,
+    /// "https://storage.googleapis.com/storage/v1/b/BUCKET".
+    bucket_url: String,
     max_retries: usize,
     retry_timeout: Duration,
 }
@@ -171,6 +181,7 @@ impl GcsUploader {
             creds,
             upload_url: format!("{base}/upload/storage/v1/b/{bucket}/o"),
             object_url: format!("{base}/storage/v1/b/{bucket}/o"),
+            bucket_url: format!("{base}/storage/v1/b/{bucket}"),
             max_retries: cfg.max_retries,
             retry_timeout: cfg.retry_timeout,
         })
@@ -316,6 +327,15 @@ impl GcsUploader {
         let _ = self
             .send_once(Method::DELETE, session, &[], Bytes::new())
             .await;
+    }
+
+    /// Whether the service says the bucket does not exist. Any other answer, a refusal of
+    /// an account allowed objects only included, says nothing.
+    pub(crate) async fn bucket_missing(&self) -> bool {
+        matches!(
+            self.send_once(Method::GET, &self.bucket_url, &[], Bytes::new()).await,
+            Err(UploadError::Status { status, .. }) if status == StatusCode::NOT_FOUND
+        )
     }
 
     /// Whether `key` holds an object of `size` bytes whose CRC32C is `crc`: the last chunk's
