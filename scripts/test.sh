@@ -25,6 +25,9 @@ fi
 if [[ ",${RECMAN_TEST_SKIP:-}," != *,azure,* ]]; then
     setup_azurite
 fi
+if [[ ",${RECMAN_TEST_SKIP:-}," != *,gcs,* ]]; then
+    setup_fake_gcs
+fi
 # No skip for moto: its tests have no other server to run against.
 setup_moto
 # Nor for the browser: the fleet page's acceptance is a real browser's view of it.

@@ -23,7 +23,8 @@ pub struct Cli {
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Global options")]
 pub struct Global {
-    /// Repository: a directory, s3://BUCKET/PREFIX or azure://CONTAINER/PREFIX (RECMAN_REPO).
+    /// Repository: a directory, s3://BUCKET/PREFIX, azure://CONTAINER/PREFIX or gs://BUCKET/PREFIX
+    /// (RECMAN_REPO).
     #[arg(long, global = true, env = "RECMAN_REPO")]
     pub repo: Option<PathBuf>,
     /// Read an S3 repository as it was at TIME: each object's newest version written before

@@ -24,6 +24,9 @@ pub struct FileConfig {
     /// Azure settings of azure:// repositories and devices (account, access-key, endpoint,
     /// use-emulator, part-size, ...); docs/user-guide.md. May hold the account key too.
     pub azure: Option<std::collections::BTreeMap<String, toml::Value>>,
+    /// Google Cloud Storage settings of gs:// repositories and devices (credentials-file,
+    /// endpoint, anonymous, part-size, ...); docs/user-guide.md.
+    pub gcs: Option<std::collections::BTreeMap<String, toml::Value>>,
     /// The fleet transport's files: cert, key and ca (what --tls-cert, --tls-key and
     /// --tls-ca give).
     pub tls: Option<TlsSection>,
@@ -42,7 +45,7 @@ fn allowed_keys() -> String {
         .filter_map(recman_command::precedence::file_key)
         .collect();
     format!(
-        "repo, pgdata, target, db, key_file, mac_key_file, {} and [s3], [azure] and [tls] sections",
+        "repo, pgdata, target, db, key_file, mac_key_file, {} and [s3], [azure], [gcs] and [tls] sections",
         settings.join(", ")
     )
 }
@@ -114,6 +117,9 @@ pub fn merge(mut g: Global) -> Result<Global> {
     }
     if let Some(az) = &fc.azure {
         recman_engine::devices::set_azure_settings(pairs(az));
+    }
+    if let Some(gcs) = &fc.gcs {
+        recman_engine::devices::set_gcs_settings(pairs(gcs));
     }
     g.repo = g.repo.or(fc.repo);
     g.pgdata = g.pgdata.or(fc.pgdata);

@@ -15,20 +15,20 @@ pub enum RepoSpec {
     Remote(String),
 }
 
-/// Whether a repository URL names an object store (S3 or Azure), whose device type is S3.
+/// Whether a repository URL names an object store (S3, Azure or GCS), whose device type is S3.
 pub fn is_object_store(url: &str) -> bool {
-    url.starts_with("s3://") || url.starts_with("azure://")
+    url.starts_with("s3://") || url.starts_with("azure://") || url.starts_with("gs://")
 }
 
 pub fn repo_spec(g: &Global) -> Result<RepoSpec> {
-    let p = g.repo.clone().ok_or_else(|| anyhow!("no repository given; hint: pass --repo PATH, --repo s3://BUCKET/PREFIX or --repo azure://CONTAINER/PREFIX, set RECMAN_REPO, or name it in the --config file"))?;
+    let p = g.repo.clone().ok_or_else(|| anyhow!("no repository given; hint: pass --repo PATH, --repo s3://BUCKET/PREFIX, --repo azure://CONTAINER/PREFIX or --repo gs://BUCKET/PREFIX, set RECMAN_REPO, or name it in the --config file"))?;
     let s = p.to_string_lossy();
     if is_object_store(&s) {
         return Ok(RepoSpec::Remote(s.trim_end_matches('/').to_string()));
     }
     if let Some((scheme, _)) = s.split_once("://") {
         bail!(
-            "repository {s}: unknown scheme {scheme}://; hint: use a directory, s3://BUCKET/PREFIX or azure://CONTAINER/PREFIX"
+            "repository {s}: unknown scheme {scheme}://; hint: use a directory, s3://BUCKET/PREFIX, azure://CONTAINER/PREFIX or gs://BUCKET/PREFIX"
         );
     }
     Ok(RepoSpec::Disk(if p.is_absolute() {

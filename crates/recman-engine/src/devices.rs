@@ -75,7 +75,7 @@ pub fn media_for(repo: &Repository, device: &str) -> Result<Arc<dyn Media>, Engi
 static OPEN: OnceLock<Mutex<HashMap<String, Arc<dyn Media>>>> = OnceLock::new();
 static S3_SETTINGS: OnceLock<Vec<(String, String)>> = OnceLock::new();
 
-pub use recman_media::set_azure_settings;
+pub use recman_media::{set_azure_settings, set_gcs_settings};
 
 /// Sets, once per process, the `[s3]` keys of the config file that every S3 device gets.
 pub fn set_s3_settings(settings: Vec<(String, String)>) {

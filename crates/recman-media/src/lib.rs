@@ -1,6 +1,7 @@
 //! Media managers: where backup pieces, manifests and archived WAL are stored.
 //!
-//! Every driver (local disk, S3-compatible object storage, the virtual tape library, an
+//! Every driver (local disk, S3-compatible object storage, Azure Blob Storage, Google Cloud
+//! Storage, the virtual tape library, an
 //! external plugin process) implements [`Media`], and one conformance suite
 //! ([`conformance::run`]) holds them to the same contract. The engine never touches a path of
 //! a repository directly; it names objects ("main/backup/B1/p1.piece") and the driver decides
@@ -14,6 +15,7 @@ pub const DIRECT_WRITE_MEMORY: u64 = ((direct::DEPTH + 1) * direct::BLOCK) as u6
 pub mod azure;
 pub mod disk;
 mod error;
+pub mod gcs;
 pub mod modes;
 pub mod plugin;
 pub mod s3;
@@ -27,7 +29,7 @@ pub mod vtape;
 
 pub use error::{ErrorClass, MediaError};
 pub use s3::{LockMode, Retention};
-pub use spec::{open_spec, open_spec_as_of, parse_size, set_azure_settings};
+pub use spec::{open_spec, open_spec_as_of, parse_size, set_azure_settings, set_gcs_settings};
 
 use std::fmt::Debug;
 use std::io::{Read, Seek, Write};

@@ -3,6 +3,8 @@
 //! - `/srv/backup` or `disk:/srv/backup`: a directory;
 //! - `s3://bucket/prefix`: S3-compatible storage, configured by the AWS variables;
 //! - `azure://container/prefix`: Azure Blob Storage, configured by the AZURE_* variables;
+//! - `gs://bucket/prefix`: Google Cloud Storage, configured by GOOGLE_APPLICATION_CREDENTIALS
+//!   and the config file's `[gcs]` section;
 //! - `vtape:/srv/vtape[,drives=N,blksize=SIZE,rate=SIZE,capacity=SIZE,cartridges=N]`: the
 //!   virtual tape library, created with those settings when the directory has none;
 //! - `plugin:PROGRAM ARG...`: an external media-manager plugin.
@@ -22,7 +24,7 @@ pub fn open_spec(
 ) -> Result<Arc<dyn Media>, MediaError> {
     let bad = |why: &str| {
         MediaError::permanent(spec, "", why).with_hint(
-            "write /DIR, s3://BUCKET/PREFIX, azure://CONTAINER/PREFIX, vtape:/DIR[,drives=N,blksize=256K] or plugin:PROGRAM ARGS",
+            "write /DIR, s3://BUCKET/PREFIX, azure://CONTAINER/PREFIX, gs://BUCKET/PREFIX, vtape:/DIR[,drives=N,blksize=256K] or plugin:PROGRAM ARGS",
         )
     };
     if spec.starts_with("s3://") {
@@ -30,6 +32,9 @@ pub fn open_spec(
     }
     if spec.starts_with("azure://") {
         return open_azure(spec, &azure_settings());
+    }
+    if spec.starts_with("gs://") {
+        return open_gcs(spec, &gcs_settings());
     }
     if let Some(rest) = spec.strip_prefix("vtape:") {
         let mut parts = rest.split(',');
@@ -110,6 +115,27 @@ fn open_azure(spec: &str, settings: &[(String, String)]) -> Result<Arc<dyn Media
         cfg.set(k, v)?;
     }
     Ok(Arc::new(crate::azure::open(cfg)?))
+}
+
+static GCS_SETTINGS: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+
+/// Sets, once per process, the `[gcs]` keys of the config file every GCS device gets.
+pub fn set_gcs_settings(settings: Vec<(String, String)>) {
+    let _ = GCS_SETTINGS.set(settings);
+}
+
+fn gcs_settings() -> Vec<(String, String)> {
+    GCS_SETTINGS.get().cloned().unwrap_or_default()
+}
+
+fn open_gcs(spec: &str, settings: &[(String, String)]) -> Result<Arc<dyn Media>, MediaError> {
+    let mut cfg = crate::gcs::GcsConfig::from_url(spec)?;
+    cfg.try_apply_env()?;
+    // The config file's [gcs] keys come last: an explicit file beats ambient variables.
+    for (k, v) in settings {
+        cfg.set(k, v)?;
+    }
+    Ok(Arc::new(crate::gcs::open(cfg)?))
 }
 
 fn open_vtape(spec: &str, dir: &Path, opts: &[&str]) -> Result<Arc<dyn Media>, MediaError> {

@@ -2,11 +2,13 @@
 //! that injects faults in front of it. Nothing here is used by recman itself.
 
 mod azurite;
+mod fake_gcs;
 mod fault_proxy;
 mod moto;
 mod tls_front;
 
 pub use azurite::{Azurite, azurite_or_skip};
+pub use fake_gcs::{FakeGcs, fake_gcs_or_skip};
 pub use fault_proxy::{FaultProxy, Faults};
 pub use moto::Moto;
 pub use tls_front::TlsFront;

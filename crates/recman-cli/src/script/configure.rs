@@ -348,7 +348,9 @@ pub(crate) fn device_word(d: &Device) -> Result<&'static str> {
 }
 
 /// The prefixes of recman's device specifications.
-const SPEC_PREFIXES: [&str; 6] = ["vtape:", "plugin:", "s3://", "azure://", "disk:/", "/"];
+const SPEC_PREFIXES: [&str; 7] = [
+    "vtape:", "plugin:", "s3://", "azure://", "gs://", "disk:/", "/",
+];
 
 /// What a PARMS string says.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,7 +17,11 @@ pub use diagnose::{Bottleneck, Diagnosis, diagnose_job, writer_cpu_share};
 /// kept with the statistics so that a slow output can be named a network.
 pub fn device_kind(describe: &str) -> String {
     let d = describe.trim();
-    if d.starts_with("s3://") || d.starts_with("s3 ") || d.starts_with("azure://") {
+    if d.starts_with("s3://")
+        || d.starts_with("s3 ")
+        || d.starts_with("azure://")
+        || d.starts_with("gs://")
+    {
         "s3".into()
     } else if d.starts_with("disk") {
         "disk".into()

@@ -14,6 +14,8 @@ use crate::{ErrorClass, MediaError};
 const CREDENTIALS_HINT: &str = "check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or access-key-id and secret-access-key in the [s3] section of the config file), AWS_SESSION_TOKEN for temporary keys, and that the key may use this bucket";
 const AZURE_CREDENTIALS_HINT: &str = "check AZURE_STORAGE_ACCOUNT_NAME and AZURE_STORAGE_ACCOUNT_KEY (or account and access-key in the [azure] section of the config file), and that the key may use this container";
 const AZURE_ENDPOINT_HINT: &str = "check the endpoint (AZURE_STORAGE_ENDPOINT, AZURITE_BLOB_STORAGE_URL with AZURE_STORAGE_USE_EMULATOR, or endpoint in the [azure] section of the config file) and that the store is running and reachable";
+const GCS_CREDENTIALS_HINT: &str = "check GOOGLE_APPLICATION_CREDENTIALS (or credentials-file in the [gcs] section of the config file) and that the account may use this bucket";
+const GCS_ENDPOINT_HINT: &str = "check the endpoint (RECMAN_GCS_ENDPOINT, STORAGE_EMULATOR_HOST, or endpoint in the [gcs] section of the config file) and that the service is running and reachable";
 const ENDPOINT_HINT: &str = "check the endpoint (AWS_ENDPOINT_URL, or endpoint in the [s3] section of the config file) and that the store is running and reachable";
 
 /// What went wrong, as far as the error chain tells.
@@ -207,6 +209,22 @@ pub(crate) fn azure_hints(e: MediaError) -> MediaError {
         Some(CREDENTIALS_HINT) => e.with_hint(AZURE_CREDENTIALS_HINT),
         Some(ENDPOINT_HINT) => e.with_hint(AZURE_ENDPOINT_HINT),
         Some(h) if h.contains("AWS_REGION") => e.with_hint(AZURE_ENDPOINT_HINT),
+        _ => e,
+    }
+}
+
+/// The same error with hints that name Google Cloud Storage's settings instead of AWS's.
+pub(crate) fn gcs_hints(e: MediaError) -> MediaError {
+    match e.hint() {
+        Some(CREDENTIALS_HINT) => e.with_hint(GCS_CREDENTIALS_HINT),
+        Some(ENDPOINT_HINT) => e.with_hint(GCS_ENDPOINT_HINT),
+        Some(h) if h.contains("AWS_REGION") => e.with_hint(GCS_ENDPOINT_HINT),
+        Some(h) if h.contains("parts-in-flight") => {
+            e.with_hint("the service is overloaded or unavailable; check its health or try again later")
+        }
+        Some(h) if h.contains("aws s3 mb") => e.with_hint(
+            "create the bucket first (e.g. `gcloud storage buckets create gs://BUCKET`), or fix the bucket name in the repository url",
+        ),
         _ => e,
     }
 }

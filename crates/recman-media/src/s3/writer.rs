@@ -127,7 +127,7 @@ impl S3Writer {
                 attributes,
                 ..Default::default()
             },
-            super::Cloud::Azure => PutMultipartOptions::default(),
+            super::Cloud::Azure | super::Cloud::Gcs => PutMultipartOptions::default(),
         };
         let (store, path, retry) = (
             Arc::clone(&self.ctx.store),

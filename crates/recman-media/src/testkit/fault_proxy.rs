@@ -24,6 +24,10 @@ pub enum Faults {
     /// store whose write permission is revoked in the middle of a command, which then can
     /// still clean up. The count starts again at each [`FaultProxy::set_faults`].
     DenyWrites { path: &'static str, after: u64 },
+    /// Forwards every request, but cuts the answer of each write (PUT and POST) whose path
+    /// contains `path` after the first `after` of them: the store did the write, the client
+    /// never hears so. Counted from each [`FaultProxy::set_faults`] too.
+    CutWrites { path: &'static str, after: u64 },
 }
 
 enum Action {
@@ -167,25 +171,26 @@ impl Shared {
         z ^ (z >> 31)
     }
 
+    /// Whether `first` is a write to a path containing `path` past the first `after` such.
+    fn write_past(&self, first: &str, path: &str, after: u64) -> bool {
+        let mut parts = first.split(' ');
+        let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        (method == "PUT" || method == "POST")
+            && target.contains(path)
+            && self.matched_writes.fetch_add(1, Ordering::SeqCst) >= after
+    }
+
     /// What to do with the request whose first line (`METHOD PATH VERSION`) is `first`.
     fn decide(&self, first: &str) -> Action {
         let faults = *lock(&self.faults);
         match faults {
             Faults::None => Action::Forward,
             Faults::Deny => Action::Deny,
-            Faults::DenyWrites { path, after } => {
-                let mut parts = first.split(' ');
-                let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-                let write = method == "PUT" || method == "POST";
-                if write
-                    && target.contains(path)
-                    && self.matched_writes.fetch_add(1, Ordering::SeqCst) >= after
-                {
-                    Action::Deny
-                } else {
-                    Action::Forward
-                }
+            Faults::DenyWrites { path, after } if self.write_past(first, path, after) => {
+                Action::Deny
             }
+            Faults::CutWrites { path, after } if self.write_past(first, path, after) => Action::Cut,
+            Faults::DenyWrites { .. } | Faults::CutWrites { .. } => Action::Forward,
             Faults::Random { slowdown, cut } => {
                 let r = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
                 if r < slowdown {
