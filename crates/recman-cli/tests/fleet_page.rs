@@ -14,34 +14,13 @@ mod flows;
 use common::*;
 use flows::Setup;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const HOSTILE: &str = "<img src=x onerror=alert(1)>";
 const READER_CN: &str = "fleet-reader";
 const TOKEN: &str = "read-only-t0ken";
-
-/// A `recman server` child, killed when dropped.
-struct Server {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// Starts the repository host's server with the page on `page_port` (given as a port alone:
 /// the page binds 127.0.0.1) and waits until the page accepts connections.
@@ -67,28 +46,7 @@ fn start_server(repo: &Path, pki: &TestPki, token: &Path, page_port: u16, log: &
     ]
     .map(String::from)
     .to_vec();
-    let child = recman_cmd(&args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(log).unwrap())
-        .spawn()
-        .expect("start recman server");
-    let mut s = Server {
-        child,
-        log: log.to_path_buf(),
-    };
-    let d = Deadline::after(Duration::from_secs(30));
-    while std::net::TcpStream::connect(("127.0.0.1", page_port)).is_err() {
-        if let Some(st) = s.child.try_wait().unwrap() {
-            panic!(
-                "recman server exited ({st}): {}",
-                std::fs::read_to_string(&s.log).unwrap_or_default()
-            );
-        }
-        d.check("the fleet page to listen");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    s
+    Server::spawn(&args, page_port, log, &[])
 }
 
 /// The kinds of the open failures of the database `args` select (the checks run first).

@@ -11,34 +11,10 @@ mod flows;
 
 use common::*;
 use flows::start_and_compare;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::Duration;
 
-/// A `recman server` child, killed when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Starts `recman <args> server --listen 127.0.0.1:<port> <server_args>` as the cluster user
-/// and waits until it accepts connections.
 /// GET /metrics from the repository host's plain-HTTP endpoint; the body.
 fn scrape(port: u16) -> String {
     use std::io::{Read, Write};
@@ -56,6 +32,8 @@ fn scrape(port: u16) -> String {
     body.to_string()
 }
 
+/// Starts `recman <args> server --listen 127.0.0.1:<port> <server_args>` as the cluster user
+/// and waits until it accepts connections.
 fn start_server(args: &[String], port: u16, log: &Path) -> Server {
     start_server_env(args, port, log, &[])
 }
@@ -64,33 +42,7 @@ fn start_server_env(args: &[String], port: u16, log: &Path, env: &[(&str, &str)]
     let mut a = args.to_vec();
     a.push("--listen".into());
     a.push(format!("127.0.0.1:{port}"));
-    let mut cmd = recman_cmd(&a);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(log).unwrap())
-        .spawn()
-        .unwrap();
-    let mut s = Server {
-        child,
-        port,
-        log: log.to_path_buf(),
-    };
-    let deadline = Deadline::after(Duration::from_secs(30));
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if let Some(st) = s.child.try_wait().unwrap() {
-            panic!(
-                "recman server exited ({st}): {}",
-                std::fs::read_to_string(&s.log).unwrap_or_default()
-            );
-        }
-        deadline.check("recman server to listen");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    s
+    Server::spawn(&a, port, log, env)
 }
 
 fn tls(cert: &Path, key: &Path, ca: &Path) -> Vec<String> {

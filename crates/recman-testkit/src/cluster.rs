@@ -16,7 +16,7 @@ use crate::host::*;
 
 /// A port no other cluster of this process uses, and free on 127.0.0.1 at
 /// the time (clusters do not listen on TCP; the port names the socket file).
-pub(crate) fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     static USED: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
     loop {
         let port = TcpListener::bind("127.0.0.1:0")

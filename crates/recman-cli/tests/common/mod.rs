@@ -10,6 +10,8 @@ pub use recman_testkit::*;
 
 mod foreign;
 pub use foreign::*;
+mod server;
+pub use server::Server;
 
 /// The recman binary as the cluster user can execute it: the one cargo built for this test
 /// (the kit finds the same file by itself; naming it here keeps an unusual target layout
