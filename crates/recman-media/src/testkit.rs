@@ -232,6 +232,26 @@ fn spawn(bin: &Path, dir: &Path, data: &Path) -> io::Result<(Child, SocketAddr)>
     }
 }
 
+/// Where a test server program is: $`env`, then `cached` under the tools cache scripts/setup.sh
+/// fills ($RECMAN_TOOLS_DIR or /var/cache/recman-tools), then `program` on the PATH.
+fn find_tool(env: &str, cached: &str, program: &str) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(env) {
+        return Some(PathBuf::from(p)).filter(|p| p.is_file());
+    }
+    let tools = std::env::var_os("RECMAN_TOOLS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/recman-tools"));
+    let p = tools.join(cached);
+    if p.is_file() {
+        return Some(p);
+    }
+    std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())
+    })
+}
+
 fn private_dir() -> io::Result<PathBuf> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let n = SEQ.fetch_add(1, Ordering::Relaxed);

@@ -27,21 +27,11 @@ impl Azurite {
     /// Where azurite-blob is: $RECMAN_AZURITE, then the tools cache scripts/setup.sh fills
     /// ($RECMAN_TOOLS_DIR or /var/cache/recman-tools), then the PATH.
     pub fn binary() -> Option<PathBuf> {
-        if let Some(p) = std::env::var_os("RECMAN_AZURITE") {
-            return Some(PathBuf::from(p)).filter(|p| p.is_file());
-        }
-        let tools = std::env::var_os("RECMAN_TOOLS_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/var/cache/recman-tools"));
-        let p = tools.join("azurite/node_modules/.bin/azurite-blob");
-        if p.is_file() {
-            return Some(p);
-        }
-        std::env::var_os("PATH").and_then(|path| {
-            std::env::split_paths(&path)
-                .map(|d| d.join("azurite-blob"))
-                .find(|p| p.is_file())
-        })
+        super::find_tool(
+            "RECMAN_AZURITE",
+            "azurite/node_modules/.bin/azurite-blob",
+            "azurite-blob",
+        )
     }
 
     /// Starts the emulator with one empty container, [`Azurite::container`].

@@ -29,21 +29,11 @@ impl FakeGcs {
     /// Where fake-gcs-server is: $RECMAN_FAKE_GCS, then the tools cache scripts/setup.sh
     /// fills ($RECMAN_TOOLS_DIR or /var/cache/recman-tools), then the PATH.
     pub fn binary() -> Option<PathBuf> {
-        if let Some(p) = std::env::var_os("RECMAN_FAKE_GCS") {
-            return Some(PathBuf::from(p)).filter(|p| p.is_file());
-        }
-        let tools = std::env::var_os("RECMAN_TOOLS_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/var/cache/recman-tools"));
-        let p = tools.join("fake-gcs/bin/fake-gcs-server");
-        if p.is_file() {
-            return Some(p);
-        }
-        std::env::var_os("PATH").and_then(|path| {
-            std::env::split_paths(&path)
-                .map(|d| d.join("fake-gcs-server"))
-                .find(|p| p.is_file())
-        })
+        super::find_tool(
+            "RECMAN_FAKE_GCS",
+            "fake-gcs/bin/fake-gcs-server",
+            "fake-gcs-server",
+        )
     }
 
     /// Starts the emulator with one empty bucket, [`FakeGcs::bucket`].
