@@ -120,6 +120,18 @@ pub fn human(n: u64) -> String {
     n.to_string()
 }
 
+/// Seconds as people read a duration: 4.2 s, 3 min 05 s, 2 h 01 min, 3 d 4 h.
+pub fn span(s: f64) -> String {
+    let s = s.max(0.0);
+    let whole = s.round() as u64;
+    match whole {
+        _ if s < 60.0 => format!("{s:.1} s"),
+        0..3600 => format!("{} min {:02} s", whole / 60, whole % 60),
+        3600..86400 => format!("{} h {:02} min", whole / 3600, whole % 3600 / 60),
+        _ => format!("{} d {} h", whole / 86400, whole % 86400 / 3600),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -115,7 +115,7 @@ pub(crate) fn stamp(micros: i64) -> String {
 }
 
 /// Hours, as messages give ages.
-fn hours(micros: i64) -> String {
+pub(crate) fn hours(micros: i64) -> String {
     format!("{:.2} hours", micros as f64 / 3_600e6)
 }
 

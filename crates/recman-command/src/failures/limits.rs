@@ -8,16 +8,9 @@ use recman_catalog::{BackupRecord, BackupStatus};
 use recman_engine::Context;
 use std::path::Path;
 
-/// A span as a person reads it: seconds for short ones, hours for long ones.
+/// A span of microseconds as people read it.
 fn span(micros: i64) -> String {
-    let s = micros as f64 / 1e6;
-    if s < 120.0 {
-        format!("{s:.1}s")
-    } else if s < 7200.0 {
-        format!("{:.1} minutes", s / 60.0)
-    } else {
-        format!("{:.2} hours", s / 3600.0)
-    }
+    crate::check::span(micros as f64 / 1e6)
 }
 
 /// Unix microseconds of an RFC 3339 time (the lock file's `since`).

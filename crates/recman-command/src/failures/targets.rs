@@ -2,15 +2,11 @@
 //! interval, restores slower than the RTO target, replication slots retaining more WAL than
 //! their limit, and a repository file system without room for the next full backup.
 
-use super::checks::{CheckInputs, Checked, Finding, stamp};
+use super::checks::{CheckInputs, Checked, Finding, hours, stamp};
 use super::kind::Kind;
 use recman_catalog::{BackupRecord, BackupStatus};
 use recman_engine::{Context, EngineError};
 use std::path::Path;
-
-fn hours(micros: i64) -> String {
-    format!("{:.2} hours", micros as f64 / 3_600e6)
-}
 
 fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)

@@ -6,6 +6,7 @@
 //! is this file's own constant text and numbers it formats.
 
 use super::{DbPage, FleetPage};
+use crate::check::span;
 use crate::plot::{escape, svg};
 use crate::slo::SloRow;
 use recman_catalog::{BackupRecord, DrillRecord, FailureRecord};
@@ -300,18 +301,6 @@ fn when(micros: i64) -> String {
     chrono::DateTime::from_timestamp_micros(micros)
         .map(|d| d.format("%Y-%m-%d %H:%M:%S UTC").to_string())
         .unwrap_or_else(|| "unknown".into())
-}
-
-/// Seconds as people read a duration: 4.2 s, 3 min 05 s, 2 h 01 min, 3 d 4 h.
-fn span(s: f64) -> String {
-    let s = s.max(0.0);
-    let whole = s.round() as u64;
-    match whole {
-        _ if s < 60.0 => format!("{s:.1} s"),
-        0..3600 => format!("{} min {:02} s", whole / 60, whole % 60),
-        3600..86400 => format!("{} h {:02} min", whole / 3600, whole % 3600 / 60),
-        _ => format!("{} d {} h", whole / 86400, whole % 86400 / 3600),
-    }
 }
 
 fn bytes(n: u64) -> String {
