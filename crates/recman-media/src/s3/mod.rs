@@ -111,10 +111,31 @@ pub(crate) struct RetryPolicy {
 }
 
 impl RetryPolicy {
-    pub(crate) async fn run<T, F, Fut>(self, mut op: F) -> Result<T, object_store::Error>
+    pub(crate) fn of(cfg: &S3Config) -> RetryPolicy {
+        RetryPolicy {
+            max_retries: cfg.max_retries,
+            timeout: cfg.retry_timeout,
+        }
+    }
+
+    pub(crate) async fn run<T, F, Fut>(self, op: F) -> Result<T, object_store::Error>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, object_store::Error>>,
+    {
+        self.run_while(op, |e| Failure::of(e).retry_outside()).await
+    }
+
+    /// Runs `op` again, with a doubling pause up to 5 s, while `again` says its failure allows
+    /// it and the policy's count and time allow another attempt.
+    pub(crate) async fn run_while<T, E, F, Fut>(
+        self,
+        mut op: F,
+        again: impl Fn(&E) -> bool,
+    ) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
     {
         let start = Instant::now();
         let mut delay = Duration::from_millis(50);
@@ -123,7 +144,7 @@ impl RetryPolicy {
             match op().await {
                 Ok(v) => return Ok(v),
                 Err(e) => {
-                    if !self.allows(attempt, start) || !Failure::of(&e).retry_outside() {
+                    if !self.allows(attempt, start) || !again(&e) {
                         return Err(e);
                     }
                     attempt += 1;
@@ -264,10 +285,7 @@ impl S3Media {
                 MediaError::permanent(&device, "", &format!("cannot start the i/o runtime: {e}"))
                     .with_op("set up")
             })?;
-        let retry = RetryPolicy {
-            max_retries: cfg.max_retries,
-            timeout: cfg.retry_timeout,
-        };
+        let retry = RetryPolicy::of(&cfg);
         Ok(S3Media {
             ctx: Arc::new(Ctx {
                 rt,

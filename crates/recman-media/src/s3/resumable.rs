@@ -16,7 +16,6 @@
 
 use std::io::{self, Write};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{Method, StatusCode};
@@ -141,8 +140,7 @@ pub struct GcsUploader {
     object_url: String,
     /// "https://storage.googleapis.com/storage/v1/b/BUCKET".
     bucket_url: String,
-    max_retries: usize,
-    retry_timeout: Duration,
+    retry: super::RetryPolicy,
 }
 
 impl std::fmt::Debug for GcsUploader {
@@ -182,8 +180,7 @@ impl GcsUploader {
             upload_url: format!("{base}/upload/storage/v1/b/{bucket}/o"),
             object_url: format!("{base}/storage/v1/b/{bucket}/o"),
             bucket_url: format!("{base}/storage/v1/b/{bucket}"),
-            max_retries: cfg.max_retries,
-            retry_timeout: cfg.retry_timeout,
+            retry: super::RetryPolicy::of(cfg),
         })
     }
 
@@ -247,26 +244,12 @@ impl GcsUploader {
         body: Bytes,
         again: fn(&UploadError) -> bool,
     ) -> Result<Reply, UploadError> {
-        let start = Instant::now();
-        let mut delay = Duration::from_millis(50);
-        let mut attempt = 0;
-        loop {
-            match self
-                .send_once(method.clone(), url, headers, body.clone())
-                .await
-            {
-                Err(e)
-                    if again(&e)
-                        && attempt < self.max_retries
-                        && start.elapsed() < self.retry_timeout =>
-                {
-                    attempt += 1;
-                    tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(Duration::from_secs(5));
-                }
-                other => return other,
-            }
-        }
+        self.retry
+            .run_while(
+                || self.send_once(method.clone(), url, headers, body.clone()),
+                again,
+            )
+            .await
     }
 
     /// Stores `data` as `key` in one request; sending it again is harmless.

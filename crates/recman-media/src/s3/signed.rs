@@ -6,8 +6,6 @@
 //! timeouts and plain-HTTP permission), its credential chain and its SigV4 signer, so no
 //! second implementation of signing or of credential discovery exists in recman.
 
-use std::time::{Duration, Instant};
-
 use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode};
 use object_store::ClientOptions;
@@ -116,8 +114,7 @@ pub(crate) struct Signed {
     /// "http://host:port/bucket" (path style) or "https://bucket.host" (virtual-hosted).
     base: String,
     virtual_hosted: bool,
-    max_retries: usize,
-    retry_timeout: Duration,
+    retry: super::RetryPolicy,
 }
 
 impl std::fmt::Debug for Signed {
@@ -141,30 +138,15 @@ impl Signed {
             region: cfg.region.clone(),
             base: base_url(cfg),
             virtual_hosted: cfg.virtual_hosted,
-            max_retries: cfg.max_retries,
-            retry_timeout: cfg.retry_timeout,
+            retry: super::RetryPolicy::of(cfg),
         })
     }
 
     /// Sends `call`, retrying what a retry can fix; a 4xx answer is an error with its code.
     pub(crate) async fn send(&self, call: &Call<'_>) -> Result<Reply, SignedError> {
-        let start = Instant::now();
-        let mut delay = Duration::from_millis(50);
-        let mut attempt = 0;
-        loop {
-            match self.send_once(call).await {
-                Err(e)
-                    if e.transient()
-                        && attempt < self.max_retries
-                        && start.elapsed() < self.retry_timeout =>
-                {
-                    attempt += 1;
-                    tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(Duration::from_secs(5));
-                }
-                other => return other,
-            }
-        }
+        self.retry
+            .run_while(|| self.send_once(call), SignedError::transient)
+            .await
     }
 
     async fn send_once(&self, call: &Call<'_>) -> Result<Reply, SignedError> {
