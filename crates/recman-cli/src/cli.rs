@@ -210,8 +210,9 @@ pub enum Command {
     },
     /// Stream the database's WAL into the repository as the primary writes it, until stopped
     /// (SIGINT/SIGTERM): pg_receivewal on a replication slot writes into a spool in the
-    /// repository, and each completed segment is archived as archive-push would (docs/wal.md).
-    /// Disk repositories only.
+    /// repository (an object store's: its local cache, with the open segment uploaded as part
+    /// objects every --flush-interval), and each completed segment is archived as archive-push
+    /// would (docs/wal.md).
     Receive {
         /// sync: a commit on a primary naming the receiver in synchronous_standby_names
         /// returns only once its WAL is durable in the repository (RPO zero); async: the spool
@@ -225,8 +226,9 @@ pub enum Command {
         /// Create the slot when it is missing.
         #[arg(long)]
         create_slot: bool,
-        /// Async mode: how often received WAL is made durable and the position reported, in
-        /// milliseconds (what a crash of the repository host may lose). Range: 1 to 3600000.
+        /// How often received WAL is made durable and the position reported, in milliseconds
+        /// (what a crash of the repository host may lose; in an object store, in either mode).
+        /// Range: 1 to 3600000.
         #[arg(long, default_value_t = 1000,
               value_parser = crate::input::count::<u64>(recman_command::ranges::FLUSH_INTERVAL_MS))]
         flush_interval: u64,

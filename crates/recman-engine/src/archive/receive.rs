@@ -2,8 +2,10 @@
 //! seconds (async) or zero (sync), instead of archive-push's segment or archive_timeout.
 //!
 //! PostgreSQL's own streaming client, pg_receivewal, does the protocol: it runs as a child
-//! process writing into a spool directory recman owns inside the repository (disk repositories
-//! only: `<repo>/receive/<db>/`). A watcher loop here stores each segment pg_receivewal
+//! process writing into a spool directory recman owns: `<repo>/receive/<db>/` inside a disk
+//! repository, the same path under the local cache of an object-store one. There the open
+//! segment is also uploaded as part objects every flush interval ([`parts`]), so the bucket
+//! holds it when the receiver's host is lost too. A watcher loop here stores each segment pg_receivewal
 //! completes (it renames `X.partial` to `X` once the segment is whole and fsynced) as the same
 //! archived-WAL object and catalog record archive-push writes, so the two may run together:
 //! the same segment from both is one object, checked equal. Until it completes, the open
@@ -15,6 +17,8 @@
 //! is empty), and the slot keeps the primary from removing WAL the spool has not made durable.
 //! So the newest completed segment is left in the spool until a later one exists, which keeps
 //! that resume point local.
+
+mod parts;
 
 use super::batch::push_segments;
 use super::check::check_wal_file;
@@ -74,16 +78,10 @@ pub struct ReceiveOptions {
     pub push: PushOptions,
 }
 
-/// The spool of database `db` in a disk repository. A remote repository refuses: its open
-/// segment would need part objects, which this receiver does not write yet. So does an
-/// encrypted one: the spool holds WAL as PostgreSQL sends it, in plain text.
+/// The spool of database `db`: in a disk repository, or in a remote one's local cache. An
+/// encrypted repository refuses: the spool and the part objects hold WAL as PostgreSQL sends
+/// it, in plain text.
 pub fn spool_dir(repo: &Repository, db: &DbRecord) -> Result<PathBuf, EngineError> {
-    if repo.is_remote() {
-        return Err(EngineError::Invalid(format!(
-            "cannot receive wal into repository {}: the receiver spools the open segment in a disk repository only; hint: run `recman receive` against a disk repository, or keep archive-push for this one",
-            repo.location()
-        )));
-    }
     if repo.is_encrypted() {
         return Err(EngineError::Invalid(format!(
             "cannot receive wal into repository {}: it is encrypted, and the receiver's spool would hold the open segment in plain text; hint: keep archive-push for an encrypted repository, or receive into a plain one",
@@ -103,13 +101,14 @@ pub struct StoreReport {
 
 /// Stores every completed segment and history file in `dir` that is not stored yet (`done`
 /// remembers those handled by earlier passes), and removes stored segments from the spool but
-/// the newest one.
-pub fn store_completed(
+/// the newest one, and their part objects from the bucket (`parts`, remote repositories).
+fn store_completed(
     repo: &Repository,
     db: &DbRecord,
     dir: &Path,
     push: &PushOptions,
     done: &mut HashSet<String>,
+    parts: Option<&mut parts::PartStore>,
 ) -> Result<StoreReport, EngineError> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .map_err(|e| EngineError::io("read receive spool", dir, e))?
@@ -150,6 +149,16 @@ pub fn store_completed(
             }
         }
     }
+    if let Some(parts) = parts {
+        for name in done
+            .iter()
+            .filter(|n| parts.holds(n))
+            .cloned()
+            .collect::<Vec<_>>()
+        {
+            report.failed.extend(parts.forget(repo, &name));
+        }
+    }
     // The newest segment (complete or partial) stays: pg_receivewal resumes from it.
     let newest = names
         .iter()
@@ -177,18 +186,18 @@ fn segment_of(name: &str) -> &str {
     name.strip_suffix(".partial").unwrap_or(name)
 }
 
-/// archive-get's last resort for a file the archive does not hold: the receiver's spool. A
-/// completed file not stored yet is served as it is; the open segment (`X.partial`) is served
-/// padded with zeros to the segment size, which recovery reads up to the end of valid WAL and
-/// then ends. Returns the size written to `dest`, or None when the spool has no such file (or
-/// the repository has no spool).
+/// archive-get's last resort for a file the archive does not hold: the receiver's spool, then
+/// (an object-store repository) the open segment's part objects. A completed file not stored
+/// yet is served as it is; the open segment (`X.partial`) is served padded with zeros to the
+/// segment size, which recovery reads up to the end of valid WAL and then ends. Returns the
+/// size written to `dest`, or None when neither has such a file.
 pub fn serve_from_spool(
     repo: &Repository,
     db: &DbRecord,
     name: &str,
     dest: &Path,
 ) -> Result<Option<u64>, EngineError> {
-    if repo.is_remote() || repo.is_encrypted() || !is_stored_kind(name) {
+    if repo.is_encrypted() || !is_stored_kind(name) {
         return Ok(None);
     }
     let dir = spool_dir(repo, db)?;
@@ -201,6 +210,10 @@ pub fn serve_from_spool(
         Some(d) => d,
         None if is_segment_name(name) => match read(&dir.join(format!("{name}.partial")))? {
             Some(d) => d,
+            None if repo.is_remote() => match parts::assemble(repo, db, name)? {
+                Some(d) => d,
+                None => return Ok(None),
+            },
             None => return Ok(None),
         },
         None => return Ok(None),
@@ -257,6 +270,17 @@ pub fn receive(
         }
     }
     let mut primary = Primary::connect(opts, db)?;
+    let mut parts = match repo.is_remote() {
+        true => Some(parts::PartStore::load(repo, db)?),
+        false => None,
+    };
+    if let Some(p) = parts.as_mut() {
+        for (key, e) in p.forget_stored(repo, db)? {
+            log.note(&format!(
+                "cannot remove received part {key}, left in place: {e}"
+            ));
+        }
+    }
     let bin = find_receivewal(opts.pg_bindir.as_deref(), primary.major)?;
     if opts.create_slot {
         create_slot(&bin, opts)?;
@@ -326,28 +350,55 @@ pub fn receive(
                 }
             }
         }
-        match store_completed(repo, db, &dir, &opts.push, &mut done) {
-            Ok(r) => {
-                for o in &r.stored {
-                    if let ArchivePushOutcome::Archived { name, .. } = o {
-                        log.note(&format!("stored wal file {name}"));
-                    }
-                }
-                for (name, e) in &r.failed {
-                    if said
-                        .get(name)
-                        .is_none_or(|t| t.elapsed() >= Duration::from_secs(60))
-                    {
-                        said.insert(name.clone(), Instant::now());
-                        log.note(&format!("could not store {name}, left in the spool: {e}"));
-                    }
-                }
-            }
-            Err(e) => log.note(&format!("{e}")),
-        }
-        if Instant::now() >= next_flush {
+        // Each flush interval the position is read first: then what it names is made durable
+        // (fsynced, completed segments stored, the open one uploaded) before it is recorded.
+        let position = (Instant::now() >= next_flush).then(|| {
             next_flush = Instant::now() + opts.flush_interval;
-            if let Err(e) = record_position(repo, db, &dir, opts, &mut primary) {
+            read_position(&mut primary, opts)
+        });
+        if position.is_some()
+            && opts.mode == ReceiveMode::Async
+            && let Err(e) = fsync_partials(&dir)
+        {
+            log.note(&format!("{e}"));
+        }
+        let stored_all =
+            match store_completed(repo, db, &dir, &opts.push, &mut done, parts.as_mut()) {
+                Ok(r) => {
+                    for o in &r.stored {
+                        if let ArchivePushOutcome::Archived { name, .. } = o {
+                            log.note(&format!("stored wal file {name}"));
+                        }
+                    }
+                    for (name, e) in &r.failed {
+                        if said
+                            .get(name)
+                            .is_none_or(|t| t.elapsed() >= Duration::from_secs(60))
+                        {
+                            said.insert(name.clone(), Instant::now());
+                            log.note(&format!("could not store {name}, left in the spool: {e}"));
+                        }
+                    }
+                    r.failed.is_empty()
+                }
+                Err(e) => {
+                    log.note(&format!("{e}"));
+                    false
+                }
+            };
+        if let Some(position) = position {
+            let uploaded = match parts.as_mut() {
+                Some(p) => p.upload(repo, db, &dir).map(|_| true),
+                None => Ok(false),
+            };
+            let recorded = match (position, uploaded) {
+                (Ok(Some(at)), Ok(uploaded)) if stored_all || !uploaded => {
+                    record_position(repo, db, opts, at, uploaded)
+                }
+                (Ok(_), Ok(_)) => Ok(()),
+                (Err(e), _) | (_, Err(e)) => Err(e),
+            };
+            if let Err(e) = recorded {
                 log.note(&format!("cannot record the receiver's position: {e}"));
             }
         }
@@ -359,7 +410,12 @@ pub fn receive(
     }
     // What the child wrote is in the page cache: make it durable before saying we stopped.
     let _ = fsync_partials(&dir);
-    store_completed(repo, db, &dir, &opts.push, &mut done)?;
+    if let Some(p) = parts.as_mut()
+        && let Err(e) = p.upload(repo, db, &dir)
+    {
+        log.note(&format!("cannot upload the open segment: {e}"));
+    }
+    store_completed(repo, db, &dir, &opts.push, &mut done, parts.as_mut())?;
     result
 }
 
@@ -407,31 +463,27 @@ impl Primary {
     }
 }
 
-/// Records where the receiver is: in sync mode the flush position pg_receivewal reported;
-/// in async mode the write position it reported, made durable by fsyncing the spool after
-/// reading it (what was written before the report is in the file, so the fsync covers it).
-fn record_position(
-    repo: &Repository,
-    db: &DbRecord,
-    dir: &Path,
-    opts: &ReceiveOptions,
+/// What pg_stat_replication says of the receiver: its write and flush positions and the
+/// timeline. None when it is not streaming at the moment.
+struct Position {
+    write: u64,
+    flush: u64,
+    timeline: u32,
+}
+
+fn read_position(
     primary: &mut Primary,
-) -> Result<(), EngineError> {
+    opts: &ReceiveOptions,
+) -> Result<Option<Position>, EngineError> {
     let app = opts.application_name.replace('\'', "''");
-    // The position is read before the fsync, so the fsync covers what it names. The spool is
-    // made durable even when the primary does not answer: that is the async bound. The
-    // timeline comes from pg_control, not pg_walfile_name, which a standby (a receiver may
-    // stream from one) refuses during recovery.
+    // The timeline comes from pg_control, not pg_walfile_name, which a standby (a receiver
+    // may stream from one) refuses during recovery.
     let row = primary.row(&format!(
         "SELECT write_lsn::text, flush_lsn::text,
                 (SELECT lpad(to_hex(timeline_id), 8, '0') FROM pg_control_checkpoint())
          FROM pg_stat_replication WHERE application_name = '{app}' AND state = 'streaming'
          ORDER BY flush_lsn DESC NULLS LAST LIMIT 1"
-    ));
-    if opts.mode == ReceiveMode::Async {
-        fsync_partials(dir)?;
-    }
-    let row = row?;
+    ))?;
     let lsn = |i: usize| {
         row.get(i)
             .cloned()
@@ -440,7 +492,7 @@ fn record_position(
             .map(|l| l.0)
     };
     let (Some(write), Some(flush)) = (lsn(0), lsn(1)) else {
-        return Ok(()); // not streaming at the moment: the last record stands
+        return Ok(None);
     };
     let timeline = row
         .get(2)
@@ -448,14 +500,32 @@ fn record_position(
         .flatten()
         .and_then(|t| u32::from_str_radix(&t, 16).ok())
         .unwrap_or(0);
+    Ok(Some(Position {
+        write,
+        flush,
+        timeline,
+    }))
+}
+
+/// Records where the receiver is, once what `at` names is durable: in sync mode the flush
+/// position pg_receivewal reported; in async mode its write position, which the fsync after
+/// reading it covers. With an object store (`uploaded`), the write position in either mode:
+/// the open segment was uploaded after the position was read, so the bucket holds it.
+fn record_position(
+    repo: &Repository,
+    db: &DbRecord,
+    opts: &ReceiveOptions,
+    at: Position,
+    uploaded: bool,
+) -> Result<(), EngineError> {
     let flushed = match opts.mode {
-        ReceiveMode::Sync => flush,
-        ReceiveMode::Async => write.max(flush),
+        ReceiveMode::Sync if !uploaded => at.flush,
+        _ => at.write.max(at.flush),
     };
     repo.catalog().set_receive_position(&ReceivePosition {
         db_id: db.id,
-        timeline,
-        received_lsn: write.max(flush),
+        timeline: at.timeline,
+        received_lsn: at.write.max(at.flush),
         flushed_lsn: flushed,
         updated_at: crate::util::now_micros(),
         mode: opts.mode.as_str().to_string(),
