@@ -1,15 +1,17 @@
-//! Issue 41, acceptance 7 (first half): a remote repository's catalog cache is bound to the
-//! repository's identity (the id in its marker), not only to its URL. A bucket emptied and
-//! made a repository again at the same URL is never served from the old cache: a new cluster
-//! registers under the old name, and no backup of the old repository is listed.
+//! Issue 41, acceptance 7: a remote repository's catalog cache is bound to the repository's
+//! identity (the id in its marker), not only to its URL. A bucket emptied and made a
+//! repository again at the same URL is never served from the old cache: a new cluster
+//! registers under the old name, and no backup of the old repository is listed. And DELETE
+//! OBSOLETE from a host whose cache is behind the bucket (another host deleted a backup)
+//! keeps the redundancy it promises.
 
 mod common;
 
 use common::*;
 use recman_media::Media;
 use recman_media::s3::S3Media;
-use recman_media::testkit::s3_server_or_skip;
-use std::path::PathBuf;
+use recman_media::testkit::{S3Server, s3_server_or_skip};
+use std::path::{Path, PathBuf};
 
 struct Remote {
     config: PathBuf,
@@ -57,12 +59,7 @@ impl Remote {
     }
 }
 
-#[test]
-fn a_repository_made_again_at_the_same_url_is_not_served_from_the_old_cache() {
-    let Some(server) = s3_server_or_skip() else {
-        return;
-    };
-    let (_dir, path) = new_scratch_dir();
+fn write_config(server: &S3Server, path: &Path) -> PathBuf {
     let config = path.join("recman.toml");
     std::fs::write(
         &config,
@@ -75,6 +72,26 @@ fn a_repository_made_again_at_the_same_url_is_not_served_from_the_old_cache() {
     )
     .unwrap();
     chown_to_cluster_user(&config);
+    config
+}
+
+fn backup_ids(r: &Remote) -> Vec<String> {
+    let listed: Vec<serde_json::Value> =
+        serde_json::from_str(&recman_ok(r.args(None, &["list", "backup", "--json"]))).unwrap();
+    listed
+        .iter()
+        .filter(|b| b["status"] == "AVAILABLE")
+        .map(|b| b["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_repository_made_again_at_the_same_url_is_not_served_from_the_old_cache() {
+    let Some(server) = s3_server_or_skip() else {
+        return;
+    };
+    let (_dir, path) = new_scratch_dir();
+    let config = write_config(&server, &path);
     let r = Remote {
         config,
         cache: path.join("cache"),
@@ -166,4 +183,58 @@ fn a_repository_made_again_at_the_same_url_is_not_served_from_the_old_cache() {
         )),
         "{err}"
     );
+}
+
+/// Acceptance 7, second half. REDUNDANCY 2 and three backups, seen by two hosts. Host B
+/// deletes the second backup; host A's cache still lists all three, so counted from it the
+/// first would be obsolete and deleting it would leave one backup. DELETE OBSOLETE on host A
+/// lists the bucket first: it marks the second EXPIRED and keeps the first.
+#[test]
+fn delete_obsolete_from_a_cache_behind_the_bucket_keeps_the_redundancy() {
+    let Some(server) = s3_server_or_skip() else {
+        return;
+    };
+    let (_dir, path) = new_scratch_dir();
+    let config = write_config(&server, &path);
+    let url = format!("s3://{}/two-hosts", server.bucket());
+    let host = |name: &str| Remote {
+        config: config.clone(),
+        cache: path.join(name),
+        url: url.clone(),
+    };
+    let (a, b) = (host("cache-a"), host("cache-b"));
+    recman_ok(a.args(None, &["create", "catalog"]));
+    let c = a.cluster();
+    recman_ok(a.args(Some(&c), &["register", "database", "--name", "main"]));
+    recman_ok(a.args(None, &["configure", "retention-policy", "redundancy", "2"]));
+    c.psql("create table t as select g from generate_series(1, 1000) g");
+    for tag in ["ONE", "TWO", "THREE"] {
+        recman_ok(a.args(Some(&c), &["backup", "database", "--tag", tag]));
+    }
+    let ids = backup_ids(&a);
+    assert_eq!(ids.len(), 3, "{ids:?}");
+
+    // Host B, its cache filled from the bucket, deletes the second backup.
+    assert_eq!(backup_ids(&b), ids);
+    recman_ok(b.args(
+        None,
+        &["--db", "main", "delete", "backup", &ids[1], "--noprompt"],
+    ));
+    assert_eq!(backup_ids(&b), vec![ids[0].clone(), ids[2].clone()]);
+    // Host A's cache has not read the bucket since.
+    assert_eq!(backup_ids(&a), ids, "host A's cache was meant to be behind");
+
+    let out = recman_ok(a.args(None, &["--db", "main", "delete", "obsolete", "--noprompt"]));
+    assert!(
+        out.contains(&format!("backup {} is no longer whole", ids[1])),
+        "{out}"
+    );
+    // Two backups remain in the bucket, as REDUNDANCY 2 promises: a third host sees them.
+    let fresh = host("cache-c");
+    assert_eq!(
+        backup_ids(&fresh),
+        vec![ids[0].clone(), ids[2].clone()],
+        "delete obsolete on a stale cache broke the redundancy\n{out}"
+    );
+    c.stop();
 }

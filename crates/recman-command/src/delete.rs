@@ -25,6 +25,13 @@ pub fn delete(what: DeleteWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), 
     match what {
         DeleteWhat::Obsolete { policy, noprompt } => {
             let resumed = recman_engine::retention::finish_pending(&ctx.repo)?;
+            // Another host may have deleted or written backups since this cache last read the
+            // bucket: retention must count what is there, not what the cache remembers.
+            let resync = recman_engine::resync_backups(&ctx.repo, &ctx.db)?;
+            if resync != Default::default() {
+                let location = ctx.repo.location().to_string();
+                out(p, MaintOutcome::Resynced { location, resync });
+            }
             let (policy, imported) = (policy_for(&ctx, e, &policy)?, imported_for(&ctx, e)?);
             let f = find_obsolete(&ctx, policy, imported, true, now())?;
             let empty = f.is_empty();

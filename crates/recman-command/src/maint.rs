@@ -96,6 +96,12 @@ pub enum MaintOutcome {
         replayed: crate::standby_hold::Replayed,
         kept: Vec<String>,
     },
+    /// DELETE OBSOLETE on an object store: what one listing of the bucket changed in a cache
+    /// that was behind it (`location` names the repository).
+    Resynced {
+        location: String,
+        resync: recman_engine::Resync,
+    },
     /// DELETE ARCHIVELOG ALL BACKED UP N TIMES: each file with its number of backups.
     BackedUpWal {
         times: u32,

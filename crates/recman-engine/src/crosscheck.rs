@@ -196,3 +196,57 @@ fn open_sized(
     }
     Ok(f)
 }
+
+/// What [`resync_backups`] changed in the catalog.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Resync {
+    /// AVAILABLE backups the listing lacks a piece or the manifest of, now EXPIRED.
+    pub expired: Vec<String>,
+    /// Backups whose manifest the catalog did not know, now catalogued.
+    pub added: Vec<String>,
+}
+
+/// Brings the catalog's view of `db`'s backups up to an object-store repository with one
+/// listing, before a decision that counts backups (DELETE OBSOLETE): the catalog there is a
+/// local cache, and another host may have deleted or written backups since it last read the
+/// bucket. A backup whose manifest or a piece is not listed is EXPIRED, so retention does not
+/// count it; a manifest the cache does not know is catalogued. A disk repository's catalog is
+/// the repository's own and is left alone. Call under the repository lock.
+pub fn resync_backups(repo: &Repository, db: &DbRecord) -> Result<Resync, EngineError> {
+    let mut out = Resync::default();
+    if !repo.is_remote() {
+        return Ok(out);
+    }
+    let prefix = format!("{}/backup/", db.name);
+    let listed: std::collections::HashSet<String> = repo
+        .list_objects(&prefix)?
+        .into_iter()
+        .map(|o| o.name)
+        .collect();
+    let cat = repo.catalog();
+    for b in cat.backups(db.id)? {
+        if b.status != BackupStatus::Available {
+            continue;
+        }
+        let manifest = listed.contains(&recman_catalog::layout::manifest(&db.name, &b.id));
+        let found: Vec<(u32, u32, MediaStatus)> = cat
+            .piece_states(&b.id)?
+            .into_iter()
+            .map(|(p, _)| {
+                let there = manifest && listed.contains(&p.path);
+                let status = if there {
+                    MediaStatus::Available
+                } else {
+                    MediaStatus::Expired
+                };
+                (p.set_no, p.piece_no, status)
+            })
+            .collect();
+        if !manifest || found.iter().any(|f| f.2 == MediaStatus::Expired) {
+            cat.set_piece_statuses(&b.id, &found)?;
+            out.expired.push(b.id);
+        }
+    }
+    out.added = crate::rebuild::rebuild_catalog(repo, &prefix)?.backups_added;
+    Ok(out)
+}

@@ -71,7 +71,9 @@ pub use archive::{
 pub use archivelog::{ARCHIVELOG, ArchivelogOptions, ArchivelogReport, backup_archivelog};
 pub use backup::{BackupOptions, BackupReport, backup_database};
 pub use context::{Context, open_repository, resolve_database};
-pub use crosscheck::{BackupCheck, ObjectCheck, crosscheck_backups, crosscheck_wal};
+pub use crosscheck::{
+    BackupCheck, ObjectCheck, Resync, crosscheck_backups, crosscheck_wal, resync_backups,
+};
 pub use error::{EngineError, ErrorKind};
 pub use progress::{NoProgress, Progress, current_channel};
 pub use rebuild::{Incarnation, RebuildReport, incarnations, rebuild_catalog};

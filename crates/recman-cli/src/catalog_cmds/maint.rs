@@ -252,6 +252,18 @@ pub fn print(o: MaintOutcome) {
                 }
             }
         },
+        MaintOutcome::Resynced { location, resync } => {
+            for id in &resync.expired {
+                println!(
+                    "backup {id} is no longer whole in repository {location} (deleted from another host?): marked EXPIRED, not counted by the retention policy"
+                );
+            }
+            for id in &resync.added {
+                println!(
+                    "backup {id}, written from another host, catalogued from repository {location}"
+                );
+            }
+        }
         MaintOutcome::BackedUpWal { times, wal } => {
             if wal.is_empty() {
                 println!("no archived logs found that are backed up {times} time(s)");
