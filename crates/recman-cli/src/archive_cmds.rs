@@ -4,6 +4,7 @@
 use crate::cli::Global;
 use crate::commands::open_repo;
 use anyhow::Result;
+use recman_catalog::Repository;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -12,7 +13,15 @@ use std::time::Duration;
 /// pusher takes the rest); the rest are warnings, since PostgreSQL's own call for each will try
 /// again.
 pub fn push(g: &Global, p: recman_command::ArchivePush) -> Result<()> {
-    let repo = open_repo(g)?;
+    if g.also_repo.is_empty() {
+        return push_into(g, p).map(|_| ());
+    }
+    crate::repo_list::push_everywhere(g, p)
+}
+
+/// archive-push into the one repository `g` names; returns the database's name.
+pub fn push_into(g: &Global, p: recman_command::ArchivePush) -> Result<String> {
+    let repo = crate::device_cmds::open_one(g)?;
     let pgdata = g.pgdata.clone().or_else(|| std::env::current_dir().ok());
     let db = recman_engine::resolve_database(&repo, g.db.as_deref(), pgdata.as_deref())?;
     let opts = p.options()?;
@@ -54,7 +63,7 @@ pub fn push(g: &Global, p: recman_command::ArchivePush) -> Result<()> {
             }
         }
     }
-    Ok(())
+    Ok(db.name)
 }
 
 /// CATALOG ARCHIVELOG 'FILE': one WAL file put into the repository as archive-push does, with
@@ -188,25 +197,75 @@ fn archive_get(
             }
         }
     }
-    let repo = open_repo(g)?;
-    let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
-    match recman_engine::archive_get(&repo, &db, name, dest)? {
-        recman_engine::ArchiveGetOutcome::Restored { .. } => Ok(ExitCode::SUCCESS),
-        recman_engine::ArchiveGetOutcome::NotFound { name } => {
-            // Not archived yet, but the WAL receiver may hold it: a completed file not stored
-            // yet, or the open segment, which ends recovery at the last WAL received.
-            if let Some(size) = recman_engine::receive::serve_from_spool(&repo, &db, &name, dest)? {
-                if g.verbose {
-                    println!(
-                        "restored {name} ({size} bytes) from the wal receiver's spool in repository {}",
-                        repo.location()
-                    );
-                }
-                return Ok(ExitCode::SUCCESS);
-            }
-            eprintln!("recman: {name} is not in repository {}", repo.location());
-            Ok(ExitCode::FAILURE)
+    let (repo, db) = match get_along_list(g, name, dest)? {
+        Got::Restored => return Ok(ExitCode::SUCCESS),
+        Got::NotFound(repo, db) => (repo, db),
+    };
+    // Not archived yet, but the WAL receiver may hold it: a completed file not stored yet, or
+    // the open segment, which ends recovery at the last WAL received.
+    if let Some(size) = recman_engine::receive::serve_from_spool(&repo, &db, name, dest)? {
+        if g.verbose {
+            println!(
+                "restored {name} ({size} bytes) from the wal receiver's spool in repository {}",
+                repo.location()
+            );
         }
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!("recman: {name} is not in repository {}", repo.location());
+    Ok(ExitCode::FAILURE)
+}
+
+enum Got {
+    Restored,
+    /// No repository holds the file: the first one that opened, for the receiver's spool.
+    NotFound(Box<Repository>, recman_catalog::DbRecord),
+}
+
+/// archive-get along the repository list (just `--repo` without `--also-repo`): the first
+/// that holds `name` delivers it. A repository that cannot be opened or read is skipped with
+/// a warning, but when none delivered the file that is an error, not "not archived": recovery
+/// must not end early because a repository was unreachable.
+fn get_along_list(g: &Global, name: &str, dest: &Path) -> Result<Got> {
+    let several = !g.also_repo.is_empty();
+    let mut first = None;
+    let mut failed: Vec<String> = Vec::new();
+    for gi in crate::repo_list::each(g) {
+        let opened = crate::device_cmds::open_one(&gi).and_then(|repo| {
+            let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
+            Ok((repo, db))
+        });
+        let (repo, db) = match opened {
+            Ok(x) => x,
+            Err(e) if several => {
+                let why = format!("repository {}: {e:#}", crate::repo_list::spec(&gi));
+                eprintln!("recman: warning: {why}; trying the next repository for {name}");
+                failed.push(why);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        match recman_engine::archive_get(&repo, &db, name, dest) {
+            Ok(recman_engine::ArchiveGetOutcome::Restored { .. }) => return Ok(Got::Restored),
+            Ok(recman_engine::ArchiveGetOutcome::NotFound { .. }) => {}
+            Err(e) if several => {
+                let why = format!("repository {}: {e}", repo.location());
+                eprintln!("recman: warning: {why}; trying the next repository for {name}");
+                failed.push(why);
+            }
+            Err(e) => return Err(e.into()),
+        }
+        if first.is_none() {
+            first = Some((repo, db));
+        }
+    }
+    match (first, failed.is_empty()) {
+        (Some((repo, db)), true) => Ok(Got::NotFound(Box::new(repo), db)),
+        _ => anyhow::bail!(
+            "{name} is in no repository that answered, and {} did not answer: {}; hint: make them reachable and let recovery ask again",
+            failed.len(),
+            failed.join("; ")
+        ),
     }
 }
 
@@ -245,6 +304,9 @@ fn background(g: &Global) -> std::io::Result<std::process::Command> {
     }
     if let Some(c) = &g.repo_cache {
         flag("--repo-cache", c.as_os_str());
+    }
+    for r in &g.also_repo {
+        flag("--also-repo", r.as_os_str());
     }
     if let Some(t) = &g.repo_as_of {
         flag("--repo-as-of", t.as_ref());

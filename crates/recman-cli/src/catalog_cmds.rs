@@ -156,6 +156,13 @@ pub enum ReportWhat {
         #[arg(long)]
         json: bool,
     },
+    /// The repository list (--repo, then each --also-repo) in its fallback order: whether
+    /// each one answers, its newest archived WAL file and backup per database, and what
+    /// archive-push and backups owe it after it missed them (docs/repositories.md).
+    Repositories {
+        #[arg(long)]
+        json: bool,
+    },
     /// Each database's measured RPO (the receiver's exposure, else the archive's lag), RTO
     /// (the last passed drill) and predicted restore time, beside the RPO and RTO targets.
     Slo {

@@ -27,6 +27,18 @@ pub struct Global {
     /// (RECMAN_REPO).
     #[arg(long, global = true, env = "RECMAN_REPO")]
     pub repo: Option<PathBuf>,
+    /// Another repository for the same databases, after --repo in the fallback order; repeat
+    /// it for more (RECMAN_ALSO_REPO, comma-separated). archive-push stores each WAL file in
+    /// every one, a backup is copied to each, `create catalog` and `register database` apply
+    /// to each, and a command that reads falls back along the list (docs/repositories.md).
+    #[arg(
+        long,
+        global = true,
+        env = "RECMAN_ALSO_REPO",
+        value_delimiter = ',',
+        value_name = "REPO"
+    )]
+    pub also_repo: Vec<PathBuf>,
     /// Read an S3 repository as it was at TIME: each object's newest version written before
     /// then, ignoring later versions and delete markers (docs/immutable.md). Nothing is
     /// written to the repository, and the catalog is rebuilt into a cache of its own.

@@ -26,6 +26,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 /// Executes one command value. The subcommands and the RMAN-style language both end here, so
 /// a statement in a script behaves and prints exactly as its subcommand does.
 pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
+    if !g.also_repo.is_empty()
+        && let Some(done) = crate::repo_list::execute_listed(g, &command)
+    {
+        return done;
+    }
     crate::catalog_cmds::immutable::refuse_writes(g.repo_as_of.as_deref(), &command)?;
     let bar = Bar::with_mode(g.quiet, g.verbose, g.progress);
     let env = crate::front::CliEnv { g, bar: &bar };
@@ -110,6 +115,7 @@ fn report(g: &Global, what: recman_command::ReportWhat) -> Result<()> {
             crate::report_io::report_io(&ctx, which.as_deref(), json, all, files)
         }
         ReportWhat::Rpo { json } => crate::receive_cmd::report_rpo(g, json),
+        ReportWhat::Repositories { json } => crate::repo_list::report(g, json),
         ReportWhat::Fleet { html } => crate::fleet_page::write(g, &html),
         what => bail!("internal: report {what:?} is run by the shared executor, not by the CLI"),
     }

@@ -10,6 +10,8 @@ use std::path::PathBuf;
 #[derive(Debug, Default, Deserialize)]
 pub struct FileConfig {
     pub repo: Option<PathBuf>,
+    /// More repositories after `repo`, in the fallback order (what --also-repo gives).
+    pub also_repo: Option<Vec<PathBuf>>,
     pub pgdata: Option<PathBuf>,
     pub target: Option<String>,
     pub db: Option<String>,
@@ -45,7 +47,7 @@ fn allowed_keys() -> String {
         .filter_map(recman_command::precedence::file_key)
         .collect();
     format!(
-        "repo, pgdata, target, db, key_file, mac_key_file, {} and [s3], [azure], [gcs] and [tls] sections",
+        "repo, also_repo, pgdata, target, db, key_file, mac_key_file, {} and [s3], [azure], [gcs] and [tls] sections",
         settings.join(", ")
     )
 }
@@ -122,6 +124,9 @@ pub fn merge(mut g: Global) -> Result<Global> {
         recman_engine::devices::set_gcs_settings(pairs(gcs));
     }
     g.repo = g.repo.or(fc.repo);
+    if g.also_repo.is_empty() {
+        g.also_repo = fc.also_repo.unwrap_or_default();
+    }
     g.pgdata = g.pgdata.or(fc.pgdata);
     g.target = g.target.or(fc.target);
     g.db = g.db.or(fc.db);

@@ -488,6 +488,7 @@ impl From<cc::ReportWhat> for m::ReportWhat {
                 html,
             },
             R::Rpo { json } => m::ReportWhat::Rpo { json },
+            R::Repositories { json } => m::ReportWhat::Repositories { json },
             R::Slo { json } => m::ReportWhat::Slo { json },
             R::Fleet { html } => m::ReportWhat::Fleet { html },
             R::Obsolete { policy, json } => m::ReportWhat::Obsolete {

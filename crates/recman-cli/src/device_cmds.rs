@@ -40,7 +40,7 @@ pub fn repo_spec(g: &Global) -> Result<RepoSpec> {
 
 /// Where a remote repository's catalog is cached: --repo-cache, else under the user's cache
 /// directory, one directory per repository URL.
-fn cache_dir(g: &Global, url: &str) -> Result<PathBuf> {
+pub(crate) fn cache_dir(g: &Global, url: &str) -> Result<PathBuf> {
     if let Some(c) = &g.repo_cache {
         return Ok(c.clone());
     }
@@ -131,6 +131,14 @@ pub fn create_repo(g: &Global) -> Result<Repository> {
 /// repository's missing cache, or a shared catalog seeing it for the first time) is rebuilt
 /// from the manifests first, so every command sees every backup.
 pub fn open_repo(g: &Global) -> Result<Repository> {
+    if g.also_repo.is_empty() {
+        return open_one(g);
+    }
+    Ok(crate::repo_list::open_first(g, open_one)?.0)
+}
+
+/// Opens the repository `--repo` names, without falling back along the list.
+pub fn open_one(g: &Global) -> Result<Repository> {
     let shared = shared_catalog(g)?;
     let as_of = g
         .repo_as_of
@@ -263,6 +271,9 @@ pub fn passed_on_args(g: &Global, repo: &Repository) -> Result<Vec<String>> {
             "--repo-cache".to_string(),
             repo.root().display().to_string(),
         ]);
+    }
+    if !g.also_repo.is_empty() {
+        v.extend(crate::repo_list::passed_on(g, repo));
     }
     Ok(v)
 }

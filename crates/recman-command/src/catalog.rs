@@ -108,6 +108,11 @@ pub enum ReportWhat {
     Rpo {
         json: bool,
     },
+    /// The repository list (--repo and each --also-repo): each one's state and what it is
+    /// owed; the front end prints it.
+    Repositories {
+        json: bool,
+    },
     /// Each database's measured RPO and RTO, and the predicted restore time, beside their
     /// targets (issue 43).
     Slo {

@@ -397,6 +397,7 @@ impl Command {
                 ReportWhat::Schema { .. }
                 | ReportWhat::Unrecoverable { .. }
                 | ReportWhat::Rpo { .. }
+                | ReportWhat::Repositories { .. }
                 | ReportWhat::Slo { .. }
                 | ReportWhat::Fleet { .. } => Ok(()),
             },

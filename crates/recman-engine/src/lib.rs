@@ -93,7 +93,7 @@ pub use restore::{
 };
 pub use retention::{DeleteReport, Imported, Obsolete, RetentionPolicy};
 pub use scan::{Scan, ScannedFile, scan_data_dir};
-pub use secondtier::{CopyReport, backup_backupsets, backup_recovery_area};
+pub use secondtier::{CopyReport, backup_backupsets, backup_recovery_area, copy_backup_between};
 pub use select::select_backup;
 pub use synthetic::{SyntheticOptions, synthetic_full};
 pub use validate::{

@@ -187,3 +187,42 @@ fn copy_object(
     rep.bytes += n;
     Ok(true)
 }
+
+/// Copies backup `id` of database `db` object by object from repository `from` into
+/// repository `to` (another of the same databases' repositories, docs/repositories.md) and
+/// catalogues it there. The manifest goes last: a copy interrupted before it is no backup in
+/// `to`, and the next copy writes it again. Returns the bytes copied.
+pub fn copy_backup_between(
+    from: &recman_catalog::Repository,
+    to: &recman_catalog::Repository,
+    db: &str,
+    id: &str,
+) -> Result<u64, EngineError> {
+    let dir = recman_catalog::Repository::backup_dir(db, id);
+    let mut objects = from.list_objects(&format!("{dir}/"))?;
+    let manifest = recman_catalog::layout::manifest(db, id);
+    if !objects.iter().any(|o| o.name == manifest) {
+        return Err(EngineError::NotFound(format!(
+            "backup {id} of database {db:?} has no manifest in repository {}; nothing was copied; hint: `recman list backup` shows the backups there",
+            from.location()
+        )));
+    }
+    objects.sort_by_key(|o| o.name == manifest);
+    let mut bytes = 0;
+    for o in &objects {
+        let mut r = from.open_object(&o.name)?;
+        let mut w = to.create_atomic(&o.name)?;
+        bytes += std::io::copy(&mut r, &mut w)
+            .map_err(|e| EngineError::io("copy backup object", &o.name, e))?;
+        w.commit()?;
+    }
+    let _lock = to.lock("copy backup")?;
+    let r = crate::rebuild::rebuild_catalog(to, &format!("{dir}/"))?;
+    if let Some((path, why)) = r.skipped.first() {
+        return Err(EngineError::Invalid(format!(
+            "backup {id} was copied into repository {} but cannot be catalogued there: {path}: {why}; hint: register database {db:?} there with the same cluster",
+            to.location()
+        )));
+    }
+    Ok(bytes)
+}

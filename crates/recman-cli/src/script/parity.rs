@@ -371,6 +371,10 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
         "it runs the WAL receiver as a long-lived service, not a statement of a session",
     ),
     (
+        "report repositories",
+        "the repository list is the command line's (--also-repo), not a session's; a language form may come later (issue 41)",
+    ),
+    (
         "report rpo",
         "RMAN has no REPORT of redo transport lag; a language form may come later (issue 42)",
     ),
