@@ -385,6 +385,12 @@ pub enum Command {
         /// its WAL from (the restore_command's archive-get --repo-host).
         #[arg(long)]
         repo_host: Option<String>,
+        /// Repository host: also run the WAL receiver for database DB (its name in the
+        /// repository) streaming from the primary CONNINFO (a libpq conninfo), as `recman
+        /// receive` does with its defaults: async, slot `recman`, created when missing
+        /// (repeatable, one per database; docs/wal.md).
+        #[arg(long, value_name = "DB=CONNINFO")]
+        receive: Vec<String>,
         /// Repository host: also serve `recman metrics` (Prometheus text) over plain HTTP at
         /// this address, read from the catalog at each scrape (GET /metrics); bind it to an
         /// address only the monitoring system reaches (docs/monitoring.md).

@@ -247,6 +247,7 @@ impl From<cli::Command> for m::Command {
                 page_listen,
                 page_token,
                 page_allow,
+                receive,
             } => m::Command::Server {
                 listen,
                 allow,
@@ -256,6 +257,7 @@ impl From<cli::Command> for m::Command {
                 page_listen,
                 page_token,
                 page_allow,
+                receive,
             },
             cli::Command::Completions { shell } => m::Command::Completions {
                 shell: shell.to_string(),

@@ -182,12 +182,18 @@ pub fn intercept(g: &Global, command: &recman_command::Command) -> Result<Option
             page_listen,
             page_token,
             page_allow,
+            receive,
         } => {
             if g.pgdata.is_none() && restore_dir.is_empty() && g.repo.is_some() {
                 if let Some(addr) = page_listen {
                     crate::fleet_page::spawn(g, addr, page_allow, page_token.as_deref())?;
                 }
+                crate::receive_cmd::spawn_for_server(g, receive)?;
                 crate::repo_host::serve(g, listen, allow, metrics_listen.as_deref())?;
+            } else if let Some(r) = receive.first() {
+                anyhow::bail!(
+                    "--receive {r}: the WAL receiver writes into the repository, which the repository host's server holds, not a database host's agent; hint: give it to `recman --repo R server` on the repository host"
+                );
             } else if let Some(m) = metrics_listen {
                 anyhow::bail!(
                     "--metrics-listen {m}: metrics come from the catalog, which the repository host's server holds, not a database host's agent; hint: give it to `recman --repo R server` on the repository host"

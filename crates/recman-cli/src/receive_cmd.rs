@@ -6,14 +6,93 @@ use anyhow::Result;
 
 struct StderrLog {
     quiet: bool,
+    /// What each line starts with: which receiver speaks.
+    who: String,
 }
 
 impl recman_engine::receive::ReceiveLog for StderrLog {
     fn note(&mut self, line: &str) {
         if !self.quiet {
-            eprintln!("recman receive: {line}");
+            eprintln!("{}: {line}", self.who);
         }
     }
+}
+
+/// `recman server --receive DB=CONNINFO`: a receiver thread per database inside the
+/// repository host's server, with `recman receive`'s defaults. A receiver that stops (its
+/// primary not there yet, say) starts again after a pause: the server is a service.
+pub fn spawn_for_server(g: &Global, specs: &[String]) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for spec in specs {
+        let Some((db, conninfo)) = spec
+            .split_once('=')
+            .filter(|(d, c)| !d.is_empty() && !c.is_empty())
+        else {
+            anyhow::bail!(
+                "--receive {spec:?}: give DB=CONNINFO, the database's name in the repository and its primary's libpq conninfo; hint: --receive main='host=db1 user=recman'"
+            );
+        };
+        if !seen.insert(db.to_string()) {
+            anyhow::bail!("--receive names database {db:?} twice; hint: one receiver per database");
+        }
+        let g = Global {
+            db: Some(db.to_string()),
+            target: Some(conninfo.to_string()),
+            ..g.clone()
+        };
+        std::thread::Builder::new()
+            .name(format!("receive-{db}"))
+            .spawn(move || {
+                loop {
+                    if let Err(e) = receive_once(&g) {
+                        eprintln!(
+                            "recman server: receive {}: {e:#}; starting it again in 10 s",
+                            g.db.as_deref().unwrap_or_default()
+                        );
+                    }
+                    std::thread::sleep(std::time::Duration::from_secs(10));
+                }
+            })?;
+    }
+    Ok(())
+}
+
+fn receive_once(g: &Global) -> Result<()> {
+    let repo = open_repo(g)?;
+    let db = recman_engine::resolve_database(&repo, g.db.as_deref(), None)?;
+    let defaults = recman_command::Receive {
+        mode: "async".into(),
+        slot: "recman".into(),
+        create_slot: true,
+        flush_interval_ms: 1000,
+        pg_bindir: None,
+        application_name: None,
+        compress: "lz4".into(),
+    };
+    let opts = defaults.options(&db.name, g.target.clone())?;
+    let mut log = StderrLog {
+        quiet: g.quiet,
+        who: format!("recman server: receive {}", db.name),
+    };
+    log_start(&mut log, &db.name, &repo, &opts);
+    recman_engine::receive::receive(&repo, &db, &opts, &mut log)?;
+    Ok(())
+}
+
+fn log_start(
+    log: &mut StderrLog,
+    db: &str,
+    repo: &recman_catalog::Repository,
+    opts: &recman_engine::receive::ReceiveOptions,
+) {
+    use recman_engine::receive::ReceiveLog;
+    log.note(&format!(
+        "streaming wal of database {db:?} into repository {} ({} mode, slot {}, application_name {})",
+        repo.location(),
+        opts.mode.as_str(),
+        opts.slot,
+        opts.application_name
+    ));
 }
 
 /// Runs the receiver until SIGINT or SIGTERM; a stop is its normal end.
@@ -21,17 +100,11 @@ pub fn receive(g: &Global, r: recman_command::Receive) -> Result<()> {
     let repo = open_repo(g)?;
     let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
     let opts = r.options(&db.name, g.target.clone())?;
-    let mut log = StderrLog { quiet: g.quiet };
-    if !g.quiet {
-        eprintln!(
-            "recman receive: streaming wal of database {:?} into repository {} ({} mode, slot {}, application_name {})",
-            db.name,
-            repo.location(),
-            opts.mode.as_str(),
-            opts.slot,
-            opts.application_name
-        );
-    }
+    let mut log = StderrLog {
+        quiet: g.quiet,
+        who: "recman receive".into(),
+    };
+    log_start(&mut log, &db.name, &repo, &opts);
     recman_engine::receive::receive(&repo, &db, &opts, &mut log)?;
     Ok(())
 }

@@ -912,3 +912,86 @@ fn receiver_into_s3_survives_kill_and_cut_and_keeps_what_it_flushed() {
     let (_keep, to) = s.restore_elsewhere(&["--until-lsn", &lsn_down]);
     start_and_compare(&to, &expected_down);
 }
+
+/// `recman server --receive main=CONNINFO`: the repository host's server runs the receiver as
+/// a service. With the cluster archiving nothing itself, a segment it completes is stored by
+/// the server's receiver; a `--receive` without `=` is refused with a hint.
+#[test]
+fn the_repository_hosts_server_runs_the_receiver() {
+    let setup = archiving_nothing();
+    let c = &setup.cluster;
+    let (_dir, dir) = new_scratch_dir();
+    let pki = TestPki::new(&dir, "client");
+    let port = free_port();
+    let tls = |rest: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = [
+            "--repo",
+            path_str(&setup.repo),
+            "--tls-cert",
+            path_str(&pki.server_cert),
+            "--tls-key",
+            path_str(&pki.server_key),
+            "--tls-ca",
+            path_str(&pki.ca),
+            "server",
+            "--listen",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        v.push(format!("127.0.0.1:{port}"));
+        v.extend(rest.iter().map(|s| s.to_string()));
+        v
+    };
+    // A --receive without `=` is refused at start, not left to a server that runs on.
+    let err_log = dir.join("refused.log");
+    let mut bad = recman_cmd(tls(&["--receive", "main"]))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(File::create(&err_log).unwrap())
+        .spawn()
+        .unwrap();
+    let deadline = Deadline::after(Duration::from_secs(30));
+    let status = loop {
+        if let Some(st) = bad.try_wait().unwrap() {
+            break st;
+        }
+        if deadline.passed() {
+            let _ = bad.kill();
+            panic!("a server given --receive main (no conninfo) kept running");
+        }
+        thread::sleep(Duration::from_millis(100));
+    };
+    let err = std::fs::read_to_string(&err_log).unwrap();
+    assert!(
+        !status.success() && err.contains("give DB=CONNINFO") && err.contains("hint"),
+        "{err}"
+    );
+
+    let spec = format!("main={}", c.conninfo());
+    let server = Server::spawn(
+        &tls(&["--receive", &spec]),
+        port,
+        &dir.join("server.log"),
+        &[],
+    );
+    wait_until(
+        "the server's receiver streaming",
+        || streaming(c),
+        || server.log_text(),
+    );
+    c.psql("create table t as select g from generate_series(1, 10000) g");
+    let last = c.psql("select pg_walfile_name(pg_switch_wal())");
+    wait_until(
+        &format!("{last} stored by the server's receiver"),
+        || archived_names(&setup).contains(&last),
+        || server.log_text(),
+    );
+    assert!(
+        server
+            .log_text()
+            .contains("recman server: receive main: stored wal file"),
+        "{}",
+        server.log_text()
+    );
+}

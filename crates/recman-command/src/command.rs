@@ -172,6 +172,8 @@ pub enum Command {
         page_listen: Option<String>,
         /// The file of the page's read-only bearer token.
         page_token: Option<PathBuf>,
+        /// Repository host: `DB=CONNINFO` of each database to run the WAL receiver for.
+        receive: Vec<String>,
         /// The client certificate CNs that may read the page (none: any the CA signed).
         page_allow: Vec<String>,
     },
