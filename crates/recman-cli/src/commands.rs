@@ -37,7 +37,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
     let mut printer = crate::front::CliPrinter { g };
     let command = match recman_command::execute(command, &env, &mut printer)? {
         Executed::Done => return Ok(ExitCode::SUCCESS),
-        Executed::FrontEnd(c) => c,
+        Executed::FrontEnd(c) => *c,
     };
     match command {
         Command::Report(what) => report(g, what)?,

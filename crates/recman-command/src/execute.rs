@@ -282,7 +282,7 @@ pub trait Printer {
 #[derive(Debug, PartialEq)]
 pub enum Executed {
     Done,
-    FrontEnd(Command),
+    FrontEnd(Box<Command>),
 }
 
 pub(crate) fn env<T>(r: Result<T, EnvError>) -> Result<T, ExecError> {
@@ -702,7 +702,7 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
         Command::Failure(FailureWhat::Advise { ids, script, json }) => {
             crate::failures::advise(&ids, script.as_deref(), json, e, p)?
         }
-        other => return Ok(Executed::FrontEnd(other)),
+        other => return Ok(Executed::FrontEnd(Box::new(other))),
     }
     Ok(Executed::Done)
 }
@@ -847,7 +847,7 @@ mod tests {
         let list = Command::Man;
         assert_eq!(
             execute(list.clone(), &NoRepo, &mut p).unwrap(),
-            Executed::FrontEnd(list)
+            Executed::FrontEnd(Box::new(list))
         );
         // A listing is the library's work now: it needs the repository like a backup does.
         for c in [
