@@ -24,6 +24,7 @@ mod progress;
 mod progress_json;
 mod receive_cmd;
 mod repo_host;
+mod report_costs;
 mod report_io;
 mod report_plot;
 mod report_schema;

@@ -398,6 +398,7 @@ impl Command {
                 | ReportWhat::Unrecoverable { .. }
                 | ReportWhat::Rpo { .. }
                 | ReportWhat::Slo { .. }
+                | ReportWhat::Costs { .. }
                 | ReportWhat::Fleet { .. } => Ok(()),
             },
             Command::Delete(d) => match d {
