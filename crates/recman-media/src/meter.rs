@@ -157,7 +157,8 @@ pub fn snapshot() -> Usage {
 
 /// The kind a store bills `method` on `uri` as. Listings are GETs that name no object but ask
 /// for a list (S3's `list-type`/`versions`/`uploads`, Azure's `comp=list`, GCS's JSON `/o`);
-/// S3's multi-object delete is a POST; other POSTs create or complete uploads.
+/// S3's multi-object delete and Azure's blob batch (object_store deletes through it) are
+/// POSTs; other POSTs create or complete uploads.
 pub fn classify(method: &Method, uri: &http::Uri) -> Kind {
     let query = uri.query().unwrap_or("");
     let has = |p: &str| {
@@ -168,7 +169,7 @@ pub fn classify(method: &Method, uri: &http::Uri) -> Kind {
     match *method {
         Method::HEAD => Kind::Head,
         Method::DELETE => Kind::Delete,
-        Method::POST if has("delete") => Kind::Delete,
+        Method::POST if has("delete") || query.contains("comp=batch") => Kind::Delete,
         Method::GET => {
             let listing = has("list-type")
                 || has("versions")
@@ -298,6 +299,10 @@ mod tests {
             Kind::Put
         );
         assert_eq!(kind(Method::POST, &format!("{b}/k?uploads")), Kind::Put);
+        assert_eq!(
+            kind(Method::POST, "http://a.blob/c?restype=container&comp=batch"),
+            Kind::Delete
+        );
         assert_eq!(kind(Method::POST, &format!("{b}?delete")), Kind::Delete);
         assert_eq!(
             kind(Method::DELETE, &format!("{b}/k?uploadId=x")),
