@@ -336,6 +336,7 @@ fn report_costs_matches_the_requests_the_server_saw() {
 
     // The table and the metrics say the same.
     let table = repo.ok(&["report", "costs"]);
+    eprintln!("{table}");
     assert!(table.contains(&id) && table.contains(&today), "{table}");
     let metrics = repo.ok(&["metrics"]);
     let series = format!(
