@@ -183,7 +183,8 @@ pub fn collect(
 
 /// What the repository's store was sent (issue 41): requests by kind and payload bytes by
 /// direction, summed over the backups (`work="backup"`) and the days of archiving
-/// (`work="archive"`) the catalog recorded. Counters: rows are only ever added to.
+/// (`work="archive"`) the catalog recorded. Counters: rows are only ever added to. None for a
+/// database without any (a disk or tape repository's).
 fn cost_series(
     e: &mut Gauges,
     repo: &Repository,
@@ -192,6 +193,9 @@ fn cost_series(
     use recman_catalog::CostScope;
     use recman_catalog::meter::{Kind, Usage};
     let costs = repo.catalog().costs(db.id)?;
+    if costs.is_empty() {
+        return Ok(()); // a disk or tape repository: no request, no series
+    }
     for (scope, work) in [
         (CostScope::Backup, "backup"),
         (CostScope::Archive, "archive"),
