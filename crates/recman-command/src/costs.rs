@@ -94,7 +94,11 @@ fn add(
     repo.catalog()
         .add_costs(db_id, scope, key, &usage, now)
         .err()
-        .map(|e| format!("the repository's request counts for {key} were not recorded: {e}"))
+        .map(|e| {
+            format!(
+                "the object-store requests of {key} were not recorded in the catalog: {e}; hint: the work itself is done; report costs and the cost metrics lack these requests"
+            )
+        })
 }
 
 /// REPORT COSTS: every backup's and every archiving day's requests, of the database the front

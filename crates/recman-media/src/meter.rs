@@ -62,7 +62,7 @@ pub struct KindUsage {
 
 /// Requests and bytes by kind, indexed like [`Kind::ALL`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Usage(pub [KindUsage; 5]);
+pub struct Usage([KindUsage; 5]);
 
 impl Usage {
     pub fn of(&self, kind: Kind) -> KindUsage {
