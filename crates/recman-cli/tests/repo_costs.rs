@@ -338,6 +338,8 @@ fn report_costs_matches_the_requests_the_server_saw() {
     let table = repo.ok(&["report", "costs"]);
     eprintln!("{table}");
     assert!(table.contains(&id) && table.contains(&today), "{table}");
+    let said = repo.ok(&["run", "REPORT COSTS;"]);
+    assert!(said.contains(&id) && said.contains(&today), "{said}");
     let metrics = repo.ok(&["metrics"]);
     let series = format!(
         "recman_repository_requests_total{{database=\"main\",work=\"backup\",kind=\"PUT\"}} {}\n",
