@@ -19,6 +19,7 @@ mod blocks;
 mod calibration;
 mod catalog;
 mod copies;
+mod costs;
 mod db;
 mod drill;
 mod error;
@@ -48,6 +49,7 @@ pub use blocks::BlockRepair;
 pub use calibration::CalibrationRecord;
 pub use catalog::Catalog;
 pub use copies::CopyRecord;
+pub use costs::{CostRecord, CostScope};
 pub use drill::DrillRecord;
 pub use error::{CatalogError, LockHolder};
 pub use failure::{FailureChanges, FailureRecord, FoundFailure};
@@ -56,6 +58,7 @@ pub use iostat::IoStatRow;
 pub use lock::RepoLock;
 pub use reads::BackupRead;
 pub use receive::ReceivePosition;
+pub use recman_media::meter;
 pub use recman_media::{LockMode, Media, MediaError, MediaReader, MediaWriter, Retention, crypt};
 pub use records::{
     BackupRecord, BackupStatus, CorruptBlock, DbRecord, DeleteKind, MediaStatus, PendingDelete,

@@ -203,6 +203,14 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     CREATE UNIQUE INDEX failure_open ON failure (db_id, kind, object) WHERE status = 'OPEN';
     "#,
     // --- issue 43 ends ---
+    // --- issue 41 (repository costs) begins ---
+    // 15: requests and bytes the repository's store was sent, per backup and per day of
+    // archiving, so that a policy can be priced (`report costs`).
+    concat!(
+        crate::tables::table!(repo_cost, crate::tables::create_table!(pg,)),
+        "\n",
+    ),
+    // --- issue 41 ends ---
 ];
 
 #[cfg(test)]

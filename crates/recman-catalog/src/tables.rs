@@ -326,6 +326,22 @@ macro_rules! table {
             slot: text "NOT NULL",
         })
     };
+    // what the repository's requests cost (migration 15, issue 41): requests and payload bytes
+    // by kind, summed per backup (scope BACKUP, key its id) and per UTC day of archiving
+    // (scope ARCHIVE, key YYYY-MM-DD)
+    (repo_cost, $($m:ident)::+ ! ($($pre:tt)*)) => {
+        $($m)::+!($($pre)* repo_cost {
+            db_id: int "NOT NULL REFERENCES database (id)",
+            scope: text "NOT NULL CHECK (scope IN ('BACKUP', 'ARCHIVE'))",
+            scope_key: text "NOT NULL",
+            kind: text "NOT NULL CHECK (kind IN ('PUT', 'GET', 'HEAD', 'LIST', 'DELETE'))",
+            requests: int "NOT NULL",
+            bytes_sent: int "NOT NULL",
+            bytes_received: int "NOT NULL",
+            updated_at: int "NOT NULL";
+            "PRIMARY KEY (db_id, scope, scope_key, kind)"
+        })
+    };
 }
 pub(crate) use {column_list, create_table, sql_type, table};
 
@@ -371,6 +387,7 @@ pub const TABLES: &[(&str, &[(&str, bool)])] = &[
     ("drill", table!(drill, column_list!())),
     ("db_agent", table!(db_agent, column_list!())),
     ("wal_receive", table!(wal_receive, column_list!())),
+    ("repo_cost", table!(repo_cost, column_list!())),
 ];
 
 /// The columns of `table` as created by its defining migration.

@@ -23,6 +23,7 @@ const CHECKS: &[(&str, Check)] = &[
     ("config", config),
     ("deletions and crosscheck", deletions_and_crosscheck),
     ("block corruption and repairs", block_corruption),
+    ("repository costs", repo_costs),
 ];
 
 fn running(id: &str, db_id: i64, start_time: i64) -> BackupRecord {
@@ -664,6 +665,48 @@ fn block_corruption(cat: &Catalog) {
     assert_eq!(cat.block_corruption(a).unwrap(), [bad("base/5/1", 2)]);
     cat.set_block_corruption(a, &[]).unwrap();
     assert!(cat.block_corruption(a).unwrap().is_empty());
+}
+
+fn repo_costs(cat: &Catalog) {
+    use recman_catalog::CostScope;
+    use recman_media::meter::{Kind, KindUsage, Usage};
+    let a = db(cat, "a");
+    let usage = |kind: Kind, requests: u64, sent: u64, received: u64| {
+        let mut u = Usage::default();
+        let ku = KindUsage {
+            requests,
+            bytes_sent: sent,
+            bytes_received: received,
+        };
+        u.set(kind, ku);
+        u
+    };
+    cat.add_costs(a, CostScope::Backup, "B1", &usage(Kind::Put, 4, 9000, 0), 1)
+        .unwrap();
+    // A day of archiving is summed over its commands, kind by kind.
+    let day = "2026-11-29";
+    cat.add_costs(a, CostScope::Archive, day, &usage(Kind::Put, 1, 100, 0), 2)
+        .unwrap();
+    cat.add_costs(a, CostScope::Archive, day, &usage(Kind::Put, 2, 50, 0), 3)
+        .unwrap();
+    cat.add_costs(a, CostScope::Archive, day, &usage(Kind::Head, 3, 0, 0), 4)
+        .unwrap();
+    let rows = cat.costs(a).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        (rows[0].scope, rows[0].key.as_str()),
+        (CostScope::Backup, "B1")
+    );
+    assert_eq!(rows[0].usage, usage(Kind::Put, 4, 9000, 0));
+    assert_eq!(
+        (rows[1].scope, rows[1].key.as_str()),
+        (CostScope::Archive, day)
+    );
+    let mut both = usage(Kind::Put, 3, 150, 0);
+    both.set(Kind::Head, usage(Kind::Head, 3, 0, 0).of(Kind::Head));
+    assert_eq!(rows[1].usage, both);
+    assert_eq!(rows[1].updated_at, 4);
+    assert!(cat.costs(db(cat, "b")).unwrap().is_empty());
 }
 
 fn run_checks(mut fresh: impl FnMut(&str) -> Catalog) {

@@ -9,6 +9,20 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use recman_catalog::meter;
+
+/// Adds this process's object-store requests since `before` to today's archiving costs of
+/// `db`. WAL is archived or served whatever the bookkeeping does, so a failure is a warning.
+pub(crate) fn record_costs(
+    repo: &recman_catalog::Repository,
+    db: &recman_catalog::DbRecord,
+    before: &meter::Usage,
+) {
+    if let Some(w) = recman_command::costs::record_archiving(repo, db.id, before) {
+        eprintln!("recman: warning: {w}");
+    }
+}
+
 /// archive-push: %p and the next segments marked ready (or, on a backlog, %p while a background
 /// pusher takes the rest); the rest are warnings, since PostgreSQL's own call for each will try
 /// again.
@@ -21,6 +35,7 @@ pub fn push(g: &Global, p: recman_command::ArchivePush) -> Result<()> {
 
 /// archive-push into the one repository `g` names; returns the database's name.
 pub fn push_into(g: &Global, p: recman_command::ArchivePush) -> Result<String> {
+    let before = meter::snapshot();
     let repo = crate::device_cmds::open_one(g)?;
     let pgdata = g.pgdata.clone().or_else(|| std::env::current_dir().ok());
     let db = recman_engine::resolve_database(&repo, g.db.as_deref(), pgdata.as_deref())?;
@@ -39,7 +54,9 @@ pub fn push_into(g: &Global, p: recman_command::ArchivePush) -> Result<String> {
         spool: &spool,
         command: &command,
     };
-    let r = recman_engine::archive_push(&repo, &db, &p.path, &opts, Some(&ahead))?;
+    let r = recman_engine::archive_push(&repo, &db, &p.path, &opts, Some(&ahead));
+    record_costs(&repo, &db, &before);
+    let r = r?;
     for (name, e) in &r.failed {
         eprintln!(
             "recman: warning: could not archive {name} along with {}: {e}; PostgreSQL's own archive-push call for it will try again",
@@ -71,6 +88,7 @@ pub fn push_into(g: &Global, p: recman_command::ArchivePush) -> Result<String> {
 /// no batch and no background pusher. ADVISE FAILURE writes it to re-archive a gap's
 /// segments from pg_wal.
 pub fn catalog_archivelog(g: &Global, path: &std::path::Path) -> Result<()> {
+    let before = meter::snapshot();
     let repo = open_repo(g)?;
     let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
     let p = recman_command::ArchivePush {
@@ -80,7 +98,9 @@ pub fn catalog_archivelog(g: &Global, path: &std::path::Path) -> Result<()> {
         parallel: None,
         repo_host: None,
     };
-    let r = recman_engine::archive_push(&repo, &db, path, &p.options()?, None)?;
+    let r = recman_engine::archive_push(&repo, &db, path, &p.options()?, None);
+    record_costs(&repo, &db, &before);
+    let r = r?;
     let said = match r.outcome {
         recman_engine::ArchivePushOutcome::Archived { name, stored_size } => format!(
             "cataloged archived log {name} into repository {} ({} stored)",
@@ -138,11 +158,13 @@ pub fn prefetch(g: &Global, p: recman_command::ArchivePrefetch) -> Result<ExitCo
     let Some(lock) = lock else {
         return Ok(ExitCode::SUCCESS); // another prefetcher is at work
     };
+    let before = meter::snapshot();
     let repo = open_repo(g)?;
     let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
     let parallel = parallel.unwrap_or_else(recman_engine::default_prefetch_parallel);
-    let r =
-        recman_engine::prefetch_into_spool(&repo, &db, &lock, &after, count, parallel, started)?;
+    let r = recman_engine::prefetch_into_spool(&repo, &db, &lock, &after, count, parallel, started);
+    record_costs(&repo, &db, &before);
+    let r = r?;
     for (name, e) in &r.failed {
         eprintln!(
             "recman: prefetch of wal segment {name} into {} failed: {e}; archive-get fetches it from the repository when PostgreSQL asks for it",
@@ -231,6 +253,7 @@ fn get_along_list(g: &Global, name: &str, dest: &Path) -> Result<Got> {
     let mut first = None;
     let mut failed: Vec<String> = Vec::new();
     for gi in crate::repo_list::each(g) {
+        let before = meter::snapshot();
         let opened = crate::device_cmds::open_one(&gi).and_then(|repo| {
             let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
             Ok((repo, db))
@@ -245,7 +268,9 @@ fn get_along_list(g: &Global, name: &str, dest: &Path) -> Result<Got> {
             }
             Err(e) => return Err(e),
         };
-        match recman_engine::archive_get(&repo, &db, name, dest) {
+        let got = recman_engine::archive_get(&repo, &db, name, dest);
+        record_costs(&repo, &db, &before);
+        match got {
             Ok(recman_engine::ArchiveGetOutcome::Restored { .. }) => return Ok(Got::Restored),
             Ok(recman_engine::ArchiveGetOutcome::NotFound { .. }) => {}
             Err(e) if several => {
@@ -336,10 +361,13 @@ pub fn push_ahead(g: &Global, p: recman_command::ArchivePushAhead) -> Result<Exi
     let Some(lock) = spool.try_lock(&p.after)? else {
         return Ok(ExitCode::SUCCESS); // another pusher is at work
     };
+    let before = meter::snapshot();
     let repo = open_repo(g)?;
     let pgdata = g.pgdata.clone().or_else(|| std::env::current_dir().ok());
     let db = recman_engine::resolve_database(&repo, g.db.as_deref(), pgdata.as_deref())?;
-    let r = recman_engine::push_ahead(&repo, &db, &lock, &opts)?;
+    let r = recman_engine::push_ahead(&repo, &db, &lock, &opts);
+    record_costs(&repo, &db, &before);
+    let r = r?;
     for (name, e) in &r.failed {
         eprintln!(
             "recman: background push of wal segment {name} failed: {e}; PostgreSQL's own archive-push call for it pushes it"

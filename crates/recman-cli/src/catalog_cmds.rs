@@ -169,6 +169,13 @@ pub enum ReportWhat {
         #[arg(long)]
         json: bool,
     },
+    /// Requests sent to the repository's object store (PUT, GET, HEAD, LIST, DELETE) and
+    /// payload bytes each way, for every backup (its whole backup command) and every UTC day
+    /// of archiving (archive-push and archive-get), to price a retention or archiving policy.
+    Costs {
+        #[arg(long)]
+        json: bool,
+    },
     /// The fleet page as a file: every database's health, open failures, last backups, RPO
     /// and RTO against the targets, drill history and throughput plots, as one HTML page
     /// that loads nothing from anywhere (what `server --page-listen` serves).

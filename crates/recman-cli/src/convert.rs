@@ -492,6 +492,7 @@ impl From<cc::ReportWhat> for m::ReportWhat {
             R::Rpo { json } => m::ReportWhat::Rpo { json },
             R::Repositories { json } => m::ReportWhat::Repositories { json },
             R::Slo { json } => m::ReportWhat::Slo { json },
+            R::Costs { json } => m::ReportWhat::Costs { json },
             R::Fleet { html } => m::ReportWhat::Fleet { html },
             R::Obsolete { policy, json } => m::ReportWhat::Obsolete {
                 policy: policy.into(),

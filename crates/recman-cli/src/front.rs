@@ -352,6 +352,7 @@ impl recman_command::Printer for CliPrinter<'_> {
             Outcome::Metrics(m) => crate::metrics::print(m),
             Outcome::Failures(f) => crate::failure_cmd::print(f),
             Outcome::Slo { rows, json } => crate::failure_cmd::print_slo(&rows, json),
+            Outcome::Costs { rows, json } => crate::report_costs::print(&rows, json),
             Outcome::Schema { report, json } => crate::report_schema::report_schema(&report, json),
             Outcome::Unrecoverable { rows, json } => {
                 crate::report_schema::report_unrecoverable(&rows, json)

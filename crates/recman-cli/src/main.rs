@@ -25,6 +25,7 @@ mod progress_json;
 mod receive_cmd;
 mod repo_host;
 mod repo_list;
+mod report_costs;
 mod report_io;
 mod report_plot;
 mod report_schema;

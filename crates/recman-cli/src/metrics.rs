@@ -42,7 +42,13 @@ impl Exposition {
         let mut out = String::new();
         for (name, f) in &self.families {
             let _ = writeln!(out, "# HELP {name} {}", f.help);
-            let _ = writeln!(out, "# TYPE {name} gauge");
+            // Prometheus names counters by their _total suffix.
+            let kind = if name.ends_with("_total") {
+                "counter"
+            } else {
+                "gauge"
+            };
+            let _ = writeln!(out, "# TYPE {name} {kind}");
             for (labels, v) in &f.samples {
                 let _ = writeln!(out, "{name}{labels} {}", number(*v));
             }

@@ -197,11 +197,14 @@ pub fn push_everywhere(g: &Global, p: recman_command::ArchivePush) -> Result<()>
 
 /// archive-push of the file alone into the repository `gi` names.
 fn push_alone(gi: &Global, p: &recman_command::ArchivePush) -> Result<String> {
+    let before = recman_catalog::meter::snapshot();
     let repo = crate::device_cmds::open_one(gi)?;
     let pgdata = gi.pgdata.clone().or_else(|| std::env::current_dir().ok());
     let db = recman_engine::resolve_database(&repo, gi.db.as_deref(), pgdata.as_deref())?;
     let opts = p.options()?;
-    recman_engine::archive_push(&repo, &db, &p.path, &opts, None)?;
+    let pushed = recman_engine::archive_push(&repo, &db, &p.path, &opts, None);
+    crate::archive_cmds::record_costs(&repo, &db, &before);
+    pushed?;
     Ok(db.name)
 }
 

@@ -118,6 +118,11 @@ pub enum ReportWhat {
     Slo {
         json: bool,
     },
+    /// The object-store requests and bytes of each backup and each day of archiving
+    /// (issue 41), to price a policy.
+    Costs {
+        json: bool,
+    },
     /// The fleet page written to a file (issue 43); the front end writes it.
     Fleet {
         html: std::path::PathBuf,

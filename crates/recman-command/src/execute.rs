@@ -271,6 +271,11 @@ pub enum Outcome {
         rows: Vec<crate::slo::SloRow>,
         json: bool,
     },
+    /// REPORT COSTS: requests and bytes per backup and per day of archiving.
+    Costs {
+        rows: Vec<crate::costs::CostRow>,
+        json: bool,
+    },
 }
 
 /// How the front end shows outcomes.
@@ -658,6 +663,7 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
             crate::schema::report_unrecoverable(json, e, p)?
         }
         Command::Report(ReportWhat::Slo { json }) => crate::slo::report_slo(json, e, p)?,
+        Command::Report(ReportWhat::Costs { json }) => crate::costs::report_costs(json, e, p)?,
         Command::Report(what @ (ReportWhat::Obsolete { .. } | ReportWhat::NeedBackup { .. })) => {
             crate::maint::report(what, e, p)?
         }
@@ -711,7 +717,28 @@ pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed,
 /// up the archived WAL not yet in a backup set, then the database, then the WAL generated
 /// during it.
 fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+    // Before the repository is opened: opening it is part of what the backup costs.
+    let before = recman_catalog::meter::snapshot();
     let ctx = env(e.context())?;
+    let mut made = None;
+    let done = backup_steps(b, e, p, &ctx, &mut made);
+    // What came after the backup (its copies, PLUS ARCHIVELOG) is part of its cost too.
+    if let Some(id) = made
+        && let Some(w) = crate::costs::record_backup(&ctx.repo, ctx.db.id, &id, &before)
+    {
+        e.progress().notice(&w);
+    }
+    done
+}
+
+/// BACKUP DATABASE's steps; `made` gets the backup's id as soon as it exists.
+fn backup_steps(
+    b: &BackupDatabase,
+    e: &dyn Env,
+    p: &mut dyn Printer,
+    ctx: &Context,
+    made: &mut Option<String>,
+) -> Result<(), ExecError> {
     let plus = |p: &mut dyn Printer| -> Result<(), ExecError> {
         let (compression, filesperset) = env(e.resolve_archivelog(b.compress.as_deref(), None))?;
         let opts = ArchivelogOptions {
@@ -754,21 +781,22 @@ fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Resu
     }
     .duplex_targets()?;
     let mut opts = b.options(&env(e.resolve_backup(&ctx.repo, b))?)?;
-    crate::tuning_start::start_from_advice(&ctx, b, &mut opts, e.progress())?;
+    crate::tuning_start::start_from_advice(ctx, b, &mut opts, e.progress())?;
     // Incremental forever: a backup that names no level is a level 1.
-    let forever = recman_engine::forever::policy(&ctx)?
+    let forever = recman_engine::forever::policy(ctx)?
         .filter(|_| opts.incremental_level.is_none() && !opts.as_copy && !opts.for_recover_of_copy);
     if forever.is_some() {
         e.progress()
             .notice("incremental forever: taking a level 1 (configure incremental-forever)");
         opts.incremental_level = Some(1);
     }
-    let report = recman_engine::backup_database(&ctx, &opts, e.progress())?;
+    let report = recman_engine::backup_database(ctx, &opts, e.progress())?;
+    *made = Some(report.record.id.clone());
     let level1 = report.record.backup_type == "LEVEL1";
     if b.keep_forever || keep_until.is_some() {
         recman_engine::keep::set_keep(&ctx.repo, &report.record.id, keep_until)?;
     }
-    for d in recman_engine::duplex::duplex_backup(&ctx, &report.record.id, &duplex, e.progress())? {
+    for d in recman_engine::duplex::duplex_backup(ctx, &report.record.id, &duplex, e.progress())? {
         e.progress().notice(&format!(
             "copy {} of backup {}: {} piece(s), {} bytes written to {}",
             d.copy, report.record.id, d.pieces, d.bytes, d.device
@@ -780,7 +808,7 @@ fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Resu
     });
     if let Some(pol) = forever
         && level1
-        && recman_engine::forever::synthetic_due(&ctx, pol)?
+        && recman_engine::forever::synthetic_due(ctx, pol)?
     {
         e.progress().notice(&format!(
             "incremental forever: the newest level 0 is {} day(s) old or more: building a synthetic full from the chain",
@@ -791,7 +819,7 @@ fn backup_database(b: &BackupDatabase, e: &dyn Env, p: &mut dyn Printer) -> Resu
             tag: None,
             compression: opts.compression,
         };
-        let s = recman_engine::synthetic_full(&ctx, &sopts, e.progress())?;
+        let s = recman_engine::synthetic_full(ctx, &sopts, e.progress())?;
         p.outcome(Outcome::SyntheticFull(s));
     }
     if b.plus_archivelog {

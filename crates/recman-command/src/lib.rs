@@ -13,6 +13,7 @@ mod catalog;
 mod check;
 mod command;
 pub mod configure;
+pub mod costs;
 mod delete;
 mod drill;
 pub mod execute;

@@ -175,9 +175,61 @@ pub fn collect(
                 secs(now - r.updated_at).max(0.0),
             );
         }
+        cost_series(&mut e, repo, &db)?;
     }
     last_job(&mut e, repo)?;
     Ok(e.0)
+}
+
+/// What the repository's store was sent (issue 41): requests by kind and payload bytes by
+/// direction, summed over the backups (`work="backup"`) and the days of archiving
+/// (`work="archive"`) the catalog recorded. Counters: rows are only ever added to. None for a
+/// database without any (a disk or tape repository's).
+fn cost_series(
+    e: &mut Gauges,
+    repo: &Repository,
+    db: &recman_catalog::DbRecord,
+) -> Result<(), EngineError> {
+    use recman_catalog::CostScope;
+    use recman_catalog::meter::{Kind, Usage};
+    let costs = repo.catalog().costs(db.id)?;
+    if costs.is_empty() {
+        return Ok(()); // a disk or tape repository: no request, no series
+    }
+    for (scope, work) in [
+        (CostScope::Backup, "backup"),
+        (CostScope::Archive, "archive"),
+    ] {
+        let mut sum = Usage::default();
+        for c in costs.iter().filter(|c| c.scope == scope) {
+            sum.add(&c.usage);
+        }
+        let labels = |extra: (&'static str, &'static str)| {
+            [("database", db.name.as_str()), ("work", work), extra]
+        };
+        for k in Kind::ALL {
+            e.add(
+                "recman_repository_requests_total",
+                "Requests sent to the repository's object store, by kind (PUT, GET, HEAD, LIST, DELETE) and by the work that made them.",
+                &labels(("kind", k.as_str())),
+                sum.of(k).requests as f64,
+            );
+        }
+        let total = sum.total();
+        e.add(
+            "recman_repository_bytes_total",
+            "Payload bytes sent to and received from the repository's object store, by the work that moved them.",
+            &labels(("direction", "sent")),
+            total.bytes_sent as f64,
+        );
+        e.add(
+            "recman_repository_bytes_total",
+            "Payload bytes sent to and received from the repository's object store, by the work that moved them.",
+            &labels(("direction", "received")),
+            total.bytes_received as f64,
+        );
+    }
+    Ok(())
 }
 
 /// Restore drills' results: the newest drill's outcome, and the last passed one's measured

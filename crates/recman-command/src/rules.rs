@@ -399,6 +399,7 @@ impl Command {
                 | ReportWhat::Rpo { .. }
                 | ReportWhat::Repositories { .. }
                 | ReportWhat::Slo { .. }
+                | ReportWhat::Costs { .. }
                 | ReportWhat::Fleet { .. } => Ok(()),
             },
             Command::Delete(d) => match d {

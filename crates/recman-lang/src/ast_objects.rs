@@ -325,6 +325,9 @@ pub enum Report {
     Unrecoverable,
     /// recman's own: measured RPO and RTO beside their targets.
     Slo,
+    /// recman's own: the repository's object-store requests and bytes per backup and per
+    /// day of archiving.
+    Costs,
 }
 
 /// A retention rule given on REPORT or DELETE itself.

@@ -81,8 +81,8 @@ pub const TOPICS: &[Topic] = &[
     },
     Topic {
         keyword: "REPORT",
-        syntax: "REPORT OBSOLETE | REPORT NEED BACKUP ... | REPORT SCHEMA | REPORT UNRECOVERABLE | REPORT SLO;",
-        meaning: "Answers retention questions from the catalog. REPORT SLO sets each database's measured RPO, last drill's RTO and predicted restore time beside the targets (recman report slo).",
+        syntax: "REPORT OBSOLETE | REPORT NEED BACKUP ... | REPORT SCHEMA | REPORT UNRECOVERABLE | REPORT SLO | REPORT COSTS;",
+        meaning: "Answers retention questions from the catalog. REPORT SLO sets each database's measured RPO, last drill's RTO and predicted restore time beside the targets (recman report slo). REPORT COSTS shows the object-store requests (PUT, GET, HEAD, LIST, DELETE) and bytes of each backup and each day of archiving (recman report costs).",
     },
     Topic {
         keyword: "RESTORE",

@@ -257,6 +257,7 @@ pub fn open(cfg: AzureConfig) -> Result<S3Media, MediaError> {
         .with_container_name(&cfg.container)
         .with_allow_http(tuning.allow_http)
         .with_retry(retry)
+        .with_http_connector(crate::meter::Metered)
         .with_client_options(client)
         .with_use_emulator(false);
     if let Some(ep) = endpoint {

@@ -199,3 +199,39 @@ pub fn run(m: &dyn Media, prefix: &str, big: usize) {
         "{d}: cleanup"
     );
 }
+
+/// An object-store driver's requests reach the request meter ([`crate::meter`]) by kind, with
+/// their payload bytes. The counters are the process's, and tests of one binary run at once,
+/// so this asserts at least the requests it makes itself.
+pub fn metered(m: &dyn Media, prefix: &str) {
+    use crate::meter::{self, Kind};
+    let d = m.describe();
+    let data = pattern(3000, 9);
+    let name = format!("{prefix}/metered");
+    let before = meter::snapshot();
+    m.put(&name, &data).unwrap();
+    assert_eq!(m.get(&name).unwrap(), data, "{d}: read back");
+    m.list(&format!("{prefix}/")).unwrap();
+    assert!(m.remove(&name).unwrap(), "{d}: remove");
+    let used = meter::snapshot().since(&before);
+    let at_least = |k: Kind, requests: u64| {
+        let u = used.of(k);
+        assert!(
+            u.requests >= requests,
+            "{d}: {} requests of kind {} counted, {requests} made: {used:?}",
+            u.requests,
+            k.as_str()
+        );
+        u
+    };
+    assert!(
+        at_least(Kind::Put, 1).bytes_sent >= data.len() as u64,
+        "{d}: {used:?}"
+    );
+    assert!(
+        at_least(Kind::Get, 1).bytes_received >= data.len() as u64,
+        "{d}: {used:?}"
+    );
+    at_least(Kind::List, 1);
+    at_least(Kind::Delete, 1);
+}

@@ -254,6 +254,7 @@ pub fn open(cfg: GcsConfig) -> Result<S3Media, MediaError> {
         .with_bucket_name(&cfg.bucket)
         .with_base_url(&base)
         .with_retry(retry)
+        .with_http_connector(crate::meter::Metered)
         .with_client_options(client.clone())
         .with_skip_signature(cfg.anonymous);
     if let Some(path) = &cfg.credentials_file {

@@ -16,6 +16,7 @@ pub mod azure;
 pub mod disk;
 mod error;
 pub mod gcs;
+pub mod meter;
 pub mod modes;
 pub mod plugin;
 pub mod s3;

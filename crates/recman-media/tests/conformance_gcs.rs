@@ -25,6 +25,7 @@ fn gcs_driver_passes_the_conformance_suite() {
     assert_eq!(m.describe(), "gs://recman-test/repo/main");
     m.check().unwrap();
     conformance::run(&m, "run1", 12 << 20);
+    conformance::metered(&m, "metered");
     // The bucket root works as a repository too, and an object of whole chunks ends with a
     // full last chunk.
     conformance::run(&media(&server, ""), "run2", 10 << 20);

@@ -26,6 +26,7 @@ fn s3_driver_passes_the_conformance_suite() {
     assert_eq!(m.describe(), "s3://recman-test/repo/main");
     m.check().unwrap();
     conformance::run(&m, "run1", 12 << 20);
+    conformance::metered(&m, "metered");
     // The bucket root works as a repository too.
     conformance::run(&media(&server, ""), "run2", 6 << 20);
 }

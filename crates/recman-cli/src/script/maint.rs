@@ -168,6 +168,7 @@ pub(crate) fn lower(s: &Session, st: &Statement) -> Result<Vec<m::Command>> {
             Report::Schema => m::ReportWhat::Schema { json: false },
             Report::Unrecoverable => m::ReportWhat::Unrecoverable { json: false },
             Report::Slo => m::ReportWhat::Slo { json: false },
+            Report::Costs => m::ReportWhat::Costs { json: false },
         })),
         Statement::Crosscheck(c) => {
             no_qualifiers(&c.qualifiers, "CROSSCHECK")?;

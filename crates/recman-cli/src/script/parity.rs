@@ -305,6 +305,7 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
         "CONFIGURE BACKUP WINDOW CLEAR;",
     ),
     ("report slo", "REPORT SLO;"),
+    ("report costs", "REPORT COSTS;"),
     ("failure list", "LIST FAILURE;"),
     ("failure list --all", "LIST FAILURE ALL;"),
     ("failure list 3 --detail", "LIST FAILURE 3 DETAIL;"),
@@ -385,6 +386,10 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
     ),
     (
         "report slo --json",
+        "machine output for programs, not scripts",
+    ),
+    (
+        "report costs --json",
         "machine output for programs, not scripts",
     ),
     (

@@ -151,7 +151,14 @@ impl Parser<'_> {
     }
 
     pub(crate) fn report(&mut self) -> R<Report> {
-        let r = match self.one_of(&["NEED", "OBSOLETE", "SCHEMA", "UNRECOVERABLE", "SLO"])? {
+        let r = match self.one_of(&[
+            "NEED",
+            "OBSOLETE",
+            "SCHEMA",
+            "UNRECOVERABLE",
+            "SLO",
+            "COSTS",
+        ])? {
             "NEED" => {
                 self.expect_kw("BACKUP")?;
                 let rule = if self.eat_kw("DAYS") {
@@ -169,6 +176,7 @@ impl Parser<'_> {
             "OBSOLETE" => Report::Obsolete(self.retention_rule()?),
             "SCHEMA" => Report::Schema,
             "SLO" => Report::Slo,
+            "COSTS" => Report::Costs,
             _ => Report::Unrecoverable,
         };
         Ok(r)

@@ -300,6 +300,7 @@ impl Display for Report {
             Report::Schema => f.write_str("SCHEMA"),
             Report::Unrecoverable => f.write_str("UNRECOVERABLE"),
             Report::Slo => f.write_str("SLO"),
+            Report::Costs => f.write_str("COSTS"),
         }
     }
 }

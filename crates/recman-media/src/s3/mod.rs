@@ -238,6 +238,7 @@ impl S3Media {
             .with_virtual_hosted_style_request(cfg.virtual_hosted)
             .with_allow_http(cfg.allow_http)
             .with_retry(retry)
+            .with_http_connector(crate::meter::Metered)
             .with_client_options(client.clone());
         if let Some(ep) = &cfg.endpoint {
             b = b.with_endpoint(bucket_endpoint(ep, &cfg.bucket, cfg.virtual_hosted));

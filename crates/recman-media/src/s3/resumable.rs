@@ -20,9 +20,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::{Method, StatusCode};
 use object_store::ClientOptions;
-use object_store::client::{
-    HttpClient, HttpConnector, HttpErrorKind, HttpRequestBody, ReqwestConnector,
-};
+use object_store::client::{HttpClient, HttpErrorKind, HttpRequestBody};
 use object_store::gcp::GcpCredentialProvider;
 use tokio::task::JoinHandle;
 
@@ -166,12 +164,10 @@ impl GcsUploader {
         base: &str,
         bucket: &str,
     ) -> Result<GcsUploader, UploadError> {
-        let http = ReqwestConnector::default()
-            .connect(client)
-            .map_err(|e| UploadError::Http {
-                connect: false,
-                message: e.to_string(),
-            })?;
+        let http = crate::meter::Metered::client(client).map_err(|e| UploadError::Http {
+            connect: false,
+            message: e.to_string(),
+        })?;
         let base = base.trim_end_matches('/');
         let bucket = encode(bucket);
         Ok(GcsUploader {

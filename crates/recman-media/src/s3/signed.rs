@@ -10,7 +10,7 @@ use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode};
 use object_store::ClientOptions;
 use object_store::aws::{AwsAuthorizer, AwsCredentialProvider};
-use object_store::client::{HttpClient, HttpConnector, HttpRequestBody, ReqwestConnector};
+use object_store::client::{HttpClient, HttpRequestBody};
 
 use super::S3Config;
 
@@ -129,9 +129,8 @@ impl Signed {
         client: &ClientOptions,
         creds: AwsCredentialProvider,
     ) -> Result<Signed, SignedError> {
-        let http = ReqwestConnector::default()
-            .connect(client)
-            .map_err(|e| SignedError::Http(e.to_string()))?;
+        let http =
+            crate::meter::Metered::client(client).map_err(|e| SignedError::Http(e.to_string()))?;
         Ok(Signed {
             http,
             creds,

@@ -51,6 +51,8 @@ struct Shared {
     stop: AtomicBool,
     sockets: Mutex<Vec<TcpStream>>,
     requests: AtomicU64,
+    /// The first line (`METHOD TARGET VERSION`) of every request, in arrival order.
+    lines: Mutex<Vec<String>>,
     slowdowns: AtomicU64,
     cuts: AtomicU64,
     denials: AtomicU64,
@@ -74,6 +76,7 @@ impl FaultProxy {
             stop: AtomicBool::new(false),
             sockets: Mutex::new(Vec::new()),
             requests: AtomicU64::new(0),
+            lines: Mutex::new(Vec::new()),
             slowdowns: AtomicU64::new(0),
             cuts: AtomicU64::new(0),
             denials: AtomicU64::new(0),
@@ -121,6 +124,12 @@ impl FaultProxy {
 
     pub fn requests(&self) -> u64 {
         self.shared.requests.load(Ordering::SeqCst)
+    }
+
+    /// The first line of every request so far, in arrival order: what a test compares with a
+    /// server's own log to tell the proxied client's requests from others'.
+    pub fn request_lines(&self) -> Vec<String> {
+        lock(&self.shared.lines).clone()
     }
 
     pub fn slowdowns(&self) -> u64 {
@@ -331,6 +340,7 @@ fn serve(client: TcpStream, sh: &Shared) -> io::Result<()> {
     let mut upstream: Option<(BufReader<TcpStream>, TcpStream)> = None;
     while let Some(req) = read_head(&mut cr)? {
         sh.requests.fetch_add(1, Ordering::SeqCst);
+        lock(&sh.lines).push(req.first.clone());
         let is_head = req.first.starts_with("HEAD ");
         let action = sh.decide(&req.first);
         if let Action::SlowDown | Action::Deny = action {
