@@ -118,28 +118,12 @@ impl Ledger {
 
     /// The WAL files owed for database `db`, oldest name first.
     pub fn owed(&self, db: &str) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(self.dir.join(db))
-            .map(|rd| {
-                rd.filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        v.sort();
-        v
+        sorted_names(&self.dir.join(db))
     }
 
     /// The databases with anything owed.
     pub fn databases(&self) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(&self.dir)
-            .map(|rd| {
-                rd.filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        v.sort();
-        v
+        sorted_names(&self.dir)
     }
 
     pub fn paid(&self, db: &str, name: &str) {
@@ -267,6 +251,19 @@ fn pay_one(
         }
     }
     anyhow::bail!("neither pg_wal nor another repository of the list holds it")
+}
+
+/// The names in directory `dir`, sorted; none when it does not exist.
+fn sorted_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
 }
 
 /// A ledger entry for a backup a repository did not take: this prefix and the backup's id.

@@ -7,7 +7,6 @@
 mod common;
 mod flows;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -15,35 +14,13 @@ use common::*;
 use flows::start_and_compare;
 use recman_media::testkit::Moto;
 
-/// One repository of the test: its URL and the options every recman call gets.
-struct Repo {
-    url: String,
-    config: PathBuf,
-    cache: PathBuf,
+/// One repository of the test: [`RemoteRepo`] and what this test asks of it.
+trait Repo {
+    fn archive_command(&self) -> String;
+    fn backups(&self, extra: &[&str]) -> Vec<serde_json::Value>;
 }
 
-impl Repo {
-    fn args(&self, extra: &[&str]) -> Vec<String> {
-        let mut v: Vec<String> = vec![
-            "--config".into(),
-            path_str(&self.config).into(),
-            "--repo".into(),
-            self.url.clone(),
-            "--repo-cache".into(),
-            path_str(&self.cache).into(),
-        ];
-        v.extend(extra.iter().map(|s| s.to_string()));
-        v
-    }
-
-    fn ok(&self, extra: &[&str]) -> String {
-        recman_ok(self.args(extra))
-    }
-
-    fn err(&self, extra: &[&str]) -> String {
-        recman_err(self.args(extra))
-    }
-
+impl Repo for RemoteRepo {
     fn archive_command(&self) -> String {
         object_store_archive_command(&self.url, &self.config, &self.cache)
             .trim_matches('\'')
@@ -79,7 +56,7 @@ fn immutable_repository_survives_an_attacker_and_keeps_locked_versions() {
     }
     std::fs::write(&config, toml).unwrap();
     chown_to_cluster_user(&config);
-    let repo = |name: &str, bucket: &str| Repo {
+    let repo = |name: &str, bucket: &str| RemoteRepo {
         url: format!("s3://{bucket}/{name}"),
         config: config.clone(),
         cache: dir.join(format!("cache-{name}")),
@@ -121,7 +98,7 @@ fn immutable_repository_survives_an_attacker_and_keeps_locked_versions() {
         ],
         ..Default::default()
     });
-    let target = |r: &Repo, extra: &[&str]| {
+    let target = |r: &RemoteRepo, extra: &[&str]| {
         let conninfo = c.conninfo();
         let mut a = vec!["--pgdata", path_str(&c.pgdata), "--target", &conninfo];
         a.extend_from_slice(extra);

@@ -68,14 +68,8 @@ impl Runner {
     }
 }
 
-fn wait_until(what: &str, mut cond: impl FnMut() -> bool, detail: impl Fn() -> String) {
-    let deadline = Deadline::after(BOUND);
-    while !cond() {
-        if deadline.passed() {
-            panic!("{what} did not happen within {BOUND:?}\n{}", detail());
-        }
-        std::thread::sleep(Duration::from_millis(300));
-    }
+fn wait_until(what: &str, cond: impl FnMut() -> bool, detail: impl Fn() -> String) {
+    common::wait_until(what, BOUND, cond, detail);
 }
 
 fn switch(c: &Cluster, table: &str) -> String {
@@ -97,20 +91,12 @@ fn three_repositories_each_hold_every_wal_file_and_the_second_restores_without_t
     let (_dir, path) = new_scratch_dir();
     let key = gcs.key_file(&path).unwrap();
     chown_to_cluster_user(&key);
-    let config = path.join("recman.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[s3]\nendpoint = \"{}\"\nregion = \"us-east-1\"\naccess-key-id = \"{}\"\nsecret-access-key = \"{}\"\nmax-retries = 1\n\n[gcs]\ncredentials-file = \"{}\"\nendpoint = \"{}\"\n",
-            proxy.endpoint(),
-            s3.access_key(),
-            s3.secret_key(),
-            key.display(),
-            gcs.endpoint()
-        ),
-    )
-    .unwrap();
-    chown_to_cluster_user(&config);
+    let gcs_section = format!(
+        "max-retries = 1\n\n[gcs]\ncredentials-file = \"{}\"\nendpoint = \"{}\"\n",
+        key.display(),
+        gcs.endpoint()
+    );
+    let config = write_s3_config(&path, &proxy.endpoint(), &s3, &gcs_section);
     let cache_home = path.join("cache-home");
     std::fs::create_dir(&cache_home).unwrap();
     chown_to_cluster_user(&cache_home);

@@ -159,29 +159,8 @@ fn reported(report: &[Value], scope: &str, pick: impl Fn(&str) -> bool) -> Count
     c
 }
 
-struct Repo {
-    url: String,
-    config: PathBuf,
-    cache: PathBuf,
-}
-
-impl Repo {
-    fn ok(&self, extra: &[&str]) -> String {
-        let mut v: Vec<String> = vec![
-            "--config".into(),
-            path_str(&self.config).into(),
-            "--repo".into(),
-            self.url.clone(),
-            "--repo-cache".into(),
-            path_str(&self.cache).into(),
-        ];
-        v.extend(extra.iter().map(|s| s.to_string()));
-        recman_ok(v)
-    }
-
-    fn costs(&self) -> Vec<Value> {
-        serde_json::from_str(&self.ok(&["report", "costs", "--json"])).unwrap()
-    }
+fn costs(repo: &RemoteRepo) -> Vec<Value> {
+    serde_json::from_str(&repo.ok(&["report", "costs", "--json"])).unwrap()
 }
 
 fn s3_config(dir: &Path, name: &str, moto: &Moto, endpoint: &str) -> PathBuf {
@@ -209,7 +188,7 @@ fn report_costs_matches_the_requests_the_server_saw() {
     let proxy = FaultProxy::start(&moto.endpoint(), Faults::None, 1).unwrap();
     let cache = dir.join("cache");
     let url = format!("s3://{BUCKET}/pg");
-    let repo = Repo {
+    let repo = RemoteRepo {
         url: url.clone(),
         config: s3_config(&dir, "direct.toml", &moto, &moto.endpoint()),
         cache: cache.clone(),
@@ -236,7 +215,7 @@ fn report_costs_matches_the_requests_the_server_saw() {
     settle(&proxy);
 
     // One backup: its window at the server, with the archiver's pushes in it set apart.
-    let before = repo.costs();
+    let before = costs(&repo);
     let (server0, proxy0) = (server_lines(&log).len(), proxy.request_lines().len());
     on_cluster(&["backup", "database", "--tag", "PRICED"]);
     // The backup's history file is archived after the backup returns: the window ends when
@@ -247,7 +226,7 @@ fn report_costs_matches_the_requests_the_server_saw() {
     let proxied = proxy.request_lines();
     let seen = count(&server[server0..]);
     let archiver = count(&proxied[proxy0..]);
-    let after = repo.costs();
+    let after = costs(&repo);
     let backups: Vec<Value> =
         serde_json::from_str(&repo.ok(&["list", "backup", "--json"])).unwrap();
     assert_eq!(backups.len(), 1, "{backups:?}");
@@ -306,7 +285,7 @@ fn report_costs_matches_the_requests_the_server_saw() {
         }
     }
     settle(&proxy);
-    let before = repo.costs();
+    let before = costs(&repo);
     let server0 = server_lines(&log).len();
     for seg in &segments {
         let wal = spool.join(seg);
@@ -318,7 +297,7 @@ fn report_costs_matches_the_requests_the_server_saw() {
         ]);
     }
     let seen = count(&server_lines(&log)[server0..]);
-    let after = repo.costs();
+    let after = costs(&repo);
     let archived = minus(
         &reported(&after, "ARCHIVE", |_| true),
         &reported(&before, "ARCHIVE", |_| true),

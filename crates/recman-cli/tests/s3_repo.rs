@@ -22,18 +22,12 @@ struct S3Setup {
 }
 
 fn write_config(dir: &Path, endpoint: &str, server: &S3Server) -> PathBuf {
-    let config = dir.join("recman.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[s3]\nendpoint = \"{endpoint}\"\nregion = \"us-east-1\"\naccess-key-id = \"{}\"\nsecret-access-key = \"{}\"\npart-size = \"5M\"\nmax-retries = 12\n",
-            server.access_key(),
-            server.secret_key()
-        ),
+    write_s3_config(
+        dir,
+        endpoint,
+        server,
+        "part-size = \"5M\"\nmax-retries = 12\n",
     )
-    .unwrap();
-    chown_to_cluster_user(&config);
-    config
 }
 
 impl S3Setup {

@@ -20,15 +20,8 @@ use std::time::Duration;
 const APP: &str = "recman_main";
 const BOUND: Duration = Duration::from_secs(120);
 
-/// Polls `cond` until it holds, failing loudly with `what` and `detail()` after [`BOUND`].
-fn wait_until(what: &str, mut cond: impl FnMut() -> bool, detail: impl Fn() -> String) {
-    let deadline = Deadline::after(BOUND);
-    while !cond() {
-        if deadline.passed() {
-            panic!("{what} did not happen within {BOUND:?}\n{}", detail());
-        }
-        thread::sleep(Duration::from_millis(200));
-    }
+fn wait_until(what: &str, cond: impl FnMut() -> bool, detail: impl Fn() -> String) {
+    common::wait_until(what, BOUND, cond, detail);
 }
 
 /// A `recman receive` running in the background, its stderr in a file.
@@ -664,18 +657,7 @@ struct S3Rx {
 impl S3Rx {
     fn new(server: &S3Server) -> S3Rx {
         let (tmp, dir) = new_scratch_dir();
-        let config = dir.join("recman.toml");
-        std::fs::write(
-            &config,
-            format!(
-                "[s3]\nendpoint = \"{}\"\nregion = \"us-east-1\"\naccess-key-id = \"{}\"\nsecret-access-key = \"{}\"\n",
-                server.endpoint(),
-                server.access_key(),
-                server.secret_key()
-            ),
-        )
-        .unwrap();
-        chown_to_cluster_user(&config);
+        let config = write_s3_config(&dir, server.endpoint(), server, "");
         let cluster = Cluster::init_with(ClusterOpts {
             extra_conf: vec![
                 "archive_mode = on".into(),
@@ -701,16 +683,12 @@ impl S3Rx {
     }
 
     fn repo_args(&self, cache: &Path, args: &[&str]) -> Vec<String> {
-        let mut v: Vec<String> = vec![
-            "--config".into(),
-            path_str(&self.config).into(),
-            "--repo".into(),
-            self.url.clone(),
-            "--repo-cache".into(),
-            path_str(cache).into(),
-        ];
-        v.extend(args.iter().map(|s| s.to_string()));
-        v
+        RemoteRepo {
+            config: self.config.clone(),
+            url: self.url.clone(),
+            cache: cache.to_path_buf(),
+        }
+        .args(args)
     }
 
     fn args(&self, args: &[&str]) -> Vec<String> {

@@ -37,3 +37,24 @@ impl Deadline {
         }
     }
 }
+
+/// Polls `cond` every 200 ms until it holds; after `limit`, fails loudly with `what` and
+/// `detail()` (a log tail, say).
+pub fn wait_until(
+    what: &str,
+    limit: Duration,
+    mut cond: impl FnMut() -> bool,
+    detail: impl Fn() -> String,
+) {
+    let deadline = Deadline::after(limit);
+    while !cond() {
+        if deadline.passed() {
+            panic!(
+                "{what} did not happen within {} s\n{}",
+                limit.as_secs(),
+                detail()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

@@ -54,7 +54,7 @@ pub use binary::*;
 pub use browser::Browser;
 pub use cluster::*;
 pub use cluster_wal::*;
-pub use deadline::Deadline;
+pub use deadline::{Deadline, wait_until};
 pub use fleet::{Agent, BackupHost, WalShuttle};
 pub use fleet_pki::host_cert;
 pub use host::*;

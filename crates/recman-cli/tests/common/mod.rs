@@ -12,6 +12,8 @@ mod foreign;
 pub use foreign::*;
 mod server;
 pub use server::Server;
+mod remote;
+pub use remote::{RemoteRepo, write_s3_config};
 
 /// The recman binary as the cluster user can execute it: the one cargo built for this test
 /// (the kit finds the same file by itself; naming it here keeps an unusual target layout
