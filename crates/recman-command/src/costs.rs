@@ -3,7 +3,7 @@
 //! COSTS, which shows them so that a retention or archiving policy can be priced.
 
 use recman_catalog::meter::{self, Kind, Usage};
-use recman_catalog::{CostRecord, CostScope, DbRecord, Repository};
+use recman_catalog::{CostRecord, CostScope, Repository};
 use recman_engine::EngineError;
 
 use crate::execute::{Env, ExecError, Outcome, Printer, env};
@@ -105,14 +105,7 @@ fn add(
 /// end names or of all.
 pub fn report_costs(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
     let repo = env(e.repository())?;
-    let only = e.database();
-    let dbs: Vec<DbRecord> = repo
-        .catalog()
-        .databases()
-        .map_err(EngineError::from)?
-        .into_iter()
-        .filter(|d| only.as_ref().is_none_or(|n| *n == d.name))
-        .collect();
+    let dbs = crate::execute::reported_databases(&repo, e)?;
     let mut rows = Vec::new();
     for db in dbs {
         let recs = repo.catalog().costs(db.id).map_err(EngineError::from)?;

@@ -294,6 +294,21 @@ pub(crate) fn env<T>(r: Result<T, EnvError>) -> Result<T, ExecError> {
     r.map_err(ExecError::Env)
 }
 
+/// The databases of `repo` a report covers: the one the front end names, or all.
+pub(crate) fn reported_databases(
+    repo: &recman_catalog::Repository,
+    e: &dyn Env,
+) -> Result<Vec<recman_catalog::DbRecord>, ExecError> {
+    let only = e.database();
+    Ok(repo
+        .catalog()
+        .databases()
+        .map_err(EngineError::from)?
+        .into_iter()
+        .filter(|d| only.as_ref().is_none_or(|n| *n == d.name))
+        .collect())
+}
+
 /// Runs `c` (already checked: see [`Command::check`]).
 pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed, ExecError> {
     match c {

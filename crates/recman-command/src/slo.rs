@@ -221,14 +221,7 @@ pub fn measure(
 pub fn report_slo(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
     let repo = env(e.repository())?;
     let targets = Targets::resolve(&repo, e)?;
-    let only = e.database();
-    let dbs: Vec<DbRecord> = repo
-        .catalog()
-        .databases()
-        .map_err(EngineError::from)?
-        .into_iter()
-        .filter(|d| only.as_ref().is_none_or(|n| *n == d.name))
-        .collect();
+    let dbs = crate::execute::reported_databases(&repo, e)?;
     let now = crate::metrics::now_micros();
     let mut rows = Vec::new();
     for db in dbs {
