@@ -16,9 +16,10 @@
 #
 #   bench/wal-receive.sh [RECMAN_BINARY]
 #   env: SCALE=10 CLIENTS=4 DURATION=60 RUNS=3 IDLE=10 (seconds of the receiver idle before
-#        each measured run) PGBIN=/usr/lib/postgresql/15/bin SAMPLES=DIR (keeps each measured
-#        run's samples there: time, current, write, flush LSN, write_lag, flush_lag; rpo)
-#        THROTTLE=READ:WRITE (as peers.sh)
+#        each measured run) FLUSH_INTERVAL=1000 (the receiver's --flush-interval, ms)
+#        PGBIN=/usr/lib/postgresql/15/bin THROTTLE=READ:WRITE (as peers.sh) SAMPLES=DIR (keeps
+#        each measured run's samples there: time, current, write and flush LSN, write_lag,
+#        flush_lag; and the recorded position's)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=$(realpath "${1:-$ROOT/target/release/recman}")
@@ -27,6 +28,7 @@ CLIENTS=${CLIENTS:-4}
 DURATION=${DURATION:-60}
 RUNS=${RUNS:-3}
 IDLE=${IDLE:-10}
+FLUSH_INTERVAL=${FLUSH_INTERVAL:-1000}
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 fail() { echo "wal-receive: $*" >&2; exit 1; }
 [[ $EUID -eq 0 ]] || fail "run as root (runs PostgreSQL as postgres, may throttle the disk)"
@@ -91,7 +93,7 @@ receiver_start() {
     # runuser itself in the background (not through as_pg), so $! is runuser and recman its child.
     runuser -u postgres -- "$BIN" --repo "$REPO" --db main \
         --target "host=$WORK port=$PORT user=postgres dbname=postgres" \
-        receive --mode "$1" --slot "$SLOT" --create-slot 2>>"$WORK/receive.log" &
+        receive --mode "$1" --slot "$SLOT" --create-slot --flush-interval "$FLUSH_INTERVAL" 2>>"$WORK/receive.log" &
     local runner=$! i
     for ((i = 0; i < 100; i++)); do
         RECV_PID=$(pgrep -P "$runner" || true)
@@ -266,7 +268,7 @@ SQL
     RES=$out
 }
 
-echo "wal receive: pgbench scale $SCALE, -c $CLIENTS, ${DURATION}s a run, $(nproc) cores, $($BIN --version 2>/dev/null), PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}'), ${THROTTLE:+throttle $THROTTLE, }$(date -u +%FT%TZ)"
+echo "wal receive: pgbench scale $SCALE, -c $CLIENTS, ${DURATION}s a run, flush interval ${FLUSH_INTERVAL} ms, $(nproc) cores, $($BIN --version 2>/dev/null), PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}'), ${THROTTLE:+throttle $THROTTLE, }$(date -u +%FT%TZ)"
 declare -A LAT TPS R RATIO
 # none: the async receiver, nothing synchronous (its lag and CPU are measured); recman-sync:
 # the receiver in sync mode, named in synchronous_standby_names; standby-sync: the local
