@@ -38,8 +38,9 @@ fail() { echo "wal-receive: $*" >&2; exit 1; }
 for tool in jq bc; do
     command -v "$tool" >/dev/null || fail "$tool is not installed; hint: apt-get install $tool"
 done
-# Each run keeps its WAL in the repository: about RUNS x 3 x DURATION x 30 MB/s at most.
-need=$((2048 + RUNS * 3 * DURATION * 30))
+# Every run's WAL stays in the repository (pgbench wrote 3 MB/s here; 10 allows for a faster
+# host), beside the two clusters' pg_wal (max_wal_size 4 GB each).
+need=$((8192 + RUNS * 4 * DURATION * 10))
 free=$(df -Pm /tmp | awk 'NR == 2 {print $4}')
 ((free >= need)) || fail "/tmp has ${free} MiB free, the run needs about ${need} MiB; hint: lower DURATION or RUNS"
 # shellcheck source=bench/common.sh
@@ -93,7 +94,8 @@ receiver_start() {
     # runuser itself in the background (not through as_pg), so $! is runuser and recman its child.
     runuser -u postgres -- "$BIN" --repo "$REPO" --db main \
         --target "host=$WORK port=$PORT user=postgres dbname=postgres" \
-        receive --mode "$1" --slot "$SLOT" --create-slot --flush-interval "$FLUSH_INTERVAL" 2>>"$WORK/receive.log" &
+        receive --mode "$1" --slot "$SLOT" --create-slot --flush-interval "$FLUSH_INTERVAL" \
+        2>>"$WORK/receive.log" &
     local runner=$! i
     for ((i = 0; i < 100; i++)); do
         RECV_PID=$(pgrep -P "$runner" || true)
@@ -113,7 +115,8 @@ receiver_stop() {
     while kill -0 "$RECV_PID" 2>/dev/null; do sleep 0.1; done
     RECV_PID=
 }
-# sync_standby NAME: the primary waits for NAME ('' for none) and, once it is the sync one.
+# sync_standby NAME: makes the primary wait for NAME ('' for nobody); returns once NAME is
+# the synchronous standby.
 sync_standby() {
     psql "alter system set synchronous_standby_names = '$1'" >/dev/null
     psql "select pg_reload_conf()" >/dev/null
