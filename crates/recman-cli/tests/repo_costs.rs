@@ -134,7 +134,9 @@ fn wait_nothing_ready(pgdata: &Path) {
         if ready == 0 {
             return;
         }
-        deadline.check(format!("{ready} wal files waiting for the archiver to be archived"));
+        deadline.check(format!(
+            "{ready} wal files waiting for the archiver to be archived"
+        ));
         std::thread::sleep(Duration::from_millis(100));
     }
 }

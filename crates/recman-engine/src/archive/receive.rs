@@ -352,15 +352,19 @@ pub fn receive(
         }
         // Each flush interval the position is read first: then what it names is made durable
         // (fsynced, completed segments stored, the open one uploaded) before it is recorded.
+        // Both positions are read before the fsync and the upload below, which then cover
+        // what they name.
         let position = (Instant::now() >= next_flush).then(|| {
             next_flush = Instant::now() + opts.flush_interval;
-            read_position(&mut primary, opts)
+            (read_position(&mut primary, opts), spool_position(&dir))
         });
+        let mut synced = true;
         if position.is_some()
             && opts.mode == ReceiveMode::Async
             && let Err(e) = fsync_partials(&dir)
         {
             log.note(&format!("{e}"));
+            synced = false;
         }
         let stored_all =
             match store_completed(repo, db, &dir, &opts.push, &mut done, parts.as_mut()) {
@@ -386,17 +390,28 @@ pub fn receive(
                     false
                 }
             };
-        if let Some(position) = position {
+        if let Some((reported, spool)) = position
+            && synced
+        {
+            let reported = reported.unwrap_or_else(|e| {
+                log.note(&format!(
+                    "cannot read the receiver's position from the primary: {e}"
+                ));
+                None
+            });
             let uploaded = match parts.as_mut() {
                 Some(p) => p.upload(repo, db, &dir).map(|_| true),
                 None => Ok(false),
             };
-            let recorded = match (position, uploaded) {
-                (Ok(Some(at)), Ok(uploaded)) if stored_all || !uploaded => {
-                    record_position(repo, db, opts, at, uploaded)
+            let recorded = match uploaded {
+                Ok(uploaded) if stored_all || !uploaded => {
+                    match Position::merge(reported, spool, opts.mode, uploaded) {
+                        Some(at) => record_position(repo, db, opts, at, uploaded),
+                        None => Ok(()),
+                    }
                 }
-                (Ok(_), Ok(_)) => Ok(()),
-                (Err(e), _) | (_, Err(e)) => Err(e),
+                Ok(_) => Ok(()),
+                Err(e) => Err(e),
             };
             if let Err(e) = recorded {
                 log.note(&format!("cannot record the receiver's position: {e}"));
@@ -469,6 +484,57 @@ struct Position {
     write: u64,
     flush: u64,
     timeline: u32,
+}
+
+impl Position {
+    /// What the primary reported, raised to what the spool shows written, where that is
+    /// durable by the time it is recorded: in async mode (the fsync follows) and in an object
+    /// store (the upload follows). In sync mode on disk the primary's flush position is
+    /// current already, and without it nothing is recorded.
+    fn merge(
+        reported: Option<Position>,
+        spool: Option<(u32, u64)>,
+        mode: ReceiveMode,
+        uploaded: bool,
+    ) -> Option<Position> {
+        let spool = spool.filter(|_| mode == ReceiveMode::Async || uploaded);
+        match (reported, spool) {
+            (Some(p), Some((tli, lsn))) if lsn > p.write => Some(Position {
+                write: lsn,
+                timeline: tli.max(p.timeline),
+                ..p
+            }),
+            (Some(p), _) => Some(p),
+            (None, Some((tli, lsn))) => Some(Position {
+                write: lsn,
+                flush: lsn,
+                timeline: tli,
+            }),
+            (None, None) => None,
+        }
+    }
+}
+
+/// The position the spool itself shows written: the start of the last page pg_receivewal
+/// wrote into the newest open segment (every byte before it is written; the page itself may
+/// be part-way). pg_receivewal reports its own position once a second at most, so this is
+/// the fresher of the two between reports.
+fn spool_position(dir: &Path) -> Option<(u32, u64)> {
+    use std::os::unix::fs::FileExt;
+    let newest = partials(dir).ok()?.into_iter().max()?;
+    let name = newest.file_name()?.to_string_lossy().into_owned();
+    let seg_name = segment_of(&name);
+    if !is_segment_name(seg_name) {
+        return None;
+    }
+    let hex = |r: std::ops::Range<usize>| u64::from_str_radix(&seg_name[r], 16).ok();
+    let (tli, log, seg) = (hex(0..8)?, hex(8..16)?, hex(16..24)?);
+    let file = std::fs::File::open(&newest).ok()?;
+    let (page, end) = parts::written_extent(&file).ok()??;
+    let mut size = [0u8; 4];
+    file.read_exact_at(&mut size, 32).ok()?;
+    let seg_size = u64::from(u32::from_le_bytes(size));
+    Some((tli as u32, (log << 32) + seg * seg_size + end - page))
 }
 
 fn read_position(
@@ -802,6 +868,37 @@ mod tests {
             segment_of("000000010000000000000003.partial"),
             "000000010000000000000003"
         );
+    }
+
+    #[test]
+    fn the_spool_position_is_the_start_of_the_last_written_page_and_raises_async_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let (page, seg) = (8192usize, 16usize << 20);
+        let mut d = vec![0u8; seg];
+        for i in 0..3 {
+            d[i * page] = 0x10;
+            d[i * page + 1] = 0xD1;
+        }
+        d[32..36].copy_from_slice(&(seg as u32).to_le_bytes());
+        d[36..40].copy_from_slice(&(page as u32).to_le_bytes());
+        std::fs::write(dir.path().join("000000010000000200000003.partial"), &d).unwrap();
+        std::fs::write(dir.path().join("000000010000000200000002"), b"done").unwrap();
+        let at = (2u64 << 32) + 3 * seg as u64 + 2 * page as u64;
+        assert_eq!(spool_position(dir.path()), Some((1, at)));
+
+        let reported = Position {
+            write: at - 100,
+            flush: at - 200,
+            timeline: 1,
+        };
+        let merged = |mode, uploaded| {
+            let p = Position { ..reported };
+            Position::merge(Some(p), Some((1, at)), mode, uploaded).map(|p| p.write)
+        };
+        assert_eq!(merged(ReceiveMode::Async, false), Some(at));
+        assert_eq!(merged(ReceiveMode::Sync, true), Some(at));
+        assert_eq!(merged(ReceiveMode::Sync, false), Some(at - 100));
+        assert!(Position::merge(None, Some((1, at)), ReceiveMode::Sync, false).is_none());
     }
 
     #[test]

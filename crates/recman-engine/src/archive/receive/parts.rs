@@ -135,24 +135,10 @@ fn unsent(path: &Path, u: &Uploaded) -> Result<Option<(u64, Vec<u8>, u32)>, Engi
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(read_err(e)),
     };
-    let len = file.metadata().map_err(read_err)?.len();
-    let mut head = [0u8; 40];
-    if len < 40 || file.read_exact_at(&mut head, 0).is_err() {
-        return Ok(None);
-    }
-    let Some(page) = long_header_page_size(&head).map(u64::from) else {
+    let Some((page, written)) = written_extent(&file).map_err(read_err)? else {
         return Ok(None);
     };
     let start = u.end.saturating_sub(page);
-    let mut written = start;
-    let mut magic = [0u8; 2];
-    while written + page <= len {
-        file.read_exact_at(&mut magic, written).map_err(read_err)?;
-        if magic == [0, 0] {
-            break;
-        }
-        written += page;
-    }
     // Behind the bucket (a spool begun again after its host was lost): nothing new here.
     if written < u.end || written == start {
         return Ok(None);
@@ -164,6 +150,38 @@ fn unsent(path: &Path, u: &Uploaded) -> Result<Option<(u64, Vec<u8>, u32)>, Engi
         return Ok(None);
     }
     Ok(Some((start, data, last)))
+}
+
+/// The page size of the spool file `file` and the end of the last page pg_receivewal wrote
+/// into it, or None before it wrote the first. The file is preallocated with zeros and written
+/// from its start, and every written page starts with a nonzero magic, so the written pages
+/// are a prefix: a binary search finds its end in a dozen reads.
+pub(super) fn written_extent(file: &std::fs::File) -> std::io::Result<Option<(u64, u64)>> {
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata()?.len();
+    let mut head = [0u8; 40];
+    if len < 40 || file.read_exact_at(&mut head, 0).is_err() {
+        return Ok(None);
+    }
+    let Some(page) = long_header_page_size(&head).map(u64::from) else {
+        return Ok(None);
+    };
+    let written = |i: u64| -> std::io::Result<bool> {
+        let mut magic = [0u8; 2];
+        file.read_exact_at(&mut magic, i * page)?;
+        Ok(magic != [0, 0])
+    };
+    // Page 0 is written (its header was read); find the first page that is not.
+    let (mut lo, mut hi) = (1, len / page);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if written(mid)? {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(Some((page, lo * page)))
 }
 
 /// The WAL page size a segment's long page header states, when it is one.
