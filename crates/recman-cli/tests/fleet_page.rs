@@ -25,27 +25,21 @@ const TOKEN: &str = "read-only-t0ken";
 /// Starts the repository host's server with the page on `page_port` (given as a port alone:
 /// the page binds 127.0.0.1) and waits until the page accepts connections.
 fn start_server(repo: &Path, pki: &TestPki, token: &Path, page_port: u16, log: &Path) -> Server {
-    let args: Vec<String> = [
-        "--repo",
-        path_str(repo),
-        "--tls-cert",
-        path_str(&pki.server_cert),
-        "--tls-key",
-        path_str(&pki.server_key),
-        "--tls-ca",
-        path_str(&pki.ca),
-        "server",
-        "--listen",
-        &format!("127.0.0.1:{}", free_port()),
-        "--page-allow",
-        READER_CN,
-        "--page-listen",
-        &page_port.to_string(),
-        "--page-token",
-        path_str(token),
-    ]
-    .map(String::from)
-    .to_vec();
+    let mut args = pki.server_args(repo);
+    args.extend(
+        [
+            "server",
+            "--listen",
+            &format!("127.0.0.1:{}", free_port()),
+            "--page-allow",
+            READER_CN,
+            "--page-listen",
+            &page_port.to_string(),
+            "--page-token",
+            path_str(token),
+        ]
+        .map(String::from),
+    );
     Server::spawn(&args, page_port, log, &[])
 }
 

@@ -902,21 +902,8 @@ fn the_repository_hosts_server_runs_the_receiver() {
     let pki = TestPki::new(&dir, "client");
     let port = free_port();
     let tls = |rest: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = [
-            "--repo",
-            path_str(&setup.repo),
-            "--tls-cert",
-            path_str(&pki.server_cert),
-            "--tls-key",
-            path_str(&pki.server_key),
-            "--tls-ca",
-            path_str(&pki.ca),
-            "server",
-            "--listen",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        let mut v = pki.server_args(&setup.repo);
+        v.extend(["server".to_string(), "--listen".to_string()]);
         v.push(format!("127.0.0.1:{port}"));
         v.extend(rest.iter().map(|s| s.to_string()));
         v

@@ -134,6 +134,22 @@ fn signed_leaf(dir: &Path, name: &str, cn: &str, ext: &str, ca: &str, days: &str
 }
 
 impl TestPki {
+    /// `--repo REPO` and this PKI's server certificate, key and CA: the global options of a
+    /// repository host's `recman server`.
+    pub fn server_args(&self, repo: &Path) -> Vec<String> {
+        let path = |p: &Path| p.display().to_string();
+        vec![
+            "--repo".into(),
+            path(repo),
+            "--tls-cert".into(),
+            path(&self.server_cert),
+            "--tls-key".into(),
+            path(&self.server_key),
+            "--tls-ca".into(),
+            path(&self.ca),
+        ]
+    }
+
     /// A client certificate for CN `cn` from the CA, valid for `days` days (its files
     /// `NAME.crt` and `NAME.key`, owned by the cluster user): for checks of a certificate's
     /// end.
