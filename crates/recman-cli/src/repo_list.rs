@@ -110,10 +110,14 @@ impl Ledger {
 
     pub fn owe(&self, db: &str, name: &str) -> Result<()> {
         let dir = self.dir.join(db);
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| anyhow!("cannot record {name} as owed in {}: {e}", dir.display()))?;
-        std::fs::write(dir.join(name), b"")
-            .map_err(|e| anyhow!("cannot record {name} as owed in {}: {e}", dir.display()))
+        let refused = |e: std::io::Error| {
+            anyhow!(
+                "cannot record {name} as owed in {}: {e}; hint: the user archive-push runs as must be able to write its cache directory (XDG_CACHE_HOME, else ~/.cache)",
+                dir.display()
+            )
+        };
+        std::fs::create_dir_all(&dir).map_err(refused)?;
+        std::fs::write(dir.join(name), b"").map_err(refused)
     }
 
     /// The WAL files owed for database `db`, oldest name first.
@@ -250,7 +254,9 @@ fn pay_one(
             return push(dest);
         }
     }
-    anyhow::bail!("neither pg_wal nor another repository of the list holds it")
+    anyhow::bail!(
+        "neither pg_wal nor another repository of the list holds it; hint: if you have the file, `recman --repo REPO archive-push FILE` stores it there"
+    )
 }
 
 /// The names in directory `dir`, sorted; none when it does not exist.
