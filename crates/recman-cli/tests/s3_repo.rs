@@ -68,18 +68,18 @@ impl S3Setup {
     }
 
     fn args(&self, args: &[&str]) -> Vec<String> {
-        let mut v: Vec<String> = vec![
-            "--config".into(),
-            path_str(&self.config).into(),
-            "--repo".into(),
-            self.url.clone(),
-            "--repo-cache".into(),
-            path_str(&self.cache).into(),
-            "--pgdata".into(),
-            path_str(&self.cluster.pgdata).into(),
-            "--target".into(),
-            self.cluster.conninfo(),
-        ];
+        let repo = RemoteRepo {
+            config: self.config.clone(),
+            url: self.url.clone(),
+            cache: self.cache.clone(),
+        };
+        let conninfo = self.cluster.conninfo();
+        let mut v = repo.args(&[
+            "--pgdata",
+            path_str(&self.cluster.pgdata),
+            "--target",
+            &conninfo,
+        ]);
         v.extend(args.iter().map(|s| s.to_string()));
         v
     }

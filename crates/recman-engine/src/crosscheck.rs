@@ -224,7 +224,8 @@ pub fn resync_backups(repo: &Repository, db: &DbRecord) -> Result<Resync, Engine
         .map(|o| o.name)
         .collect();
     let cat = repo.catalog();
-    for b in cat.backups(db.id)? {
+    let known = cat.backups(db.id)?;
+    for b in &known {
         if b.status != BackupStatus::Available {
             continue;
         }
@@ -244,9 +245,19 @@ pub fn resync_backups(repo: &Repository, db: &DbRecord) -> Result<Resync, Engine
             .collect();
         if !manifest || found.iter().any(|f| f.2 == MediaStatus::Expired) {
             cat.set_piece_statuses(&b.id, &found)?;
-            out.expired.push(b.id);
+            out.expired.push(b.id.clone());
         }
     }
-    out.added = crate::rebuild::rebuild_catalog(repo, &prefix)?.backups_added;
+    // Catalogued from the bucket only when the listing shows a manifest the cache does not
+    // know: the rebuild lists the prefix again.
+    let unknown = listed.iter().any(|name| {
+        recman_catalog::layout::is_manifest(name)
+            && !known
+                .iter()
+                .any(|b| *name == recman_catalog::layout::manifest(&db.name, &b.id))
+    });
+    if unknown {
+        out.added = crate::rebuild::rebuild_catalog(repo, &prefix)?.backups_added;
+    }
     Ok(out)
 }

@@ -400,7 +400,9 @@ pub fn receive(
                 None
             });
             let uploaded = match parts.as_mut() {
-                Some(p) => p.upload(repo, db, &dir).map(|_| true),
+                Some(p) => partials(&dir)
+                    .and_then(|open| p.upload(repo, db, &open))
+                    .map(|_| true),
                 None => Ok(false),
             };
             let recorded = match uploaded {
@@ -426,7 +428,7 @@ pub fn receive(
     // What the child wrote is in the page cache: make it durable before saying we stopped.
     let _ = fsync_partials(&dir);
     if let Some(p) = parts.as_mut()
-        && let Err(e) = p.upload(repo, db, &dir)
+        && let Err(e) = partials(&dir).and_then(|open| p.upload(repo, db, &open))
     {
         log.note(&format!("cannot upload the open segment: {e}"));
     }

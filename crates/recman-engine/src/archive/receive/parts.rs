@@ -12,8 +12,11 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Where the part objects of a database's open segments live.
+/// The objects' top directory: the spool's name, in the bucket.
+const OBJECTS: &str = "receive";
+
 fn prefix(db: &str) -> String {
-    format!("{}/{db}/", super::RECEIVE_DIR)
+    format!("{OBJECTS}/{db}/")
 }
 
 fn part_key(db: &str, segment: &str, start: u64, end: u64) -> String {
@@ -27,7 +30,7 @@ fn parse_key<'a>(db: &str, key: &'a str) -> Option<(&'a str, u64, u64)> {
     let (start, end) = range.split_once('-')?;
     let start = u64::from_str_radix(start, 16).ok()?;
     let end = u64::from_str_radix(end, 16).ok()?;
-    (super::super::is_segment_name(segment) && start < end).then_some((segment, start, end))
+    (crate::is_segment_name(segment) && start < end).then_some((segment, start, end))
 }
 
 /// What the bucket holds of one open segment.
@@ -60,20 +63,20 @@ impl PartStore {
         Ok(PartStore { segments })
     }
 
-    /// Uploads what each `.partial` file of the spool `dir` holds beyond what the bucket has.
-    /// Returns how many bytes went up.
+    /// Uploads what each open segment of the spool (its `X.partial` files, `open`) holds
+    /// beyond what the bucket has. Returns how many bytes went up.
     pub fn upload(
         &mut self,
         repo: &Repository,
         db: &DbRecord,
-        dir: &Path,
+        open: &[std::path::PathBuf],
     ) -> Result<u64, EngineError> {
         let mut sent = 0;
-        for path in super::partials(dir)? {
+        for path in open {
             let name = path.file_name().unwrap_or_default().to_string_lossy();
-            let segment = super::segment_of(&name).to_string();
+            let segment = name.strip_suffix(".partial").unwrap_or(&name).to_string();
             let u = self.segments.entry(segment.clone()).or_default();
-            let Some((start, data, last_page)) = unsent(&path, u)? else {
+            let Some((start, data, last_page)) = unsent(path, u)? else {
                 continue;
             };
             let end = start + data.len() as u64;
