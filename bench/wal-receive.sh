@@ -5,8 +5,9 @@
 #     how far write_lsn and flush_lsn are behind, and the age of each: how long ago the
 #     primary's own position moved past it), and every 0.5 s the age of the position recman
 #     recorded as durable in the repository (`report rpo`);
-#   - its CPU: recman's own (the watcher) and its pg_receivewal child's, from /proc/PID/stat,
-#     per 10 MB/s of the WAL the primary wrote, and while idle;
+#   - its CPU: recman's (all its threads: the stream and the watcher) and, for a recman that
+#     ran pg_receivewal as a child (before the stream of its own), the child's, from
+#     /proc/PID/stat, per 10 MB/s of the WAL the primary wrote, and while idle;
 #   - what sync mode costs a commit: the same pgbench with no synchronous standby, with
 #     `recman receive --mode sync` named in synchronous_standby_names, and with a local
 #     streaming standby (pg_basebackup -R) named there instead.
@@ -16,7 +17,7 @@
 #
 #   bench/wal-receive.sh [RECMAN_BINARY]
 #   env: SCALE=10 CLIENTS=4 DURATION=60 RUNS=3 IDLE=10 (seconds of the receiver idle before
-#        each measured run) FLUSH_INTERVAL=1000 (the receiver's --flush-interval, ms)
+#        each measured run) FLUSH_INTERVAL=ms (the receiver's --flush-interval; default: recman's)
 #        PGBIN=/usr/lib/postgresql/15/bin THROTTLE=READ:WRITE (as peers.sh) SAMPLES=DIR (keeps
 #        each measured run's samples there: time, current, write and flush LSN, write_lag,
 #        flush_lag; and the recorded position's)
@@ -28,13 +29,13 @@ CLIENTS=${CLIENTS:-4}
 DURATION=${DURATION:-60}
 RUNS=${RUNS:-3}
 IDLE=${IDLE:-10}
-FLUSH_INTERVAL=${FLUSH_INTERVAL:-1000}
+FLUSH_INTERVAL=${FLUSH_INTERVAL:-}
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 fail() { echo "wal-receive: $*" >&2; exit 1; }
 [[ $EUID -eq 0 ]] || fail "run as root (runs PostgreSQL as postgres, may throttle the disk)"
 [[ -x $BIN ]] || fail "no recman binary at $BIN; hint: cargo build --release -p recman-cli"
-[[ -x $PGBIN/pg_receivewal && -x $PGBIN/pgbench ]] ||
-    fail "no pg_receivewal or pgbench in $PGBIN; hint: install postgresql-15 or set PGBIN"
+[[ -x $PGBIN/pgbench ]] ||
+    fail "no pgbench in $PGBIN; hint: install postgresql-15 or set PGBIN"
 for tool in jq bc; do
     command -v "$tool" >/dev/null || fail "$tool is not installed; hint: apt-get install $tool"
 done
@@ -94,7 +95,7 @@ receiver_start() {
     # runuser itself in the background (not through as_pg), so $! is runuser and recman its child.
     runuser -u postgres -- "$BIN" --repo "$REPO" --db main \
         --target "host=$WORK port=$PORT user=postgres dbname=postgres" \
-        receive --mode "$1" --slot "$SLOT" --create-slot --flush-interval "$FLUSH_INTERVAL" \
+        receive --mode "$1" --slot "$SLOT" --create-slot ${FLUSH_INTERVAL:+--flush-interval "$FLUSH_INTERVAL"} \
         2>>"$WORK/receive.log" &
     local runner=$! i
     for ((i = 0; i < 100; i++)); do
@@ -129,7 +130,8 @@ sync_standby() {
     fail "$1 did not become the synchronous standby in 30 s"
 }
 # cpu_ticks PID: utime + stime of the process (its threads; not its children).
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# No PID (no child): 0.
+cpu_ticks() { if [[ -z $1 ]]; then echo 0; else awk '{print $14 + $15}' "/proc/$1/stat"; fi; }
 lsn_now() { psql "select pg_current_wal_lsn() - '0/0'"; }
 # pct P FILE: the P-th percentile (nearest rank) of the numbers in FILE, one a line.
 pct() { sort -g "$2" | awk -v p="$1" '{a[NR] = $1} END {if (!NR) {print "-"; exit} i = int(p / 100 * NR + 0.999999); if (i < 1) i = 1; print a[i]}'; }
@@ -152,7 +154,8 @@ RES=
 measured_run() {
     local n=$1 key=$2 rp wp t0 t1 l0 l1 c0 w0 c1 w1 out tick
     rp=$RECV_PID
-    wp=$(pgrep -P "$rp" pg_receivewal) || fail "no pg_receivewal under recman receive ($rp)"
+    # A child pg_receivewal only under a recman from before its own stream.
+    wp=$(pgrep -P "$rp" pg_receivewal || true)
     psql checkpoint >/dev/null
     # One psql re-runs the query every 100 ms (\watch), instead of a process each sample.
     "$PGBIN/psql" -h "$WORK" -p "$PORT" -U postgres -qAtX -F ' ' postgres >"$WORK/lag.txt" 2>/dev/null <<SQL &
@@ -178,7 +181,7 @@ SQL
     local rpo_loop=$!
     # Some seconds idle before the load: the positions the receiver names early in the run were
     # then reached while sampled, and the CPU the two take with no WAL to receive (the
-    # watcher's ticks, pg_receivewal's status messages) is measured apart.
+    # watcher's ticks, the status messages) is measured apart.
     local i0 i1 iw0 iw1 ta tb
     ta=$(date +%s.%N)
     i0=$(cpu_ticks "$rp")
@@ -195,6 +198,7 @@ SQL
     t1=$(date +%s.%N)
     c1=$(cpu_ticks "$rp")
     w1=$(cpu_ticks "$wp") || fail "pg_receivewal ($wp) exited during the run; see $WORK/receive.log"
+    [[ -n $wp ]] || kill -0 "$rp" || fail "recman receive ($rp) exited during the run; see $WORK/receive.log"
     l1=$(lsn_now)
     kill "$rpo_loop" "$SAMPLER" 2>/dev/null || true
     wait "$rpo_loop" "$SAMPLER" 2>/dev/null || true
@@ -247,10 +251,10 @@ SQL
     echo "    age of flush_lsn s: $(stats "$WORK/fpos")$(early "$WORK/win.txt")"
     echo "    age of write_lsn s: $(stats "$WORK/wpos")"
     echo "    age of the position recorded in the repository s: $(stats "$WORK/rpos") ($(wc -l <"$WORK/rpos") samples)$(early "$WORK/rpo.win")"
-    echo "    CPU cores per 10 MB/s of WAL: recman $wc, pg_receivewal $rc, both $(echo "scale=4; $wc + $rc" | bc)"
+    echo "    CPU cores per 10 MB/s of WAL: recman $wc, child pg_receivewal $rc, both $(echo "scale=4; $wc + $rc" | bc)"
     local idle_s
     idle_s=$(echo "$tb - $ta" | bc)
-    echo "    CPU cores while idle (${IDLE}s before the load, no WAL): recman $(echo "scale=4; ($i1 - $i0) / $tick / $idle_s" | bc), pg_receivewal $(echo "scale=4; ($iw1 - $iw0) / $tick / $idle_s" | bc)"
+    echo "    CPU cores while idle (${IDLE}s before the load, no WAL): recman $(echo "scale=4; ($i1 - $i0) / $tick / $idle_s" | bc), child pg_receivewal $(echo "scale=4; ($iw1 - $iw0) / $tick / $idle_s" | bc)"
     M[$key:idle_recman]+="$(echo "scale=4; ($i1 - $i0) / $tick / $idle_s" | bc) "
     if [[ -n ${SAMPLES:-} ]]; then
         mkdir -p "$SAMPLES"
@@ -271,7 +275,7 @@ SQL
     RES=$out
 }
 
-echo "wal receive: pgbench scale $SCALE, -c $CLIENTS, ${DURATION}s a run, flush interval ${FLUSH_INTERVAL} ms, $(nproc) cores, $($BIN --version 2>/dev/null), PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}'), ${THROTTLE:+throttle $THROTTLE, }$(date -u +%FT%TZ)"
+echo "wal receive: pgbench scale $SCALE, -c $CLIENTS, ${DURATION}s a run, flush interval ${FLUSH_INTERVAL:-default} ms, $(nproc) cores, $($BIN --version 2>/dev/null), PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}'), ${THROTTLE:+throttle $THROTTLE, }$(date -u +%FT%TZ)"
 declare -A LAT TPS R RATIO
 # none: the async receiver, nothing synchronous (its lag and CPU are measured); recman-sync:
 # the receiver in sync mode, named in synchronous_standby_names; standby-sync: the local
@@ -332,7 +336,7 @@ done
         echo "  pg_stat_replication flush_lag $(m3 flag); write_lag $(m3 wlag)"
         echo "  age of flush_lsn $(m3 fpos) (flush_lsn behind p99 $(med fbytes99) MiB); age of write_lsn $(m3 wpos)"
         echo "  age of the position recorded in the repository $(m3 rpos) (target: p99 < 1)"
-        echo "  CPU cores per 10 MB/s of WAL ($(med mbps) MB/s): recman $(med cpu_recman), pg_receivewal $(med cpu_recv), both $(med cpu_both) (target < 0.1); recman idle $(med idle_recman) cores"
+        echo "  CPU cores per 10 MB/s of WAL ($(med mbps) MB/s): recman $(med cpu_recman), child pg_receivewal $(med cpu_recv), both $(med cpu_both) (target < 0.1); recman idle $(med idle_recman) cores"
     done
     n=$(bench_median ${LAT[none]})
     r=$(bench_median ${LAT[recman-sync]})

@@ -221,7 +221,7 @@ pub enum Command {
         repo_host: Option<String>,
     },
     /// Stream the database's WAL into the repository as the primary writes it, until stopped
-    /// (SIGINT/SIGTERM): pg_receivewal on a replication slot writes into a spool in the
+    /// (SIGINT/SIGTERM): a replication connection on a slot writes into a spool in the
     /// repository (an object store's: its local cache, with the open segment uploaded as part
     /// objects every --flush-interval), and each completed segment is archived as archive-push
     /// would (docs/wal.md).
@@ -241,12 +241,9 @@ pub enum Command {
         /// How often received WAL is made durable and the position reported, in milliseconds
         /// (what a crash of the repository host may lose; in an object store, in either mode).
         /// Range: 1 to 3600000.
-        #[arg(long, default_value_t = 1000,
+        #[arg(long, default_value_t = recman_command::DEFAULT_FLUSH_INTERVAL_MS,
               value_parser = crate::input::count::<u64>(recman_command::ranges::FLUSH_INTERVAL_MS))]
         flush_interval: u64,
-        /// The directory holding pg_receivewal (default: the server's, /usr/lib/postgresql/MAJOR/bin, else PATH).
-        #[arg(long)]
-        pg_bindir: Option<PathBuf>,
         /// The name the primary sees in pg_stat_replication and synchronous_standby_names
         /// (default: recman_<db>).
         #[arg(long)]

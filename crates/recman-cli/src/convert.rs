@@ -181,7 +181,6 @@ impl From<cli::Command> for m::Command {
                 slot,
                 create_slot,
                 flush_interval,
-                pg_bindir,
                 application_name,
                 compress,
             } => m::Command::Receive(m::Receive {
@@ -189,7 +188,6 @@ impl From<cli::Command> for m::Command {
                 slot,
                 create_slot,
                 flush_interval_ms: flush_interval,
-                pg_bindir,
                 application_name,
                 compress,
             }),

@@ -64,8 +64,7 @@ fn receive_once(g: &Global) -> Result<()> {
         mode: "async".into(),
         slot: "recman".into(),
         create_slot: true,
-        flush_interval_ms: 1000,
-        pg_bindir: None,
+        flush_interval_ms: recman_command::DEFAULT_FLUSH_INTERVAL_MS,
         application_name: None,
         compress: "lz4".into(),
     };

@@ -37,6 +37,16 @@ impl Receiver {
 
     /// A receiver with the global options `base` (repository, cluster, target), then `extra`.
     fn start_from(base: Vec<String>, log_dir: &Path, extra: &[&str]) -> Receiver {
+        Receiver::start_env(base, log_dir, extra, &[])
+    }
+
+    /// As [`Receiver::start_from`], with `env` set for the receiver.
+    fn start_env(
+        base: Vec<String>,
+        log_dir: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Receiver {
         static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let log = log_dir.join(format!("receive-{n}.log"));
@@ -55,6 +65,7 @@ impl Receiver {
             .map(|s| s.to_string()),
         );
         let child = recman_cmd(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(File::create(&log).unwrap())
@@ -101,9 +112,24 @@ fn streaming(c: &Cluster) -> bool {
     .unwrap_or(false)
 }
 
+/// What the spool holds, for failure messages.
 fn spool_log(setup: &Setup) -> String {
-    let p = setup.repo.join("receive/main/pg_receivewal.log");
-    file_tail(&p, 40)
+    spool_listing(&setup.repo.join("receive/main"))
+}
+
+fn spool_listing(dir: &Path) -> String {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| {
+                    let len = e.metadata().map(|m| m.len()).unwrap_or(0);
+                    format!("{} {len}", e.file_name().to_string_lossy())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    format!("spool {}:\n{}", dir.display(), names.join("\n"))
 }
 
 fn archived_names(setup: &Setup) -> Vec<String> {
@@ -205,11 +231,7 @@ fn sync_receiver_keeps_every_acknowledged_commit() {
     setup.backup(&[]);
 
     let rx = Receiver::start(&setup, &log_dir, &["--mode", "sync"]);
-    wait_until(
-        "the receiver streaming",
-        || streaming(c),
-        || format!("{}\n{}", rx.log(), spool_log(&setup)),
-    );
+    wait_until("the receiver streaming", || streaming(c), || rx.log());
     c.psql(&format!(
         "alter system set synchronous_standby_names = '{APP}'"
     ));
@@ -314,11 +336,7 @@ fn async_receiver_loses_nothing_it_reported_written() {
     c.psql("alter system set synchronous_commit = on");
     c.psql("select pg_reload_conf()");
     let rx = Receiver::start(&setup, &log_dir, &["--flush-interval", "200"]);
-    wait_until(
-        "the receiver streaming",
-        || streaming(c),
-        || format!("{}\n{}", rx.log(), spool_log(&setup)),
-    );
+    wait_until("the receiver streaming", || streaming(c), || rx.log());
 
     let load = c.pgbench_background(600, 1);
     let lsn = |sql: &str| c.psql(sql).trim().to_string();
@@ -402,7 +420,7 @@ fn receiver_follows_a_promoted_standby_onto_its_new_timeline() {
     wait_until(
         "the receiver streaming from the standby",
         || streaming(&standby),
-        || format!("{}\n{}", rx.log(), spool_log(&setup)),
+        || rx.log(),
     );
     // The backup waits for its WAL in the catalog: the receiver stores it, through the standby.
     setup.backup(&[]);
@@ -445,7 +463,7 @@ fn receiver_follows_a_promoted_standby_onto_its_new_timeline() {
             let names = archived_names(&setup);
             names.contains(&last) && names.iter().any(|n| n == "00000002.history")
         },
-        || format!("{}\n{}", rx.log(), spool_log(&setup)),
+        || rx.log(),
     );
     rx.stop();
     setup.ok(&[
@@ -487,7 +505,7 @@ fn with_sole_receiver(sql: &[&str]) -> (Setup, tempfile::TempDir, PathBuf, Recei
     wait_until(
         "the receiver streaming",
         || streaming(&setup.cluster),
-        || format!("{}\n{}", rx.log(), spool_log(&setup)),
+        || rx.log(),
     );
     (setup, logs, log_dir, rx)
 }
@@ -509,7 +527,7 @@ fn killed_receiver_resumes_without_a_gap() {
         "insert into marks select g, 'before', repeat('b', 1000) from generate_series(1, 12000) g",
     );
 
-    // Killed mid-segment: its pg_receivewal dies with it (the slot is free again).
+    // Killed mid-segment: its stream dies with it (the slot is free again).
     rx.kill();
     wait_until(
         "the walsender of the killed receiver to go",
@@ -530,7 +548,7 @@ fn killed_receiver_resumes_without_a_gap() {
     wait_until(
         "the restarted receiver streaming",
         || streaming(c),
-        || format!("{}\n{}", rx.log(), spool_log(&setup)),
+        || rx.log(),
     );
     // One receiver per database: a second one is refused, naming the first's lock.
     let err = setup.err(&["--db", "main", "receive", "--slot", "recman_other"]);
@@ -547,7 +565,7 @@ fn killed_receiver_resumes_without_a_gap() {
     wait_until(
         &format!("segment {last} stored by the receiver"),
         || archived_names(&setup).contains(&last),
-        || format!("{}\n{}", rx.log(), spool_log(&setup)),
+        || rx.log(),
     );
     let rpo = setup.ok(&["--db", "main", "report", "rpo", "--json"]);
     let rows: serde_json::Value = serde_json::from_str(&rpo).unwrap();
@@ -609,25 +627,26 @@ fn receiver_catches_up_after_the_primary_refuses_it() {
     c.psql("select pg_switch_wal()");
     // The receiver keeps trying while it is refused, and stays up.
     wait_until(
-        "two refused restarts of pg_receivewal",
-        || rx.log().matches("pg_receivewal exited").count() >= 2,
-        || format!("{}\n{}", rx.log(), spool_log(&setup)),
+        "two refused streams",
+        || {
+            rx.log()
+                .matches("the stream from the primary ended")
+                .count()
+                >= 2
+        },
+        || rx.log(),
     );
     assert!(!streaming(c));
 
     std::fs::write(&hba, &open).unwrap();
     c.psql("select pg_reload_conf()");
-    wait_until(
-        "the receiver streaming again",
-        || streaming(c),
-        || format!("{}\n{}", rx.log(), spool_log(&setup)),
-    );
+    wait_until("the receiver streaming again", || streaming(c), || rx.log());
     c.psql("insert into cut select g, 'x' from generate_series(20001, 20010) g");
     let last = c.psql("select pg_walfile_name(pg_switch_wal())");
     wait_until(
         &format!("segment {last} archived"),
         || archived_names(&setup).contains(&last),
-        || format!("{}\n{}", rx.log(), spool_log(&setup)),
+        || rx.log(),
     );
     rx.stop();
 
@@ -718,7 +737,7 @@ impl S3Rx {
     }
 
     fn spool_log(&self) -> String {
-        file_tail(&self.cache().join("receive/main/pg_receivewal.log"), 40)
+        spool_listing(&self.cache().join("receive/main"))
     }
 
     fn start_receiver(&self, log_dir: &Path) -> Receiver {
@@ -793,17 +812,18 @@ fn receiver_into_s3_survives_kill_and_cut_and_keeps_what_it_flushed() {
     );
     c.psql("select pg_switch_wal()");
     wait_until(
-        "two refused restarts of pg_receivewal",
-        || rx.log().matches("pg_receivewal exited").count() >= 2,
-        || format!("{}\n{}", rx.log(), s.spool_log()),
+        "two refused streams",
+        || {
+            rx.log()
+                .matches("the stream from the primary ended")
+                .count()
+                >= 2
+        },
+        || rx.log(),
     );
     std::fs::write(&hba, &open).unwrap();
     c.psql("select pg_reload_conf()");
-    wait_until(
-        "the receiver streaming again",
-        || streaming(c),
-        || format!("{}\n{}", rx.log(), s.spool_log()),
-    );
+    wait_until("the receiver streaming again", || streaming(c), || rx.log());
 
     // Async loss under load: each row's commit is followed by the primary's WAL position.
     c.psql("create table acked(id int primary key, pad text)");
@@ -839,7 +859,7 @@ fn receiver_into_s3_survives_kill_and_cut_and_keeps_what_it_flushed() {
                 flushed()
             )) == "t"
         },
-        || format!("{}\n{}", rx.log(), s.spool_log()),
+        || rx.log(),
     );
     let at = flushed();
     let must: Vec<u32> = rows
@@ -959,4 +979,94 @@ fn the_repository_hosts_server_runs_the_receiver() {
         "{}",
         server.log_text()
     );
+}
+
+/// recman's own replication connection over TCP, as a DBA's remote primary needs it: TLS with
+/// the server's certificate checked (sslmode=verify-full against a test CA) and a SCRAM
+/// password from PGPASSWORD; then without TLS and an md5 password. The roles have the
+/// REPLICATION attribute and pg_hba.conf lets them in for replication only: the receiver needs
+/// nothing else. Each time the walsender
+/// serves the receiver's role (over TLS or not, as asked) and a segment the primary completes
+/// reaches the archive.
+#[test]
+fn receiver_streams_over_tls_with_a_scram_password_and_with_md5() {
+    let setup = archiving_nothing();
+    let c = &setup.cluster;
+    let (_logs, log_dir) = new_scratch_dir();
+    let (_p, pdir) = new_scratch_dir();
+    let pki = TestPki::new(&pdir, "tlsuser");
+    // One statement per call: ALTER SYSTEM refuses to run inside a transaction block.
+    for (name, file) in [
+        ("ssl_cert_file", &pki.server_cert),
+        ("ssl_key_file", &pki.server_key),
+        ("ssl_ca_file", &pki.ca),
+    ] {
+        c.psql(&format!(
+            "alter system set {name} = {}",
+            sql_literal(path_str(file))
+        ));
+    }
+    c.psql("alter system set ssl = on");
+    c.psql("set password_encryption = 'scram-sha-256'; create role rx login replication password 'rx-secret'");
+    c.psql(
+        "set password_encryption = 'md5'; create role rx5 login replication password 'rx5-secret'",
+    );
+    // Before initdb's trust lines: the first matching line decides.
+    let hba = c.pgdata.join("pg_hba.conf");
+    let old = std::fs::read_to_string(&hba).unwrap();
+    std::fs::write(
+        &hba,
+        format!(
+            "hostssl replication rx 127.0.0.1/32 scram-sha-256\n\
+             host replication rx5 127.0.0.1/32 md5\n{old}"
+        ),
+    )
+    .unwrap();
+    c.restart_on_tcp();
+    c.psql("create table shipped(id int, via text)");
+
+    let ca = path_str(&pki.ca);
+    for (user, password, tls, ssl) in [
+        (
+            "rx",
+            "rx-secret",
+            format!("sslmode=verify-full sslrootcert={ca}"),
+            "true",
+        ),
+        ("rx5", "rx5-secret", "sslmode=disable".to_string(), "false"),
+    ] {
+        let target = format!(
+            "host=localhost hostaddr=127.0.0.1 port={} user={user} dbname=postgres {tls}",
+            c.port
+        );
+        let base = vec![
+            "--repo".to_string(),
+            path_str(&setup.repo).to_string(),
+            "--target".to_string(),
+            target,
+        ];
+        let rx = Receiver::start_env(base, &log_dir, &[], &[("PGPASSWORD", password)]);
+        wait_until(&format!("{user} streaming"), || streaming(c), || rx.log());
+        assert_eq!(
+            c.psql(&format!(
+                "select r.usename || ' ' || s.ssl from pg_stat_replication r join pg_stat_ssl s using (pid) where r.application_name = '{APP}'"
+            )),
+            format!("{user} {ssl}"),
+            "the walsender serving the receiver\n{}",
+            rx.log()
+        );
+        c.psql(&format!("insert into shipped values (1, '{user}')"));
+        let last = c.psql("select pg_walfile_name(pg_switch_wal())");
+        wait_until(
+            &format!("segment {last} archived by the receiver as {user}"),
+            || archived_names(&setup).contains(&last),
+            || rx.log(),
+        );
+        assert!(
+            rx.log().contains(&format!("stored wal file {last}")),
+            "the receiver, not archive-push, stored {last}\n{}",
+            rx.log()
+        );
+        rx.stop();
+    }
 }

@@ -546,6 +546,10 @@ pub struct ArchivePrefetch {
     pub spawned_at: Option<u64>,
 }
 
+/// The receiver's flush interval when none is given: the recorded position is then at most
+/// about half a second old (docs/wal.md).
+pub const DEFAULT_FLUSH_INTERVAL_MS: u64 = 500;
+
 /// `receive`: the WAL receiver (engine: `archive::receive`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Receive {
@@ -556,7 +560,6 @@ pub struct Receive {
     pub create_slot: bool,
     /// Async mode's flush bound, in milliseconds.
     pub flush_interval_ms: u64,
-    pub pg_bindir: Option<PathBuf>,
     /// None: `recman_<db>`.
     pub application_name: Option<String>,
     pub compress: String,

@@ -313,7 +313,6 @@ impl Receive {
             slot: self.slot.clone(),
             create_slot: self.create_slot,
             flush_interval: std::time::Duration::from_millis(self.flush_interval_ms),
-            pg_bindir: self.pg_bindir.clone(),
             conninfo,
             application_name: self
                 .application_name

@@ -10,6 +10,7 @@ mod control;
 mod error;
 mod lsn;
 mod pgfiles;
+mod replication;
 mod session;
 mod tls;
 pub mod version;
@@ -21,6 +22,7 @@ pub use conninfo::{has_password as conninfo_has_password, redact as redact_conni
 pub use control::{DataDirFacts, read_data_dir_facts};
 pub use error::PgError;
 pub use lsn::{Lsn, WalName, wal_segments_between};
+pub use replication::{CopyMessage, ReplicationConn, SystemIdentity, segment_file_name};
 pub use session::{
     BackupStart, BackupStop, ServerFacts, ServerLink, Session, Tablespace, label_timeline,
 };

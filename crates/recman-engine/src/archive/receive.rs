@@ -1,24 +1,26 @@
 //! `recman receive`: WAL streamed into the repository as the primary writes it, for an RPO of
 //! seconds (async) or zero (sync), instead of archive-push's segment or archive_timeout.
 //!
-//! PostgreSQL's own streaming client, pg_receivewal, does the protocol: it runs as a child
-//! process writing into a spool directory recman owns: `<repo>/receive/<db>/` inside a disk
-//! repository, the same path under the local cache of an object-store one. There the open
-//! segment is also uploaded as part objects every flush interval ([`parts`]), so the bucket
-//! holds it when the receiver's host is lost too. A watcher loop here stores each segment pg_receivewal
-//! completes (it renames `X.partial` to `X` once the segment is whole and fsynced) as the same
+//! A stream on a thread of its own ([`stream`]) speaks the replication protocol and writes a
+//! spool directory recman owns: `<repo>/receive/<db>/` inside a disk repository, the same path
+//! under the local cache of an object-store one (the layout is pg_receivewal's). There the
+//! open segment is also uploaded as part objects every flush interval ([`parts`]), so the
+//! bucket holds it when the receiver's host is lost too. A watcher loop here stores each
+//! segment the stream completes (it renames `X.partial` to `X` once the segment is whole and
+//! fsynced) as the same
 //! archived-WAL object and catalog record archive-push writes, so the two may run together:
 //! the same segment from both is one object, checked equal. Until it completes, the open
 //! segment stays in the spool as `X.partial`, and archive-get serves it from there, padded,
 //! so a restore after the loss of the primary reaches the last received commit.
 //!
-//! Restart without a gap comes from the replication slot and the spool: pg_receivewal resumes
+//! Restart without a gap comes from the replication slot and the spool: a stream resumes
 //! at the start of the spool's newest segment (or at the slot's restart point when the spool
 //! is empty), and the slot keeps the primary from removing WAL the spool has not made durable.
 //! So the newest completed segment is left in the spool until a later one exists, which keeps
 //! that resume point local.
 
 mod parts;
+mod stream;
 
 use super::batch::push_segments;
 use super::check::check_wal_file;
@@ -27,24 +29,27 @@ use crate::EngineError;
 use recman_catalog::{DbRecord, ReceivePosition, Repository};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The spool's directory under a disk repository's root, one subdirectory per database.
 pub const RECEIVE_DIR: &str = "receive";
 const LOCK_FILE: &str = "receive.lock";
-const LOG_FILE: &str = "pg_receivewal.log";
-/// The longest wait between restarts of a pg_receivewal that keeps exiting.
+/// The longest wait between streams when the connection keeps failing.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
-/// A child that ran this long before exiting was healthy: the next restart is quick again.
+/// A stream that ran this long before it failed was healthy: the next one starts quickly.
 const HEALTHY_RUN: Duration = Duration::from_secs(30);
+/// The watcher's longest sleep.
 const TICK: Duration = Duration::from_millis(200);
+/// How often a disk repository's watcher looks for completed segments to store.
+const STORE_EVERY: Duration = Duration::from_millis(200);
 
 /// How the receiver makes received WAL durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReceiveMode {
-    /// pg_receivewal --synchronous: fsync after each write and report the flush position at
-    /// once, so a primary that names the receiver in synchronous_standby_names acknowledges a
+    /// Each batch of WAL fdatasynced and reported flushed at once, so a primary that names the receiver in synchronous_standby_names acknowledges a
     /// commit only once its WAL is durable in the spool.
     Sync,
     /// Written as received, fsynced by the watcher every flush interval.
@@ -67,10 +72,8 @@ pub struct ReceiveOptions {
     pub slot: String,
     /// Create the slot when it is missing.
     pub create_slot: bool,
-    /// Async mode: how often the spool is fsynced and pg_receivewal reports its position.
+    /// How often the spool is made durable (async mode) and the position recorded.
     pub flush_interval: Duration,
-    /// Where pg_receivewal is; None: next to the server's other programs.
-    pub pg_bindir: Option<PathBuf>,
     /// libpq conninfo of the primary; None: the PG* environment.
     pub conninfo: Option<String>,
     /// The name the primary sees (pg_stat_replication, synchronous_standby_names).
@@ -159,7 +162,7 @@ fn store_completed(
             report.failed.extend(parts.forget(repo, &name));
         }
     }
-    // The newest segment (complete or partial) stays: pg_receivewal resumes from it.
+    // The newest segment (complete or partial) stays: the stream resumes from it.
     let newest = names
         .iter()
         .filter(|n| is_segment_name(segment_of(n)))
@@ -218,14 +221,14 @@ pub fn serve_from_spool(
         },
         None => return Ok(None),
     };
-    // A segment file pg_receivewal created but wrote nothing into yet (zero-filled ahead of
+    // A segment file the stream created but wrote nothing into yet (zero-filled ahead of
     // the stream) holds no WAL: that is "not received", which recovery takes as the end of
     // the archive, not a damaged file that stops it.
     if data.get(..2).is_none_or(|magic| magic == [0, 0]) {
         return Ok(None);
     }
     if is_segment_name(name) {
-        // The long page header gives the segment size; pg_receivewal preallocates the file
+        // The long page header gives the segment size; the stream sizes the file
         // to it already, but a compressed or truncated spool file may be shorter.
         if let Some(b) = data.get(32..36) {
             let seg = u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize;
@@ -244,9 +247,10 @@ pub trait ReceiveLog {
     fn note(&mut self, line: &str);
 }
 
-/// Runs the receiver until SIGINT or SIGTERM (the stop flag): starts pg_receivewal, restarts
-/// it with backoff when it exits, stores completed segments, records the position. Exits with
-/// the child killed and every completed segment stored.
+/// Runs the receiver until SIGINT or SIGTERM (the stop flag): streams on a thread of its own
+/// ([`stream`]), starts the stream again with backoff when the connection fails, makes the
+/// spool durable and records the position every flush interval, stores completed segments.
+/// Exits with the stream stopped and every completed segment stored.
 pub fn receive(
     repo: &Repository,
     db: &DbRecord,
@@ -254,22 +258,9 @@ pub fn receive(
     log: &mut dyn ReceiveLog,
 ) -> Result<(), EngineError> {
     let dir = spool_dir(repo, db)?;
-    crate::util::create_private_dir(&dir, "create receive spool")?;
-    let lock = crate::util::open_lock_file(&dir.join(LOCK_FILE), "open receive lock")?;
-    match lock.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            return Err(EngineError::Busy(format!(
-                "another recman receive is running for database {:?} (it holds {}); hint: one receiver per database; stop the other one first",
-                db.name,
-                dir.join(LOCK_FILE).display()
-            )));
-        }
-        Err(std::fs::TryLockError::Error(e)) => {
-            return Err(EngineError::io("lock receive spool", &dir, e));
-        }
-    }
-    let mut primary = Primary::connect(opts, db)?;
+    let _lock = lock_spool(&dir, db)?;
+    let target = recman_pg::resolve_conninfo(opts.conninfo.as_deref())?;
+    let segment_size = probe(&target, opts, db)?;
     let mut parts = match repo.is_remote() {
         true => Some(parts::PartStore::load(repo, db)?),
         false => None,
@@ -281,344 +272,301 @@ pub fn receive(
             ));
         }
     }
-    let bin = find_receivewal(opts.pg_bindir.as_deref(), primary.major)?;
-    if opts.create_slot {
-        create_slot(&bin, opts)?;
-    }
-    let mut child: Option<(Child, Instant)> = None;
-    let mut backoff = Duration::from_secs(1);
-    let mut next_start = Instant::now();
+    let spec = stream::StreamSpec {
+        dir: dir.clone(),
+        target,
+        slot: opts.slot.clone(),
+        application_name: opts.application_name.clone(),
+        mode: opts.mode,
+        segment_size,
+        system_identifier: db.system_identifier,
+        status_every: opts.flush_interval.max(Duration::from_millis(100)),
+    };
+    let mut streamer = Streamer::new(spec);
+    let shared = streamer.shared.clone();
     let mut next_flush = Instant::now();
-    let mut done = HashSet::new();
-    // A file that cannot be stored is tried on every pass; its error is said once a minute.
-    let mut said: std::collections::HashMap<String, Instant> = Default::default();
+    let mut next_store = Instant::now();
+    let mut store = Storer::default();
     let result = loop {
         if crate::stop::requested().is_some() {
             break Ok(());
         }
-        if let Some((c, started)) = &mut child {
-            match c.try_wait() {
-                Ok(Some(status)) => {
-                    backoff = if started.elapsed() >= HEALTHY_RUN {
-                        Duration::from_secs(1)
-                    } else {
-                        (backoff * 2).min(MAX_BACKOFF)
-                    };
-                    log.note(&format!(
-                        "pg_receivewal exited ({status}); restarting it in {}s; its log is {}",
-                        backoff.as_secs(),
-                        dir.join(LOG_FILE).display()
-                    ));
-                    next_start = Instant::now() + backoff;
-                    child = None;
-                }
-                Ok(None) => {}
-                Err(e) => break Err(EngineError::io("wait for pg_receivewal", &bin, e)),
-            }
+        if let Err(e) = streamer.tend(log) {
+            break Err(e);
         }
-        if child.is_none() && Instant::now() >= next_start {
-            // Another process streaming from the slot (an orphaned pg_receivewal of a receiver
-            // killed where setpriv is missing) may be writing into the spool: leave the spool
-            // alone and wait for it to go.
-            let slot_active = primary
-                .row(&format!(
-                    "SELECT active::text FROM pg_replication_slots WHERE slot_name = '{}'",
-                    opts.slot.replace('\'', "''")
-                ))
-                .ok()
-                .and_then(|r| r.into_iter().next().flatten());
-            if slot_active.as_deref() == Some("true") {
-                backoff = (backoff * 2).min(MAX_BACKOFF);
-                log.note(&format!(
-                    "replication slot {:?} is in use by another process; trying again in {}s",
-                    opts.slot,
-                    backoff.as_secs()
-                ));
-                next_start = Instant::now() + backoff;
-            } else {
-                if slot_active.is_some()
-                    && let Err(e) = drop_unwritten_partials(&dir, log)
-                {
-                    log.note(&format!("{e}"));
-                }
-                match start_child(&bin, &dir, opts) {
-                    Ok(c) => child = Some((c, Instant::now())),
-                    Err(e) => {
-                        log.note(&format!("{e}"));
-                        next_start = Instant::now() + backoff;
-                    }
-                }
-            }
-        }
-        // Each flush interval the position is read first: then what it names is made durable
-        // (fsynced, completed segments stored, the open one uploaded) before it is recorded.
-        // Both positions are read before the fsync and the upload below, which then cover
-        // what they name.
-        let position = (Instant::now() >= next_flush).then(|| {
+        // On an object store a completed segment's tail is only in the spool until it is
+        // stored, so a position past it is recorded only after the store; on disk the spool
+        // holds it durably, and the record does not wait for a store.
+        // The position is read before that store, which then covers every segment completed
+        // up to it.
+        let remote = parts.is_some();
+        let at = (Instant::now() >= next_flush).then(|| {
             next_flush = Instant::now() + opts.flush_interval;
-            (read_position(&mut primary, opts), spool_position(&dir))
+            shared.get()
         });
-        let mut synced = true;
-        if position.is_some()
-            && opts.mode == ReceiveMode::Async
-            && let Err(e) = fsync_partials(&dir)
-        {
-            log.note(&format!("{e}"));
-            synced = false;
+        if remote {
+            store.pass(repo, db, &dir, &opts.push, parts.as_mut(), log);
         }
-        let stored_all =
-            match store_completed(repo, db, &dir, &opts.push, &mut done, parts.as_mut()) {
-                Ok(r) => {
-                    for o in &r.stored {
-                        if let ArchivePushOutcome::Archived { name, .. } = o {
-                            log.note(&format!("stored wal file {name}"));
-                        }
-                    }
-                    for (name, e) in &r.failed {
-                        if said
-                            .get(name)
-                            .is_none_or(|t| t.elapsed() >= Duration::from_secs(60))
-                        {
-                            said.insert(name.clone(), Instant::now());
-                            log.note(&format!("could not store {name}, left in the spool: {e}"));
-                        }
-                    }
-                    r.failed.is_empty()
-                }
-                Err(e) => {
-                    log.note(&format!("{e}"));
-                    false
-                }
-            };
-        if let Some((reported, spool)) = position
-            && synced
-        {
-            let reported = reported.unwrap_or_else(|e| {
-                log.note(&format!(
-                    "cannot read the receiver's position from the primary: {e}"
-                ));
-                None
-            });
-            let uploaded = match parts.as_mut() {
-                Some(p) => partials(&dir)
-                    .and_then(|open| p.upload(repo, db, &open))
-                    .map(|_| true),
-                None => Ok(false),
-            };
-            let recorded = match uploaded {
-                Ok(uploaded) if stored_all || !uploaded => {
-                    match Position::merge(reported, spool, opts.mode, uploaded) {
-                        Some(at) => record_position(repo, db, opts, at, uploaded),
-                        None => Ok(()),
-                    }
-                }
-                Ok(_) => Ok(()),
-                Err(e) => Err(e),
-            };
-            if let Err(e) = recorded {
-                log.note(&format!("cannot record the receiver's position: {e}"));
-            }
+        if let Some(at) = at {
+            let stored_all = store.all_ok;
+            flush_and_record(
+                repo,
+                db,
+                opts,
+                &dir,
+                at,
+                &shared,
+                parts.as_mut(),
+                stored_all,
+                log,
+            );
         }
-        std::thread::sleep(TICK);
+        if !remote && Instant::now() >= next_store {
+            next_store = Instant::now() + STORE_EVERY;
+            store.pass(repo, db, &dir, &opts.push, None, log);
+        }
+        let wait = next_flush.saturating_duration_since(Instant::now());
+        std::thread::sleep(wait.clamp(Duration::from_millis(10), TICK));
     };
-    if let Some((mut c, _)) = child {
-        let _ = c.kill();
-        let _ = c.wait();
-    }
-    // What the child wrote is in the page cache: make it durable before saying we stopped.
+    streamer.stop(log);
+    // The stream wrote what it had into the page cache: make it durable before saying we
+    // stopped.
     let _ = fsync_partials(&dir);
     if let Some(p) = parts.as_mut()
         && let Err(e) = partials(&dir).and_then(|open| p.upload(repo, db, &open))
     {
         log.note(&format!("cannot upload the open segment: {e}"));
     }
-    store_completed(repo, db, &dir, &opts.push, &mut done, parts.as_mut())?;
+    store_completed(repo, db, &dir, &opts.push, &mut store.done, parts.as_mut())?;
     result
 }
 
-/// The primary, reconnected when the connection breaks.
-struct Primary {
-    target: recman_pg::ConnTarget,
-    session: Option<recman_pg::Session>,
-    major: u32,
+/// Takes the spool's lock: one receiver per database.
+fn lock_spool(dir: &Path, db: &DbRecord) -> Result<std::fs::File, EngineError> {
+    crate::util::create_private_dir(dir, "create receive spool")?;
+    let lock = crate::util::open_lock_file(&dir.join(LOCK_FILE), "open receive lock")?;
+    match lock.try_lock() {
+        Ok(()) => Ok(lock),
+        Err(std::fs::TryLockError::WouldBlock) => Err(EngineError::Busy(format!(
+            "another recman receive is running for database {:?} (it holds {}); hint: one receiver per database; stop the other one first",
+            db.name,
+            dir.join(LOCK_FILE).display()
+        ))),
+        Err(std::fs::TryLockError::Error(e)) => Err(EngineError::io("lock receive spool", dir, e)),
+    }
 }
 
-impl Primary {
-    fn connect(opts: &ReceiveOptions, db: &DbRecord) -> Result<Primary, EngineError> {
-        let target = recman_pg::resolve_conninfo(opts.conninfo.as_deref())?;
-        let session = recman_pg::Session::connect(&target)?;
-        if session.system_identifier != db.system_identifier {
-            return Err(EngineError::Invalid(format!(
-                "the server at {} has system identifier {}, not database {:?}'s {}; nothing was received; hint: --target must name the registered cluster's primary",
-                session.target(),
-                session.system_identifier,
-                db.name,
-                db.system_identifier
-            )));
+/// The stream's thread, started again with backoff while it keeps ending.
+struct Streamer {
+    spec: stream::StreamSpec,
+    shared: Arc<stream::Shared>,
+    running: Option<(JoinHandle<Result<(), EngineError>>, Instant)>,
+    backoff: Duration,
+    next_start: Instant,
+}
+
+impl Streamer {
+    fn new(spec: stream::StreamSpec) -> Streamer {
+        Streamer {
+            spec,
+            shared: Arc::default(),
+            running: None,
+            backoff: Duration::from_secs(1),
+            next_start: Instant::now(),
         }
-        let major = session.version_num / 10_000;
-        Ok(Primary {
-            target,
-            session: Some(session),
-            major,
-        })
     }
 
-    /// One row of SQL, reconnecting once when the connection was lost.
-    fn row(&mut self, sql: &str) -> Result<Vec<Option<String>>, EngineError> {
-        if self.session.is_none() {
-            self.session = Some(recman_pg::Session::connect(&self.target)?);
+    /// Says why a stream that ended ended, and starts the next one when it is due. Fails only
+    /// when no thread can be started.
+    fn tend(&mut self, log: &mut dyn ReceiveLog) -> Result<(), EngineError> {
+        if self.running.as_ref().is_some_and(|(h, _)| h.is_finished()) {
+            let (h, started) = self.running.take().expect("checked above");
+            let why = match h.join() {
+                Ok(Ok(())) => "it stopped".to_string(),
+                Ok(Err(e)) => e.to_string(),
+                Err(_) => "its thread panicked".to_string(),
+            };
+            self.backoff = if started.elapsed() >= HEALTHY_RUN {
+                Duration::from_secs(1)
+            } else {
+                (self.backoff * 2).min(MAX_BACKOFF)
+            };
+            log.note(&format!(
+                "the stream from the primary ended ({why}); streaming again in {}s",
+                self.backoff.as_secs()
+            ));
+            self.next_start = Instant::now() + self.backoff;
         }
-        let s = self.session.as_mut().expect("connected above");
-        match s.simple_query(sql) {
-            Ok(rows) => Ok(rows.into_iter().next().unwrap_or_default()),
-            Err(e) => {
-                self.session = None;
-                Err(e.into())
+        if self.running.is_none() && Instant::now() >= self.next_start {
+            let (s, sh) = (self.spec.clone(), self.shared.clone());
+            let h = std::thread::Builder::new()
+                .name("recman-receive-stream".into())
+                .spawn(move || stream::run(&s, &sh))
+                .map_err(|e| EngineError::io("start the receive stream", &self.spec.dir, e))?;
+            self.running = Some((h, Instant::now()));
+        }
+        Ok(())
+    }
+
+    /// Stops the stream; it writes what it holds into the spool first.
+    fn stop(self, log: &mut dyn ReceiveLog) {
+        self.shared.quit.store(true, Ordering::Relaxed);
+        if let Some((h, _)) = self.running {
+            match h.join() {
+                Ok(Err(e)) => log.note(&format!("the stream from the primary ended: {e}")),
+                Err(_) => log.note("the receive stream's thread panicked"),
+                Ok(Ok(())) => {}
             }
         }
     }
 }
 
-/// What pg_stat_replication says of the receiver: its write and flush positions and the
-/// timeline. None when it is not streaming at the moment.
-struct Position {
-    write: u64,
-    flush: u64,
-    timeline: u32,
-}
-
-impl Position {
-    /// What the primary reported, raised to what the spool shows written, where that is
-    /// durable by the time it is recorded: in async mode (the fsync follows) and in an object
-    /// store (the upload follows). In sync mode on disk the primary's flush position is
-    /// current already, and without it nothing is recorded.
-    fn merge(
-        reported: Option<Position>,
-        spool: Option<(u32, u64)>,
-        mode: ReceiveMode,
-        uploaded: bool,
-    ) -> Option<Position> {
-        let spool = spool.filter(|_| mode == ReceiveMode::Async || uploaded);
-        match (reported, spool) {
-            (Some(p), Some((tli, lsn))) if lsn > p.write => Some(Position {
-                write: lsn,
-                timeline: tli.max(p.timeline),
-                ..p
-            }),
-            (Some(p), _) => Some(p),
-            (None, Some((tli, lsn))) => Some(Position {
-                write: lsn,
-                flush: lsn,
-                timeline: tli,
-            }),
-            (None, None) => None,
-        }
-    }
-}
-
-/// The position the spool itself shows written: the start of the last page pg_receivewal
-/// wrote into the newest open segment (every byte before it is written; the page itself may
-/// be part-way). pg_receivewal reports its own position once a second at most, so this is
-/// the fresher of the two between reports.
-fn spool_position(dir: &Path) -> Option<(u32, u64)> {
-    use std::os::unix::fs::FileExt;
-    let newest = partials(dir).ok()?.into_iter().max()?;
-    let name = newest.file_name()?.to_string_lossy().into_owned();
-    let seg_name = segment_of(&name);
-    if !is_segment_name(seg_name) {
-        return None;
-    }
-    let hex = |r: std::ops::Range<usize>| u64::from_str_radix(&seg_name[r], 16).ok();
-    let (tli, log, seg) = (hex(0..8)?, hex(8..16)?, hex(16..24)?);
-    let file = std::fs::File::open(&newest).ok()?;
-    let (page, end) = parts::written_extent(&file).ok()??;
-    let mut size = [0u8; 4];
-    file.read_exact_at(&mut size, 32).ok()?;
-    let seg_size = u64::from(u32::from_le_bytes(size));
-    Some((tli as u32, (log << 32) + seg * seg_size + end - page))
-}
-
-fn read_position(
-    primary: &mut Primary,
+/// Every flush interval: what the stream's position `at` (read first) names is made durable
+/// (fsynced in async mode; the open segment uploaded on an object store), then it is recorded
+/// in the catalog and reported to the primary as flushed.
+#[allow(clippy::too_many_arguments)]
+fn flush_and_record(
+    repo: &Repository,
+    db: &DbRecord,
     opts: &ReceiveOptions,
-) -> Result<Option<Position>, EngineError> {
-    let app = opts.application_name.replace('\'', "''");
-    // The timeline comes from pg_control, not pg_walfile_name, which a standby (a receiver
-    // may stream from one) refuses during recovery.
-    let row = primary.row(&format!(
-        "SELECT write_lsn::text, flush_lsn::text,
-                (SELECT lpad(to_hex(timeline_id), 8, '0') FROM pg_control_checkpoint())
-         FROM pg_stat_replication WHERE application_name = '{app}' AND state = 'streaming'
-         ORDER BY flush_lsn DESC NULLS LAST LIMIT 1"
-    ))?;
-    let lsn = |i: usize| {
-        row.get(i)
-            .cloned()
-            .flatten()
-            .and_then(|t| t.parse::<recman_pg::Lsn>().ok())
-            .map(|l| l.0)
+    dir: &Path,
+    at: stream::Progress,
+    shared: &stream::Shared,
+    parts: Option<&mut parts::PartStore>,
+    stored_all: bool,
+    log: &mut dyn ReceiveLog,
+) {
+    if at.written == 0 {
+        return;
+    }
+    if opts.mode == ReceiveMode::Async
+        && let Err(e) = fsync_partials(dir)
+    {
+        log.note(&format!("{e}"));
+        return;
+    }
+    let uploaded = match parts {
+        Some(p) => match partials(dir).and_then(|open| p.upload(repo, db, &open)) {
+            Ok(_) => true,
+            Err(e) => {
+                log.note(&format!("cannot record the receiver's position: {e}"));
+                return;
+            }
+        },
+        None => false,
     };
-    let (Some(write), Some(flush)) = (lsn(0), lsn(1)) else {
-        return Ok(None);
-    };
-    let timeline = row
-        .get(2)
-        .cloned()
-        .flatten()
-        .and_then(|t| u32::from_str_radix(&t, 16).ok())
-        .unwrap_or(0);
-    Ok(Some(Position {
-        write,
-        flush,
-        timeline,
-    }))
+    if uploaded && !stored_all {
+        return;
+    }
+    match record_position(repo, db, opts, at, uploaded) {
+        Ok(flushed) => shared.flushed_to(flushed),
+        Err(e) => log.note(&format!("cannot record the receiver's position: {e}")),
+    }
 }
 
-/// Records where the receiver is, once what `at` names is durable: in sync mode the flush
-/// position pg_receivewal reported; in async mode its write position, which the fsync after
-/// reading it covers. With an object store (`uploaded`), the write position in either mode:
-/// the open segment was uploaded after the position was read, so the bucket holds it.
+/// Stores completed segments, remembering what it stored and saying each failure once a
+/// minute.
+#[derive(Default)]
+struct Storer {
+    done: HashSet<String>,
+    said: std::collections::HashMap<String, Instant>,
+    /// Whether the last pass stored every completed file.
+    all_ok: bool,
+}
+
+impl Storer {
+    fn pass(
+        &mut self,
+        repo: &Repository,
+        db: &DbRecord,
+        dir: &Path,
+        push: &PushOptions,
+        parts: Option<&mut parts::PartStore>,
+        log: &mut dyn ReceiveLog,
+    ) {
+        self.all_ok = match store_completed(repo, db, dir, push, &mut self.done, parts) {
+            Ok(r) => {
+                for o in &r.stored {
+                    if let ArchivePushOutcome::Archived { name, .. } = o {
+                        log.note(&format!("stored wal file {name}"));
+                    }
+                }
+                for (name, e) in &r.failed {
+                    if self
+                        .said
+                        .get(name)
+                        .is_none_or(|t| t.elapsed() >= Duration::from_secs(60))
+                    {
+                        self.said.insert(name.clone(), Instant::now());
+                        log.note(&format!("could not store {name}, left in the spool: {e}"));
+                    }
+                }
+                r.failed.is_empty()
+            }
+            Err(e) => {
+                log.note(&format!("{e}"));
+                false
+            }
+        };
+    }
+}
+
+/// The first connection, before any stream: the server must be the database's, its segment
+/// size is learnt, and the slot is created when asked. Its failure fails the command (no
+/// retry): a wrong server or a refused login at start is a setting to fix, not a network cut.
+fn probe(
+    target: &recman_pg::ConnTarget,
+    opts: &ReceiveOptions,
+    db: &DbRecord,
+) -> Result<u64, EngineError> {
+    let mut conn = recman_pg::ReplicationConn::connect(target, &opts.application_name)?;
+    let id = conn.identify_system()?;
+    if id.system_identifier != db.system_identifier {
+        return Err(EngineError::Invalid(format!(
+            "the server at {target:?} has system identifier {}, not database {:?}'s {}; nothing was received; hint: --target must name the registered cluster's primary",
+            id.system_identifier, db.name, db.system_identifier
+        )));
+    }
+    let segment_size = conn.segment_size()?;
+    if opts.create_slot {
+        conn.create_physical_slot(&opts.slot)
+            .map_err(|e| EngineError::Failed {
+                kind: recman_error::ErrorKind::Transient,
+                message: format!(
+                    "cannot create replication slot {:?}: {e}; hint: the role needs the REPLICATION attribute and max_replication_slots a free slot",
+                    opts.slot
+                ),
+            })?;
+    }
+    conn.close();
+    Ok(segment_size)
+}
+
+/// Records where the receiver is, once what `at` names is durable: in sync mode the stream
+/// fdatasynced it before saying so; in async mode the fsync after reading it covers it; with
+/// an object store (`uploaded`) the open segment was uploaded after it was read. Returns the
+/// position recorded as flushed.
 fn record_position(
     repo: &Repository,
     db: &DbRecord,
     opts: &ReceiveOptions,
-    at: Position,
+    at: stream::Progress,
     uploaded: bool,
-) -> Result<(), EngineError> {
+) -> Result<u64, EngineError> {
     let flushed = match opts.mode {
-        ReceiveMode::Sync if !uploaded => at.flush,
-        _ => at.write.max(at.flush),
+        ReceiveMode::Sync if !uploaded => at.flushed,
+        _ => at.written,
     };
     repo.catalog().set_receive_position(&ReceivePosition {
         db_id: db.id,
         timeline: at.timeline,
-        received_lsn: at.write.max(at.flush),
+        received_lsn: at.written,
         flushed_lsn: flushed,
         updated_at: crate::util::now_micros(),
         mode: opts.mode.as_str().to_string(),
         slot: opts.slot.clone(),
     })?;
-    Ok(())
-}
-
-/// Removes `.partial` files that hold nothing but zeros. pg_receivewal zero-fills a new
-/// segment file to its full size before it writes WAL into it; killed in between (SIGKILL, a
-/// full disk) it leaves a short file of zeros, which it then refuses to resume from ("should
-/// be 0 or 16777216 bytes"). Such a file holds no WAL, so removing it loses nothing; a file
-/// with any WAL in it is left alone.
-fn drop_unwritten_partials(dir: &Path, log: &mut dyn ReceiveLog) -> Result<(), EngineError> {
-    for p in partials(dir)? {
-        let data = std::fs::read(&p).map_err(|e| EngineError::io("read receive spool", &p, e))?;
-        if data.iter().all(|&b| b == 0) {
-            std::fs::remove_file(&p).map_err(|e| EngineError::io("remove from spool", &p, e))?;
-            let name = p.file_name().unwrap_or_default().to_string_lossy();
-            log.note(&format!(
-                "removed {name} from the spool: pg_receivewal was stopped while preparing it, before any wal was written into it"
-            ));
-        }
-    }
-    Ok(())
+    Ok(flushed)
 }
 
 /// fsyncs every `.partial` file of the spool and the directory itself.
@@ -626,7 +574,7 @@ fn fsync_partials(dir: &Path) -> Result<(), EngineError> {
     for p in partials(dir)? {
         match std::fs::File::open(&p).and_then(|f| f.sync_all()) {
             Ok(()) => {}
-            // Completed and renamed meanwhile: pg_receivewal fsynced it first.
+            // Completed and renamed meanwhile: the stream fsynced it first.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(EngineError::io("fsync receive spool", &p, e)),
         }
@@ -634,7 +582,7 @@ fn fsync_partials(dir: &Path) -> Result<(), EngineError> {
     recman_media::disk::sync_dir(dir).map_err(|e| EngineError::io("fsync receive spool", dir, e))
 }
 
-/// The spool's open segments: the `.partial` files pg_receivewal is writing or left.
+/// The spool's open segments: the `.partial` files the stream is writing or left.
 fn partials(dir: &Path) -> Result<Vec<PathBuf>, EngineError> {
     let rd = std::fs::read_dir(dir).map_err(|e| EngineError::io("read receive spool", dir, e))?;
     Ok(rd
@@ -642,114 +590,6 @@ fn partials(dir: &Path) -> Result<Vec<PathBuf>, EngineError> {
         .filter(|e| e.file_name().to_string_lossy().ends_with(".partial"))
         .map(|e| e.path())
         .collect())
-}
-
-/// pg_receivewal: in `bindir`, else next to the server's programs (Debian's layout), else on
-/// PATH.
-fn find_receivewal(bindir: Option<&Path>, major: u32) -> Result<PathBuf, EngineError> {
-    const BIN: &str = "pg_receivewal";
-    if let Some(d) = bindir {
-        let p = d.join(BIN);
-        return if p.is_file() {
-            Ok(p)
-        } else {
-            Err(EngineError::NotFound(format!(
-                "{} does not exist; hint: --pg-bindir names the directory of the PostgreSQL {major} programs (pg_ctl, pg_receivewal)",
-                p.display()
-            )))
-        };
-    }
-    let mut tried = vec![PathBuf::from(format!("/usr/lib/postgresql/{major}/bin"))];
-    tried.extend(
-        std::env::var_os("PATH")
-            .iter()
-            .flat_map(std::env::split_paths),
-    );
-    tried
-        .iter()
-        .map(|d| d.join(BIN))
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            EngineError::NotFound(format!(
-                "pg_receivewal was found neither in /usr/lib/postgresql/{major}/bin nor on PATH; hint: install PostgreSQL {major}'s client programs or give --pg-bindir"
-            ))
-        })
-}
-
-/// The connection string pg_receivewal gets: the target's, with the application name.
-fn conninfo_with_app(opts: &ReceiveOptions) -> String {
-    let base = opts.conninfo.clone().unwrap_or_default();
-    let app = &opts.application_name;
-    if base.starts_with("postgres://") || base.starts_with("postgresql://") {
-        let sep = if base.contains('?') { '&' } else { '?' };
-        format!("{base}{sep}application_name={app}")
-    } else {
-        format!("{base} application_name={app}")
-    }
-}
-
-fn create_slot(bin: &Path, opts: &ReceiveOptions) -> Result<(), EngineError> {
-    let out = Command::new(bin)
-        .args(["--create-slot", "--if-not-exists", "--slot", &opts.slot])
-        .arg("--dbname")
-        .arg(conninfo_with_app(opts))
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| EngineError::io("run pg_receivewal --create-slot", bin, e))?;
-    if out.status.success() {
-        return Ok(());
-    }
-    Err(EngineError::Failed {
-        kind: recman_error::ErrorKind::Transient,
-        message: format!(
-            "cannot create replication slot {:?} with {}: {}; hint: the role needs the REPLICATION attribute and max_replication_slots a free slot",
-            opts.slot,
-            bin.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ),
-    })
-}
-
-/// Starts pg_receivewal into `dir`. Through `setpriv --pdeathsig KILL` when the host has it,
-/// so a recman killed with SIGKILL takes the child with it and the next receiver does not find
-/// the slot held by an orphan.
-fn start_child(bin: &Path, dir: &Path, opts: &ReceiveOptions) -> Result<Child, EngineError> {
-    let setpriv = Path::new("/usr/bin/setpriv");
-    let mut cmd = if setpriv.is_file() {
-        let mut c = Command::new(setpriv);
-        c.args(["--pdeathsig", "KILL"]).arg(bin);
-        c
-    } else {
-        Command::new(bin)
-    };
-    cmd.arg("--directory")
-        .arg(dir)
-        .args(["--slot", &opts.slot, "--no-loop", "--verbose"])
-        .arg("--dbname")
-        .arg(conninfo_with_app(opts));
-    match opts.mode {
-        ReceiveMode::Sync => {
-            cmd.arg("--synchronous");
-        }
-        ReceiveMode::Async => {
-            let secs = opts.flush_interval.as_secs().max(1);
-            cmd.args(["--status-interval", &secs.to_string()]);
-        }
-    }
-    let log_path = dir.join(LOG_FILE);
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .map_err(|e| EngineError::io("open pg_receivewal log", &log_path, e))?;
-    if log.metadata().map(|m| m.len() > 1 << 20).unwrap_or(false) {
-        let _ = log.set_len(0);
-    }
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::from(log));
-    cmd.spawn()
-        .map_err(|e| EngineError::io("start pg_receivewal", bin, e))
 }
 
 /// One database's exposure, for `report rpo`.
@@ -819,103 +659,16 @@ pub fn rpo(
 mod tests {
     use super::*;
 
-    struct Quiet(Vec<String>);
-    impl ReceiveLog for Quiet {
-        fn note(&mut self, line: &str) {
-            self.0.push(line.to_string());
-        }
-    }
-
-    fn opts(conninfo: Option<&str>) -> ReceiveOptions {
-        ReceiveOptions {
-            mode: ReceiveMode::Sync,
-            slot: "s".into(),
-            create_slot: false,
-            flush_interval: Duration::from_secs(1),
-            pg_bindir: None,
-            conninfo: conninfo.map(str::to_string),
-            application_name: "recman_main".into(),
-            push: PushOptions::new(recman_format::Compression::None),
-        }
-    }
-
-    #[test]
-    fn application_name_joins_either_conninfo_form() {
-        assert_eq!(
-            conninfo_with_app(&opts(Some("host=/tmp port=5432"))),
-            "host=/tmp port=5432 application_name=recman_main"
-        );
-        assert_eq!(
-            conninfo_with_app(&opts(Some("postgresql://u@h/db"))),
-            "postgresql://u@h/db?application_name=recman_main"
-        );
-        assert_eq!(
-            conninfo_with_app(&opts(Some("postgresql://u@h/db?sslmode=require"))),
-            "postgresql://u@h/db?sslmode=require&application_name=recman_main"
-        );
-        assert_eq!(
-            conninfo_with_app(&opts(None)),
-            " application_name=recman_main"
-        );
-    }
-
     #[test]
     fn only_segments_and_history_files_are_stored() {
         assert!(is_stored_kind("000000010000000000000003"));
         assert!(is_stored_kind("00000002.history"));
         assert!(!is_stored_kind("000000010000000000000003.partial"));
-        assert!(!is_stored_kind("pg_receivewal.log"));
+        assert!(!is_stored_kind("receive.log"));
         assert!(!is_stored_kind("receive.lock"));
         assert_eq!(
             segment_of("000000010000000000000003.partial"),
             "000000010000000000000003"
         );
-    }
-
-    #[test]
-    fn the_spool_position_is_the_start_of_the_last_written_page_and_raises_async_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let (page, seg) = (8192usize, 16usize << 20);
-        let mut d = vec![0u8; seg];
-        for i in 0..3 {
-            d[i * page] = 0x10;
-            d[i * page + 1] = 0xD1;
-        }
-        d[32..36].copy_from_slice(&(seg as u32).to_le_bytes());
-        d[36..40].copy_from_slice(&(page as u32).to_le_bytes());
-        std::fs::write(dir.path().join("000000010000000200000003.partial"), &d).unwrap();
-        std::fs::write(dir.path().join("000000010000000200000002"), b"done").unwrap();
-        let at = (2u64 << 32) + 3 * seg as u64 + 2 * page as u64;
-        assert_eq!(spool_position(dir.path()), Some((1, at)));
-
-        let reported = Position {
-            write: at - 100,
-            flush: at - 200,
-            timeline: 1,
-        };
-        let merged = |mode, uploaded| {
-            let p = Position { ..reported };
-            Position::merge(Some(p), Some((1, at)), mode, uploaded).map(|p| p.write)
-        };
-        assert_eq!(merged(ReceiveMode::Async, false), Some(at));
-        assert_eq!(merged(ReceiveMode::Sync, true), Some(at));
-        assert_eq!(merged(ReceiveMode::Sync, false), Some(at - 100));
-        assert!(Position::merge(None, Some((1, at)), ReceiveMode::Sync, false).is_none());
-    }
-
-    #[test]
-    fn a_partial_of_zeros_is_removed_and_one_with_wal_is_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        let zeros = dir.path().join("000000010000000000000003.partial");
-        std::fs::write(&zeros, vec![0u8; 5 << 20]).unwrap();
-        let mut written = vec![0u8; 1 << 20];
-        written[0] = 0x10;
-        let kept = dir.path().join("000000010000000000000004.partial");
-        std::fs::write(&kept, &written).unwrap();
-        let mut log = Quiet(Vec::new());
-        drop_unwritten_partials(dir.path(), &mut log).unwrap();
-        assert!(!zeros.exists(), "{:?}", log.0);
-        assert!(kept.exists());
-        assert_eq!(log.0.len(), 1, "{:?}", log.0);
     }
 }

@@ -1,8 +1,8 @@
 //! The open segment of a receiver whose repository is an object store: a bucket has no file
-//! to append to, so what pg_receivewal has written of the open segment since the last flush is
+//! to append to, so what the stream has written of the open segment since the last flush is
 //! stored as a part object `receive/<db>/<segment>/<start>-<end>` (byte offsets in hex), and
 //! a restore on any host assembles the parts in order. Each upload starts again at the last
-//! page of the one before, because pg_receivewal keeps appending to that page; so parts
+//! page of the one before, because the stream keeps appending to that page; so parts
 //! overlap by at most a page and a later part's bytes win. Once the segment is stored whole,
 //! its parts are removed.
 
@@ -126,7 +126,7 @@ impl PartStore {
 
 /// What of the spool file at `path` the bucket lacks, as `(offset, bytes, checksum of the
 /// last page)`: from the start of
-/// the last page the bucket holds to the end of the last page pg_receivewal wrote. The file is
+/// the last page the bucket holds to the end of the last page the stream wrote. The file is
 /// preallocated with zeros and written from its start, and every written page starts with a
 /// nonzero magic, so the written extent ends at the first page without one. None when there
 /// is nothing new (or the file is gone: completed and renamed meanwhile).
@@ -155,7 +155,7 @@ fn unsent(path: &Path, u: &Uploaded) -> Result<Option<(u64, Vec<u8>, u32)>, Engi
     Ok(Some((start, data, last)))
 }
 
-/// The page size of the spool file `file` and the end of the last page pg_receivewal wrote
+/// The page size of the spool file `file` and the end of the last page the stream wrote
 /// into it, or None before it wrote the first. The file is preallocated with zeros and written
 /// from its start, and every written page starts with a nonzero magic, so the written pages
 /// are a prefix: a binary search finds its end in a dozen reads.
