@@ -185,18 +185,7 @@ fn sslmode_is_honoured_without_and_with_tls() {
 
     // Now TLS on (ssl is reloadable): a server certificate for localhost/127.0.0.1 from a
     // test CA, and role tlsuser logging in by client certificate only.
-    // One statement per call: ALTER SYSTEM refuses to run inside a transaction block.
-    for (name, file) in [
-        ("ssl_cert_file", &pki.server_cert),
-        ("ssl_key_file", &pki.server_key),
-        ("ssl_ca_file", &pki.ca),
-    ] {
-        c.psql(&format!(
-            "alter system set {name} = {}",
-            sql_literal(path_str(file))
-        ));
-    }
-    c.psql("alter system set ssl = on");
+    c.set_tls(&pki);
     c.psql("create role tlsuser login superuser");
     let hba = c.pgdata.join("pg_hba.conf");
     let old = std::fs::read_to_string(&hba).unwrap();

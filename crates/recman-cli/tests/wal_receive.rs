@@ -104,6 +104,20 @@ impl Receiver {
     }
 }
 
+/// The receiver, refused by the primary, says twice that its stream ended (and stays up).
+fn wait_refused_twice(rx: &Receiver) {
+    wait_until(
+        "two refused streams",
+        || {
+            rx.log()
+                .matches("the stream from the primary ended")
+                .count()
+                >= 2
+        },
+        || rx.log(),
+    );
+}
+
 fn streaming(c: &Cluster) -> bool {
     c.try_psql(&format!(
         "select count(*) from pg_stat_replication where application_name = '{APP}' and state = 'streaming'"
@@ -626,16 +640,7 @@ fn receiver_catches_up_after_the_primary_refuses_it() {
     let lsn_cut = c.psql("select pg_current_wal_insert_lsn()::text");
     c.psql("select pg_switch_wal()");
     // The receiver keeps trying while it is refused, and stays up.
-    wait_until(
-        "two refused streams",
-        || {
-            rx.log()
-                .matches("the stream from the primary ended")
-                .count()
-                >= 2
-        },
-        || rx.log(),
-    );
+    wait_refused_twice(&rx);
     assert!(!streaming(c));
 
     std::fs::write(&hba, &open).unwrap();
@@ -811,16 +816,7 @@ fn receiver_into_s3_survives_kill_and_cut_and_keeps_what_it_flushed() {
         "insert into marks select g, 'cut', repeat('c', 1000) from generate_series(24001, 36000) g",
     );
     c.psql("select pg_switch_wal()");
-    wait_until(
-        "two refused streams",
-        || {
-            rx.log()
-                .matches("the stream from the primary ended")
-                .count()
-                >= 2
-        },
-        || rx.log(),
-    );
+    wait_refused_twice(&rx);
     std::fs::write(&hba, &open).unwrap();
     c.psql("select pg_reload_conf()");
     wait_until("the receiver streaming again", || streaming(c), || rx.log());
@@ -995,18 +991,7 @@ fn receiver_streams_over_tls_with_a_scram_password_and_with_md5() {
     let (_logs, log_dir) = new_scratch_dir();
     let (_p, pdir) = new_scratch_dir();
     let pki = TestPki::new(&pdir, "tlsuser");
-    // One statement per call: ALTER SYSTEM refuses to run inside a transaction block.
-    for (name, file) in [
-        ("ssl_cert_file", &pki.server_cert),
-        ("ssl_key_file", &pki.server_key),
-        ("ssl_ca_file", &pki.ca),
-    ] {
-        c.psql(&format!(
-            "alter system set {name} = {}",
-            sql_literal(path_str(file))
-        ));
-    }
-    c.psql("alter system set ssl = on");
+    c.set_tls(&pki);
     c.psql("set password_encryption = 'scram-sha-256'; create role rx login replication password 'rx-secret'");
     c.psql(
         "set password_encryption = 'md5'; create role rx5 login replication password 'rx5-secret'",

@@ -93,6 +93,8 @@ pub struct ReplicationConn {
     at: usize,
     /// What one read lands in (allocated once).
     chunk: Box<[u8]>,
+    /// The server's major version, from its `server_version` at startup (0: not said).
+    server_major: u32,
 }
 
 impl ReplicationConn {
@@ -171,6 +173,7 @@ impl ReplicationConn {
             buf: Vec::with_capacity(READ_CHUNK),
             at: 0,
             chunk: vec![0u8; READ_CHUNK].into_boxed_slice(),
+            server_major: 0,
         };
         conn.io
             .set_read_timeout(Some(timeout))
@@ -321,7 +324,13 @@ impl ReplicationConn {
                 }
                 b'E' => return Err(self.server_error("connect", &body, true)),
                 b'Z' => return Ok(()),
-                // ParameterStatus, BackendKeyData, NoticeResponse.
+                b'S' => {
+                    let mut f = body.split(|b| *b == 0);
+                    if f.next() == Some(b"server_version".as_slice()) {
+                        self.server_major = major_of(f.next().unwrap_or_default());
+                    }
+                }
+                // BackendKeyData, NoticeResponse.
                 _ => {}
             }
         }
@@ -397,12 +406,10 @@ impl ReplicationConn {
     /// Where slot `slot` would start a stream (READ_REPLICATION_SLOT, PostgreSQL 15 and
     /// later); None when it reserves no WAL, or the server is older and cannot say.
     pub fn slot_restart(&mut self, slot: &str) -> Result<Option<u64>, PgError> {
-        let rows = match self.command(&format!("READ_REPLICATION_SLOT {}", quote_ident(slot))) {
-            Ok(r) => r,
-            // A syntax error: a server before 15.
-            Err(e) if e.sqlstate() == Some("42601") => return Ok(None),
-            Err(e) => return Err(e),
-        };
+        if self.server_major < 15 {
+            return Ok(None);
+        }
+        let rows = self.command(&format!("READ_REPLICATION_SLOT {}", quote_ident(slot)))?;
         Ok(rows
             .first()
             .and_then(|r| r.get(1).cloned().flatten())
@@ -658,6 +665,14 @@ impl ReplicationConn {
     }
 }
 
+/// The major version in a `server_version` such as "15.18 (Debian 15.18-0+deb12u1)" or
+/// "13.23"; 0 when it does not start with one.
+fn major_of(version: &[u8]) -> u32 {
+    let text = String::from_utf8_lossy(version);
+    let digits: String = text.chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().unwrap_or(0)
+}
+
 fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
@@ -737,6 +752,14 @@ mod tests {
             segment_file_name(3, 0x0000_0000_4000_0000, 1 << 30),
             "000000030000000000000001"
         );
+    }
+
+    #[test]
+    fn majors_read_from_server_version() {
+        assert_eq!(major_of(b"15.18 (Debian 15.18-0+deb12u1)"), 15);
+        assert_eq!(major_of(b"13.23"), 13);
+        assert_eq!(major_of(b"18beta1"), 18);
+        assert_eq!(major_of(b""), 0);
     }
 
     #[test]

@@ -213,3 +213,22 @@ impl TestPki {
         }
     }
 }
+
+impl crate::Cluster {
+    /// Sets the server's TLS files to `pki`'s (a certificate for localhost and 127.0.0.1 from
+    /// its CA) and `ssl = on`; a reload or a restart then applies them.
+    pub fn set_tls(&self, pki: &TestPki) {
+        // One statement per call: ALTER SYSTEM refuses to run inside a transaction block.
+        for (name, file) in [
+            ("ssl_cert_file", &pki.server_cert),
+            ("ssl_key_file", &pki.server_key),
+            ("ssl_ca_file", &pki.ca),
+        ] {
+            self.psql(&format!(
+                "alter system set {name} = {}",
+                crate::sql_literal(&file.display().to_string())
+            ));
+        }
+        self.psql("alter system set ssl = on");
+    }
+}

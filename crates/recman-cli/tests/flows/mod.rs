@@ -216,6 +216,16 @@ pub fn make_standby(primary: &Cluster) -> (TempDir, Cluster) {
             .args(["-R", "-X", "stream", "--no-sync", "-c", "fast", "-d"])
             .arg(primary.conninfo()),
     );
+    // The primary_conninfo pg_basebackup -R writes may carry options newer than the server's
+    // libpq (Debian's pg_basebackup 15 writes sslsni, which a 13 server refuses): the primary's
+    // own conninfo, written after it, wins and suits every major.
+    let auto = data.join("postgresql.auto.conf");
+    let mut conf = std::fs::read_to_string(&auto).unwrap();
+    conf.push_str(&format!(
+        "primary_conninfo = {}\n",
+        sql_literal(&primary.conninfo())
+    ));
+    std::fs::write(&auto, conf).unwrap();
     let standby = Cluster::adopt(data);
     standby.start();
     (tmp, standby)
