@@ -19,6 +19,8 @@ use std::time::Duration;
 
 /// Microseconds between the Unix epoch and PostgreSQL's (2000-01-01).
 const PG_EPOCH_MICROS: i64 = 946_684_800_000_000;
+/// The longest a replication command waits for the server's answer.
+const ANSWER_WAIT: Duration = Duration::from_secs(60);
 /// How much one read may take from the socket.
 const READ_CHUNK: usize = 256 * 1024;
 
@@ -164,6 +166,9 @@ impl ReplicationConn {
                 }
                 let sock = sock.ok_or_else(|| fail(err.unwrap_or_default()))?;
                 let _ = sock.set_nodelay(true);
+                // The TLS request and handshake wait no longer than the connection did.
+                sock.set_read_timeout(Some(timeout))
+                    .map_err(|e| fail(e.to_string()))?;
                 Self::maybe_tls(target, sock, &name, &fail)?
             }
         };
@@ -579,14 +584,27 @@ impl ReplicationConn {
             .map_err(|e| self.io_err("write", e))
     }
 
-    /// One whole message, reading as needed (outside streaming, waits stay bounded by the
-    /// connection's read timeout or the server's answer).
+    /// One whole message of a command's answer, reading as needed. A server that stays
+    /// silent for [`ANSWER_WAIT`] fails the command, so that a hung server cannot hold the
+    /// receiver's stream (and its stop) forever.
     fn message(&mut self) -> Result<(u8, Vec<u8>), PgError> {
+        let deadline = std::time::Instant::now() + ANSWER_WAIT;
         loop {
             if let Some(m) = self.take_buffered() {
                 return Ok(m);
             }
-            self.fill(Duration::from_secs(3600))?;
+            if self.fill(Duration::from_secs(1))? == 0 && std::time::Instant::now() >= deadline {
+                return Err(self.io_err(
+                    "read",
+                    std::io::Error::new(
+                        ErrorKind::TimedOut,
+                        format!(
+                            "the server did not answer within {} s",
+                            ANSWER_WAIT.as_secs()
+                        ),
+                    ),
+                ));
+            }
         }
     }
 
