@@ -22,7 +22,7 @@ pub use conninfo::{has_password as conninfo_has_password, redact as redact_conni
 pub use control::{DataDirFacts, read_data_dir_facts};
 pub use error::PgError;
 pub use lsn::{Lsn, WalName, wal_segments_between};
-pub use replication::{CopyMessage, ReplicationConn, SystemIdentity, segment_file_name};
+pub use replication::{CopyMessage, ReplicationConn, SystemIdentity};
 pub use session::{
     BackupStart, BackupStop, ServerFacts, ServerLink, Session, Tablespace, label_timeline,
 };

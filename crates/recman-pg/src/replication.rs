@@ -390,7 +390,7 @@ impl ReplicationConn {
             .and_then(|r| r.first().cloned().flatten())
             .map(|b| String::from_utf8_lossy(&b).into_owned())
             .unwrap_or_default();
-        parse_size(&text)
+        crate::session::parse_size(&text)
             .filter(|s| s.is_power_of_two())
             .ok_or_else(|| self.proto("wal_segment_size"))
     }
@@ -695,21 +695,6 @@ fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
-/// A size as SHOW prints it: `16MB`, `1GB`, `8192kB`, or plain bytes.
-fn parse_size(text: &str) -> Option<u64> {
-    let t = text.trim();
-    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let n: u64 = t[..digits].parse().ok()?;
-    let unit = match t[digits..].trim() {
-        "" | "B" => 1,
-        "kB" => 1 << 10,
-        "MB" => 1 << 20,
-        "GB" => 1 << 30,
-        _ => return None,
-    };
-    n.checked_mul(unit)
-}
-
 fn put_cstr(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
     out.push(0);
@@ -749,25 +734,20 @@ fn data_row(body: &[u8]) -> Vec<Option<Vec<u8>>> {
     out
 }
 
-/// The segment file name of the segment holding `lsn`.
-pub fn segment_file_name(tli: u32, lsn: u64, segment_size: u64) -> String {
-    let per_log = 0x1_0000_0000 / segment_size;
-    let segno = lsn / segment_size;
-    format!("{tli:08X}{:08X}{:08X}", segno / per_log, segno % per_log)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn segment_names_follow_the_server() {
+        let name =
+            |tli, lsn, seg| crate::WalName::containing(tli, crate::Lsn(lsn), seg).to_string();
         assert_eq!(
-            segment_file_name(1, 0x0000_0001_0200_0000, 16 << 20),
+            name(1, 0x0000_0001_0200_0000, 16 << 20),
             "000000010000000100000002"
         );
         assert_eq!(
-            segment_file_name(3, 0x0000_0000_4000_0000, 1 << 30),
+            name(3, 0x0000_0000_4000_0000, 1 << 30),
             "000000030000000000000001"
         );
     }
@@ -782,12 +762,12 @@ mod tests {
 
     #[test]
     fn sizes_read_as_show_prints_them() {
-        assert_eq!(parse_size("16MB"), Some(16 << 20));
-        assert_eq!(parse_size("1GB"), Some(1 << 30));
-        assert_eq!(parse_size("8192kB"), Some(8 << 20));
-        assert_eq!(parse_size("16 MB"), Some(16 << 20));
-        assert_eq!(parse_size("MB"), None);
-        assert_eq!(parse_size("16TB"), None);
+        assert_eq!(crate::session::parse_size("16MB"), Some(16 << 20));
+        assert_eq!(crate::session::parse_size("1GB"), Some(1 << 30));
+        assert_eq!(crate::session::parse_size("8192kB"), Some(8 << 20));
+        assert_eq!(crate::session::parse_size("16 MB"), Some(16 << 20));
+        assert_eq!(crate::session::parse_size("MB"), None);
+        assert_eq!(crate::session::parse_size("16TB"), None);
     }
 
     #[test]

@@ -106,7 +106,8 @@ impl Session {
         })?;
         let data_directory = show(&mut client, "data_directory")?;
         let checksums_enabled = show(&mut client, "data_checksums")? == "on";
-        let wal_segment_size = parse_size(&show(&mut client, "wal_segment_size")?);
+        let wal_segment_size =
+            parse_size(&show(&mut client, "wal_segment_size")?).unwrap_or(16 << 20);
         let archive_mode = show(&mut client, "archive_mode")?;
         let archive_command = show(&mut client, "archive_command")?;
         let wal_level = show(&mut client, "wal_level")?;
@@ -398,23 +399,27 @@ pub(crate) fn error_text(e: &postgres::Error) -> String {
 }
 
 /// Parses PostgreSQL's unit-suffixed sizes such as "16MB".
-fn parse_size(s: &str) -> u64 {
-    let s = s.trim();
-    let digits: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
-    let n: u64 = digits.parse().unwrap_or(16);
-    match s[digits.len()..].trim() {
-        "kB" => n << 10,
-        "MB" => n << 20,
-        "GB" => n << 30,
-        _ => n,
-    }
+/// A size as SHOW prints it: `16MB`, `1GB`, `8192kB`, or plain bytes; None when it is none
+/// of these.
+pub(crate) fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let n: u64 = t[..digits].parse().ok()?;
+    let unit = match t[digits..].trim() {
+        "" | "B" => 1,
+        "kB" => 1 << 10,
+        "MB" => 1 << 20,
+        "GB" => 1 << 30,
+        _ => return None,
+    };
+    n.checked_mul(unit)
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn sizes() {
-        assert_eq!(super::parse_size("16MB"), 16 << 20);
-        assert_eq!(super::parse_size("1GB"), 1 << 30);
+        assert_eq!(super::parse_size("16MB"), Some(16 << 20));
+        assert_eq!(super::parse_size("1GB"), Some(1 << 30));
     }
 }

@@ -12,7 +12,7 @@
 
 use super::{ReceiveMode, is_segment_name, segment_of};
 use crate::EngineError;
-use recman_pg::{ConnTarget, CopyMessage, ReplicationConn, segment_file_name};
+use recman_pg::{ConnTarget, CopyMessage, ReplicationConn, WalName};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -325,7 +325,12 @@ impl Writer {
     /// Opens (or creates, sized to the segment and durable in the directory) the spool file
     /// of segment `segno`.
     fn create(&self, tli: u32, segno: u64) -> Result<OpenSegment, EngineError> {
-        let name = segment_file_name(tli, segno * self.seg, self.seg);
+        let name = WalName {
+            timeline: tli,
+            segno,
+            seg_size: self.seg,
+        }
+        .to_string();
         let path = self.dir.join(format!("{name}.partial"));
         let err = |e| EngineError::io("open segment in the receive spool", &path, e);
         let file = std::fs::OpenOptions::new()
