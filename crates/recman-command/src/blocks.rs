@@ -1,8 +1,10 @@
 //! Block media recovery's commands: `recover block` / `recover corruption-list`, and the
 //! corruption list `validate database` leaves in the catalog for them.
 
-use crate::execute::{Env, ExecError, Outcome, Printer};
+use crate::env::Env;
+use crate::error::ExecError;
 use crate::failures::kind::Kind::CorruptBlocks;
+use crate::outcome::{Outcome, Printer};
 use recman_engine::ValidateDatabaseReport;
 use recman_engine::blockrecover::{BlockRecoverOptions, BlockRef, recover_blocks};
 use std::path::{Path, PathBuf};

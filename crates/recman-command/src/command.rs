@@ -69,9 +69,9 @@ pub enum Command {
     /// TABLE).
     RecoverTable(Box<RecoverTable>),
     /// A restore test with a measured RTO, recorded in the catalog.
-    Drill(Box<crate::drill::Drill>),
+    Drill(Box<Drill>),
     /// A standby or a writable clone from the newest backup (RMAN's DUPLICATE).
-    DuplicateDatabase(Box<crate::drill::DuplicateDatabase>),
+    DuplicateDatabase(Box<DuplicateDatabase>),
     ListDrill {
         json: bool,
     },
@@ -255,7 +255,7 @@ impl Command {
 /// What a failure command does.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FailureWhat {
-    List(crate::failures::FailureList),
+    List(FailureList),
     /// The repair options of the open failures (`ids`, or all), the automatic ones written
     /// as a script to `script` (default: the repository's `repair/` directory).
     Advise {
@@ -268,6 +268,18 @@ pub enum FailureWhat {
         preview: bool,
         script: Option<PathBuf>,
     },
+}
+
+/// What `failure list` (LIST FAILURE) shows.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FailureList {
+    /// Closed failures too.
+    pub all: bool,
+    /// Only these ids (open or closed).
+    pub ids: Vec<i64>,
+    /// Each failure's message and repair options in full.
+    pub detail: bool,
+    pub json: bool,
 }
 
 /// Options of the I/O engine, shared by every command that moves data. Sizes stay as typed
@@ -480,6 +492,49 @@ impl RestoreDatabase {
             include_db: Vec::new(),
         }
     }
+}
+
+/// DRILL and DUPLICATE DATABASE are each a restore (`RestoreDatabase`'s target and source
+/// options) plus what happens to the restored directory after it.
+/// `drill`: restore into a scratch directory, start, recover, check, remove, record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Drill {
+    /// The target (`until_*`), `from_tag` and `channels`; `to` is unused.
+    pub restore: RestoreDatabase,
+    /// SQL checks, each run in database postgres; a check passes when it returns a row whose
+    /// first value is not false.
+    pub check_sql: Vec<String>,
+    /// Leave the instance running and its directory in place.
+    pub keep: bool,
+    /// The scratch directory (absent or empty); None: one in the system's temp dir.
+    pub dir: Option<PathBuf>,
+}
+
+impl Drill {
+    pub fn new() -> Self {
+        Drill {
+            restore: RestoreDatabase::into(None),
+            check_sql: Vec::new(),
+            keep: false,
+            dir: None,
+        }
+    }
+}
+
+impl Default for Drill {
+    fn default() -> Self {
+        Drill::new()
+    }
+}
+
+/// `duplicate database`: a standby (or a clone) restored into `restore.to`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DuplicateDatabase {
+    pub restore: RestoreDatabase,
+    pub for_standby: bool,
+    pub primary_conninfo: Option<String>,
+    pub slot: Option<String>,
+    pub port: Option<u16>,
 }
 
 /// `recover table`: SCHEMA.TABLE at a past time, loaded as `remap` or dumped to `dump`.

@@ -2,10 +2,13 @@
 //! checked by [`crate::settings::validate`]; device types are free-form keys
 //! (`device-type.sbt.parms`).
 
-use crate::execute::{Env, ExecError, Outcome, Printer, env};
+use crate::catalog::{ConfigureWhat, ShowWhat};
+use crate::check::{check_count, ranges};
+use crate::env::Env;
+use crate::error::{ExecError, env};
 use crate::precedence::{SPECS, device_key};
+use crate::say::Say;
 use crate::settings::Setting;
-use crate::{ConfigureWhat, ShowWhat, ranges};
 use recman_engine::EngineError;
 use recman_engine::devices::{check_device, parallelism_key, parms_key};
 
@@ -61,11 +64,11 @@ fn invalid(s: String) -> ExecError {
     EngineError::Invalid(s).into()
 }
 
-fn say(p: &mut dyn Printer, c: ConfigChange) {
-    p.outcome(Outcome::Configured(c));
-}
-
-pub fn configure(what: ConfigureWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+pub fn configure(
+    what: ConfigureWhat,
+    e: &dyn Env,
+    p: &mut (impl Say<ConfigChange> + ?Sized),
+) -> Result<(), ExecError> {
     let (name, words) = match what {
         ConfigureWhat::DeviceType { device, value } => {
             return configure_device(&device, &value, e, p);
@@ -93,21 +96,18 @@ pub fn configure(what: ConfigureWhat, e: &dyn Env, p: &mut dyn Printer) -> Resul
     let cat = repo.catalog();
     if words.len() == 1 && words[0].eq_ignore_ascii_case("clear") {
         cat.clear_config(spec.key).map_err(EngineError::from)?;
-        say(
-            p,
-            ConfigChange::Cleared {
-                name,
-                default: spec.default,
-            },
-        );
+        p.say(ConfigChange::Cleared {
+            name,
+            default: spec.default,
+        });
         return Ok(());
     }
     let value = crate::settings::validate(name, &words)?;
     let old = cat.config(spec.key).map_err(EngineError::from)?;
     cat.set_config(spec.key, &value)
         .map_err(EngineError::from)?;
-    say(p, ConfigChange::Set { name, old, value });
-    say(p, ConfigChange::Stored);
+    p.say(ConfigChange::Set { name, old, value });
+    p.say(ConfigChange::Stored);
     Ok(())
 }
 
@@ -148,7 +148,7 @@ fn configure_device(
     device: &str,
     words: &[String],
     e: &dyn Env,
-    p: &mut dyn Printer,
+    p: &mut (impl Say<ConfigChange> + ?Sized),
 ) -> Result<(), ExecError> {
     check_device(device)?;
     let repo = env(e.repository())?;
@@ -163,12 +163,9 @@ fn configure_device(
         ] {
             cat.clear_config(&k).map_err(cat_err)?;
         }
-        say(
-            p,
-            ConfigChange::DeviceCleared {
-                device: device.to_string(),
-            },
-        );
+        p.say(ConfigChange::DeviceCleared {
+            device: device.to_string(),
+        });
         return Ok(());
     }
     let mut it = words.iter();
@@ -189,15 +186,15 @@ fn configure_device(
                 // Opened now so a wrong specification is refused here, not at backup time.
                 let media = recman_engine::devices::open_spec(spec)?;
                 cat.set_config(&parms_key(device), spec).map_err(cat_err)?;
-                say(p, set("parms", spec.clone(), Some(media.describe())));
+                p.say(set("parms", spec.clone(), Some(media.describe())));
             }
             "parallelism" => {
                 let (lo, hi) = ranges::CHANNELS;
-                let n = crate::check_count(it.next().map(String::as_str).unwrap_or(""), lo, hi)
+                let n = check_count(it.next().map(String::as_str).unwrap_or(""), lo, hi)
                     .map_err(|e| invalid(format!("parallelism: {e}; hint: e.g. `recman configure device-type sbt parallelism 4`")))?;
                 cat.set_config(&parallelism_key(device), &n.to_string())
                     .map_err(cat_err)?;
-                say(p, set("parallelism", n.to_string(), None));
+                p.say(set("parallelism", n.to_string(), None));
             }
             "blksize" => {
                 let v = it.next().ok_or_else(|| {
@@ -206,7 +203,7 @@ fn configure_device(
                 let n = parse_blksize(v)?;
                 cat.set_config(&device_key(device, "blksize"), &n.to_string())
                     .map_err(cat_err)?;
-                say(p, set("blksize", n.to_string(), None));
+                p.say(set("blksize", n.to_string(), None));
             }
             "env" => {
                 let v = it.next().ok_or_else(|| {
@@ -215,7 +212,7 @@ fn configure_device(
                 let env = parse_env(v)?;
                 cat.set_config(&device_key(device, "env"), &env)
                     .map_err(cat_err)?;
-                say(p, set("env", env, None));
+                p.say(set("env", env, None));
             }
             other => {
                 return Err(invalid(format!(
@@ -226,7 +223,7 @@ fn configure_device(
         changed = true;
     }
     if changed {
-        say(p, ConfigChange::Stored);
+        p.say(ConfigChange::Stored);
     }
     Ok(())
 }
@@ -234,7 +231,7 @@ fn configure_device(
 fn configure_default_device(
     value: &str,
     e: &dyn Env,
-    p: &mut dyn Printer,
+    p: &mut (impl Say<ConfigChange> + ?Sized),
 ) -> Result<(), ExecError> {
     let repo = env(e.repository())?;
     if value.eq_ignore_ascii_case("clear") {
@@ -248,16 +245,17 @@ fn configure_default_device(
             .set_config("default-device-type", &v)
             .map_err(EngineError::from)?;
     }
-    say(
-        p,
-        ConfigChange::DefaultDevice {
-            value: value.to_string(),
-        },
-    );
+    p.say(ConfigChange::DefaultDevice {
+        value: value.to_string(),
+    });
     Ok(())
 }
 
-pub fn show(what: ShowWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+pub fn show(
+    what: ShowWhat,
+    e: &dyn Env,
+    p: &mut (impl Say<ShownSettings> + ?Sized),
+) -> Result<(), ExecError> {
     let ShowWhat::All { json, rman } = what;
     let format = match (json, rman) {
         (_, true) => ShowFormat::Rman,
@@ -273,11 +271,11 @@ pub fn show(what: ShowWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), Exec
         .into_iter()
         .filter(|(k, _)| k.starts_with("device-type.") || k == "default-device-type")
         .collect();
-    p.outcome(Outcome::Shown(ShownSettings {
+    p.say(ShownSettings {
         repository: repo.location().to_string(),
         settings,
         catalog_rows,
         format,
-    }));
+    });
     Ok(())
 }

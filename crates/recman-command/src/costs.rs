@@ -6,7 +6,8 @@ use recman_catalog::meter::{self, Kind, Usage};
 use recman_catalog::{CostRecord, CostScope, Repository};
 use recman_engine::EngineError;
 
-use crate::execute::{Env, ExecError, Outcome, Printer, env};
+use crate::env::Env;
+use crate::error::{ExecError, env};
 
 /// One backup's or one archiving day's requests and bytes, by kind.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -90,7 +91,7 @@ fn add(
     if usage.is_empty() {
         return None; // a disk or tape repository: no request is billed
     }
-    let now = crate::metrics::now_micros();
+    let now = crate::clock::now_micros();
     repo.catalog()
         .add_costs(db_id, scope, key, &usage, now)
         .err()
@@ -101,16 +102,15 @@ fn add(
         })
 }
 
-/// REPORT COSTS: every backup's and every archiving day's requests, of the database the front
+/// REPORT COSTS's rows: every backup's and every archiving day's requests, of the database the front
 /// end names or of all.
-pub fn report_costs(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+pub fn report_costs(e: &dyn Env) -> Result<Vec<CostRow>, ExecError> {
     let repo = env(e.repository())?;
-    let dbs = crate::execute::reported_databases(&repo, e)?;
+    let dbs = crate::env::reported_databases(&repo, e)?;
     let mut rows = Vec::new();
     for db in dbs {
         let recs = repo.catalog().costs(db.id).map_err(EngineError::from)?;
         rows.extend(recs.iter().map(|r| CostRow::of(&db.name, r)));
     }
-    p.outcome(Outcome::Costs { rows, json });
-    Ok(())
+    Ok(rows)
 }

@@ -1,12 +1,13 @@
 //! DELETE OBSOLETE / EXPIRED / BACKUP / ARCHIVELOG: what each selects, shown to the printer
-//! before the front end is asked ([`crate::Env::confirm`]), then removed under the repository
+//! before the front end is asked ([`Env::confirm`]), then removed under the repository
 //! lock.
 
-use crate::DeleteWhat;
-use crate::execute::{Env, ExecError, Printer, env};
-use crate::maint::{
-    MaintOutcome, ObsoleteFor, WalItem, find_obsolete, imported_for, now, out, policy_for,
-};
+use crate::catalog::DeleteWhat;
+use crate::clock::now_micros;
+use crate::env::Env;
+use crate::error::{ExecError, env};
+use crate::maint::{MaintOutcome, ObsoleteFor, WalItem, find_obsolete, imported_for, policy_for};
+use crate::say::Say;
 use recman_catalog::{BackupRecord, BackupStatus, MediaStatus};
 use recman_engine::{Context, DeleteReport, EngineError, Imported, RetentionPolicy};
 
@@ -18,7 +19,11 @@ fn delete_wal(ctx: &Context, wal: &[WalItem]) -> Result<DeleteReport, EngineErro
     recman_engine::retention::delete_objects(&ctx.repo, ctx.db.id, &ctx.db.name, &[], &wal)
 }
 
-pub fn delete(what: DeleteWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+pub fn delete(
+    what: DeleteWhat,
+    e: &dyn Env,
+    p: &mut (impl Say<MaintOutcome> + ?Sized),
+) -> Result<(), ExecError> {
     let ctx = env(e.context())?;
     let _lock = ctx.repo.lock("delete").map_err(EngineError::from)?;
     let cat = ctx.repo.catalog();
@@ -30,20 +35,17 @@ pub fn delete(what: DeleteWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), 
             let resync = recman_engine::resync_backups(&ctx.repo, &ctx.db)?;
             if resync != Default::default() {
                 let location = ctx.repo.location().to_string();
-                out(p, MaintOutcome::Resynced { location, resync });
+                p.say(MaintOutcome::Resynced { location, resync });
             }
             let (policy, imported) = (policy_for(&ctx, e, &policy)?, imported_for(&ctx, e)?);
-            let f = find_obsolete(&ctx, policy, imported, true, now())?;
+            let f = find_obsolete(&ctx, policy, imported, true, now_micros())?;
             let empty = f.is_empty();
             let (backups, wal) = (f.obsolete.backups.clone(), f.wal.clone());
-            out(
-                p,
-                MaintOutcome::Obsolete {
-                    report: f,
-                    purpose: ObsoleteFor::Delete,
-                    json: false,
-                },
-            );
+            p.say(MaintOutcome::Obsolete {
+                report: f,
+                purpose: ObsoleteFor::Delete,
+                json: false,
+            });
             if empty || !env(e.confirm(noprompt, "obsolete backups"))? {
                 return Ok(());
             }
@@ -56,7 +58,7 @@ pub fn delete(what: DeleteWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), 
                 &wal,
             )?;
             r.resumed += resumed;
-            out(p, MaintOutcome::Deleted(r));
+            p.say(MaintOutcome::Deleted(r));
         }
         DeleteWhat::Backup { which, noprompt } => {
             let mut chosen: Vec<BackupRecord> =
@@ -82,7 +84,7 @@ pub fn delete(what: DeleteWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), 
             }
             chosen.sort_by(|a, b| a.id.cmp(&b.id));
             let ids: Vec<String> = chosen.iter().map(|b| b.id.clone()).collect();
-            out(p, MaintOutcome::BackupsToDelete(chosen));
+            p.say(MaintOutcome::BackupsToDelete(chosen));
             if !env(e.confirm(noprompt, "backups"))? {
                 return Ok(());
             }
@@ -93,7 +95,7 @@ pub fn delete(what: DeleteWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), 
                 &ids,
                 &[],
             )?;
-            out(p, MaintOutcome::Deleted(r));
+            p.say(MaintOutcome::Deleted(r));
         }
         DeleteWhat::Expired { noprompt } => {
             recman_engine::retention::finish_pending(&ctx.repo)?;
@@ -112,26 +114,20 @@ pub fn delete(what: DeleteWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), 
                 .map(|(w, _)| w.name)
                 .collect();
             let empty = backups.is_empty() && wal.is_empty();
-            out(
-                p,
-                MaintOutcome::ExpiredToDelete {
-                    backups: backups.clone(),
-                    wal: wal.clone(),
-                },
-            );
+            p.say(MaintOutcome::ExpiredToDelete {
+                backups: backups.clone(),
+                wal: wal.clone(),
+            });
             if empty || !env(e.confirm(noprompt, "expired records"))? {
                 return Ok(());
             }
             let (nb, nw) = cat
                 .delete_expired_records(ctx.db.id, &backups, &wal)
                 .map_err(EngineError::from)?;
-            out(
-                p,
-                MaintOutcome::ExpiredDeleted {
-                    backups: nb,
-                    wal: nw,
-                },
-            );
+            p.say(MaintOutcome::ExpiredDeleted {
+                backups: nb,
+                wal: nw,
+            });
         }
         DeleteWhat::Archivelog {
             which: _,
@@ -155,8 +151,8 @@ pub fn delete(what: DeleteWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), 
                 None => {
                     // WAL no AVAILABLE backup needs: as if every available backup were kept.
                     let keep_all = RetentionPolicy::Redundancy(u32::MAX);
-                    let f = find_obsolete(&ctx, keep_all, Imported::Kept, false, now())?;
-                    out(p, MaintOutcome::UnneededWal(f.wal.clone()));
+                    let f = find_obsolete(&ctx, keep_all, Imported::Kept, false, now_micros())?;
+                    p.say(MaintOutcome::UnneededWal(f.wal.clone()));
                     f.wal
                 }
             };
@@ -167,7 +163,7 @@ pub fn delete(what: DeleteWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), 
             if wal.is_empty() || !env(e.confirm(noprompt, "archived logs"))? {
                 return Ok(());
             }
-            out(p, MaintOutcome::Deleted(delete_wal(&ctx, &wal)?));
+            p.say(MaintOutcome::Deleted(delete_wal(&ctx, &wal)?));
         }
     }
     Ok(())
@@ -177,8 +173,8 @@ pub fn delete(what: DeleteWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), 
 fn hold_for_standbys(
     ctx: &Context,
     wal: Vec<WalItem>,
-    replayed: crate::standby_hold::Replayed,
-    p: &mut dyn Printer,
+    replayed: crate::maint::Replayed,
+    p: &mut (impl Say<MaintOutcome> + ?Sized),
 ) -> Result<Vec<WalItem>, ExecError> {
     let sizes = ctx
         .repo
@@ -189,14 +185,18 @@ fn hold_for_standbys(
         .map(|w| (w.name, w.size))
         .collect();
     let (go, kept) = crate::standby_hold::hold(wal, &replayed, &sizes);
-    out(p, MaintOutcome::KeptForStandbys { replayed, kept });
+    p.say(MaintOutcome::KeptForStandbys { replayed, kept });
     Ok(go)
 }
 
 /// Archived segments held by at least `n` available backups. Safe for recovery because
 /// archive-get reads them from those backups. Timeline history files stay: recovery asks for
 /// them first, and they are tiny. Called under the repository lock.
-fn backed_up_wal(ctx: &Context, n: u32, p: &mut dyn Printer) -> Result<Vec<WalItem>, ExecError> {
+fn backed_up_wal(
+    ctx: &Context,
+    n: u32,
+    p: &mut (impl Say<MaintOutcome> + ?Sized),
+) -> Result<Vec<WalItem>, ExecError> {
     if n == 0 {
         return Err(EngineError::Invalid(
             "--backed-up must be at least 1; hint: `delete archivelog all` without it removes the wal no available backup needs".into(),
@@ -227,13 +227,10 @@ fn backed_up_wal(ctx: &Context, n: u32, p: &mut dyn Printer) -> Result<Vec<WalIt
         })
         .collect();
     let wal: Vec<WalItem> = chosen.iter().map(|(w, _)| w.clone()).collect();
-    out(
-        p,
-        MaintOutcome::BackedUpWal {
-            times: n,
-            wal: chosen,
-        },
-    );
+    p.say(MaintOutcome::BackedUpWal {
+        times: n,
+        wal: chosen,
+    });
     Ok(wal)
 }
 

@@ -1,10 +1,11 @@
 //! DELETE as the library runs it, against a disk repository made for the test.
 
 use super::*;
-use crate::Command;
-use crate::Outcome;
-use crate::execute::{EnvError, Executed, execute};
-use crate::{DeleteWhat, PolicyOverride};
+use crate::catalog::{DeleteWhat, PolicyOverride};
+use crate::command::Command;
+use crate::error::EnvError;
+use crate::execute::execute;
+use crate::outcome::{Executed, Outcome, Printer};
 use recman_catalog::{BackupRecord, Repository};
 use recman_engine::Context;
 use std::path::PathBuf;

@@ -1,49 +1,5 @@
-//! DRILL and DUPLICATE DATABASE in the command model: both are a restore (`RestoreDatabase`'s
-//! target and source options) plus what happens to the restored directory after it.
-
-use crate::command::RestoreDatabase;
-use std::path::PathBuf;
-
-/// `drill`: restore into a scratch directory, start, recover, check, remove, record.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Drill {
-    /// The target (`until_*`), `from_tag` and `channels`; `to` is unused.
-    pub restore: RestoreDatabase,
-    /// SQL checks, each run in database postgres; a check passes when it returns a row whose
-    /// first value is not false.
-    pub check_sql: Vec<String>,
-    /// Leave the instance running and its directory in place.
-    pub keep: bool,
-    /// The scratch directory (absent or empty); None: one in the system's temp dir.
-    pub dir: Option<PathBuf>,
-}
-
-impl Drill {
-    pub fn new() -> Self {
-        Drill {
-            restore: RestoreDatabase::into(None),
-            check_sql: Vec::new(),
-            keep: false,
-            dir: None,
-        }
-    }
-}
-
-impl Default for Drill {
-    fn default() -> Self {
-        Drill::new()
-    }
-}
-
-/// `duplicate database`: a standby (or a clone) restored into `restore.to`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DuplicateDatabase {
-    pub restore: RestoreDatabase,
-    pub for_standby: bool,
-    pub primary_conninfo: Option<String>,
-    pub slot: Option<String>,
-    pub port: Option<u16>,
-}
+//! Whether a restore drill is due: the line REPORT NEED BACKUP prints. (The DRILL and
+//! DUPLICATE DATABASE commands' options are in `command.rs`.)
 
 /// Whether a drill is due: None when the newest passed drill is within `days` of `now` (unix
 /// micros); else the line REPORT NEED BACKUP prints.

@@ -8,14 +8,18 @@
 //! the order in which a setting's value is taken (flag > environment > config file > catalog >
 //! default) and the table of the catalog's settings.
 
+mod backup;
 mod blocks;
 mod catalog;
 mod check;
+mod clock;
 mod command;
 pub mod configure;
 pub mod costs;
 mod delete;
 mod drill;
+mod env;
+mod error;
 pub mod execute;
 pub mod failures;
 pub mod fleet_page;
@@ -23,11 +27,15 @@ pub mod listing;
 pub mod maint;
 pub mod metrics;
 pub mod options;
+mod outcome;
 pub mod plot;
 pub mod precedence;
+mod records;
 pub mod repo_cmds;
 pub mod report_io;
+mod restore;
 mod rules;
+mod say;
 pub mod schema;
 pub mod settings;
 pub mod slo;
@@ -35,9 +43,14 @@ pub mod spelling;
 pub mod standby_hold;
 pub mod tuning;
 mod tuning_start;
+mod validate;
 
 pub use catalog::*;
 pub use check::{CheckError, Range, check_count, check_name, check_size, human, ranges};
 pub use command::*;
-pub use drill::{Drill, DuplicateDatabase, drill_need};
-pub use execute::{Env, EnvError, ExecError, Executed, Outcome, Printer, execute};
+pub use drill::drill_need;
+pub use env::Env;
+pub use error::{EnvError, ExecError};
+pub use execute::execute;
+pub use outcome::{Executed, Outcome, Printer};
+pub use say::Say;

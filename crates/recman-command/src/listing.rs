@@ -2,7 +2,9 @@
 //! each listing shows, gathered here; the front end lays them out (RMAN's tables, or the JSON
 //! documented in docs/commands.md).
 
-use crate::execute::{Env, ExecError, Outcome, Printer, env};
+use crate::env::Env;
+use crate::error::{ExecError, env};
+use crate::say::Say;
 use recman_catalog::{
     BackupRead, BackupRecord, BackupStatus, CopyRecord, DbRecord, MediaStatus, PieceRecord,
     WalRecord,
@@ -95,15 +97,15 @@ pub enum ListOutcome {
     },
 }
 
-fn out(p: &mut dyn Printer, o: ListOutcome) {
-    p.outcome(Outcome::List(o));
-}
-
 fn cat_err(e: recman_catalog::CatalogError) -> ExecError {
     EngineError::from(e).into()
 }
 
-pub fn list_backup(form: BackupForm, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+pub fn list_backup(
+    form: BackupForm,
+    e: &dyn Env,
+    p: &mut (impl Say<ListOutcome> + ?Sized),
+) -> Result<(), ExecError> {
     let ctx = env(e.context())?;
     let cat = ctx.repo.catalog();
     // A backup whose process was killed reads as FAILED here as everywhere (the catalog's
@@ -171,14 +173,11 @@ pub fn list_backup(form: BackupForm, e: &dyn Env, p: &mut dyn Printer) -> Result
             origin,
         });
     }
-    out(
-        p,
-        ListOutcome::Backups {
-            db: ctx.db,
-            backups,
-            form,
-        },
-    );
+    p.say(ListOutcome::Backups {
+        db: ctx.db,
+        backups,
+        form,
+    });
     Ok(())
 }
 
@@ -187,7 +186,7 @@ pub fn list_backup(form: BackupForm, e: &dyn Env, p: &mut dyn Printer) -> Result
 fn by_file(
     ctx: &Context,
     backups: Vec<BackupRecord>,
-    p: &mut dyn Printer,
+    p: &mut (impl Say<ListOutcome> + ?Sized),
 ) -> Result<(), ExecError> {
     let mut files: Vec<(String, String, usize)> = Vec::new();
     let mut unreadable = Vec::new();
@@ -218,18 +217,19 @@ fn by_file(
         .into_iter()
         .map(|(path, _, backup)| FileRow { path, backup })
         .collect();
-    out(
-        p,
-        ListOutcome::BackupFiles {
-            backups,
-            files,
-            unreadable,
-        },
-    );
+    p.say(ListOutcome::BackupFiles {
+        backups,
+        files,
+        unreadable,
+    });
     Ok(())
 }
 
-pub fn list_archivelog(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+pub fn list_archivelog(
+    json: bool,
+    e: &dyn Env,
+    p: &mut (impl Say<ListOutcome> + ?Sized),
+) -> Result<(), ExecError> {
     let ctx = env(e.context())?;
     let cat = ctx.repo.catalog();
     let wal = cat.wal_states(ctx.db.id).map_err(cat_err)?;
@@ -241,32 +241,34 @@ pub fn list_archivelog(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(
             (w, st, n)
         })
         .collect();
-    out(
-        p,
-        ListOutcome::Archivelogs {
-            db: ctx.db,
-            wal,
-            json,
-        },
-    );
+    p.say(ListOutcome::Archivelogs {
+        db: ctx.db,
+        wal,
+        json,
+    });
     Ok(())
 }
 
-pub fn list_incarnation(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+pub fn list_incarnation(
+    json: bool,
+    e: &dyn Env,
+    p: &mut (impl Say<ListOutcome> + ?Sized),
+) -> Result<(), ExecError> {
     let ctx = env(e.context())?;
     let incarnations = recman_engine::incarnations(&ctx.repo, &ctx.db)?;
-    out(
-        p,
-        ListOutcome::Incarnations {
-            db: ctx.db,
-            incarnations,
-            json,
-        },
-    );
+    p.say(ListOutcome::Incarnations {
+        db: ctx.db,
+        incarnations,
+        json,
+    });
     Ok(())
 }
 
-pub fn list_copy(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+pub fn list_copy(
+    json: bool,
+    e: &dyn Env,
+    p: &mut (impl Say<ListOutcome> + ?Sized),
+) -> Result<(), ExecError> {
     let ctx = env(e.context())?;
     // Image copies live in the repository as `<db>/copy/<TAG>/` with their copy.json.
     let mut copies = Vec::new();
@@ -301,13 +303,10 @@ pub fn list_copy(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), Exe
             }
         }
     }
-    out(
-        p,
-        ListOutcome::Copies {
-            db: ctx.db,
-            copies,
-            json,
-        },
-    );
+    p.say(ListOutcome::Copies {
+        db: ctx.db,
+        copies,
+        json,
+    });
     Ok(())
 }

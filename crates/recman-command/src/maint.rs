@@ -1,10 +1,13 @@
 //! REPORT OBSOLETE and NEED BACKUP, CROSSCHECK and CATALOG START WITH, and the outcomes of
 //! DELETE (whose work is in `delete.rs`): what each selects and removes is decided here; the
 //! front end only shows the [`MaintOutcome`]s, in the order they happen, and asks the user
-//! before anything is deleted ([`crate::Env::confirm`]).
+//! before anything is deleted ([`Env::confirm`]).
 
-use crate::execute::{Env, ExecError, Outcome, Printer, env};
-use crate::{CatalogWhat, CrosscheckWhat, PolicyOverride, ReportWhat};
+use crate::catalog::{CatalogWhat, CrosscheckWhat, PolicyOverride, ReportWhat};
+use crate::clock::now_micros;
+use crate::env::Env;
+use crate::error::{ExecError, env};
+use crate::say::Say;
 use recman_catalog::{BackupRecord, BackupStatus, PieceRecord, Repository};
 use recman_engine::retention::{MICROS_PER_DAY, obsolete_in_catalog};
 use recman_engine::{
@@ -52,6 +55,17 @@ pub struct NeedRow {
     pub name: String,
 }
 
+/// How far the primary's standbys have got.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replayed {
+    /// The lowest position a standby replayed (pg_stat_replication) or a physical slot still
+    /// holds (a standby disconnected now); None: no standby and no physical slot.
+    pub position: Option<u64>,
+    /// Standbys connected, and physical slots.
+    pub standbys: u32,
+    pub slots: u32,
+}
+
 #[derive(Debug)]
 pub enum MaintOutcome {
     Obsolete {
@@ -93,7 +107,7 @@ pub enum MaintOutcome {
     /// DELETE ARCHIVELOG under `applied-on-all-standby`: how far the standbys replayed, and
     /// the segments kept for them.
     KeptForStandbys {
-        replayed: crate::standby_hold::Replayed,
+        replayed: Replayed,
         kept: Vec<String>,
     },
     /// DELETE OBSOLETE on an object store: what one listing of the bucket changed in a cache
@@ -124,17 +138,6 @@ pub enum MaintOutcome {
         id: String,
         copied: Option<recman_engine::import::CopiedBackup>,
     },
-}
-
-pub(crate) fn out(p: &mut dyn Printer, o: MaintOutcome) {
-    p.outcome(Outcome::Maint(o));
-}
-
-pub(crate) fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as i64)
-        .unwrap_or(0)
 }
 
 /// The retention policy in force, or the command's own.
@@ -201,20 +204,21 @@ pub fn find_obsolete(
 }
 
 /// REPORT OBSOLETE and NEED BACKUP (the others are the front end's or the server's).
-pub fn report(what: ReportWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+pub fn report(
+    what: ReportWhat,
+    e: &dyn Env,
+    p: &mut (impl Say<MaintOutcome> + ?Sized),
+) -> Result<(), ExecError> {
     let ctx = env(e.context())?;
     match what {
         ReportWhat::Obsolete { policy, json } => {
             let (policy, imported) = (policy_for(&ctx, e, &policy)?, imported_for(&ctx, e)?);
-            let report = find_obsolete(&ctx, policy, imported, !json, now())?;
-            out(
-                p,
-                MaintOutcome::Obsolete {
-                    report,
-                    purpose: ObsoleteFor::Report,
-                    json,
-                },
-            );
+            let report = find_obsolete(&ctx, policy, imported, !json, now_micros())?;
+            p.say(MaintOutcome::Obsolete {
+                report,
+                purpose: ObsoleteFor::Report,
+                json,
+            });
         }
         ReportWhat::NeedBackup {
             redundancy,
@@ -229,7 +233,7 @@ pub fn report(what: ReportWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), 
 fn need_backup(
     ctx: &Context,
     e: &dyn Env,
-    p: &mut dyn Printer,
+    p: &mut (impl Say<MaintOutcome> + ?Sized),
     redundancy: Option<u32>,
     days: Option<f64>,
     drill_days: Option<f64>,
@@ -237,14 +241,11 @@ fn need_backup(
     let cat = ctx.repo.catalog();
     if let Some(d) = drill_days {
         let recs = cat.drills(ctx.db.id).map_err(EngineError::from)?;
-        out(
-            p,
-            MaintOutcome::NeedDrill {
-                days: d,
-                db: ctx.db.name.clone(),
-                line: crate::drill::drill_need(&recs, d, now()),
-            },
-        );
+        p.say(MaintOutcome::NeedDrill {
+            days: d,
+            db: ctx.db.name.clone(),
+            line: crate::drill::drill_need(&recs, d, now_micros()),
+        });
         if redundancy.is_none() && days.is_none() {
             return Ok(());
         }
@@ -265,9 +266,9 @@ fn need_backup(
     };
     if let Some(d) = days {
         let newest = avail.iter().filter_map(|b| b.stop_time).max();
-        let need = newest.map(|t| (now() - t) as f64 / MICROS_PER_DAY as f64);
+        let need = newest.map(|t| (now_micros() - t) as f64 / MICROS_PER_DAY as f64);
         let short = need.is_none_or(|n| n > d).then(|| (row(), need));
-        out(p, MaintOutcome::NeedDays { days: d, short });
+        p.say(MaintOutcome::NeedDays { days: d, short });
     } else {
         let r = match redundancy {
             Some(r) => r,
@@ -281,35 +282,40 @@ fn need_backup(
         };
         let n = avail.iter().filter(|b| b.backup_type == "FULL").count();
         let short = (n < r as usize).then(|| (row(), n));
-        out(
-            p,
-            MaintOutcome::NeedRedundancy {
-                redundancy: r,
-                short,
-            },
-        );
+        p.say(MaintOutcome::NeedRedundancy {
+            redundancy: r,
+            short,
+        });
     }
     Ok(())
 }
 
-pub fn crosscheck(what: CrosscheckWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+pub fn crosscheck(
+    what: CrosscheckWhat,
+    e: &dyn Env,
+    p: &mut (impl Say<MaintOutcome> + ?Sized),
+) -> Result<(), ExecError> {
     let ctx = env(e.context())?;
     let _lock = ctx.repo.lock("crosscheck").map_err(EngineError::from)?;
     match what {
         CrosscheckWhat::Backup { verify } => {
             let r = recman_engine::crosscheck_backups(&ctx.repo, &ctx.db, verify)?;
             crate::failures::learn(&ctx, e, &[crate::failures::kind::Kind::PieceMissing]);
-            out(p, MaintOutcome::CrosscheckedBackups(r));
+            p.say(MaintOutcome::CrosscheckedBackups(r));
         }
         CrosscheckWhat::Archivelog { verify, .. } => {
             let r = recman_engine::crosscheck_wal(&ctx.repo, &ctx.db, verify)?;
-            out(p, MaintOutcome::CrosscheckedWal(r));
+            p.say(MaintOutcome::CrosscheckedWal(r));
         }
     }
     Ok(())
 }
 
-pub fn catalog(what: CatalogWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+pub fn catalog(
+    what: CatalogWhat,
+    e: &dyn Env,
+    p: &mut (impl Say<MaintOutcome> + ?Sized),
+) -> Result<(), ExecError> {
     let path = match what {
         CatalogWhat::StartWith { path } => path,
         CatalogWhat::Import {
@@ -343,21 +349,17 @@ pub fn catalog(what: CatalogWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<()
         None => String::new(),
     };
     if created {
-        out(
-            p,
-            MaintOutcome::CatalogCreated(repo.catalog().path().to_path_buf()),
-        );
+        p.say(MaintOutcome::CatalogCreated(
+            repo.catalog().path().to_path_buf(),
+        ));
     }
-    out(
-        p,
-        MaintOutcome::CatalogSearching {
-            location: repo.location().to_string(),
-            start: start.clone(),
-        },
-    );
+    p.say(MaintOutcome::CatalogSearching {
+        location: repo.location().to_string(),
+        start: start.clone(),
+    });
     let r = recman_engine::rebuild_catalog(&repo, &start)?;
     let skipped = r.skipped.len();
-    out(p, MaintOutcome::Cataloged(r));
+    p.say(MaintOutcome::Cataloged(r));
     if skipped > 0 {
         return Err(ExecError::NotCataloged(skipped));
     }
@@ -388,13 +390,13 @@ fn import(
     opts: &recman_engine::import::ImportOptions,
     copy: bool,
     e: &dyn Env,
-    p: &mut dyn Printer,
+    p: &mut (impl Say<MaintOutcome> + ?Sized),
 ) -> Result<(), ExecError> {
     let repo = env(e.repository())?;
     let lock = repo.lock("catalog import").map_err(EngineError::from)?;
     let r = recman_engine::import::import(&repo, opts)?;
     let (ids, db_name) = (r.backups.clone(), r.database.clone());
-    out(p, MaintOutcome::Imported(r));
+    p.say(MaintOutcome::Imported(r));
     if !copy {
         return Ok(());
     }
@@ -414,13 +416,10 @@ fn import(
     // Newest first: an imported incremental reads the backups under it through their origin.
     for b in ids.iter().rev() {
         let c = recman_engine::import::copy_imported(&ctx, &b.id, e.progress())?;
-        out(
-            p,
-            MaintOutcome::Copied {
-                id: b.id.clone(),
-                copied: c,
-            },
-        );
+        p.say(MaintOutcome::Copied {
+            id: b.id.clone(),
+            copied: c,
+        });
     }
     drop(lock);
     Ok(())

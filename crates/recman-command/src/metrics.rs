@@ -2,7 +2,10 @@
 //! PostgreSQL). The front end writes them out (the CLI in Prometheus text format); the series
 //! and sample alert rules are in docs/monitoring.md.
 
-use crate::execute::{Env, ExecError, Outcome, Printer, env};
+/// Microseconds since the epoch: the `now` that [`collect`] takes.
+pub use crate::clock::now_micros;
+use crate::env::Env;
+use crate::error::{ExecError, env};
 use recman_catalog::{BackupRecord, BackupStatus, Repository};
 use recman_engine::EngineError;
 use std::collections::BTreeMap;
@@ -50,21 +53,16 @@ fn secs(micros: i64) -> f64 {
     micros as f64 / 1e6
 }
 
-/// Microseconds since the epoch: the `now` that [`collect`] takes.
-pub fn now_micros() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as i64)
-        .unwrap_or(0)
-}
-
 /// METRICS for the repository, or for the database the front end names.
-pub fn metrics(e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+pub fn metrics(e: &dyn Env) -> Result<Vec<Gauge>, ExecError> {
     let repo = env(e.repository())?;
     let file = env(e.config_file_settings())?;
-    let gauges = collect(&repo, e.database().as_deref(), now_micros(), &file)?;
-    p.outcome(Outcome::Metrics(gauges));
-    Ok(())
+    Ok(collect(
+        &repo,
+        e.database().as_deref(),
+        now_micros(),
+        &file,
+    )?)
 }
 
 /// The gauges of the repository (or of the one database `only` names) at `now`; `file` is the

@@ -1,9 +1,11 @@
 //! CREATE CATALOG and KEY SHOW / ROTATE: the repository itself, and the master key of an
 //! encrypted one. Where the repository is (a directory, an object store, a shared catalog) is
-//! the front end's to say ([`crate::Env::create_repository`]).
+//! the front end's to say ([`Env::create_repository`]).
 
-use crate::KeyWhat;
-use crate::execute::{Env, ExecError, Outcome, Printer, env};
+use crate::command::KeyWhat;
+use crate::env::Env;
+use crate::error::{ExecError, env};
+use crate::say::Say;
 use recman_catalog::crypt::KeyInfo;
 use recman_engine::EngineError;
 
@@ -25,15 +27,11 @@ pub enum RepoOutcome {
     Rotated(KeyInfo),
 }
 
-fn out(p: &mut dyn Printer, o: RepoOutcome) {
-    p.outcome(Outcome::Repo(o));
-}
-
 pub fn create_catalog(
     encrypt: bool,
     immutable: Option<recman_catalog::repo::Immutable>,
     e: &dyn Env,
-    p: &mut dyn Printer,
+    p: &mut (impl Say<RepoOutcome> + ?Sized),
 ) -> Result<(), ExecError> {
     let mut r = match immutable {
         Some(spec) => env(e.create_immutable_repository(spec))?,
@@ -44,29 +42,27 @@ pub fn create_catalog(
     } else {
         None
     };
-    out(
-        p,
-        RepoOutcome::Created {
-            location: r.location().to_string(),
-            key,
-            mac_key_id: r.mac_required().map(|m| m.key_id.clone()),
-            immutable: r.immutable().copied(),
-        },
-    );
+    p.say(RepoOutcome::Created {
+        location: r.location().to_string(),
+        key,
+        mac_key_id: r.mac_required().map(|m| m.key_id.clone()),
+        immutable: r.immutable().copied(),
+    });
     Ok(())
 }
 
-pub fn key(what: KeyWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+pub fn key(
+    what: KeyWhat,
+    e: &dyn Env,
+    p: &mut (impl Say<RepoOutcome> + ?Sized),
+) -> Result<(), ExecError> {
     let repo = env(e.repository())?;
     match what {
         KeyWhat::Show => match repo.key_info() {
-            Some(key) => out(
-                p,
-                RepoOutcome::Key {
-                    location: repo.location().to_string(),
-                    key,
-                },
-            ),
+            Some(key) => p.say(RepoOutcome::Key {
+                location: repo.location().to_string(),
+                key,
+            }),
             None => {
                 return Err(EngineError::Invalid(format!(
                     "repository {} is not encrypted; hint: `recman create catalog --encrypt` makes an encrypted one",
@@ -79,7 +75,7 @@ pub fn key(what: KeyWhat, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecEr
             // Two rotations at once could each drop the other's new key: one at a time.
             let _lock = repo.lock("key rotate").map_err(EngineError::from)?;
             let k = repo.rotate_key().map_err(EngineError::from)?;
-            out(p, RepoOutcome::Rotated(k));
+            p.say(RepoOutcome::Rotated(k));
         }
     }
     Ok(())

@@ -3,7 +3,8 @@
 //! backed up, PostgreSQL resets them at recovery). They ask the server only: no repository,
 //! no registration.
 
-use crate::execute::{Env, ExecError, Outcome, Printer};
+use crate::env::Env;
+use crate::error::ExecError;
 use recman_engine::EngineError;
 use recman_pg::Session;
 
@@ -63,7 +64,8 @@ pub struct Unlogged {
     pub kind: String,
 }
 
-pub fn report_schema(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+/// REPORT SCHEMA: the server's data directory, databases and tablespaces.
+pub fn report_schema(e: &dyn Env) -> Result<SchemaReport, ExecError> {
     let target = e.target();
     let mut s = session(target.as_deref())?;
     let mut databases_out = Vec::new();
@@ -99,11 +101,11 @@ pub fn report_schema(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(),
         databases: databases_out,
         tablespaces,
     };
-    p.outcome(Outcome::Schema { report, json });
-    Ok(())
+    Ok(report)
 }
 
-pub fn report_unrecoverable(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+/// REPORT UNRECOVERABLE: the unlogged relations of every database.
+pub fn report_unrecoverable(e: &dyn Env) -> Result<Vec<Unlogged>, ExecError> {
     let target = e.target();
     let mut s = session(target.as_deref())?;
     let mut rows = Vec::new();
@@ -126,6 +128,5 @@ pub fn report_unrecoverable(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Res
             });
         }
     }
-    p.outcome(Outcome::Unrecoverable { rows, json });
-    Ok(())
+    Ok(rows)
 }

@@ -1,10 +1,10 @@
 //! The repository-wide settings: how a CONFIGURE value is checked and stored, and which layer
 //! a setting's value comes from (flag > config file > catalog > default; see
 //! [`crate::precedence`]). The front end only hands over its config file's values
-//! ([`crate::Env::config_file_settings`]).
+//! (`Env::config_file_settings`).
 
+use crate::check::{check_count, check_size, ranges};
 use crate::precedence::{Layers, SPECS};
-use crate::ranges;
 use recman_catalog::Repository;
 use recman_engine::{EngineError, RetentionPolicy};
 use recman_format::Compression;
@@ -27,7 +27,7 @@ pub fn validate(name: &str, words: &[String]) -> Result<String, EngineError> {
     let v = words.join(" ").trim().to_lowercase();
     let int = |what: &str| -> Result<String, EngineError> {
         let (lo, hi) = ranges::of_setting(what);
-        match crate::check_count(&v, lo, hi) {
+        match check_count(&v, lo, hi) {
             Ok(n) => Ok(n.to_string()),
             Err(why) => Err(invalid(format!(
                 "{what} {v:?}: {why}; hint: e.g. `recman configure {what} 4`"
@@ -71,7 +71,7 @@ pub fn validate(name: &str, words: &[String]) -> Result<String, EngineError> {
         "section-size" if v == "none" => Ok(v),
         "section-size" => {
             let (lo, hi) = ranges::SECTION_SIZE;
-            let n = crate::check_size(&v, lo, hi).map_err(|e| {
+            let n = check_size(&v, lo, hi).map_err(|e| {
                 invalid(format!("section size {v:?}: {e}; hint: e.g. `recman configure section-size 1G`, or `none`"))
             })?;
             Ok(n.to_string())
@@ -100,7 +100,7 @@ pub fn validate(name: &str, words: &[String]) -> Result<String, EngineError> {
         "repository-min-free" if v == "none" => Ok(v),
         "slot-retention-limit" | "repository-min-free" => {
             let (lo, hi) = ranges::THRESHOLD_SIZE;
-            let n = crate::check_size(&v, lo, hi).map_err(|e| {
+            let n = check_size(&v, lo, hi).map_err(|e| {
                 invalid(format!(
                     "{name} {v:?}: {e}; hint: e.g. `recman configure {name} 1G`"
                 ))
@@ -138,7 +138,7 @@ impl DeletionPolicy {
                     r
                 }
                 ["backed-up", n, "times" | "time", r @ ..] if p.copies.is_none() => {
-                    crate::check_count(n, ranges::COPIES.0, ranges::COPIES.1).ok()?;
+                    check_count(n, ranges::COPIES.0, ranges::COPIES.1).ok()?;
                     p.copies = Some(n.parse().ok()?);
                     r
                 }
@@ -312,13 +312,11 @@ pub fn backup_defaults(
             None => {
                 let (lo, hi) = ranges::of_setting(name);
                 let v = setting(&all, name);
-                crate::check_count(&v, lo, hi)
-                    .map(|n| n as u32)
-                    .map_err(|e| {
-                        invalid(format!(
-                            "setting {name} {v:?}: {e}; hint: `recman configure {name} clear`"
-                        ))
-                    })
+                check_count(&v, lo, hi).map(|n| n as u32).map_err(|e| {
+                    invalid(format!(
+                        "setting {name} {v:?}: {e}; hint: `recman configure {name} clear`"
+                    ))
+                })
             }
         }
     };
@@ -392,7 +390,7 @@ pub fn backup_device(
 pub fn resolve_backup(
     repo: &Repository,
     file: &[(&'static str, String)],
-    a: &crate::BackupDatabase,
+    a: &crate::command::BackupDatabase,
 ) -> Result<crate::options::ResolvedBackup, EngineError> {
     let d = backup_defaults(
         repo,

@@ -4,7 +4,8 @@
 //! restore time what `restore --preview` estimates. The failure checks use the same measures
 //! (`rto-exceeded`), so the report and LIST FAILURE never disagree about a target.
 
-use crate::execute::{Env, ExecError, Outcome, Printer, env};
+use crate::env::Env;
+use crate::error::{ExecError, env};
 use recman_catalog::{DbRecord, DrillRecord, Repository};
 use recman_engine::{Context, EngineError};
 
@@ -217,12 +218,12 @@ pub fn measure(
     Ok(row)
 }
 
-/// REPORT SLO: every database of the repository, or the one the front end names.
-pub fn report_slo(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+/// REPORT SLO's rows: every database of the repository, or the one the front end names.
+pub fn report_slo(e: &dyn Env) -> Result<Vec<SloRow>, ExecError> {
     let repo = env(e.repository())?;
     let targets = Targets::resolve(&repo, e)?;
-    let dbs = crate::execute::reported_databases(&repo, e)?;
-    let now = crate::metrics::now_micros();
+    let dbs = crate::env::reported_databases(&repo, e)?;
+    let now = crate::clock::now_micros();
     let mut rows = Vec::new();
     for db in dbs {
         let ctx = Context {
@@ -234,8 +235,7 @@ pub fn report_slo(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), Ex
         };
         rows.push(measure(&ctx, targets, now, true)?);
     }
-    p.outcome(Outcome::Slo { rows, json });
-    Ok(())
+    Ok(rows)
 }
 
 #[cfg(test)]

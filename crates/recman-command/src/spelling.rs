@@ -2,7 +2,7 @@
 //! engine error says "restore from another, intact backup by its tag", and the CLI adds
 //! `--from-tag TAG`. The RMAN language names them its own way (the script runner's spelling).
 
-use crate::ExecError;
+use crate::error::ExecError;
 use recman_engine::{Action, EngineError, Spell};
 use std::borrow::Cow;
 

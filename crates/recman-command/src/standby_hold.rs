@@ -2,21 +2,12 @@
 //! segment some standby has not replayed yet, since a standby that falls behind reads it back
 //! through its restore_command.
 
-use crate::execute::ExecError;
+use crate::error::ExecError;
+/// How far the standbys have got (with the DELETE outcomes that report it).
+pub use crate::maint::Replayed;
 use crate::maint::WalItem;
 use recman_engine::{Context, EngineError};
 use std::collections::HashMap;
-
-/// How far the primary's standbys have got.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Replayed {
-    /// The lowest position a standby replayed (pg_stat_replication) or a physical slot still
-    /// holds (a standby disconnected now); None: no standby and no physical slot.
-    pub position: Option<u64>,
-    /// Standbys connected, and physical slots.
-    pub standbys: u32,
-    pub slots: u32,
-}
 
 const REPLAYED: &str = "select (select count(*) from pg_stat_replication where replay_lsn is not null)::text,
        (select count(*) from pg_replication_slots where slot_type = 'physical' and restart_lsn is not null)::text,

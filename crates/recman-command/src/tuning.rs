@@ -3,8 +3,11 @@
 //! (`recman_engine::tuning`); this runs them, keeps calibrations in the catalog and hands the
 //! results to the printer.
 
-use crate::execute::{Env, ExecError, Outcome, Printer, env};
-use crate::{ConfigureWhat, configure};
+use crate::catalog::ConfigureWhat;
+use crate::configure::{self, ConfigChange};
+use crate::env::Env;
+use crate::error::{ExecError, env};
+use crate::say::Say;
 use recman_catalog::{CalibrationRecord, DrillRecord};
 use recman_engine::tuning::advise::Advice;
 use recman_engine::tuning::calibrate::{CalibrateOptions, Calibration};
@@ -33,15 +36,15 @@ pub enum TuningOutcome {
     },
 }
 
-fn out(p: &mut dyn Printer, o: TuningOutcome) {
-    p.outcome(Outcome::Tuning(o));
-}
-
 pub(crate) fn cat_err(e: recman_catalog::CatalogError) -> ExecError {
     EngineError::from(e).into()
 }
 
-pub fn calibrate(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+pub fn calibrate(
+    json: bool,
+    e: &dyn Env,
+    p: &mut (impl Say<TuningOutcome> + ?Sized),
+) -> Result<(), ExecError> {
     let ctx = env(e.context())?;
     let pgdata = ctx
         .pgdata
@@ -62,13 +65,10 @@ pub fn calibrate(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), Exe
         .catalog()
         .add_calibration(c.taken_at, &c.pgdata, &body)
         .map_err(cat_err)?;
-    out(
-        p,
-        TuningOutcome::Calibrated {
-            calibration: Box::new(c),
-            json,
-        },
-    );
+    p.say(TuningOutcome::Calibrated {
+        calibration: Box::new(c),
+        json,
+    });
     Ok(())
 }
 
@@ -182,7 +182,7 @@ pub fn advise(
     json: bool,
     apply: bool,
     e: &dyn Env,
-    p: &mut dyn Printer,
+    p: &mut (impl Say<TuningOutcome> + Say<ConfigChange> + ?Sized),
 ) -> Result<(), ExecError> {
     let window = window.map(window_seconds).transpose()?;
     let repo = env(e.repository())?;
@@ -193,13 +193,10 @@ pub fn advise(
     let ctx = e.context().ok();
     let a = advice_for(c, &device_type, window, learned_of(ctx.as_ref())?);
     let settings = a.settings.clone();
-    out(
-        p,
-        TuningOutcome::Advised {
-            advice: Box::new(a),
-            json,
-        },
-    );
+    p.say(TuningOutcome::Advised {
+        advice: Box::new(a),
+        json,
+    });
     if apply {
         // The settings CONFIGURE knows, stored as `configure` would.
         let s = settings;
@@ -229,16 +226,24 @@ pub fn advise(
     Ok(())
 }
 
-pub fn list_calibration(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+pub fn list_calibration(
+    json: bool,
+    e: &dyn Env,
+    p: &mut (impl Say<TuningOutcome> + ?Sized),
+) -> Result<(), ExecError> {
     let repo = env(e.repository())?;
     let records = repo.catalog().calibrations().map_err(cat_err)?;
-    out(p, TuningOutcome::Calibrations { records, json });
+    p.say(TuningOutcome::Calibrations { records, json });
     Ok(())
 }
 
-pub fn list_drill(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+pub fn list_drill(
+    json: bool,
+    e: &dyn Env,
+    p: &mut (impl Say<TuningOutcome> + ?Sized),
+) -> Result<(), ExecError> {
     let ctx = env(e.context())?;
     let records = ctx.repo.catalog().drills(ctx.db.id).map_err(cat_err)?;
-    out(p, TuningOutcome::Drills { records, json });
+    p.say(TuningOutcome::Drills { records, json });
     Ok(())
 }

@@ -10,8 +10,8 @@
 //! stays. CONFIGURE'd settings and the defaults give way to the calibration's advice: asking for
 //! auto tuning is asking recman to choose.
 
-use crate::BackupDatabase;
-use crate::execute::ExecError;
+use crate::command::BackupDatabase;
+use crate::error::ExecError;
 use crate::tuning::{advice_for, cat_err, learned_of};
 use recman_engine::io::ReadMode;
 use recman_engine::tune::TuneNote;
@@ -281,7 +281,7 @@ mod tests {
             channels: Some(1),
             compress: Some("lz4".into()),
             section_size: Some("8M".into()),
-            io: crate::IoOptions {
+            io: crate::command::IoOptions {
                 input_buffer_size: Some("256K".into()),
                 ..Default::default()
             },

@@ -3,7 +3,7 @@
 //! FAILURE) runs as written. A repair recman cannot make safely has no automatic option; its
 //! advice says why and what a person can do instead.
 
-use super::checks::{Checked, Finding, stamp};
+use super::finding::{Checked, Finding, stamp};
 use super::kind::Kind;
 use recman_catalog::FailureRecord;
 use recman_engine::Context;

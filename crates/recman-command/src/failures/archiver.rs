@@ -4,7 +4,7 @@
 //! They need the server; when it does not answer they are skipped, saying so, and a failure
 //! found before stays open (nothing shows that it was fixed).
 
-use super::checks::{CheckInputs, Checked, Finding};
+use super::finding::{CheckInputs, Checked, Finding};
 use super::kind::Kind;
 use recman_engine::Context;
 
@@ -70,7 +70,7 @@ pub(crate) fn archiving(ctx: &Context, i: &CheckInputs, out: &mut Checked) {
     } else {
         format!("the last segment archived was {archived_wal}")
     };
-    out.findings.push(super::checks::Finding {
+    out.findings.push(Finding {
         kind: Kind::ArchivingFailed,
         object: "archive_command".into(),
         message: format!(

@@ -2,7 +2,7 @@
 //! holding the repository lock past its limit, a certificate of the fleet near its end, and a
 //! full backup predicted to overrun the backup window.
 
-use super::checks::{CheckInputs, Checked, Finding, stamp};
+use super::finding::{CheckInputs, Checked, Finding, stamp};
 use super::kind::Kind;
 use recman_catalog::{BackupRecord, BackupStatus};
 use recman_engine::Context;

@@ -6,28 +6,20 @@
 pub mod advice;
 mod archiver;
 pub mod checks;
+mod finding;
 pub mod kind;
 mod limits;
 mod targets;
 
-use crate::execute::{Env, ExecError, Outcome, Printer, env};
+pub use crate::command::FailureList;
+use crate::env::Env;
+use crate::error::{ExecError, env};
+use crate::say::Say;
 use advice::Advice;
-use checks::{CheckInputs, Checked};
+use finding::{CheckInputs, Checked};
 use recman_catalog::{FailureChanges, FailureRecord};
 use recman_engine::{Context, EngineError};
 use std::path::{Path, PathBuf};
-
-/// What `failure list` (LIST FAILURE) shows.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct FailureList {
-    /// Closed failures too.
-    pub all: bool,
-    /// Only these ids (open or closed).
-    pub ids: Vec<i64>,
-    /// Each failure's message and repair options in full.
-    pub detail: bool,
-    pub json: bool,
-}
 
 /// What the failure commands report.
 #[derive(Debug)]
@@ -60,10 +52,6 @@ pub enum FailureOutcome {
     },
 }
 
-fn out(p: &mut dyn Printer, o: FailureOutcome) {
-    p.outcome(Outcome::Failures(o));
-}
-
 const HOUR: i64 = 3_600_000_000;
 
 /// The policy and targets the checks measure against, as the settings say now.
@@ -92,13 +80,13 @@ fn inputs(ctx: &Context, e: &dyn Env, now: i64) -> Result<CheckInputs, ExecError
 
 /// Runs the checks without recording anything.
 pub fn look(ctx: &Context, e: &dyn Env) -> Result<Checked, ExecError> {
-    let i = inputs(ctx, e, crate::metrics::now_micros())?;
+    let i = inputs(ctx, e, crate::clock::now_micros())?;
     Ok(checks::run_checks(ctx, &i)?)
 }
 
 /// Runs the checks and records what they found: failures opened, refreshed and closed.
 pub fn check_now(ctx: &Context, e: &dyn Env) -> Result<(Checked, FailureChanges), ExecError> {
-    let now = crate::metrics::now_micros();
+    let now = crate::clock::now_micros();
     let checked = checks::run_checks(ctx, &inputs(ctx, e, now)?)?;
     let found: Vec<_> = checked.findings.iter().map(|f| f.found()).collect();
     let ran: Vec<&str> = checked.ran.iter().map(|k| k.as_str()).collect();
@@ -115,7 +103,7 @@ pub fn check_now(ctx: &Context, e: &dyn Env) -> Result<(Checked, FailureChanges)
 /// that LIST FAILURE and the metrics show it before the next full check. A failure to record
 /// is a notice: the command itself has succeeded.
 pub fn learn(ctx: &Context, e: &dyn Env, kinds: &[kind::Kind]) {
-    let now = crate::metrics::now_micros();
+    let now = crate::clock::now_micros();
     let recorded = inputs(ctx, e, now).and_then(|i| {
         let checked = checks::run_catalog_checks(ctx, &i, kinds)?;
         let found: Vec<_> = checked.findings.iter().map(|f| f.found()).collect();
@@ -141,7 +129,11 @@ fn open_failures(ctx: &Context) -> Result<Vec<FailureRecord>, ExecError> {
 }
 
 /// `recman check`: fails when a CRITICAL or HIGH failure is open, so that a scheduler sees it.
-pub fn check(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+pub fn check(
+    json: bool,
+    e: &dyn Env,
+    p: &mut (impl Say<FailureOutcome> + ?Sized),
+) -> Result<(), ExecError> {
     let ctx = env(e.context())?;
     let (checked, changes) = check_now(&ctx, e)?;
     let open = open_failures(&ctx)?;
@@ -152,16 +144,13 @@ pub fn check(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecErr
         "HIGH"
     };
     let count = serious.len();
-    out(
-        p,
-        FailureOutcome::Checked {
-            db: ctx.db.name.clone(),
-            open,
-            changes,
-            skipped: checked.skipped,
-            json,
-        },
-    );
+    p.say(FailureOutcome::Checked {
+        db: ctx.db.name.clone(),
+        open,
+        changes,
+        skipped: checked.skipped,
+        json,
+    });
     if count > 0 {
         return Err(ExecError::FailuresOpen {
             count,
@@ -172,7 +161,11 @@ pub fn check(json: bool, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecErr
 }
 
 /// LIST FAILURE: the checks run first, so the list is of now.
-pub fn list(l: &FailureList, e: &dyn Env, p: &mut dyn Printer) -> Result<(), ExecError> {
+pub fn list(
+    l: &FailureList,
+    e: &dyn Env,
+    p: &mut (impl Say<FailureOutcome> + ?Sized),
+) -> Result<(), ExecError> {
     let ctx = env(e.context())?;
     let (checked, _) = check_now(&ctx, e)?;
     let cat = ctx.repo.catalog();
@@ -196,17 +189,14 @@ pub fn list(l: &FailureList, e: &dyn Env, p: &mut dyn Printer) -> Result<(), Exe
     } else {
         Vec::new()
     };
-    out(
-        p,
-        FailureOutcome::Listed {
-            db: ctx.db.name.clone(),
-            failures,
-            advice,
-            skipped: checked.skipped,
-            detail: l.detail,
-            json: l.json,
-        },
-    );
+    p.say(FailureOutcome::Listed {
+        db: ctx.db.name.clone(),
+        failures,
+        advice,
+        skipped: checked.skipped,
+        detail: l.detail,
+        json: l.json,
+    });
     Ok(())
 }
 
@@ -250,12 +240,12 @@ pub fn advise(
     script: Option<&Path>,
     json: bool,
     e: &dyn Env,
-    p: &mut dyn Printer,
+    p: &mut (impl Say<FailureOutcome> + ?Sized),
 ) -> Result<(), ExecError> {
     let ctx = env(e.context())?;
     let (checked, _) = check_now(&ctx, e)?;
     let advice = advise_all(&ctx, &checked, &chosen(&ctx, ids)?);
-    let now = crate::metrics::now_micros();
+    let now = crate::clock::now_micros();
     let path = match advice::script(&ctx.db.name, &advice, now) {
         Some(text) => {
             let path = match script {
@@ -267,15 +257,12 @@ pub fn advise(
         }
         None => None,
     };
-    out(
-        p,
-        FailureOutcome::Advised {
-            db: ctx.db.name.clone(),
-            advice,
-            script: path,
-            json,
-        },
-    );
+    p.say(FailureOutcome::Advised {
+        db: ctx.db.name.clone(),
+        advice,
+        script: path,
+        json,
+    });
     Ok(())
 }
 
@@ -303,7 +290,7 @@ pub fn repair_plan(
         })
         .collect();
     let advice = advise_all(ctx, &checked, &still);
-    let text = advice::script(&ctx.db.name, &advice, crate::metrics::now_micros());
+    let text = advice::script(&ctx.db.name, &advice, crate::clock::now_micros());
     Ok((advice, text))
 }
 

@@ -2,7 +2,7 @@
 //! interval, restores slower than the RTO target, replication slots retaining more WAL than
 //! their limit, and a repository file system without room for the next full backup.
 
-use super::checks::{CheckInputs, Checked, Finding, hours, stamp};
+use super::finding::{CheckInputs, Checked, Finding, hours, stamp};
 use super::kind::Kind;
 use recman_catalog::{BackupRecord, BackupStatus};
 use recman_engine::{Context, EngineError};
