@@ -175,51 +175,7 @@ impl Command {
             | Command::Man => Ok(()),
             Command::BackupControlfile { format } => check_format(format.as_deref()),
             Command::RegisterDatabase { name, .. } => c.name("name", Some(name)),
-            Command::BackupDatabase(b) => {
-                c.count("channels", n(b.channels), ranges::CHANNELS)?;
-                c.count("filesperset", n(b.filesperset), ranges::FILESPERSET)?;
-                c.count("maxopenfiles", n(b.maxopenfiles), ranges::MAXOPENFILES)?;
-                c.name("tag", b.tag.as_deref())?;
-                c.count(
-                    "archive-timeout",
-                    Some(b.archive_timeout),
-                    ranges::ARCHIVE_TIMEOUT,
-                )?;
-                c.size(
-                    "section-size",
-                    b.section_size.as_deref(),
-                    ranges::SECTION_SIZE,
-                )?;
-                c.count(
-                    "incremental-level",
-                    b.incremental_level.map(u64::from),
-                    ranges::INCREMENTAL_LEVEL,
-                )?;
-                c.pair(
-                    "cumulative",
-                    b.cumulative,
-                    "incremental-level",
-                    b.incremental_level.is_some(),
-                    true,
-                )?;
-                c.pair("as-copy", b.as_copy, "tag", b.tag.is_some(), true)?;
-                check_format(b.format.as_deref())?;
-                c.pair(
-                    "as-copy",
-                    b.as_copy,
-                    "incremental-level",
-                    b.incremental_level.is_some(),
-                    false,
-                )?;
-                c.pair(
-                    "for-recover-of-copy",
-                    b.for_recover_of_copy,
-                    "tag",
-                    b.tag.is_some(),
-                    true,
-                )?;
-                c.io(&b.io)
-            }
+            Command::BackupDatabase(b) => c.backup_database(b),
             Command::BackupArchivelog(a) => {
                 c.count("not-backed-up", n(a.not_backed_up), ranges::COPIES)?;
                 check_format(a.format.as_deref())?;
@@ -232,20 +188,7 @@ impl Command {
             }
             Command::BackupBackupset { which, .. } => c.name("which", Some(which)),
             Command::BackupRecoveryArea { .. } => Ok(()),
-            Command::Drill(d) => {
-                c.pair(
-                    "until-time",
-                    d.restore.until_time.is_some(),
-                    "until-lsn",
-                    d.restore.until_lsn.is_some(),
-                    false,
-                )?;
-                c.count(
-                    "channels",
-                    Some(u64::from(d.restore.channels)),
-                    ranges::CHANNELS,
-                )
-            }
+            Command::Drill(d) => c.drill(d),
             Command::DuplicateDatabase(d) => {
                 c.name("slot", d.slot.as_deref())?;
                 c.count(
@@ -255,62 +198,7 @@ impl Command {
                 )
             }
             Command::ListDrill { .. } => Ok(()),
-            Command::RestoreDatabase(r) => {
-                c.name("from-tag", r.from_tag.as_deref())?;
-                c.name("from-copy", r.from_copy.as_deref())?;
-                c.count("channels", Some(u64::from(r.channels)), ranges::CHANNELS)?;
-                let untils = [
-                    r.until_time.is_some(),
-                    r.until_lsn.is_some(),
-                    r.until_xid.is_some(),
-                ];
-                c.pair("until-time", untils[0], "until-lsn", untils[1], false)?;
-                c.pair("until-time", untils[0], "until-xid", untils[2], false)?;
-                c.pair("until-lsn", untils[1], "until-xid", untils[2], false)?;
-                c.name("until-restore-point", r.until_restore_point.as_deref())?;
-                let point = r.until_restore_point.is_some();
-                let other = untils.iter().any(|u| *u);
-                c.pair(
-                    "until-restore-point",
-                    point,
-                    "another --until-… option",
-                    other,
-                    false,
-                )?;
-                c.pair("preview", r.preview, "validate", r.validate, false)?;
-                for d in &r.include_db {
-                    c.name("include-db", Some(d))?;
-                }
-                let partial = !r.include_db.is_empty();
-                c.pair(
-                    "include-db",
-                    partial,
-                    "from-copy",
-                    r.from_copy.is_some(),
-                    false,
-                )?;
-                c.pair(
-                    "include-db",
-                    partial,
-                    "preview or --validate",
-                    r.preview || r.validate,
-                    false,
-                )?;
-                c.pair(
-                    "to",
-                    r.to.is_none(),
-                    "preview or --validate",
-                    r.preview || r.validate,
-                    true,
-                )?;
-                c.pair(
-                    "switch-to-copy",
-                    r.switch_to_copy,
-                    "from-copy",
-                    r.from_copy.is_some(),
-                    true,
-                )
-            }
+            Command::RestoreDatabase(r) => c.restore_database(r),
             Command::ValidateDatabase {
                 channels,
                 maxopenfiles,
@@ -330,17 +218,7 @@ impl Command {
                 c.count("channels", n(*channels), ranges::CHANNELS)
             }
             Command::RecoverCopy { tag, .. } => c.name("tag", Some(tag)),
-            Command::RecoverTable(t) => {
-                c.count("channels", Some(u64::from(t.channels)), ranges::CHANNELS)?;
-                let untils = [
-                    t.until_time.is_some(),
-                    t.until_lsn.is_some(),
-                    t.until_xid.is_some(),
-                ];
-                c.pair("until-time", untils[0], "until-lsn", untils[1], false)?;
-                c.pair("until-time", untils[0], "until-xid", untils[2], false)?;
-                c.pair("until-lsn", untils[1], "until-xid", untils[2], false)
-            }
+            Command::RecoverTable(t) => c.recover_table(t),
             Command::RecoverBlock { .. } => Ok(()),
             Command::ArchivePush(p) => {
                 c.count("batch", Some(u64::from(p.batch)), ranges::PUSH_BATCH)?;
@@ -350,23 +228,7 @@ impl Command {
                 c.count("prefetch", Some(u64::from(g.prefetch)), ranges::PREFETCH)
             }
             Command::ArchivePushAhead(p) => c.count("parallel", n(p.parallel), ranges::CHANNELS),
-            Command::Receive(r) => {
-                c.count(
-                    "flush-interval",
-                    Some(r.flush_interval_ms),
-                    ranges::FLUSH_INTERVAL_MS,
-                )?;
-                c.slot("slot", Some(&r.slot))?;
-                c.slot("application-name", r.application_name.as_deref())?;
-                if !matches!(r.mode.as_str(), "sync" | "async") {
-                    return Err(CheckError::Value {
-                        option: "mode",
-                        value: r.mode.clone(),
-                        why: "expected sync or async".into(),
-                    });
-                }
-                Ok(())
-            }
+            Command::Receive(r) => c.receive(r),
             Command::ArchivePrefetch(p) => {
                 c.count("count", Some(p.count as u64), ranges::PREFETCH)?;
                 c.count(
@@ -375,41 +237,200 @@ impl Command {
                     ranges::PREFETCH_PARALLEL,
                 )
             }
-            Command::Report(r) => match r {
-                ReportWhat::Io { which, .. } => c.name("which", which.as_deref()),
-                ReportWhat::Obsolete { policy, .. } => c.policy(policy),
-                ReportWhat::NeedBackup {
-                    redundancy,
-                    days,
-                    drill_days,
-                } => {
-                    c.count("redundancy", n(*redundancy), ranges::COPIES)?;
-                    c.days("days", *days)?;
-                    c.days("drill-days", *drill_days)?;
-                    c.pair(
-                        "redundancy",
-                        redundancy.is_some(),
-                        "days",
-                        days.is_some(),
-                        false,
-                    )
-                }
-                ReportWhat::Schema { .. }
-                | ReportWhat::Unrecoverable { .. }
-                | ReportWhat::Rpo { .. }
-                | ReportWhat::Repositories { .. }
-                | ReportWhat::Slo { .. }
-                | ReportWhat::Costs { .. }
-                | ReportWhat::Fleet { .. } => Ok(()),
-            },
+            Command::Report(r) => c.report(r),
             Command::Delete(d) => match d {
                 DeleteWhat::Obsolete { policy, .. } => c.policy(policy),
                 DeleteWhat::Expired { .. } => Ok(()),
                 DeleteWhat::Backup { which, .. } => c.name("which", Some(which)),
                 DeleteWhat::Archivelog { backed_up, .. } => {
-                    c.count("backed-up", n(*backed_up), ranges::COPIES)
+                    c.count("backed-up", backed_up.map(u64::from), ranges::COPIES)
                 }
             },
+        }
+    }
+}
+
+/// The rules of the commands with many options, one command each.
+impl Checker {
+    fn backup_database(&self, b: &BackupDatabase) -> Checked {
+        let n = |v: Option<u32>| v.map(u64::from);
+        self.count("channels", n(b.channels), ranges::CHANNELS)?;
+        self.count("filesperset", n(b.filesperset), ranges::FILESPERSET)?;
+        self.count("maxopenfiles", n(b.maxopenfiles), ranges::MAXOPENFILES)?;
+        self.name("tag", b.tag.as_deref())?;
+        self.count(
+            "archive-timeout",
+            Some(b.archive_timeout),
+            ranges::ARCHIVE_TIMEOUT,
+        )?;
+        self.size(
+            "section-size",
+            b.section_size.as_deref(),
+            ranges::SECTION_SIZE,
+        )?;
+        self.count(
+            "incremental-level",
+            b.incremental_level.map(u64::from),
+            ranges::INCREMENTAL_LEVEL,
+        )?;
+        self.pair(
+            "cumulative",
+            b.cumulative,
+            "incremental-level",
+            b.incremental_level.is_some(),
+            true,
+        )?;
+        self.pair("as-copy", b.as_copy, "tag", b.tag.is_some(), true)?;
+        check_format(b.format.as_deref())?;
+        self.pair(
+            "as-copy",
+            b.as_copy,
+            "incremental-level",
+            b.incremental_level.is_some(),
+            false,
+        )?;
+        self.pair(
+            "for-recover-of-copy",
+            b.for_recover_of_copy,
+            "tag",
+            b.tag.is_some(),
+            true,
+        )?;
+        self.io(&b.io)
+    }
+
+    fn drill(&self, d: &Drill) -> Checked {
+        self.pair(
+            "until-time",
+            d.restore.until_time.is_some(),
+            "until-lsn",
+            d.restore.until_lsn.is_some(),
+            false,
+        )?;
+        self.count(
+            "channels",
+            Some(u64::from(d.restore.channels)),
+            ranges::CHANNELS,
+        )
+    }
+
+    fn restore_database(&self, r: &RestoreDatabase) -> Checked {
+        self.name("from-tag", r.from_tag.as_deref())?;
+        self.name("from-copy", r.from_copy.as_deref())?;
+        self.count("channels", Some(u64::from(r.channels)), ranges::CHANNELS)?;
+        let untils = [
+            r.until_time.is_some(),
+            r.until_lsn.is_some(),
+            r.until_xid.is_some(),
+        ];
+        self.untils(untils)?;
+        self.name("until-restore-point", r.until_restore_point.as_deref())?;
+        let point = r.until_restore_point.is_some();
+        let other = untils.iter().any(|u| *u);
+        self.pair(
+            "until-restore-point",
+            point,
+            "another --until-… option",
+            other,
+            false,
+        )?;
+        self.pair("preview", r.preview, "validate", r.validate, false)?;
+        for d in &r.include_db {
+            self.name("include-db", Some(d))?;
+        }
+        let partial = !r.include_db.is_empty();
+        self.pair(
+            "include-db",
+            partial,
+            "from-copy",
+            r.from_copy.is_some(),
+            false,
+        )?;
+        self.pair(
+            "include-db",
+            partial,
+            "preview or --validate",
+            r.preview || r.validate,
+            false,
+        )?;
+        self.pair(
+            "to",
+            r.to.is_none(),
+            "preview or --validate",
+            r.preview || r.validate,
+            true,
+        )?;
+        self.pair(
+            "switch-to-copy",
+            r.switch_to_copy,
+            "from-copy",
+            r.from_copy.is_some(),
+            true,
+        )
+    }
+
+    fn recover_table(&self, t: &RecoverTable) -> Checked {
+        self.count("channels", Some(u64::from(t.channels)), ranges::CHANNELS)?;
+        self.untils([
+            t.until_time.is_some(),
+            t.until_lsn.is_some(),
+            t.until_xid.is_some(),
+        ])
+    }
+
+    /// At most one of --until-time, --until-lsn and --until-xid (given: `untils`, in that
+    /// order).
+    fn untils(&self, untils: [bool; 3]) -> Checked {
+        self.pair("until-time", untils[0], "until-lsn", untils[1], false)?;
+        self.pair("until-time", untils[0], "until-xid", untils[2], false)?;
+        self.pair("until-lsn", untils[1], "until-xid", untils[2], false)
+    }
+
+    fn receive(&self, r: &Receive) -> Checked {
+        self.count(
+            "flush-interval",
+            Some(r.flush_interval_ms),
+            ranges::FLUSH_INTERVAL_MS,
+        )?;
+        self.slot("slot", Some(&r.slot))?;
+        self.slot("application-name", r.application_name.as_deref())?;
+        if !matches!(r.mode.as_str(), "sync" | "async") {
+            return Err(CheckError::Value {
+                option: "mode",
+                value: r.mode.clone(),
+                why: "expected sync or async".into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn report(&self, r: &ReportWhat) -> Checked {
+        match r {
+            ReportWhat::Io { which, .. } => self.name("which", which.as_deref()),
+            ReportWhat::Obsolete { policy, .. } => self.policy(policy),
+            ReportWhat::NeedBackup {
+                redundancy,
+                days,
+                drill_days,
+            } => {
+                self.count("redundancy", redundancy.map(u64::from), ranges::COPIES)?;
+                self.days("days", *days)?;
+                self.days("drill-days", *drill_days)?;
+                self.pair(
+                    "redundancy",
+                    redundancy.is_some(),
+                    "days",
+                    days.is_some(),
+                    false,
+                )
+            }
+            ReportWhat::Schema { .. }
+            | ReportWhat::Unrecoverable { .. }
+            | ReportWhat::Rpo { .. }
+            | ReportWhat::Repositories { .. }
+            | ReportWhat::Slo { .. }
+            | ReportWhat::Costs { .. }
+            | ReportWhat::Fleet { .. } => Ok(()),
         }
     }
 }
