@@ -25,7 +25,6 @@ pub enum ExecError {
     DrillFailed(String),
     #[error("validate database needs --pgdata DIR (or RECMAN_PGDATA)")]
     NeedsPgdata,
-    /// A validation found damage; the printer has listed each block.
     /// The newest calibration's stored body does not parse.
     #[error("calibration {id} in the catalog is not readable; hint: run `recman calibrate` again")]
     BadCalibration {
@@ -49,6 +48,7 @@ pub enum ExecError {
         #[source]
         source: std::io::Error,
     },
+    /// A validation found damage; the printer has listed each block.
     #[error("{count} corrupt block(s) found in {place}; hint: {hint}")]
     Corrupt {
         count: usize,

@@ -45,8 +45,7 @@ const FAMILIES: [Family; 9] = [
 ];
 
 /// Runs `c` (already checked: see [`Command::check`]).
-pub fn execute(c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed, ExecError> {
-    let mut c = c;
+pub fn execute(mut c: Command, e: &dyn Env, p: &mut dyn Printer) -> Result<Executed, ExecError> {
     for run in FAMILIES {
         match run(c, e, p)? {
             Executed::FrontEnd(other) => c = *other,
