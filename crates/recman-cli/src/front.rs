@@ -3,7 +3,7 @@
 //! and how each outcome is printed.
 
 use crate::cli::Global;
-use crate::list::size;
+use crate::display::size;
 use crate::progress::Bar;
 use recman_catalog::Repository;
 use recman_command::{EnvError, Outcome};
@@ -17,17 +17,17 @@ pub struct CliEnv<'a> {
 
 impl recman_command::Env for CliEnv<'_> {
     fn context(&self) -> Result<Context, EnvError> {
-        Ok(crate::commands::context(self.g)?)
+        Ok(crate::open::context(self.g)?)
     }
 
     fn repository_root(&self) -> Option<std::path::PathBuf> {
         self.g
             .repo
             .clone()
-            .filter(|r| !crate::device_cmds::is_object_store(&r.to_string_lossy()))
+            .filter(|r| !crate::open::is_object_store(&r.to_string_lossy()))
     }
     fn repository(&self) -> Result<Repository, EnvError> {
-        Ok(crate::commands::open_repo(self.g)?)
+        Ok(crate::open::open_repo(self.g)?)
     }
 
     fn pgdata(&self) -> Option<PathBuf> {
@@ -39,7 +39,7 @@ impl recman_command::Env for CliEnv<'_> {
     }
 
     fn tls(&self) -> Option<recman_remote::TlsFiles> {
-        crate::server_cmd::tls_files(self.g).ok().flatten()
+        crate::fleet_args::tls_files(self.g).ok().flatten()
     }
 
     fn database(&self) -> Option<String> {
@@ -47,18 +47,18 @@ impl recman_command::Env for CliEnv<'_> {
     }
 
     fn create_repository(&self) -> Result<Repository, EnvError> {
-        Ok(crate::device_cmds::create_repo(self.g)?)
+        Ok(crate::open::create_repo(self.g)?)
     }
 
     fn create_immutable_repository(
         &self,
         spec: recman_catalog::repo::Immutable,
     ) -> Result<Repository, EnvError> {
-        Ok(crate::device_cmds::create_immutable_repo(self.g, spec)?)
+        Ok(crate::open::create_immutable_repo(self.g, spec)?)
     }
 
     fn config_file_settings(&self) -> Result<Vec<(&'static str, String)>, EnvError> {
-        Ok(crate::catalog_cmds::settings::file_layer(self.g)?)
+        Ok(crate::config::file_layer(self.g)?)
     }
 
     fn confirm(&self, noprompt: bool, what: &str) -> Result<bool, EnvError> {
@@ -66,15 +66,15 @@ impl recman_command::Env for CliEnv<'_> {
     }
 
     fn repository_for_rebuild(&self) -> Result<(Repository, bool), EnvError> {
-        use crate::device_cmds::RepoSpec;
-        Ok(match crate::device_cmds::repo_spec(self.g)? {
+        use crate::open::RepoSpec;
+        Ok(match crate::open::repo_spec(self.g)? {
             // A shared catalog is the server's to keep: it is never recreated here.
             RepoSpec::Disk(_) if self.g.catalog.is_some() => {
-                (crate::commands::open_repo(self.g)?, false)
+                (crate::open::open_repo(self.g)?, false)
             }
             RepoSpec::Disk(root) => Repository::open_recreating_catalog(&root)?,
             // A remote repository's catalog is a cache: opening rebuilds a missing one.
-            RepoSpec::Remote(_) => (crate::commands::open_repo(self.g)?, false),
+            RepoSpec::Remote(_) => (crate::open::open_repo(self.g)?, false),
         })
     }
 
@@ -85,7 +85,7 @@ impl recman_command::Env for CliEnv<'_> {
         Ok((
             std::env::current_dir()?,
             std::env::current_exe()?,
-            crate::device_cmds::passed_on_args(self.g, repo)?,
+            crate::open::passed_on_args(self.g, repo)?,
         ))
     }
 
@@ -143,7 +143,7 @@ impl recman_command::Printer for CliPrinter<'_> {
                     println!("archived the current wal up to {upto}");
                 }
             }
-            Outcome::ArchivelogBackedUp(r) => crate::catalog_cmds::say_archivelog(self.g, &r),
+            Outcome::ArchivelogBackedUp(r) => crate::catalog_cmds::say_archivelog(self.g.quiet, &r),
             Outcome::BackedUp { report: r, maxcorrupt } => {
                 for c in &r.corrupt {
                     eprintln!(
@@ -343,7 +343,7 @@ impl recman_command::Printer for CliPrinter<'_> {
                     crate::restore_cmd::print_validation(self.g, &report);
                 }
             }
-            Outcome::Configured(c) => crate::catalog_cmds::settings::say_configured(self.g, c),
+            Outcome::Configured(c) => crate::catalog_cmds::settings::say_configured(self.g.quiet, c),
             Outcome::Shown(s) => crate::catalog_cmds::settings::show(&s),
             Outcome::Maint(m) => crate::catalog_cmds::maint::print(m),
             Outcome::Repo(r) => crate::key_cmds::say(self.g, r),

@@ -122,7 +122,7 @@ pub fn report_io(
             r.short_waits.to_string(),
             r.long_waits.to_string(),
             format!("{:.2}", r.long_wait_time as f64 / 1e6),
-            crate::list::size(r.bytes),
+            crate::display::size(r.bytes),
             format!("{}K x {}", r.buffer_size >> 10, r.buffer_count),
             format!("{:.2}", (r.close_time - r.open_time) as f64 / 1e6),
             rate(r),
@@ -164,8 +164,8 @@ fn read_modes(rows: &[recman_catalog::IoStatRow], job: &str) -> Option<String> {
     (dn + bn > 0).then(|| {
         format!(
             "reads: {dn} files ({}) direct, {bn} files ({}) through the page cache",
-            crate::list::size(db),
-            crate::list::size(bb)
+            crate::display::size(db),
+            crate::display::size(bb)
         )
     })
 }

@@ -1,7 +1,7 @@
 //! How REPORT OBSOLETE / NEED BACKUP, DELETE, CROSSCHECK and CATALOG START WITH are printed,
 //! in RMAN's layouts; the work is the command model's (`recman_command::maint`).
 
-use crate::list::time;
+use crate::display::time;
 use anyhow::{Result, bail};
 use recman_command::maint::{MaintOutcome, ObsoleteFor, ObsoleteReport};
 use std::io::{BufRead, IsTerminal, Write};
