@@ -33,38 +33,119 @@ fn is_recmans_algorithm(a: &str) -> bool {
 
 pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Command>> {
     Ok(match c {
-        Configure::Retention(None) => cfg(ConfigureWhat::RetentionPolicy {
-            value: v(&["clear"]),
-        }),
-        Configure::Retention(Some(Retention::Redundancy(n))) => {
-            cfg(ConfigureWhat::RetentionPolicy {
-                value: v(&["redundancy", &n.to_string()]),
-            })
-        }
-        Configure::Retention(Some(Retention::WindowDays(n))) => {
-            cfg(ConfigureWhat::RetentionPolicy {
-                value: v(&["recovery-window", &n.to_string()]),
-            })
-        }
-        Configure::Retention(Some(Retention::None)) => cfg(ConfigureWhat::RetentionPolicy {
-            value: v(&["none"]),
-        }),
+        Configure::Retention(r) => retention(r),
         Configure::DefaultDevice(None) => cfg(ConfigureWhat::DefaultDeviceType {
             value: one("clear"),
         }),
         Configure::DefaultDevice(Some(d)) => cfg(ConfigureWhat::DefaultDeviceType {
             value: one(device_word(d)?),
         }),
-        Configure::DeviceType {
-            device: Device::Disk,
-            settings: None,
-        } => cfg(ConfigureWhat::Channels {
+        Configure::DeviceType { device, settings } => device_type(s, device, settings)?,
+        Configure::Channel {
+            auxiliary,
+            number,
+            device,
+            operands,
+        } => channel(s, number.is_some(), *auxiliary, device, operands)?,
+        Configure::Compression(None) => cfg(ConfigureWhat::Compression {
             value: one("clear"),
         }),
-        Configure::DeviceType {
-            device,
-            settings: None,
-        } => {
+        Configure::Compression(Some(cs)) => cfg(ConfigureWhat::Compression {
+            value: one(compression(&cs.algorithm)?),
+        }),
+        Configure::ArchivelogDeletionPolicy(rules) => deletion_policy(rules)?,
+        Configure::ControlfileAutobackup(_) => bail!(
+            "CONFIGURE CONTROLFILE AUTOBACKUP: PostgreSQL's pg_control and configuration files are inside every backup, and the catalog can be rebuilt from the repository with CATALOG START WITH; there is no separate autobackup to configure"
+        ),
+        Configure::RpoTarget(v) => cfg(ConfigureWhat::RpoTarget {
+            value: v.clone().unwrap_or_else(|| "clear".into()),
+        }),
+        Configure::Measure { name, value } => {
+            let Some(spec) = recman_command::precedence::spec(name) else {
+                bail!(
+                    "CONFIGURE: setting {name} is unknown to this recman; hint: SHOW ALL lists the settings"
+                );
+            };
+            cfg(ConfigureWhat::Named {
+                name: spec.name,
+                value: value.clone().unwrap_or_else(|| "clear".into()),
+            })
+        }
+        Configure::SnapshotControlfile(_) => bail!(
+            "CONFIGURE SNAPSHOT CONTROLFILE: recman reads pg_control from the data directory and needs no snapshot of it"
+        ),
+        // recman encrypts a whole repository, chosen at CREATE CATALOG, so there is no
+        // per-backup setting to store: each backup of an encrypted repository is encrypted.
+        Configure::EncryptionForDatabase(_) => bail!(
+            "CONFIGURE ENCRYPTION FOR DATABASE: recman encrypts a whole repository ({ENCRYPTION_ALGORITHM}), chosen when it is created, not backup by backup; every backup written to an encrypted repository is encrypted; hint: create an encrypted repository with `recman --repo DIR create catalog --encrypt` and its key in RECMAN_PASSPHRASE, --key-file or --key-command (the same key option on every later command), then back up to it"
+        ),
+        Configure::EncryptionAlgorithm(a) => encryption_algorithm(s, a)?,
+        Configure::Optimization(o) => cfg(ConfigureWhat::BackupOptimization {
+            value: one(match o {
+                recman_lang::ast::OnOff::On => "on",
+                recman_lang::ast::OnOff::Off => "off",
+                recman_lang::ast::OnOff::Clear => "clear",
+            }),
+        }),
+        Configure::Maxsetsize(_) => bail!(
+            "{}",
+            unsupported(
+                "CONFIGURE MAXSETSIZE",
+                "write MAXSETSIZE on the BACKUP (backup database --maxsetsize)"
+            )
+        ),
+        Configure::Copies {
+            archivelog: false,
+            count,
+            ..
+        } => cfg(ConfigureWhat::BackupCopies {
+            value: match count {
+                Some(n) => n.to_string(),
+                None => "clear".into(),
+            },
+        }),
+        Configure::Copies { .. } => bail!(
+            "{}",
+            unsupported(
+                "ARCHIVELOG BACKUP COPIES (duplexed archived-log sets)",
+                "BACKUP BACKUPSET to copy archived-log sets to a second device"
+            )
+        ),
+        Configure::Exclude { .. } => bail!(
+            "CONFIGURE EXCLUDE FOR TABLESPACE: PostgreSQL cannot start without every tablespace, so a backup without one could not be restored"
+        ),
+    })
+}
+
+/// CONFIGURE RETENTION POLICY.
+fn retention(r: &Option<Retention>) -> Vec<Command> {
+    match r {
+        None => cfg(ConfigureWhat::RetentionPolicy {
+            value: v(&["clear"]),
+        }),
+        Some(Retention::Redundancy(n)) => cfg(ConfigureWhat::RetentionPolicy {
+            value: v(&["redundancy", &n.to_string()]),
+        }),
+        Some(Retention::WindowDays(n)) => cfg(ConfigureWhat::RetentionPolicy {
+            value: v(&["recovery-window", &n.to_string()]),
+        }),
+        Some(Retention::None) => cfg(ConfigureWhat::RetentionPolicy {
+            value: v(&["none"]),
+        }),
+    }
+}
+
+/// CONFIGURE DEVICE TYPE: its parallelism and backup type, or CLEAR.
+fn device_type(
+    s: &Session,
+    device: &Device,
+    settings: &Option<DeviceSettings>,
+) -> Result<Vec<Command>> {
+    Ok(match (device, settings) {
+        (Device::Disk, None) => cfg(ConfigureWhat::Channels {
+            value: one("clear"),
+        }),
+        (device, None) => {
             let t = device_word(device)?;
             note(
                 &s.g,
@@ -77,10 +158,7 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Command>> {
                 value: v(&["clear"]),
             })
         }
-        Configure::DeviceType {
-            device,
-            settings: Some(st),
-        } => {
+        (device, Some(st)) => {
             let t = device_word(device)?;
             let mut out = Vec::new();
             if let Some(p) = st.parallelism {
@@ -120,16 +198,19 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Command>> {
             }
             out
         }
-        Configure::Channel {
-            number: Some(_),
-            device,
-            ..
-        }
-        | Configure::Channel {
-            auxiliary: true,
-            device,
-            ..
-        } => {
+    })
+}
+
+/// CONFIGURE CHANNEL: the operands every channel of a device type gets, or CLEAR.
+fn channel(
+    s: &Session,
+    numbered: bool,
+    auxiliary: bool,
+    device: &Device,
+    operands: &Option<Vec<ChannelOp>>,
+) -> Result<Vec<Command>> {
+    Ok(match (device, operands) {
+        (device, _) if numbered || auxiliary => {
             bail!(
                 "{}",
                 unsupported(
@@ -140,18 +221,10 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Command>> {
                 )
             )
         }
-        Configure::Channel {
-            device: Device::Disk,
-            operands: None,
-            ..
-        } => cfg(ConfigureWhat::Maxopenfiles {
+        (Device::Disk, None) => cfg(ConfigureWhat::Maxopenfiles {
             value: one("clear"),
         }),
-        Configure::Channel {
-            device,
-            operands: None,
-            ..
-        } => {
+        (device, None) => {
             let t = device_word(device)?;
             note(
                 &s.g,
@@ -164,11 +237,7 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Command>> {
                 value: v(&["clear"]),
             })
         }
-        Configure::Channel {
-            device,
-            operands: Some(ops),
-            ..
-        } => {
+        (device, Some(ops)) => {
             let t = device_word(device)?;
             let mut out = Vec::new();
             let mut words: Vec<String> = Vec::new();
@@ -213,21 +282,19 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Command>> {
             }
             out
         }
-        Configure::Compression(None) => cfg(ConfigureWhat::Compression {
-            value: one("clear"),
-        }),
-        Configure::Compression(Some(cs)) => cfg(ConfigureWhat::Compression {
-            value: one(compression(&cs.algorithm)?),
-        }),
-        Configure::ArchivelogDeletionPolicy(None) => cfg(ConfigureWhat::ArchivelogDeletionPolicy {
+    })
+}
+
+/// CONFIGURE ARCHIVELOG DELETION POLICY.
+fn deletion_policy(rules: &Option<Vec<DeletionRule>>) -> Result<Vec<Command>> {
+    Ok(match rules {
+        None => cfg(ConfigureWhat::ArchivelogDeletionPolicy {
             value: v(&["clear"]),
         }),
-        Configure::ArchivelogDeletionPolicy(Some(rules)) if rules.is_empty() => {
-            cfg(ConfigureWhat::ArchivelogDeletionPolicy {
-                value: v(&["none"]),
-            })
-        }
-        Configure::ArchivelogDeletionPolicy(Some(rules)) => {
+        Some(rules) if rules.is_empty() => cfg(ConfigureWhat::ArchivelogDeletionPolicy {
+            value: v(&["none"]),
+        }),
+        Some(rules) => {
             let mut words: Vec<String> = Vec::new();
             for r in rules {
                 match r {
@@ -250,32 +317,13 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Command>> {
             let words: Vec<&str> = words.iter().map(String::as_str).collect();
             cfg(ConfigureWhat::ArchivelogDeletionPolicy { value: v(&words) })
         }
-        Configure::ControlfileAutobackup(_) => bail!(
-            "CONFIGURE CONTROLFILE AUTOBACKUP: PostgreSQL's pg_control and configuration files are inside every backup, and the catalog can be rebuilt from the repository with CATALOG START WITH; there is no separate autobackup to configure"
-        ),
-        Configure::RpoTarget(v) => cfg(ConfigureWhat::RpoTarget {
-            value: v.clone().unwrap_or_else(|| "clear".into()),
-        }),
-        Configure::Measure { name, value } => {
-            let Some(spec) = recman_command::precedence::spec(name) else {
-                bail!(
-                    "CONFIGURE: setting {name} is unknown to this recman; hint: SHOW ALL lists the settings"
-                );
-            };
-            cfg(ConfigureWhat::Named {
-                name: spec.name,
-                value: value.clone().unwrap_or_else(|| "clear".into()),
-            })
-        }
-        Configure::SnapshotControlfile(_) => bail!(
-            "CONFIGURE SNAPSHOT CONTROLFILE: recman reads pg_control from the data directory and needs no snapshot of it"
-        ),
-        // recman encrypts a whole repository, chosen at CREATE CATALOG, so there is no
-        // per-backup setting to store: each backup of an encrypted repository is encrypted.
-        Configure::EncryptionForDatabase(_) => bail!(
-            "CONFIGURE ENCRYPTION FOR DATABASE: recman encrypts a whole repository ({ENCRYPTION_ALGORITHM}), chosen when it is created, not backup by backup; every backup written to an encrypted repository is encrypted; hint: create an encrypted repository with `recman --repo DIR create catalog --encrypt` and its key in RECMAN_PASSPHRASE, --key-file or --key-command (the same key option on every later command), then back up to it"
-        ),
-        Configure::EncryptionAlgorithm(None) => {
+    })
+}
+
+/// CONFIGURE ENCRYPTION ALGORITHM: only recman's own is accepted, and nothing is stored.
+fn encryption_algorithm(s: &Session, a: &Option<String>) -> Result<Vec<Command>> {
+    Ok(match a {
+        None => {
             note(
                 &s.g,
                 &format!(
@@ -284,7 +332,7 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Command>> {
             );
             vec![]
         }
-        Configure::EncryptionAlgorithm(Some(a)) if is_recmans_algorithm(a) => {
+        Some(a) if is_recmans_algorithm(a) => {
             note(
                 &s.g,
                 &format!(
@@ -293,42 +341,8 @@ pub(crate) fn configure(s: &Session, c: &Configure) -> Result<Vec<Command>> {
             );
             vec![]
         }
-        Configure::EncryptionAlgorithm(Some(a)) => bail!(
+        Some(a) => bail!(
             "CONFIGURE ENCRYPTION ALGORITHM '{a}': recman encrypts only with {ENCRYPTION_ALGORITHM}; hint: CONFIGURE ENCRYPTION ALGORITHM 'AES256'; (or leave the statement out)"
-        ),
-        Configure::Optimization(o) => cfg(ConfigureWhat::BackupOptimization {
-            value: one(match o {
-                recman_lang::ast::OnOff::On => "on",
-                recman_lang::ast::OnOff::Off => "off",
-                recman_lang::ast::OnOff::Clear => "clear",
-            }),
-        }),
-        Configure::Maxsetsize(_) => bail!(
-            "{}",
-            unsupported(
-                "CONFIGURE MAXSETSIZE",
-                "write MAXSETSIZE on the BACKUP (backup database --maxsetsize)"
-            )
-        ),
-        Configure::Copies {
-            archivelog: false,
-            count,
-            ..
-        } => cfg(ConfigureWhat::BackupCopies {
-            value: match count {
-                Some(n) => n.to_string(),
-                None => "clear".into(),
-            },
-        }),
-        Configure::Copies { .. } => bail!(
-            "{}",
-            unsupported(
-                "ARCHIVELOG BACKUP COPIES (duplexed archived-log sets)",
-                "BACKUP BACKUPSET to copy archived-log sets to a second device"
-            )
-        ),
-        Configure::Exclude { .. } => bail!(
-            "CONFIGURE EXCLUDE FOR TABLESPACE: PostgreSQL cannot start without every tablespace, so a backup without one could not be restored"
         ),
     })
 }
