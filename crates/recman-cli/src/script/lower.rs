@@ -59,6 +59,17 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
             )
         ),
     }
+    backup_database(b, bk, opts, g)
+}
+
+/// BACKUP DATABASE (or BACKUP VALIDATE DATABASE): the statement's options and its block's
+/// channels as one command.
+fn backup_database(
+    b: &Block,
+    bk: &Backup,
+    opts: Vec<&BackupOpt>,
+    g: &Global,
+) -> Result<Vec<m::Command>> {
     if let Some(p) = &bk.plus_archivelog
         && !p.is_empty()
     {
@@ -78,104 +89,7 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
         ..Default::default()
     };
     for o in opts {
-        match o {
-            BackupOpt::Full => {}
-            BackupOpt::Incremental { level, cumulative } if *level <= 1 => {
-                c.incremental_level = Some(*level as u8);
-                c.cumulative = *cumulative;
-            }
-            BackupOpt::Incremental { .. } | BackupOpt::IncrementalFromScn(_) => bail!(
-                "{}",
-                unsupported(
-                    "INCREMENTAL LEVEL above 1 and INCREMENTAL FROM SCN",
-                    "INCREMENTAL LEVEL 1 [CUMULATIVE]"
-                )
-            ),
-            BackupOpt::As { copy: true, .. } => c.as_copy = true,
-            BackupOpt::As { compressed, .. } => {
-                if *compressed {
-                    c.compress = Some(b.compression.as_deref().unwrap_or("lz4").to_string());
-                }
-            }
-            BackupOpt::ForRecoverOfCopy { tag } => {
-                c.for_recover_of_copy = true;
-                if let Some(t) = tag {
-                    c.tag = Some(t.clone());
-                }
-            }
-            BackupOpt::SectionSize(s) => c.section_size = Some(s.bytes().to_string()),
-            BackupOpt::Duration {
-                hours,
-                minutes,
-                seconds,
-                partial,
-                minimize,
-            } => {
-                c.duration = Some(format!("{hours}:{minutes:02}:{:02}", seconds.unwrap_or(0)));
-                c.partial = *partial;
-                c.minimize = minimize.as_deref().map(str::to_lowercase);
-            }
-            BackupOpt::CheckLogical => c.check_logical = true,
-            BackupOpt::NoChecksum => bail!(
-                "NOCHECKSUM: recman always verifies page checksums and writes chunk checksums; there is no way to turn that off"
-            ),
-            BackupOpt::Force => c.force = true,
-            BackupOpt::Skip(what) => bail!(
-                "SKIP {what}: PostgreSQL has no offline, read-only or inaccessible tablespaces; hint: drop SKIP"
-            ),
-            BackupOpt::DeviceType(_) => {}
-            BackupOpt::Channel(c) => bail!(
-                "{}",
-                unsupported(
-                    &format!("CHANNEL {c} (placing a backup on one channel)"),
-                    "let recman balance sets across channels by bytes"
-                )
-            ),
-            BackupOpt::Copies(n) => c.copies = Some(fit(*n, "copies")?),
-            // RMAN's FORMAT list gives each copy (COPIES, or CONFIGURE … BACKUP COPIES) its
-            // place: the first template is the first copy's, the next ones the further
-            // copies'; the command checks that there is one per copy.
-            BackupOpt::Format(f) if !names_only(f) && f.len() > 1 => {
-                c.format = Some(f[0].clone());
-                c.copy_format = f[1..].to_vec();
-            }
-            BackupOpt::Format(f) if !names_only(f) => c.format = Some(one_template(f)?),
-            BackupOpt::Format(f) => format_without_flag(
-                g,
-                "FORMAT",
-                f,
-                "pieces are named by the repository; drop FORMAT",
-            )?,
-            BackupOpt::Tag(t) => c.tag = Some(t.clone()),
-            BackupOpt::FilesPerSet(n) => c.filesperset = Some(fit(*n, "filesperset")?),
-            BackupOpt::MaxSetSize(s) => c.maxsetsize = Some(s.bytes().to_string()),
-            BackupOpt::Keep {
-                restore_point: Some(_),
-                ..
-            } => bail!(
-                "{}",
-                unsupported(
-                    "KEEP … RESTORE POINT",
-                    "CREATE RESTORE POINT name; before the BACKUP, and KEEP without RESTORE POINT"
-                )
-            ),
-            BackupOpt::Keep { until: None, .. } => c.keep_forever = true,
-            BackupOpt::Keep { until: Some(d), .. } => {
-                c.keep_until = Some(super::restore::resolve_date(d)?)
-            }
-            BackupOpt::NoKeep => {}
-            BackupOpt::NotBackedUp(NotBackedUp::Since(d)) => {
-                c.not_backed_up_since = Some(super::restore::resolve_date(d)?)
-            }
-            BackupOpt::NotBackedUp(_) => bail!(
-                "{}",
-                unsupported("NOT BACKED UP", "BACKUP DATABASE backs up every file")
-            ),
-            BackupOpt::DeleteInput { .. } => bail!(
-                "DELETE INPUT applies to archived logs and backup sets, not to BACKUP DATABASE; hint: DELETE ARCHIVELOG ALL BACKED UP 1 TIMES TO DISK"
-            ),
-            BackupOpt::Validate => unreachable!("handled above"),
-        }
+        database_option(b, g, &mut c, o)?;
     }
     let ch = channel_args(
         b,
@@ -200,6 +114,109 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
         c.maxcorrupt = fit(n, "maxcorrupt")?;
     }
     Ok(vec![m::Command::BackupDatabase(Box::new(c))])
+}
+
+/// One option of BACKUP DATABASE, set on the command or refused.
+fn database_option(b: &Block, g: &Global, c: &mut m::BackupDatabase, o: &BackupOpt) -> Result<()> {
+    match o {
+        BackupOpt::Full => {}
+        BackupOpt::Incremental { level, cumulative } if *level <= 1 => {
+            c.incremental_level = Some(*level as u8);
+            c.cumulative = *cumulative;
+        }
+        BackupOpt::Incremental { .. } | BackupOpt::IncrementalFromScn(_) => bail!(
+            "{}",
+            unsupported(
+                "INCREMENTAL LEVEL above 1 and INCREMENTAL FROM SCN",
+                "INCREMENTAL LEVEL 1 [CUMULATIVE]"
+            )
+        ),
+        BackupOpt::As { copy: true, .. } => c.as_copy = true,
+        BackupOpt::As { compressed, .. } => {
+            if *compressed {
+                c.compress = Some(b.compression.as_deref().unwrap_or("lz4").to_string());
+            }
+        }
+        BackupOpt::ForRecoverOfCopy { tag } => {
+            c.for_recover_of_copy = true;
+            if let Some(t) = tag {
+                c.tag = Some(t.clone());
+            }
+        }
+        BackupOpt::SectionSize(s) => c.section_size = Some(s.bytes().to_string()),
+        BackupOpt::Duration {
+            hours,
+            minutes,
+            seconds,
+            partial,
+            minimize,
+        } => {
+            c.duration = Some(format!("{hours}:{minutes:02}:{:02}", seconds.unwrap_or(0)));
+            c.partial = *partial;
+            c.minimize = minimize.as_deref().map(str::to_lowercase);
+        }
+        BackupOpt::CheckLogical => c.check_logical = true,
+        BackupOpt::NoChecksum => bail!(
+            "NOCHECKSUM: recman always verifies page checksums and writes chunk checksums; there is no way to turn that off"
+        ),
+        BackupOpt::Force => c.force = true,
+        BackupOpt::Skip(what) => bail!(
+            "SKIP {what}: PostgreSQL has no offline, read-only or inaccessible tablespaces; hint: drop SKIP"
+        ),
+        BackupOpt::DeviceType(_) => {}
+        BackupOpt::Channel(c) => bail!(
+            "{}",
+            unsupported(
+                &format!("CHANNEL {c} (placing a backup on one channel)"),
+                "let recman balance sets across channels by bytes"
+            )
+        ),
+        BackupOpt::Copies(n) => c.copies = Some(fit(*n, "copies")?),
+        // RMAN's FORMAT list gives each copy (COPIES, or CONFIGURE … BACKUP COPIES) its
+        // place: the first template is the first copy's, the next ones the further
+        // copies'; the command checks that there is one per copy.
+        BackupOpt::Format(f) if !names_only(f) && f.len() > 1 => {
+            c.format = Some(f[0].clone());
+            c.copy_format = f[1..].to_vec();
+        }
+        BackupOpt::Format(f) if !names_only(f) => c.format = Some(one_template(f)?),
+        BackupOpt::Format(f) => format_without_flag(
+            g,
+            "FORMAT",
+            f,
+            "pieces are named by the repository; drop FORMAT",
+        )?,
+        BackupOpt::Tag(t) => c.tag = Some(t.clone()),
+        BackupOpt::FilesPerSet(n) => c.filesperset = Some(fit(*n, "filesperset")?),
+        BackupOpt::MaxSetSize(s) => c.maxsetsize = Some(s.bytes().to_string()),
+        BackupOpt::Keep {
+            restore_point: Some(_),
+            ..
+        } => bail!(
+            "{}",
+            unsupported(
+                "KEEP … RESTORE POINT",
+                "CREATE RESTORE POINT name; before the BACKUP, and KEEP without RESTORE POINT"
+            )
+        ),
+        BackupOpt::Keep { until: None, .. } => c.keep_forever = true,
+        BackupOpt::Keep { until: Some(d), .. } => {
+            c.keep_until = Some(super::restore::resolve_date(d)?)
+        }
+        BackupOpt::NoKeep => {}
+        BackupOpt::NotBackedUp(NotBackedUp::Since(d)) => {
+            c.not_backed_up_since = Some(super::restore::resolve_date(d)?)
+        }
+        BackupOpt::NotBackedUp(_) => bail!(
+            "{}",
+            unsupported("NOT BACKED UP", "BACKUP DATABASE backs up every file")
+        ),
+        BackupOpt::DeleteInput { .. } => bail!(
+            "DELETE INPUT applies to archived logs and backup sets, not to BACKUP DATABASE; hint: DELETE ARCHIVELOG ALL BACKED UP 1 TIMES TO DISK"
+        ),
+        BackupOpt::Validate => unreachable!("handled above"),
+    }
+    Ok(())
 }
 
 /// The device type a BACKUP writes to: its DEVICE TYPE, else the one its block's channels
