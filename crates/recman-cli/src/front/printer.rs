@@ -143,7 +143,7 @@ impl CliPrinter<'_> {
         }
     }
 
-    fn table_recovered(&self, r: Box<RecoverTableReport>) {
+    fn table_recovered(&self, r: &RecoverTableReport) {
         let done = match (&r.dump, r.loaded) {
             (Some(f), _) => format!("dumped as {} to {}", r.new_name, f.display()),
             (None, true) => format!("loaded into the live cluster as {}", r.new_name),
@@ -290,7 +290,7 @@ impl recman_command::Printer for CliPrinter<'_> {
             Outcome::ControlfileRestored { repository, aside } => self.controlfile_restored(repository, aside),
             Outcome::BlocksRecovered(r) => self.blocks_recovered(r),
             Outcome::CopyRecovered { tag, applied } => self.copy_recovered(tag, applied),
-            Outcome::TableRecovered(r) => self.table_recovered(r),
+            Outcome::TableRecovered(r) => self.table_recovered(&r),
             Outcome::Drilled(r) => crate::drill_cmd::print_drill(self.g, &r),
             Outcome::Duplicated(r) => crate::drill_cmd::print_duplicate(self.g, &r),
             Outcome::Restored { report: r, target } => self.restored(r, target),
