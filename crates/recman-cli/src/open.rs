@@ -1,7 +1,8 @@
 //! Opening the repository the command line names (a directory, or s3://, azure://, gs://
 //! with a local catalog cache or a shared catalog), creating one, and the command context
 //! built on it. Every command that reads or writes a repository starts here, so this sits
-//! below all of them and imports only the command line's options and the repository list.
+//! below all of them: it imports only the command line's options, the repository list and
+//! the `--repo-as-of` helpers of immutable repositories.
 
 use std::path::PathBuf;
 use std::sync::Arc;
