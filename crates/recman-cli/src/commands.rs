@@ -1,20 +1,21 @@
 //! Dispatches one command to the shared executor (`recman_command::execute`), whose outcomes
 //! `front.rs` prints; what it hands back is the front end's own: REPORT IO's plot files, RUN,
-//! completions, the man page and the WAL commands PostgreSQL calls.
+//! completions, the man page and the WAL commands PostgreSQL calls. This is the top of the
+//! binary: it imports every command's module, and the modules that must run a whole command
+//! again (a script, REPAIR FAILURE, the repository list) are handed `execute` instead of
+//! importing it (`dispatch.rs`).
 
 use crate::cli::{Cli, Global};
 use crate::progress::Bar;
 use anyhow::{Result, bail};
-use recman_catalog::Repository;
 use recman_command::{Command, Executed};
-use recman_engine::Context;
 use std::process::ExitCode;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let g = crate::config::merge(cli.global)?;
     crate::key_cmds::set_sources(&g);
     let Some(command) = cli.command else {
-        return crate::script::interactive(&g);
+        return crate::script::interactive(&g, execute);
     };
     let command: Command = command.into();
     if let Some(code) = crate::fleet_client::intercept(&g, &command)? {
@@ -27,7 +28,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 /// a statement in a script behaves and prints exactly as its subcommand does.
 pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
     if !g.also_repo.is_empty()
-        && let Some(done) = crate::repo_list::execute_listed(g, &command)
+        && let Some(done) = crate::repo_list_cmds::execute_listed(g, &command, execute)
     {
         return done;
     }
@@ -41,7 +42,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
     };
     match command {
         Command::Report(what) => report(g, what)?,
-        Command::Run { file, text } => return crate::script::run(g, file, text),
+        Command::Run { file, text } => return crate::script::run(g, file, text, execute),
         Command::Server { listen, allow, .. } => crate::server_cmd::serve(g, &listen, &allow)?,
         Command::Completions { shell } => crate::shell_docs::completions(&shell)?,
         Command::Man => crate::shell_docs::man()?,
@@ -51,7 +52,7 @@ pub fn execute(g: &Global, command: Command) -> Result<ExitCode> {
         Command::ArchivePushAhead(p) => return crate::archive_cmds::push_ahead(g, p),
         Command::Receive(r) => crate::receive_cmd::receive(g, r)?,
         Command::Failure(recman_command::FailureWhat::Repair { preview, script }) => {
-            crate::failure_cmd::repair(g, preview, script)?
+            crate::failure_repair::repair(g, preview, script, execute)?
         }
         c @ (Command::RegisterDatabase { .. }
         | Command::CreateRestorePoint { .. }
@@ -107,7 +108,7 @@ fn report(g: &Global, what: recman_command::ReportWhat) -> Result<()> {
             plot,
             html,
         } => {
-            let ctx = context(g)?;
+            let ctx = crate::open::context(g)?;
             let files = crate::report_plot::Files {
                 plot: plot.as_deref(),
                 html: html.as_deref(),
@@ -115,24 +116,8 @@ fn report(g: &Global, what: recman_command::ReportWhat) -> Result<()> {
             crate::report_io::report_io(&ctx, which.as_deref(), json, all, files)
         }
         ReportWhat::Rpo { json } => crate::receive_cmd::report_rpo(g, json),
-        ReportWhat::Repositories { json } => crate::repo_list::report(g, json),
+        ReportWhat::Repositories { json } => crate::repo_list_cmds::report(g, json),
         ReportWhat::Fleet { html } => crate::fleet_page::write(g, &html),
         what => bail!("internal: report {what:?} is run by the shared executor, not by the CLI"),
     }
-}
-
-pub(crate) fn open_repo(g: &Global) -> Result<Repository> {
-    crate::device_cmds::open_repo(g)
-}
-
-pub(crate) fn context(g: &Global) -> Result<Context> {
-    let repo = open_repo(g)?;
-    let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
-    Ok(Context {
-        repo,
-        db,
-        pgdata: g.pgdata.clone(),
-        conninfo: g.target.clone(),
-        tls: crate::server_cmd::tls_files(g)?,
-    })
 }

@@ -140,6 +140,33 @@ pub fn merge(mut g: Global) -> Result<Global> {
     Ok(g)
 }
 
+/// The --config file's values of the repository-wide settings, by setting name, each checked
+/// as CONFIGURE checks it (an error names the file and the key).
+pub fn file_layer(g: &Global) -> Result<Vec<(&'static str, String)>> {
+    let file = file_settings(g)?;
+    let mut out = Vec::new();
+    for (key, value) in &file.settings {
+        let spec = recman_command::precedence::spec_of_file_key(key)
+            .expect("load refuses keys of no setting");
+        let text = match value {
+            toml::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let words: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+        let value = recman_command::settings::validate(spec.name, &words).map_err(|e| {
+            anyhow::anyhow!(
+                "config file {}: key `{key}`: {e}",
+                g.config
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new("?"))
+                    .display()
+            )
+        })?;
+        out.push((spec.name, value));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,25 +9,11 @@ use recman_command as m;
 impl From<cli::Command> for m::Command {
     fn from(c: cli::Command) -> Self {
         match c {
-            cli::Command::Create {
-                what:
-                    cli::CreateWhat::Catalog {
-                        encrypt,
-                        immutable,
-                        lock_mode,
-                        lock_days,
-                    },
-            } => m::Command::CreateCatalog {
-                encrypt,
-                immutable: immutable.then(|| cc::immutable::spec(lock_mode, lock_days)),
-            },
+            cli::Command::Create { what } => what.into(),
             cli::Command::Key { what } => m::Command::Key(match what {
                 cli::KeyWhat::Show => m::KeyWhat::Show,
                 cli::KeyWhat::Rotate => m::KeyWhat::Rotate,
             }),
-            cli::Command::Create {
-                what: cli::CreateWhat::RestorePoint { name },
-            } => m::Command::CreateRestorePoint { name },
             cli::Command::Change {
                 what:
                     cli::ChangeWhat::Backup {
@@ -50,160 +36,19 @@ impl From<cli::Command> for m::Command {
                 what: cli::RegisterWhat::Database { name, agent },
             } => m::Command::RegisterDatabase { name, agent },
             cli::Command::Backup { what } => what.into(),
-            cli::Command::Restore {
-                what: cli::RestoreWhat::Database(a),
-            } => m::Command::RestoreDatabase(Box::new((*a).into())),
+            cli::Command::Restore { what } => what.into(),
             cli::Command::Drill(a) => m::Command::Drill(Box::new((*a).into())),
             cli::Command::Duplicate {
                 what: crate::drill_args::DuplicateWhat::Database(a),
             } => m::Command::DuplicateDatabase(Box::new((*a).into())),
-            cli::Command::Restore {
-                what: cli::RestoreWhat::Controlfile { from },
-            } => m::Command::RestoreControlfile { from },
-            cli::Command::Validate { what } => match what {
-                cli::ValidateWhat::Database {
-                    channels,
-                    maxopenfiles,
-                    check_logical,
-                    io,
-                } => m::Command::ValidateDatabase {
-                    channels,
-                    maxopenfiles,
-                    io: io.into(),
-                    check_logical,
-                },
-                cli::ValidateWhat::Backup { which, channels } => {
-                    m::Command::ValidateBackup { which, channels }
-                }
-            },
-            cli::Command::Recover {
-                what: cli::RecoverWhat::Copy { tag, until_time },
-            } => m::Command::RecoverCopy { tag, until_time },
-            cli::Command::Recover {
-                what:
-                    cli::RecoverWhat::Table {
-                        table,
-                        database,
-                        until_time,
-                        until_lsn,
-                        until_xid,
-                        remap_table,
-                        dump,
-                        auxiliary_dir,
-                        channels,
-                    },
-            } => m::Command::RecoverTable(Box::new(m::RecoverTable {
-                table,
-                database,
-                until_time,
-                until_lsn,
-                until_xid,
-                remap_table,
-                dump,
-                auxiliary_dir,
-                channels,
-            })),
-            cli::Command::Recover {
-                what:
-                    cli::RecoverWhat::Block {
-                        blocks,
-                        auxiliary_dir,
-                    },
-            } => m::Command::RecoverBlock {
-                blocks,
-                corruption_list: false,
-                auxiliary_dir,
-            },
-            cli::Command::Recover {
-                what: cli::RecoverWhat::CorruptionList { auxiliary_dir },
-            } => m::Command::RecoverBlock {
-                blocks: Vec::new(),
-                corruption_list: true,
-                auxiliary_dir,
-            },
-            cli::Command::List { what } => match what {
-                cli::ListWhat::Backup {
-                    json,
-                    summary,
-                    by_file,
-                } => m::Command::ListBackup {
-                    json,
-                    summary,
-                    by_file,
-                },
-                cli::ListWhat::Archivelog { json, .. } => m::Command::ListArchivelog { json },
-                cli::ListWhat::Incarnation { json } => m::Command::ListIncarnation { json },
-                cli::ListWhat::Copy { json } => m::Command::ListCopy { json },
-                cli::ListWhat::Calibration { json } => m::Command::ListCalibration { json },
-                cli::ListWhat::Drill { json } => m::Command::ListDrill { json },
-            },
-            cli::Command::ArchivePush {
-                path,
-                compress,
-                batch,
-                parallel,
-                repo_host,
-            } => m::Command::ArchivePush(m::ArchivePush {
-                path,
-                compress,
-                batch,
-                parallel,
-                repo_host,
-            }),
-            cli::Command::ArchiveGet {
-                name,
-                dest,
-                prefetch,
-                spool,
-                with_recovery_target,
-                repo_host,
-            } => m::Command::ArchiveGet(m::ArchiveGet {
-                name,
-                dest,
-                prefetch,
-                spool,
-                with_recovery_target,
-                repo_host,
-            }),
-            cli::Command::ArchivePushAhead {
-                wal_dir,
-                after,
-                compress,
-                parallel,
-            } => m::Command::ArchivePushAhead(m::ArchivePushAhead {
-                wal_dir,
-                after,
-                compress,
-                parallel,
-            }),
-            cli::Command::Receive {
-                mode,
-                slot,
-                create_slot,
-                flush_interval,
-                application_name,
-                compress,
-            } => m::Command::Receive(m::Receive {
-                mode,
-                slot,
-                create_slot,
-                flush_interval_ms: flush_interval,
-                application_name,
-                compress,
-            }),
-            cli::Command::ArchivePrefetch {
-                spool,
-                after,
-                count,
-                parallel,
-                spawned_at,
-            } => m::Command::ArchivePrefetch(m::ArchivePrefetch {
-                spool,
-                after,
-                count,
-                parallel,
-                spawned_at,
-            }),
+            cli::Command::Validate { what } => what.into(),
+            cli::Command::Recover { what } => what.into(),
+            cli::Command::List { what } => what.into(),
+            c @ (cli::Command::ArchivePush { .. }
+            | cli::Command::ArchiveGet { .. }
+            | cli::Command::ArchivePushAhead { .. }
+            | cli::Command::Receive { .. }
+            | cli::Command::ArchivePrefetch { .. }) => wal_command(c),
             cli::Command::Configure { what } => m::Command::Configure(what.into()),
             cli::Command::Show { what } => m::Command::Show(what.into()),
             cli::Command::Report { what } => m::Command::Report(what.into()),
@@ -217,25 +62,7 @@ impl From<cli::Command> for m::Command {
             cli::Command::Calibrate { json } => m::Command::Calibrate { json },
             cli::Command::Metrics => m::Command::Metrics,
             cli::Command::Check { json } => m::Command::Check { json },
-            cli::Command::Failure { what } => m::Command::Failure(match what {
-                cli::FailureWhat::List {
-                    ids,
-                    all,
-                    detail,
-                    json,
-                } => m::FailureWhat::List(recman_command::failures::FailureList {
-                    all,
-                    ids,
-                    detail,
-                    json,
-                }),
-                cli::FailureWhat::Advise { ids, script, json } => {
-                    m::FailureWhat::Advise { ids, script, json }
-                }
-                cli::FailureWhat::Repair { preview, script } => {
-                    m::FailureWhat::Repair { preview, script }
-                }
-            }),
+            cli::Command::Failure { what } => m::Command::Failure(what.into()),
             cli::Command::Server {
                 listen,
                 allow,
@@ -269,6 +96,217 @@ impl From<cli::Command> for m::Command {
                 window,
                 json,
                 apply,
+            },
+        }
+    }
+}
+
+/// The WAL commands: those PostgreSQL calls (archive-push, archive-get), their background
+/// helpers and the WAL receiver. Called with those five subcommands only.
+fn wal_command(c: cli::Command) -> m::Command {
+    match c {
+        cli::Command::ArchivePush {
+            path,
+            compress,
+            batch,
+            parallel,
+            repo_host,
+        } => m::Command::ArchivePush(m::ArchivePush {
+            path,
+            compress,
+            batch,
+            parallel,
+            repo_host,
+        }),
+        cli::Command::ArchiveGet {
+            name,
+            dest,
+            prefetch,
+            spool,
+            with_recovery_target,
+            repo_host,
+        } => m::Command::ArchiveGet(m::ArchiveGet {
+            name,
+            dest,
+            prefetch,
+            spool,
+            with_recovery_target,
+            repo_host,
+        }),
+        cli::Command::ArchivePushAhead {
+            wal_dir,
+            after,
+            compress,
+            parallel,
+        } => m::Command::ArchivePushAhead(m::ArchivePushAhead {
+            wal_dir,
+            after,
+            compress,
+            parallel,
+        }),
+        cli::Command::Receive {
+            mode,
+            slot,
+            create_slot,
+            flush_interval,
+            application_name,
+            compress,
+        } => m::Command::Receive(m::Receive {
+            mode,
+            slot,
+            create_slot,
+            flush_interval_ms: flush_interval,
+            application_name,
+            compress,
+        }),
+        cli::Command::ArchivePrefetch {
+            spool,
+            after,
+            count,
+            parallel,
+            spawned_at,
+        } => m::Command::ArchivePrefetch(m::ArchivePrefetch {
+            spool,
+            after,
+            count,
+            parallel,
+            spawned_at,
+        }),
+        other => unreachable!("not a WAL command: {other:?}"),
+    }
+}
+
+impl From<cli::ValidateWhat> for m::Command {
+    fn from(w: cli::ValidateWhat) -> Self {
+        match w {
+            cli::ValidateWhat::Database {
+                channels,
+                maxopenfiles,
+                check_logical,
+                io,
+            } => m::Command::ValidateDatabase {
+                channels,
+                maxopenfiles,
+                io: io.into(),
+                check_logical,
+            },
+            cli::ValidateWhat::Backup { which, channels } => {
+                m::Command::ValidateBackup { which, channels }
+            }
+        }
+    }
+}
+
+impl From<cli::ListWhat> for m::Command {
+    fn from(w: cli::ListWhat) -> Self {
+        match w {
+            cli::ListWhat::Backup {
+                json,
+                summary,
+                by_file,
+            } => m::Command::ListBackup {
+                json,
+                summary,
+                by_file,
+            },
+            cli::ListWhat::Archivelog { json, .. } => m::Command::ListArchivelog { json },
+            cli::ListWhat::Incarnation { json } => m::Command::ListIncarnation { json },
+            cli::ListWhat::Copy { json } => m::Command::ListCopy { json },
+            cli::ListWhat::Calibration { json } => m::Command::ListCalibration { json },
+            cli::ListWhat::Drill { json } => m::Command::ListDrill { json },
+        }
+    }
+}
+
+impl From<cli::FailureWhat> for m::FailureWhat {
+    fn from(w: cli::FailureWhat) -> Self {
+        match w {
+            cli::FailureWhat::List {
+                ids,
+                all,
+                detail,
+                json,
+            } => m::FailureWhat::List(recman_command::failures::FailureList {
+                all,
+                ids,
+                detail,
+                json,
+            }),
+            cli::FailureWhat::Advise { ids, script, json } => {
+                m::FailureWhat::Advise { ids, script, json }
+            }
+            cli::FailureWhat::Repair { preview, script } => {
+                m::FailureWhat::Repair { preview, script }
+            }
+        }
+    }
+}
+
+impl From<cli::CreateWhat> for m::Command {
+    fn from(w: cli::CreateWhat) -> Self {
+        match w {
+            cli::CreateWhat::Catalog {
+                encrypt,
+                immutable,
+                lock_mode,
+                lock_days,
+            } => m::Command::CreateCatalog {
+                encrypt,
+                immutable: immutable.then(|| cc::immutable::spec(lock_mode, lock_days)),
+            },
+            cli::CreateWhat::RestorePoint { name } => m::Command::CreateRestorePoint { name },
+        }
+    }
+}
+
+impl From<cli::RestoreWhat> for m::Command {
+    fn from(w: cli::RestoreWhat) -> Self {
+        match w {
+            cli::RestoreWhat::Database(a) => m::Command::RestoreDatabase(Box::new((*a).into())),
+            cli::RestoreWhat::Controlfile { from } => m::Command::RestoreControlfile { from },
+        }
+    }
+}
+
+impl From<cli::RecoverWhat> for m::Command {
+    fn from(w: cli::RecoverWhat) -> Self {
+        match w {
+            cli::RecoverWhat::Copy { tag, until_time } => {
+                m::Command::RecoverCopy { tag, until_time }
+            }
+            cli::RecoverWhat::Table {
+                table,
+                database,
+                until_time,
+                until_lsn,
+                until_xid,
+                remap_table,
+                dump,
+                auxiliary_dir,
+                channels,
+            } => m::Command::RecoverTable(Box::new(m::RecoverTable {
+                table,
+                database,
+                until_time,
+                until_lsn,
+                until_xid,
+                remap_table,
+                dump,
+                auxiliary_dir,
+                channels,
+            })),
+            cli::RecoverWhat::Block {
+                blocks,
+                auxiliary_dir,
+            } => m::Command::RecoverBlock {
+                blocks,
+                corruption_list: false,
+                auxiliary_dir,
+            },
+            cli::RecoverWhat::CorruptionList { auxiliary_dir } => m::Command::RecoverBlock {
+                blocks: Vec::new(),
+                corruption_list: true,
+                auxiliary_dir,
             },
         }
     }

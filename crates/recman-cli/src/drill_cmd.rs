@@ -2,7 +2,7 @@
 //! `report need-backup --drill-days`.
 
 use crate::cli::Global;
-use crate::list::size;
+use crate::display::size;
 use recman_catalog::DrillRecord;
 use recman_engine::drill::{DrillCheck, DrillReport};
 use recman_engine::duplicate::DuplicateReport;

@@ -1,15 +1,11 @@
-//! `recman check` and `recman failure list|advise|repair` (LIST, ADVISE and REPAIR FAILURE):
-//! how their outcomes are printed, and REPAIR, which runs the advised script through the
-//! language exactly as `recman run -f` does, then checks again.
+//! `recman check`, `recman failure list|advise|repair` (LIST, ADVISE and REPAIR FAILURE) and
+//! `report slo`: how their outcomes are printed.
 
-use crate::cli::Global;
-use crate::list::time;
-use anyhow::{Context as _, Result, bail};
+use crate::display::time;
 use recman_catalog::FailureRecord;
 use recman_command::failures::FailureOutcome;
 use recman_command::failures::advice::Advice;
 use recman_command::slo::SloRow;
-use std::path::PathBuf;
 
 fn header() {
     println!(
@@ -30,7 +26,7 @@ fn row(f: &FailureRecord) {
     );
 }
 
-fn skipped(notes: &[String]) {
+pub(crate) fn skipped(notes: &[String]) {
     for n in notes {
         eprintln!("recman: note: {n}");
     }
@@ -208,66 +204,4 @@ pub fn print_slo(rows: &[SloRow], as_json: bool) {
             println!("  note: {n}");
         }
     }
-}
-
-/// REPAIR FAILURE: refuses what has no automatic repair (saying why); PREVIEW prints the
-/// script and touches nothing; else writes the script, runs it, and checks again.
-pub fn repair(g: &Global, preview: bool, script: Option<PathBuf>) -> Result<()> {
-    let ctx = crate::commands::context(g)?;
-    let bar = crate::progress::Bar::with_mode(g.quiet, g.verbose, g.progress);
-    let env = crate::front::CliEnv { g, bar: &bar };
-    let (advice, text) = recman_command::failures::repair_plan(&ctx, &env, !preview)?;
-    if advice.is_empty() {
-        println!(
-            "no open failures for database {}: nothing to repair",
-            ctx.db.name
-        );
-        return Ok(());
-    }
-    for a in &advice {
-        if let Err(why) = &a.automatic {
-            println!(
-                "failure {} ({}, {}) is not repaired automatically: {why}",
-                a.failure.id, a.failure.priority, a.failure.kind
-            );
-        }
-    }
-    let Some(text) = text else {
-        bail!(
-            "no open failure of database {} can be repaired automatically; hint: LIST FAILURE DETAIL (recman failure list --detail) gives the manual repairs",
-            ctx.db.name
-        );
-    };
-    if preview {
-        print!("{text}");
-        return Ok(());
-    }
-    let now = recman_command::metrics::now_micros();
-    let path = match script {
-        Some(p) => p,
-        None => recman_command::failures::default_script_path(&env, &ctx.db.name, now)?,
-    };
-    recman_command::failures::write_script(&path, &text)?;
-    println!("repair script: {}", path.display());
-    let code = crate::script::run(g, Some(path.clone()), None)
-        .with_context(|| format!("the repair script {} failed", path.display()))?;
-    if code != std::process::ExitCode::SUCCESS {
-        bail!("the repair script {} did not succeed", path.display());
-    }
-    let (checked, _) = recman_command::failures::check_now(&ctx, &env)?;
-    skipped(&checked.skipped);
-    for a in &advice {
-        let id = a.failure.id;
-        // The script's own commands may have closed it already (a drill records its
-        // result), so the catalog says, not this check's changes.
-        let now = ctx.repo.catalog().failure(id)?;
-        if now.is_some_and(|f| f.status == "CLOSED") {
-            println!("failure {id} closed: repaired");
-        } else if a.automatic.is_ok() {
-            println!(
-                "failure {id} is still open after the repair; hint: recman failure list --detail {id}"
-            );
-        }
-    }
-    Ok(())
 }

@@ -45,3 +45,18 @@ impl TlsArgs {
         .collect()
     }
 }
+
+/// The fleet's TLS files when all three are given; an error when only some are.
+pub fn tls_files(g: &Global) -> anyhow::Result<Option<recman_remote::TlsFiles>> {
+    match (&g.tls_cert, &g.tls_key, &g.tls_ca) {
+        (None, None, None) => Ok(None),
+        (Some(cert), Some(key), Some(ca)) => Ok(Some(recman_remote::TlsFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+            ca: ca.clone(),
+        })),
+        _ => anyhow::bail!(
+            "the fleet transport needs all of --tls-cert, --tls-key and --tls-ca, and only some were given; hint: give the three (or cert, key and ca in the config file's [tls] section)"
+        ),
+    }
+}

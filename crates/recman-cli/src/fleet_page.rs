@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 /// The page of the repository at --repo, as it is now.
 fn page(g: &Global) -> Result<String> {
-    let repo = crate::commands::open_repo(g)?;
-    let file = crate::catalog_cmds::settings::file_layer(g)?;
+    let repo = crate::open::open_repo(g)?;
+    let file = crate::config::file_layer(g)?;
     let now = recman_command::metrics::now_micros();
     let data = recman_command::fleet_page::collect(repo, now, &file)?;
     Ok(recman_command::fleet_page::html::render(&data))

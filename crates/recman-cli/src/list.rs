@@ -1,41 +1,9 @@
 //! LIST output: a table for people, stable JSON for programs (documented in docs/commands.md).
 
+use crate::display::rfc3339;
 use recman_catalog::DbRecord;
 use recman_command::listing::{BackupForm, ListOutcome, ListedBackup, ListedCopy};
 use recman_pg::Lsn;
-
-pub fn size(b: u64) -> String {
-    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i < U.len() - 1 {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", U[i])
-    }
-}
-
-pub fn time(micros: Option<i64>) -> String {
-    micros
-        .and_then(chrono::DateTime::from_timestamp_micros)
-        .map(|t| {
-            t.with_timezone(&chrono::Local)
-                .format("%Y-%m-%d %H:%M:%S")
-                .to_string()
-        })
-        .unwrap_or_default()
-}
-
-fn rfc3339(micros: Option<i64>) -> serde_json::Value {
-    micros
-        .and_then(chrono::DateTime::from_timestamp_micros)
-        .map(|t| serde_json::Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)))
-        .unwrap_or(serde_json::Value::Null)
-}
 
 /// One backup as `list backup --json` prints it (documented in docs/commands.md). Facts the
 /// manifest also holds, so a catalog rebuilt from the repository prints the same, except the
@@ -183,13 +151,5 @@ fn list_copy(db: &DbRecord, copies: &[ListedCopy], json: bool) {
                 r["path"].as_str().unwrap_or("")
             );
         }
-    }
-}
-
-/// RFC 3339 UTC with microseconds, as every JSON listing prints times.
-pub fn rfc3339_str(micros: i64) -> String {
-    match rfc3339(Some(micros)) {
-        serde_json::Value::String(s) => s,
-        _ => String::new(),
     }
 }

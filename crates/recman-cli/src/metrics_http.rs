@@ -52,9 +52,9 @@ fn answer(g: &Global, method: &tiny_http::Method, url: &str) -> Reply {
 }
 
 fn scrape(g: &Global) -> Result<String> {
-    let repo = crate::commands::open_repo(g)?;
+    let repo = crate::open::open_repo(g)?;
     let now = recman_command::metrics::now_micros();
-    let file = crate::catalog_cmds::settings::file_layer(g)?;
+    let file = crate::config::file_layer(g)?;
     let gauges = recman_command::metrics::collect(&repo, g.db.as_deref(), now, &file)?;
     Ok(crate::metrics::text(&gauges))
 }

@@ -1,7 +1,7 @@
 //! `recman receive` (the WAL receiver, docs/wal.md) and `report rpo`, the exposure it leaves.
 
 use crate::cli::Global;
-use crate::commands::open_repo;
+use crate::open::open_repo;
 use anyhow::Result;
 
 struct StderrLog {

@@ -45,7 +45,7 @@ impl RepoHost {
         };
         let name = field("name")?;
         archive_host::check_wal_name(&name).map_err(engine)?;
-        let repo = crate::commands::open_repo(&self.g).map_err(any)?;
+        let repo = crate::open::open_repo(&self.g).map_err(any)?;
         // A client without --db gets the one database its certificate may archive for.
         let db = match call.meta["db"].as_str() {
             Some(db) => db.to_string(),
@@ -116,7 +116,7 @@ pub fn transport_allow(allow: &[String]) -> recman_remote::Allow {
 }
 
 pub fn serve(g: &Global, listen: &str, allow: &[String], metrics: Option<&str>) -> Result<()> {
-    let repo = crate::commands::open_repo(g)?;
+    let repo = crate::open::open_repo(g)?;
     if let Some(addr) = metrics {
         crate::metrics_http::spawn(g, addr)?;
     }

@@ -47,8 +47,8 @@ pub fn print(rows: &[CostRow], as_json: bool) {
             q.head,
             q.list,
             q.delete,
-            crate::list::size(r.bytes_sent),
-            crate::list::size(r.bytes_received)
+            crate::display::size(r.bytes_sent),
+            crate::display::size(r.bytes_received)
         );
     }
 }

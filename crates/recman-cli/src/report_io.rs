@@ -5,7 +5,7 @@
 use anyhow::Result;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use recman_catalog::IoStatRow;
-use recman_command::report_io::IoReport;
+use recman_command::report_io::{IoJob, IoReport};
 use recman_engine::Context;
 
 fn rate(r: &IoStatRow) -> String {
@@ -25,6 +25,23 @@ pub fn report_io(
 ) -> Result<()> {
     let report = recman_command::report_io::gather(ctx, which)?;
     let backup_diag = report.backup_diagnosis();
+    let IoReport {
+        backup: b,
+        rows,
+        samples,
+        tuning,
+        ..
+    } = &report;
+    crate::report_plot::write_files(b, rows, samples, tuning, &backup_diag, &files)?;
+    if json {
+        return print_json(&report, &backup_diag);
+    }
+    print_table(&report, all_inputs);
+    Ok(())
+}
+
+/// `report io --json`: the rows with their rates, the diagnosis, samples, tuning and jobs.
+fn print_json(report: &IoReport, backup_diag: &[String]) -> Result<()> {
     let backup_bottleneck = report.backup_bottleneck();
     let IoReport {
         backup: b,
@@ -32,43 +49,51 @@ pub fn report_io(
         jobs,
         samples,
         tuning,
-    } = &report;
-    crate::report_plot::write_files(b, rows, samples, tuning, &backup_diag, &files)?;
-    if json {
-        let v: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|r| {
-                let mut j = serde_json::to_value(r).expect("plain data");
-                j["effective_bytes_per_second"] = r.effective_bytes_per_second().into();
-                j["discrete_bytes_per_second"] = (r.io_time > 0)
-                    .then(|| r.bytes * 1_000_000 / r.io_time)
-                    .into();
-                j
-            })
-            .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "backup_id": b.id,
-                "rows": v,
-                "diagnosis": backup_diag,
-                "samples": samples,
-                "tuning": tuning,
-                "bottleneck": backup_bottleneck,
-                "jobs": jobs.iter().map(|j| serde_json::json!({
-                    "job_id": j.id,
-                    "job_type": j.kind,
-                    "bottleneck": j.figures.as_ref().map(|x| x.bottleneck.as_str()),
-                    "figures": j.figures,
-                    "diagnosis": j.diagnosis,
-                })).collect::<Vec<_>>(),
-            }))?
-        );
-        return Ok(());
-    }
+    } = report;
+    let v: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            let mut j = serde_json::to_value(r).expect("plain data");
+            j["effective_bytes_per_second"] = r.effective_bytes_per_second().into();
+            j["discrete_bytes_per_second"] = (r.io_time > 0)
+                .then(|| r.bytes * 1_000_000 / r.io_time)
+                .into();
+            j
+        })
+        .collect();
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&serde_json::json!({
+            "backup_id": b.id,
+            "rows": v,
+            "diagnosis": backup_diag,
+            "samples": samples,
+            "tuning": tuning,
+            "bottleneck": backup_bottleneck,
+            "jobs": jobs.iter().map(|j| serde_json::json!({
+                "job_id": j.id,
+                "job_type": j.kind,
+                "bottleneck": j.figures.as_ref().map(|x| x.bottleneck.as_str()),
+                "figures": j.figures,
+                "diagnosis": j.diagnosis,
+            })).collect::<Vec<_>>(),
+        }))?
+    );
+    Ok(())
+}
+
+/// The table of rows, then each job's read modes and diagnosis, then the tuning events.
+fn print_table(report: &IoReport, all_inputs: bool) {
+    let IoReport {
+        backup: b,
+        rows,
+        jobs,
+        tuning,
+        ..
+    } = report;
     if rows.is_empty() {
         println!("no i/o statistics recorded for backup {}", b.id);
-        return Ok(());
+        return;
     }
     println!(
         "i/o statistics of backup {} (tag {}); times in seconds",
@@ -93,20 +118,7 @@ pub fn report_io(
         "Effective",
     ]);
     let inputs = rows.iter().filter(|r| r.kind == "INPUT").count();
-    // A cluster has thousands of files: show each job's 20 inputs that waited longest unless
-    // asked for all. Chosen once, by position, not per row.
-    let mut shown = vec![true; rows.len()];
-    if !all_inputs && inputs > 20 {
-        for job in jobs {
-            let mut idx: Vec<usize> = (0..rows.len())
-                .filter(|&i| rows[i].kind == "INPUT" && rows[i].job_id == job.id)
-                .collect();
-            idx.sort_by_key(|&i| std::cmp::Reverse((rows[i].long_wait_time, rows[i].bytes)));
-            for &i in idx.iter().skip(20) {
-                shown[i] = false;
-            }
-        }
-    }
+    let shown = shown_inputs(rows, jobs, inputs, all_inputs);
     for (r, _) in rows.iter().zip(&shown).filter(|(_, s)| **s) {
         t.add_row([
             r.job_type.clone(),
@@ -122,7 +134,7 @@ pub fn report_io(
             r.short_waits.to_string(),
             r.long_waits.to_string(),
             format!("{:.2}", r.long_wait_time as f64 / 1e6),
-            crate::list::size(r.bytes),
+            crate::display::size(r.bytes),
             format!("{}K x {}", r.buffer_size >> 10, r.buffer_count),
             format!("{:.2}", (r.close_time - r.open_time) as f64 / 1e6),
             rate(r),
@@ -144,7 +156,25 @@ pub fn report_io(
         }
     }
     crate::report_plot::print_tuning(tuning);
-    Ok(())
+}
+
+/// Which rows the table shows, by position; `inputs` of the rows are INPUT rows.
+fn shown_inputs(rows: &[IoStatRow], jobs: &[IoJob], inputs: usize, all_inputs: bool) -> Vec<bool> {
+    // A cluster has thousands of files: show each job's 20 inputs that waited longest unless
+    // asked for all. Chosen once, by position, not per row.
+    let mut shown = vec![true; rows.len()];
+    if !all_inputs && inputs > 20 {
+        for job in jobs {
+            let mut idx: Vec<usize> = (0..rows.len())
+                .filter(|&i| rows[i].kind == "INPUT" && rows[i].job_id == job.id)
+                .collect();
+            idx.sort_by_key(|&i| std::cmp::Reverse((rows[i].long_wait_time, rows[i].bytes)));
+            for &i in idx.iter().skip(20) {
+                shown[i] = false;
+            }
+        }
+    }
+    shown
 }
 
 /// How a job's files were read: how many, and how many bytes, directly and through the page
@@ -164,8 +194,8 @@ fn read_modes(rows: &[recman_catalog::IoStatRow], job: &str) -> Option<String> {
     (dn + bn > 0).then(|| {
         format!(
             "reads: {dn} files ({}) direct, {bn} files ({}) through the page cache",
-            crate::list::size(db),
-            crate::list::size(bb)
+            crate::display::size(db),
+            crate::display::size(bb)
         )
     })
 }

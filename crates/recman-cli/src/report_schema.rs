@@ -52,7 +52,7 @@ pub fn report_schema(r: &SchemaReport, json: bool) {
         t.add_row([
             d["name"].as_str().unwrap_or("").to_string(),
             d["oid"].to_string(),
-            crate::list::size(d["size_bytes"].as_u64().unwrap_or(0)),
+            crate::display::size(d["size_bytes"].as_u64().unwrap_or(0)),
             d["tablespace"].as_str().unwrap_or("").to_string(),
             d["relations"].to_string(),
         ]);
@@ -67,7 +67,7 @@ pub fn report_schema(r: &SchemaReport, json: bool) {
         t.add_row([
             ts["name"].as_str().unwrap_or("").to_string(),
             ts["oid"].to_string(),
-            crate::list::size(ts["size_bytes"].as_u64().unwrap_or(0)),
+            crate::display::size(ts["size_bytes"].as_u64().unwrap_or(0)),
             ts["location"]
                 .as_str()
                 .unwrap_or("(data directory)")

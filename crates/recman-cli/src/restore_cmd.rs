@@ -2,7 +2,7 @@
 //! the plan names) are printed; the shared executor runs them from the engine's one plan.
 
 use crate::cli::Global;
-use crate::list::size;
+use crate::display::size;
 use recman_engine::{PlannedCopy, RestorePlan, RestoreValidateReport};
 
 fn presence(c: &PlannedCopy) -> &'static str {

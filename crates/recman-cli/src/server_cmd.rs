@@ -3,23 +3,8 @@
 
 use crate::cli::Global;
 use anyhow::{Result, bail};
-use recman_remote::{Allow, TlsFiles};
+use recman_remote::Allow;
 use std::sync::Arc;
-
-/// The fleet's TLS files when all three are given; an error when only some are.
-pub fn tls_files(g: &Global) -> Result<Option<TlsFiles>> {
-    match (&g.tls_cert, &g.tls_key, &g.tls_ca) {
-        (None, None, None) => Ok(None),
-        (Some(cert), Some(key), Some(ca)) => Ok(Some(TlsFiles {
-            cert: cert.clone(),
-            key: key.clone(),
-            ca: ca.clone(),
-        })),
-        _ => bail!(
-            "the fleet transport needs all of --tls-cert, --tls-key and --tls-ca, and only some were given; hint: give the three (or cert, key and ca in the config file's [tls] section)"
-        ),
-    }
-}
 
 /// Serves the data directory at --pgdata until the process is stopped.
 pub fn serve(g: &Global, listen: &str, allow: &[String]) -> Result<()> {
@@ -42,7 +27,7 @@ pub fn serve_with(
             "recman server needs the cluster's data directory; hint: pass --pgdata DIR (or RECMAN_PGDATA) and run it as the cluster's OS user"
         );
     };
-    let Some(tls) = tls_files(g)? else {
+    let Some(tls) = crate::fleet_args::tls_files(g)? else {
         bail!(
             "recman server needs its certificate, key and the fleet's CA; hint: give --tls-cert, --tls-key and --tls-ca (or the config file's [tls] section)"
         );

@@ -4,8 +4,7 @@
 use clap::Args;
 use recman_engine::ArchivelogReport;
 
-use crate::cli::Global;
-use crate::list::size;
+use crate::display::size;
 
 #[derive(Args, Debug)]
 pub struct ArchivelogBackupArgs {
@@ -37,8 +36,8 @@ pub struct ArchivelogBackupArgs {
 }
 
 /// How an archived-log backup is reported (BACKUP ARCHIVELOG and PLUS ARCHIVELOG's steps).
-pub fn say_archivelog(g: &Global, r: &ArchivelogReport) {
-    if g.quiet {
+pub fn say_archivelog(quiet: bool, r: &ArchivelogReport) {
+    if quiet {
         return;
     }
     match &r.record {

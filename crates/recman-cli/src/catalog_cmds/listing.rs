@@ -2,7 +2,7 @@
 //! file, archived logs and incarnations. The JSON forms are documented in docs/commands.md;
 //! the facts come from the command model (`recman_command::listing`).
 
-use crate::list::{size, time};
+use crate::display::{size, time};
 use recman_catalog::{BackupRecord, BackupStatus, DbRecord, MediaStatus, WalRecord};
 use recman_command::listing::{FileRow, ListedBackup, ListedPiece};
 use recman_engine::Incarnation;
@@ -183,7 +183,7 @@ pub fn archivelog(db: &DbRecord, wal: &[(WalRecord, MediaStatus, u32)], json: bo
                     "size": w.size,
                     "stored_size": w.stored_size,
                     "crc32c": w.crc32c,
-                    "archived_at": crate::list::rfc3339_str(w.archived_at),
+                    "archived_at": crate::display::rfc3339_str(w.archived_at),
                     "status": st.as_str(),
                     "backed_up": n,
                 })

@@ -2,9 +2,9 @@
 //! repository's archive put into backup sets, as the subcommand does.
 
 use super::block::Block;
-use super::lower::{fit, format_without_flag};
-use super::note;
+use super::channels::{channels_device, fit, format_without_flag, names_only, one_template};
 use super::refuse::unsupported;
+use super::session::note;
 use crate::cli::Global;
 use anyhow::{Result, bail};
 use recman_command as m;
@@ -58,7 +58,7 @@ pub(crate) fn backup_archivelog(
             BackupOpt::Tag(t) => c.tag = Some(t.clone()),
             BackupOpt::FilesPerSet(n) => c.filesperset = Some(fit(*n, "filesperset")?),
             BackupOpt::DeviceType(d) => {
-                let w = super::configure::device_word(d)?;
+                let w = super::device::device_word(d)?;
                 if w != repository_device(g) {
                     bail!(
                         "{}",
@@ -72,9 +72,7 @@ pub(crate) fn backup_archivelog(
                     );
                 }
             }
-            BackupOpt::Format(f) if !super::lower::names_only(f) => {
-                c.format = Some(super::lower::one_template(f)?)
-            }
+            BackupOpt::Format(f) if !names_only(f) => c.format = Some(one_template(f)?),
             BackupOpt::Format(f) => format_without_flag(
                 g,
                 "FORMAT",
@@ -95,7 +93,7 @@ pub(crate) fn backup_archivelog(
 /// The device type of the repository named by `--repo` (DISK for a directory).
 fn repository_device(g: &Global) -> &'static str {
     match &g.repo {
-        Some(r) if crate::device_cmds::is_object_store(&r.to_string_lossy()) => "s3",
+        Some(r) if crate::open::is_object_store(&r.to_string_lossy()) => "s3",
         _ => "disk",
     }
 }
@@ -104,7 +102,7 @@ fn repository_device(g: &Global) -> &'static str {
 /// repository's archive, not from a server, so a channel's CONNECT does not change what is
 /// read; the sets go into the repository, so the channels must be of its device type.
 fn channels_for_wal(b: &Block, g: &Global) -> Result<Option<String>> {
-    if let Some(d) = super::lower::channels_device(b)?
+    if let Some(d) = channels_device(b)?
         && d != repository_device(g)
     {
         bail!(
@@ -132,9 +130,9 @@ fn channels_for_wal(b: &Block, g: &Global) -> Result<Option<String>> {
     for c in &b.channels {
         for op in &c.ops {
             if let ChannelOp::Format(f) = op
-                && !super::lower::names_only(f)
+                && !names_only(f)
             {
-                let t = super::lower::one_template(f)?;
+                let t = one_template(f)?;
                 if format.as_ref().is_some_and(|old| *old != t) {
                     bail!(
                         "channel {}: FORMAT '{t}' differs from another channel's; recman applies one value to all channels of a command; hint: give every channel the same FORMAT",
@@ -154,17 +152,14 @@ pub(crate) fn backup_controlfile(b: &Block, g: &Global, opts: &[&BackupOpt]) -> 
     let mut format = channels_for_wal(b, g)?;
     for o in opts {
         match o {
-            BackupOpt::Format(f) if !super::lower::names_only(f) => {
-                format = Some(super::lower::one_template(f)?)
-            }
+            BackupOpt::Format(f) if !names_only(f) => format = Some(one_template(f)?),
             BackupOpt::Format(f) => format_without_flag(
                 g,
                 "FORMAT",
                 f,
                 "the piece goes into the repository; drop FORMAT",
             )?,
-            BackupOpt::DeviceType(d)
-                if super::configure::device_word(d)? == repository_device(g) => {}
+            BackupOpt::DeviceType(d) if super::device::device_word(d)? == repository_device(g) => {}
             other => bail!(
                 "BACKUP CURRENT CONTROLFILE takes FORMAT, so {other} does not apply; hint: drop it"
             ),

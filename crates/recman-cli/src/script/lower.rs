@@ -2,186 +2,15 @@
 //! share: the options a block's channels give a command.
 
 use super::block::Block;
-use super::note;
+use super::channels::{
+    Takes, channel_args, channels_device, fit, format_without_flag, names_only, one_template,
+};
 use super::refuse::unsupported;
+use super::session::note;
 use crate::cli::Global;
 use anyhow::{Result, bail};
 use recman_command as m;
 use recman_lang::*;
-
-/// What a command takes of the options its block's channels agree on. A channel option the
-/// command has no field for is refused (or, for FORMAT, noted) against the statement.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct Takes {
-    /// CONNECT to another server: a streaming standby the channels read.
-    pub standby: bool,
-    pub maxopenfiles: bool,
-    pub rate: bool,
-    /// FORMAT with a location (BACKUP DATABASE's `format`).
-    pub format: bool,
-}
-
-/// The options every channel of a block agrees on.
-#[derive(Default, Debug)]
-pub(crate) struct ChannelOpts {
-    /// How many channels the block allocated; None without any.
-    pub channels: Option<u32>,
-    pub maxopenfiles: Option<u32>,
-    pub rate: Option<String>,
-    pub standby: Option<String>,
-    /// CONNECT 'https://HOST:PORT': the standby's agent the channels read through.
-    pub standby_agent: Option<String>,
-    /// A FORMAT template with a location that every channel gives.
-    pub format: Option<String>,
-}
-
-/// RMAN's compression algorithm names mapped to recman's codecs.
-pub(crate) fn compression(algorithm: &str) -> Result<&'static str> {
-    Ok(match algorithm.to_ascii_uppercase().as_str() {
-        "BASIC" | "MEDIUM" | "ZSTD" => "zstd",
-        "LOW" | "LZ4" => "lz4",
-        "HIGH" => "zstd:19",
-        other => bail!(
-            "compression algorithm '{other}' is unknown; hint: BASIC, LOW (lz4), MEDIUM (zstd) or HIGH (zstd level 19)"
-        ),
-    })
-}
-
-/// The options every channel of the block agrees on, for a command that `takes` them. The
-/// channels' device type is the caller's (see [`channels_device`]); their PARMS were
-/// checked when they were allocated.
-pub(crate) fn channel_args(b: &Block, g: &Global, takes: Takes) -> Result<ChannelOpts> {
-    let mut out = ChannelOpts::default();
-    if b.channels.is_empty() {
-        return Ok(out);
-    }
-    out.channels = Some(u32::try_from(b.channels.len()).unwrap_or(u32::MAX));
-    let mut maxopen = None;
-    let mut rate = None;
-    let mut standby: Option<String> = None;
-    let mut standby_agent: Option<String> = None;
-    let mut format: Option<String> = None;
-    for c in &b.channels {
-        for op in &c.ops {
-            if let ChannelOp::Connect(url) = op
-                && super::channel_agent::is_agent_url(url)
-            {
-                super::channel_agent::take(&mut standby_agent, url, &c.name, takes.standby)?;
-                continue;
-            }
-            // A net service name (`/@instance1`) is a pg_service.conf service; a channel
-            // connected to the target itself reads what every channel reads.
-            let aliased;
-            let op = match op {
-                ChannelOp::Connect(cs) if cs != "/" => {
-                    let conninfo = super::service::alias(cs);
-                    if g.target.as_deref() == Some(conninfo.as_str())
-                        || super::service::same_server(g.target.as_deref(), &conninfo)?
-                    {
-                        &ChannelOp::Connect("/".into())
-                    } else {
-                        aliased = ChannelOp::Connect(conninfo);
-                        &aliased
-                    }
-                }
-                other => other,
-            };
-            match op {
-                ChannelOp::MaxOpenFiles(n) => agree(&mut maxopen, *n, &c.name, "MAXOPENFILES")?,
-                ChannelOp::Rate(s) => agree(&mut rate, s.bytes(), &c.name, "RATE")?,
-                // A channel connected to another server reads a streaming standby of the
-                // target (the RAC instances of the seeds): BACKUP's --standby.
-                ChannelOp::Connect(cs)
-                    if cs != "/" && g.target.as_deref() != Some(cs.as_str()) && takes.standby =>
-                {
-                    if let Some(old) = &standby
-                        && old != cs
-                        && !super::service::same_server(Some(old), cs)?
-                    {
-                        bail!(
-                            "channel {}: CONNECT '{}' (the standby it reads) differs from another channel's '{}'; recman applies one value to all channels of a command; hint: give every channel the same CONNECT",
-                            c.name,
-                            recman_pg::redact_conninfo(cs),
-                            recman_pg::redact_conninfo(old)
-                        );
-                    }
-                    standby = Some(cs.clone());
-                }
-                ChannelOp::Connect(cs) => {
-                    if cs != "/" && g.target.as_deref() != Some(cs.as_str()) {
-                        bail!(
-                            "{}",
-                            unsupported(
-                                &format!(
-                                    "channel {} CONNECT '{}' (a channel reading from another server)",
-                                    c.name,
-                                    recman_pg::redact_conninfo(cs)
-                                ),
-                                "drop CONNECT: every channel reads the target's data directory"
-                            )
-                        );
-                    }
-                }
-                ChannelOp::Format(f) if takes.format && !names_only(f) => {
-                    agree(&mut format, one_template(f)?, &c.name, "FORMAT")?
-                }
-                ChannelOp::Format(f) => format_without_flag(
-                    g,
-                    "channel FORMAT",
-                    f,
-                    "pieces are named by the repository",
-                )?,
-                ChannelOp::MaxPieceSize(_) => bail!(
-                    "{}",
-                    unsupported(
-                        "channel MAXPIECESIZE",
-                        "leave piece sizes to the repository"
-                    )
-                ),
-                ChannelOp::Parms(_) => {}
-                ChannelOp::Send(_) => bail!("channel {}: {}", c.name, super::refuse::SEND),
-            }
-        }
-    }
-    out.standby = standby;
-    out.standby_agent = standby_agent;
-    out.format = format;
-    if takes.maxopenfiles {
-        out.maxopenfiles = maxopen.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
-    }
-    if let Some(r) = rate {
-        if !takes.rate {
-            bail!("{}", unsupported("channel RATE", "drop RATE"));
-        }
-        out.rate = Some(r.to_string());
-    }
-    Ok(out)
-}
-
-fn agree<T: PartialEq + std::fmt::Display>(
-    slot: &mut Option<T>,
-    v: T,
-    channel: &str,
-    what: &str,
-) -> Result<()> {
-    match slot {
-        Some(old) if *old != v => bail!(
-            "channel {channel}: {what} {v} differs from another channel's {old}; recman applies one value to all channels of a command; hint: give every channel the same {what}"
-        ),
-        _ => *slot = Some(v),
-    }
-    Ok(())
-}
-
-/// A number of a statement as a command's u32 option; beyond u32 it is out of every range.
-pub(crate) fn fit(n: u64, option: &str) -> Result<u32> {
-    u32::try_from(n).map_err(|_| {
-        anyhow::anyhow!(
-            "invalid value \"{n}\" for --{option}: expected at most {}; hint: docs/commands.md gives each option's range",
-            u32::MAX
-        )
-    })
-}
 
 /// BACKUP: one command, or one per backup set named by BACKUP BACKUPSET.
 pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Command>> {
@@ -230,6 +59,17 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
             )
         ),
     }
+    backup_database(b, bk, opts, g)
+}
+
+/// BACKUP DATABASE (or BACKUP VALIDATE DATABASE): the statement's options and its block's
+/// channels as one command.
+fn backup_database(
+    b: &Block,
+    bk: &Backup,
+    opts: Vec<&BackupOpt>,
+    g: &Global,
+) -> Result<Vec<m::Command>> {
     if let Some(p) = &bk.plus_archivelog
         && !p.is_empty()
     {
@@ -249,104 +89,7 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
         ..Default::default()
     };
     for o in opts {
-        match o {
-            BackupOpt::Full => {}
-            BackupOpt::Incremental { level, cumulative } if *level <= 1 => {
-                c.incremental_level = Some(*level as u8);
-                c.cumulative = *cumulative;
-            }
-            BackupOpt::Incremental { .. } | BackupOpt::IncrementalFromScn(_) => bail!(
-                "{}",
-                unsupported(
-                    "INCREMENTAL LEVEL above 1 and INCREMENTAL FROM SCN",
-                    "INCREMENTAL LEVEL 1 [CUMULATIVE]"
-                )
-            ),
-            BackupOpt::As { copy: true, .. } => c.as_copy = true,
-            BackupOpt::As { compressed, .. } => {
-                if *compressed {
-                    c.compress = Some(b.compression.as_deref().unwrap_or("lz4").to_string());
-                }
-            }
-            BackupOpt::ForRecoverOfCopy { tag } => {
-                c.for_recover_of_copy = true;
-                if let Some(t) = tag {
-                    c.tag = Some(t.clone());
-                }
-            }
-            BackupOpt::SectionSize(s) => c.section_size = Some(s.bytes().to_string()),
-            BackupOpt::Duration {
-                hours,
-                minutes,
-                seconds,
-                partial,
-                minimize,
-            } => {
-                c.duration = Some(format!("{hours}:{minutes:02}:{:02}", seconds.unwrap_or(0)));
-                c.partial = *partial;
-                c.minimize = minimize.as_deref().map(str::to_lowercase);
-            }
-            BackupOpt::CheckLogical => c.check_logical = true,
-            BackupOpt::NoChecksum => bail!(
-                "NOCHECKSUM: recman always verifies page checksums and writes chunk checksums; there is no way to turn that off"
-            ),
-            BackupOpt::Force => c.force = true,
-            BackupOpt::Skip(what) => bail!(
-                "SKIP {what}: PostgreSQL has no offline, read-only or inaccessible tablespaces; hint: drop SKIP"
-            ),
-            BackupOpt::DeviceType(_) => {}
-            BackupOpt::Channel(c) => bail!(
-                "{}",
-                unsupported(
-                    &format!("CHANNEL {c} (placing a backup on one channel)"),
-                    "let recman balance sets across channels by bytes"
-                )
-            ),
-            BackupOpt::Copies(n) => c.copies = Some(fit(*n, "copies")?),
-            // RMAN's FORMAT list gives each copy (COPIES, or CONFIGURE … BACKUP COPIES) its
-            // place: the first template is the first copy's, the next ones the further
-            // copies'; the command checks that there is one per copy.
-            BackupOpt::Format(f) if !names_only(f) && f.len() > 1 => {
-                c.format = Some(f[0].clone());
-                c.copy_format = f[1..].to_vec();
-            }
-            BackupOpt::Format(f) if !names_only(f) => c.format = Some(one_template(f)?),
-            BackupOpt::Format(f) => format_without_flag(
-                g,
-                "FORMAT",
-                f,
-                "pieces are named by the repository; drop FORMAT",
-            )?,
-            BackupOpt::Tag(t) => c.tag = Some(t.clone()),
-            BackupOpt::FilesPerSet(n) => c.filesperset = Some(fit(*n, "filesperset")?),
-            BackupOpt::MaxSetSize(s) => c.maxsetsize = Some(s.bytes().to_string()),
-            BackupOpt::Keep {
-                restore_point: Some(_),
-                ..
-            } => bail!(
-                "{}",
-                unsupported(
-                    "KEEP … RESTORE POINT",
-                    "CREATE RESTORE POINT name; before the BACKUP, and KEEP without RESTORE POINT"
-                )
-            ),
-            BackupOpt::Keep { until: None, .. } => c.keep_forever = true,
-            BackupOpt::Keep { until: Some(d), .. } => {
-                c.keep_until = Some(super::restore::resolve_date(d)?)
-            }
-            BackupOpt::NoKeep => {}
-            BackupOpt::NotBackedUp(NotBackedUp::Since(d)) => {
-                c.not_backed_up_since = Some(super::restore::resolve_date(d)?)
-            }
-            BackupOpt::NotBackedUp(_) => bail!(
-                "{}",
-                unsupported("NOT BACKED UP", "BACKUP DATABASE backs up every file")
-            ),
-            BackupOpt::DeleteInput { .. } => bail!(
-                "DELETE INPUT applies to archived logs and backup sets, not to BACKUP DATABASE; hint: DELETE ARCHIVELOG ALL BACKED UP 1 TIMES TO DISK"
-            ),
-            BackupOpt::Validate => unreachable!("handled above"),
-        }
+        database_option(b, g, &mut c, o)?;
     }
     let ch = channel_args(
         b,
@@ -373,6 +116,109 @@ pub(crate) fn backup(b: &Block, bk: &Backup, g: &Global) -> Result<Vec<m::Comman
     Ok(vec![m::Command::BackupDatabase(Box::new(c))])
 }
 
+/// One option of BACKUP DATABASE, set on the command or refused.
+fn database_option(b: &Block, g: &Global, c: &mut m::BackupDatabase, o: &BackupOpt) -> Result<()> {
+    match o {
+        BackupOpt::Full => {}
+        BackupOpt::Incremental { level, cumulative } if *level <= 1 => {
+            c.incremental_level = Some(*level as u8);
+            c.cumulative = *cumulative;
+        }
+        BackupOpt::Incremental { .. } | BackupOpt::IncrementalFromScn(_) => bail!(
+            "{}",
+            unsupported(
+                "INCREMENTAL LEVEL above 1 and INCREMENTAL FROM SCN",
+                "INCREMENTAL LEVEL 1 [CUMULATIVE]"
+            )
+        ),
+        BackupOpt::As { copy: true, .. } => c.as_copy = true,
+        BackupOpt::As { compressed, .. } => {
+            if *compressed {
+                c.compress = Some(b.compression.as_deref().unwrap_or("lz4").to_string());
+            }
+        }
+        BackupOpt::ForRecoverOfCopy { tag } => {
+            c.for_recover_of_copy = true;
+            if let Some(t) = tag {
+                c.tag = Some(t.clone());
+            }
+        }
+        BackupOpt::SectionSize(s) => c.section_size = Some(s.bytes().to_string()),
+        BackupOpt::Duration {
+            hours,
+            minutes,
+            seconds,
+            partial,
+            minimize,
+        } => {
+            c.duration = Some(format!("{hours}:{minutes:02}:{:02}", seconds.unwrap_or(0)));
+            c.partial = *partial;
+            c.minimize = minimize.as_deref().map(str::to_lowercase);
+        }
+        BackupOpt::CheckLogical => c.check_logical = true,
+        BackupOpt::NoChecksum => bail!(
+            "NOCHECKSUM: recman always verifies page checksums and writes chunk checksums; there is no way to turn that off"
+        ),
+        BackupOpt::Force => c.force = true,
+        BackupOpt::Skip(what) => bail!(
+            "SKIP {what}: PostgreSQL has no offline, read-only or inaccessible tablespaces; hint: drop SKIP"
+        ),
+        BackupOpt::DeviceType(_) => {}
+        BackupOpt::Channel(c) => bail!(
+            "{}",
+            unsupported(
+                &format!("CHANNEL {c} (placing a backup on one channel)"),
+                "let recman balance sets across channels by bytes"
+            )
+        ),
+        BackupOpt::Copies(n) => c.copies = Some(fit(*n, "copies")?),
+        // RMAN's FORMAT list gives each copy (COPIES, or CONFIGURE … BACKUP COPIES) its
+        // place: the first template is the first copy's, the next ones the further
+        // copies'; the command checks that there is one per copy.
+        BackupOpt::Format(f) if !names_only(f) && f.len() > 1 => {
+            c.format = Some(f[0].clone());
+            c.copy_format = f[1..].to_vec();
+        }
+        BackupOpt::Format(f) if !names_only(f) => c.format = Some(one_template(f)?),
+        BackupOpt::Format(f) => format_without_flag(
+            g,
+            "FORMAT",
+            f,
+            "pieces are named by the repository; drop FORMAT",
+        )?,
+        BackupOpt::Tag(t) => c.tag = Some(t.clone()),
+        BackupOpt::FilesPerSet(n) => c.filesperset = Some(fit(*n, "filesperset")?),
+        BackupOpt::MaxSetSize(s) => c.maxsetsize = Some(s.bytes().to_string()),
+        BackupOpt::Keep {
+            restore_point: Some(_),
+            ..
+        } => bail!(
+            "{}",
+            unsupported(
+                "KEEP … RESTORE POINT",
+                "CREATE RESTORE POINT name; before the BACKUP, and KEEP without RESTORE POINT"
+            )
+        ),
+        BackupOpt::Keep { until: None, .. } => c.keep_forever = true,
+        BackupOpt::Keep { until: Some(d), .. } => {
+            c.keep_until = Some(super::restore::resolve_date(d)?)
+        }
+        BackupOpt::NoKeep => {}
+        BackupOpt::NotBackedUp(NotBackedUp::Since(d)) => {
+            c.not_backed_up_since = Some(super::restore::resolve_date(d)?)
+        }
+        BackupOpt::NotBackedUp(_) => bail!(
+            "{}",
+            unsupported("NOT BACKED UP", "BACKUP DATABASE backs up every file")
+        ),
+        BackupOpt::DeleteInput { .. } => bail!(
+            "DELETE INPUT applies to archived logs and backup sets, not to BACKUP DATABASE; hint: DELETE ARCHIVELOG ALL BACKED UP 1 TIMES TO DISK"
+        ),
+        BackupOpt::Validate => unreachable!("handled above"),
+    }
+    Ok(())
+}
+
 /// The device type a BACKUP writes to: its DEVICE TYPE, else the one its block's channels
 /// share; None leaves it to the command (`configure default-device-type`, else the
 /// repository).
@@ -380,7 +226,7 @@ fn target_device(b: &Block, opts: &[&BackupOpt]) -> Result<Option<&'static str>>
     let mut named: Option<&'static str> = None;
     for o in opts {
         if let BackupOpt::DeviceType(d) = o {
-            let w = super::configure::device_word(d)?;
+            let w = super::device::device_word(d)?;
             if let Some(old) = named
                 && old != w
             {
@@ -441,7 +287,7 @@ fn second_tier(b: &Block, bk: &Backup, opts: &[&BackupOpt], g: &Global) -> Resul
     }
     let device = match target_device(b, opts)? {
         Some(d) => d.to_string(),
-        None => super::configure::default_for_copy(g, what)?,
+        None => super::device::default_for_copy(g, what)?,
     };
     if b.channels.len() > 1 {
         note(
@@ -571,82 +417,6 @@ pub(crate) fn validate(b: &Block, g: &Global, v: &Validate) -> Result<Vec<m::Com
         ValidateObject::CurrentControlfile | ValidateObject::Spfile => bail!(
             "VALIDATE CURRENT CONTROLFILE / SPFILE: pg_control and the configuration files are checked with the data directory; hint: VALIDATE DATABASE"
         ),
-    }
-}
-
-/// The device type that every channel of the block shares; None without channels.
-pub(crate) fn channels_device(b: &Block) -> Result<Option<&'static str>> {
-    let mut found: Option<(&'static str, &str)> = None;
-    for c in &b.channels {
-        let w = super::configure::device_word(&c.device)?;
-        match found {
-            Some((d, first)) if d != w => bail!(
-                "channel {} is DEVICE TYPE {} but channel {first} is DEVICE TYPE {}: recman writes one command to one device type; hint: allocate every channel of the block with the same DEVICE TYPE, or RELEASE CHANNEL {first} first",
-                c.name,
-                w.to_uppercase(),
-                d.to_uppercase()
-            ),
-            Some(_) => {}
-            None => found = Some((w, &c.name)),
-        }
-    }
-    Ok(found.map(|(d, _)| d))
-}
-
-/// Whether FORMAT templates only name pieces (`'%U_%t'`): no directory, disk group or share.
-pub(crate) fn names_only(templates: &[String]) -> bool {
-    templates
-        .iter()
-        .all(|t| !t.is_empty() && !t.contains(['/', '\\']) && !t.starts_with('+'))
-}
-
-/// The one template of a FORMAT with a location: recman writes one copy of each piece.
-pub(crate) fn one_template(templates: &[String]) -> Result<String> {
-    match templates {
-        [one] => Ok(one.clone()),
-        _ => bail!(
-            "{}",
-            unsupported(
-                "FORMAT with several templates (a piece copy per template)",
-                "give one FORMAT template"
-            )
-        ),
-    }
-}
-
-/// FORMAT where the command has no --format: templates that only name pieces are accepted
-/// with a note (recman names every piece itself, uniquely, as %U does); a template with a
-/// place in it would put pieces elsewhere and is refused.
-pub(crate) fn format_without_flag(
-    g: &Global,
-    what: &str,
-    templates: &[String],
-    hint: &str,
-) -> Result<()> {
-    if !names_only(templates) {
-        bail!("{}", unsupported(what, hint));
-    }
-    let shown: Vec<String> = templates.iter().map(|t| format!("'{t}'")).collect();
-    note(
-        g,
-        &format!(
-            "{what} {}: recman names every piece itself, uniquely (as %U does), and places it on the device; a template that only names pieces adds nothing and is not kept",
-            shown.join(", ")
-        ),
-    );
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn format_templates() {
-        assert!(names_only(&["%U_%t".into()]));
-        assert!(!names_only(&["/backup/%U".into()]));
-        assert!(!names_only(&["\\\\host\\share\\%U".into()]));
-        assert!(!names_only(&["+DATA".into()]));
     }
 }
 

@@ -2,7 +2,7 @@
 //! CROSSCHECK, DELETE, CATALOG) lowered to the command model.
 
 use super::refuse::{self, unsupported};
-use super::{Flow, Session, note};
+use super::session::{Flow, Session, note};
 use anyhow::{Result, anyhow, bail};
 use recman_command as m;
 use recman_lang::*;

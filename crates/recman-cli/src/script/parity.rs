@@ -2,8 +2,8 @@
 //! statement that lowers to the same typed command, or is in the written list of what stays
 //! CLI-only (with the reason). Statements only the language has are listed with theirs.
 
-use super::Session;
 use super::block::Block;
+use super::session::Session;
 use crate::cli::{Cli, Global};
 use clap::CommandFactory;
 use recman_command as m;
@@ -697,7 +697,11 @@ fn leaves(c: &clap::Command, path: &mut Vec<String>, out: &mut Vec<(String, Vec<
 pub(crate) fn lower_checked(text: &str) -> anyhow::Result<Vec<m::Command>> {
     let script = parse_script(text).map_err(|e| anyhow::anyhow!("{text}: {e}"))?;
     let g = Global::default();
-    let s = Session { g: g.clone() };
+    let s = Session {
+        g: g.clone(),
+        // Lowering runs no command.
+        execute: |_, c| anyhow::bail!("lowering ran {:?}", c.path()),
+    };
     let b = Block::top_level();
     let st = &script.statements[0].statement;
     match st {

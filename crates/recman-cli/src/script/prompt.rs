@@ -1,8 +1,10 @@
 //! The `RECMAN>` prompt: line editing and history (rustyline), statements over several lines
 //! until `;`, errors reported without leaving the prompt.
 
-use super::{Flow, Session};
+use super::session::{Flow, Session, failed};
+use super::statement::run_stmt;
 use crate::cli::Global;
+use crate::dispatch::Execute;
 use anyhow::Result;
 use clap::CommandFactory;
 use recman_lang::{is_complete, parse_script};
@@ -21,7 +23,7 @@ fn history_path() -> Option<PathBuf> {
 }
 
 /// `recman` without a command: the prompt on a terminal, the usage otherwise.
-pub fn interactive(g: &Global) -> Result<ExitCode> {
+pub fn interactive(g: &Global, execute: Execute) -> Result<ExitCode> {
     if !std::io::stdin().is_terminal() {
         let mut cmd = crate::cli::Cli::command();
         eprintln!("{}", cmd.render_usage());
@@ -40,7 +42,10 @@ pub fn interactive(g: &Global) -> Result<ExitCode> {
         "recman {}: RMAN-style statements end with ';'. HELP lists them, EXIT leaves.",
         env!("CARGO_PKG_VERSION")
     );
-    let mut session = Session { g: g.clone() };
+    let mut session = Session {
+        g: g.clone(),
+        execute,
+    };
     let mut buf = String::new();
     loop {
         let prompt = if buf.is_empty() { "RECMAN> " } else { "2> " };
@@ -94,14 +99,11 @@ fn run_text(session: &mut Session, text: &str) -> Flow {
         }
     };
     for (i, stmt) in script.statements.iter().enumerate() {
-        match session.run_stmt(stmt) {
+        match run_stmt(session, stmt) {
             Ok(Flow::Exit) => return Flow::Exit,
             Ok(Flow::Continue) => {}
             Err(e) => {
-                eprintln!(
-                    "recman: error: {}",
-                    super::failed(i + 1, stmt, "the prompt")
-                );
+                eprintln!("recman: error: {}", failed(i + 1, stmt, "the prompt"));
                 for cause in e.chain() {
                     eprintln!("  caused by: {cause}");
                 }

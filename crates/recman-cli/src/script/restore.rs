@@ -1,7 +1,7 @@
 //! RESTORE and RECOVER lowered into the command model's restore and recover, and the values of UNTIL clauses.
 
 use super::block::Block;
-use super::lower::{Takes, channel_args};
+use super::channels::{Takes, channel_args};
 use super::refuse::unsupported;
 use crate::cli::Global;
 use anyhow::{Result, anyhow, bail};
@@ -67,8 +67,8 @@ pub(crate) fn restore(
             | RestoreOpt::Force
             | RestoreOpt::DeviceType(Device::Disk) => {}
             RestoreOpt::DeviceType(d) => {
-                super::configure::device_word(d)?;
-                super::note(
+                super::device::device_word(d)?;
+                super::session::note(
                     g,
                     &format!(
                         "RESTORE … DEVICE TYPE {d}: recman reads each piece from wherever the catalog has it (the repository or its copies on other device types)"
