@@ -1,7 +1,7 @@
 //! WAL in and out of the repository, for archive_command and restore_command. Each WAL file is
 //! stored as a one-file piece: the same chunk checksums and compression as backups.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::pipeline::{OutputShape, SetWriter};
 use crate::util::{now_micros, wal_path};
 use recman_catalog::{DbRecord, Media, Repository, WalRecord};

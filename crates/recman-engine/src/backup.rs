@@ -12,10 +12,12 @@ use entries::{LazyEntries, file_entry};
 pub(crate) use failed::explain_failed;
 
 use crate::channel::{ChannelShared, FileOutcome, Unit, run_channel};
+use crate::context::Context;
+use crate::error::EngineError;
 use crate::io::{BufferPlan, IoSettings};
 use crate::plan::{PlanSettings, plan};
+use crate::progress::Progress;
 use crate::util::{backup_dir, hostname, now_micros, rfc3339};
-use crate::{Context, EngineError, Progress};
 use recman_catalog::IoStatRow;
 use recman_catalog::{BackupRecord, BackupStatus, CorruptBlock, PieceRecord};
 use recman_format::manifest::*;
@@ -672,7 +674,7 @@ fn run(
     if !over_limit.is_empty() {
         let list: Vec<String> = corrupt.iter().map(describe_corrupt).collect();
         return Err(EngineError::remedy(
-            crate::ErrorKind::Corrupt,
+            crate::error::ErrorKind::Corrupt,
             format!(
                 "backup {} failed: exceeded the limit of {} corrupt block(s) per file in {}; corrupt blocks: {}",
                 rec.id,
@@ -680,9 +682,9 @@ fn run(
                 crate::util::cut_list(&over_limit, ", "),
                 crate::util::cut_list(&list, "; ")
             ),
-            crate::Hint::new()
+            crate::action::Hint::new()
                 .text("repair the relation, or ")
-                .act(crate::Action::AcceptCorruptBlocks),
+                .act(crate::action::Action::AcceptCorruptBlocks),
         ));
     }
     wait_for_wal(ctx, session, &needed, opts.archive_timeout)?;

@@ -3,6 +3,7 @@
 //! through the I/O engine (see [`crate::io`]), pages are checked and chunks compressed in the
 //! channel's thread, and pieces are written in BLKSIZE blocks by a writer thread.
 
+use crate::error::EngineError;
 use crate::io::input::{Event, InputFile, InputMux};
 use crate::io::{BufferPlan, IoCounters, IoEngine, IoSettings, Throttle};
 use crate::pagecheck::{PageRules, PageVerdicts, check_chunk};
@@ -10,8 +11,9 @@ use crate::pipeline::pool::Worker;
 use crate::pipeline::stats::stat_row;
 use crate::pipeline::{OutputShape, SetOut, SetWriter, Uncommitted};
 use crate::plan::PlannedSet;
+use crate::progress::Progress;
+use crate::scan::ScannedFile;
 use crate::util::now_micros;
-use crate::{EngineError, Progress, ScannedFile};
 use recman_catalog::{IoStatRow, Repository};
 use recman_format::{PieceHeader, SetFile};
 use std::collections::VecDeque;
@@ -492,7 +494,7 @@ fn backup_set(
                 None => format!("validate {}: {e}", sh.source.describe()),
             };
             EngineError::Failed {
-                kind: crate::ErrorKind::of_io(&e),
+                kind: crate::error::ErrorKind::of_io(&e),
                 message,
             }
         })?;

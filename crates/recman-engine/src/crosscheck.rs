@@ -5,7 +5,7 @@
 
 use recman_catalog::{BackupStatus, DbRecord, MediaStatus, Repository};
 
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::pipeline::{AnyFile, NullSink, OpenPiece, Scan, Wording};
 
 /// What a crosscheck found for one piece or WAL file.

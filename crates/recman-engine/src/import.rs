@@ -105,7 +105,7 @@ pub(crate) trait Opened: Sync {
     }
     /// Hands each file of stream `k` that [`Opened::entries`] lists to `each`, in stored
     /// order, its content checked as [`Opened::open`] checks it.
-    fn visit(&self, k: usize, each: &mut Visit<'_>) -> Result<(), crate::EngineError> {
+    fn visit(&self, k: usize, each: &mut Visit<'_>) -> Result<(), crate::error::EngineError> {
         let _ = (k, each);
         Err(crate::EngineError::Invalid(format!(
             "{} is not stored in streams",
@@ -116,7 +116,7 @@ pub(crate) trait Opened: Sync {
 
 /// What [`Opened::visit`] calls for each file, with a reader of its checked content.
 pub(crate) type Visit<'a> =
-    dyn FnMut(&ForeignEntry, &mut dyn Read) -> Result<(), crate::EngineError> + 'a;
+    dyn FnMut(&ForeignEntry, &mut dyn Read) -> Result<(), crate::error::EngineError> + 'a;
 
 /// Opens the origin of the newest backup of `chain` (a chain of imported backups, oldest
 /// first, as the restore plan gives it).

@@ -2,7 +2,7 @@
 //! while the keep lasts, nor the archived WAL from their start to their stop that makes them
 //! consistent. The keep is a catalog setting per backup, so older catalogs need no migration.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::retention::{Obsolete, wal_position};
 use recman_catalog::{BackupRecord, Repository};
 

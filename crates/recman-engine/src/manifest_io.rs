@@ -4,7 +4,7 @@
 //! carries an HMAC under that key, bound to the manifest's object name. A manifest that fails
 //! is named with what failed.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use recman_catalog::Repository;
 use recman_format::seal::{MacFor, SealError, read_sealed_with, write_sealed_with};
 use serde::Serialize;
@@ -25,7 +25,7 @@ pub(crate) fn write<W: Write, T: Serialize>(
             EngineError::io("write manifest", rel, e)
         } else {
             EngineError::Failed {
-                kind: crate::ErrorKind::of_io(&e),
+                kind: crate::error::ErrorKind::of_io(&e),
                 message: format!("cannot write manifest {rel}: {e}"),
             }
         }

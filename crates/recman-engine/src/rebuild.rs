@@ -11,8 +11,8 @@ use recman_catalog::{BackupRecord, BackupStatus, CorruptBlock, DbRecord, PieceRe
 use recman_format::manifest::{BackupManifest, EntryKind, MANIFEST_FORMAT};
 use recman_pg::Lsn;
 
-use crate::EngineError;
 use crate::crosscheck::{null_scan, reason};
+use crate::error::EngineError;
 use crate::pipeline::{FileRef, NullSink, OpenPiece, Sink};
 use recman_format::seal::ContentMac;
 
@@ -130,7 +130,8 @@ fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result
         // A WAL backup set of history files only has no LSN range; its manifest writes the
         // start there.
         stop_lsn: Some(lsn(&m.stop_lsn)?).filter(|_| {
-            !m.backup_type.eq_ignore_ascii_case(crate::ARCHIVELOG)
+            !m.backup_type
+                .eq_ignore_ascii_case(crate::archivelog::ARCHIVELOG)
                 || files().any(|e| e.path.len() == 24)
         }),
         timeline: m.timeline,
@@ -211,7 +212,10 @@ fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result
                 origin_type: o.origin_type.clone(),
             },
         )
-    } else if m.backup_type.eq_ignore_ascii_case(crate::ARCHIVELOG) {
+    } else if m
+        .backup_type
+        .eq_ignore_ascii_case(crate::archivelog::ARCHIVELOG)
+    {
         let held: Vec<(String, u32)> = files()
             .filter_map(|e| Some((e.path.clone(), e.set_no?)))
             .collect();

@@ -1,7 +1,7 @@
 //! REGISTER DATABASE: the target cluster recorded in the catalog, after checking that the
 //! data directory and the server are the same cluster.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use recman_catalog::{DbRecord, Repository};
 use std::path::Path;
 

@@ -34,7 +34,9 @@ pub(crate) use recovery::write_recovery;
 pub use target::RecoveryTarget;
 pub use verify::{RestoreValidateReport, Verified, validate_restore};
 
-use crate::{Context, EngineError, Progress};
+use crate::context::Context;
+use crate::error::EngineError;
+use crate::progress::Progress;
 use recman_format::manifest::BackupManifest;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -15,7 +15,7 @@ use recman_catalog::{
     BackupRecord, BackupStatus, DeleteKind, MediaStatus, PendingDelete, Repository, WalRecord,
 };
 
-use crate::EngineError;
+use crate::error::EngineError;
 
 pub const MICROS_PER_DAY: i64 = 86_400_000_000;
 
@@ -108,7 +108,7 @@ impl BackupFacts {
             stop_time: b.stop_time,
             wal_range: b
                 .backup_type
-                .eq_ignore_ascii_case(crate::ARCHIVELOG)
+                .eq_ignore_ascii_case(crate::archivelog::ARCHIVELOG)
                 .then(|| {
                     let first = wal_position(&b.start_wal).unwrap_or(0);
                     let last = b
@@ -377,7 +377,9 @@ pub fn parent_of(repo: &Repository, db_name: &str, b: &BackupRecord) -> Option<S
     struct Parent {
         parent: Option<String>,
     }
-    if b.backup_type.eq_ignore_ascii_case(crate::ARCHIVELOG) {
+    if b.backup_type
+        .eq_ignore_ascii_case(crate::archivelog::ARCHIVELOG)
+    {
         return None;
     }
     let rel = recman_catalog::layout::manifest(db_name, &b.id);

@@ -4,8 +4,8 @@
 //! the same pages a scan would keep, found without reading the rest. The channel calls it
 //! for such files before it starts its multiplexed reads of the others.
 
-use crate::EngineError;
 use crate::channel::{ChannelShared, FileOutcome};
+use crate::error::EngineError;
 use crate::io::IoCounters;
 use crate::pagecheck::{PageVerdicts, check_chunk};
 use crate::pipeline::SetOut;

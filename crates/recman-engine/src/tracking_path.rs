@@ -6,7 +6,8 @@
 //! recovery reads it: the segment holding a switch point is the new timeline's file, which
 //! PostgreSQL begins with a copy of the old timeline's bytes up to the switch.
 
-use crate::{Context, EngineError};
+use crate::context::Context;
+use crate::error::EngineError;
 use recman_pg::{Lsn, WalName};
 
 /// One timeline of a history, as the LSN range [begin, end) it covers.

@@ -4,7 +4,9 @@
 
 use crate::backup::describe_corrupt;
 use crate::channel::{ChannelShared, Unit, run_channel};
-use crate::{Context, EngineError, Progress};
+use crate::context::Context;
+use crate::error::EngineError;
+use crate::progress::Progress;
 use recman_catalog::{BackupStatus, CorruptBlock};
 use recman_format::PieceHeader;
 use std::collections::VecDeque;

@@ -3,11 +3,13 @@
 //! they are read on several threads (by default one per core): the work is decompression and
 //! checksums, and one thread would leave the other cores and the disk's queue idle.
 
+use crate::context::Context;
+use crate::error::EngineError;
 use crate::pieces::Source;
 use crate::pipeline::{Failover, ManifestFiles, NullSink, PageCheck, Scan, Wording, scan_from};
+use crate::progress::Progress;
 use crate::restore::load_manifest;
 use crate::validate::{ValidateBackupReport, find_backup};
-use crate::{Context, EngineError, Progress};
 use recman_catalog::{BackupStatus, CorruptBlock, IoStatRow};
 use recman_format::manifest::{BackupManifest, ManifestPiece};
 use recman_pg::{Lsn, wal_segments_between};

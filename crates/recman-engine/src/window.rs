@@ -30,7 +30,7 @@ pub struct Window {
 
 impl Window {
     /// Parses `H:MM[:SS]` (RMAN's hh:mm[:ss]).
-    pub fn parse_length(text: &str) -> Result<Duration, crate::EngineError> {
+    pub fn parse_length(text: &str) -> Result<Duration, crate::error::EngineError> {
         let bad = || {
             crate::EngineError::Invalid(format!(
                 "duration {text:?} is not H:MM or H:MM:SS; hint: e.g. --duration 1:30 or DURATION 0:00:20"

@@ -12,7 +12,7 @@ use super::ahead::{Ahead, forget_failure, leave_to_pusher};
 use super::check::check_wal_file;
 use super::seen;
 use super::{ArchivePushOutcome, check_archived, is_segment_name, store_wal, wal_file_name};
-use crate::EngineError;
+use crate::error::EngineError;
 use recman_catalog::{DbRecord, Media, Repository, WalRecord};
 use recman_format::Compression;
 use recman_format::seal::MacKey;

@@ -12,8 +12,9 @@ use std::collections::HashMap;
 use recman_catalog::BackupStatus;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestEntry};
 
+use crate::context::Context;
+use crate::error::EngineError;
 use crate::scan::{Scan, ScannedFile};
-use crate::{Context, EngineError};
 
 /// Files left out of a backup because the reference holds them unchanged.
 pub(super) struct Unchanged {

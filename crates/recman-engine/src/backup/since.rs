@@ -5,10 +5,11 @@
 //! against that backup (only the pages changed since it started), and every other file whole.
 //! Restore then reads the earlier backup and this one as a chain, as for any level 1.
 
+use crate::context::Context;
+use crate::error::EngineError;
 use crate::incremental::{Increment, ParentChoice};
 use crate::restore::load_manifest;
 use crate::retention::BackupFacts;
-use crate::{Context, EngineError};
 use recman_catalog::{BackupRecord, BackupStatus};
 use recman_format::manifest::EntryKind;
 use recman_pg::Lsn;

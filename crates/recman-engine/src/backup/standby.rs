@@ -12,8 +12,10 @@ use std::time::{Duration, Instant};
 
 use recman_pg::{Lsn, Session, resolve_conninfo};
 
+use crate::context::Context;
+use crate::error::EngineError;
+use crate::progress::Progress;
 use crate::source::{DataSource, LocalSource};
-use crate::{Context, EngineError, Progress};
 
 /// The statements a standby channel sends (also through a standby's agent, which runs only
 /// statements it knows: [`crate::source::agent_pg`]).

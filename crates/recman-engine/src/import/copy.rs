@@ -7,10 +7,12 @@
 //! origin's files are only read: they may be moved or removed afterwards.
 
 use super::{ForeignEntry, ImportError, Opened, open_origin};
+use crate::context::Context;
+use crate::error::EngineError;
 use crate::pipeline::{OutputShape, SetWriter};
+use crate::progress::Progress;
 use crate::restore::load_manifest;
 use crate::util::{backup_dir, now_micros};
-use crate::{Context, EngineError, Progress};
 use recman_catalog::PieceRecord;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestSet};
 use recman_format::{Compression, PieceHeader, SetFile};

@@ -5,7 +5,7 @@
 
 use super::pgbackrest::{Repo, archive, config, manifest::Manifest};
 use super::{ForeignEntry, ImportError, Opened, PGBACKREST};
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::util::rfc3339;
 use recman_catalog::{
     BackupRecord, BackupStatus, DbRecord, ForeignArchive, ForeignBackupRecord, ForeignWalRecord,

@@ -1,4 +1,4 @@
-use crate::EngineError;
+use crate::error::EngineError;
 use std::fmt;
 use std::str::FromStr;
 

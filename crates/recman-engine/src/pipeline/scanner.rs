@@ -10,10 +10,12 @@
 //! once with [`NullSink`] first.
 
 use super::stages::Stage;
+use crate::action::{Action, Hint};
+use crate::error::{EngineError, ErrorKind};
 use crate::io::{IoCounters, TimedReader};
 use crate::pieces::Source;
+use crate::progress::Progress;
 use crate::util::now_micros;
-use crate::{Action, EngineError, ErrorKind, Hint, Progress};
 use recman_catalog::IoStatRow;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestEntry};
 use recman_format::{FormatError, PieceHeader, PieceReader, PieceSummary, RecordRef};

@@ -5,7 +5,7 @@
 //! decryption stage.
 
 use super::scanner::FileRef;
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::pagecheck::{PageRules, PageVerdicts, check_stored};
 use std::collections::HashMap;
 

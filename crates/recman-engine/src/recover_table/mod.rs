@@ -19,10 +19,10 @@ mod tree;
 
 use tree::{copy_tree, dir_bytes};
 
-use crate::{
-    Context, EngineError, ErrorKind, Progress, RecoveryTarget, RestoreOptions, Selection,
-    restore_database_selected,
-};
+use crate::context::Context;
+use crate::error::{EngineError, ErrorKind};
+use crate::progress::Progress;
+use crate::restore::{RecoveryTarget, RestoreOptions, Selection, restore_database_selected};
 use aux::AuxInstance;
 use std::path::{Path, PathBuf};
 
@@ -191,7 +191,7 @@ fn run(
         inst.stop()?;
         rows.iter()
             .filter_map(|r| r.first().and_then(|v| v.parse::<u32>().ok()))
-            .filter(|n| *n >= crate::FIRST_NORMAL_OBJECT_ID)
+            .filter(|n| *n >= crate::restore::FIRST_NORMAL_OBJECT_ID)
             .collect::<std::collections::HashSet<u32>>()
     };
     std::fs::remove_dir_all(&work1).map_err(|e| EngineError::io("remove", &work1, e))?;
@@ -205,7 +205,7 @@ fn run(
     ));
     let wanted = |p: &str| {
         crate::restore::databases::db_of(p) == Some(db_oid)
-            && crate::filenode_of(p).is_some_and(|n| filenodes.contains(&n))
+            && crate::restore::filenode_of(p).is_some_and(|n| filenodes.contains(&n))
     };
     read_bytes += crate::restore::restore_more(ctx, &r2, &wanted, progress)?;
     restored_bytes += dir_bytes(&data).saturating_sub(rep1.bytes);
@@ -278,7 +278,7 @@ fn files_query(q: &str) -> String {
            and refobjid = {t} and deptype in ('a', 'i') \
          union select oid from pg_class where oid < {first} and pg_relation_filenode(oid) >= {first}) \
          select pg_relation_filenode(oid) from rels",
-        first = crate::FIRST_NORMAL_OBJECT_ID
+        first = crate::restore::FIRST_NORMAL_OBJECT_ID
     )
 }
 

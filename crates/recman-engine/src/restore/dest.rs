@@ -13,7 +13,7 @@
 use super::adapt::Adaptive;
 pub use super::outfile::WriteMode;
 pub use super::writes::WritePlan;
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::io::AlignedBuf;
 use std::collections::HashSet;
 use std::fs::File;

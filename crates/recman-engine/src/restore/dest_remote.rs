@@ -5,7 +5,7 @@
 
 use super::dest::{DestFile, Destination, DirState, MetaChange};
 use super::dest_pipe::{FileWrites, Pipe};
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::io::AlignedBuf;
 use bytes::Bytes;
 use serde_json::{Value, json};

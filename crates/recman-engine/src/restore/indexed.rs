@@ -8,7 +8,7 @@
 //! manifest recorded. Only the whole piece's checksum is left out: it needs every byte.
 
 use super::chain::{Pass, RestoreSink};
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::io::{IoCounters, TimedReader};
 use crate::pieces::Source;
 use crate::pipeline::{Expect, FileRef, Sink, Wording};

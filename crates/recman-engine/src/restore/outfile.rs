@@ -22,7 +22,7 @@
 //! destination's business (`dest.rs`): a restore on this host syncs them all, many at once,
 //! before it reports done.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::io::{ALIGN, AlignedBuf};
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;

@@ -8,8 +8,10 @@
 use super::chain::{Keep, restore_chain_with};
 use super::databases::{DbTuple, db_of, oid_of, read_databases};
 use super::files::Layout;
+use crate::context::Context;
+use crate::error::EngineError;
 use crate::pieces::Source;
-use crate::{Context, EngineError, Progress};
+use crate::progress::Progress;
 use recman_catalog::IoStatRow;
 use recman_format::manifest::BackupManifest;
 use std::collections::{HashMap, HashSet};

@@ -5,8 +5,11 @@
 
 use super::plan_wal::{self, WalPlan};
 use super::{RestoreOptions, load_manifest};
+use crate::context::Context;
+use crate::devices;
+use crate::error::EngineError;
 use crate::pieces::Source;
-use crate::{Context, EngineError, devices, select_backup};
+use crate::select::select_backup;
 use recman_format::manifest::{BackupManifest, EntryKind};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -106,13 +109,13 @@ impl RestorePlan {
     pub fn check(&self, allow_wal_gap: bool) -> Result<(), EngineError> {
         if !self.missing_pieces.is_empty() {
             return Err(EngineError::remedy(
-                crate::ErrorKind::NotFound,
+                crate::error::ErrorKind::NotFound,
                 format!(
                     "backup piece(s) {} of backup {} are present on none of their copies",
                     cut(&self.missing_pieces),
                     self.backup_id
                 ),
-                crate::Hint::new().act(crate::Action::RestoreFromTag).text(
+                crate::action::Hint::new().act(crate::action::Action::RestoreFromTag).text(
                     ", or bring back the device holding a copy (`recman restore database --preview` lists the copies)",
                 ),
             ));

@@ -1,4 +1,4 @@
-use crate::EngineError;
+use crate::error::EngineError;
 use chrono::{DateTime, Local, NaiveDateTime, TimeZone, Utc};
 use recman_pg::Lsn;
 use std::fmt;

@@ -14,7 +14,7 @@ use recman_remote::{CallOptions, Client, RemoteError, TlsFiles};
 use serde_json::json;
 
 use super::{DataSource, ReadAt, SourceFile};
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::scan::{Scan, ScannedFile};
 
 /// A single read waits at most this long for its bytes: far more than a healthy agent needs

@@ -3,7 +3,7 @@
 //! writes it); the only writes are probe objects on each output device, removed at once
 //! ([`super::media_probe`]).
 
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::io::{AlignedBuf, IoMode, IoSettings, ReadMode, ReadReq, open_engine};
 use recman_media::Media;
 use serde::{Deserialize, Serialize};
@@ -220,7 +220,7 @@ pub fn calibrate(
     outputs: &[(String, Arc<dyn Media>)],
     opt: &CalibrateOptions,
 ) -> Result<Calibration, EngineError> {
-    let scan = crate::scan_data_dir(pgdata)?;
+    let scan = crate::scan::scan_data_dir(pgdata)?;
     // Files by device, largest first: a probe reads the largest files, where a backup spends
     // its time.
     let mut by_dev: BTreeMap<String, Vec<(PathBuf, u64)>> = BTreeMap::new();
@@ -565,10 +565,10 @@ pub(super) fn read_probe(
 /// a backup meets them (the first pages of the largest table alone compressed 1.7 to 1.8
 /// times better than a whole pgbench cluster did, and advise under-counted the writes by as
 /// much).
-fn sample_pages(files: &[crate::ScannedFile], pgdata: &Path, want: usize) -> Vec<u8> {
+fn sample_pages(files: &[crate::scan::ScannedFile], pgdata: &Path, want: usize) -> Vec<u8> {
     use std::io::{Read, Seek, SeekFrom};
     const BLCKSZ: u64 = recman_page::BLCKSZ as u64;
-    let mut rel: Vec<&crate::ScannedFile> = files
+    let mut rel: Vec<&crate::scan::ScannedFile> = files
         .iter()
         .filter(|f| f.relfile.is_some() && f.size >= BLCKSZ)
         .collect();
@@ -697,7 +697,7 @@ fn parallel_cores(sample: &[u8], cores: u32) -> f64 {
 }
 
 /// How much of the cluster's files are in the page cache.
-fn page_cache(files: &[crate::ScannedFile], pgdata: &Path) -> PageCache {
+fn page_cache(files: &[crate::scan::ScannedFile], pgdata: &Path) -> PageCache {
     let (mut bytes, mut resident) = (0u64, 0u64);
     for f in files {
         if f.size == 0 {
@@ -768,7 +768,7 @@ mod span_tests {
         let mut files = Vec::new();
         for (name, pages, mark) in [("1", 8, 1u8), ("2", 48, 2), ("3", 8, 3), ("x", 64, 9)] {
             std::fs::write(dir.path().join(name), vec![mark; pages * page]).unwrap();
-            files.push(crate::ScannedFile {
+            files.push(crate::scan::ScannedFile {
                 rel: name.into(),
                 size: (pages * page) as u64,
                 mode: 0o600,

@@ -4,7 +4,7 @@
 use super::entries::{self, Facts};
 use super::manifest::Manifest;
 use super::store::Store;
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::import::record::{self, FOREIGN};
 use crate::import::{ImportError, ImportOptions, ImportReport, ImportedBackup, PG_BASEBACKUP};
 use recman_catalog::Repository;
