@@ -4,7 +4,7 @@
 //! [`EngineError::Remedy`](crate::error::EngineError::Remedy); its `Display` is the engine's words, and
 //! [`EngineError::render`](crate::error::EngineError::render) spells it for one front end.
 
-use crate::error::ErrorKind;
+use recman_error::ErrorKind;
 use std::borrow::Cow;
 use std::fmt;
 

@@ -21,7 +21,7 @@ use recman_pg::Lsn;
 use crate::error::EngineError;
 use crate::pipeline::{OutputShape, SetWriter};
 use crate::progress::Progress;
-use crate::retention::wal_position;
+use crate::retention_policy::wal_position;
 use crate::util::{backup_dir, hostname, now_micros, rfc3339};
 
 /// `backup_type` of a backup of archived WAL.

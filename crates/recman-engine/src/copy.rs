@@ -6,9 +6,10 @@
 
 use crate::context::Context;
 use crate::error::EngineError;
+use crate::manifest_io::load_manifest;
 use crate::pipeline::{Failover, FileRef, ManifestFiles, NullSink, Scan, Sink, Wording, scan_from};
 use crate::progress::{NoProgress, Progress};
-use crate::restore::{Layout, load_manifest, restore_chain};
+use crate::restore::{Layout, restore_chain};
 use recman_catalog::BackupStatus;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestPiece};
 use std::collections::HashSet;

@@ -145,7 +145,7 @@ fn run(
     // Tablespaces go inside the scratch directory, never to the source's locations.
     let prepared = crate::restore::plan_restore(ctx, &ro).and_then(|plan| {
         m.backup_id = Some(plan.backup_id.clone());
-        let manifest = crate::restore::load_manifest(ctx, &plan.backup_id)?;
+        let manifest = crate::manifest_io::load_manifest(ctx, &plan.backup_id)?;
         for line in manifest.tablespace_map.lines() {
             if let Some(oid) = line.split(' ').next().filter(|o| !o.is_empty()) {
                 ro.tablespace_map

@@ -8,7 +8,7 @@
 
 use crate::context::Context;
 use crate::error::EngineError;
-use crate::restore::load_manifest;
+use crate::manifest_io::load_manifest;
 use recman_catalog::BackupStatus;
 use recman_format::manifest::{BackupManifest, EntryKind};
 use recman_pg::Lsn;

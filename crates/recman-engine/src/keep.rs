@@ -3,7 +3,7 @@
 //! consistent. The keep is a catalog setting per backup, so older catalogs need no migration.
 
 use crate::error::EngineError;
-use crate::retention::{Obsolete, wal_position};
+use crate::retention_policy::{Obsolete, wal_position};
 use recman_catalog::{BackupRecord, Repository};
 
 fn key(backup_id: &str) -> String {

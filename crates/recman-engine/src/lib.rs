@@ -3,6 +3,7 @@
 //! here with plain option values; nothing in this crate prints.
 
 mod action;
+mod agent_sql;
 mod archive;
 mod archivelog;
 pub mod auxiliary;
@@ -13,6 +14,7 @@ mod channel;
 mod context;
 pub mod controlfile;
 pub mod copy;
+mod cpu;
 mod crosscheck;
 pub mod devices;
 pub mod drill;
@@ -34,12 +36,15 @@ mod pipeline;
 pub mod plan;
 pub mod plan_cap;
 mod progress;
+mod read_mode;
 mod rebuild;
 pub mod recover_table;
 mod register;
+pub mod residency;
 mod restore;
 pub mod restore_point;
 pub mod retention;
+mod retention_policy;
 mod scan;
 mod secondtier;
 mod select;
@@ -59,6 +64,7 @@ mod validate_backup;
 mod wal_prefetch;
 pub mod window;
 
+pub use crate::retention_policy::{Obsolete, RetentionPolicy};
 pub use action::{Action, Hint, HintPart, Remedy, Spell, Words};
 pub use archive::host as archive_host;
 pub use archive::receive;
@@ -91,7 +97,7 @@ pub use restore::{
     Through, dest as restore_dest, dest_remote as restore_dest_remote,
     dest_serve as restore_dest_serve, quote_shell, restore_database_on,
 };
-pub use retention::{DeleteReport, Imported, Obsolete, RetentionPolicy};
+pub use retention::{DeleteReport, Imported};
 pub use scan::{Scan, ScannedFile, scan_data_dir};
 pub use secondtier::{CopyReport, backup_backupsets, backup_recovery_area, copy_backup_between};
 pub use select::select_backup;

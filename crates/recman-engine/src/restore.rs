@@ -37,7 +37,6 @@ pub use verify::{RestoreValidateReport, Verified, validate_restore};
 use crate::context::Context;
 use crate::error::EngineError;
 use crate::progress::Progress;
-use recman_format::manifest::BackupManifest;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -85,26 +84,6 @@ pub struct RestoreReport {
     pub elapsed: Duration,
     pub to: PathBuf,
     pub recovery_settings: Vec<String>,
-}
-
-pub(crate) fn load_manifest(ctx: &Context, backup_id: &str) -> Result<BackupManifest, EngineError> {
-    let rel = recman_catalog::layout::manifest(&ctx.db.name, backup_id);
-    let path = format!("{}/{rel}", ctx.repo.location());
-    let bytes = ctx.repo.media().get(&rel)?;
-    let m: BackupManifest = crate::manifest_io::read(
-        &ctx.repo,
-        &bytes,
-        &rel,
-        &format!("backup manifest {path} (backup {backup_id})"),
-        "restore from another backup with --from-tag",
-    )?;
-    if m.version > recman_format::manifest::MANIFEST_VERSION {
-        return Err(EngineError::Invalid(format!(
-            "backup manifest {path} has version {}, newer than this recman understands; hint: upgrade recman",
-            m.version
-        )));
-    }
-    Ok(m)
 }
 
 pub fn restore_database(

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::EngineError;
-use crate::io::ReadMode;
+use crate::read_mode::ReadMode;
 use crate::scan::Scan;
 
 /// Positioned reads: what page re-reads and the I/O engines need of a file.
@@ -137,7 +137,7 @@ pub(crate) fn open_local(
     let direct = match reads {
         ReadMode::Buffered => false,
         ReadMode::Direct => true,
-        ReadMode::Auto => !crate::io::residency::mostly_cached(&f, start, end),
+        ReadMode::Auto => !crate::residency::mostly_cached(&f, start, end),
     };
     let direct = direct && set_direct(&f)?;
     Ok((f, direct))

@@ -7,9 +7,9 @@
 use crate::context::Context;
 use crate::error::EngineError;
 use crate::incremental::chain;
+use crate::manifest_io::load_manifest;
 use crate::pipeline::{OutputShape, SetWriter};
 use crate::progress::Progress;
-use crate::restore::load_manifest;
 use crate::util::{backup_dir, now_micros};
 use recman_catalog::{BackupRecord, BackupStatus};
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestSet};

@@ -70,7 +70,11 @@ pub(crate) fn read_file(
         vanished,
     };
     let source = sh.source_of(t.index);
-    let file = match source.open(&path, crate::io::ReadMode::Buffered, crate::source::WHOLE) {
+    let file = match source.open(
+        &path,
+        crate::read_mode::ReadMode::Buffered,
+        crate::source::WHOLE,
+    ) {
         Ok((f, _)) => f,
         // Dropped by the server after it was listed; WAL replay removes it again.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

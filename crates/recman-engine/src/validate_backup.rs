@@ -5,10 +5,10 @@
 
 use crate::context::Context;
 use crate::error::EngineError;
+use crate::manifest_io::load_manifest;
 use crate::pieces::Source;
 use crate::pipeline::{Failover, ManifestFiles, NullSink, PageCheck, Scan, Wording, scan_from};
 use crate::progress::Progress;
-use crate::restore::load_manifest;
 use crate::validate::{ValidateBackupReport, find_backup};
 use recman_catalog::{BackupStatus, CorruptBlock, IoStatRow};
 use recman_format::manifest::{BackupManifest, ManifestPiece};

@@ -34,7 +34,7 @@ fn reference(ctx: &Context) -> Result<Option<BackupManifest>, EngineError> {
         if b.status != BackupStatus::Available || !full {
             continue;
         }
-        let m = crate::restore::load_manifest(ctx, &b.id)?;
+        let m = crate::manifest_io::load_manifest(ctx, &b.id)?;
         if m.parent.is_none() {
             return Ok(Some(m));
         }
@@ -95,7 +95,7 @@ pub(super) fn take_unchanged(
 fn crc_of(f: &ScannedFile, source: &dyn DataSource) -> Result<Option<u32>, EngineError> {
     let Ok((file, _)) = source.open(
         &source.path_of(&f.rel),
-        crate::io::ReadMode::Buffered,
+        crate::read_mode::ReadMode::Buffered,
         crate::source::WHOLE,
     ) else {
         return Ok(None);

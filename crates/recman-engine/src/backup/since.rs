@@ -8,8 +8,8 @@
 use crate::context::Context;
 use crate::error::EngineError;
 use crate::incremental::{Increment, ParentChoice};
-use crate::restore::load_manifest;
-use crate::retention::BackupFacts;
+use crate::manifest_io::load_manifest;
+use crate::retention_policy::BackupFacts;
 use recman_catalog::{BackupRecord, BackupStatus};
 use recman_format::manifest::EntryKind;
 use recman_pg::Lsn;
@@ -81,7 +81,8 @@ pub(super) fn choose(ctx: &Context, since: i64) -> Result<ParentChoice, EngineEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::retention::{RetentionPolicy, obsolete};
+    use crate::retention::obsolete;
+    use crate::retention_policy::RetentionPolicy;
 
     fn rec(id: &str, kind: &str) -> BackupRecord {
         recman_catalog::testkit::backup(id, kind)

@@ -9,9 +9,9 @@
 use super::{ForeignEntry, ImportError, Opened, open_origin};
 use crate::context::Context;
 use crate::error::EngineError;
+use crate::manifest_io::load_manifest;
 use crate::pipeline::{OutputShape, SetWriter};
 use crate::progress::Progress;
-use crate::restore::load_manifest;
 use crate::util::{backup_dir, now_micros};
 use recman_catalog::PieceRecord;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestSet};

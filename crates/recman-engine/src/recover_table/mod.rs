@@ -250,7 +250,7 @@ fn run(
         new_name: format!("{new_schema}.{new_table}"),
         target: opts.restore.target.to_string(),
         restored_bytes,
-        backup_bytes: crate::restore::load_manifest(ctx, &rep1.backup_id)?
+        backup_bytes: crate::manifest_io::load_manifest(ctx, &rep1.backup_id)?
             .entries
             .iter()
             .filter_map(|e| e.size)
@@ -262,7 +262,7 @@ fn run(
 }
 
 fn pg_major(ctx: &Context, backup_id: &str) -> Result<u32, EngineError> {
-    let m = crate::restore::load_manifest(ctx, backup_id)?;
+    let m = crate::manifest_io::load_manifest(ctx, backup_id)?;
     Ok(m.pg_version / 10000)
 }
 

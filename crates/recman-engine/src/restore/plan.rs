@@ -3,11 +3,12 @@
 //! object existence checks only, never from piece or WAL segment data. `restore database`
 //! builds this value and restores from it, so a preview and the real restore cannot differ.
 
+use super::RestoreOptions;
 use super::plan_wal::{self, WalPlan};
-use super::{RestoreOptions, load_manifest};
 use crate::context::Context;
 use crate::devices;
 use crate::error::EngineError;
+use crate::manifest_io::load_manifest;
 use crate::pieces::Source;
 use crate::select::select_backup;
 use recman_format::manifest::{BackupManifest, EntryKind};

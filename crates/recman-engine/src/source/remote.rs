@@ -188,7 +188,7 @@ impl DataSource for RemoteSource {
     fn open(
         &self,
         path: &Path,
-        _reads: crate::io::ReadMode,
+        _reads: crate::read_mode::ReadMode,
         _range: (u64, u64),
     ) -> io::Result<(SourceFile, bool)> {
         let rel = self.rel_of(path)?.to_string();

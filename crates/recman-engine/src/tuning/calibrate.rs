@@ -4,7 +4,8 @@
 //! ([`super::media_probe`]).
 
 use crate::error::EngineError;
-use crate::io::{AlignedBuf, IoMode, IoSettings, ReadMode, ReadReq, open_engine};
+use crate::io::{AlignedBuf, IoMode, IoSettings, ReadReq, open_engine};
+use crate::read_mode::ReadMode;
 use recman_media::Media;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -661,7 +662,7 @@ fn cpu_rates(sample: &[u8]) -> CpuRates {
         check_bytes_per_second: check,
         codecs,
         parallel_cores: parallel_cores(sample, cores),
-        cpu_limit: super::cpu::cgroup_cpu_limit(),
+        cpu_limit: crate::cpu::cgroup_cpu_limit(),
         learned: Default::default(),
     }
 }
@@ -706,7 +707,7 @@ fn page_cache(files: &[crate::scan::ScannedFile], pgdata: &Path) -> PageCache {
         let Ok(h) = File::open(f.abs(pgdata)) else {
             continue;
         };
-        if let Some((res, len)) = crate::io::residency::resident(&h, 0, u64::MAX) {
+        if let Some((res, len)) = crate::residency::resident(&h, 0, u64::MAX) {
             resident += res;
             bytes += len;
         }
