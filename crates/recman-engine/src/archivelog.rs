@@ -11,6 +11,7 @@
 //! needs. Once a WAL file is in an AVAILABLE set, archive-get can read it from there, which is
 //! what makes `--delete-input` and `delete archivelog all --backed-up N` safe.
 
+use crate::backup_types::ARCHIVELOG;
 use std::time::{Duration, Instant};
 
 use recman_catalog::{BackupRecord, BackupStatus, DbRecord, MediaStatus, Repository, WalRecord};
@@ -23,9 +24,6 @@ use crate::pipeline::{OutputShape, SetWriter};
 use crate::progress::Progress;
 use crate::retention_policy::wal_position;
 use crate::util::{backup_dir, hostname, now_micros, rfc3339};
-
-/// `backup_type` of a backup of archived WAL.
-pub const ARCHIVELOG: &str = "ARCHIVELOG";
 
 const CHUNK: usize = 1 << 20;
 /// Used for LSN bounds when no full-size segment tells the real one.

@@ -7,6 +7,7 @@ mod optimize;
 pub(crate) mod since;
 pub(crate) mod standby;
 
+use crate::backup_types::PARTIAL;
 use checks::{check_target, wait_for_wal};
 use entries::{LazyEntries, file_entry};
 pub(crate) use failed::explain_failed;
@@ -26,10 +27,6 @@ use recman_pg::{Lsn, Session, WalName, wal_segments_between};
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-/// `backup_type` of a backup cut short by its DURATION window with PARTIAL: the sets finished
-/// in the window, never a base for restore by itself.
-pub const PARTIAL: &str = "PARTIAL";
 
 #[derive(Clone, Debug)]
 pub struct BackupOptions {

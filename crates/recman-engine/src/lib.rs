@@ -4,11 +4,13 @@
 
 mod action;
 mod agent_sql;
+mod aligned;
 mod archive;
 mod archivelog;
 pub mod auxiliary;
 mod backup;
 mod backup_reads;
+mod backup_types;
 pub mod blockrecover;
 mod channel;
 mod context;
@@ -29,6 +31,7 @@ mod incremental;
 pub mod io;
 pub mod keep;
 mod manifest_io;
+mod pacer;
 mod pagecheck;
 pub mod piece_format;
 mod pieces;
@@ -36,6 +39,7 @@ mod pipeline;
 pub mod plan;
 pub mod plan_cap;
 mod progress;
+mod read_at;
 mod read_mode;
 mod rebuild;
 pub mod recover_table;
@@ -64,6 +68,7 @@ mod validate_backup;
 mod wal_prefetch;
 pub mod window;
 
+pub use crate::backup_types::ARCHIVELOG;
 pub use crate::retention_policy::{Obsolete, RetentionPolicy};
 pub use action::{Action, Hint, HintPart, Remedy, Spell, Words};
 pub use archive::host as archive_host;
@@ -74,7 +79,7 @@ pub use archive::{
     PushAheadReport, PushBatchReport, PushLock, PushOptions, PushSpool, archive_current,
     archive_get, archive_push, archive_push_batch, default_parallel, is_segment_name, push_ahead,
 };
-pub use archivelog::{ARCHIVELOG, ArchivelogOptions, ArchivelogReport, backup_archivelog};
+pub use archivelog::{ArchivelogOptions, ArchivelogReport, backup_archivelog};
 pub use backup::{BackupOptions, BackupReport, backup_database};
 pub use context::{Context, open_repository, resolve_database};
 pub use crosscheck::{

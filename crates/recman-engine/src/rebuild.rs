@@ -131,7 +131,7 @@ fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result
         // start there.
         stop_lsn: Some(lsn(&m.stop_lsn)?).filter(|_| {
             !m.backup_type
-                .eq_ignore_ascii_case(crate::archivelog::ARCHIVELOG)
+                .eq_ignore_ascii_case(crate::backup_types::ARCHIVELOG)
                 || files().any(|e| e.path.len() == 24)
         }),
         timeline: m.timeline,
@@ -214,7 +214,7 @@ fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result
         )
     } else if m
         .backup_type
-        .eq_ignore_ascii_case(crate::archivelog::ARCHIVELOG)
+        .eq_ignore_ascii_case(crate::backup_types::ARCHIVELOG)
     {
         let held: Vec<(String, u32)> = files()
             .filter_map(|e| Some((e.path.clone(), e.set_no?)))

@@ -251,7 +251,7 @@ pub fn parent_of(repo: &Repository, db_name: &str, b: &BackupRecord) -> Option<S
         parent: Option<String>,
     }
     if b.backup_type
-        .eq_ignore_ascii_case(crate::archivelog::ARCHIVELOG)
+        .eq_ignore_ascii_case(crate::backup_types::ARCHIVELOG)
     {
         return None;
     }

@@ -98,7 +98,7 @@ impl BackupFacts {
             stop_time: b.stop_time,
             wal_range: b
                 .backup_type
-                .eq_ignore_ascii_case(crate::archivelog::ARCHIVELOG)
+                .eq_ignore_ascii_case(crate::backup_types::ARCHIVELOG)
                 .then(|| {
                     let first = wal_position(&b.start_wal).unwrap_or(0);
                     let last = b

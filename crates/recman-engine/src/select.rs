@@ -19,11 +19,14 @@ pub fn select_backup<'a>(
         // A backup of archived WAL holds no data files: never a base to restore from.
         .filter(|b| {
             !b.backup_type
-                .eq_ignore_ascii_case(crate::archivelog::ARCHIVELOG)
+                .eq_ignore_ascii_case(crate::backup_types::ARCHIVELOG)
         })
         // A backup cut short by its DURATION window lacks files: only a later backup that
         // completes it (its child) is a base.
-        .filter(|b| !b.backup_type.eq_ignore_ascii_case(crate::backup::PARTIAL))
+        .filter(|b| {
+            !b.backup_type
+                .eq_ignore_ascii_case(crate::backup_types::PARTIAL)
+        })
         .filter(|b| tag.as_ref().is_none_or(|t| &b.tag == t))
         .collect();
     if usable.is_empty() {

@@ -18,21 +18,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::EngineError;
+pub use crate::read_at::ReadAt;
 use crate::read_mode::ReadMode;
 use crate::scan::Scan;
-
-/// Positioned reads: what page re-reads and the I/O engines need of a file.
-pub trait ReadAt {
-    /// Up to `buf.len()` bytes at `off`; fewer only at the end of the file (or a short read
-    /// the caller repeats).
-    fn read_at(&self, buf: &mut [u8], off: u64) -> io::Result<usize>;
-}
-
-impl ReadAt for File {
-    fn read_at(&self, buf: &mut [u8], off: u64) -> io::Result<usize> {
-        FileExt::read_at(self, buf, off)
-    }
-}
 
 /// An open file of a source.
 #[derive(Clone)]

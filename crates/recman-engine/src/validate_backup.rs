@@ -106,7 +106,7 @@ pub fn validate_backup(
     // A database backup is only usable with the WAL up to its stop point; a backup of archived
     // WAL is that WAL, and its pieces were just verified.
     let stop: Lsn = m.stop_lsn.parse()?;
-    let needed = if m.backup_type == crate::archivelog::ARCHIVELOG {
+    let needed = if m.backup_type == crate::backup_types::ARCHIVELOG {
         Vec::new()
     } else {
         wal_segments_between(m.timeline, check.start_lsn, stop, m.wal_segment_size)

@@ -15,7 +15,7 @@ use recman_format::manifest::EntryKind;
 use recman_pg::Lsn;
 
 /// The backup types a later backup can build on: every backup of data files.
-const BASES: [&str; 4] = ["FULL", "LEVEL0", "LEVEL1", super::PARTIAL];
+const BASES: [&str; 4] = ["FULL", "LEVEL0", "LEVEL1", crate::backup_types::PARTIAL];
 
 /// For retention: a backup built directly on a PARTIAL one completes it, and the two restore
 /// as a whole base, so it counts as a full backup (a redundancy unit that keeps its parent).
@@ -24,7 +24,10 @@ const BASES: [&str; 4] = ["FULL", "LEVEL0", "LEVEL1", super::PARTIAL];
 pub(crate) fn completing_counts_as_full(facts: &mut [BackupFacts], records: &[BackupRecord]) {
     let partial: std::collections::HashSet<&str> = records
         .iter()
-        .filter(|r| r.backup_type.eq_ignore_ascii_case(super::PARTIAL))
+        .filter(|r| {
+            r.backup_type
+                .eq_ignore_ascii_case(crate::backup_types::PARTIAL)
+        })
         .map(|r| r.id.as_str())
         .collect();
     for f in facts.iter_mut() {

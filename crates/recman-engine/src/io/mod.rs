@@ -7,7 +7,6 @@
 //! there), a SHORT wait (found done by a non-blocking poll) or a LONG wait (the channel
 //! blocked): the columns of RMAN's V$BACKUP_ASYNC_IO.
 
-mod buffer;
 mod engine;
 pub mod input;
 mod output;
@@ -20,8 +19,8 @@ mod throttle;
 mod timed;
 mod uring;
 
+pub use crate::aligned::{ALIGN, AlignedBuf};
 pub use crate::read_mode::ReadMode;
-pub use buffer::{ALIGN, AlignedBuf};
 pub use engine::{IoEngine, ReadDone, ReadReq, open_engine, open_remote_engine, probe_uring};
 pub use output::OutputStream;
 pub use settings::{BufferPlan, IoMode, IoSettings, parse_size};

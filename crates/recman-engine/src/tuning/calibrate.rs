@@ -3,8 +3,9 @@
 //! writes it); the only writes are probe objects on each output device, removed at once
 //! ([`super::media_probe`]).
 
+use crate::aligned::AlignedBuf;
 use crate::error::EngineError;
-use crate::io::{AlignedBuf, IoMode, IoSettings, ReadReq, open_engine};
+use crate::io::{IoMode, IoSettings, ReadReq, open_engine};
 use crate::read_mode::ReadMode;
 use recman_media::Media;
 use serde::{Deserialize, Serialize};
@@ -526,7 +527,7 @@ pub(super) fn read_probe(
             };
             let len = size
                 .min(end - cursor.1)
-                .next_multiple_of(crate::io::ALIGN as u64);
+                .next_multiple_of(crate::aligned::ALIGN as u64);
             engine
                 .submit(ReadReq {
                     tag,
