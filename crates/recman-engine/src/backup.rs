@@ -12,7 +12,9 @@ use checks::{check_target, wait_for_wal};
 use entries::{LazyEntries, file_entry};
 pub(crate) use failed::explain_failed;
 
-use crate::channel::{ChannelShared, FileOutcome, Unit, run_channel};
+use crate::channel::run_channel;
+use crate::channel_shared::Unit;
+use crate::channel_shared::{ChannelShared, FileOutcome};
 use crate::context::Context;
 use crate::error::EngineError;
 use crate::io::{BufferPlan, IoSettings};

@@ -20,10 +20,11 @@ mod restore;
 mod validate;
 mod wal;
 
+pub use crate::backup_types::FOREIGN;
 pub use copy::{CopiedBackup, copy_imported};
 pub use error::ImportError;
 pub use recman_format::manifest::EntryKind;
-pub use record::{FOREIGN, ImportOptions, ImportReport, ImportedBackup, import};
+pub use record::{ImportOptions, ImportReport, ImportedBackup, import};
 pub(crate) use restore::restore_foreign;
 pub(crate) use validate::validate_foreign;
 pub(crate) use wal::{ForeignKnown, read_foreign_wal};

@@ -1,8 +1,8 @@
 //! The rate every channel of a backup shares under MINIMIZE LOAD: a leaf below the I/O engine's
 //! throttle, which waits on it, and the backup window, which sets it.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// A rate shared by every channel, whose schedule restarts whenever the rate changes. Channels

@@ -17,12 +17,12 @@ mod partial;
 mod plan;
 mod plan_wal;
 mod recovery;
-mod target;
 mod timeline;
 mod verify;
 mod writer;
 mod writes;
 
+pub use crate::recovery_target::RecoveryTarget;
 pub(crate) use chain::restore_chain;
 pub(crate) use confine::check_rel;
 pub(crate) use files::{Layout, apply_metadata, make_entries};
@@ -31,7 +31,6 @@ pub use plan::{Estimate, PlannedBackup, PlannedCopy, PlannedPiece, RestorePlan, 
 pub use plan_wal::{PlannedSegment, TimelineSpan, WalPlan, WalSource};
 pub use recovery::quote_shell;
 pub(crate) use recovery::write_recovery;
-pub use target::RecoveryTarget;
 pub use verify::{RestoreValidateReport, Verified, validate_restore};
 
 use crate::context::Context;

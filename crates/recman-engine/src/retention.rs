@@ -220,7 +220,7 @@ fn imported_fulls_count(repo: &Repository, facts: &mut [BackupFacts]) -> Result<
 fn keep_imported(backups: &[BackupRecord], obs: &mut Obsolete) {
     let imported: HashSet<String> = backups
         .iter()
-        .filter(|b| b.backup_type == crate::import::FOREIGN)
+        .filter(|b| b.backup_type == crate::backup_types::FOREIGN)
         .map(|b| b.id.clone())
         .collect();
     let floor = backups
@@ -300,7 +300,7 @@ pub fn delete_objects(
         let foreign = repo
             .catalog()
             .backup(id)?
-            .is_some_and(|b| b.backup_type == crate::import::FOREIGN);
+            .is_some_and(|b| b.backup_type == crate::backup_types::FOREIGN);
         if foreign {
             imported.extend(repo.catalog().foreign_backup(id)?);
         }

@@ -2,7 +2,7 @@
 //! recovery target (RMAN's "least media recovery" rule).
 
 use crate::error::EngineError;
-use crate::restore::RecoveryTarget;
+use crate::recovery_target::RecoveryTarget;
 use crate::util::rfc3339;
 use recman_catalog::{BackupRecord, BackupStatus};
 use recman_pg::Lsn;

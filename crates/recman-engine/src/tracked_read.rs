@@ -4,7 +4,7 @@
 //! the same pages a scan would keep, found without reading the rest. The channel calls it
 //! for such files before it starts its multiplexed reads of the others.
 
-use crate::channel::{ChannelShared, FileOutcome};
+use crate::channel_shared::{ChannelShared, FileOutcome};
 use crate::error::EngineError;
 use crate::io::IoCounters;
 use crate::pagecheck::{PageVerdicts, check_chunk};

@@ -3,7 +3,9 @@
 //! piece of a backup as a restore would.
 
 use crate::backup::describe_corrupt;
-use crate::channel::{ChannelShared, Unit, run_channel};
+use crate::channel::run_channel;
+use crate::channel_shared::ChannelShared;
+use crate::channel_shared::Unit;
 use crate::context::Context;
 use crate::error::EngineError;
 use crate::progress::Progress;

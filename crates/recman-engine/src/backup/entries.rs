@@ -1,6 +1,6 @@
 //! The manifest's file entries, produced lazily while the manifest is written.
 
-use crate::channel::FileOutcome;
+use crate::channel_shared::FileOutcome;
 use crate::scan::ScannedFile;
 use recman_format::manifest::{EntryKind, ManifestEntry, ManifestSection};
 

@@ -123,7 +123,7 @@ fn remove_pieces(ctx: &Context, pieces: &[PieceRecord]) {
 /// the incremental's chain would lose the files it builds on.
 fn refuse_a_base(ctx: &Context, id: &str) -> Result<(), EngineError> {
     for b in ctx.repo.catalog().backups(ctx.db.id)? {
-        if b.backup_type != super::FOREIGN || b.id == id {
+        if b.backup_type != crate::backup_types::FOREIGN || b.id == id {
             continue;
         }
         let child = load_manifest(ctx, &b.id)?;
