@@ -7,7 +7,8 @@
 use crate::context::Context;
 use crate::error::EngineError;
 use crate::manifest_io::load_manifest;
-use crate::pipeline::{Failover, FileRef, ManifestFiles, NullSink, Scan, Sink, Wording, scan_from};
+use crate::pipeline::stages::FileRef;
+use crate::pipeline::{Failover, ManifestFiles, NullSink, Scan, Sink, Wording, scan_from};
 use crate::progress::{NoProgress, Progress};
 use crate::restore::{Layout, restore_chain};
 use recman_catalog::BackupStatus;

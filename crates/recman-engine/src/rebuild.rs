@@ -13,7 +13,8 @@ use recman_pg::Lsn;
 
 use crate::error::EngineError;
 use crate::piece_check::{null_scan, reason};
-use crate::pipeline::{FileRef, NullSink, OpenPiece, Sink};
+use crate::pipeline::stages::FileRef;
+use crate::pipeline::{NullSink, OpenPiece, Sink};
 use recman_format::seal::ContentMac;
 
 /// What a rebuild found and did.

@@ -5,7 +5,8 @@
 
 use crate::error::EngineError;
 use crate::pipeline::scanner::Expect;
-use crate::pipeline::{FileRef, OpenPiece, OutputShape, Scan, SetWriter, Sink, Wording};
+use crate::pipeline::stages::FileRef;
+use crate::pipeline::{OpenPiece, OutputShape, Scan, SetWriter, Sink, Wording};
 use recman_format::PieceHeader;
 use recman_media::Media;
 use std::collections::BTreeMap;

@@ -107,7 +107,8 @@ pub(super) fn read_wal_object(
     mac: Option<&MacKey>,
     out: &mut Vec<u8>,
 ) -> Result<u32, String> {
-    use crate::pipeline::{FileRef, OpenPiece, Scan, Sink, Wording};
+    use crate::pipeline::stages::FileRef;
+    use crate::pipeline::{OpenPiece, Scan, Sink, Wording};
     /// Gathers the segment's bytes, which must come in order without a gap.
     struct WalSink<'a> {
         out: &'a mut Vec<u8>,
