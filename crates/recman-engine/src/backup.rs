@@ -8,6 +8,7 @@ pub(crate) mod since;
 pub(crate) mod standby;
 
 use crate::backup_types::PARTIAL;
+use crate::pagecheck::describe_corrupt;
 use checks::{check_target, wait_for_wal};
 use entries::{LazyEntries, file_entry};
 pub(crate) use failed::explain_failed;
@@ -835,16 +836,6 @@ fn run(
         sustained_rate,
         memory_budget,
     })
-}
-
-pub(crate) fn describe_corrupt(c: &CorruptBlock) -> String {
-    match &c.relation {
-        Some(r) => format!(
-            "file {} block {} (relation {}): {}",
-            c.path, c.block, r, c.detail
-        ),
-        None => format!("file {} block {}: {}", c.path, c.block, c.detail),
-    }
 }
 
 /// A PARTIAL backup keeps only whole files: a file split in sections keeps none of them unless

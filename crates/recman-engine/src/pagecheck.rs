@@ -4,6 +4,7 @@
 //! start, counts as corrupt.
 
 use crate::read_at::ReadAt;
+use recman_catalog::CorruptBlock;
 use recman_page::{BLCKSZ, PageFault, RelFile};
 
 const REREADS: usize = 3;
@@ -147,4 +148,15 @@ pub fn read_full_at(
         }
     }
     Ok(done)
+}
+
+/// A corrupt block as reports name it: its file, block, relation when known, and what failed.
+pub(crate) fn describe_corrupt(c: &CorruptBlock) -> String {
+    match &c.relation {
+        Some(r) => format!(
+            "file {} block {} (relation {}): {}",
+            c.path, c.block, r, c.detail
+        ),
+        None => format!("file {} block {}: {}", c.path, c.block, c.detail),
+    }
 }

@@ -180,7 +180,7 @@ pub fn obsolete_in_catalog(
             f
         })
         .collect();
-    crate::backup::since::completing_counts_as_full(&mut facts, &backups);
+    crate::retention_policy::completing_counts_as_full(&mut facts, &backups);
     if imported == Imported::Counted {
         imported_fulls_count(repo, &mut facts)?;
     }

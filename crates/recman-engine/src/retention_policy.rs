@@ -134,3 +134,23 @@ pub fn wal_position(name: &str) -> Option<u64> {
     }
     u64::from_str_radix(&hex[8..], 16).ok()
 }
+
+/// For retention: a backup built directly on a PARTIAL one completes it, and the two restore
+/// as a whole base, so it counts as a full backup (a redundancy unit that keeps its parent).
+/// Without this a partial and its completion, having no full at their root, would both be
+/// obsolete.
+pub(crate) fn completing_counts_as_full(facts: &mut [BackupFacts], records: &[BackupRecord]) {
+    let partial: std::collections::HashSet<&str> = records
+        .iter()
+        .filter(|r| {
+            r.backup_type
+                .eq_ignore_ascii_case(crate::backup_types::PARTIAL)
+        })
+        .map(|r| r.id.as_str())
+        .collect();
+    for f in facts.iter_mut() {
+        if f.parent.as_deref().is_some_and(|p| partial.contains(p)) {
+            f.full = true;
+        }
+    }
+}
