@@ -135,6 +135,23 @@ pub(crate) fn write_private(path: &std::path::Path, data: &[u8]) -> std::io::Res
         .write_all(data)
 }
 
+/// How many names an error or notice lists before it says how many more there are.
+pub(crate) const LIST_CUT: usize = 5;
+
+/// `a, b, c (and N more)`.
+pub(crate) fn cut(names: &[String]) -> String {
+    let mut s = names
+        .iter()
+        .take(LIST_CUT)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > LIST_CUT {
+        s.push_str(&format!(" (and {} more)", names.len() - LIST_CUT));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

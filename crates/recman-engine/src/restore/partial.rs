@@ -216,7 +216,7 @@ fn not_found(name: &str, dbs: &[DbTuple]) -> EngineError {
     names.dedup();
     EngineError::NotFound(format!(
         "database {name} is not in the backup's pg_database (it has {}); hint: name one of those, or restore a backup taken after {name} was created",
-        super::plan::cut(&names)
+        crate::util::cut(&names)
     ))
 }
 

@@ -11,13 +11,11 @@ use crate::error::EngineError;
 use crate::manifest_io::load_manifest;
 use crate::pieces::Source;
 use crate::select::select_backup;
+use crate::util::cut;
 use recman_format::manifest::{BackupManifest, EntryKind};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// How many names an error or notice lists before it says how many more there are.
-pub(crate) const LIST_CUT: usize = 5;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct RestorePlan {
@@ -123,20 +121,6 @@ impl RestorePlan {
         }
         self.wal.check(&self.backup_id, allow_wal_gap)
     }
-}
-
-/// `a, b, c (and N more)`.
-pub(crate) fn cut(names: &[String]) -> String {
-    let mut s = names
-        .iter()
-        .take(LIST_CUT)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if names.len() > LIST_CUT {
-        s.push_str(&format!(" (and {} more)", names.len() - LIST_CUT));
-    }
-    s
 }
 
 /// Builds the plan for `opts`. Reads no piece and no WAL segment.

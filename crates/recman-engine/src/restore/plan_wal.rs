@@ -4,10 +4,10 @@
 //! backup set or second-tier copy holds.
 
 use super::RecoveryTarget;
-use super::plan::cut;
 use super::timeline::{ancestry, parse_segment, seg_name};
 use crate::context::Context;
 use crate::error::EngineError;
+use crate::util::cut;
 use recman_catalog::{CopyRecord, MediaStatus, WalRecord};
 use recman_format::manifest::BackupManifest;
 use recman_pg::Lsn;

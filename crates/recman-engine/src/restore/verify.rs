@@ -2,7 +2,7 @@
 //! (failing over to another copy as restore does) and every WAL segment of its range — and
 //! checks every chunk, every file's CRC and every piece against the manifest, writing nothing.
 
-use super::plan::{RestorePlan, cut, plan_restore};
+use super::plan::{RestorePlan, plan_restore};
 use super::plan_wal::{PlannedSegment, WalSource};
 use super::{RestoreOptions, files::Layout};
 use crate::context::Context;
@@ -10,6 +10,7 @@ use crate::error::EngineError;
 use crate::pieces::Source;
 use crate::pipeline::{NullSink, OpenPiece, Scan, Wording};
 use crate::progress::Progress;
+use crate::util::cut;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestEntry, ManifestPiece};
 use serde::Serialize;
 use std::collections::HashMap;
