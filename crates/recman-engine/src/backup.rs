@@ -674,7 +674,7 @@ fn run(
     if !over_limit.is_empty() {
         let list: Vec<String> = corrupt.iter().map(describe_corrupt).collect();
         return Err(EngineError::remedy(
-            crate::error::ErrorKind::Corrupt,
+            crate::ErrorKind::Corrupt,
             format!(
                 "backup {} failed: exceeded the limit of {} corrupt block(s) per file in {}; corrupt blocks: {}",
                 rec.id,
@@ -682,9 +682,9 @@ fn run(
                 crate::util::cut_list(&over_limit, ", "),
                 crate::util::cut_list(&list, "; ")
             ),
-            crate::action::Hint::new()
+            crate::Hint::new()
                 .text("repair the relation, or ")
-                .act(crate::action::Action::AcceptCorruptBlocks),
+                .act(crate::Action::AcceptCorruptBlocks),
         ));
     }
     wait_for_wal(ctx, session, &needed, opts.archive_timeout)?;

@@ -131,8 +131,7 @@ fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result
         // A WAL backup set of history files only has no LSN range; its manifest writes the
         // start there.
         stop_lsn: Some(lsn(&m.stop_lsn)?).filter(|_| {
-            !m.backup_type
-                .eq_ignore_ascii_case(crate::backup_types::ARCHIVELOG)
+            !m.backup_type.eq_ignore_ascii_case(crate::ARCHIVELOG)
                 || files().any(|e| e.path.len() == 24)
         }),
         timeline: m.timeline,
@@ -213,10 +212,7 @@ fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result
                 origin_type: o.origin_type.clone(),
             },
         )
-    } else if m
-        .backup_type
-        .eq_ignore_ascii_case(crate::backup_types::ARCHIVELOG)
-    {
+    } else if m.backup_type.eq_ignore_ascii_case(crate::ARCHIVELOG) {
         let held: Vec<(String, u32)> = files()
             .filter_map(|e| Some((e.path.clone(), e.set_no?)))
             .collect();

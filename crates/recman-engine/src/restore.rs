@@ -22,6 +22,7 @@ mod verify;
 mod writer;
 mod writes;
 
+pub(crate) use crate::manifest_io::load_manifest;
 pub use crate::recovery_target::RecoveryTarget;
 pub(crate) use chain::restore_chain;
 pub(crate) use confine::check_rel;

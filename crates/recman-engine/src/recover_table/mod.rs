@@ -191,7 +191,7 @@ fn run(
         inst.stop()?;
         rows.iter()
             .filter_map(|r| r.first().and_then(|v| v.parse::<u32>().ok()))
-            .filter(|n| *n >= crate::restore::FIRST_NORMAL_OBJECT_ID)
+            .filter(|n| *n >= crate::FIRST_NORMAL_OBJECT_ID)
             .collect::<std::collections::HashSet<u32>>()
     };
     std::fs::remove_dir_all(&work1).map_err(|e| EngineError::io("remove", &work1, e))?;
@@ -205,7 +205,7 @@ fn run(
     ));
     let wanted = |p: &str| {
         crate::restore::databases::db_of(p) == Some(db_oid)
-            && crate::restore::filenode_of(p).is_some_and(|n| filenodes.contains(&n))
+            && crate::filenode_of(p).is_some_and(|n| filenodes.contains(&n))
     };
     read_bytes += crate::restore::restore_more(ctx, &r2, &wanted, progress)?;
     restored_bytes += dir_bytes(&data).saturating_sub(rep1.bytes);
@@ -250,7 +250,7 @@ fn run(
         new_name: format!("{new_schema}.{new_table}"),
         target: opts.restore.target.to_string(),
         restored_bytes,
-        backup_bytes: crate::manifest_io::load_manifest(ctx, &rep1.backup_id)?
+        backup_bytes: crate::restore::load_manifest(ctx, &rep1.backup_id)?
             .entries
             .iter()
             .filter_map(|e| e.size)
