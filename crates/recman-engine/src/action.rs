@@ -1,10 +1,10 @@
 //! Remedies a hint names by what to do, not by how one front end spells it. The engine says
 //! "restore from another backup by its tag"; the CLI adds `--from-tag TAG`, the RMAN language
 //! `FROM TAG 'TAG'` ([`Spell`]). An error that names such a remedy is an
-//! [`EngineError::Remedy`](crate::EngineError::Remedy); its `Display` is the engine's words, and
-//! [`EngineError::render`](crate::EngineError::render) spells it for one front end.
+//! [`EngineError::Remedy`](crate::error::EngineError::Remedy); its `Display` is the engine's words, and
+//! [`EngineError::render`](crate::error::EngineError::render) spells it for one front end.
 
-use crate::ErrorKind;
+use recman_error::ErrorKind;
 use std::borrow::Cow;
 use std::fmt;
 

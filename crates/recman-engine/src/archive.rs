@@ -1,7 +1,7 @@
 //! WAL in and out of the repository, for archive_command and restore_command. Each WAL file is
 //! stored as a one-file piece: the same chunk checksums and compression as backups.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::pipeline::{OutputShape, SetWriter};
 use crate::util::{now_micros, wal_path};
 use recman_catalog::{DbRecord, Media, Repository, WalRecord};
@@ -14,15 +14,14 @@ mod ahead;
 mod batch;
 mod check;
 pub mod host;
+mod push;
 mod read;
 pub mod receive;
 mod seen;
 pub mod summary;
 pub use ahead::{Ahead, PUSH_DIR_NAME, PushAheadReport, PushLock, PushSpool, push_ahead};
-pub use batch::{
-    DEFAULT_PUSH_BATCH, PushBatchReport, PushOptions, archive_push, archive_push_batch,
-    default_parallel,
-};
+pub use batch::{DEFAULT_PUSH_BATCH, PushOptions, default_parallel};
+pub use push::{PushBatchReport, archive_push, archive_push_batch};
 pub(crate) use read::read_from_piece as read_file_from_piece;
 pub(crate) use read::{read_wal, read_wal_into};
 

@@ -1,6 +1,6 @@
 //! BACKUP ARCHIVELOG: archived WAL from the repository's archive into backup sets (RMAN's
 //! archived-log backup sets). The first step of BACKUP DATABASE PLUS ARCHIVELOG,
-//! archiving the current segment, is [`crate::archive_current`].
+//! archiving the current segment, is [`crate::archive::archive_current`].
 //!
 //! An archivelog backup is laid out like a database backup, so that crosscheck, validate,
 //! list, delete and `catalog start-with` need nothing special: pieces under
@@ -11,6 +11,7 @@
 //! needs. Once a WAL file is in an AVAILABLE set, archive-get can read it from there, which is
 //! what makes `--delete-input` and `delete archivelog all --backed-up N` safe.
 
+use crate::backup_types::ARCHIVELOG;
 use std::time::{Duration, Instant};
 
 use recman_catalog::{BackupRecord, BackupStatus, DbRecord, MediaStatus, Repository, WalRecord};
@@ -18,13 +19,11 @@ use recman_format::manifest::*;
 use recman_format::{Compression, PieceHeader, SetFile};
 use recman_pg::Lsn;
 
+use crate::error::EngineError;
 use crate::pipeline::{OutputShape, SetWriter};
-use crate::retention::wal_position;
+use crate::progress::Progress;
+use crate::retention_policy::wal_position;
 use crate::util::{backup_dir, hostname, now_micros, rfc3339};
-use crate::{EngineError, Progress};
-
-/// `backup_type` of a backup of archived WAL.
-pub const ARCHIVELOG: &str = "ARCHIVELOG";
 
 const CHUNK: usize = 1 << 20;
 /// Used for LSN bounds when no full-size segment tells the real one.

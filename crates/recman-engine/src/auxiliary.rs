@@ -19,7 +19,7 @@
 //!   half-recovered state, and lowered limits are never checked against the source's.
 //! - small `shared_buffers`, few connections: a scratch copy must not starve the host.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use std::net::TcpListener;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
@@ -239,7 +239,7 @@ impl Auxiliary {
         let out = self.run(cmd, "pg_ctl start")?;
         if !out.status.success() {
             return Err(EngineError::Failed {
-                kind: crate::ErrorKind::Io,
+                kind: crate::error::ErrorKind::Io,
                 message: format!(
                     "pg_ctl could not start the auxiliary instance in {}: {}; hint: see {}",
                     self.pgdata.display(),
@@ -269,7 +269,7 @@ impl Auxiliary {
             seen |= alive;
             if !alive && (seen || t0.elapsed() > Duration::from_secs(30)) {
                 return Err(EngineError::Failed {
-                    kind: crate::ErrorKind::Io,
+                    kind: crate::error::ErrorKind::Io,
                     message: format!(
                         "the auxiliary instance in {} stopped before it opened: {}; hint: see {}",
                         self.pgdata.display(),
@@ -354,7 +354,7 @@ impl Auxiliary {
             }
         }
         Err(EngineError::Failed {
-            kind: crate::ErrorKind::Io,
+            kind: crate::error::ErrorKind::Io,
             message: format!(
                 "could not stop the auxiliary instance in {}; hint: pg_ctl -D {} stop -m immediate",
                 self.pgdata.display(),

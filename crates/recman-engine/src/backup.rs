@@ -7,15 +7,21 @@ mod optimize;
 pub(crate) mod since;
 pub(crate) mod standby;
 
+use crate::backup_types::PARTIAL;
+use crate::pagecheck::describe_corrupt;
 use checks::{check_target, wait_for_wal};
 use entries::{LazyEntries, file_entry};
 pub(crate) use failed::explain_failed;
 
-use crate::channel::{ChannelShared, FileOutcome, Unit, run_channel};
+use crate::channel::run_channel;
+use crate::channel_shared::Unit;
+use crate::channel_shared::{ChannelShared, FileOutcome};
+use crate::context::Context;
+use crate::error::EngineError;
 use crate::io::{BufferPlan, IoSettings};
 use crate::plan::{PlanSettings, plan};
+use crate::progress::Progress;
 use crate::util::{backup_dir, hostname, now_micros, rfc3339};
-use crate::{Context, EngineError, Progress};
 use recman_catalog::IoStatRow;
 use recman_catalog::{BackupRecord, BackupStatus, CorruptBlock, PieceRecord};
 use recman_format::manifest::*;
@@ -24,10 +30,6 @@ use recman_pg::{Lsn, Session, WalName, wal_segments_between};
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-/// `backup_type` of a backup cut short by its DURATION window with PARTIAL: the sets finished
-/// in the window, never a base for restore by itself.
-pub const PARTIAL: &str = "PARTIAL";
 
 #[derive(Clone, Debug)]
 pub struct BackupOptions {
@@ -834,16 +836,6 @@ fn run(
         sustained_rate,
         memory_budget,
     })
-}
-
-pub(crate) fn describe_corrupt(c: &CorruptBlock) -> String {
-    match &c.relation {
-        Some(r) => format!(
-            "file {} block {} (relation {}): {}",
-            c.path, c.block, r, c.detail
-        ),
-        None => format!("file {} block {}: {}", c.path, c.block, c.detail),
-    }
 }
 
 /// A PARTIAL backup keeps only whole files: a file split in sections keeps none of them unless

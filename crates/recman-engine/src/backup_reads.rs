@@ -2,8 +2,10 @@
 //! written), and how much of it change tracking chose: recorded in the catalog and the
 //! manifest for `list backup`, and said in the backup's summary.
 
+use crate::context::Context;
+use crate::error::EngineError;
+use crate::progress::Progress;
 use crate::tracking::Tracking;
-use crate::{Context, EngineError, Progress};
 use recman_catalog::IoStatRow;
 use std::sync::atomic::Ordering;
 

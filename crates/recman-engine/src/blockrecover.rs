@@ -18,8 +18,10 @@ mod blockref;
 
 pub use blockref::BlockRef;
 
+use crate::context::Context;
+use crate::error::EngineError;
+use crate::progress::Progress;
 use crate::restore::{RecoveryTarget, RestoreOptions};
-use crate::{Context, EngineError, Progress};
 use recman_catalog::BlockRepair;
 use recman_page::BLCKSZ;
 use recman_pg::Lsn;

@@ -1,4 +1,4 @@
-use crate::EngineError;
+use crate::error::EngineError;
 use recman_catalog::{DbRecord, Repository};
 use std::path::{Path, PathBuf};
 

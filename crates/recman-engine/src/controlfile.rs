@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use recman_catalog::Repository;
 use recman_format::{Compression, PieceHeader, SetFile};
 
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::piece_format::{PieceFormat, PieceVars};
 use crate::pipeline::{OutputShape, SetWriter};
 use crate::util::now_micros;

@@ -4,9 +4,13 @@
 //! `copy.json` beside it is the manifest of the backup state the copy holds; restoring from the
 //! copy is a file copy, or a rename (`--switch-to-copy`) for the shortest recovery time.
 
-use crate::pipeline::{Failover, FileRef, ManifestFiles, NullSink, Scan, Sink, Wording, scan_from};
-use crate::restore::{Layout, load_manifest, restore_chain};
-use crate::{Context, EngineError, NoProgress, Progress};
+use crate::context::Context;
+use crate::error::EngineError;
+use crate::manifest_io::load_manifest;
+use crate::pipeline::stages::FileRef;
+use crate::pipeline::{Failover, ManifestFiles, NullSink, Scan, Sink, Wording, scan_from};
+use crate::progress::{NoProgress, Progress};
+use crate::restore::{Layout, restore_chain};
 use recman_catalog::BackupStatus;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestPiece};
 use std::collections::HashSet;

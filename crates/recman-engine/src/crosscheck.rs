@@ -3,10 +3,11 @@
 //! `verify` also reads it all and compares its checksums. Anything missing or damaged is
 //! EXPIRED, and a file found again is AVAILABLE again. Nothing is ever deleted here.
 
+use crate::piece_check::{null_scan, reason};
 use recman_catalog::{BackupStatus, DbRecord, MediaStatus, Repository};
 
-use crate::EngineError;
-use crate::pipeline::{AnyFile, NullSink, OpenPiece, Scan, Wording};
+use crate::error::EngineError;
+use crate::pipeline::{NullSink, OpenPiece};
 
 /// What a crosscheck found for one piece or WAL file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -151,34 +152,11 @@ fn check_wal(
     }
 }
 
-/// What crosscheck checks a piece against: its own records only (the catalog's figures are
-/// compared by the caller, in crosscheck's words).
-pub(crate) fn null_scan(rel: &str) -> Scan<'_> {
-    Scan {
-        rel,
-        piece: None,
-        files: &AnyFile,
-        wording: Wording::VALIDATE,
-        channel: 1,
-        set_no: None,
-    }
-}
-
 /// Reads every record of `piece` into a null sink; Err is the reason it is damaged.
 fn read_all(piece: OpenPiece, rel: &str) -> Result<crate::pipeline::Scanned, String> {
     piece
         .scan(&null_scan(rel), &mut [], &mut NullSink::default())
         .map_err(|e| format!("damaged: {}", reason(e)))
-}
-
-/// The format's own words for damage, as crosscheck has always reported it.
-pub(crate) fn reason(e: EngineError) -> String {
-    match e {
-        EngineError::Piece { source, .. } | EngineError::PieceFile { source, .. } => {
-            source.to_string()
-        }
-        e => e.to_string(),
-    }
 }
 
 fn open_sized(

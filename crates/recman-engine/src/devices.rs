@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use recman_catalog::Repository;
 use recman_media::Media;
 
-use crate::EngineError;
+use crate::error::EngineError;
 
 pub const DEVICE_TYPES: [&str; 3] = ["disk", "s3", "sbt"];
 

@@ -5,7 +5,10 @@
 //! a failed drill is as visible as a passed one.
 
 use crate::auxiliary::{self, Auxiliary};
-use crate::{Context, EngineError, Progress, RestoreOptions};
+use crate::context::Context;
+use crate::error::EngineError;
+use crate::progress::Progress;
+use crate::restore::RestoreOptions;
 use recman_catalog::DrillRecord;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -75,7 +78,7 @@ pub fn drill(
         None => std::env::temp_dir().join(format!(
             "recman-drill-{}-{}",
             ctx.db.name,
-            crate::unix_nanos(std::time::SystemTime::now())
+            crate::wal_prefetch::unix_nanos(std::time::SystemTime::now())
         )),
     };
     auxiliary::claim_dir(&dir)?;
@@ -142,7 +145,7 @@ fn run(
     // Tablespaces go inside the scratch directory, never to the source's locations.
     let prepared = crate::restore::plan_restore(ctx, &ro).and_then(|plan| {
         m.backup_id = Some(plan.backup_id.clone());
-        let manifest = crate::restore::load_manifest(ctx, &plan.backup_id)?;
+        let manifest = crate::manifest_io::load_manifest(ctx, &plan.backup_id)?;
         for line in manifest.tablespace_map.lines() {
             if let Some(oid) = line.split(' ').next().filter(|o| !o.is_empty()) {
                 ro.tablespace_map
@@ -159,7 +162,7 @@ fn run(
         }
     };
     let t0 = Instant::now();
-    let restored = match crate::restore_database(ctx, &ro, progress) {
+    let restored = match crate::restore::restore_database(ctx, &ro, progress) {
         Ok(r) => r,
         Err(e) => {
             cleanup(None);

@@ -10,10 +10,12 @@ use std::io::Read;
 use recman_catalog::CopyRecord;
 use recman_format::FOOTER_LEN;
 
+use crate::context::Context;
+use crate::error::EngineError;
 use crate::piece_format::{PieceFormat, PieceVars};
 use crate::pipeline::{ObjectWriter, OutputShape};
+use crate::progress::Progress;
 use crate::util::now_micros;
-use crate::{Context, EngineError, Progress};
 
 /// Most copies of a piece, as in RMAN.
 pub const MAX_COPIES: u32 = 4;

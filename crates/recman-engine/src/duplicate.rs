@@ -5,7 +5,10 @@
 //! the directory; the DBA starts it (pg_ctl -D DIR start), as after a restore.
 
 use crate::auxiliary::{append_settings, pick_port};
-use crate::{Context, EngineError, Progress, RecoveryTarget, RestoreOptions, RestoreReport};
+use crate::context::Context;
+use crate::error::EngineError;
+use crate::progress::Progress;
+use crate::restore::{RecoveryTarget, RestoreOptions, RestoreReport};
 
 #[derive(Clone, Debug)]
 pub struct StandbyOptions {
@@ -51,7 +54,7 @@ pub fn duplicate(
     }
     // Before anything is written: a taken port is refused, not found when the copy starts.
     let port = pick_port(opts.port)?;
-    let restore = crate::restore_database(ctx, &opts.restore, progress)?;
+    let restore = crate::restore::restore_database(ctx, &opts.restore, progress)?;
     let pgdata = &opts.restore.to;
     let mut settings = vec![
         format!("port = {port}"),

@@ -5,6 +5,10 @@
 
 use std::time::Duration;
 
+/// A change-tracking answer's block lists, spelt out here so that this leaf of test hooks
+/// imports nothing of the engine (tracking.rs names the same type).
+type BlockLists = std::collections::HashMap<recman_pg::walsummary::ForkKey, Vec<u32>>;
+
 /// `RECMAN_FAULT_SLOW_READ=<path substring>:<milliseconds>` makes every read of matching files
 /// complete that much later: a slow device for tests of the statistics, and a backup (data
 /// files), restore (pieces: each record of a matching piece waits) or second-tier copy (each
@@ -66,7 +70,7 @@ pub fn test_build() -> bool {
 /// every relation with that relfilenode from a level 1's change-tracking answer, as if one
 /// summary had lost it: the mutation the change-tracking tests must catch.
 #[cfg(feature = "fault-injection")]
-pub(crate) fn drop_tracked_block(blocks: &mut crate::tracking::BlockLists) {
+pub(crate) fn drop_tracked_block(blocks: &mut BlockLists) {
     let Some((rel, block)) = std::env::var("RECMAN_FAULT_TRACKING_DROP")
         .ok()
         .and_then(|v| {
@@ -84,4 +88,4 @@ pub(crate) fn drop_tracked_block(blocks: &mut crate::tracking::BlockLists) {
 }
 
 #[cfg(not(feature = "fault-injection"))]
-pub(crate) fn drop_tracked_block(_: &mut crate::tracking::BlockLists) {}
+pub(crate) fn drop_tracked_block(_: &mut BlockLists) {}

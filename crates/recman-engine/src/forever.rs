@@ -5,7 +5,8 @@
 //! without reading the database. Restores then walk at most N days of level 1s, and
 //! retention can let the old chain go.
 
-use crate::{Context, EngineError};
+use crate::context::Context;
+use crate::error::EngineError;
 use recman_catalog::BackupStatus;
 
 /// The catalog key of the setting.

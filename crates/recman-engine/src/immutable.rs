@@ -6,8 +6,8 @@ use chrono::{DateTime, Duration, Utc};
 use recman_catalog::Repository;
 use recman_media::Retention;
 
-use crate::EngineError;
-use crate::retention::{RetentionPolicy, wal_position};
+use crate::error::EngineError;
+use crate::retention_policy::{RetentionPolicy, wal_position};
 
 /// How far ahead KEEP FOREVER locks: Object Lock has no "forever", and a century outlives
 /// any backup that matters.

@@ -20,10 +20,11 @@ mod restore;
 mod validate;
 mod wal;
 
+pub use crate::backup_types::FOREIGN;
 pub use copy::{CopiedBackup, copy_imported};
 pub use error::ImportError;
 pub use recman_format::manifest::EntryKind;
-pub use record::{FOREIGN, ImportOptions, ImportReport, ImportedBackup, import};
+pub use record::{ImportOptions, ImportReport, ImportedBackup, import};
 pub(crate) use restore::restore_foreign;
 pub(crate) use validate::validate_foreign;
 pub(crate) use wal::{ForeignKnown, read_foreign_wal};
@@ -105,7 +106,7 @@ pub(crate) trait Opened: Sync {
     }
     /// Hands each file of stream `k` that [`Opened::entries`] lists to `each`, in stored
     /// order, its content checked as [`Opened::open`] checks it.
-    fn visit(&self, k: usize, each: &mut Visit<'_>) -> Result<(), crate::EngineError> {
+    fn visit(&self, k: usize, each: &mut Visit<'_>) -> Result<(), crate::error::EngineError> {
         let _ = (k, each);
         Err(crate::EngineError::Invalid(format!(
             "{} is not stored in streams",
@@ -116,7 +117,7 @@ pub(crate) trait Opened: Sync {
 
 /// What [`Opened::visit`] calls for each file, with a reader of its checked content.
 pub(crate) type Visit<'a> =
-    dyn FnMut(&ForeignEntry, &mut dyn Read) -> Result<(), crate::EngineError> + 'a;
+    dyn FnMut(&ForeignEntry, &mut dyn Read) -> Result<(), crate::error::EngineError> + 'a;
 
 /// Opens the origin of the newest backup of `chain` (a chain of imported backups, oldest
 /// first, as the restore plan gives it).

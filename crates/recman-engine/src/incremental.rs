@@ -6,8 +6,9 @@
 //! truncation and extension are restored; a file missing from the newest manifest is not
 //! restored at all, which is how drops are replayed.
 
-use crate::restore::load_manifest;
-use crate::{Context, EngineError};
+use crate::context::Context;
+use crate::error::EngineError;
+use crate::manifest_io::load_manifest;
 use recman_catalog::BackupStatus;
 use recman_format::manifest::{BackupManifest, EntryKind};
 use recman_pg::Lsn;
@@ -123,15 +124,15 @@ pub fn chain(ctx: &Context, newest: BackupManifest) -> Result<Vec<BackupManifest
         let status = ctx.repo.catalog().backup(&parent)?.map(|b| b.status);
         if status != Some(BackupStatus::Available) {
             return Err(EngineError::remedy(
-                crate::ErrorKind::NotFound,
+                crate::error::ErrorKind::NotFound,
                 format!(
                     "backup {} needs its parent {parent}, which is {}",
                     chain.last().map(|m| m.backup_id.as_str()).unwrap_or(""),
                     status.map(|s| s.as_str()).unwrap_or("missing")
                 ),
-                crate::Hint::new()
+                crate::action::Hint::new()
                     .act_as(
-                        crate::Action::RestoreFromTag,
+                        crate::action::Action::RestoreFromTag,
                         "restore from an older complete chain by its tag",
                     )
                     .text(", or crosscheck the repository"),

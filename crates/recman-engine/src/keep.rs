@@ -2,8 +2,8 @@
 //! while the keep lasts, nor the archived WAL from their start to their stop that makes them
 //! consistent. The keep is a catalog setting per backup, so older catalogs need no migration.
 
-use crate::EngineError;
-use crate::retention::{Obsolete, wal_position};
+use crate::error::EngineError;
+use crate::retention_policy::{Obsolete, wal_position};
 use recman_catalog::{BackupRecord, Repository};
 
 fn key(backup_id: &str) -> String {

@@ -3,16 +3,21 @@
 //! here with plain option values; nothing in this crate prints.
 
 mod action;
+mod agent_sql;
+mod aligned;
 mod archive;
 mod archivelog;
 pub mod auxiliary;
 mod backup;
 mod backup_reads;
+mod backup_types;
 pub mod blockrecover;
 mod channel;
+mod channel_shared;
 mod context;
 pub mod controlfile;
 pub mod copy;
+mod cpu;
 mod crosscheck;
 pub mod devices;
 pub mod drill;
@@ -27,19 +32,26 @@ mod incremental;
 pub mod io;
 pub mod keep;
 mod manifest_io;
+mod pacer;
 mod pagecheck;
+mod piece_check;
 pub mod piece_format;
 mod pieces;
 mod pipeline;
 pub mod plan;
 pub mod plan_cap;
 mod progress;
+mod read_at;
+mod read_mode;
 mod rebuild;
 pub mod recover_table;
+mod recovery_target;
 mod register;
+pub mod residency;
 mod restore;
 pub mod restore_point;
 pub mod retention;
+mod retention_policy;
 mod scan;
 mod secondtier;
 mod select;
@@ -59,6 +71,8 @@ mod validate_backup;
 mod wal_prefetch;
 pub mod window;
 
+pub use crate::backup_types::ARCHIVELOG;
+pub use crate::retention_policy::{Obsolete, RetentionPolicy};
 pub use action::{Action, Hint, HintPart, Remedy, Spell, Words};
 pub use archive::host as archive_host;
 pub use archive::receive;
@@ -68,7 +82,7 @@ pub use archive::{
     PushAheadReport, PushBatchReport, PushLock, PushOptions, PushSpool, archive_current,
     archive_get, archive_push, archive_push_batch, default_parallel, is_segment_name, push_ahead,
 };
-pub use archivelog::{ARCHIVELOG, ArchivelogOptions, ArchivelogReport, backup_archivelog};
+pub use archivelog::{ArchivelogOptions, ArchivelogReport, backup_archivelog};
 pub use backup::{BackupOptions, BackupReport, backup_database};
 pub use context::{Context, open_repository, resolve_database};
 pub use crosscheck::{
@@ -91,7 +105,7 @@ pub use restore::{
     Through, dest as restore_dest, dest_remote as restore_dest_remote,
     dest_serve as restore_dest_serve, quote_shell, restore_database_on,
 };
-pub use retention::{DeleteReport, Imported, Obsolete, RetentionPolicy};
+pub use retention::{DeleteReport, Imported};
 pub use scan::{Scan, ScannedFile, scan_data_dir};
 pub use secondtier::{CopyReport, backup_backupsets, backup_recovery_area, copy_backup_between};
 pub use select::select_backup;

@@ -4,8 +4,10 @@
 //! carries an HMAC under that key, bound to the manifest's object name. A manifest that fails
 //! is named with what failed.
 
-use crate::EngineError;
+use crate::context::Context;
+use crate::error::EngineError;
 use recman_catalog::Repository;
+use recman_format::manifest::BackupManifest;
 use recman_format::seal::{MacFor, SealError, read_sealed_with, write_sealed_with};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -25,7 +27,7 @@ pub(crate) fn write<W: Write, T: Serialize>(
             EngineError::io("write manifest", rel, e)
         } else {
             EngineError::Failed {
-                kind: crate::ErrorKind::of_io(&e),
+                kind: crate::error::ErrorKind::of_io(&e),
                 message: format!("cannot write manifest {rel}: {e}"),
             }
         }
@@ -50,4 +52,25 @@ pub(crate) fn read<T: DeserializeOwned>(
         )),
         e => EngineError::Corrupt(format!("{what} cannot be trusted: {e}; hint: {hint}")),
     })
+}
+
+/// Reads and checks one backup's manifest from the repository.
+pub(crate) fn load_manifest(ctx: &Context, backup_id: &str) -> Result<BackupManifest, EngineError> {
+    let rel = recman_catalog::layout::manifest(&ctx.db.name, backup_id);
+    let path = format!("{}/{rel}", ctx.repo.location());
+    let bytes = ctx.repo.media().get(&rel)?;
+    let m: BackupManifest = crate::manifest_io::read(
+        &ctx.repo,
+        &bytes,
+        &rel,
+        &format!("backup manifest {path} (backup {backup_id})"),
+        "restore from another backup with --from-tag",
+    )?;
+    if m.version > recman_format::manifest::MANIFEST_VERSION {
+        return Err(EngineError::Invalid(format!(
+            "backup manifest {path} has version {}, newer than this recman understands; hint: upgrade recman",
+            m.version
+        )));
+    }
+    Ok(m)
 }

@@ -3,7 +3,8 @@
 //! at that very moment; only a page that still fails, and that is older than the backup
 //! start, counts as corrupt.
 
-use crate::source::ReadAt;
+use crate::read_at::ReadAt;
+use recman_catalog::CorruptBlock;
 use recman_page::{BLCKSZ, PageFault, RelFile};
 
 const REREADS: usize = 3;
@@ -66,7 +67,7 @@ pub fn check_chunk(
         let mut passed = false;
         if let Some(f) = file {
             // Aligned, because the file may be open with O_DIRECT.
-            let mut again_buf = crate::io::AlignedBuf::new(BLCKSZ);
+            let mut again_buf = crate::aligned::AlignedBuf::new(BLCKSZ);
             let again = again_buf.as_mut_slice();
             let at = file_offset + (i * BLCKSZ) as u64;
             for _ in 0..REREADS {
@@ -139,7 +140,7 @@ pub fn read_full_at(
             // an O_DIRECT file means its end (the kernel refuses the unaligned request).
             Err(e)
                 if e.raw_os_error() == Some(libc::EINVAL)
-                    && !at.is_multiple_of(crate::io::ALIGN as u64) =>
+                    && !at.is_multiple_of(crate::aligned::ALIGN as u64) =>
             {
                 break;
             }
@@ -147,4 +148,15 @@ pub fn read_full_at(
         }
     }
     Ok(done)
+}
+
+/// A corrupt block as reports name it: its file, block, relation when known, and what failed.
+pub(crate) fn describe_corrupt(c: &CorruptBlock) -> String {
+    match &c.relation {
+        Some(r) => format!(
+            "file {} block {} (relation {}): {}",
+            c.path, c.block, r, c.detail
+        ),
+        None => format!("file {} block {}: {}", c.path, c.block, c.detail),
+    }
 }

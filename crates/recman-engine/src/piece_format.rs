@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::EngineError;
+use crate::error::EngineError;
 
 /// The prefix of a device that is a FORMAT directory (`disk:/srv/backup`).
 pub const DIR_DEVICE_PREFIX: &str = "disk:";

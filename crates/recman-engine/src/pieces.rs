@@ -7,8 +7,8 @@ use std::sync::Arc;
 use recman_catalog::Repository;
 use recman_media::{Media, MediaReader};
 
-use crate::EngineError;
 use crate::devices;
+use crate::error::EngineError;
 
 /// One place an object can be read from.
 #[derive(Clone, Debug)]

@@ -11,9 +11,10 @@ use recman_catalog::{BackupRecord, BackupStatus, CorruptBlock, DbRecord, PieceRe
 use recman_format::manifest::{BackupManifest, EntryKind, MANIFEST_FORMAT};
 use recman_pg::Lsn;
 
-use crate::EngineError;
-use crate::crosscheck::{null_scan, reason};
-use crate::pipeline::{FileRef, NullSink, OpenPiece, Sink};
+use crate::error::EngineError;
+use crate::piece_check::{null_scan, reason};
+use crate::pipeline::stages::FileRef;
+use crate::pipeline::{NullSink, OpenPiece, Sink};
 use recman_format::seal::ContentMac;
 
 /// What a rebuild found and did.

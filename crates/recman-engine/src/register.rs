@@ -1,13 +1,10 @@
 //! REGISTER DATABASE: the target cluster recorded in the catalog, after checking that the
 //! data directory and the server are the same cluster.
 
-use crate::EngineError;
+use crate::agent_sql::PING_SQL;
+use crate::error::EngineError;
 use recman_catalog::{DbRecord, Repository};
 use std::path::Path;
-
-/// The statement register sends to see the session works (also through an agent, which runs
-/// only statements it knows).
-pub(crate) const PING_SQL: &str = "select 1";
 
 /// Registers the server at `conninfo` (libpq's defaults when None) under `name`. With
 /// `pgdata`, its pg_control must carry the server's system identifier: a data directory of

@@ -17,12 +17,13 @@ mod partial;
 mod plan;
 mod plan_wal;
 mod recovery;
-mod target;
 mod timeline;
 mod verify;
 mod writer;
 mod writes;
 
+pub(crate) use crate::manifest_io::load_manifest;
+pub use crate::recovery_target::RecoveryTarget;
 pub(crate) use chain::restore_chain;
 pub(crate) use confine::check_rel;
 pub(crate) use files::{Layout, apply_metadata, make_entries};
@@ -31,11 +32,11 @@ pub use plan::{Estimate, PlannedBackup, PlannedCopy, PlannedPiece, RestorePlan, 
 pub use plan_wal::{PlannedSegment, TimelineSpan, WalPlan, WalSource};
 pub use recovery::quote_shell;
 pub(crate) use recovery::write_recovery;
-pub use target::RecoveryTarget;
 pub use verify::{RestoreValidateReport, Verified, validate_restore};
 
-use crate::{Context, EngineError, Progress};
-use recman_format::manifest::BackupManifest;
+use crate::context::Context;
+use crate::error::EngineError;
+use crate::progress::Progress;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -83,26 +84,6 @@ pub struct RestoreReport {
     pub elapsed: Duration,
     pub to: PathBuf,
     pub recovery_settings: Vec<String>,
-}
-
-pub(crate) fn load_manifest(ctx: &Context, backup_id: &str) -> Result<BackupManifest, EngineError> {
-    let rel = recman_catalog::layout::manifest(&ctx.db.name, backup_id);
-    let path = format!("{}/{rel}", ctx.repo.location());
-    let bytes = ctx.repo.media().get(&rel)?;
-    let m: BackupManifest = crate::manifest_io::read(
-        &ctx.repo,
-        &bytes,
-        &rel,
-        &format!("backup manifest {path} (backup {backup_id})"),
-        "restore from another backup with --from-tag",
-    )?;
-    if m.version > recman_format::manifest::MANIFEST_VERSION {
-        return Err(EngineError::Invalid(format!(
-            "backup manifest {path} has version {}, newer than this recman understands; hint: upgrade recman",
-            m.version
-        )));
-    }
-    Ok(m)
 }
 
 pub fn restore_database(

@@ -2,7 +2,8 @@
 //! with the name's LSN and time kept in the catalog's settings so a restore can pick the
 //! newest backup that ends before the point without reading the WAL.
 
-use crate::{Context, EngineError};
+use crate::context::Context;
+use crate::error::EngineError;
 use recman_pg::Lsn;
 
 /// The catalog setting that holds a point's "LSN MICROS"; per database, since two clusters

@@ -7,143 +7,16 @@
 //! only segments at or after the one holding its start LSN. So once the kept backups are
 //! known, every segment before the oldest kept start is unneeded, on every timeline.
 
+pub use crate::retention_policy::{
+    BackupFacts, MICROS_PER_DAY, Obsolete, RetentionPolicy, wal_position,
+};
 use std::collections::{HashMap, HashSet};
-use std::fmt;
-use std::str::FromStr;
 
 use recman_catalog::{
     BackupRecord, BackupStatus, DeleteKind, MediaStatus, PendingDelete, Repository, WalRecord,
 };
 
-use crate::EngineError;
-
-pub const MICROS_PER_DAY: i64 = 86_400_000_000;
-
-/// A retention policy. The recovery window is kept in microseconds: the command line takes
-/// days, fractions allowed (RMAN takes whole days only; fractions make short windows testable).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RetentionPolicy {
-    None,
-    Redundancy(u32),
-    RecoveryWindow { micros: i64 },
-}
-
-impl Default for RetentionPolicy {
-    fn default() -> Self {
-        RetentionPolicy::Redundancy(1)
-    }
-}
-
-impl fmt::Display for RetentionPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RetentionPolicy::None => f.write_str("none"),
-            RetentionPolicy::Redundancy(n) => write!(f, "redundancy {n}"),
-            RetentionPolicy::RecoveryWindow { micros } => {
-                let days = *micros as f64 / MICROS_PER_DAY as f64;
-                write!(f, "recovery-window {days}")
-            }
-        }
-    }
-}
-
-impl FromStr for RetentionPolicy {
-    type Err = EngineError;
-
-    /// Parses `none`, `redundancy N` (N ≥ 1) or `recovery-window DAYS` (DAYS > 0).
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let words: Vec<&str> = s.split_whitespace().collect();
-        let bad = || {
-            EngineError::Invalid(format!(
-                "retention policy {s:?} is not valid; hint: use `redundancy N`, `recovery-window DAYS` or `none`"
-            ))
-        };
-        match words.as_slice() {
-            ["none"] => Ok(RetentionPolicy::None),
-            ["redundancy", n] => match n.parse::<u32>() {
-                Ok(n) if n >= 1 => Ok(RetentionPolicy::Redundancy(n)),
-                _ => Err(bad()),
-            },
-            ["recovery-window", d] => match d.parse::<f64>() {
-                Ok(d) if d > 0.0 && d.is_finite() && d < 100_000.0 => {
-                    Ok(RetentionPolicy::RecoveryWindow {
-                        micros: (d * MICROS_PER_DAY as f64).round() as i64,
-                    })
-                }
-                _ => Err(bad()),
-            },
-            _ => Err(bad()),
-        }
-    }
-}
-
-/// What retention needs to know of one backup. `parent` is the backup an incremental applies
-/// on (none for a full): a kept incremental keeps its whole chain.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BackupFacts {
-    pub id: String,
-    pub status: BackupStatus,
-    /// Only full backups count as redundancy units and as window bases.
-    pub full: bool,
-    pub parent: Option<String>,
-    /// Position of the WAL segment holding the start LSN (see [`wal_position`]).
-    pub start_pos: u64,
-    /// Unix microseconds at which the backup became consistent; None if it never did.
-    pub stop_time: Option<i64>,
-    /// For a backup of archived WAL (never a base): the positions of the first and last
-    /// segment it holds.
-    pub wal_range: Option<(u64, u64)>,
-}
-
-impl BackupFacts {
-    pub fn from_record(b: &BackupRecord) -> BackupFacts {
-        BackupFacts {
-            id: b.id.clone(),
-            status: b.status,
-            // A level 0 is a full backup that level 1s may apply on.
-            full: b.backup_type.eq_ignore_ascii_case("FULL")
-                || b.backup_type.eq_ignore_ascii_case("LEVEL0"),
-            parent: None,
-            start_pos: wal_position(&b.start_wal).unwrap_or(0),
-            stop_time: b.stop_time,
-            wal_range: b
-                .backup_type
-                .eq_ignore_ascii_case(crate::ARCHIVELOG)
-                .then(|| {
-                    let first = wal_position(&b.start_wal).unwrap_or(0);
-                    let last = b
-                        .stop_wal
-                        .as_deref()
-                        .and_then(wal_position)
-                        .unwrap_or(first);
-                    (first, last)
-                }),
-        }
-    }
-}
-
-/// What a policy finds obsolete, and what it keeps.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Obsolete {
-    /// Obsolete backups, oldest first.
-    pub backups: Vec<String>,
-    /// Obsolete archived WAL files, by name.
-    pub wal: Vec<String>,
-    /// AVAILABLE backups the policy keeps.
-    pub kept: Vec<String>,
-    /// Archived WAL at or after this position is kept; None: all of it is.
-    pub wal_floor: Option<u64>,
-}
-
-/// The position of a WAL segment, backup-history or partial file: its log and segment hex
-/// digits. None for a timeline history file or a foreign name.
-pub fn wal_position(name: &str) -> Option<u64> {
-    let hex = name.get(..24)?;
-    if !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
-        return None;
-    }
-    u64::from_str_radix(&hex[8..], 16).ok()
-}
+use crate::error::EngineError;
 
 /// Applies `policy` at time `now` (unix microseconds) to a database's backups and archived WAL
 /// names. Pure: the same facts always give the same answer.
@@ -307,7 +180,7 @@ pub fn obsolete_in_catalog(
             f
         })
         .collect();
-    crate::backup::since::completing_counts_as_full(&mut facts, &backups);
+    crate::retention_policy::completing_counts_as_full(&mut facts, &backups);
     if imported == Imported::Counted {
         imported_fulls_count(repo, &mut facts)?;
     }
@@ -347,7 +220,7 @@ fn imported_fulls_count(repo: &Repository, facts: &mut [BackupFacts]) -> Result<
 fn keep_imported(backups: &[BackupRecord], obs: &mut Obsolete) {
     let imported: HashSet<String> = backups
         .iter()
-        .filter(|b| b.backup_type == crate::import::FOREIGN)
+        .filter(|b| b.backup_type == crate::backup_types::FOREIGN)
         .map(|b| b.id.clone())
         .collect();
     let floor = backups
@@ -377,7 +250,9 @@ pub fn parent_of(repo: &Repository, db_name: &str, b: &BackupRecord) -> Option<S
     struct Parent {
         parent: Option<String>,
     }
-    if b.backup_type.eq_ignore_ascii_case(crate::ARCHIVELOG) {
+    if b.backup_type
+        .eq_ignore_ascii_case(crate::backup_types::ARCHIVELOG)
+    {
         return None;
     }
     let rel = recman_catalog::layout::manifest(db_name, &b.id);
@@ -425,7 +300,7 @@ pub fn delete_objects(
         let foreign = repo
             .catalog()
             .backup(id)?
-            .is_some_and(|b| b.backup_type == crate::import::FOREIGN);
+            .is_some_and(|b| b.backup_type == crate::backup_types::FOREIGN);
         if foreign {
             imported.extend(repo.catalog().foreign_backup(id)?);
         }

@@ -1,7 +1,7 @@
 //! Lists what an online backup copies: every file of the data directory and of every
 //! tablespace, minus what PostgreSQL rebuilds or never needs (see recman_page::exclusion).
 
-use crate::EngineError;
+use crate::error::EngineError;
 use recman_format::manifest::{EntryKind, ManifestEntry};
 use recman_page::{Exclusion, Fork, RelFile};
 use std::collections::HashSet;

@@ -8,9 +8,11 @@ use std::io::Read;
 use recman_catalog::{BackupStatus, CopyRecord};
 use recman_format::FOOTER_LEN;
 
+use crate::context::Context;
+use crate::error::EngineError;
 use crate::pipeline::{ObjectWriter, OutputShape};
+use crate::progress::Progress;
 use crate::util::now_micros;
-use crate::{Context, EngineError, Progress};
 
 /// What a second-tier command copied.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -1,8 +1,9 @@
 //! Which backup a restore starts from: the newest AVAILABLE one that is consistent before the
 //! recovery target (RMAN's "least media recovery" rule).
 
+use crate::error::EngineError;
+use crate::recovery_target::RecoveryTarget;
 use crate::util::rfc3339;
-use crate::{EngineError, RecoveryTarget};
 use recman_catalog::{BackupRecord, BackupStatus};
 use recman_pg::Lsn;
 
@@ -16,10 +17,16 @@ pub fn select_backup<'a>(
         .iter()
         .filter(|b| b.status == BackupStatus::Available)
         // A backup of archived WAL holds no data files: never a base to restore from.
-        .filter(|b| !b.backup_type.eq_ignore_ascii_case(crate::ARCHIVELOG))
+        .filter(|b| {
+            !b.backup_type
+                .eq_ignore_ascii_case(crate::backup_types::ARCHIVELOG)
+        })
         // A backup cut short by its DURATION window lacks files: only a later backup that
         // completes it (its child) is a base.
-        .filter(|b| !b.backup_type.eq_ignore_ascii_case(crate::backup::PARTIAL))
+        .filter(|b| {
+            !b.backup_type
+                .eq_ignore_ascii_case(crate::backup_types::PARTIAL)
+        })
         .filter(|b| tag.as_ref().is_none_or(|t| &b.tag == t))
         .collect();
     if usable.is_empty() {

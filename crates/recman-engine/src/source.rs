@@ -17,22 +17,10 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::EngineError;
-use crate::io::ReadMode;
+use crate::error::EngineError;
+pub use crate::read_at::ReadAt;
+use crate::read_mode::ReadMode;
 use crate::scan::Scan;
-
-/// Positioned reads: what page re-reads and the I/O engines need of a file.
-pub trait ReadAt {
-    /// Up to `buf.len()` bytes at `off`; fewer only at the end of the file (or a short read
-    /// the caller repeats).
-    fn read_at(&self, buf: &mut [u8], off: u64) -> io::Result<usize>;
-}
-
-impl ReadAt for File {
-    fn read_at(&self, buf: &mut [u8], off: u64) -> io::Result<usize> {
-        FileExt::read_at(self, buf, off)
-    }
-}
 
 /// An open file of a source.
 #[derive(Clone)]
@@ -76,7 +64,7 @@ pub trait DataSource: Send + Sync {
     /// The path a file of the backup's namespace (`rel`) is opened by and named by in
     /// messages.
     fn path_of(&self, rel: &str) -> PathBuf;
-    /// Every file and directory an online backup copies (see [`crate::scan_data_dir`]).
+    /// Every file and directory an online backup copies (see [`crate::scan::scan_data_dir`]).
     fn scan(&self) -> Result<Scan, EngineError>;
     /// PG_VERSION and pg_control, read where the directory is.
     fn facts(&self) -> Result<recman_pg::DataDirFacts, EngineError>;
@@ -137,7 +125,7 @@ pub(crate) fn open_local(
     let direct = match reads {
         ReadMode::Buffered => false,
         ReadMode::Direct => true,
-        ReadMode::Auto => !crate::io::residency::mostly_cached(&f, start, end),
+        ReadMode::Auto => !crate::residency::mostly_cached(&f, start, end),
     };
     let direct = direct && set_direct(&f)?;
     Ok((f, direct))
@@ -204,7 +192,10 @@ impl DataSource for LocalSource {
 
 /// The source a command on `ctx` reads the cluster from: the agent the database was
 /// registered with (`register database --agent URL`), else the data directory given.
-pub fn of_context(ctx: &crate::Context, what: &str) -> Result<Box<dyn DataSource>, EngineError> {
+pub fn of_context(
+    ctx: &crate::context::Context,
+    what: &str,
+) -> Result<Box<dyn DataSource>, EngineError> {
     if let Some(url) = ctx.repo.catalog().db_agent(ctx.db.id)? {
         let tls = ctx.tls.as_ref().ok_or_else(|| {
             EngineError::Invalid(format!(
@@ -226,7 +217,7 @@ pub fn of_context(ctx: &crate::Context, what: &str) -> Result<Box<dyn DataSource
 /// else, for a cluster read through its agent, the agent's own session to it (the backup
 /// host needs no route to PostgreSQL), else libpq with its defaults.
 pub fn server_session(
-    ctx: &crate::Context,
+    ctx: &crate::context::Context,
     source: &dyn DataSource,
 ) -> Result<recman_pg::Session, EngineError> {
     if ctx.conninfo.is_none()
@@ -239,7 +230,9 @@ pub fn server_session(
 }
 
 /// The agent database `ctx.db` was registered with, connected; None when it reads locally.
-pub fn registered_agent(ctx: &crate::Context) -> Result<Option<Box<dyn DataSource>>, EngineError> {
+pub fn registered_agent(
+    ctx: &crate::context::Context,
+) -> Result<Option<Box<dyn DataSource>>, EngineError> {
     if ctx.repo.catalog().db_agent(ctx.db.id)?.is_none() {
         return Ok(None);
     }

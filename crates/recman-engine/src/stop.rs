@@ -4,7 +4,7 @@
 //! [`EngineError::Stopped`], so each command cleans up what it had begun (its job recorded
 //! FAILED, its partial objects removed) instead of dying half-way.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 

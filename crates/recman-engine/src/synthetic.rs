@@ -4,11 +4,13 @@
 //! written as ordinary pieces; the result stands for the same point in time as the chain's
 //! newest backup and is itself a parent for later level 1s.
 
+use crate::context::Context;
+use crate::error::EngineError;
 use crate::incremental::chain;
+use crate::manifest_io::load_manifest;
 use crate::pipeline::{OutputShape, SetWriter};
-use crate::restore::load_manifest;
+use crate::progress::Progress;
 use crate::util::{backup_dir, now_micros};
-use crate::{Context, EngineError, Progress};
 use recman_catalog::{BackupRecord, BackupStatus};
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestSet};
 use recman_format::{ChunkLoc, Compression, PieceHeader, SetFile, read_chunk_at, read_index};

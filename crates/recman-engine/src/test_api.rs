@@ -3,9 +3,10 @@
 //! the one set writer, and read it back through the one scanner the way restore or validate
 //! does, on any `Media` (the test kit's in-memory driver needs no disk and no binary).
 
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::pipeline::scanner::Expect;
-use crate::pipeline::{FileRef, OpenPiece, OutputShape, Scan, SetWriter, Sink, Wording};
+use crate::pipeline::stages::FileRef;
+use crate::pipeline::{OpenPiece, OutputShape, Scan, SetWriter, Sink, Wording};
 use recman_format::PieceHeader;
 use recman_media::Media;
 use std::collections::BTreeMap;

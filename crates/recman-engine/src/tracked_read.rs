@@ -4,8 +4,8 @@
 //! the same pages a scan would keep, found without reading the rest. The channel calls it
 //! for such files before it starts its multiplexed reads of the others.
 
-use crate::EngineError;
-use crate::channel::{ChannelShared, FileOutcome};
+use crate::channel_shared::{ChannelShared, FileOutcome};
+use crate::error::EngineError;
 use crate::io::IoCounters;
 use crate::pagecheck::{PageVerdicts, check_chunk};
 use crate::pipeline::SetOut;
@@ -70,7 +70,11 @@ pub(crate) fn read_file(
         vanished,
     };
     let source = sh.source_of(t.index);
-    let file = match source.open(&path, crate::io::ReadMode::Buffered, crate::source::WHOLE) {
+    let file = match source.open(
+        &path,
+        crate::read_mode::ReadMode::Buffered,
+        crate::source::WHOLE,
+    ) {
         Ok((f, _)) => f,
         // Dropped by the server after it was listed; WAL replay removes it again.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

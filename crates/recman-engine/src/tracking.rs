@@ -5,8 +5,10 @@
 //! the decoder could not read, there is no answer and the level 1 scans every relation file,
 //! as without tracking; the notice says why.
 
+use crate::context::Context;
+use crate::error::EngineError;
 use crate::incremental::Increment;
-use crate::{Context, EngineError, Progress};
+use crate::progress::Progress;
 use recman_page::{Fork, RELSEG_SIZE, RelFile};
 use recman_pg::Lsn;
 use recman_pg::walrecord::RelId;

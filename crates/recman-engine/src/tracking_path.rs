@@ -6,7 +6,9 @@
 //! recovery reads it: the segment holding a switch point is the new timeline's file, which
 //! PostgreSQL begins with a copy of the old timeline's bytes up to the switch.
 
-use crate::{Context, EngineError};
+use crate::agent_sql::CURRENT_TIMELINE_SQL;
+use crate::context::Context;
+use crate::error::EngineError;
 use recman_pg::{Lsn, WalName};
 
 /// One timeline of a history, as the LSN range [begin, end) it covers.
@@ -94,11 +96,6 @@ pub(crate) fn on_history(spans: &[Span], tli: u32, start: u64, stop: u64) -> boo
         .iter()
         .any(|s| s.tli == tli && s.begin <= start && s.end.is_none_or(|e| stop <= e))
 }
-
-/// The cluster's current timeline and whether it is a standby (one statement, also run through
-/// an agent, which runs only statements it knows).
-pub(crate) const CURRENT_TIMELINE_SQL: &str = "SELECT CASE WHEN pg_is_in_recovery() THEN (SELECT timeline_id FROM pg_control_checkpoint())::text \
-     ELSE substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) END, pg_is_in_recovery()";
 
 /// The history of the timeline the target server is on now. Without the history file of a
 /// timeline after the first, only that timeline itself is known, so only backups taken on it

@@ -15,10 +15,23 @@
 //! backup did and why.
 
 use crate::io::{BufferPlan, IoCounters, IoSettings};
-use crate::window::Live;
 use recman_format::Compression;
 use std::collections::HashMap;
 use std::sync::Mutex;
+
+/// Where the tuner records the setting changes it makes (a running backup's
+/// [`crate::window::Live`]), so that the tuner needs nothing of the window above it.
+/// Contract: `event` appends one change, numbered in call order, and never fails.
+pub trait TuneEvents {
+    fn event(
+        &self,
+        channel: Option<u32>,
+        setting: &str,
+        old: Option<String>,
+        new: String,
+        reason: String,
+    );
+}
 
 mod rules;
 #[cfg(test)]
@@ -231,7 +244,7 @@ impl Tuner {
 
     /// Learns from a finished set read with `used`, recording every change and decision in
     /// `live`.
-    pub fn learn(&self, live: &Live, used: &SetTune, m: &SetMeasure) {
+    pub fn learn(&self, live: &dyn TuneEvents, used: &SetTune, m: &SetMeasure) {
         if m.elapsed_us < MIN_SET_MICROS || m.input.io_count < 4 {
             return;
         }

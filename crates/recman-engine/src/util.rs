@@ -41,7 +41,7 @@ pub(crate) fn media_io(
     rel: &str,
     op: &str,
     e: std::io::Error,
-) -> crate::EngineError {
+) -> crate::error::EngineError {
     recman_media::MediaError::io(repo.location(), rel, op, e).into()
 }
 
@@ -71,14 +71,14 @@ pub(crate) fn file_size_crc(path: &std::path::Path) -> std::io::Result<(u64, u32
 pub(crate) fn open_lock_file(
     path: &std::path::Path,
     op: &'static str,
-) -> Result<std::fs::File, crate::EngineError> {
+) -> Result<std::fs::File, crate::error::EngineError> {
     std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .open(path)
-        .map_err(|e| crate::EngineError::io(op, path, e))
+        .map_err(|e| crate::error::EngineError::io(op, path, e))
 }
 
 /// Creates `dir` (and its parents) private to the owner, like the pg_wal a helper's directory
@@ -86,13 +86,13 @@ pub(crate) fn open_lock_file(
 pub(crate) fn create_private_dir(
     dir: &std::path::Path,
     op: &'static str,
-) -> Result<(), crate::EngineError> {
+) -> Result<(), crate::error::EngineError> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(dir)
-        .map_err(|e| crate::EngineError::io(op, dir, e))
+        .map_err(|e| crate::error::EngineError::io(op, dir, e))
 }
 
 /// Starts `cmd` (a background recman helper) and returns without waiting for it: no standard
@@ -104,8 +104,8 @@ pub(crate) fn spawn_logged(
     mut cmd: std::process::Command,
     log: &std::path::Path,
     (open_op, start_op): (&'static str, &'static str),
-) -> Result<(), crate::EngineError> {
-    use crate::EngineError;
+) -> Result<(), crate::error::EngineError> {
+    use crate::error::EngineError;
     use std::process::Stdio;
     let file = std::fs::OpenOptions::new()
         .create(true)
@@ -133,6 +133,23 @@ pub(crate) fn write_private(path: &std::path::Path, data: &[u8]) -> std::io::Res
         .mode(0o600)
         .open(path)?
         .write_all(data)
+}
+
+/// How many names an error or notice lists before it says how many more there are.
+pub(crate) const LIST_CUT: usize = 5;
+
+/// `a, b, c (and N more)`.
+pub(crate) fn cut(names: &[String]) -> String {
+    let mut s = names
+        .iter()
+        .take(LIST_CUT)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > LIST_CUT {
+        s.push_str(&format!(" (and {} more)", names.len() - LIST_CUT));
+    }
+    s
 }
 
 #[cfg(test)]

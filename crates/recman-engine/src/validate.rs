@@ -2,9 +2,13 @@
 //! directory (RMAN's BACKUP VALIDATE: the backup channel, its output a null sink); `validate_backup` (validate_backup.rs) reads every
 //! piece of a backup as a restore would.
 
-use crate::backup::describe_corrupt;
-use crate::channel::{ChannelShared, Unit, run_channel};
-use crate::{Context, EngineError, Progress};
+use crate::channel::run_channel;
+use crate::channel_shared::ChannelShared;
+use crate::channel_shared::Unit;
+use crate::context::Context;
+use crate::error::EngineError;
+use crate::pagecheck::describe_corrupt;
+use crate::progress::Progress;
 use recman_catalog::{BackupStatus, CorruptBlock};
 use recman_format::PieceHeader;
 use std::collections::VecDeque;

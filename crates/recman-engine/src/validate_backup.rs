@@ -3,11 +3,13 @@
 //! they are read on several threads (by default one per core): the work is decompression and
 //! checksums, and one thread would leave the other cores and the disk's queue idle.
 
+use crate::context::Context;
+use crate::error::EngineError;
+use crate::manifest_io::load_manifest;
 use crate::pieces::Source;
 use crate::pipeline::{Failover, ManifestFiles, NullSink, PageCheck, Scan, Wording, scan_from};
-use crate::restore::load_manifest;
+use crate::progress::Progress;
 use crate::validate::{ValidateBackupReport, find_backup};
-use crate::{Context, EngineError, Progress};
 use recman_catalog::{BackupStatus, CorruptBlock, IoStatRow};
 use recman_format::manifest::{BackupManifest, ManifestPiece};
 use recman_pg::{Lsn, wal_segments_between};
@@ -104,7 +106,7 @@ pub fn validate_backup(
     // A database backup is only usable with the WAL up to its stop point; a backup of archived
     // WAL is that WAL, and its pieces were just verified.
     let stop: Lsn = m.stop_lsn.parse()?;
-    let needed = if m.backup_type == crate::archivelog::ARCHIVELOG {
+    let needed = if m.backup_type == crate::backup_types::ARCHIVELOG {
         Vec::new()
     } else {
         wal_segments_between(m.timeline, check.start_lsn, stop, m.wal_segment_size)

@@ -24,8 +24,8 @@
 //! time, and ends; ready files of positions before the requested one are removed by later
 //! calls, and a history-file request (the start and the end of recovery) empties the spool.
 
-use crate::EngineError;
 use crate::archive::{is_segment_name, read_wal_into, write_aside};
+use crate::error::EngineError;
 use recman_catalog::{DbRecord, Repository, WalRecord};
 use std::collections::HashSet;
 use std::fs::File;

@@ -5,6 +5,7 @@
 //! one sample per channel per second (bytes read and written) for `report io --plot`, and every
 //! change it makes is recorded with its reason.
 
+use crate::pacer::Pacer;
 use recman_catalog::{IoSample, TuningEvent};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,7 +31,7 @@ pub struct Window {
 
 impl Window {
     /// Parses `H:MM[:SS]` (RMAN's hh:mm[:ss]).
-    pub fn parse_length(text: &str) -> Result<Duration, crate::EngineError> {
+    pub fn parse_length(text: &str) -> Result<Duration, crate::error::EngineError> {
         let bad = || {
             crate::EngineError::Invalid(format!(
                 "duration {text:?} is not H:MM or H:MM:SS; hint: e.g. --duration 1:30 or DURATION 0:00:20"
@@ -69,83 +70,6 @@ impl Window {
     /// leaving time to stop the backup and archive its WAL.
     fn data_length(&self) -> Duration {
         self.length - (self.length / 20).min(Duration::from_secs(30))
-    }
-}
-
-/// A rate shared by every channel, whose schedule restarts whenever the rate changes. Channels
-/// call [`Pacer::pace`] before a read and [`Pacer::add`] with what it returned.
-pub struct Pacer {
-    state: Mutex<PaceState>,
-    waits: AtomicU64,
-    slept_us: AtomicU64,
-}
-
-struct PaceState {
-    since: Instant,
-    bytes: u64,
-    /// Bytes per second; None: no limit.
-    rate: Option<f64>,
-}
-
-impl Pacer {
-    pub fn new(rate: Option<f64>) -> Pacer {
-        Pacer {
-            state: Mutex::new(PaceState {
-                since: Instant::now(),
-                bytes: 0,
-                rate,
-            }),
-            waits: AtomicU64::new(0),
-            slept_us: AtomicU64::new(0),
-        }
-    }
-
-    pub fn set_rate(&self, rate: Option<f64>) {
-        let mut s = self.state.lock().expect("pacer lock");
-        s.since = Instant::now();
-        s.bytes = 0;
-        s.rate = rate;
-    }
-
-    pub fn rate(&self) -> Option<f64> {
-        self.state.lock().expect("pacer lock").rate
-    }
-
-    fn ahead_by(&self) -> Duration {
-        let s = self.state.lock().expect("pacer lock");
-        match s.rate {
-            Some(r) if r > 0.0 => {
-                Duration::from_secs_f64(s.bytes as f64 / r).saturating_sub(s.since.elapsed())
-            }
-            _ => Duration::ZERO,
-        }
-    }
-
-    /// Sleeps while the channels together are ahead of the schedule; returns the time slept.
-    pub fn pace(&self) -> Duration {
-        let wait = self.ahead_by();
-        if wait.is_zero() {
-            return Duration::ZERO;
-        }
-        self.waits.fetch_add(1, Ordering::Relaxed);
-        let t0 = Instant::now();
-        std::thread::sleep(wait);
-        let slept = t0.elapsed();
-        self.slept_us
-            .fetch_add(slept.as_micros() as u64, Ordering::Relaxed);
-        slept
-    }
-
-    pub fn add(&self, n: u64) {
-        self.state.lock().expect("pacer lock").bytes += n;
-    }
-
-    /// Times a channel waited for the schedule, and the total time waited.
-    pub fn waits(&self) -> (u64, Duration) {
-        (
-            self.waits.load(Ordering::Relaxed),
-            Duration::from_micros(self.slept_us.load(Ordering::Relaxed)),
-        )
     }
 }
 
@@ -342,6 +266,19 @@ impl Live {
         s.iter_mut().for_each(|r| r.job_id = job_id.to_string());
         e.iter_mut().for_each(|r| r.job_id = job_id.to_string());
         (s, e)
+    }
+}
+
+impl crate::tune::TuneEvents for Live {
+    fn event(
+        &self,
+        channel: Option<u32>,
+        setting: &str,
+        old: Option<String>,
+        new: String,
+        reason: String,
+    ) {
+        Live::event(self, channel, setting, old, new, reason)
     }
 }
 

@@ -23,7 +23,7 @@
 use super::batch::{push_segments, ready_segments};
 use super::seen;
 use super::{ArchivePushOutcome, PushOptions, check_archived, is_segment_name};
-use crate::EngineError;
+use crate::error::EngineError;
 use recman_catalog::{DbRecord, Repository};
 use std::collections::HashSet;
 use std::fs::File;

@@ -3,7 +3,7 @@
 //! segment, a segment under another segment's name) is refused at the door: stored, it would
 //! both lose its real namesake (refused later as "different content") and poison recovery.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use recman_catalog::DbRecord;
 
 /// `xlp_info` bit of a page that carries the long header (the first page of a segment).

@@ -8,7 +8,7 @@
 //! names is checked first: a WAL file name is a plain name, never a path.
 
 use super::{ArchivePushOutcome, PushOptions, archive_push_batch, read_wal};
-use crate::EngineError;
+use crate::error::EngineError;
 use recman_catalog::{DbRecord, Repository};
 use std::path::Path;
 

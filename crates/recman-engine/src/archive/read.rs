@@ -3,7 +3,7 @@
 //! file that was never archived is "not found" (DESIGN.md, invariant 8).
 
 use super::WAL_SEGMENT_HINT;
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::util::wal_path;
 use recman_catalog::{DbRecord, Repository};
 use recman_format::IndexedPiece;
@@ -48,7 +48,7 @@ pub(crate) fn read_wal_into(
             Ok(f) => f,
             Err(e) if e.is_not_found() => continue,
             Err(e) => {
-                unreachable_device |= e.kind() == crate::ErrorKind::Transient;
+                unreachable_device |= e.kind() == crate::error::ErrorKind::Transient;
                 failures.push(format!("{}: {e}", src.describe()));
                 continue;
             }
@@ -76,11 +76,11 @@ pub(crate) fn read_wal_into(
         failures.push(format!(
             "{rel} is recorded in the catalog but no device holds it"
         ));
-        crate::ErrorKind::NotFound
+        crate::error::ErrorKind::NotFound
     } else if unreachable_device {
-        crate::ErrorKind::Transient
+        crate::error::ErrorKind::Transient
     } else {
-        crate::ErrorKind::Corrupt
+        crate::error::ErrorKind::Corrupt
     };
     Err(EngineError::remedy(
         kind,
@@ -90,9 +90,9 @@ pub(crate) fn read_wal_into(
             repo.location(),
             crate::util::cut_list(&failures, "; ")
         ),
-        crate::Hint::new()
+        crate::action::Hint::new()
             .text("recovery must not go on without it: restore it from another copy (`recman list archivelog`, `recman crosscheck`), or ")
-            .act(crate::Action::RecoverUntil),
+            .act(crate::action::Action::RecoverUntil),
     ))
 }
 
@@ -107,7 +107,8 @@ pub(super) fn read_wal_object(
     mac: Option<&MacKey>,
     out: &mut Vec<u8>,
 ) -> Result<u32, String> {
-    use crate::pipeline::{FileRef, OpenPiece, Scan, Sink, Wording};
+    use crate::pipeline::stages::FileRef;
+    use crate::pipeline::{OpenPiece, Scan, Sink, Wording};
     /// Gathers the segment's bytes, which must come in order without a gap.
     struct WalSink<'a> {
         out: &'a mut Vec<u8>,

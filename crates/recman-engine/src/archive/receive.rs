@@ -25,7 +25,7 @@ mod stream;
 use super::batch::push_segments;
 use super::check::check_wal_file;
 use super::{ArchivePushOutcome, PushOptions, check_archived, file_crc, is_segment_name};
-use crate::EngineError;
+use crate::error::EngineError;
 use recman_catalog::{DbRecord, ReceivePosition, Repository};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -19,7 +19,7 @@
 //! reads the file as before. A mark is used once and is only ever a shortcut: the catalog's
 //! record still decides.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;

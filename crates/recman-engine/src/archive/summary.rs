@@ -4,7 +4,7 @@
 //! repository's compression, checksums and encryption apply to both).
 
 use super::WAL_CHUNK;
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::pipeline::{OutputShape, SetWriter};
 use recman_catalog::{DbRecord, Media, Repository};
 use recman_format::Compression;

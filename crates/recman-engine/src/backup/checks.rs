@@ -1,6 +1,7 @@
 //! What a backup checks before it starts, and the wait for its WAL before it ends.
 
-use crate::{Context, EngineError};
+use crate::context::Context;
+use crate::error::EngineError;
 use recman_pg::{Session, WalName};
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! The manifest's file entries, produced lazily while the manifest is written.
 
-use crate::ScannedFile;
-use crate::channel::FileOutcome;
+use crate::channel_shared::FileOutcome;
+use crate::scan::ScannedFile;
 use recman_format::manifest::{EntryKind, ManifestEntry, ManifestSection};
 
 /// A file's manifest entry from what its piece(s) recorded; None when no channel read it.

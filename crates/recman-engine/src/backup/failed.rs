@@ -1,7 +1,7 @@
 //! The error a failed backup (database, archivelog, synthetic full) ends with: the cause, and
 //! what the failure left, so that a stopped or out-of-space backup says what was kept.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use recman_catalog::BackupRecord;
 
 /// What a failed backup left, said with the error that stopped it: its row is FAILED, its

@@ -12,8 +12,9 @@ use std::collections::HashMap;
 use recman_catalog::BackupStatus;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestEntry};
 
+use crate::context::Context;
+use crate::error::EngineError;
 use crate::scan::{Scan, ScannedFile};
-use crate::{Context, EngineError};
 
 /// Files left out of a backup because the reference holds them unchanged.
 pub(super) struct Unchanged {
@@ -33,7 +34,7 @@ fn reference(ctx: &Context) -> Result<Option<BackupManifest>, EngineError> {
         if b.status != BackupStatus::Available || !full {
             continue;
         }
-        let m = crate::restore::load_manifest(ctx, &b.id)?;
+        let m = crate::manifest_io::load_manifest(ctx, &b.id)?;
         if m.parent.is_none() {
             return Ok(Some(m));
         }
@@ -94,7 +95,7 @@ pub(super) fn take_unchanged(
 fn crc_of(f: &ScannedFile, source: &dyn DataSource) -> Result<Option<u32>, EngineError> {
     let Ok((file, _)) = source.open(
         &source.path_of(&f.rel),
-        crate::io::ReadMode::Buffered,
+        crate::read_mode::ReadMode::Buffered,
         crate::source::WHOLE,
     ) else {
         return Ok(None);

@@ -5,33 +5,16 @@
 //! against that backup (only the pages changed since it started), and every other file whole.
 //! Restore then reads the earlier backup and this one as a chain, as for any level 1.
 
+use crate::context::Context;
+use crate::error::EngineError;
 use crate::incremental::{Increment, ParentChoice};
-use crate::restore::load_manifest;
-use crate::retention::BackupFacts;
-use crate::{Context, EngineError};
-use recman_catalog::{BackupRecord, BackupStatus};
+use crate::manifest_io::load_manifest;
+use recman_catalog::BackupStatus;
 use recman_format::manifest::EntryKind;
 use recman_pg::Lsn;
 
 /// The backup types a later backup can build on: every backup of data files.
-const BASES: [&str; 4] = ["FULL", "LEVEL0", "LEVEL1", super::PARTIAL];
-
-/// For retention: a backup built directly on a PARTIAL one completes it, and the two restore
-/// as a whole base, so it counts as a full backup (a redundancy unit that keeps its parent).
-/// Without this a partial and its completion, having no full at their root, would both be
-/// obsolete.
-pub(crate) fn completing_counts_as_full(facts: &mut [BackupFacts], records: &[BackupRecord]) {
-    let partial: std::collections::HashSet<&str> = records
-        .iter()
-        .filter(|r| r.backup_type.eq_ignore_ascii_case(super::PARTIAL))
-        .map(|r| r.id.as_str())
-        .collect();
-    for f in facts.iter_mut() {
-        if f.parent.as_deref().is_some_and(|p| partial.contains(p)) {
-            f.full = true;
-        }
-    }
-}
+const BASES: [&str; 4] = ["FULL", "LEVEL0", "LEVEL1", crate::backup_types::PARTIAL];
 
 /// The newest backup of data files started at or after `since` (Unix microseconds) becomes the
 /// parent; with none, the backup is a full one.
@@ -79,8 +62,9 @@ pub(super) fn choose(ctx: &Context, since: i64) -> Result<ParentChoice, EngineEr
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::retention::{RetentionPolicy, obsolete};
+    use crate::retention::obsolete;
+    use crate::retention_policy::{BackupFacts, RetentionPolicy, completing_counts_as_full};
+    use recman_catalog::BackupRecord;
 
     fn rec(id: &str, kind: &str) -> BackupRecord {
         recman_catalog::testkit::backup(id, kind)

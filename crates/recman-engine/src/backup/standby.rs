@@ -7,20 +7,16 @@
 //! runs. Everything else (configuration, pg_control, transaction status) is read from the
 //! primary, whose files the restore must reproduce.
 
+use crate::agent_sql::{CHECKPOINT_SQL, IN_RECOVERY_SQL, REDO_LSN_SQL, REPLAY_LSN_SQL};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use recman_pg::{Lsn, Session, resolve_conninfo};
 
+use crate::context::Context;
+use crate::error::EngineError;
+use crate::progress::Progress;
 use crate::source::{DataSource, LocalSource};
-use crate::{Context, EngineError, Progress};
-
-/// The statements a standby channel sends (also through a standby's agent, which runs only
-/// statements it knows: [`crate::source::agent_pg`]).
-pub(crate) const IN_RECOVERY_SQL: &str = "select pg_is_in_recovery()";
-pub(crate) const REPLAY_LSN_SQL: &str = "select pg_last_wal_replay_lsn()";
-pub(crate) const CHECKPOINT_SQL: &str = "checkpoint";
-pub(crate) const REDO_LSN_SQL: &str = "select redo_lsn from pg_control_checkpoint()";
 
 /// Checks that `conninfo` reaches a standby of the cluster being backed up whose data
 /// directory is readable here (or through its agent `agent`), waits until it has replayed

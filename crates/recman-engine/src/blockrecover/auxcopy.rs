@@ -6,8 +6,10 @@
 //! whatever happened.
 
 use crate::auxiliary::{self, Auxiliary};
+use crate::context::Context;
+use crate::error::EngineError;
+use crate::progress::Progress;
 use crate::restore::RestoreOptions;
-use crate::{Context, EngineError, Progress};
 use recman_pg::DataDirFacts;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -58,7 +60,7 @@ impl AuxCopy {
         if let Ok(rd) = std::fs::read_dir(&pg_wal) {
             for e in rd.flatten() {
                 let name = e.file_name().to_string_lossy().to_string();
-                let later = crate::is_segment_name(&name) && name > plan.wal.last;
+                let later = crate::archive::is_segment_name(&name) && name > plan.wal.last;
                 if (later || name.ends_with(".history")) && !local_wal.contains(&name) {
                     local_wal.push(name);
                 }

@@ -1,7 +1,7 @@
 //! A block named on the command line or in the catalog: a relation segment file inside PGDATA
 //! and a block of it.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use recman_page::{BLCKSZ, RELSEG_SIZE};
 
 /// One block of a relation file: `path` relative to PGDATA (a segment file such as

@@ -7,10 +7,12 @@
 //! origin's files are only read: they may be moved or removed afterwards.
 
 use super::{ForeignEntry, ImportError, Opened, open_origin};
+use crate::context::Context;
+use crate::error::EngineError;
+use crate::manifest_io::load_manifest;
 use crate::pipeline::{OutputShape, SetWriter};
-use crate::restore::load_manifest;
+use crate::progress::Progress;
 use crate::util::{backup_dir, now_micros};
-use crate::{Context, EngineError, Progress};
 use recman_catalog::PieceRecord;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestSet};
 use recman_format::{Compression, PieceHeader, SetFile};
@@ -121,7 +123,7 @@ fn remove_pieces(ctx: &Context, pieces: &[PieceRecord]) {
 /// the incremental's chain would lose the files it builds on.
 fn refuse_a_base(ctx: &Context, id: &str) -> Result<(), EngineError> {
     for b in ctx.repo.catalog().backups(ctx.db.id)? {
-        if b.backup_type != super::FOREIGN || b.id == id {
+        if b.backup_type != crate::backup_types::FOREIGN || b.id == id {
             continue;
         }
         let child = load_manifest(ctx, &b.id)?;

@@ -1,6 +1,6 @@
 //! The errors of reading another tool's backups: what was read, where, and what to do.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use std::path::PathBuf;
 
 /// Why a foreign backup or WAL archive could not be read. Messages are lowercase, name the

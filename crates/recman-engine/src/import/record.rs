@@ -5,7 +5,8 @@
 
 use super::pgbackrest::{Repo, archive, config, manifest::Manifest};
 use super::{ForeignEntry, ImportError, Opened, PGBACKREST};
-use crate::EngineError;
+use crate::backup_types::FOREIGN;
+use crate::error::EngineError;
 use crate::util::rfc3339;
 use recman_catalog::{
     BackupRecord, BackupStatus, DbRecord, ForeignArchive, ForeignBackupRecord, ForeignWalRecord,
@@ -344,9 +345,6 @@ pub(crate) fn backup_record(m: &BackupManifest, db_id: i64) -> Result<BackupReco
         error: None,
     })
 }
-
-/// `backup_type` of every imported backup: never a parent or base for recman's own.
-pub const FOREIGN: &str = "FOREIGN";
 
 /// A pgBackRest backup opened for restore or validation.
 pub(crate) struct PgbrOpened {

@@ -5,8 +5,9 @@
 //! then removes what it wrote: the restored directory is never left to be started.
 
 use super::{ForeignEntry, ImportError, Opened, open_origin};
+use crate::error::EngineError;
+use crate::progress::Progress;
 use crate::restore::{Layout, apply_metadata, make_entries};
-use crate::{EngineError, Progress};
 use recman_catalog::IoStatRow;
 use recman_format::manifest::{BackupManifest, EntryKind};
 use std::collections::{HashMap, HashSet};

@@ -6,9 +6,11 @@
 //! reported with the rest. Nothing is written.
 
 use super::{ForeignEntry, Opened, open_origin};
+use crate::context::Context;
+use crate::error::EngineError;
 use crate::pagecheck::{PageRules, PageVerdicts, check_stored};
+use crate::progress::Progress;
 use crate::validate::ValidateBackupReport;
-use crate::{Context, EngineError, Progress};
 use recman_catalog::{BackupRecord, CorruptBlock};
 use recman_format::manifest::BackupManifest;
 use std::io::Read;

@@ -5,7 +5,7 @@
 
 use super::pgbackrest::{Repo, archive, config};
 use super::{ForeignWal, ImportError, PGBACKREST};
-use crate::EngineError;
+use crate::error::EngineError;
 use recman_catalog::{DbRecord, ForeignArchive, ForeignWalRecord, Repository};
 use std::path::Path;
 

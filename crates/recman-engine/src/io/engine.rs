@@ -1,4 +1,5 @@
-use super::{AlignedBuf, IoMode, IoSettings};
+use super::{IoMode, IoSettings};
+use crate::aligned::AlignedBuf;
 use crate::source::SourceFile;
 use std::time::Duration;
 

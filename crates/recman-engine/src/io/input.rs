@@ -3,9 +3,9 @@
 //! round-robin order (RMAN's multiplexing). Every buffer the channel waits for is counted as
 //! READY, a SHORT wait or a LONG wait against its file.
 
-use super::{
-    ALIGN, AlignedBuf, BufferPlan, IoCounters, IoEngine, ReadDone, ReadMode, ReadReq, Throttle,
-};
+use super::{BufferPlan, IoCounters, IoEngine, ReadDone, ReadReq, Throttle};
+use crate::aligned::{ALIGN, AlignedBuf};
+use crate::read_mode::ReadMode;
 use crate::source::{DataSource, SourceFile};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;

@@ -7,11 +7,10 @@
 //! there), a SHORT wait (found done by a non-blocking poll) or a LONG wait (the channel
 //! blocked): the columns of RMAN's V$BACKUP_ASYNC_IO.
 
-mod buffer;
 mod engine;
 pub mod input;
 mod output;
-pub mod residency;
+pub use crate::residency;
 mod settings;
 mod stats;
 mod sync;
@@ -20,10 +19,11 @@ mod throttle;
 mod timed;
 mod uring;
 
-pub use buffer::{ALIGN, AlignedBuf};
+pub use crate::aligned::{ALIGN, AlignedBuf};
+pub use crate::read_mode::ReadMode;
 pub use engine::{IoEngine, ReadDone, ReadReq, open_engine, open_remote_engine, probe_uring};
 pub use output::OutputStream;
-pub use settings::{BufferPlan, IoMode, IoSettings, ReadMode, parse_size};
+pub use settings::{BufferPlan, IoMode, IoSettings, parse_size};
 pub use stats::IoCounters;
 pub use throttle::Throttle;
 pub use timed::TimedReader;

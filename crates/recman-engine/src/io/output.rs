@@ -4,7 +4,7 @@
 //! the statistics measure.
 
 use super::IoCounters;
-use crate::tuning::{thread_cpu_time, thread_cpu_wait};
+use crate::cpu::{thread_cpu_time, thread_cpu_wait};
 use std::io::Write;
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 use std::thread::JoinHandle;

@@ -1,4 +1,5 @@
-use crate::EngineError;
+use crate::error::EngineError;
+use crate::read_mode::ReadMode;
 use std::fmt;
 use std::str::FromStr;
 
@@ -33,31 +34,6 @@ impl fmt::Display for IoMode {
             IoMode::Uring => "uring",
             IoMode::Threads => "threads",
             IoMode::Sync => "sync",
-        })
-    }
-}
-
-/// How a backup or validation reads the cluster's data files.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ReadMode {
-    /// Each file (or section) the cheaper way: through the page cache when at least half of it
-    /// is cached there, directly otherwise (see [`crate::io::residency`]). A cluster on a
-    /// remote host is read directly.
-    #[default]
-    Auto,
-    /// O_DIRECT where the file system allows it: no copy through the page cache (the CPU cost
-    /// of a buffered read) and no eviction of the database's working set by a backup.
-    Direct,
-    /// Through the page cache, always.
-    Buffered,
-}
-
-impl fmt::Display for ReadMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ReadMode::Auto => "auto",
-            ReadMode::Direct => "direct",
-            ReadMode::Buffered => "buffered",
         })
     }
 }

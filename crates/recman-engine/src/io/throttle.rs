@@ -8,7 +8,7 @@ pub struct Throttle {
     start: Instant,
     bytes: u64,
     /// A schedule shared with the other channels (DURATION … MINIMIZE LOAD), kept as well.
-    shared: Option<std::sync::Arc<crate::window::Pacer>>,
+    shared: Option<std::sync::Arc<crate::pacer::Pacer>>,
     /// Time slept so far: what the diagnosis names "rate" when it dominates the channel's time.
     slept: Duration,
 }
@@ -25,7 +25,7 @@ impl Throttle {
     }
 
     /// Also keeps to `pacer`, the schedule every channel of the backup shares.
-    pub fn shared(mut self, pacer: Option<std::sync::Arc<crate::window::Pacer>>) -> Throttle {
+    pub fn shared(mut self, pacer: Option<std::sync::Arc<crate::pacer::Pacer>>) -> Throttle {
         self.shared = pacer;
         self
     }

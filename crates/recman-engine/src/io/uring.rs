@@ -1,4 +1,5 @@
-use super::{AlignedBuf, IoEngine, IoMode, ReadDone, ReadReq, retry_eintr};
+use super::{IoEngine, IoMode, ReadDone, ReadReq, retry_eintr};
+use crate::aligned::AlignedBuf;
 use crate::pagecheck::read_full_at;
 use io_uring::{IoUring, opcode, types};
 use std::collections::HashMap;

@@ -4,13 +4,13 @@
 
 pub(crate) mod pool;
 pub(crate) mod scanner;
-mod stages;
+pub(crate) mod stages;
 pub(crate) mod stats;
 mod writer;
 
 pub(crate) use scanner::{
-    AnyFile, Expect, Failover, FileRef, ManifestFiles, NullSink, OpenPiece, Scan, Scanned, Sink,
-    Wording, scan_from,
+    AnyFile, Expect, Failover, ManifestFiles, NullSink, OpenPiece, Scan, Scanned, Sink, Wording,
+    scan_from,
 };
 pub(crate) use stages::PageCheck;
 pub(crate) use writer::{ObjectWriter, OutputShape, SetOut, SetWriter, Uncommitted, WrittenPiece};

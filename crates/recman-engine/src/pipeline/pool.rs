@@ -4,7 +4,7 @@
 //! reports the error that caused the stop, never a cancellation. A stop asked for by a signal
 //! ([`crate::stop`]) ends every worker the same way, and is what the pool reports.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 

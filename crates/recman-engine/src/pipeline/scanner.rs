@@ -10,10 +10,13 @@
 //! once with [`NullSink`] first.
 
 use super::stages::Stage;
+use crate::action::{Action, Hint};
+use crate::error::{EngineError, ErrorKind};
 use crate::io::{IoCounters, TimedReader};
 use crate::pieces::Source;
+use crate::pipeline::stages::FileRef;
+use crate::progress::Progress;
 use crate::util::now_micros;
-use crate::{Action, EngineError, ErrorKind, Hint, Progress};
 use recman_catalog::IoStatRow;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestEntry};
 use recman_format::{FormatError, PieceHeader, PieceReader, PieceSummary, RecordRef};
@@ -24,15 +27,6 @@ use std::sync::{Arc, Mutex};
 
 /// Bytes of one read from the media: sequential reads, large enough for disk and tape.
 const READ_SIZE: usize = 1 << 20;
-
-/// One file of the piece being scanned, as stages and sinks see it.
-#[derive(Clone, Copy)]
-pub(crate) struct FileRef<'a> {
-    /// Its index in the piece header.
-    pub slot: u32,
-    /// Its path as the backup recorded it (relative to the data directory), or a WAL name.
-    pub name: &'a str,
-}
 
 /// Where scanned data goes: the purpose of the scan (restore writes files, validation and
 /// crosscheck only count, an image copy applies blocks).

@@ -4,8 +4,7 @@
 //! stacked here is what a purpose adds: the page check of validation, and next the
 //! decryption stage.
 
-use super::scanner::FileRef;
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::pagecheck::{PageRules, PageVerdicts, check_stored};
 use std::collections::HashMap;
 
@@ -82,4 +81,13 @@ impl Stage for PageCheck<'_> {
         self.done.push((file.name.to_string(), v));
         Ok(())
     }
+}
+
+/// One file of the piece being scanned, as stages and sinks see it.
+#[derive(Clone, Copy)]
+pub(crate) struct FileRef<'a> {
+    /// Its index in the piece header.
+    pub slot: u32,
+    /// Its path as the backup recorded it (relative to the data directory), or a WAL name.
+    pub name: &'a str,
 }

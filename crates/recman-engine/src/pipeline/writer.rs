@@ -8,7 +8,7 @@
 //! is incomplete and is never committed (the media writer is dropped uncommitted, which
 //! leaves no object behind).
 
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::io::{IoCounters, IoSettings, OutputStream};
 use crate::util::now_micros;
 use recman_catalog::{IoStatRow, PieceRecord};

@@ -2,8 +2,8 @@
 //! phase reads the catalogs as a hot standby paused at the target, which needs the limits
 //! the source ran with; rows come back split into fields.
 
-use crate::EngineError;
 use crate::auxiliary::{self, Auxiliary};
+use crate::error::EngineError;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -62,7 +62,7 @@ impl AuxInstance {
 
     pub fn failed(&self, what: &str) -> EngineError {
         EngineError::Failed {
-            kind: crate::ErrorKind::Transient,
+            kind: crate::error::ErrorKind::Transient,
             message: format!(
                 "the auxiliary instance in {} {what}: {}; hint: read {} for the cause (recovery may have ended before the target, or a setting of the source does not fit this host)",
                 self.inner.pgdata.display(),
@@ -75,7 +75,7 @@ impl AuxInstance {
     /// Runs `sql` in database `db`; rows as text, fields split at '|'.
     pub fn sql(&self, db: &str, sql: &str) -> Result<Vec<Vec<String>>, EngineError> {
         let out = self.inner.psql(db, sql).map_err(|e| EngineError::Failed {
-            kind: crate::ErrorKind::InvalidInput,
+            kind: crate::error::ErrorKind::InvalidInput,
             message: format!(
                 "the auxiliary instance in {} refused `{sql}`: {e}; hint: the table may not fit what recover table does, see docs/recovery.md",
                 self.inner.pgdata.display()
@@ -135,7 +135,7 @@ impl AuxInstance {
 
 pub fn run(c: &mut Command, what: &str) -> Result<Output, EngineError> {
     c.output().map_err(|e| EngineError::Failed {
-        kind: crate::ErrorKind::NotFound,
+        kind: crate::error::ErrorKind::NotFound,
         message: format!(
             "cannot run {what} ({}): {e}; hint: install PostgreSQL's client and server programs of the backup's major, or name their directory in RECMAN_PG_BINDIR",
             c.get_program().to_string_lossy()

@@ -19,10 +19,10 @@ mod tree;
 
 use tree::{copy_tree, dir_bytes};
 
-use crate::{
-    Context, EngineError, ErrorKind, Progress, RecoveryTarget, RestoreOptions, Selection,
-    restore_database_selected,
-};
+use crate::context::Context;
+use crate::error::{EngineError, ErrorKind};
+use crate::progress::Progress;
+use crate::restore::{RecoveryTarget, RestoreOptions, Selection, restore_database_selected};
 use aux::AuxInstance;
 use std::path::{Path, PathBuf};
 
@@ -262,7 +262,7 @@ fn run(
 }
 
 fn pg_major(ctx: &Context, backup_id: &str) -> Result<u32, EngineError> {
-    let m = crate::restore::load_manifest(ctx, backup_id)?;
+    let m = crate::manifest_io::load_manifest(ctx, backup_id)?;
     Ok(m.pg_version / 10000)
 }
 
@@ -278,7 +278,7 @@ fn files_query(q: &str) -> String {
            and refobjid = {t} and deptype in ('a', 'i') \
          union select oid from pg_class where oid < {first} and pg_relation_filenode(oid) >= {first}) \
          select pg_relation_filenode(oid) from rels",
-        first = crate::FIRST_NORMAL_OBJECT_ID
+        first = crate::restore::FIRST_NORMAL_OBJECT_ID
     )
 }
 

@@ -1,6 +1,6 @@
 //! The auxiliary directory's file work: phase 2 starts from a copy of phase 1's restore.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use std::path::Path;
 
 /// Copies a restored directory with its modes and owners (links as links).

@@ -6,10 +6,12 @@
 use super::dest::DestFile;
 use super::files::{Layout, apply_metadata, make_entries};
 use super::writer::FileWriter;
+use crate::error::EngineError;
 use crate::io::IoCounters;
 use crate::pieces::Source;
-use crate::pipeline::{Failover, FileRef, ManifestFiles, Scan, Sink, Wording, scan_from};
-use crate::{EngineError, Progress};
+use crate::pipeline::stages::FileRef;
+use crate::pipeline::{Failover, ManifestFiles, Scan, Sink, Wording, scan_from};
+use crate::progress::Progress;
 use recman_catalog::IoStatRow;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestEntry};
 use std::collections::hash_map::Entry;
@@ -49,7 +51,7 @@ impl Pass<'_> {
 
 /// Restores every file of the chain (oldest first); returns (files, bytes, statistics).
 pub fn restore_chain(
-    ctx: &crate::Context,
+    ctx: &crate::context::Context,
     chain: &[BackupManifest],
     layout: &Layout,
     channels: u32,
@@ -72,7 +74,7 @@ pub type Keep<'a> = &'a (dyn Fn(&str) -> bool + Sync);
 
 /// [`restore_chain`] reading each piece from `sources` (a restore plan's), in their order.
 pub fn restore_chain_with(
-    ctx: &crate::Context,
+    ctx: &crate::context::Context,
     chain: &[BackupManifest],
     sources: &HashMap<String, Vec<Source>>,
     layout: &Layout,

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use recman_format::manifest::{BackupManifest, EntryKind};
 
-use crate::EngineError;
+use crate::error::EngineError;
 
 fn refuse(whose: &str, path: &str, why: &str) -> EngineError {
     EngineError::Invalid(format!(

@@ -5,8 +5,10 @@
 use super::{
     Layout, RecoveryTarget, RestoreOptions, RestoreReport, apply_metadata, write_recovery,
 };
+use crate::context::Context;
 use crate::copy::{copy_layout, copy_rel, load_copy};
-use crate::{Context, EngineError, Progress};
+use crate::error::EngineError;
+use crate::progress::Progress;
 use recman_format::manifest::{BackupManifest, EntryKind};
 use std::io::{Read, Write};
 use std::time::Instant;
@@ -151,7 +153,7 @@ fn switch(ctx: &Context, tag: &str, source: &Layout, to: &Layout) -> Result<(), 
         std::fs::rename(a, b).map_err(|e| {
             let hint = if e.raw_os_error() == Some(libc::EXDEV) { "; hint: the copy is on another file system, restore with --from-copy but without --switch-to-copy" } else { "" };
             EngineError::Failed {
-                kind: crate::ErrorKind::of_io(&e),
+                kind: crate::error::ErrorKind::of_io(&e),
                 message: format!("cannot move {} to {}: {e}{hint}", a.display(), b.display()),
             }
         })

@@ -2,7 +2,7 @@
 //! map `global/pg_filenode.map` names the file of `pg_database` (1262), whose heap tuples
 //! begin with the database's oid and name on every supported major (13 and later).
 
-use crate::EngineError;
+use crate::error::EngineError;
 use std::path::Path;
 
 const RELMAP_MAGIC: i32 = 0x0059_2717;

@@ -13,8 +13,8 @@
 use super::adapt::Adaptive;
 pub use super::outfile::WriteMode;
 pub use super::writes::WritePlan;
-use crate::EngineError;
-use crate::io::AlignedBuf;
+use crate::aligned::AlignedBuf;
+use crate::error::EngineError;
 use std::collections::HashSet;
 use std::fs::File;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};

@@ -13,7 +13,7 @@
 //! lands after the restore has cleaned up and reported.
 
 use super::dest_remote::Caller;
-use crate::EngineError;
+use crate::error::EngineError;
 use bytes::Bytes;
 use recman_error::ErrorKind;
 use serde_json::json;

@@ -5,8 +5,8 @@
 
 use super::dest::{DestFile, Destination, DirState, MetaChange};
 use super::dest_pipe::{FileWrites, Pipe};
-use crate::EngineError;
-use crate::io::AlignedBuf;
+use crate::aligned::AlignedBuf;
+use crate::error::EngineError;
 use bytes::Bytes;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@
 //! changed, never be written through).
 
 use super::dest::{Destination, LocalDest};
-use crate::EngineError;
+use crate::error::EngineError;
 use serde_json::{Value, json};
 use std::path::{Component, Path, PathBuf};
 

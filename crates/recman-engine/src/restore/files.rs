@@ -2,7 +2,7 @@
 //! that nothing is overwritten, directories, links, owners and modes.
 
 use super::dest::{Destination, DirState};
-use crate::EngineError;
+use crate::error::EngineError;
 use recman_format::manifest::{BackupManifest, EntryKind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -125,13 +125,14 @@ impl Layout {
             if state == DirState::Marked {
                 if !force {
                     return Err(EngineError::remedy(
-                        crate::ErrorKind::InvalidInput,
+                        crate::error::ErrorKind::InvalidInput,
                         format!(
                             "{what} {}{} holds what an interrupted restore wrote (its {RESTORE_MARKER} is there); nothing was written",
                             d.display(),
                             self.dest.place()
                         ),
-                        crate::Hint::new().act(crate::Action::ClearInterruptedRestore),
+                        crate::action::Hint::new()
+                            .act(crate::action::Action::ClearInterruptedRestore),
                     ));
                 }
                 clear.push(d.clone());

@@ -8,10 +8,11 @@
 //! manifest recorded. Only the whole piece's checksum is left out: it needs every byte.
 
 use super::chain::{Pass, RestoreSink};
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::io::{IoCounters, TimedReader};
 use crate::pieces::Source;
-use crate::pipeline::{Expect, FileRef, Sink, Wording};
+use crate::pipeline::stages::FileRef;
+use crate::pipeline::{Expect, Sink, Wording};
 use crate::util::now_micros;
 use recman_catalog::IoStatRow;
 use recman_format::manifest::ManifestPiece;

@@ -22,8 +22,8 @@
 //! destination's business (`dest.rs`): a restore on this host syncs them all, many at once,
 //! before it reports done.
 
-use crate::EngineError;
-use crate::io::{ALIGN, AlignedBuf};
+use crate::aligned::{ALIGN, AlignedBuf};
+use crate::error::EngineError;
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};

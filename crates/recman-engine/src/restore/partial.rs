@@ -8,8 +8,10 @@
 use super::chain::{Keep, restore_chain_with};
 use super::databases::{DbTuple, db_of, oid_of, read_databases};
 use super::files::Layout;
+use crate::context::Context;
+use crate::error::EngineError;
 use crate::pieces::Source;
-use crate::{Context, EngineError, Progress};
+use crate::progress::Progress;
 use recman_catalog::IoStatRow;
 use recman_format::manifest::BackupManifest;
 use std::collections::{HashMap, HashSet};
@@ -214,7 +216,7 @@ fn not_found(name: &str, dbs: &[DbTuple]) -> EngineError {
     names.dedup();
     EngineError::NotFound(format!(
         "database {name} is not in the backup's pg_database (it has {}); hint: name one of those, or restore a backup taken after {name} was created",
-        super::plan::cut(&names)
+        crate::util::cut(&names)
     ))
 }
 

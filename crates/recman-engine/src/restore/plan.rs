@@ -3,17 +3,19 @@
 //! object existence checks only, never from piece or WAL segment data. `restore database`
 //! builds this value and restores from it, so a preview and the real restore cannot differ.
 
+use super::RestoreOptions;
 use super::plan_wal::{self, WalPlan};
-use super::{RestoreOptions, load_manifest};
+use crate::context::Context;
+use crate::devices;
+use crate::error::EngineError;
+use crate::manifest_io::load_manifest;
 use crate::pieces::Source;
-use crate::{Context, EngineError, devices, select_backup};
+use crate::select::select_backup;
+use crate::util::cut;
 use recman_format::manifest::{BackupManifest, EntryKind};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// How many names an error or notice lists before it says how many more there are.
-pub(crate) const LIST_CUT: usize = 5;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct RestorePlan {
@@ -106,33 +108,19 @@ impl RestorePlan {
     pub fn check(&self, allow_wal_gap: bool) -> Result<(), EngineError> {
         if !self.missing_pieces.is_empty() {
             return Err(EngineError::remedy(
-                crate::ErrorKind::NotFound,
+                crate::error::ErrorKind::NotFound,
                 format!(
                     "backup piece(s) {} of backup {} are present on none of their copies",
                     cut(&self.missing_pieces),
                     self.backup_id
                 ),
-                crate::Hint::new().act(crate::Action::RestoreFromTag).text(
+                crate::action::Hint::new().act(crate::action::Action::RestoreFromTag).text(
                     ", or bring back the device holding a copy (`recman restore database --preview` lists the copies)",
                 ),
             ));
         }
         self.wal.check(&self.backup_id, allow_wal_gap)
     }
-}
-
-/// `a, b, c (and N more)`.
-pub(crate) fn cut(names: &[String]) -> String {
-    let mut s = names
-        .iter()
-        .take(LIST_CUT)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if names.len() > LIST_CUT {
-        s.push_str(&format!(" (and {} more)", names.len() - LIST_CUT));
-    }
-    s
 }
 
 /// Builds the plan for `opts`. Reads no piece and no WAL segment.

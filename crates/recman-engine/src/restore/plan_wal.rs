@@ -4,9 +4,10 @@
 //! backup set or second-tier copy holds.
 
 use super::RecoveryTarget;
-use super::plan::cut;
 use super::timeline::{ancestry, parse_segment, seg_name};
-use crate::{Context, EngineError};
+use crate::context::Context;
+use crate::error::EngineError;
+use crate::util::cut;
 use recman_catalog::{CopyRecord, MediaStatus, WalRecord};
 use recman_format::manifest::BackupManifest;
 use recman_pg::Lsn;
@@ -134,33 +135,33 @@ impl WalPlan {
         let before_end = named(&|s| s <= self.required_segno);
         if !before_end.is_empty() {
             return Err(EngineError::remedy(
-                crate::ErrorKind::NotFound,
+                crate::error::ErrorKind::NotFound,
                 format!(
                     "wal segment(s) {} needed to make backup {backup_id} consistent (through {}) are in no archive, archivelog backup or copy the catalog knows of",
                     cut(&before_end),
                     self.required_through
                 ),
-                crate::Hint::new()
-                    .act(crate::Action::RestoreFromTag)
+                crate::action::Hint::new()
+                    .act(crate::action::Action::RestoreFromTag)
                     .text("; this one cannot become consistent without them"),
             ));
         }
         let before_target = named(&|s| s <= self.checked_segno);
         if !before_target.is_empty() && !allow_gap {
             return Err(EngineError::remedy(
-                crate::ErrorKind::NotFound,
+                crate::error::ErrorKind::NotFound,
                 format!(
                     "the wal from backup {backup_id} to {} has a gap: segment(s) {} are in no archive, archivelog backup or copy the catalog knows of, and recovery would silently end there",
                     self.end,
                     cut(&before_target),
                 ),
-                crate::Hint::new()
+                crate::action::Hint::new()
                     .act_as(
-                        crate::Action::RecoverUntil,
+                        crate::action::Action::RecoverUntil,
                         format!("restore to a target before segment {}", before_target[0]),
                     )
                     .text(", or ")
-                    .act(crate::Action::AllowWalGap),
+                    .act(crate::action::Action::AllowWalGap),
             ));
         }
         Ok(())
@@ -536,7 +537,10 @@ mod tests {
         );
         // The hint names the remedy as an action; the CLI spells it --allow-wal-gap.
         assert!(e.contains("accept the gap") && e.contains("hint"), "{e}");
-        assert!(err.actions().contains(&crate::Action::AllowWalGap), "{e}");
+        assert!(
+            err.actions().contains(&crate::action::Action::AllowWalGap),
+            "{e}"
+        );
         assert!(p.check("B1", true).is_ok());
         // Past what the target is known to need (an xid target): not refused.
         assert!(plan(&[5], 3, 3).check("B1", false).is_ok());

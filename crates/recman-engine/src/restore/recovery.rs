@@ -4,7 +4,8 @@
 
 use super::files::Layout;
 use super::{RecoveryTarget, RestoreOptions};
-use crate::{Context, EngineError};
+use crate::context::Context;
+use crate::error::EngineError;
 use recman_format::manifest::BackupManifest;
 
 fn quote_conf(v: &str) -> String {

@@ -3,12 +3,13 @@
 //! cluster's segment size.
 
 use super::plan_wal::Known;
-use crate::{Context, EngineError};
+use crate::context::Context;
+use crate::error::EngineError;
 use recman_format::manifest::BackupManifest;
 use recman_pg::{Lsn, WalName};
 
 pub(super) fn parse_segment(name: &str, seg_size: u64) -> Option<(u32, u64)> {
-    if !crate::is_segment_name(name) {
+    if !crate::archive::is_segment_name(name) {
         return None;
     }
     let tli = u32::from_str_radix(&name[..8], 16).ok()?;

@@ -2,12 +2,15 @@
 //! (failing over to another copy as restore does) and every WAL segment of its range — and
 //! checks every chunk, every file's CRC and every piece against the manifest, writing nothing.
 
-use super::plan::{RestorePlan, cut, plan_restore};
+use super::plan::{RestorePlan, plan_restore};
 use super::plan_wal::{PlannedSegment, WalSource};
 use super::{RestoreOptions, files::Layout};
+use crate::context::Context;
+use crate::error::EngineError;
 use crate::pieces::Source;
 use crate::pipeline::{NullSink, OpenPiece, Scan, Wording};
-use crate::{Context, EngineError, Progress};
+use crate::progress::Progress;
+use crate::util::cut;
 use recman_format::manifest::{BackupManifest, EntryKind, ManifestEntry, ManifestPiece};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -71,15 +74,15 @@ pub fn validate_restore(
     progress.finish();
     if !failures.is_empty() {
         return Err(EngineError::remedy(
-            crate::ErrorKind::Corrupt,
+            crate::error::ErrorKind::Corrupt,
             format!(
                 "restore of backup {} cannot read {} object(s): {}",
                 plan.backup_id,
                 failures.len(),
                 cut(&failures)
             ),
-            crate::Hint::new()
-                .act(crate::Action::RestoreFromTag)
+            crate::action::Hint::new()
+                .act(crate::action::Action::RestoreFromTag)
                 .text(", or repair the named objects (`recman crosscheck` marks them)"),
         ));
     }

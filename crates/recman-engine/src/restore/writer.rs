@@ -12,8 +12,9 @@
 //! before the restore reports done ([`super::dest::Destination::flush`]), many at once.
 
 use super::dest::DestFile;
-use crate::EngineError;
-use crate::io::{AlignedBuf, IoCounters};
+use crate::aligned::AlignedBuf;
+use crate::error::EngineError;
+use crate::io::IoCounters;
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;

@@ -9,7 +9,7 @@
 use super::adapt::Adaptive;
 use super::outfile::WriteMode;
 use super::writer::WriteShape;
-use crate::EngineError;
+use crate::error::EngineError;
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;

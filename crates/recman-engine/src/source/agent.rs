@@ -6,7 +6,7 @@
 //! - `facts` → `{pgdata, canonical, major, system_identifier (decimal text),
 //!   checksums_enabled, wal_segment_size, state, checkpoint_redo}`: PG_VERSION and pg_control.
 //! - `scan` → payload: JSON `{entries: [manifest entry], files: [{rel, size, mode, uid, gid,
-//!   mtime}]}`, what [`crate::scan_data_dir`] lists.
+//!   mtime}]}`, what [`crate::scan::scan_data_dir`] lists.
 //! - `stat {path}` → `{size}`; not-found when the file is gone.
 //! - `read {path, offset, len}` → payload: up to `len` bytes at `offset`, fewer only at the
 //!   end of the file (a file removed meanwhile ends there: WAL replay removes it again). Pages
@@ -47,7 +47,7 @@ impl AgentService {
     pub fn new(
         pgdata: &Path,
         conninfo: Option<String>,
-    ) -> Result<AgentService, crate::EngineError> {
+    ) -> Result<AgentService, crate::error::EngineError> {
         let facts = recman_pg::read_data_dir_facts(pgdata)?;
         Ok(AgentService {
             pgdata: pgdata.to_path_buf(),

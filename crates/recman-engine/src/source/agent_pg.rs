@@ -279,12 +279,12 @@ fn reap(map: Weak<Map>, lease: Duration) {
 /// agent runs nothing a backup host makes up.
 fn known(sql: &str) -> Result<&str, ServiceError> {
     let statements = [
-        crate::register::PING_SQL,
-        crate::tracking_path::CURRENT_TIMELINE_SQL,
-        crate::backup::standby::IN_RECOVERY_SQL,
-        crate::backup::standby::REPLAY_LSN_SQL,
-        crate::backup::standby::CHECKPOINT_SQL,
-        crate::backup::standby::REDO_LSN_SQL,
+        crate::agent_sql::PING_SQL,
+        crate::agent_sql::CURRENT_TIMELINE_SQL,
+        crate::agent_sql::IN_RECOVERY_SQL,
+        crate::agent_sql::REPLAY_LSN_SQL,
+        crate::agent_sql::CHECKPOINT_SQL,
+        crate::agent_sql::REDO_LSN_SQL,
     ];
     let switch_wal = (9..=40)
         .filter_map(recman_pg::version::for_major)
@@ -305,9 +305,9 @@ mod tests {
     #[test]
     fn the_agent_runs_recman_s_statements_and_nothing_else() {
         for sql in [
-            crate::register::PING_SQL,
-            crate::tracking_path::CURRENT_TIMELINE_SQL,
-            crate::backup::standby::CHECKPOINT_SQL,
+            crate::agent_sql::PING_SQL,
+            crate::agent_sql::CURRENT_TIMELINE_SQL,
+            crate::agent_sql::CHECKPOINT_SQL,
             recman_pg::version::for_major(15).unwrap().switch_wal_sql,
             recman_pg::version::for_major(18).unwrap().switch_wal_sql,
         ] {

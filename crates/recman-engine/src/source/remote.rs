@@ -14,7 +14,7 @@ use recman_remote::{CallOptions, Client, RemoteError, TlsFiles};
 use serde_json::json;
 
 use super::{DataSource, ReadAt, SourceFile};
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::scan::{Scan, ScannedFile};
 
 /// A single read waits at most this long for its bytes: far more than a healthy agent needs
@@ -188,7 +188,7 @@ impl DataSource for RemoteSource {
     fn open(
         &self,
         path: &Path,
-        _reads: crate::io::ReadMode,
+        _reads: crate::read_mode::ReadMode,
         _range: (u64, u64),
     ) -> io::Result<(SourceFile, bool)> {
         let rel = self.rel_of(path)?.to_string();

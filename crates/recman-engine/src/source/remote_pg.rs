@@ -16,7 +16,7 @@ use recman_pg::{
 use recman_remote::{CallOptions, Client, RemoteError};
 use serde_json::{Value, json};
 
-use crate::EngineError;
+use crate::error::EngineError;
 
 /// Calls that only read are retried and bounded; starting and stopping a backup waits for a
 /// checkpoint and for WAL, as long as the server needs (a dead connection is still found by

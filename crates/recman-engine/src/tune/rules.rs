@@ -3,9 +3,8 @@
 
 use super::{
     DevState, Direction, MAX_DEPTH, MAX_FILES, MAX_NOISE, MAX_REQUEST, MAX_REST_SETS, MIN_NOISE,
-    REST_SETS, Rest, Settings, Trial, Want,
+    REST_SETS, Rest, Settings, Trial, TuneEvents, Want,
 };
-use crate::window::Live;
 use recman_format::Compression;
 
 /// What limited a set.
@@ -109,7 +108,7 @@ pub(super) fn next_step(
 /// Records each setting that differs between `before` and `after` as a change, and returns
 /// them for the decision that follows.
 pub(super) fn record_changes(
-    live: &Live,
+    live: &dyn TuneEvents,
     ch: Option<u32>,
     before: &Settings,
     after: &Settings,
@@ -146,7 +145,7 @@ pub(super) fn record_changes(
 /// returns whether the tuner may go on to the next step from this set (not after a revert: the
 /// settings it measured are gone).
 pub(super) fn decide(
-    live: &Live,
+    live: &dyn TuneEvents,
     ch: Option<u32>,
     d: &mut DevState,
     trial: Trial,

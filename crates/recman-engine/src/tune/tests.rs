@@ -1,4 +1,5 @@
 use super::*;
+use crate::window::Live;
 use std::time::{Duration, Instant};
 
 /// One set of 1 s on device 7 read with `used`: waits for input and output, CPU, and the rate

@@ -3,8 +3,10 @@
 //! writes it); the only writes are probe objects on each output device, removed at once
 //! ([`super::media_probe`]).
 
-use crate::EngineError;
-use crate::io::{AlignedBuf, IoMode, IoSettings, ReadMode, ReadReq, open_engine};
+use crate::aligned::AlignedBuf;
+use crate::error::EngineError;
+use crate::io::{IoMode, IoSettings, ReadReq, open_engine};
+use crate::read_mode::ReadMode;
 use recman_media::Media;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -220,7 +222,7 @@ pub fn calibrate(
     outputs: &[(String, Arc<dyn Media>)],
     opt: &CalibrateOptions,
 ) -> Result<Calibration, EngineError> {
-    let scan = crate::scan_data_dir(pgdata)?;
+    let scan = crate::scan::scan_data_dir(pgdata)?;
     // Files by device, largest first: a probe reads the largest files, where a backup spends
     // its time.
     let mut by_dev: BTreeMap<String, Vec<(PathBuf, u64)>> = BTreeMap::new();
@@ -525,7 +527,7 @@ pub(super) fn read_probe(
             };
             let len = size
                 .min(end - cursor.1)
-                .next_multiple_of(crate::io::ALIGN as u64);
+                .next_multiple_of(crate::aligned::ALIGN as u64);
             engine
                 .submit(ReadReq {
                     tag,
@@ -565,10 +567,10 @@ pub(super) fn read_probe(
 /// a backup meets them (the first pages of the largest table alone compressed 1.7 to 1.8
 /// times better than a whole pgbench cluster did, and advise under-counted the writes by as
 /// much).
-fn sample_pages(files: &[crate::ScannedFile], pgdata: &Path, want: usize) -> Vec<u8> {
+fn sample_pages(files: &[crate::scan::ScannedFile], pgdata: &Path, want: usize) -> Vec<u8> {
     use std::io::{Read, Seek, SeekFrom};
     const BLCKSZ: u64 = recman_page::BLCKSZ as u64;
-    let mut rel: Vec<&crate::ScannedFile> = files
+    let mut rel: Vec<&crate::scan::ScannedFile> = files
         .iter()
         .filter(|f| f.relfile.is_some() && f.size >= BLCKSZ)
         .collect();
@@ -661,7 +663,7 @@ fn cpu_rates(sample: &[u8]) -> CpuRates {
         check_bytes_per_second: check,
         codecs,
         parallel_cores: parallel_cores(sample, cores),
-        cpu_limit: super::cpu::cgroup_cpu_limit(),
+        cpu_limit: crate::cpu::cgroup_cpu_limit(),
         learned: Default::default(),
     }
 }
@@ -697,7 +699,7 @@ fn parallel_cores(sample: &[u8], cores: u32) -> f64 {
 }
 
 /// How much of the cluster's files are in the page cache.
-fn page_cache(files: &[crate::ScannedFile], pgdata: &Path) -> PageCache {
+fn page_cache(files: &[crate::scan::ScannedFile], pgdata: &Path) -> PageCache {
     let (mut bytes, mut resident) = (0u64, 0u64);
     for f in files {
         if f.size == 0 {
@@ -706,7 +708,7 @@ fn page_cache(files: &[crate::ScannedFile], pgdata: &Path) -> PageCache {
         let Ok(h) = File::open(f.abs(pgdata)) else {
             continue;
         };
-        if let Some((res, len)) = crate::io::residency::resident(&h, 0, u64::MAX) {
+        if let Some((res, len)) = crate::residency::resident(&h, 0, u64::MAX) {
             resident += res;
             bytes += len;
         }
@@ -768,7 +770,7 @@ mod span_tests {
         let mut files = Vec::new();
         for (name, pages, mark) in [("1", 8, 1u8), ("2", 48, 2), ("3", 8, 3), ("x", 64, 9)] {
             std::fs::write(dir.path().join(name), vec![mark; pages * page]).unwrap();
-            files.push(crate::ScannedFile {
+            files.push(crate::scan::ScannedFile {
                 rel: name.into(),
                 size: (pages * page) as u64,
                 mode: 0o600,

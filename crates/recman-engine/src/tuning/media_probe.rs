@@ -5,7 +5,7 @@
 //! whether or not a probe failed.
 
 use super::calibrate::{CalibrateOptions, OutputDevice, WriteProbe, rate};
-use crate::EngineError;
+use crate::error::EngineError;
 use recman_media::{Media, MediaError};
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};

@@ -3,14 +3,13 @@
 
 pub mod advise;
 pub mod calibrate;
-mod cpu;
 pub mod diagnose;
 pub mod media_probe;
 pub mod overhead;
 pub mod read_check;
 pub mod shared_probe;
 
-pub use cpu::{allowed_cores, process_cpu_time, thread_cpu_time, thread_cpu_wait};
+pub use crate::cpu::{allowed_cores, process_cpu_time, thread_cpu_time, thread_cpu_wait};
 pub use diagnose::{Bottleneck, Diagnosis, diagnose_job, writer_cpu_share};
 
 /// The kind of an output device from its description ("disk /srv/repo", "s3://bucket/p"):

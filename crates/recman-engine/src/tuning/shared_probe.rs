@@ -6,7 +6,7 @@
 
 use super::calibrate::{CalibrateOptions, InputDevice, Span, rate, read_probe};
 use super::media_probe::{PROBE_PREFIX, noise, write_object};
-use crate::EngineError;
+use crate::error::EngineError;
 use recman_media::Media;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};

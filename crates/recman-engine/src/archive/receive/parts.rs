@@ -6,7 +6,7 @@
 //! overlap by at most a page and a later part's bytes win. Once the segment is stored whole,
 //! its parts are removed.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use recman_catalog::{DbRecord, Repository};
 use std::collections::HashMap;
 use std::path::Path;
@@ -30,7 +30,7 @@ fn parse_key<'a>(db: &str, key: &'a str) -> Option<(&'a str, u64, u64)> {
     let (start, end) = range.split_once('-')?;
     let start = u64::from_str_radix(start, 16).ok()?;
     let end = u64::from_str_radix(end, 16).ok()?;
-    (crate::is_segment_name(segment) && start < end).then_some((segment, start, end))
+    (crate::archive::is_segment_name(segment) && start < end).then_some((segment, start, end))
 }
 
 /// What the bucket holds of one open segment.

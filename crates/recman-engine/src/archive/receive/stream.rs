@@ -11,7 +11,7 @@
 //! interval and records the position, which the stream then reports as flushed.
 
 use super::{ReceiveMode, is_segment_name, segment_of};
-use crate::EngineError;
+use crate::error::EngineError;
 use recman_pg::{ConnTarget, CopyMessage, ReplicationConn, WalName};
 use std::fs::File;
 use std::os::unix::fs::FileExt;

@@ -4,8 +4,9 @@
 use super::entries::{self, Facts};
 use super::manifest::Manifest;
 use super::store::Store;
-use crate::EngineError;
-use crate::import::record::{self, FOREIGN};
+use crate::backup_types::FOREIGN;
+use crate::error::EngineError;
+use crate::import::record;
 use crate::import::{ImportError, ImportOptions, ImportReport, ImportedBackup, PG_BASEBACKUP};
 use recman_catalog::Repository;
 use recman_format::manifest::{BackupManifest, MANIFEST_FORMAT, MANIFEST_VERSION, ManifestOrigin};

@@ -6,7 +6,7 @@ use super::incremental;
 use super::manifest::Manifest;
 use super::store::{self, Store};
 use super::tar;
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::import::decode::{Checked, Checksum};
 use crate::import::{self as im, ForeignEntry, ImportError};
 use recman_format::manifest::BackupManifest;

@@ -1,5 +1,6 @@
 //! CPU time of the calling thread: what tells a channel busy checking and compressing from one
-//! waiting for its devices.
+//! waiting for its devices. A leaf below the I/O engine, which measures its writer threads with
+//! it, and below tuning, which reports it.
 
 use std::time::Duration;
 

@@ -1,4 +1,7 @@
-use crate::EngineError;
+//! A recovery target (a time, an LSN, a restore point, the latest): the value that selecting a
+//! backup and planning a restore both take, below both.
+
+use crate::error::EngineError;
 use chrono::{DateTime, Local, NaiveDateTime, TimeZone, Utc};
 use recman_pg::Lsn;
 use std::fmt;

@@ -1,3 +1,6 @@
+//! Buffers aligned for direct I/O: a leaf below the I/O engine, the page checks and the
+//! restore's writers, which all fill or drain them.
+
 /// Alignment of every pool buffer: the strictest a block device asks for direct I/O.
 pub const ALIGN: usize = 4096;
 
