@@ -36,6 +36,7 @@ pub mod plan_cap;
 mod progress;
 mod rebuild;
 pub mod recover_table;
+pub mod refusal;
 mod register;
 mod restore;
 pub mod restore_point;
@@ -77,6 +78,7 @@ pub use crosscheck::{
 pub use error::{EngineError, ErrorKind};
 pub use progress::{NoProgress, Progress, current_channel};
 pub use rebuild::{Incarnation, RebuildReport, incarnations, rebuild_catalog};
+pub use refusal::Refusal;
 pub use register::{register_database, register_database_agent};
 pub use restore::{
     Estimate, PlannedBackup, PlannedCopy, PlannedPiece, PlannedSegment, RecoveryTarget,
