@@ -31,6 +31,12 @@
 //! clause) names it as an [`Action`] in an [`EngineError::Remedy`], which
 //! [`EngineError::render`] spells for one front end. Secrets never appear. Code decides on the kind or the variant, never on the
 //! text. See docs/errors.md.
+//!
+//! # Refusals
+//! An `InvalidInput` error of a recurring sort is [`EngineError::Refused`] with a typed
+//! [`Refusal`] ([`crate::refusal`]: one family per file, the values named as fields, the
+//! message its `Display`), so a caller matches the variant. [`EngineError::Invalid`] with a
+//! bare message is left for a refusal made at one site that no code needs to recognise.
 
 use recman_catalog::CatalogError;
 use recman_format::FormatError;
