@@ -74,10 +74,9 @@ fn wal_file_name(path: &Path) -> Result<String, EngineError> {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .ok_or_else(|| {
-            EngineError::Invalid(format!(
-                "{} is not a WAL file path; hint: archive_command passes %p, the path of one WAL file",
-                path.display()
-            ))
+            EngineError::from(crate::refusal::Wal::NotFilePath {
+                path: path.display().to_string(),
+            })
         })
 }
 
@@ -103,13 +102,16 @@ fn check_archived(
             name: name.to_string(),
         }));
     }
-    Err(EngineError::Invalid(format!(
-        "wal file {name} is already archived in repository {} with different content (size {} crc {:08x}, now size {size} crc {crc:08x}); refusing to overwrite it; hint: two clusters may be archiving into database {:?}: give each its own registration, or remove the wrong one",
-        repo.location(),
-        prev.size,
-        prev.crc32c,
-        db.name
-    )))
+    Err(crate::refusal::Wal::ArchivedDifferently {
+        name: name.to_string(),
+        repo: repo.location().to_string(),
+        size: prev.size,
+        crc: prev.crc32c,
+        new_size: size,
+        new_crc: crc,
+        db: db.name.clone(),
+    }
+    .into())
 }
 
 /// Size and CRC-32C of a local WAL file.
@@ -222,10 +224,9 @@ pub fn archive_current(
         .first()
         .and_then(|r| r.first().cloned().flatten())
         .ok_or_else(|| {
-            EngineError::Invalid(format!(
-                "the server at {} returned no wal file name for pg_switch_wal(); hint: check that the target is a primary, not a standby",
-                session.target()
-            ))
+            EngineError::from(crate::refusal::Cluster::NoSwitchedWal {
+                server: session.target().to_string(),
+            })
         })?;
     let deadline = Instant::now() + timeout;
     loop {

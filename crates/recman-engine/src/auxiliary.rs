@@ -43,10 +43,10 @@ pub fn claim_dir(dir: &Path) -> Result<(), EngineError> {
             .next()
             .is_none();
         if !empty {
-            return Err(EngineError::Invalid(format!(
-                "directory {} is not empty; hint: name an empty or new directory for the auxiliary instance (--dir), or remove what is there",
-                dir.display()
-            )));
+            return Err(crate::refusal::Backups::AuxiliaryDirNotEmpty {
+                dir: dir.display().to_string(),
+            }
+            .into());
         }
     } else {
         std::fs::create_dir_all(dir).map_err(|e| EngineError::io("create directory", dir, e))?;
@@ -60,9 +60,11 @@ pub fn pick_port(requested: Option<u16>) -> Result<u16, EngineError> {
     match requested {
         Some(p) => match TcpListener::bind(("127.0.0.1", p)) {
             Ok(_) => Ok(p),
-            Err(e) => Err(EngineError::Invalid(format!(
-                "port {p} is taken on 127.0.0.1 ({e}); hint: choose another port with --port, or leave it out to use a free one"
-            ))),
+            Err(e) => Err(crate::refusal::Input::PortTaken {
+                port: p,
+                why: e.to_string(),
+            }
+            .into()),
         },
         None => TcpListener::bind(("127.0.0.1", 0))
             .and_then(|l| l.local_addr())
@@ -76,11 +78,10 @@ pub fn major_of(pgdata: &Path) -> Result<u32, EngineError> {
     let p = pgdata.join("PG_VERSION");
     let text = std::fs::read_to_string(&p).map_err(|e| EngineError::io("read", &p, e))?;
     text.trim().parse().map_err(|_| {
-        EngineError::Invalid(format!(
-            "{} does not hold a PostgreSQL major version; hint: is {} a data directory?",
-            p.display(),
-            pgdata.display()
-        ))
+        EngineError::from(crate::refusal::Cluster::NoMajorVersion {
+            file: p.display().to_string(),
+            pgdata: pgdata.display().to_string(),
+        })
     })
 }
 
@@ -130,10 +131,10 @@ impl Auxiliary {
         let major = major_of(&pgdata)?;
         let md = std::fs::metadata(&pgdata).map_err(|e| EngineError::io("read", &pgdata, e))?;
         if md.uid() == 0 {
-            return Err(EngineError::Invalid(format!(
-                "data directory {} belongs to root and PostgreSQL refuses to run as root; hint: run recman as the PostgreSQL OS user (e.g. sudo -u postgres recman ...)",
-                pgdata.display()
-            )));
+            return Err(crate::refusal::Cluster::OwnedByRoot {
+                pgdata: pgdata.display().to_string(),
+            }
+            .into());
         }
         let sockdir = dir.join("sock");
         std::fs::create_dir_all(&sockdir).map_err(|e| EngineError::io("create", &sockdir, e))?;

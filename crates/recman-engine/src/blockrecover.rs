@@ -65,9 +65,10 @@ pub fn recover_blocks(
 ) -> Result<BlockRecoverReport, EngineError> {
     let t0 = Instant::now();
     let pgdata = ctx.pgdata.clone().ok_or_else(|| {
-        EngineError::Invalid(
-            "recover block needs the cluster's data directory; hint: give --pgdata DIR".into(),
-        )
+        EngineError::from(crate::refusal::Cluster::NeedsDataDir {
+            what: "recover block".to_string(),
+            agent_ok: false,
+        })
     })?;
     let mut blocks = opts.blocks.clone();
     if opts.corruption_list {
@@ -86,21 +87,18 @@ pub fn recover_blocks(
     blocks.sort();
     blocks.dedup();
     if blocks.is_empty() {
-        return Err(EngineError::Invalid(
-            "recover block: no block named; hint: name FILE:BLOCK, or use `recover corruption-list`"
-                .into(),
-        ));
+        return Err(crate::refusal::Backups::NoBlockNamed.into());
     }
     let names = list(&blocks);
     let facts = check_stopped(&pgdata, &names)?;
     if facts.system_identifier != ctx.db.system_identifier {
-        return Err(EngineError::Invalid(format!(
-            "data directory {} belongs to cluster {}, not to database {:?} ({}); hint: give the --pgdata of the registered cluster",
-            pgdata.display(),
-            facts.system_identifier,
-            ctx.db.name,
-            ctx.db.system_identifier
-        )));
+        return Err(crate::refusal::Cluster::DataDirOfOtherDatabase {
+            dir: pgdata.display().to_string(),
+            sysid: facts.system_identifier,
+            db: ctx.db.name.clone(),
+            db_sysid: ctx.db.system_identifier,
+        }
+        .into());
     }
     for b in &blocks {
         let file = pgdata.join(&b.path);
@@ -108,18 +106,19 @@ pub fn recover_blocks(
             .map_err(|e| EngineError::io("read", &file, e))?
             .len();
         if b.offset() + BLCKSZ as u64 > len {
-            return Err(EngineError::Invalid(format!(
-                "block {} is past the end of {} ({len} bytes); nothing was written; hint: name a block the file holds",
-                b.block,
-                file.display()
-            )));
+            return Err(crate::refusal::Backups::BlockPastEnd {
+                block: b.block,
+                file: file.display().to_string(),
+                len,
+            }
+            .into());
         }
     }
     let target = facts.checkpoint_redo.ok_or_else(|| {
-        EngineError::Invalid(format!(
-            "cannot read the last checkpoint of {} (global/pg_control fails its check); hint: the blocks {names} need a full restore",
-            pgdata.display()
-        ))
+        EngineError::from(crate::refusal::Cluster::NoCheckpoint {
+            pgdata: pgdata.display().to_string(),
+            blocks: names.to_string(),
+        })
     })?;
     let aux_dir = opts.auxiliary_dir.clone().unwrap_or_else(|| {
         let mut s = pgdata.clone().into_os_string();
@@ -228,21 +227,22 @@ fn check_stopped(pgdata: &Path, names: &str) -> Result<recman_pg::DataDirFacts, 
         && pid > 0
         && Path::new(&format!("/proc/{pid}")).exists()
     {
-        return Err(EngineError::Invalid(format!(
-            "the cluster at {} is running (postmaster.pid names live process {pid}): blocks {names} were left as they are; hint: stop it first (pg_ctl -D {} stop -m fast): block recovery writes pages of a stopped cluster only",
-            pgdata.display(),
-            pgdata.display()
-        )));
+        return Err(crate::refusal::Cluster::Running {
+            pgdata: pgdata.display().to_string(),
+            pid,
+            blocks: names.to_string(),
+        }
+        .into());
     }
     let facts = recman_pg::read_data_dir_facts(pgdata)?;
     match facts.state.as_deref() {
         Some("shut down") => Ok(facts),
-        state => Err(EngineError::Invalid(format!(
-            "the cluster at {} was not shut down cleanly (state: {}): blocks {names} were left as they are; hint: start it so crash recovery completes, stop it with pg_ctl -D {} stop -m fast, then recover the blocks",
-            pgdata.display(),
-            state.unwrap_or("unknown"),
-            pgdata.display()
-        ))),
+        state => Err(crate::refusal::Cluster::NotShutDownCleanly {
+            pgdata: pgdata.display().to_string(),
+            state: state.unwrap_or("unknown").to_string(),
+            blocks: names.to_string(),
+        }
+        .into()),
     }
 }
 

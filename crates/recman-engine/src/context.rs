@@ -52,10 +52,11 @@ pub fn resolve_database(
                 }
             }
             let names: Vec<_> = all.iter().map(|d| d.name.as_str()).collect();
-            Err(EngineError::Invalid(format!(
-                "repository {root} holds several databases ({}); hint: name one with --db NAME",
-                crate::util::cut_list(&names, ", ")
-            )))
+            Err(crate::refusal::Input::SeveralDatabases {
+                repo: root.to_string(),
+                names: crate::util::cut_list(&names, ", "),
+            }
+            .into())
         }
     }
 }

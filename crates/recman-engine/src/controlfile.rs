@@ -84,7 +84,12 @@ pub fn backup_controlfile(
                     piece_no: 1,
                     created_unix: started / 1_000_000,
                 })
-                .map_err(|e| EngineError::Invalid(format!("FORMAT '{}' {e}", f.name)))?;
+                .map_err(|e| {
+                    EngineError::from(crate::refusal::Input::FormatName {
+                        name: f.name.clone(),
+                        why: e.to_string(),
+                    })
+                })?;
             let shown = f.dir.join(&name).display().to_string();
             (crate::devices::media_for(repo, &f.device())?, name, shown)
         }
@@ -118,31 +123,30 @@ pub fn backup_controlfile(
 /// (with its -wal and -shm files), never deleted. Returns where the old one went.
 pub fn restore_controlfile(from: &Path, root: &Path) -> Result<Option<PathBuf>, EngineError> {
     let (Some(dir), Some(file)) = (from.parent(), from.file_name().and_then(|f| f.to_str())) else {
-        return Err(EngineError::Invalid(format!(
-            "RESTORE CONTROLFILE FROM '{}' names no file; hint: give the path of a piece written by BACKUP CURRENT CONTROLFILE",
-            from.display()
-        )));
+        return Err(crate::refusal::Backups::ControlfileNamesNoFile {
+            from: from.display().to_string(),
+        }
+        .into());
     };
     if !root.join(recman_catalog::repo::MARKER_FILE).exists() {
-        return Err(EngineError::Invalid(format!(
-            "{} is not a recman repository; hint: give --repo the repository whose catalog the piece holds",
-            root.display()
-        )));
+        return Err(crate::refusal::Backups::NotRepository {
+            root: root.display().to_string(),
+        }
+        .into());
     }
     let media = crate::devices::open_spec(&dir.display().to_string())?;
     let reader = media.open(file)?;
     let (data, _) = crate::archive::read_file_from_piece(reader, CATALOG_ENTRY)
         .map_err(|why| {
-            EngineError::Invalid(format!(
-                "piece {}: {why}; hint: give a piece written by BACKUP CURRENT CONTROLFILE",
-                from.display()
-            ))
+            EngineError::from(crate::refusal::Backups::NotControlfilePiece {
+                from: from.display().to_string(),
+                why: why.to_string(),
+            })
         })?
         .ok_or_else(|| {
-            EngineError::Invalid(format!(
-                "piece {} holds no catalog; hint: give a piece written by BACKUP CURRENT CONTROLFILE",
-                from.display()
-            ))
+            EngineError::from(crate::refusal::Backups::PieceHoldsNoCatalog {
+                from: from.display().to_string(),
+            })
         })?;
     let target = root.join(recman_catalog::repo::CATALOG_FILE);
     let tmp = root.join(format!("{}.restoring", recman_catalog::repo::CATALOG_FILE));

@@ -83,10 +83,11 @@ pub fn make_copy(
     let layout = copy_layout(ctx, tag, newest)?;
     let root = ctx.repo.disk_path(&copy_rel(&ctx.db.name, tag))?;
     if root.exists() {
-        return Err(EngineError::Invalid(format!(
-            "image copy {tag} already exists at {}; hint: roll it forward with `recman recover copy --tag {tag}`",
-            root.display()
-        )));
+        return Err(crate::refusal::Backups::CopyExistsAt {
+            tag: tag.to_string(),
+            root: root.display().to_string(),
+        }
+        .into());
     }
     let made = layout.prepare()?;
     if let Err(e) = restore_chain(ctx, &chain, &layout, 1, progress) {

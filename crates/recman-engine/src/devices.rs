@@ -33,10 +33,11 @@ pub fn check_device(device: &str) -> Result<(), EngineError> {
     if DEVICE_TYPES.contains(&device) {
         Ok(())
     } else {
-        Err(EngineError::Invalid(format!(
-            "unknown device type {device:?}; hint: use one of {}",
-            DEVICE_TYPES.join(", ")
-        )))
+        Err(crate::refusal::Input::UnknownDevice {
+            device: device.to_string(),
+            known: DEVICE_TYPES.join(", "),
+        }
+        .into())
     }
 }
 
@@ -57,10 +58,12 @@ pub fn media_for(repo: &Repository, device: &str) -> Result<Arc<dyn Media>, Engi
             "s3" => "s3://bucket/prefix",
             _ => "/srv/backup",
         };
-        return Err(EngineError::Invalid(format!(
-            "device type {device} is not configured for repository {}; hint: recman configure device-type {device} parms '{example}'",
-            repo.location()
-        )));
+        return Err(crate::refusal::Input::DeviceNotConfigured {
+            device: device.to_string(),
+            repo: repo.location().to_string(),
+            example: example.to_string(),
+        }
+        .into());
     };
     // RMAN's PARMS 'ENV=(...)': the media manager's own settings, handed to a plugin's
     // process environment.

@@ -40,10 +40,10 @@ pub fn duplex_backup(
 ) -> Result<Vec<DuplexReport>, EngineError> {
     let cat = ctx.repo.catalog();
     let rec = cat.backup(backup_id)?.ok_or_else(|| {
-        EngineError::Invalid(format!(
-            "backup {backup_id} is not in the catalog of repository {}; hint: recman list backup",
-            ctx.repo.location()
-        ))
+        EngineError::from(crate::refusal::Backups::NotInCatalog {
+            backup_id: backup_id.to_string(),
+            repo: ctx.repo.location().to_string(),
+        })
     })?;
     let pieces = cat.pieces(backup_id)?;
     let mut seen: Vec<String> = Vec::new();
@@ -58,10 +58,12 @@ pub fn duplex_backup(
         let copy = i as u32 + 2;
         let device = t.device();
         if seen.contains(&device) {
-            return Err(EngineError::Invalid(format!(
-                "COPIES: copy {copy} of backup {backup_id} would go to {}, where another copy already is; hint: give each copy a FORMAT in a directory of its own",
-                t.dir.display()
-            )));
+            return Err(crate::refusal::Backups::CopiesShareDir {
+                copy,
+                backup_id: backup_id.to_string(),
+                dir: t.dir.display().to_string(),
+            }
+            .into());
         }
         seen.push(device.clone());
         let media = crate::devices::media_for(&ctx.repo, &device)?;
@@ -82,9 +84,12 @@ pub fn duplex_backup(
                 piece_no: p.piece_no,
                 created_unix: rec.start_time / 1_000_000,
             };
-            let name = t
-                .expand_copy(&vars, copy)
-                .map_err(|e| EngineError::Invalid(format!("FORMAT '{}' {e}", t.name)))?;
+            let name = t.expand_copy(&vars, copy).map_err(|e| {
+                EngineError::from(crate::refusal::Input::FormatName {
+                    name: t.name.clone(),
+                    why: e.to_string(),
+                })
+            })?;
             let n = copy_piece(ctx, &p.path, (p.size, p.crc32c), media.as_ref(), &name)?;
             cat.add_copy(&CopyRecord {
                 object: p.path.clone(),

@@ -41,16 +41,12 @@ pub fn duplicate(
     progress: &dyn Progress,
 ) -> Result<DuplicateReport, EngineError> {
     if opts.standby.is_some() && opts.restore.target != RecoveryTarget::Latest {
-        return Err(EngineError::Invalid(
-            "duplicate database --for-standby takes no recovery target: a standby replays all the WAL there is and then streams; hint: leave out --until-…, or duplicate a clone without --for-standby".into(),
-        ));
+        return Err(crate::refusal::Backups::StandbyTakesNoTarget.into());
     }
     if let Some(s) = &opts.standby
         && s.primary_conninfo.trim().is_empty()
     {
-        return Err(EngineError::Invalid(
-            "duplicate database --for-standby needs the primary's connection string; hint: add --primary-conninfo 'host=… port=… user=…'".into(),
-        ));
+        return Err(crate::refusal::Backups::StandbyNeedsPrimary.into());
     }
     // Before anything is written: a taken port is refused, not found when the copy starts.
     let port = pick_port(opts.port)?;

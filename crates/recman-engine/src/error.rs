@@ -31,6 +31,12 @@
 //! clause) names it as an [`Action`] in an [`EngineError::Remedy`], which
 //! [`EngineError::render`] spells for one front end. Secrets never appear. Code decides on the kind or the variant, never on the
 //! text. See docs/errors.md.
+//!
+//! # Refusals
+//! An `InvalidInput` error of a recurring sort is [`EngineError::Refused`] with a typed
+//! [`Refusal`] ([`crate::refusal`]: one family per file, the values named as fields, the
+//! message its `Display`), so a caller matches the variant. [`EngineError::Invalid`] with a
+//! bare message is left for a refusal made at one site that no code needs to recognise.
 
 use recman_catalog::CatalogError;
 use recman_format::FormatError;
@@ -38,6 +44,7 @@ use recman_pg::PgError;
 use std::path::PathBuf;
 
 use crate::action::{Action, Hint, Remedy, Spell, Words};
+use crate::refusal::{Backups, Cluster, Fleet, Import, Input, Refusal, Wal};
 pub use recman_error::ErrorKind;
 
 /// What to do about a damaged piece.
@@ -79,7 +86,12 @@ pub enum EngineError {
         path: PathBuf,
         source: std::io::Error,
     },
-    /// A refused request ([`ErrorKind::InvalidInput`]); the text carries its own hint.
+    /// A refused request of a recurring sort ([`ErrorKind::InvalidInput`]): typed, so code
+    /// can tell which one it met without reading the text ([`crate::refusal`]).
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// A one-off refused request ([`ErrorKind::InvalidInput`]) that no code needs to
+    /// recognise; the text carries its own hint. A refusal that recurs is a [`Refusal`].
     #[error("{0}")]
     Invalid(String),
     /// A named object that is not there ([`ErrorKind::NotFound`]).
@@ -130,6 +142,19 @@ pub enum EngineError {
     },
 }
 
+/// Each family of refusals is an engine error as it is, so a site writes
+/// `Err(Input::Size { .. }.into())`.
+macro_rules! refusal_into_engine_error {
+    ($($family:ident),*) => {$(
+        impl From<$family> for EngineError {
+            fn from(r: $family) -> Self {
+                EngineError::Refused(Refusal::$family(r))
+            }
+        }
+    )*};
+}
+refusal_into_engine_error!(Cluster, Wal, Input, Backups, Fleet, Import);
+
 /// A piece error's kind: a media error carried inside an I/O error (a piece read from S3)
 /// keeps its own kind.
 fn format_kind(e: &FormatError) -> ErrorKind {
@@ -177,7 +202,7 @@ impl EngineError {
                 format_kind(source)
             }
             EngineError::Io { source, .. } => media_or_io_kind(source),
-            EngineError::Invalid(_) => ErrorKind::InvalidInput,
+            EngineError::Refused(_) | EngineError::Invalid(_) => ErrorKind::InvalidInput,
             EngineError::NotFound(_) => ErrorKind::NotFound,
             EngineError::Corrupt(_) => ErrorKind::Corrupt,
             EngineError::Busy(_) => ErrorKind::Busy,

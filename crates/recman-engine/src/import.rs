@@ -108,10 +108,10 @@ pub(crate) trait Opened: Sync {
     /// order, its content checked as [`Opened::open`] checks it.
     fn visit(&self, k: usize, each: &mut Visit<'_>) -> Result<(), crate::error::EngineError> {
         let _ = (k, each);
-        Err(crate::EngineError::Invalid(format!(
-            "{} is not stored in streams",
-            self.describe()
-        )))
+        Err(crate::refusal::Import::NotInStreams {
+            what: self.describe(),
+        }
+        .into())
     }
 }
 
@@ -127,16 +127,19 @@ pub(crate) fn open_origin(chain: &[BackupManifest]) -> Result<Box<dyn Opened>, I
     match o.tool.as_str() {
         PGBACKREST => Ok(Box::new(record::PgbrOpened::open(o)?)),
         PG_BASEBACKUP => Ok(Box::new(basebackup::Opened::open_chain(chain)?)),
-        t => Err(ImportError::Invalid(format!(
-            "backup {} was imported from {t:?}, which this recman does not read; hint: upgrade recman",
-            m.backup_id
-        ))),
+        t => Err(crate::refusal::Import::UnknownOrigin {
+            backup_id: m.backup_id.to_string(),
+            origin: t.to_string(),
+        }
+        .into()),
     }
 }
 
 fn origin_of(m: &BackupManifest) -> Result<&ManifestOrigin, ImportError> {
     m.origin.as_ref().ok_or_else(|| {
-        ImportError::Invalid(format!("backup {} is not an imported backup", m.backup_id))
+        ImportError::from(crate::refusal::Import::NotImported {
+            backup_id: m.backup_id.to_string(),
+        })
     })
 }
 

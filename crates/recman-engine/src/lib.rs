@@ -46,6 +46,7 @@ mod read_mode;
 mod rebuild;
 pub mod recover_table;
 mod recovery_target;
+pub mod refusal;
 mod register;
 pub mod residency;
 mod restore;
@@ -91,6 +92,7 @@ pub use crosscheck::{
 pub use error::{EngineError, ErrorKind};
 pub use progress::{NoProgress, Progress, current_channel};
 pub use rebuild::{Incarnation, RebuildReport, incarnations, rebuild_catalog};
+pub use refusal::Refusal;
 pub use register::{register_database, register_database_agent};
 pub use restore::{
     Estimate, PlannedBackup, PlannedCopy, PlannedPiece, PlannedSegment, RecoveryTarget,

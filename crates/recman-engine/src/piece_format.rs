@@ -34,9 +34,10 @@ impl PieceFormat {
     pub fn parse(template: &str) -> Result<PieceFormat, EngineError> {
         let path = Path::new(template);
         let bad = |why: &str| {
-            EngineError::Invalid(format!(
-                "FORMAT '{template}' {why}; hint: an absolute directory and a name with %U, e.g. '/srv/backup/ora_%U.rbf'"
-            ))
+            EngineError::from(crate::refusal::Input::FormatTemplate {
+                template: template.to_string(),
+                why: why.to_string(),
+            })
         };
         if !path.is_absolute() {
             return Err(bad("is not an absolute path"));

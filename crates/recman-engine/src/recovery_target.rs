@@ -66,9 +66,9 @@ impl RecoveryTarget {
                 .map(|d| d.with_timezone(&Utc))
             });
         let d = instant.ok_or_else(|| {
-            EngineError::Invalid(format!(
-                "cannot read target time {text:?}; hint: write it as 2026-11-21 14:30:00 (local time) or 2026-11-21T14:30:00+00:00"
-            ))
+            EngineError::from(crate::refusal::Input::TargetTime {
+                text: text.to_string(),
+            })
         })?;
         Ok(RecoveryTarget::Time {
             micros: d.timestamp_micros(),
@@ -82,9 +82,9 @@ impl RecoveryTarget {
 
     pub fn parse_xid(text: &str) -> Result<RecoveryTarget, EngineError> {
         text.trim().parse().map(RecoveryTarget::Xid).map_err(|_| {
-            EngineError::Invalid(format!(
-                "invalid target xid {text:?}; hint: give a transaction id number such as 1234"
-            ))
+            EngineError::from(crate::refusal::Input::TargetXid {
+                text: text.to_string(),
+            })
         })
     }
 }

@@ -20,13 +20,13 @@ pub fn register_database(
     if let Some(p) = pgdata {
         let facts = recman_pg::read_data_dir_facts(p)?;
         if facts.system_identifier != session.system_identifier {
-            return Err(EngineError::Invalid(format!(
-                "data directory {} (system identifier {}) does not belong to the server at {} (system identifier {}); hint: point --pgdata and --target at the same cluster",
-                p.display(),
-                facts.system_identifier,
-                session.target(),
-                session.system_identifier
-            )));
+            return Err(crate::refusal::Cluster::DataDirOfOtherServer {
+                dir: p.display().to_string(),
+                dir_sysid: facts.system_identifier,
+                server: session.target().to_string(),
+                server_sysid: session.system_identifier,
+            }
+            .into());
         }
     }
     let dir = pgdata
@@ -53,9 +53,9 @@ pub fn register_database_agent(
 ) -> Result<DbRecord, EngineError> {
     use crate::source::DataSource;
     let tls = tls.ok_or_else(|| {
-        EngineError::Invalid(format!(
-            "register database --agent {agent} needs the fleet's TLS files; hint: give --tls-cert, --tls-key and --tls-ca (or the config file's [tls] section)"
-        ))
+        EngineError::from(crate::refusal::Fleet::NoTls {
+            who: format!("register database --agent {agent}"),
+        })
     })?;
     let source = crate::source::remote::RemoteSource::connect(agent, tls)?;
     let facts = source.facts()?;
@@ -65,12 +65,13 @@ pub fn register_database_agent(
         Some(c) => recman_pg::Session::connect(&recman_pg::resolve_conninfo(Some(c))?)?,
     };
     if facts.system_identifier != session.system_identifier {
-        return Err(EngineError::Invalid(format!(
-            "the data directory served by the agent at {agent} (system identifier {}) does not belong to the server at {} (system identifier {}); hint: point --agent and --target at the same cluster",
-            facts.system_identifier,
-            session.target(),
-            session.system_identifier
-        )));
+        return Err(crate::refusal::Cluster::AgentOfOtherServer {
+            agent: agent.to_string(),
+            agent_sysid: facts.system_identifier,
+            server: session.target().to_string(),
+            server_sysid: session.system_identifier,
+        }
+        .into());
     }
     let _ = session.simple_query(PING_SQL)?;
     let db = repo.catalog().register_database(

@@ -15,9 +15,10 @@ fn key(db_id: i64, name: &str) -> String {
 /// Creates the point on the target and records it; returns its LSN.
 pub fn create_restore_point(ctx: &Context, name: &str) -> Result<Lsn, EngineError> {
     if name.is_empty() || name.len() > 63 {
-        return Err(EngineError::Invalid(format!(
-            "restore point name {name:?} must have 1 to 63 characters; hint: choose a shorter name"
-        )));
+        return Err(crate::refusal::Input::RestorePointName {
+            name: name.to_string(),
+        }
+        .into());
     }
     if ctx.repo.catalog().config(&key(ctx.db.id, name))?.is_some() {
         return Err(EngineError::Invalid(format!(
@@ -36,10 +37,9 @@ pub fn create_restore_point(ctx: &Context, name: &str) -> Result<Lsn, EngineErro
         .first()
         .and_then(|r| r.first().cloned().flatten())
         .ok_or_else(|| {
-            EngineError::Invalid(format!(
-                "the server at {} returned no lsn for pg_create_restore_point; hint: check that the target is a primary with wal_level replica or logical",
-                session.target()
-            ))
+            EngineError::from(crate::refusal::Cluster::NoRestorePointLsn {
+                server: session.target().to_string(),
+            })
         })?;
     let lsn: Lsn = text.parse()?;
     let micros = chrono::Utc::now().timestamp_micros();

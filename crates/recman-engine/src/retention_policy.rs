@@ -44,9 +44,9 @@ impl FromStr for RetentionPolicy {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let words: Vec<&str> = s.split_whitespace().collect();
         let bad = || {
-            EngineError::Invalid(format!(
-                "retention policy {s:?} is not valid; hint: use `redundancy N`, `recovery-window DAYS` or `none`"
-            ))
+            EngineError::from(crate::refusal::Input::RetentionPolicy {
+                text: s.to_string(),
+            })
         };
         match words.as_slice() {
             ["none"] => Ok(RetentionPolicy::None),

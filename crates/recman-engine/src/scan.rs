@@ -129,11 +129,12 @@ fn walk(dir: &Path, rel: &str, scan: &mut Scan) -> Result<(), EngineError> {
             walk(&path, &child, scan)?;
         } else if ft.is_file() {
             if let Some(prefix) = incremental_prefix(&name) {
-                return Err(EngineError::Invalid(format!(
-                    "{} is a file of an incremental pg_basebackup ({prefix}*), so {} is not a cluster's data directory but a backup pg_combinebackup has not combined; hint: run pg_combinebackup and start PostgreSQL on its output before backing it up with recman",
-                    path.display(),
-                    dir.display()
-                )));
+                return Err(crate::refusal::Cluster::UncombinedIncremental {
+                    file: path.display().to_string(),
+                    prefix: prefix.to_string(),
+                    dir: dir.display().to_string(),
+                }
+                .into());
             }
             let relfile = recman_page::classify(&child);
             if let Some(r) = &relfile

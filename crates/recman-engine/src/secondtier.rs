@@ -50,11 +50,12 @@ pub fn backup_backupsets(
     };
     for b in ids {
         if b.status != BackupStatus::Available {
-            return Err(EngineError::Invalid(format!(
-                "backup {} is {}, only AVAILABLE backups are copied; hint: list them with `recman list backup`",
-                b.id,
-                b.status.as_str()
-            )));
+            return Err(crate::refusal::Backups::NotAvailable {
+                backup_id: b.id.clone(),
+                status: b.status.as_str().to_string(),
+                for_: crate::refusal::Unavailable::Copy,
+            }
+            .into());
         }
         copy_backup(ctx, &b.id, device, &mut rep, progress)?;
         rep.backups.push(b.id);
@@ -117,9 +118,10 @@ fn copy_object(
 ) -> Result<bool, EngineError> {
     let target = crate::devices::media_for(&ctx.repo, device)?;
     if std::sync::Arc::ptr_eq(&target, ctx.repo.media()) {
-        return Err(EngineError::Invalid(format!(
-            "device type {device} is the repository itself; hint: copy to another device type (sbt, s3 or disk)"
-        )));
+        return Err(crate::refusal::Input::DeviceIsRepository {
+            device: device.to_string(),
+        }
+        .into());
     }
     let known = ctx.repo.catalog().copies_of(rel)?;
     if known.iter().any(|c| c.device == device) {

@@ -198,17 +198,19 @@ pub fn of_context(
 ) -> Result<Box<dyn DataSource>, EngineError> {
     if let Some(url) = ctx.repo.catalog().db_agent(ctx.db.id)? {
         let tls = ctx.tls.as_ref().ok_or_else(|| {
-            EngineError::Invalid(format!(
-                "database {:?} is registered with the agent at {url}, which {what} reads the cluster through, and no TLS files were given; hint: give --tls-cert, --tls-key and --tls-ca (or the config file's [tls] section)",
-                ctx.db.name
-            ))
+            EngineError::from(crate::refusal::Fleet::NoTlsForAgent {
+                db: ctx.db.name.clone(),
+                url: url.to_string(),
+                what: what.to_string(),
+            })
         })?;
         return Ok(Box::new(remote::RemoteSource::connect(&url, tls)?));
     }
     let pgdata = ctx.pgdata.as_deref().ok_or_else(|| {
-        EngineError::Invalid(format!(
-            "{what} needs the cluster's data directory; hint: pass --pgdata DIR or set RECMAN_PGDATA, or register the database with --agent URL to read it through its agent"
-        ))
+        EngineError::from(crate::refusal::Cluster::NeedsDataDir {
+            what: what.to_string(),
+            agent_ok: true,
+        })
     })?;
     Ok(Box::new(LocalSource::new(pgdata)))
 }

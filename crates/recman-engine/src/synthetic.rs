@@ -38,11 +38,12 @@ pub fn synthetic_full(
     ctx.repo.mac_key()?;
     let base = crate::validate::find_backup(ctx, opts.from.as_deref())?;
     if base.status != BackupStatus::Available {
-        return Err(EngineError::Invalid(format!(
-            "backup {} is {}, not AVAILABLE; hint: `recman list backup` shows the usable ones",
-            base.id,
-            base.status.as_str()
-        )));
+        return Err(crate::refusal::Backups::NotAvailable {
+            backup_id: base.id.clone(),
+            status: base.status.as_str().to_string(),
+            for_: crate::refusal::Unavailable::Base,
+        }
+        .into());
     }
     let chain = chain(ctx, load_manifest(ctx, &base.id)?)?;
     let locs = locate(ctx, &chain)?;

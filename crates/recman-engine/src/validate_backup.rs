@@ -44,11 +44,12 @@ pub fn validate_backup(
 ) -> Result<ValidateBackupReport, EngineError> {
     let b = find_backup(ctx, which)?;
     if b.status != BackupStatus::Available {
-        return Err(EngineError::Invalid(format!(
-            "backup {} is {}, not AVAILABLE; nothing to validate; hint: `recman list backup` shows its error",
-            b.id,
-            b.status.as_str()
-        )));
+        return Err(crate::refusal::Backups::NotAvailable {
+            backup_id: b.id.clone(),
+            status: b.status.as_str().to_string(),
+            for_: crate::refusal::Unavailable::Validate,
+        }
+        .into());
     }
     let m = load_manifest(ctx, &b.id)?;
     if m.origin.is_some() {

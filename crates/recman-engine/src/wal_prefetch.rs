@@ -412,9 +412,11 @@ pub fn prefetch_into_spool(
 ) -> Result<PrefetchReport, EngineError> {
     let spool = lock.spool();
     if !is_segment_name(after) {
-        return Err(EngineError::Invalid(format!(
-            "{after:?} is not a wal segment name; hint: archive-prefetch is started by archive-get for a segment"
-        )));
+        return Err(crate::refusal::Wal::NotSegment {
+            name: after.to_string(),
+            for_: crate::refusal::SegmentUse::Prefetch,
+        }
+        .into());
     }
     let mut report = PrefetchReport::default();
     if spool.stop_requested(started) {

@@ -33,9 +33,9 @@ impl Window {
     /// Parses `H:MM[:SS]` (RMAN's hh:mm[:ss]).
     pub fn parse_length(text: &str) -> Result<Duration, crate::error::EngineError> {
         let bad = || {
-            crate::EngineError::Invalid(format!(
-                "duration {text:?} is not H:MM or H:MM:SS; hint: e.g. --duration 1:30 or DURATION 0:00:20"
-            ))
+            crate::EngineError::from(crate::refusal::Input::Duration {
+                text: text.to_string(),
+            })
         };
         let parts: Vec<&str> = text.trim().split(':').collect();
         if !(2..=3).contains(&parts.len()) {
@@ -53,9 +53,10 @@ impl Window {
         }
         let secs = n[0] * 3600 + n[1] * 60 + n[2];
         if secs == 0 {
-            return Err(crate::EngineError::Invalid(format!(
-                "duration {text:?} is empty; hint: give a window of at least one second"
-            )));
+            return Err(crate::refusal::Input::EmptyDuration {
+                text: text.to_string(),
+            }
+            .into());
         }
         Ok(Duration::from_secs(secs))
     }

@@ -112,9 +112,11 @@ impl PushSpool {
     /// times. Clears the failure marks of earlier pushers: this one tries those segments again.
     pub fn try_lock(&self, after: &str) -> Result<Option<PushLock>, EngineError> {
         if !is_segment_name(after) {
-            return Err(EngineError::Invalid(format!(
-                "{after:?} is not a wal segment name; hint: archive-push-ahead is started by archive-push for a segment"
-            )));
+            return Err(crate::refusal::Wal::NotSegment {
+                name: after.to_string(),
+                for_: crate::refusal::SegmentUse::PushAhead,
+            }
+            .into());
         }
         self.create_dir()?;
         for attempt in 0..5 {

@@ -16,10 +16,11 @@ const LONG_HEADER_LEN: usize = 40;
 /// `db` must be; the error names the file and says why it was refused.
 pub(crate) fn check_wal_file(db: &DbRecord, name: &str, data: &[u8]) -> Result<(), EngineError> {
     let refuse = |why: String| {
-        EngineError::Invalid(format!(
-            "refusing to archive {name} for database {:?}: {why}; nothing was stored; hint: archive_command must pass %p, a file from the registered cluster's pg_wal, and %f must be its name",
-            db.name
-        ))
+        EngineError::from(crate::refusal::Wal::NotThisCluster {
+            name: name.to_string(),
+            db: db.name.clone(),
+            why,
+        })
     };
     if let Some(seg) = name.strip_suffix(".partial").unwrap_or(name).get(..24)
         && super::is_segment_name(seg)

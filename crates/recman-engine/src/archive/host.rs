@@ -21,9 +21,10 @@ pub fn check_wal_name(name: &str) -> Result<(), EngineError> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-');
     if !plain {
-        return Err(EngineError::Invalid(format!(
-            "{name:?} is not a wal file name; nothing was archived or read; hint: archive-push sends %p's file name and archive-get %f, which are plain names such as 000000010000000000000003"
-        )));
+        return Err(crate::refusal::Wal::NotFileName {
+            name: name.to_string(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -54,22 +55,25 @@ pub fn choose_database(
         [] => Err(EngineError::NotFound(format!(
             "the repository host holds no database that client certificate {cn:?} may archive for; nothing was archived or read; hint: register the cluster on the repository host, and allow this certificate with the server's --allow DB:{cn}"
         ))),
-        several => Err(EngineError::Invalid(format!(
-            "the repository host holds several databases client certificate {cn:?} may archive for ({}); nothing was archived or read; hint: name one with --db NAME",
-            several
+        several => Err(crate::refusal::Fleet::SeveralDatabasesForCert {
+            cn: cn.to_string(),
+            names: several
                 .iter()
                 .map(|n| n.as_str())
                 .collect::<Vec<_>>()
-                .join(", ")
-        ))),
+                .join(", "),
+        }
+        .into()),
     }
 }
 
 /// The refusal a client whose certificate is not allowed for `db` gets.
 pub fn not_allowed(db: &str, cn: &str) -> EngineError {
-    EngineError::Invalid(format!(
-        "client certificate {cn:?} is not allowed to archive for database {db}; nothing was archived or read; hint: start the repository host's server with --allow {db}:{cn} (or --allow {cn} for every database)"
-    ))
+    crate::refusal::Fleet::CertNotAllowed {
+        cn: cn.to_string(),
+        db: db.to_string(),
+    }
+    .into()
 }
 
 /// Archives the WAL file `name` a database host sent (`data`), through a spool file in

@@ -86,10 +86,10 @@ pub struct ReceiveOptions {
 /// it, in plain text.
 pub fn spool_dir(repo: &Repository, db: &DbRecord) -> Result<PathBuf, EngineError> {
     if repo.is_encrypted() {
-        return Err(EngineError::Invalid(format!(
-            "cannot receive wal into repository {}: it is encrypted, and the receiver's spool would hold the open segment in plain text; hint: keep archive-push for an encrypted repository, or receive into a plain one",
-            repo.location()
-        )));
+        return Err(crate::refusal::Wal::ReceiveEncrypted {
+            repo: repo.location().to_string(),
+        }
+        .into());
     }
     Ok(repo.root().join(RECEIVE_DIR).join(&db.name))
 }
@@ -522,10 +522,13 @@ fn probe(
     let mut conn = recman_pg::ReplicationConn::connect(target, &opts.application_name)?;
     let id = conn.identify_system()?;
     if id.system_identifier != db.system_identifier {
-        return Err(EngineError::Invalid(format!(
-            "the server at {target:?} has system identifier {}, not database {:?}'s {}; nothing was received; hint: --target must name the registered cluster's primary",
-            id.system_identifier, db.name, db.system_identifier
-        )));
+        return Err(crate::refusal::Cluster::ReceiveFromOtherDatabase {
+            target: format!("{target:?}"),
+            sysid: id.system_identifier,
+            db: db.name.clone(),
+            db_sysid: db.system_identifier,
+        }
+        .into());
     }
     let segment_size = conn.segment_size()?;
     if opts.create_slot {

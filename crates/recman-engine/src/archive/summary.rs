@@ -35,9 +35,10 @@ pub(super) fn store_summary(
     compression: Compression,
 ) -> Result<u64, EngineError> {
     let seg_lsn = segment_lsn(name, data.len() as u64).ok_or_else(|| {
-        EngineError::Invalid(format!(
-            "{name} is not a WAL segment name; hint: only segments get change-tracking summaries"
-        ))
+        EngineError::from(crate::refusal::Wal::NotSegment {
+            name: name.to_string(),
+            for_: crate::refusal::SegmentUse::Summary,
+        })
     })?;
     let summary = SegmentSummary::build(data, seg_lsn)
         .map_err(|e| EngineError::Corrupt(format!("wal segment {name}: {e}")))?;

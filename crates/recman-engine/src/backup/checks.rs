@@ -12,13 +12,13 @@ pub(super) fn check_target(
     s: &Session,
 ) -> Result<(), EngineError> {
     if facts.system_identifier != s.system_identifier {
-        return Err(EngineError::Invalid(format!(
-            "data directory {} (system identifier {}) does not belong to the server at {} (system identifier {}); hint: point --pgdata and --target at the same cluster",
-            source.describe(),
-            facts.system_identifier,
-            s.target(),
-            s.system_identifier
-        )));
+        return Err(crate::refusal::Cluster::DataDirOfOtherServer {
+            dir: source.describe(),
+            dir_sysid: facts.system_identifier,
+            server: s.target().to_string(),
+            server_sysid: s.system_identifier,
+        }
+        .into());
     }
     // An agent resolves its directory where it is; the server's path is compared as given.
     let server_dir = match source.local_root() {
@@ -28,37 +28,36 @@ pub(super) fn check_target(
     if let (Some(a), Some(b)) = (source.canonical(), server_dir)
         && a != b
     {
-        return Err(EngineError::Invalid(format!(
-            "--pgdata {} is not the data directory of the server at {} ({}); hint: a copy of the cluster shares its identifier, point --pgdata at {}",
-            source.describe(),
-            s.target(),
-            s.data_directory,
-            s.data_directory
-        )));
+        return Err(crate::refusal::Cluster::CopyOfServerDataDir {
+            dir: source.describe(),
+            server: s.target().to_string(),
+            server_dir: s.data_directory.clone(),
+        }
+        .into());
     }
     if s.system_identifier != ctx.db.system_identifier {
-        return Err(EngineError::Invalid(format!(
-            "the server at {} (system identifier {}) is not database {:?} registered in this repository (system identifier {}); hint: register it under another name with `recman register database --name NAME`",
-            s.target(),
-            s.system_identifier,
-            ctx.db.name,
-            ctx.db.system_identifier
-        )));
+        return Err(crate::refusal::Cluster::ServerOfOtherDatabase {
+            server: s.target().to_string(),
+            sysid: s.system_identifier,
+            db: ctx.db.name.clone(),
+            db_sysid: ctx.db.system_identifier,
+        }
+        .into());
     }
     if s.in_recovery {
-        return Err(EngineError::Invalid(format!(
-            "the server at {} is a standby; hint: back up the primary (backups from a standby come with channels connected to it)",
-            s.target()
-        )));
+        return Err(crate::refusal::Cluster::TargetIsStandby {
+            server: s.target().to_string(),
+        }
+        .into());
     }
     if s.archive_mode == "off" || s.wal_level == "minimal" {
-        return Err(EngineError::Invalid(format!(
-            "cannot back up the server at {}: archive_mode is {} and wal_level is {}; an online backup needs its WAL archived; hint: set wal_level = replica, archive_mode = on and archive_command = 'recman --repo {} archive-push %p', then restart PostgreSQL",
-            s.target(),
-            s.archive_mode,
-            s.wal_level,
-            ctx.repo.location()
-        )));
+        return Err(crate::refusal::Cluster::NotArchiving {
+            server: s.target().to_string(),
+            archive_mode: s.archive_mode.clone(),
+            wal_level: s.wal_level.clone(),
+            repo: ctx.repo.location().to_string(),
+        }
+        .into());
     }
     Ok(())
 }

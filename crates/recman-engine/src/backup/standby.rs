@@ -34,9 +34,9 @@ pub(crate) fn prepare(
     let remote = match agent {
         Some(url) => {
             let tls = ctx.tls.as_ref().ok_or_else(|| {
-                EngineError::Invalid(format!(
-                    "--standby-agent {url} needs the fleet's TLS files; hint: give --tls-cert, --tls-key and --tls-ca (or the config file's [tls] section)"
-                ))
+                EngineError::from(crate::refusal::Fleet::NoTls {
+                    who: format!("--standby-agent {url}"),
+                })
             })?;
             Some(crate::source::remote::RemoteSource::connect(url, tls)?)
         }
@@ -46,17 +46,17 @@ pub(crate) fn prepare(
         (Some(c), _) => Session::connect(&resolve_conninfo(Some(c))?)?,
         (None, Some(r)) => crate::source::remote_pg::open(r.client())?,
         (None, None) => {
-            return Err(EngineError::Invalid(
-                "a backup from a standby needs --standby CONNINFO or --standby-agent URL".into(),
-            ));
+            return Err(crate::refusal::Cluster::NoStandbyNamed.into());
         }
     };
     let who = s.target().to_string();
     if s.system_identifier != system_identifier {
-        return Err(EngineError::Invalid(format!(
-            "server {who} has system identifier {}, the target has {system_identifier}: it is not a standby of the target; hint: give --standby a streaming standby of the cluster being backed up",
-            s.system_identifier
-        )));
+        return Err(crate::refusal::Cluster::StandbyOfOtherCluster {
+            who,
+            sysid: s.system_identifier,
+            target_sysid: system_identifier,
+        }
+        .into());
     }
     let in_recovery = s.simple_query(IN_RECOVERY_SQL)?;
     if in_recovery
@@ -65,9 +65,7 @@ pub(crate) fn prepare(
         .as_deref()
         != Some("t")
     {
-        return Err(EngineError::Invalid(format!(
-            "server {who} is not in recovery: it is a primary, not a standby; hint: give --standby a streaming standby, or leave it out to read the primary"
-        )));
+        return Err(crate::refusal::Cluster::StandbyIsPrimary { who }.into());
     }
     let data_dir = PathBuf::from(&s.data_directory);
     let source: Box<dyn DataSource> = match remote {
@@ -75,17 +73,18 @@ pub(crate) fn prepare(
         None => Box::new(LocalSource::new(&data_dir)),
     };
     let facts = source.facts().map_err(|e| {
-        EngineError::Invalid(format!(
-            "the data directory {} of standby {who} cannot be read: {e}; hint: a standby channel reads the standby's files, so the standby must run on this host, or give --standby-agent with the agent on its host",
-            source.describe()
-        ))
+        EngineError::from(crate::refusal::Cluster::StandbyDataDirUnreadable {
+            dir: source.describe(),
+            who: who.clone(),
+            why: e.to_string(),
+        })
     })?;
     if facts.system_identifier != system_identifier {
-        return Err(EngineError::Invalid(format!(
-            "data directory {} belongs to another cluster (system identifier {}); hint: the standby's data directory must be the one on this host (or its agent's)",
-            source.describe(),
-            facts.system_identifier
-        )));
+        return Err(crate::refusal::Cluster::StandbyDataDirOfOtherCluster {
+            dir: source.describe(),
+            sysid: facts.system_identifier,
+        }
+        .into());
     }
     let t0 = Instant::now();
     loop {

@@ -24,9 +24,10 @@ impl BlockRef {
     /// as counted from the start of that segment file.
     pub fn parse(text: &str) -> Result<BlockRef, EngineError> {
         let bad = |why: &str| {
-            EngineError::Invalid(format!(
-                "cannot read block {text:?}: {why}; hint: write FILE:BLOCK with FILE relative to the data directory, e.g. base/5/16384:12 (validate database lists them)"
-            ))
+            EngineError::from(crate::refusal::Input::Block {
+                text: text.to_string(),
+                why: why.to_string(),
+            })
         };
         let (path, block) = text.rsplit_once(':').ok_or_else(|| bad("no ':'"))?;
         let block: u32 = block
@@ -34,7 +35,8 @@ impl BlockRef {
             .parse()
             .map_err(|_| bad("the block is not a number"))?;
         BlockRef::new(path.trim(), block).map_err(|e| match e {
-            EngineError::Invalid(m) => bad(&m),
+            // The path's refusal becomes the reason the whole FILE:BLOCK is refused.
+            e @ EngineError::Refused(_) => bad(&e.to_string()),
             e => e,
         })
     }
@@ -42,17 +44,21 @@ impl BlockRef {
     /// A block of `path` (checked to be a relation file path inside PGDATA).
     pub fn new(path: &str, block: u32) -> Result<BlockRef, EngineError> {
         let Some(rf) = recman_page::classify(path).filter(|_| !path.contains("..")) else {
-            return Err(EngineError::Invalid(format!(
-                "{path} is not a relation file of a data directory"
-            )));
+            return Err(crate::refusal::Input::NotRelationFile {
+                path: path.to_string(),
+            }
+            .into());
         };
         let first = rf.first_block();
         let block = if block < first { first + block } else { block };
         if block - first >= RELSEG_SIZE {
-            return Err(EngineError::Invalid(format!(
-                "block {block} is not in segment file {path} (blocks {first} to {})",
-                first + RELSEG_SIZE - 1
-            )));
+            return Err(crate::refusal::Input::BlockNotInSegment {
+                block,
+                path: path.to_string(),
+                first,
+                last: first + RELSEG_SIZE - 1,
+            }
+            .into());
         }
         Ok(BlockRef {
             path: path.to_string(),

@@ -49,10 +49,9 @@ pub fn copy_imported(
     let chain = crate::incremental::chain(ctx, m.clone())?;
     let opened = open_origin(&chain)?;
     if opened.streams() > 0 {
-        return Err(ImportError::Invalid(format!(
-            "{} is in tar format, which `--copy` does not read yet; hint: extract its tar files into a directory, import that with --copy, or keep this one read in place",
-            opened.describe()
-        ))
+        return Err(crate::refusal::Import::CopyOfTar {
+            what: opened.describe(),
+        }
         .into());
     }
     let wal_archived = archive_wal(ctx, &m, opened.as_ref())?;
@@ -128,10 +127,10 @@ fn refuse_a_base(ctx: &Context, id: &str) -> Result<(), EngineError> {
         }
         let child = load_manifest(ctx, &b.id)?;
         if child.parent.as_deref() == Some(id) {
-            return Err(ImportError::Invalid(format!(
-                "imported backup {id} is the base of imported backup {}, which reads it through its origin; hint: copy {} first (newest first: `recman catalog import --copy` of its location), then this one",
-                b.id, b.id
-            ))
+            return Err(crate::refusal::Import::CopyBaseFirst {
+                backup_id: id.to_string(),
+                child: b.id.to_string(),
+            }
             .into());
         }
     }

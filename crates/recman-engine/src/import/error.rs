@@ -1,6 +1,7 @@
 //! The errors of reading another tool's backups: what was read, where, and what to do.
 
 use crate::error::EngineError;
+use crate::refusal::{Import, Refusal};
 use std::path::PathBuf;
 
 /// Why a foreign backup or WAL archive could not be read. Messages are lowercase, name the
@@ -16,8 +17,8 @@ pub enum ImportError {
     #[error("{0}")]
     Corrupt(String),
     /// The location is not what recman can import, or uses what recman does not read yet.
-    #[error("{0}")]
-    Invalid(String),
+    #[error(transparent)]
+    Refused(#[from] Refusal),
     #[error("{0}")]
     NotFound(String),
 }
@@ -33,6 +34,12 @@ impl ImportError {
     }
 }
 
+impl From<Import> for ImportError {
+    fn from(r: Import) -> Self {
+        ImportError::Refused(Refusal::Import(r))
+    }
+}
+
 impl From<ImportError> for EngineError {
     fn from(e: ImportError) -> Self {
         match e {
@@ -42,7 +49,7 @@ impl From<ImportError> for EngineError {
                 source,
             },
             ImportError::Corrupt(m) => EngineError::Corrupt(m),
-            ImportError::Invalid(m) => EngineError::Invalid(m),
+            ImportError::Refused(r) => EngineError::Refused(r),
             ImportError::NotFound(m) => EngineError::NotFound(m),
         }
     }

@@ -82,12 +82,11 @@ fn only_stanza(dir: &Path, root: &Path) -> Result<String, ImportError> {
             "pgBackRest repository {} holds no stanza; hint: check the path (repo1-path)",
             root.display()
         ))),
-        many => Err(ImportError::Invalid(format!(
-            "pgBackRest repository {} holds several stanzas ({}); hint: choose one with --stanza NAME, or give its directory {}/backup/NAME",
-            root.display(),
-            many.join(", "),
-            root.display()
-        ))),
+        many => Err(crate::refusal::Import::SeveralStanzas {
+            root: root.display().to_string(),
+            names: many.join(", "),
+        }
+        .into()),
     }
 }
 
@@ -101,12 +100,12 @@ fn pgbackrest_location(opts: &ImportOptions) -> Result<Option<PgbrLocation>, Imp
     if let Some(cf) = config_file {
         let c = config::read(&cf, opts.stanza.as_deref())?;
         if c.cipher && c.cipher_pass.is_none() {
-            return Err(ImportError::Invalid(format!(
-                "stanza {} of {} is encrypted but no passphrase is given; hint: set repo1-cipher-pass there, or {} in the environment",
-                c.stanza,
-                cf.display(),
-                config::CIPHER_PASS_ENV
-            )));
+            return Err(crate::refusal::Import::NoPassphrase {
+                stanza: c.stanza.to_string(),
+                config: cf.display().to_string(),
+                env: config::CIPHER_PASS_ENV.to_string(),
+            }
+            .into());
         }
         return Ok(Some(PgbrLocation {
             root: absolute(&c.repo_path),
@@ -155,10 +154,10 @@ fn pgbackrest_location(opts: &ImportOptions) -> Result<Option<PgbrLocation>, Imp
             pass,
         }));
     }
-    Err(ImportError::Invalid(format!(
-        "{} is neither a pgBackRest repository (no backup/ directory) nor a pg_basebackup backup (no backup_manifest); hint: give the repository (repo1-path), a stanza's directory in it, pgBackRest's configuration file, or the directory pg_basebackup wrote",
-        loc.display()
-    )))
+    Err(crate::refusal::Import::NotImportable {
+        location: loc.display().to_string(),
+    }
+    .into())
 }
 
 /// Imports everything at `opts.location` not imported yet. Call under the repository lock.
@@ -183,10 +182,12 @@ pub(crate) fn database_for(
     if let Some(n) = name {
         if let Some(db) = all.iter().find(|d| d.name == n) {
             if db.system_identifier != sysid {
-                return Err(EngineError::Invalid(format!(
-                    "the backups belong to system identifier {sysid}, but database {n:?} is registered with {}; hint: import them under another --db name",
-                    db.system_identifier
-                )));
+                return Err(crate::refusal::Cluster::ImportOfOtherDatabase {
+                    sysid,
+                    db: n.to_string(),
+                    db_sysid: db.system_identifier,
+                }
+                .into());
             }
             return Ok(db.clone());
         }
@@ -399,10 +400,10 @@ fn import_pgbackrest(
     let sysid: u64 = info.get("db", "db-system-id").unwrap_or(0);
     let version: String = info.get("db", "db-version").unwrap_or_default();
     let major: u32 = version.parse().map_err(|_| {
-        ImportError::Invalid(format!(
-            "{} holds PostgreSQL {version:?}, which recman does not support; hint: recman supports PostgreSQL 13 to 18",
-            pr.describe()
-        ))
+        ImportError::from(crate::refusal::Import::UnsupportedPostgres {
+            what: pr.describe(),
+            version: version.clone(),
+        })
     })?;
     let db = database_for(
         repo,

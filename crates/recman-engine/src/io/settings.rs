@@ -20,9 +20,10 @@ impl FromStr for IoMode {
             "uring" | "io_uring" => Ok(IoMode::Uring),
             "threads" | "slaves" => Ok(IoMode::Threads),
             "sync" => Ok(IoMode::Sync),
-            _ => Err(EngineError::Invalid(format!(
-                "unknown i/o mode {s:?}; hint: use auto, uring, threads or sync"
-            ))),
+            _ => Err(crate::refusal::Input::IoMode {
+                text: s.to_string(),
+            }
+            .into()),
         }
     }
 }
@@ -104,20 +105,22 @@ impl IoSettings {
         if let Some(s) = self.input_buffer_size
             && (s == 0 || s % recman_page::BLCKSZ != 0 || s > recman_format::MAX_CHUNK)
         {
-            return Err(EngineError::Invalid(format!(
-                "--input-buffer-size {s} must be a multiple of 8 KiB and at most 4 MiB; hint: e.g. 1M or 256K"
-            )));
+            return Err(crate::refusal::Input::InputBufferSize {
+                text: s.to_string(),
+            }
+            .into());
         }
         if self.blksize < 4096 || self.blksize > (64 << 20) {
-            return Err(EngineError::Invalid(format!(
-                "--blksize {} must be between 4 KiB and 64 MiB",
-                self.blksize
-            )));
+            return Err(crate::refusal::Input::Blksize {
+                value: self.blksize as u64,
+            }
+            .into());
         }
         if self.output_buffers == 0 || self.slaves == 0 || self.input_buffers == Some(0) {
-            return Err(EngineError::Invalid(
-                "--output-buffers, --input-buffers and --io-slaves must be at least 1".into(),
-            ));
+            return Err(crate::refusal::Input::AtLeastOne {
+                options: "--output-buffers, --input-buffers and --io-slaves",
+            }
+            .into());
         }
         Ok(())
     }
@@ -150,9 +153,10 @@ pub fn parse_size(text: &str) -> Result<u64, EngineError> {
                 "G" => 1 << 30,
                 "T" => 1 << 40,
                 _ => {
-                    return Err(EngineError::Invalid(format!(
-                        "invalid size {text:?}; hint: write e.g. 512K, 1M, 2G"
-                    )));
+                    return Err(crate::refusal::Input::Size {
+                        text: text.to_string(),
+                    }
+                    .into());
                 }
             };
             (&t[..i], m)
@@ -160,14 +164,15 @@ pub fn parse_size(text: &str) -> Result<u64, EngineError> {
         None => (t, 1),
     };
     let n: f64 = num.trim().parse().map_err(|_| {
-        EngineError::Invalid(format!(
-            "invalid size {text:?}; hint: write e.g. 512K, 1M, 2G"
-        ))
+        EngineError::from(crate::refusal::Input::Size {
+            text: text.to_string(),
+        })
     })?;
     if n < 0.0 {
-        return Err(EngineError::Invalid(format!(
-            "invalid size {text:?}: negative"
-        )));
+        return Err(crate::refusal::Input::NegativeSize {
+            text: text.to_string(),
+        }
+        .into());
     }
     Ok((n * mult as f64) as u64)
 }

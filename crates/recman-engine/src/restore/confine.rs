@@ -9,9 +9,12 @@ use recman_format::manifest::{BackupManifest, EntryKind};
 use crate::error::EngineError;
 
 fn refuse(whose: &str, path: &str, why: &str) -> EngineError {
-    EngineError::Invalid(format!(
-        "{whose} names entry {path:?}, {why}: restore writes only inside the target directory and the tablespace locations; nothing was written; hint: the manifest was changed or damaged — validate the backup and restore from an intact one"
-    ))
+    crate::refusal::Backups::Unconfined {
+        whose: whose.to_string(),
+        path: path.to_string(),
+        why: why.to_string(),
+    }
+    .into()
 }
 
 /// Checks one path of a backup's namespace: relative, '/'-separated, without empty, "." or

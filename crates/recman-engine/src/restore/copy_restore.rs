@@ -33,10 +33,14 @@ pub(super) fn check_target(
         RecoveryTarget::Xid(x) => state.stop_next_xid > *x,
     };
     if past {
-        return Err(EngineError::Invalid(format!(
-            "image copy {tag} holds the state of {} (stop {} at lsn {}), which is after {target}; hint: restore from backup sets (without --from-copy), or recover the copy less far next time",
-            state.backup_id, state.stop_time, state.stop_lsn
-        )));
+        return Err(crate::refusal::Backups::CopyPastTarget {
+            tag: tag.to_string(),
+            backup_id: state.backup_id.to_string(),
+            stop_time: state.stop_time.to_string(),
+            stop_lsn: state.stop_lsn.to_string(),
+            target: target.to_string(),
+        }
+        .into());
     }
     Ok(())
 }

@@ -34,9 +34,11 @@ pub const METHODS: &[&str] = &[
 ];
 
 fn refuse(path: &str, why: &str) -> EngineError {
-    EngineError::Invalid(format!(
-        "the agent refuses to write {path:?}, {why}; nothing was written; hint: restore into a directory the agent was started for (recman server --restore-dir DIR), and check the backup with `recman validate backup`"
-    ))
+    crate::refusal::Fleet::AgentRefusesPath {
+        path: path.to_string(),
+        why: why.to_string(),
+    }
+    .into()
 }
 
 /// Checks that `path` lies inside one of `roots` without passing through a symbolic link;
@@ -93,9 +95,9 @@ pub fn confine(
 
 fn s<'a>(meta: &'a Value, key: &str) -> Result<&'a str, EngineError> {
     meta.get(key).and_then(Value::as_str).ok_or_else(|| {
-        EngineError::Invalid(format!(
-            "a restore request lacks its {key:?}; hint: the backup host runs another recman version, use the same on both hosts"
-        ))
+        EngineError::from(crate::refusal::Fleet::RequestLacks {
+            key: key.to_string(),
+        })
     })
 }
 
@@ -117,9 +119,9 @@ pub fn serve(
         // A batch: each operation runs, and is confined, exactly as if sent on its own; the
         // first failure stops the batch (the caller fails the restore).
         let ops = meta.get("ops").and_then(Value::as_array).ok_or_else(|| {
-            EngineError::Invalid(format!(
-                "a restore request {method} lacks its \"ops\"; hint: the backup host runs another recman version, use the same on both hosts"
-            ))
+            EngineError::from(crate::refusal::Fleet::RequestLacksOps {
+                method: method.to_string(),
+            })
         })?;
         for op in ops {
             serve(roots, single, op, &[])?;
@@ -199,9 +201,10 @@ pub fn serve(
             Some((u, g)) => json!({"uid": u, "gid": g}),
             None => json!({}),
         }),
-        other => Err(EngineError::Invalid(format!(
-            "the agent has no restore method {other:?}; hint: use the same recman version on the backup host and the database host"
-        ))),
+        other => Err(crate::refusal::Fleet::NoRestoreMethod {
+            method: other.to_string(),
+        }
+        .into()),
     }
 }
 

@@ -56,15 +56,16 @@ impl Layout {
                     .iter()
                     .map(|t| format!("{} ({})", t.location, t.name))
                     .collect();
-                return Err(EngineError::Invalid(format!(
-                    "--tablespace-map names {old:?}, which is not a tablespace of backup {}; hint: its tablespaces are: {}",
-                    m.backup_id,
-                    if names.is_empty() {
+                return Err(crate::refusal::Backups::NotATablespace {
+                    old: old.to_string(),
+                    backup_id: m.backup_id.to_string(),
+                    known: if names.is_empty() {
                         "none".to_string()
                     } else {
                         crate::util::cut_list(&names, ", ")
-                    }
-                )));
+                    },
+                }
+                .into());
             }
         }
         for t in &m.tablespaces {
@@ -74,10 +75,10 @@ impl Layout {
                 .map(|(_, new)| new.clone())
                 .unwrap_or_else(|| PathBuf::from(&t.location));
             if !new.is_absolute() {
-                return Err(EngineError::Invalid(format!(
-                    "tablespace location {} must be an absolute path",
-                    new.display()
-                )));
+                return Err(crate::refusal::Backups::TablespaceNotAbsolute {
+                    path: new.display().to_string(),
+                }
+                .into());
             }
             tablespaces.push((t.oid, new));
         }
@@ -151,11 +152,14 @@ impl Layout {
                 } else {
                     String::new()
                 };
-                return Err(EngineError::Invalid(format!(
-                    "{what} {}{} is not empty{forced}; nothing was written; hint: {hint}",
-                    d.display(),
-                    self.dest.place()
-                )));
+                return Err(crate::refusal::Backups::RestoreDirNotEmpty {
+                    what: what.to_string(),
+                    dir: d.display().to_string(),
+                    place: self.dest.place().to_string(),
+                    forced,
+                    hint,
+                }
+                .into());
             }
         }
         for d in &clear {

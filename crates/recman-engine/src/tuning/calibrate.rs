@@ -483,8 +483,9 @@ pub(super) fn read_probe(
         slaves: qd as usize,
         ..IoSettings::default()
     };
-    let (mut engine, _) = open_engine(&settings, qd as usize)
-        .map_err(|e| EngineError::Invalid(format!("calibrate: cannot start the i/o engine: {e}; hint: try again with io_uring or helper threads available")))?;
+    let (mut engine, _) = open_engine(&settings, qd as usize).map_err(|e| {
+        EngineError::from(crate::refusal::Input::CalibrateIoEngine { why: e.to_string() })
+    })?;
     let mut free: Vec<AlignedBuf> = (0..qd).map(|_| AlignedBuf::new(size as usize)).collect();
     let mut open: Option<(usize, Arc<File>)> = None;
     let (mut bytes, mut tag, mut wrapped, mut ended) = (0u64, 0u64, false, false);

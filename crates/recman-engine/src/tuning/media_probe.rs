@@ -64,11 +64,11 @@ pub fn probe_media(
     }
     let (probes, objects) = r?;
     if !left.is_empty() {
-        return Err(EngineError::Invalid(format!(
-            "calibrate: probe objects left on {}: {}; hint: remove them with the medium's own tools",
-            m.describe(),
-            left.join("; ")
-        )));
+        return Err(crate::refusal::Input::ProbesLeft {
+            medium: m.describe(),
+            left: left.join("; "),
+        }
+        .into());
     }
     let smallest = objects.first();
     Ok(OutputDevice {
@@ -131,10 +131,13 @@ fn measure(
         }
         let read = t1.elapsed();
         if got != size {
-            return Err(EngineError::Invalid(format!(
-                "calibrate: probe object {name} on {} read back {got} bytes of {size}; hint: check the medium",
-                m.describe()
-            )));
+            return Err(crate::refusal::Input::ProbeShort {
+                name: name.to_string(),
+                medium: m.describe(),
+                got,
+                size,
+            }
+            .into());
         }
         objects.push(ObjectProbe {
             size,

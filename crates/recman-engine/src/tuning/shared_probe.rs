@@ -106,10 +106,11 @@ pub fn probe(
     let (read_bytes, read_time) = read?;
     let (write_bytes, write_time) = wrote?;
     removed.map_err(|e| {
-        EngineError::Invalid(format!(
-            "calibrate: probe object {name} left on {}: {e}; hint: remove it with the medium's own tools",
-            m.describe()
-        ))
+        EngineError::from(crate::refusal::Input::ProbeLeft {
+            name: name.to_string(),
+            medium: m.describe(),
+            why: e.to_string(),
+        })
     })?;
     Ok(MixedProbe {
         read_bytes_per_second: rate(read_bytes, read_time),

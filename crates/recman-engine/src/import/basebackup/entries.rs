@@ -68,11 +68,10 @@ impl Facts {
     pub fn of(bm: &Manifest, l: &Listing, dir: &Path) -> Result<Facts, ImportError> {
         let version = text(l, "PG_VERSION");
         let major: u32 = version.trim().parse().map_err(|_| {
-            ImportError::Invalid(format!(
-                "pg_basebackup backup {} holds PostgreSQL {:?}, which recman does not support; hint: recman supports PostgreSQL 13 to 18",
-                dir.display(),
-                version.trim()
-            ))
+            ImportError::from(crate::refusal::Import::UnsupportedPostgres {
+                what: format!("pg_basebackup backup {}", dir.display()),
+                version: version.trim().to_string(),
+            })
         })?;
         let control = l.kept.get("global/pg_control").cloned().unwrap_or_default();
         let from_control = control
@@ -240,10 +239,13 @@ pub fn opened_entries(
             Some(f) if f.size == size => f.checksum.clone(),
             Some(_) if e.path == REWRITTEN => None,
             Some(f) => {
-                return Err(ImportError::Invalid(format!(
-                    "the backup_manifest of {location} gives {} {} bytes, the import recorded {size}; hint: the backup changed since `catalog import`: import it again",
-                    e.path, f.size
-                )));
+                return Err(crate::refusal::Import::ManifestChanged {
+                    location: location.to_string(),
+                    path: e.path.to_string(),
+                    size: f.size,
+                    recorded: size,
+                }
+                .into());
             }
             None => None,
         };

@@ -166,9 +166,9 @@ fn prior_of(
     location: &str,
 ) -> Result<String, EngineError> {
     if !matches!(store, Store::Plain(_)) {
-        return Err(ImportError::Invalid(format!(
-            "pg_basebackup backup {location} is an incremental backup in tar format, which recman reads in plain format only (as pg_combinebackup does); hint: extract its tar files into a directory and import that"
-        ))
+        return Err(crate::refusal::Import::IncrementalInTar {
+            location: location.to_string(),
+        }
         .into());
     }
     let cat = repo.catalog();
@@ -184,10 +184,10 @@ fn prior_of(
             // A copied prior's files are recman's pieces now: the chain is combined from the
             // origin's directories, which recman no longer reads for it.
             if b.backup_type != FOREIGN {
-                return Err(ImportError::Invalid(format!(
-                    "pg_basebackup backup {location} is an incremental backup on top of backup {}, which `catalog import --copy` brought into recman's format; hint: import a chain whole before copying it (newest first), or combine it with pg_combinebackup and import the result",
-                    f.backup_id
-                ))
+                return Err(crate::refusal::Import::IncrementalOnCopied {
+                    location: location.to_string(),
+                    base: f.backup_id.to_string(),
+                }
                 .into());
             }
             return Ok(f.backup_id);

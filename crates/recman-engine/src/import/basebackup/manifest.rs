@@ -88,11 +88,11 @@ impl Manifest {
         let raw: Raw =
             serde_json::from_slice(text).map_err(|e| bad(format!("is not valid json: {e}")))?;
         if !(1..=2).contains(&raw.version) {
-            return Err(ImportError::Invalid(format!(
-                "{} is a backup manifest of version {}, which this recman does not read; hint: upgrade recman",
-                path.display(),
-                raw.version
-            )));
+            return Err(crate::refusal::Import::ManifestVersion {
+                path: path.display().to_string(),
+                version: raw.version.to_string(),
+            }
+            .into());
         }
         let files = raw
             .files

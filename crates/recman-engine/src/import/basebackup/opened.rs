@@ -97,10 +97,10 @@ fn layer_of(m: &BackupManifest) -> Result<Layer, ImportError> {
     let o = im::origin_of(m)?;
     let dir = std::path::PathBuf::from(&o.location);
     if !matches!(Store::of(&dir)?, Store::Plain(_)) {
-        return Err(ImportError::Invalid(format!(
-            "pg_basebackup backup {} is in tar format and has incremental backups on top of it, which recman combines in plain format only; hint: extract its tar files into a directory, import that, and import the incremental backups again",
-            o.location
-        )));
+        return Err(crate::refusal::Import::TarUnderIncrementals {
+            location: o.location.to_string(),
+        }
+        .into());
     }
     let bm = Manifest::read(&dir)?;
     let files = bm

@@ -62,17 +62,17 @@ pub fn read(path: &Path, stanza: Option<&str>) -> Result<StanzaConfig, ImportErr
         None => match stanzas(&text).as_slice() {
             [one] => one.clone(),
             [] => {
-                return Err(ImportError::Invalid(format!(
-                    "pgBackRest configuration {} names no stanza; hint: give the stanza with --stanza NAME",
-                    path.display()
-                )));
+                return Err(crate::refusal::Import::ConfigNamesNoStanza {
+                    path: path.display().to_string(),
+                }
+                .into());
             }
             many => {
-                return Err(ImportError::Invalid(format!(
-                    "pgBackRest configuration {} names several stanzas ({}); hint: choose one with --stanza NAME",
-                    path.display(),
-                    many.join(", ")
-                )));
+                return Err(crate::refusal::Import::ConfigNamesSeveralStanzas {
+                    path: path.display().to_string(),
+                    names: many.join(", "),
+                }
+                .into());
             }
         },
     };

@@ -125,19 +125,21 @@ impl Manifest {
             })
         };
         if info.get::<bool>("backup", "backup-block-incr") == Some(true) {
-            return Err(ImportError::Invalid(format!(
-                "{what} is a block incremental backup (repo-block), which recman does not read; hint: restore it with pgBackRest, or import the backups taken without repo-block"
-            )));
+            return Err(crate::refusal::Import::BlockIncremental {
+                what: what.to_string(),
+            }
+            .into());
         }
         let codec = match info.get::<String>("backup:option", "option-compress-type") {
             Some(t) if t == "none" => Codec::None,
             Some(t) => Codec::of_extension(&t).ok_or_else(|| {
-                ImportError::Invalid(format!("{what} uses compression {t:?}, which recman does not read; hint: recman reads gz, lz4, zst and bz2"))
+                ImportError::from(crate::refusal::Import::Compression {
+                    what: what.to_string(),
+                    codec: t.clone(),
+                })
             })?,
             // Before compress-type there was only gzip, on or off.
-            None if info.get::<bool>("backup:option", "option-compress") == Some(true) => {
-                Codec::Gz
-            }
+            None if info.get::<bool>("backup:option", "option-compress") == Some(true) => Codec::Gz,
             None => Codec::None,
         };
         let label = need("backup", "backup-label")?;
@@ -242,9 +244,11 @@ impl Manifest {
             })?;
             let Some(rel) = rel_of(name) else { continue };
             if v.get("bi").is_some() || v.get("bim").is_some() {
-                return Err(ImportError::Invalid(format!(
-                    "{what}: file {name} is stored in block-incremental form, which recman does not read; hint: restore this backup with pgBackRest"
-                )));
+                return Err(crate::refusal::Import::BlockIncrementalFile {
+                    what: what.to_string(),
+                    name: name.to_string(),
+                }
+                .into());
             }
             let u64f = |k: &str| v.get(k).and_then(Value::as_u64);
             let size = u64f("size").unwrap_or(0);

@@ -72,9 +72,7 @@ impl Repo {
             let what = format!("{} of {}", name, self.describe());
             let text = if starts_encrypted(&data) {
                 let Some(pass) = pass else {
-                    return Err(ImportError::Invalid(format!(
-                        "{what} is encrypted; hint: give the repository's passphrase: --pgbackrest-config FILE naming repo1-cipher-pass, or PGBACKREST_REPO1_CIPHER_PASS in the environment"
-                    )));
+                    return Err(crate::refusal::Import::Encrypted { what }.into());
                 };
                 match decrypt_all(&data, pass) {
                     Ok(t) => t,
