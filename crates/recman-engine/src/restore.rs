@@ -173,20 +173,7 @@ pub fn restore_database_on(
             manifest.backup_id
         )));
     }
-    let mut layout = files::Layout::new(&opts.to, manifest, &opts.tablespace_map)?
-        .on(std::sync::Arc::clone(&through.dest));
-    for d in layout.check_empty(opts.force)? {
-        progress.notice(&format!(
-            "cleared {}: an interrupted restore had written it",
-            d.display()
-        ));
-    }
-    progress.message(&format!(
-        "restoring backup {} (tag {}) to {}",
-        manifest.backup_id,
-        manifest.tag,
-        opts.to.display()
-    ));
+    let mut layout = open_layout(opts, manifest, through, progress)?;
     let created = layout.prepare()?;
     let result = layout
         .mark()
@@ -250,6 +237,30 @@ pub fn restore_database_on(
         )),
         Err(e) => Err(undo_failed(e, created, through, opts, plan.restored_bytes)),
     }
+}
+
+/// Where the backup's files go, checked empty (what an interrupted restore wrote is cleared).
+fn open_layout(
+    opts: &RestoreOptions,
+    manifest: &BackupManifest,
+    through: &Through,
+    progress: &dyn Progress,
+) -> Result<files::Layout, EngineError> {
+    let layout = files::Layout::new(&opts.to, manifest, &opts.tablespace_map)?
+        .on(std::sync::Arc::clone(&through.dest));
+    for d in layout.check_empty(opts.force)? {
+        progress.notice(&format!(
+            "cleared {}: an interrupted restore had written it",
+            d.display()
+        ));
+    }
+    progress.message(&format!(
+        "restoring backup {} (tag {}) to {}",
+        manifest.backup_id,
+        manifest.tag,
+        opts.to.display()
+    ));
+    Ok(layout)
 }
 
 /// What a restore through an agent, or from an image copy, cannot do.

@@ -5,7 +5,7 @@
 
 use super::RecoveryTarget;
 use super::plan::cut;
-use super::timeline::{ancestry, parse_segment, seg_name};
+use super::timeline::{Span, ancestry, parse_segment, seg_name};
 use crate::{Context, EngineError};
 use recman_catalog::{CopyRecord, MediaStatus, WalRecord};
 use recman_format::manifest::BackupManifest;
@@ -252,7 +252,7 @@ pub(crate) fn plan_wal(
 
 /// The timelines a restore follows, segment by segment.
 struct Lines<'a> {
-    spans: &'a [crate::tracking_path::Span],
+    spans: &'a [Span],
     seg: u64,
     /// The backup's own timeline, for a segment no span covers.
     timeline: u32,
@@ -372,6 +372,7 @@ struct Walked {
     bytes: u64,
 }
 
+/// Walks the segments from `first` to `last`, each on the first candidate timeline that has it.
 fn walk(
     ctx: &Context,
     known: &Known,
