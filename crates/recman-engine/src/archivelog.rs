@@ -281,32 +281,75 @@ fn write_sets(
         }
         None => None,
     };
-    let mut pieces = Vec::new();
-    let mut held = Vec::new();
-    let mut entries = Vec::new();
-    let mut msets = Vec::new();
-    let mut rows = Vec::new();
+    let job = WalSets {
+        repo,
+        db,
+        opts,
+        progress,
+        rec,
+        dir,
+        output,
+    };
+    let mut written = Written::default();
     for (i, group) in wal.chunks(opts.filesperset as usize).enumerate() {
-        let set_no = i as u32 + 1;
-        let rel = recman_catalog::layout::piece(dir, set_no, 1);
-        let header = PieceHeader {
-            backup_id: rec.id.clone(),
-            db_name: db.name.clone(),
-            system_identifier: db.system_identifier,
-            set_no,
-            piece_no: 1,
-            compression: opts.compression,
-            created_unix: rec.start_time / 1_000_000,
-            mac: None,
-            files: group
-                .iter()
-                .enumerate()
-                .map(|(k, w)| SetFile {
-                    index: k as u32,
-                    path: w.name.clone(),
-                })
-                .collect(),
-        };
+        job.write_set(i as u32 + 1, group, &mut written)?;
+    }
+    progress.finish();
+    let Written {
+        pieces,
+        held,
+        entries,
+        msets,
+        mut rows,
+    } = written;
+    rec.written_bytes = pieces.iter().map(|p| p.size).sum();
+    rec.stop_time = Some(now_micros());
+    let manifest = manifest_of(db, rec, wal, entries, msets);
+    // Manifest last: its presence marks a complete backup in the repository.
+    let mpath = format!("{dir}/manifest.json");
+    let mut mf = repo.create_atomic(&mpath)?;
+    crate::manifest_io::write(repo, &mut mf, &manifest, &mpath)?;
+    mf.commit()?;
+    rec.status = BackupStatus::Available;
+    repo.catalog().complete_wal_backup(rec, &pieces, &held)?;
+    crate::pipeline::stats::record_job(repo, &rec.id, "BACKUP", &rec.id, &mut rows);
+    Ok(pieces.len())
+}
+
+/// What the sets of an archivelog backup share while they are written.
+struct WalSets<'a> {
+    repo: &'a Repository,
+    db: &'a DbRecord,
+    opts: &'a ArchivelogOptions,
+    progress: &'a dyn Progress,
+    rec: &'a BackupRecord,
+    dir: &'a str,
+    /// FORMAT's media and device type, when it names a directory; None: the repository.
+    output: Option<(std::sync::Arc<dyn recman_media::Media>, String)>,
+}
+
+/// What the sets written so far hold, for the manifest and the catalog.
+#[derive(Default)]
+struct Written {
+    pieces: Vec<recman_catalog::PieceRecord>,
+    /// Each WAL file with the set that holds it.
+    held: Vec<(String, u32)>,
+    entries: Vec<ManifestEntry>,
+    msets: Vec<ManifestSet>,
+    rows: Vec<recman_catalog::IoStatRow>,
+}
+
+impl WalSets<'_> {
+    /// Writes set `set_no` (one piece) of the WAL files `group`, and records its piece.
+    fn write_set(
+        &self,
+        set_no: u32,
+        group: &[WalRecord],
+        written: &mut Written,
+    ) -> Result<(), EngineError> {
+        let (repo, db, opts, rec) = (self.repo, self.db, self.opts, self.rec);
+        let rel = recman_catalog::layout::piece(self.dir, set_no, 1);
+        let header = self.header(set_no, group);
         let written_as = match &opts.format {
             Some(f) => f
                 .expand(&crate::piece_format::PieceVars {
@@ -320,7 +363,7 @@ fn write_sets(
                 .map_err(|e| EngineError::Invalid(format!("FORMAT '{}' {e}", f.name)))?,
             None => rel.clone(),
         };
-        let media = match &output {
+        let media = match &self.output {
             Some((m, _)) => m.as_ref(),
             None => repo.media().as_ref(),
         };
@@ -331,40 +374,12 @@ fn write_sets(
             &header,
             OutputShape::default(),
         )?;
-        for (k, w) in group.iter().enumerate() {
-            // Stopped: the error path records the backup FAILED and removes its pieces.
-            crate::stop::check()?;
-            let data = crate::archive::read_wal(repo, db, &w.name)?.ok_or_else(|| {
-                EngineError::NotFound(format!(
-                    "archived wal file {} left repository {} during the backup; hint: run `recman crosscheck archivelog all` and back up again",
-                    w.name,
-                    repo.location()
-                ))
-            })?;
-            let crc = pw.whole_file(k as u32, &data, CHUNK)?;
-            progress.advance(data.len() as u64);
-            held.push((w.name.clone(), set_no));
-            entries.push(ManifestEntry {
-                path: w.name.clone(),
-                kind: EntryKind::File,
-                mode: 0o600,
-                uid: 0,
-                gid: 0,
-                mtime: w.archived_at / 1_000_000,
-                size: Some(data.len() as u64),
-                crc32c: Some(crc),
-                set_no: Some(set_no),
-                link_target: None,
-                volatile_blocks: Vec::new(),
-                incremental: false,
-                sections: Vec::new(),
-            });
-        }
+        self.write_files(&mut pw, set_no, group, written)?;
         let piece = pw.finish()?;
-        rows.push(piece.output_row(1, set_no, 1));
+        written.rows.push(piece.output_row(1, set_no, 1));
         let mut record = piece.record(&rec.id, set_no, 1, 1, group.len() as u32);
         let mut mpiece = piece.manifest(1);
-        if let Some((_, device)) = &output {
+        if let Some((_, device)) = &self.output {
             // Recorded under its repository name, found through its copy on the FORMAT
             // directory; before the manifest, so the backup is never AVAILABLE without it.
             record.path = rel.clone();
@@ -380,17 +395,89 @@ fn write_sets(
                 created: now_micros(),
             })?;
         }
-        pieces.push(record);
-        msets.push(ManifestSet {
+        written.pieces.push(record);
+        written.msets.push(ManifestSet {
             set_no,
             channel: 1,
             pieces: vec![mpiece],
         });
+        Ok(())
     }
-    progress.finish();
-    rec.written_bytes = pieces.iter().map(|p| p.size).sum();
-    rec.stop_time = Some(now_micros());
-    let manifest = BackupManifest {
+
+    /// The header of set `set_no`'s piece, which names its WAL files.
+    fn header(&self, set_no: u32, group: &[WalRecord]) -> PieceHeader {
+        let (db, rec) = (self.db, self.rec);
+        PieceHeader {
+            backup_id: rec.id.clone(),
+            db_name: db.name.clone(),
+            system_identifier: db.system_identifier,
+            set_no,
+            piece_no: 1,
+            compression: self.opts.compression,
+            created_unix: rec.start_time / 1_000_000,
+            mac: None,
+            files: group
+                .iter()
+                .enumerate()
+                .map(|(k, w)| SetFile {
+                    index: k as u32,
+                    path: w.name.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Reads each WAL file of the set from the archive into its piece.
+    fn write_files(
+        &self,
+        pw: &mut SetWriter,
+        set_no: u32,
+        group: &[WalRecord],
+        written: &mut Written,
+    ) -> Result<(), EngineError> {
+        let (repo, db) = (self.repo, self.db);
+        for (k, w) in group.iter().enumerate() {
+            // Stopped: the error path records the backup FAILED and removes its pieces.
+            crate::stop::check()?;
+            let data = crate::archive::read_wal(repo, db, &w.name)?.ok_or_else(|| {
+                EngineError::NotFound(format!(
+                    "archived wal file {} left repository {} during the backup; hint: run `recman crosscheck archivelog all` and back up again",
+                    w.name,
+                    repo.location()
+                ))
+            })?;
+            let crc = pw.whole_file(k as u32, &data, CHUNK)?;
+            self.progress.advance(data.len() as u64);
+            written.held.push((w.name.clone(), set_no));
+            written.entries.push(ManifestEntry {
+                path: w.name.clone(),
+                kind: EntryKind::File,
+                mode: 0o600,
+                uid: 0,
+                gid: 0,
+                mtime: w.archived_at / 1_000_000,
+                size: Some(data.len() as u64),
+                crc32c: Some(crc),
+                set_no: Some(set_no),
+                link_target: None,
+                volatile_blocks: Vec::new(),
+                incremental: false,
+                sections: Vec::new(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The manifest of an archivelog backup: its entries are the WAL file names.
+fn manifest_of(
+    db: &DbRecord,
+    rec: &BackupRecord,
+    wal: &[WalRecord],
+    entries: Vec<ManifestEntry>,
+    msets: Vec<ManifestSet>,
+) -> BackupManifest {
+    BackupManifest {
         format: MANIFEST_FORMAT.into(),
         version: MANIFEST_VERSION,
         backup_id: rec.id.clone(),
@@ -425,14 +512,5 @@ fn write_sets(
         entries,
         sets: msets,
         corrupt_blocks: Vec::new(),
-    };
-    // Manifest last: its presence marks a complete backup in the repository.
-    let mpath = format!("{dir}/manifest.json");
-    let mut mf = repo.create_atomic(&mpath)?;
-    crate::manifest_io::write(repo, &mut mf, &manifest, &mpath)?;
-    mf.commit()?;
-    rec.status = BackupStatus::Available;
-    repo.catalog().complete_wal_backup(rec, &pieces, &held)?;
-    crate::pipeline::stats::record_job(repo, &rec.id, "BACKUP", &rec.id, &mut rows);
-    Ok(pieces.len())
+    }
 }

@@ -92,6 +92,30 @@ fn lsn(s: &str) -> Result<u64, String> {
 }
 
 fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result<(), String> {
+    let m = read_manifest(repo, rel)?;
+    let db = database_for(repo, &m.db_name, m.system_identifier, m.pg_version, rep)?;
+    let cat = repo.catalog();
+    if cat
+        .backup(&m.backup_id)
+        .map_err(|e| e.to_string())?
+        .is_some()
+    {
+        rep.backups_known += 1;
+        return Ok(());
+    }
+    let rec = record_of(&m, db.id)?;
+    let pieces = pieces_of(cat, &m)?;
+    store(cat, &m, &rec, &pieces)?;
+    if let Some(r) = m.read {
+        cat.set_backup_read(&m.backup_id, r.read_bytes, r.tracked_bytes, r.tracked_files)
+            .map_err(|e| e.to_string())?;
+    }
+    rep.backups_added.push(m.backup_id.clone());
+    Ok(())
+}
+
+/// The manifest at `rel`, read and verified.
+fn read_manifest(repo: &Repository, rel: &str) -> Result<BackupManifest, String> {
     let text = repo
         .media()
         .get(rel)
@@ -110,20 +134,20 @@ fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result
     if m.format != MANIFEST_FORMAT {
         return Err(format!("format is {:?}, not {MANIFEST_FORMAT:?}", m.format));
     }
-    let db = database_for(repo, &m.db_name, m.system_identifier, m.pg_version, rep)?;
-    let cat = repo.catalog();
-    if cat
-        .backup(&m.backup_id)
-        .map_err(|e| e.to_string())?
-        .is_some()
-    {
-        rep.backups_known += 1;
-        return Ok(());
-    }
-    let files = || m.entries.iter().filter(|e| e.kind == EntryKind::File);
-    let rec = BackupRecord {
+    Ok(m)
+}
+
+/// The files a manifest lists (not its directories and links).
+fn files_of(m: &BackupManifest) -> impl Iterator<Item = &recman_format::manifest::ManifestEntry> {
+    m.entries.iter().filter(|e| e.kind == EntryKind::File)
+}
+
+/// The catalog record of the backup a manifest describes, AVAILABLE.
+fn record_of(m: &BackupManifest, db_id: i64) -> Result<BackupRecord, String> {
+    let files = || files_of(m);
+    Ok(BackupRecord {
         id: m.backup_id.clone(),
-        db_id: db.id,
+        db_id,
         tag: m.tag.clone(),
         backup_type: m.backup_type.clone(),
         status: BackupStatus::Available,
@@ -150,7 +174,16 @@ fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result
         pid: 0,
         host: String::new(),
         error: None,
-    };
+    })
+}
+
+/// The manifest's pieces as catalog rows; a piece on another device type gets its copy
+/// recorded.
+fn pieces_of(
+    cat: &recman_catalog::Catalog,
+    m: &BackupManifest,
+) -> Result<Vec<PieceRecord>, String> {
+    let files = || files_of(m);
     let mut pieces = Vec::new();
     for s in &m.sets {
         let in_set = || files().filter(|e| e.set_no == Some(s.set_no));
@@ -187,6 +220,18 @@ fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result
             });
         }
     }
+    Ok(pieces)
+}
+
+/// Records the backup with its pieces: as imported, as a WAL backup with the segments each set
+/// holds, or as a database backup with its corrupt blocks.
+fn store(
+    cat: &recman_catalog::Catalog,
+    m: &BackupManifest,
+    rec: &BackupRecord,
+    pieces: &[PieceRecord],
+) -> Result<(), String> {
+    let files = || files_of(m);
     let corrupt: Vec<CorruptBlock> = m
         .corrupt_blocks
         .iter()
@@ -202,7 +247,7 @@ fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result
     if let Some(o) = &m.origin {
         // An imported backup (catalog import): its origin comes back with it.
         cat.record_foreign_backup(
-            &rec,
+            rec,
             &recman_catalog::ForeignBackupRecord {
                 backup_id: m.backup_id.clone(),
                 tool: o.tool.clone(),
@@ -216,17 +261,11 @@ fn add_manifest(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result
         let held: Vec<(String, u32)> = files()
             .filter_map(|e| Some((e.path.clone(), e.set_no?)))
             .collect();
-        cat.record_wal_backup(&rec, &pieces, &held)
+        cat.record_wal_backup(rec, pieces, &held)
     } else {
-        cat.record_backup(&rec, &pieces, &corrupt)
+        cat.record_backup(rec, pieces, &corrupt)
     }
-    .map_err(|e| e.to_string())?;
-    if let Some(r) = m.read {
-        cat.set_backup_read(&m.backup_id, r.read_bytes, r.tracked_bytes, r.tracked_files)
-            .map_err(|e| e.to_string())?;
-    }
-    rep.backups_added.push(m.backup_id.clone());
-    Ok(())
+    .map_err(|e| e.to_string())
 }
 
 fn add_wal(repo: &Repository, rel: &str, rep: &mut RebuildReport) -> Result<(), String> {

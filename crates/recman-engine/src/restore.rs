@@ -37,6 +37,7 @@ pub use verify::{RestoreValidateReport, Verified, validate_restore};
 use crate::context::Context;
 use crate::error::EngineError;
 use crate::progress::Progress;
+use recman_format::manifest::BackupManifest;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -138,41 +139,10 @@ pub fn restore_database_on(
     progress: &dyn Progress,
 ) -> Result<(RestoreReport, Partial), EngineError> {
     let t0 = Instant::now();
-    if through.is_remote() && (opts.from_copy.is_some() || *selection != Selection::Whole) {
-        return Err(EngineError::Invalid(format!(
-            "a restore{} writes whole backups from backup sets only; hint: leave out --from-copy and --include-db, or restore on this host with --agent local (or on the database host itself)",
-            through.dest.place()
-        )));
-    }
-    if opts.from_copy.is_some() && *selection != Selection::Whole {
-        return Err(EngineError::Invalid(
-            "a partial restore (--include-db, recover table) reads backup sets, not image copies; hint: leave out --from-copy".into(),
-        ));
-    }
-    // One plan for the preview, the validation and this restore: all three read the same.
-    let plan = plan::plan_restore(ctx, opts)?;
-    plan.check(opts.allow_wal_gap)?;
-    for n in plan.notes.iter().chain(&plan.wal.notes) {
-        progress.notice(n);
-    }
-    if let Some(first) = plan.wal.gaps.first().filter(|_| opts.allow_wal_gap) {
-        progress.notice(&format!(
-            "the wal has a gap at segment {first}: recovery will end before it, as --allow-wal-gap asks"
-        ));
-    }
+    refuse_unsupported(opts, selection, through)?;
+    let plan = checked_plan(ctx, opts, progress)?;
     if let Some(tag) = &opts.from_copy {
-        return copy_restore::restore_from_copy(ctx, opts, tag, progress, t0)
-            .map(|r| (r, Partial::default()))
-            .map_err(|e| match e {
-            EngineError::Stopped { signal, .. } => EngineError::Stopped {
-                signal,
-                done: format!(
-                    ": what the restore wrote into {} was removed; image copy {tag} is unchanged",
-                    opts.to.display()
-                ),
-            },
-            e => e,
-        });
+        return restore_copy(ctx, opts, tag, progress, t0);
     }
     let backups_chain = &plan.chain;
     let manifest = backups_chain
@@ -185,36 +155,11 @@ pub fn restore_database_on(
             manifest.backup_id
         )));
     }
-    let mut layout = files::Layout::new(&opts.to, manifest, &opts.tablespace_map)?
-        .on(std::sync::Arc::clone(&through.dest));
-    for d in layout.check_empty(opts.force)? {
-        progress.notice(&format!(
-            "cleared {}: an interrupted restore had written it",
-            d.display()
-        ));
-    }
-    progress.message(&format!(
-        "restoring backup {} (tag {}) to {}",
-        manifest.backup_id,
-        manifest.tag,
-        opts.to.display()
-    ));
+    let mut layout = open_layout(opts, manifest, through, progress)?;
     let created = layout.prepare()?;
     let result = layout
         .mark()
-        .and_then(|()| {
-            let writes = layout.dest.plan_writes(
-                &opts.to,
-                plan.restored_bytes,
-                opts.channels.max(1),
-                opts.write_mode,
-            )?;
-            if let Some(p) = writes {
-                progress.message(&format!("restore writes: {}", p.describe()));
-                layout.writes = p;
-            }
-            Ok(())
-        })
+        .and_then(|()| plan_writes(&mut layout, opts, plan.restored_bytes, progress))
         .and_then(|()| {
             if foreign {
                 // Read through the origin (catalog import), checked against its checksums.
@@ -272,31 +217,146 @@ pub fn restore_database_on(
             },
             partial,
         )),
-        Err(e) => {
-            // A half-restored directory must not be started by mistake.
-            if !created.undo() && through.is_remote() {
-                return Err(interrupted_remote(e, &through.dest.place(), &opts.to));
-            }
-            match e {
-                EngineError::Stopped { signal, .. } => Err(EngineError::Stopped {
-                    signal,
-                    done: format!(
-                        ": what the restore wrote into {} was removed; the repository is unchanged",
-                        opts.to.display()
-                    ),
-                }),
-                EngineError::NoSpace { path, source, .. } => Err(EngineError::NoSpace {
-                    path,
-                    needed: format!(
-                        " (the restore writes {} bytes; what it wrote into {} was removed, the repository is unchanged)",
-                        plan.restored_bytes,
-                        opts.to.display()
-                    ),
-                    source,
-                }),
-                e => Err(e),
-            }
-        }
+        Err(e) => Err(undo_failed(e, created, through, opts, plan.restored_bytes)),
+    }
+}
+
+/// Where the backup's files go, checked empty (what an interrupted restore wrote is cleared).
+fn open_layout(
+    opts: &RestoreOptions,
+    manifest: &BackupManifest,
+    through: &Through,
+    progress: &dyn Progress,
+) -> Result<files::Layout, EngineError> {
+    let layout = files::Layout::new(&opts.to, manifest, &opts.tablespace_map)?
+        .on(std::sync::Arc::clone(&through.dest));
+    for d in layout.check_empty(opts.force)? {
+        progress.notice(&format!(
+            "cleared {}: an interrupted restore had written it",
+            d.display()
+        ));
+    }
+    progress.message(&format!(
+        "restoring backup {} (tag {}) to {}",
+        manifest.backup_id,
+        manifest.tag,
+        opts.to.display()
+    ));
+    Ok(layout)
+}
+
+/// What a restore through an agent, or from an image copy, cannot do.
+fn refuse_unsupported(
+    opts: &RestoreOptions,
+    selection: &Selection,
+    through: &Through,
+) -> Result<(), EngineError> {
+    if through.is_remote() && (opts.from_copy.is_some() || *selection != Selection::Whole) {
+        return Err(EngineError::Invalid(format!(
+            "a restore{} writes whole backups from backup sets only; hint: leave out --from-copy and --include-db, or restore on this host with --agent local (or on the database host itself)",
+            through.dest.place()
+        )));
+    }
+    if opts.from_copy.is_some() && *selection != Selection::Whole {
+        return Err(EngineError::Invalid(
+            "a partial restore (--include-db, recover table) reads backup sets, not image copies; hint: leave out --from-copy".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The restore's plan, refused when the WAL it needs is not all there, with its notes said.
+fn checked_plan(
+    ctx: &Context,
+    opts: &RestoreOptions,
+    progress: &dyn Progress,
+) -> Result<plan::RestorePlan, EngineError> {
+    // One plan for the preview, the validation and this restore: all three read the same.
+    let plan = plan::plan_restore(ctx, opts)?;
+    plan.check(opts.allow_wal_gap)?;
+    for n in plan.notes.iter().chain(&plan.wal.notes) {
+        progress.notice(n);
+    }
+    if let Some(first) = plan.wal.gaps.first().filter(|_| opts.allow_wal_gap) {
+        progress.notice(&format!(
+            "the wal has a gap at segment {first}: recovery will end before it, as --allow-wal-gap asks"
+        ));
+    }
+    Ok(plan)
+}
+
+/// A restore from image copy `tag`: the copy is copied, never written.
+fn restore_copy(
+    ctx: &Context,
+    opts: &RestoreOptions,
+    tag: &str,
+    progress: &dyn Progress,
+    t0: Instant,
+) -> Result<(RestoreReport, Partial), EngineError> {
+    copy_restore::restore_from_copy(ctx, opts, tag, progress, t0)
+        .map(|r| (r, Partial::default()))
+        .map_err(|e| match e {
+            EngineError::Stopped { signal, .. } => EngineError::Stopped {
+                signal,
+                done: format!(
+                    ": what the restore wrote into {} was removed; image copy {tag} is unchanged",
+                    opts.to.display()
+                ),
+            },
+            e => e,
+        })
+}
+
+/// How the destination is written (the writes' shape for its storage), said when chosen.
+fn plan_writes(
+    layout: &mut files::Layout,
+    opts: &RestoreOptions,
+    restored_bytes: u64,
+    progress: &dyn Progress,
+) -> Result<(), EngineError> {
+    let writes = layout.dest.plan_writes(
+        &opts.to,
+        restored_bytes,
+        opts.channels.max(1),
+        opts.write_mode,
+    )?;
+    if let Some(p) = writes {
+        progress.message(&format!("restore writes: {}", p.describe()));
+        layout.writes = p;
+    }
+    Ok(())
+}
+
+/// Undoes a failed restore's writes and returns its error, saying what was removed.
+fn undo_failed(
+    e: EngineError,
+    created: files::Created,
+    through: &Through,
+    opts: &RestoreOptions,
+    restored_bytes: u64,
+) -> EngineError {
+    // A half-restored directory must not be started by mistake.
+    if !created.undo() && through.is_remote() {
+        return interrupted_remote(e, &through.dest.place(), &opts.to);
+    }
+    match e {
+        EngineError::Stopped { signal, .. } => EngineError::Stopped {
+            signal,
+            done: format!(
+                ": what the restore wrote into {} was removed; the repository is unchanged",
+                opts.to.display()
+            ),
+        },
+        EngineError::NoSpace { path, source, .. } => EngineError::NoSpace {
+            path,
+            needed: format!(
+                " (the restore writes {} bytes; what it wrote into {} was removed, the repository is unchanged)",
+                restored_bytes,
+                opts.to.display()
+            ),
+            source,
+        },
+        e => e,
     }
 }
 

@@ -171,21 +171,9 @@ pub fn load(
             inc.parent_id
         ));
     };
-    // After a promotion the range runs along this timeline's history, from the parent's
-    // timeline through each switch point.
-    let spans = if parent_tl == timeline {
-        crate::tracking_path::history_spans("", timeline)
-    } else {
-        match crate::tracking_path::read_history(ctx, source, timeline) {
-            Ok(Some(text)) => crate::tracking_path::history_spans(&text, timeline),
-            Err(e) => return fallback(format!("{e}")),
-            Ok(None) => {
-                return fallback(format!(
-                    "the parent {} is on timeline {parent_tl} and the history file of timeline {timeline} is neither in pg_wal nor archived",
-                    inc.parent_id
-                ));
-            }
-        }
+    let spans = match history(ctx, source, inc, parent_tl, timeline) {
+        Ok(s) => s,
+        Err(why) => return fallback(why),
     };
     let names = match crate::tracking_path::segments_along(
         &spans,
@@ -197,10 +185,61 @@ pub fn load(
         Ok(n) => n,
         Err(why) => return fallback(why),
     };
+    let mut t = match read_summaries(ctx, source, &names, start_lsn, seg_size) {
+        Ok(t) => t,
+        Err(why) => return fallback(why),
+    };
+    t.seal();
+    crate::fault::drop_tracked_block(&mut t.blocks);
+    progress.message(&format!(
+        "change tracking: summaries of {} WAL segment(s) from {} to {} name the blocks to read",
+        t.segments,
+        Lsn(inc.parent_start_lsn),
+        Lsn(start_lsn)
+    ));
+    Ok(Some(t))
+}
+
+/// The timelines from the parent's to `timeline`, as the range of a level 1 runs along them;
+/// Err says why change tracking cannot follow it.
+fn history(
+    ctx: &Context,
+    source: &dyn crate::source::DataSource,
+    inc: &Increment,
+    parent_tl: u32,
+    timeline: u32,
+) -> Result<Vec<crate::tracking_path::Span>, String> {
+    // After a promotion the range runs along this timeline's history, from the parent's
+    // timeline through each switch point.
+    Ok(if parent_tl == timeline {
+        crate::tracking_path::history_spans("", timeline)
+    } else {
+        match crate::tracking_path::read_history(ctx, source, timeline) {
+            Ok(Some(text)) => crate::tracking_path::history_spans(&text, timeline),
+            Err(e) => return Err(format!("{e}")),
+            Ok(None) => {
+                return Err(format!(
+                    "the parent {} is on timeline {parent_tl} and the history file of timeline {timeline} is neither in pg_wal nor archived",
+                    inc.parent_id
+                ));
+            }
+        }
+    })
+}
+
+/// The summaries of segments `names` merged, every segment's needed part covered and a record
+/// cut between two segments completed; Err says why change tracking cannot answer.
+fn read_summaries(
+    ctx: &Context,
+    source: &dyn crate::source::DataSource,
+    names: &[recman_pg::WalName],
+    start_lsn: u64,
+    seg_size: u64,
+) -> Result<Tracking, String> {
     let mut t = Tracking::default();
     // A record whose headers the previous segment cut: completed by this segment's first bytes.
     let mut pending: Option<(u64, Vec<u8>, u16)> = None;
-    for w in &names {
+    for w in names {
         let name = w.to_string();
         let seg_lsn = w.segno * seg_size;
         // Everything before the backup's start must be covered; what follows it is replayed.
@@ -208,48 +247,26 @@ pub fn load(
         let s = match summary_of(ctx, source, &name, seg_lsn) {
             Ok(Some(s)) => s,
             Ok(None) => {
-                return fallback(format!(
+                return Err(format!(
                     "WAL segment {name} has no summary (archived without one, or it was removed)"
                 ));
             }
-            Err(e) => return fallback(format!("{e}")),
+            Err(e) => return Err(format!("{e}")),
         };
         if !s.whole && s.end_lsn < needed {
-            return fallback(format!(
+            return Err(format!(
                 "the summary of WAL segment {name} ends at {}, before {}",
                 Lsn(s.end_lsn),
                 Lsn(needed)
             ));
         }
         if s.unknown {
-            return fallback(format!(
+            return Err(format!(
                 "WAL segment {name} holds a record that changes relation files in a way change tracking does not read"
             ));
         }
         if let Some((lsn, prefix, magic)) = pending.take() {
-            let mut changes = Vec::new();
-            if !recman_pg::walrecord::decode_cut_record(
-                &prefix,
-                &s.ends.cont,
-                lsn,
-                magic,
-                &mut |c| changes.push(c),
-            ) {
-                return fallback(format!(
-                    "the record at {} spanning into WAL segment {name} could not be decoded",
-                    Lsn(lsn)
-                ));
-            }
-            let mut extra = SegmentSummary::default();
-            changes.into_iter().for_each(|c| extra.add(c));
-            if extra.unknown {
-                return fallback(format!(
-                    "the record at {} changes relation files in a way change tracking does not read",
-                    Lsn(lsn)
-                ));
-            }
-            t.merge(extra);
-            t.segments -= 1;
+            join_cut(lsn, &prefix, magic, &s, &name, &mut t)?;
         }
         pending = s
             .ends
@@ -261,20 +278,44 @@ pub fn load(
     if let Some((lsn, _, _)) = pending
         && lsn < start_lsn
     {
-        return fallback(format!(
+        return Err(format!(
             "the record at {} runs past the last WAL segment of the range",
             Lsn(lsn)
         ));
     }
-    t.seal();
-    crate::fault::drop_tracked_block(&mut t.blocks);
-    progress.message(&format!(
-        "change tracking: summaries of {} WAL segment(s) from {} to {} name the blocks to read",
-        t.segments,
-        Lsn(inc.parent_start_lsn),
-        Lsn(start_lsn)
-    ));
-    Ok(Some(t))
+    Ok(t)
+}
+
+/// Completes the record at `lsn` whose headers the previous segment cut (`prefix`) with the
+/// first bytes of segment `name`'s summary `s`, and merges its changes into `t`.
+fn join_cut(
+    lsn: u64,
+    prefix: &[u8],
+    magic: u16,
+    s: &SegmentSummary,
+    name: &str,
+    t: &mut Tracking,
+) -> Result<(), String> {
+    let mut changes = Vec::new();
+    if !recman_pg::walrecord::decode_cut_record(prefix, &s.ends.cont, lsn, magic, &mut |c| {
+        changes.push(c)
+    }) {
+        return Err(format!(
+            "the record at {} spanning into WAL segment {name} could not be decoded",
+            Lsn(lsn)
+        ));
+    }
+    let mut extra = SegmentSummary::default();
+    changes.into_iter().for_each(|c| extra.add(c));
+    if extra.unknown {
+        return Err(format!(
+            "the record at {} changes relation files in a way change tracking does not read",
+            Lsn(lsn)
+        ));
+    }
+    t.merge(extra);
+    t.segments -= 1;
+    Ok(())
 }
 
 /// The summary of segment `name`: the stored one, else, for a segment not archived yet,

@@ -86,25 +86,8 @@ pub fn validate_source(
         .and_then(|c| recman_pg::resolve_conninfo(Some(c)).ok())
         .and_then(|t| recman_pg::Session::connect(&t).ok())
         .filter(|s| s.system_identifier == facts.system_identifier);
-    let checksums = match (facts.checksums_enabled, &session) {
-        (Some(c), _) => c,
-        (None, Some(s)) => s.checksums_enabled,
-        (None, None) => {
-            progress.message("could not tell whether data checksums are enabled (global/pg_control fails its CRC and no server answered): checking page headers only");
-            false
-        }
-    };
-    // A running cluster may be writing the pages we read; those newer than the last
-    // checkpoint's redo point are repaired from WAL by crash recovery, so they are not corrupt.
-    let running = facts
-        .state
-        .as_deref()
-        .is_some_and(|s| s != "shut down" && s != "shut down in recovery");
-    let redo = if running {
-        facts.checkpoint_redo.map(|l| l.0)
-    } else {
-        None
-    };
+    let checksums = checksums_of(&facts, session.as_ref(), progress);
+    let redo = redo_of(&facts);
     let scan = source.scan()?;
     let mut report = ValidateDatabaseReport {
         checksums_enabled: checksums,
@@ -160,6 +143,52 @@ pub fn validate_source(
     if let Some(n) = outcomes.iter().find_map(|o| o.notice.as_ref()) {
         progress.notice(n);
     }
+    count(&outcomes, &scan, session.as_mut(), &mut report);
+    report.io = aggregate(outcomes, &sets, io);
+    progress.finish();
+    Ok(report)
+}
+
+/// Whether the cluster's pages carry checksums: pg_control says, else the server does; with
+/// neither, only page headers are checked.
+fn checksums_of(
+    facts: &recman_pg::DataDirFacts,
+    session: Option<&recman_pg::Session>,
+    progress: &dyn Progress,
+) -> bool {
+    match (facts.checksums_enabled, session) {
+        (Some(c), _) => c,
+        (None, Some(s)) => s.checksums_enabled,
+        (None, None) => {
+            progress.message("could not tell whether data checksums are enabled (global/pg_control fails its CRC and no server answered): checking page headers only");
+            false
+        }
+    }
+}
+
+/// The redo point of a running cluster's last checkpoint: pages newer than it are not corrupt.
+fn redo_of(facts: &recman_pg::DataDirFacts) -> Option<u64> {
+    // A running cluster may be writing the pages we read; those newer than the last
+    // checkpoint's redo point are repaired from WAL by crash recovery, so they are not corrupt.
+    let running = facts
+        .state
+        .as_deref()
+        .is_some_and(|s| s != "shut down" && s != "shut down in recovery");
+    if running {
+        facts.checkpoint_redo.map(|l| l.0)
+    } else {
+        None
+    }
+}
+
+/// Counts the channels' files, pages and corrupt blocks into `report`, the blocks named by
+/// their relations where a server answers.
+fn count(
+    outcomes: &[crate::channel::ChannelOutcome],
+    scan: &crate::scan::Scan,
+    mut session: Option<&mut recman_pg::Session>,
+    report: &mut ValidateDatabaseReport,
+) {
     // A file read in sections comes back once per section: it counts once, its size is where
     // its last section ended, and its pages and corrupt blocks are those of all sections.
     let mut seen = std::collections::HashMap::<usize, u64>::new();
@@ -186,7 +215,7 @@ pub fn validate_source(
             continue;
         }
         let relation = session
-            .as_mut()
+            .as_deref_mut()
             .and_then(|s| s.relation_name(rf.db_oid, rf.tablespace_oid, rf.relfilenode));
         for (block, fault) in &fo.verdicts.corrupt {
             report.corrupt.blocks.push(CorruptBlock {
@@ -204,9 +233,17 @@ pub fn validate_source(
         .corrupt
         .blocks
         .sort_by(|a, b| (&a.path, a.block).cmp(&(&b.path, b.block)));
+}
+
+/// The channels' AGGREGATE rows as one, with the buffers the plan gave them.
+fn aggregate(
+    outcomes: Vec<crate::channel::ChannelOutcome>,
+    sets: &[crate::plan::PlannedSet],
+    io: &crate::io::IoSettings,
+) -> Option<recman_catalog::IoStatRow> {
     let mux = sets.iter().map(|s| s.mux).max().unwrap_or(1);
     let plan = crate::io::BufferPlan::for_mux(mux, io);
-    report.io = outcomes
+    outcomes
         .into_iter()
         .filter_map(|mut o| o.stats.pop())
         .reduce(|mut a, b| {
@@ -218,9 +255,7 @@ pub fn validate_source(
             agg.buffer_size = plan.size as u64;
             agg.buffer_count = plan.per_file as u64;
             agg
-        });
-    progress.finish();
-    Ok(report)
+        })
 }
 
 /// Picks a backup by id or tag (newest with that tag); the newest available when None.

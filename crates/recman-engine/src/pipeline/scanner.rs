@@ -283,38 +283,9 @@ impl OpenPiece {
             Ok(s) => s,
             Err(e) => return Err(EngineError::piece(&rel, e)),
         };
-        if let Some(slot) = running.keys().next() {
-            return Err(scan.wording.damage(
-                format!(
-                    "file {} in backup piece {rel} has no end record",
-                    names.get(*slot as usize).cloned().unwrap_or_default(),
-                ),
-                "the piece is truncated; ",
-            ));
-        }
-        if let Some((size, crc)) = scan.piece
-            && (summary.size != size || summary.crc32c != crc)
-        {
-            return Err(scan.wording.damage(
-                format!(
-                    "backup piece {rel} is not the piece the manifest recorded (size {} crc {:08x}, expected size {size} crc {crc:08x})",
-                    summary.size, summary.crc32c
-                ),
-                "",
-            ));
-        }
+        check_whole(scan, &rel, names, &running, &summary)?;
         let input = self.counters.lock().expect("counters lock").clone();
-        let mut row = crate::pipeline::stats::stat_row(
-            "INPUT",
-            scan.channel,
-            Some(rel.clone()),
-            &input,
-            self.opened,
-            now_micros(),
-            (READ_SIZE as u64, 1),
-        );
-        row.set_no = scan.set_no;
-        row.piece_no = Some(piece_no);
+        let row = input_row(scan, &rel, &input, self.opened, piece_no);
         Ok(Scanned {
             files,
             summary,
@@ -322,6 +293,54 @@ impl OpenPiece {
             row,
         })
     }
+}
+
+/// A piece read to its end is whole: every file has its end record, and the piece is the one
+/// the manifest recorded.
+fn check_whole(
+    scan: &Scan,
+    rel: &str,
+    names: &[String],
+    running: &HashMap<u32, u32>,
+    summary: &PieceSummary,
+) -> Result<(), EngineError> {
+    if let Some(slot) = running.keys().next() {
+        return Err(scan.wording.damage(
+            format!(
+                "file {} in backup piece {rel} has no end record",
+                names.get(*slot as usize).cloned().unwrap_or_default(),
+            ),
+            "the piece is truncated; ",
+        ));
+    }
+    if let Some((size, crc)) = scan.piece
+        && (summary.size != size || summary.crc32c != crc)
+    {
+        return Err(scan.wording.damage(
+            format!(
+                "backup piece {rel} is not the piece the manifest recorded (size {} crc {:08x}, expected size {size} crc {crc:08x})",
+                summary.size, summary.crc32c
+            ),
+            "",
+        ));
+    }
+    Ok(())
+}
+
+/// The piece's INPUT row: what reading it took, from its open to now.
+fn input_row(scan: &Scan, rel: &str, input: &IoCounters, opened: i64, piece_no: u32) -> IoStatRow {
+    let mut row = crate::pipeline::stats::stat_row(
+        "INPUT",
+        scan.channel,
+        Some(rel.to_string()),
+        input,
+        opened,
+        now_micros(),
+        (READ_SIZE as u64, 1),
+    );
+    row.set_no = scan.set_no;
+    row.piece_no = Some(piece_no);
+    row
 }
 
 /// A format error of piece `rel`, naming the file when it is a chunk's damage.

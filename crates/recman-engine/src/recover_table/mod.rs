@@ -169,31 +169,7 @@ fn run(
     std::fs::create_dir(&work2).map_err(|e| EngineError::io("create", &work2, e))?;
     copy_tree(&phase1, &data)?;
     let major = pg_major(ctx, &rep1.backup_id)?;
-    let filenodes = {
-        let mut inst = AuxInstance::configure(&work1, true, &["recovery_target_action = 'pause'"])?;
-        inst.start()?;
-        inst.wait_for(
-            db,
-            "select pg_is_wal_replay_paused()",
-            "the recovery target",
-        )?;
-        let found = inst.sql(
-            db,
-            &format!("select to_regclass({}) is not null", literal(&qualified)),
-        )?;
-        if found.first().and_then(|r| r.first()).map(String::as_str) != Some("t") {
-            return Err(EngineError::NotFound(format!(
-                "table {shown} does not exist in database {db} at {}; hint: check the name and the time (the table must exist at the target)",
-                opts.restore.target
-            )));
-        }
-        let rows = inst.sql(db, &files_query(&qualified))?;
-        inst.stop()?;
-        rows.iter()
-            .filter_map(|r| r.first().and_then(|v| v.parse::<u32>().ok()))
-            .filter(|n| *n >= crate::FIRST_NORMAL_OBJECT_ID)
-            .collect::<std::collections::HashSet<u32>>()
-    };
+    let filenodes = table_files(opts, &work1, &qualified, &shown)?;
     std::fs::remove_dir_all(&work1).map_err(|e| EngineError::io("remove", &work1, e))?;
 
     // Phase 2: the table's files added to the copy, recovered to the target and opened.
@@ -209,35 +185,7 @@ fn run(
     };
     read_bytes += crate::restore::restore_more(ctx, &r2, &wanted, progress)?;
     restored_bytes += dir_bytes(&data).saturating_sub(rep1.bytes);
-    let mut inst = AuxInstance::configure(&work2, false, &[])?;
-    inst.start()?;
-    inst.wait_for(db, "select not pg_is_in_recovery()", "the end of recovery")?;
-    let (new_schema, new_table) = match &opts.remap {
-        Some(n) if n.contains('.') => split_name(n),
-        Some(n) => (opts.schema.clone(), n.clone()),
-        None => (opts.schema.clone(), opts.table.clone()),
-    };
-    let new_qualified = format!("{}.{}", ident(&new_schema), ident(&new_table));
-    prepare_table(&inst, db, &qualified, &opts.table, &new_schema, &new_table)?;
-    let dump = opts
-        .dump
-        .clone()
-        .unwrap_or_else(|| opts.auxiliary_dir.join("table.sql"));
-    let mut c = inst.client("pg_dump", db);
-    c.arg("-t").arg(&new_qualified).arg("-f").arg(&dump);
-    let out = aux::run(&mut c, "pg_dump")?;
-    if !out.status.success() {
-        return Err(EngineError::Failed {
-            kind: ErrorKind::Io,
-            message: format!(
-                "pg_dump of {new_schema}.{new_table} from the auxiliary instance failed: {}; hint: the dump is written to {}; check that directory is writable",
-                String::from_utf8_lossy(&out.stderr).trim(),
-                dump.display()
-            ),
-        });
-    }
-    inst.stop()?;
-    drop(inst);
+    let (new_schema, new_table, dump) = dump_table(opts, &work2, &qualified)?;
     let loaded = if opts.dump.is_none() {
         load(ctx, &dump, db, &new_schema, &new_table, major)?;
         true
@@ -259,6 +207,81 @@ fn run(
         dump: opts.dump.clone(),
         loaded,
     })
+}
+
+/// Phase 1's instance, paused at the target: the file numbers the table needs there (see
+/// [`files_query`]); an error when the table did not exist then.
+fn table_files(
+    opts: &RecoverTableOptions,
+    work1: &Path,
+    qualified: &str,
+    shown: &str,
+) -> Result<std::collections::HashSet<u32>, EngineError> {
+    let db = &opts.database;
+    let mut inst = AuxInstance::configure(work1, true, &["recovery_target_action = 'pause'"])?;
+    inst.start()?;
+    inst.wait_for(
+        db,
+        "select pg_is_wal_replay_paused()",
+        "the recovery target",
+    )?;
+    let found = inst.sql(
+        db,
+        &format!("select to_regclass({}) is not null", literal(qualified)),
+    )?;
+    if found.first().and_then(|r| r.first()).map(String::as_str) != Some("t") {
+        return Err(EngineError::NotFound(format!(
+            "table {shown} does not exist in database {db} at {}; hint: check the name and the time (the table must exist at the target)",
+            opts.restore.target
+        )));
+    }
+    let rows = inst.sql(db, &files_query(qualified))?;
+    inst.stop()?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| r.first().and_then(|v| v.parse::<u32>().ok()))
+        .filter(|n| *n >= crate::FIRST_NORMAL_OBJECT_ID)
+        .collect::<std::collections::HashSet<u32>>())
+}
+
+/// Phase 2's instance, recovered to the target: the table renamed as asked and dumped; returns
+/// its new schema and name, and the dump's path.
+fn dump_table(
+    opts: &RecoverTableOptions,
+    work2: &Path,
+    qualified: &str,
+) -> Result<(String, String, PathBuf), EngineError> {
+    let db = &opts.database;
+    let mut inst = AuxInstance::configure(work2, false, &[])?;
+    inst.start()?;
+    inst.wait_for(db, "select not pg_is_in_recovery()", "the end of recovery")?;
+    let (new_schema, new_table) = match &opts.remap {
+        Some(n) if n.contains('.') => split_name(n),
+        Some(n) => (opts.schema.clone(), n.clone()),
+        None => (opts.schema.clone(), opts.table.clone()),
+    };
+    let new_qualified = format!("{}.{}", ident(&new_schema), ident(&new_table));
+    prepare_table(&inst, db, qualified, &opts.table, &new_schema, &new_table)?;
+    let dump = opts
+        .dump
+        .clone()
+        .unwrap_or_else(|| opts.auxiliary_dir.join("table.sql"));
+    let mut c = inst.client("pg_dump", db);
+    c.arg("-t").arg(&new_qualified).arg("-f").arg(&dump);
+    let out = aux::run(&mut c, "pg_dump")?;
+    if !out.status.success() {
+        return Err(EngineError::Failed {
+            kind: ErrorKind::Io,
+            message: format!(
+                "pg_dump of {new_schema}.{new_table} from the auxiliary instance failed: {}; hint: the dump is written to {}; check that directory is writable",
+                String::from_utf8_lossy(&out.stderr).trim(),
+                dump.display()
+            ),
+        });
+    }
+    inst.stop()?;
+    drop(inst);
+    Ok((new_schema, new_table, dump))
 }
 
 fn pg_major(ctx: &Context, backup_id: &str) -> Result<u32, EngineError> {

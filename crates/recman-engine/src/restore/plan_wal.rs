@@ -4,7 +4,7 @@
 //! backup set or second-tier copy holds.
 
 use super::RecoveryTarget;
-use super::timeline::{ancestry, parse_segment, seg_name};
+use super::timeline::{Span, ancestry, parse_segment, seg_name};
 use crate::context::Context;
 use crate::error::EngineError;
 use crate::util::cut;
@@ -201,30 +201,118 @@ pub(crate) fn plan_wal(
     known.in_backup = own_wal(m, seg);
     let mut notes = Vec::new();
     let spans = ancestry(ctx, m, &known, timeline, &mut notes)?;
-    let candidates = |s: u64| -> Vec<u32> {
-        spans
+    let lines = Lines {
+        spans: &spans,
+        seg,
+        timeline: m.timeline,
+    };
+    let newest = lines.newest(&known, first, required);
+    let (last, checked, end) = reach(target, &known, &lines, newest, required, &mut notes);
+    let Walked {
+        segments,
+        gaps,
+        gap_segnos,
+        bytes,
+    } = walk(ctx, &known, &lines, first, last)?;
+    let past = gaps
+        .iter()
+        .zip(&gap_segnos)
+        .filter(|(_, s)| **s > checked)
+        .map(|(n, _)| n.clone())
+        .collect::<Vec<_>>();
+    if !past.is_empty() {
+        notes.push(format!(
+            "segment(s) {} may be needed to reach {target} and are missing: recman cannot tell where the transaction committed without reading WAL; PostgreSQL stops with an error if it is past the gap",
+            cut(&past)
+        ));
+    }
+    Ok(WalPlan {
+        segment_size: seg,
+        timeline: spans.last().map(|s| s.tli).unwrap_or(m.timeline),
+        timelines: spans
+            .iter()
+            .map(|s| TimelineSpan {
+                timeline: s.tli,
+                begin_lsn: Lsn(s.begin).to_string(),
+                end_lsn: s.end.map(|e| Lsn(e).to_string()),
+            })
+            .collect(),
+        first: segments.first().map(|s| s.name.clone()).unwrap_or_default(),
+        last: segments.last().map(|s| s.name.clone()).unwrap_or_default(),
+        required_through: lines.name(required),
+        end,
+        segments,
+        bytes,
+        gaps,
+        notes,
+        required_segno: required,
+        checked_segno: checked,
+        gap_segnos,
+    })
+}
+
+/// The timelines a restore follows, segment by segment.
+struct Lines<'a> {
+    spans: &'a [Span],
+    seg: u64,
+    /// The backup's own timeline, for a segment no span covers.
+    timeline: u32,
+}
+
+impl Lines<'_> {
+    /// The timelines that may hold segment `s`, the newest first.
+    fn candidates(&self, s: u64) -> Vec<u32> {
+        let seg = self.seg;
+        self.spans
             .iter()
             .rev()
             .filter(|sp| sp.begin / seg <= s && sp.end.is_none_or(|e| s <= e / seg))
             .map(|sp| sp.tli)
             .collect()
-    };
-    let newest = known
-        .archive
-        .iter()
-        .filter(|(_, (_, st))| *st == MediaStatus::Available)
-        .map(|(k, _)| *k)
-        .chain(known.in_sets.iter().copied())
-        .chain(known.copies.keys().filter_map(|n| parse_segment(n, seg)))
-        .chain(known.foreign.keys().copied())
-        .filter(|(tli, s)| *s >= first && candidates(*s).contains(tli))
-        .map(|(_, s)| s)
-        .max()
-        .unwrap_or(required)
-        .max(required);
-    let newest_name =
-        |s: u64| seg_name(candidates(s).first().copied().unwrap_or(m.timeline), s, seg);
-    let (last, checked, end) = match target {
+    }
+
+    /// Segment `s`'s name on the newest timeline that may hold it.
+    fn name(&self, s: u64) -> String {
+        seg_name(
+            self.candidates(s).first().copied().unwrap_or(self.timeline),
+            s,
+            self.seg,
+        )
+    }
+
+    /// The newest segment known anywhere on these timelines, at least `required`.
+    fn newest(&self, known: &Known, first: u64, required: u64) -> u64 {
+        let seg = self.seg;
+        known
+            .archive
+            .iter()
+            .filter(|(_, (_, st))| *st == MediaStatus::Available)
+            .map(|(k, _)| *k)
+            .chain(known.in_sets.iter().copied())
+            .chain(known.copies.keys().filter_map(|n| parse_segment(n, seg)))
+            .chain(known.foreign.keys().copied())
+            .filter(|(tli, s)| *s >= first && self.candidates(*s).contains(tli))
+            .map(|(_, s)| s)
+            .max()
+            .unwrap_or(required)
+            .max(required)
+    }
+}
+
+/// The last segment recovery to `target` reads, the last one it is known to need, and what
+/// that end is, in words.
+fn reach(
+    target: &RecoveryTarget,
+    known: &Known,
+    lines: &Lines,
+    newest: u64,
+    required: u64,
+    notes: &mut Vec<String>,
+) -> (u64, u64, String) {
+    let seg = lines.seg;
+    let candidates = |s: u64| lines.candidates(s);
+    let newest_name = |s: u64| lines.name(s);
+    match target {
         RecoveryTarget::Latest => (newest, newest, "the newest archived segment".to_string()),
         RecoveryTarget::Lsn(l) | RecoveryTarget::Name { lsn: l, .. } => {
             let t = (l.0 / seg).max(required);
@@ -273,7 +361,27 @@ pub(crate) fn plan_wal(
         // Where a transaction committed cannot be told without reading WAL: only the WAL up
         // to the backup's end is known to be needed.
         RecoveryTarget::Xid(_) => (newest, required, format!("{target}")),
-    };
+    }
+}
+
+/// The segments from `first` to `last`, each with where it can be read, and those found
+/// nowhere.
+struct Walked {
+    segments: Vec<PlannedSegment>,
+    gaps: Vec<String>,
+    gap_segnos: Vec<u64>,
+    bytes: u64,
+}
+
+/// Walks the segments from `first` to `last`, each on the first candidate timeline that has it.
+fn walk(
+    ctx: &Context,
+    known: &Known,
+    lines: &Lines,
+    first: u64,
+    last: u64,
+) -> Result<Walked, EngineError> {
+    let (seg, candidates) = (lines.seg, |s: u64| lines.candidates(s));
     let mut segments = Vec::new();
     let (mut gaps, mut gap_segnos) = (Vec::new(), Vec::new());
     let mut bytes = 0;
@@ -281,7 +389,7 @@ pub(crate) fn plan_wal(
         let cands = candidates(s);
         let mut chosen = None;
         for tli in &cands {
-            let (sources, record) = segment_sources(ctx, &known, *tli, s, seg)?;
+            let (sources, record) = segment_sources(ctx, known, *tli, s, seg)?;
             if sources.iter().any(|x| x.present() == Some(true)) {
                 chosen = Some((seg_name(*tli, s, seg), sources, record));
                 break;
@@ -291,7 +399,7 @@ pub(crate) fn plan_wal(
             }
         }
         let (name, sources, record) =
-            chosen.unwrap_or_else(|| (seg_name(m.timeline, s, seg), Vec::new(), None));
+            chosen.unwrap_or_else(|| (seg_name(lines.timeline, s, seg), Vec::new(), None));
         if !sources.iter().any(|x| x.present() == Some(true)) {
             gaps.push(name.clone());
             gap_segnos.push(s);
@@ -303,40 +411,11 @@ pub(crate) fn plan_wal(
             record,
         });
     }
-    let past = gaps
-        .iter()
-        .zip(&gap_segnos)
-        .filter(|(_, s)| **s > checked)
-        .map(|(n, _)| n.clone())
-        .collect::<Vec<_>>();
-    if !past.is_empty() {
-        notes.push(format!(
-            "segment(s) {} may be needed to reach {target} and are missing: recman cannot tell where the transaction committed without reading WAL; PostgreSQL stops with an error if it is past the gap",
-            cut(&past)
-        ));
-    }
-    Ok(WalPlan {
-        segment_size: seg,
-        timeline: spans.last().map(|s| s.tli).unwrap_or(m.timeline),
-        timelines: spans
-            .iter()
-            .map(|s| TimelineSpan {
-                timeline: s.tli,
-                begin_lsn: Lsn(s.begin).to_string(),
-                end_lsn: s.end.map(|e| Lsn(e).to_string()),
-            })
-            .collect(),
-        first: segments.first().map(|s| s.name.clone()).unwrap_or_default(),
-        last: segments.last().map(|s| s.name.clone()).unwrap_or_default(),
-        required_through: newest_name(required),
-        end,
+    Ok(Walked {
         segments,
-        bytes,
         gaps,
-        notes,
-        required_segno: required,
-        checked_segno: checked,
         gap_segnos,
+        bytes,
     })
 }
 

@@ -345,11 +345,105 @@ fn read_limit(c: &Calibration) -> ReadLimit {
 pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
     let mut steps = Vec::new();
     // Step 1: the rates of disks and media.
-    let ReadLimit {
-        read,
-        buffered,
-        direct_reads,
-    } = read_limit(c);
+    let limit = read_limit(c);
+    rate_steps(c, limit.read, &mut steps);
+    let (read, direct_reads) = (limit.read, limit.direct_reads);
+    let pick = pick_channels(c, read, direct_reads);
+    channel_steps(c, &pick, read, &mut steps);
+    let Pick {
+        rate,
+        channels,
+        codec,
+        bottleneck,
+        bottleneck_device,
+        ..
+    } = pick;
+    let Multiplexing {
+        maxopenfiles,
+        input_buffers,
+        best_size,
+    } = multiplexing(c, &limit, &mut steps);
+    let section_size = section_size(c, channels, &mut steps);
+    // recman's default BLKSIZE (1M) is already above seed 000's 256K floor for tape.
+    let blksize: u64 = 1 << 20;
+    if tape {
+        steps.push(Step {
+            step: "blksize".into(),
+            choice: "1M".into(),
+            because: "tape buffers of at least 256K (seed 000); larger is faster".into(),
+        });
+    }
+    // Each backup set is one piece, and its commit costs the output's per-object time besides
+    // its bytes (calibrate's stream rates leave that time out); a channel commits its own.
+    let files: u64 = c.inputs.iter().map(|d| d.files).sum();
+    let sets_per_channel = files.div_ceil(FILESPERSET).div_ceil(channels.max(1) as u64);
+    let commit = c.outputs.first().map_or(0.0, |o| o.commit_seconds);
+    let pieces_seconds = sets_per_channel as f64 * commit;
+    steps.push(Step {
+        step: "pieces".into(),
+        choice: format!("{sets_per_channel} per channel"),
+        because: format!(
+            "{files} files in sets of up to {FILESPERSET}; each piece's commit takes {:.1} ms on the output",
+            commit * 1e3
+        ),
+    });
+    let predicted_seconds = c.total_bytes as f64 / rate.max(1.0) + pieces_seconds;
+    let window = window.map(|w| fit(c, w, read, rate, bottleneck, channels));
+    Advice {
+        settings: Settings {
+            channels,
+            compress: codec.compression.clone(),
+            filesperset: FILESPERSET as u32,
+            maxopenfiles,
+            input_buffers,
+            input_buffer_size: best_size,
+            io: if c.io_uring {
+                "auto".into()
+            } else {
+                "threads".into()
+            },
+            direct_reads,
+            section_size,
+            blksize,
+        },
+        steps,
+        bottleneck,
+        bottleneck_device,
+        predicted_bytes_per_second: rate as u64,
+        predicted_seconds,
+        pieces_seconds,
+        fixed_seconds: 0.0,
+        history_factor: 1.0,
+        history_runs: 0,
+        total_bytes: c.total_bytes,
+        calibrated_at: c.taken_at,
+        window,
+    }
+}
+
+/// The channels and codec advise picks, the rate they predict, and what limits it.
+struct Pick<'c> {
+    rate: f64,
+    channels: u32,
+    codec: &'c CodecRate,
+    bottleneck: Bottleneck,
+    /// What the bottleneck is, as [`Advice::bottleneck_device`] names it.
+    bottleneck_device: String,
+    /// The output devices, one channel each at least.
+    outputs: u32,
+    cores: u32,
+}
+
+/// What step 3 chose for reading files at once.
+struct Multiplexing {
+    maxopenfiles: u32,
+    input_buffers: u32,
+    best_size: u64,
+}
+
+/// Step 1's figures: the read and write limits, how reads and checks overlap, and how a device
+/// the output shares with the cluster divides its time.
+fn rate_steps(c: &Calibration, read: f64, steps: &mut Vec<Step>) {
     let out1 = output_rate(c, 1);
     steps.push(Step {
         step: "rate of disks and media".into(),
@@ -419,8 +513,12 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
             ),
         });
     }
-    // Step 2: channels and compression together: one channel per output device (seed 000,
-    // seed 001) unless the channels' CPU is what limits, then more, up to the cores.
+}
+
+/// Step 2: the channel count and codec together, with the rate they predict.
+fn pick_channels(c: &Calibration, read: f64, direct_reads: bool) -> Pick<'_> {
+    // One channel per output device (seed 000, seed 001) unless the channels' CPU is what
+    // limits, then more, up to the cores.
     let cores = c.cpu.cores.max(1);
     let outputs = c.outputs.len().max(1) as u32;
     // Up to the cores; with direct reads, up to as many threads as the read-and-check probe
@@ -468,6 +566,26 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
             .join(", "),
         Bottleneck::Cpu | Bottleneck::Rate => "cpu".into(),
     };
+    Pick {
+        rate,
+        channels,
+        codec,
+        bottleneck,
+        bottleneck_device,
+        outputs,
+        cores,
+    }
+}
+
+/// Step 2's steps: why that many channels, and why that codec.
+fn channel_steps(c: &Calibration, pick: &Pick, read: f64, steps: &mut Vec<Step>) {
+    let &Pick {
+        channels,
+        codec,
+        outputs,
+        cores,
+        ..
+    } = pick;
     steps.push(Step {
         step: "channels".into(),
         choice: channels.to_string(),
@@ -512,8 +630,17 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
             mb(output_rate(c, channels))
         ),
     });
-    // Step 3: multiplexing (seed 000): a device that gains from a deep queue behaves as
-    // striped disks, read one or two files at a time with many buffers; otherwise 4 to 8 files.
+}
+
+/// Step 3: files read at once, their buffers, and the i/o mode.
+fn multiplexing(c: &Calibration, limit: &ReadLimit, steps: &mut Vec<Step>) -> Multiplexing {
+    let &ReadLimit {
+        read,
+        buffered,
+        direct_reads,
+    } = limit;
+    // Seed 000: a device that gains from a deep queue behaves as striped disks, read one or
+    // two files at a time with many buffers; otherwise 4 to 8 files.
     let gain = c
         .inputs
         .iter()
@@ -579,6 +706,15 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
             mb(buffered)
         ),
     });
+    Multiplexing {
+        maxopenfiles,
+        input_buffers,
+        best_size,
+    }
+}
+
+/// SECTION SIZE: a file larger than half a channel's share is cut in quarters of that share.
+fn section_size(c: &Calibration, channels: u32, steps: &mut Vec<Step>) -> Option<u64> {
     let share = c.total_bytes / channels.max(1) as u64;
     let largest = c.inputs.iter().map(|d| d.largest_file).max().unwrap_or(0);
     let section_size = (channels > 1 && largest > share / 2 && share > 0)
@@ -594,61 +730,7 @@ pub fn advise(c: &Calibration, window: Option<f64>, tape: bool) -> Advice {
             share >> 20
         ),
     });
-    // recman's default BLKSIZE (1M) is already above seed 000's 256K floor for tape.
-    let blksize: u64 = 1 << 20;
-    if tape {
-        steps.push(Step {
-            step: "blksize".into(),
-            choice: "1M".into(),
-            because: "tape buffers of at least 256K (seed 000); larger is faster".into(),
-        });
-    }
-    // Each backup set is one piece, and its commit costs the output's per-object time besides
-    // its bytes (calibrate's stream rates leave that time out); a channel commits its own.
-    let files: u64 = c.inputs.iter().map(|d| d.files).sum();
-    let sets_per_channel = files.div_ceil(FILESPERSET).div_ceil(channels.max(1) as u64);
-    let commit = c.outputs.first().map_or(0.0, |o| o.commit_seconds);
-    let pieces_seconds = sets_per_channel as f64 * commit;
-    steps.push(Step {
-        step: "pieces".into(),
-        choice: format!("{sets_per_channel} per channel"),
-        because: format!(
-            "{files} files in sets of up to {FILESPERSET}; each piece's commit takes {:.1} ms on the output",
-            commit * 1e3
-        ),
-    });
-    let predicted_seconds = c.total_bytes as f64 / rate.max(1.0) + pieces_seconds;
-    let window = window.map(|w| fit(c, w, read, rate, bottleneck, channels));
-    Advice {
-        settings: Settings {
-            channels,
-            compress: codec.compression.clone(),
-            filesperset: FILESPERSET as u32,
-            maxopenfiles,
-            input_buffers,
-            input_buffer_size: best_size,
-            io: if c.io_uring {
-                "auto".into()
-            } else {
-                "threads".into()
-            },
-            direct_reads,
-            section_size,
-            blksize,
-        },
-        steps,
-        bottleneck,
-        bottleneck_device,
-        predicted_bytes_per_second: rate as u64,
-        predicted_seconds,
-        pieces_seconds,
-        fixed_seconds: 0.0,
-        history_factor: 1.0,
-        history_runs: 0,
-        total_bytes: c.total_bytes,
-        calibrated_at: c.taken_at,
-        window,
-    }
+    section_size
 }
 
 fn fit(c: &Calibration, w: f64, read: f64, rate: f64, b: Bottleneck, ch: u32) -> WindowFit {
