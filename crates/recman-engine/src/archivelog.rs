@@ -77,9 +77,10 @@ pub fn backup_archivelog(
 ) -> Result<ArchivelogReport, EngineError> {
     let t0 = Instant::now();
     if opts.filesperset == 0 || opts.not_backed_up == Some(0) {
-        return Err(EngineError::Invalid(
-            "--filesperset and --not-backed-up must be at least 1".into(),
-        ));
+        return Err(crate::refusal::Input::AtLeastOne {
+            options: "--filesperset and --not-backed-up",
+        }
+        .into());
     }
     let _lock = repo.lock("backup archivelog")?;
     // Before any piece is written: the manifest at the end needs the MAC key.
@@ -272,10 +273,10 @@ fn write_sets(
     let output = match &opts.format {
         Some(f) => {
             std::fs::create_dir_all(&f.dir).map_err(|e| {
-                EngineError::Invalid(format!(
-                    "cannot create FORMAT directory {}: {e}; hint: create it, writable by recman",
-                    f.dir.display()
-                ))
+                EngineError::from(crate::refusal::Input::FormatDir {
+                    dir: f.dir.display().to_string(),
+                    why: e.to_string(),
+                })
             })?;
             Some((crate::devices::media_for(repo, &f.device())?, f.device()))
         }
@@ -360,7 +361,12 @@ impl WalSets<'_> {
                     piece_no: 1,
                     created_unix: header.created_unix,
                 })
-                .map_err(|e| EngineError::Invalid(format!("FORMAT '{}' {e}", f.name)))?,
+                .map_err(|e| {
+                    EngineError::from(crate::refusal::Input::FormatName {
+                        name: f.name.clone(),
+                        why: e.to_string(),
+                    })
+                })?,
             None => rel.clone(),
         };
         let media = match &self.output {

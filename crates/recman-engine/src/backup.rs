@@ -140,9 +140,10 @@ pub fn backup_database(
     let t0 = Instant::now();
     opts.io.validate()?;
     if opts.channels == 0 || opts.filesperset == 0 || opts.maxopenfiles == 0 {
-        return Err(EngineError::Invalid(
-            "--channels, --filesperset and --maxopenfiles must be at least 1".into(),
-        ));
+        return Err(crate::refusal::Input::AtLeastOne {
+            options: "--channels, --filesperset and --maxopenfiles",
+        }
+        .into());
     }
     // The manifest is written last: a missing or wrong MAC key must stop the backup before it
     // reads anything, not after.
@@ -335,21 +336,19 @@ fn copy_or_parent(
         )?;
         return Ok(((l, i, n), None));
     }
-    let tag = opts.tag.clone().map(|t| t.to_uppercase()).ok_or_else(|| {
-        EngineError::Invalid("image copies are named by their tag; hint: add --tag NAME".into())
-    })?;
+    let tag = opts
+        .tag
+        .clone()
+        .map(|t| t.to_uppercase())
+        .ok_or_else(|| EngineError::from(crate::refusal::Backups::CopyNeedsTag))?;
     if opts.as_copy {
         if crate::copy::load_copy(ctx, &tag)?.is_some() {
-            return Err(EngineError::Invalid(format!(
-                "image copy {tag} already exists; hint: roll it forward with `recman recover copy --tag {tag}` and level 1 backups taken --for-recover-of-copy"
-            )));
+            return Err(crate::refusal::Backups::CopyExists { tag }.into());
         }
         return Ok(((Some(0), None, None), Some(tag)));
     }
     if opts.incremental_level != Some(1) {
-        return Err(EngineError::Invalid(
-            "--for-recover-of-copy needs --incremental-level 1".into(),
-        ));
+        return Err(crate::refusal::Backups::RecoverOfCopyNeedsLevel1.into());
     }
     match crate::copy::copy_increment(ctx, &tag)? {
         Some(inc) => Ok(((Some(1), Some(inc), None), None)),
@@ -608,10 +607,11 @@ impl Job<'_> {
         let mut the_plan = plan(&sizes, settings);
         if let Some(max) = opts.maxsetsize {
             crate::plan_cap::cap_sets(&mut the_plan, &sizes, max).map_err(|(f, size)| {
-                EngineError::Invalid(format!(
-                    "file {} is {size} bytes, more than MAXSETSIZE {max}: no backup set can hold it; hint: raise --maxsetsize, or give --section-size to back it up in sections",
-                    scan.files[f].rel
-                ))
+                EngineError::from(crate::refusal::Backups::FileOverMaxSetSize {
+                    file: scan.files[f].rel.to_string(),
+                    size,
+                    max,
+                })
             })?;
         }
         progress.message(&format!(
@@ -715,16 +715,17 @@ impl Job<'_> {
         let ctx = self.ctx;
         let (output, device) = match (&self.opts.device, &self.opts.format) {
             (Some(d), Some(_)) if d != crate::devices::repository_device(&ctx.repo) => {
-                return Err(EngineError::Invalid(format!(
-                    "FORMAT with a directory writes to that directory, not to device type {d}; hint: drop DEVICE TYPE, or drop the directory from FORMAT"
-                )));
+                return Err(crate::refusal::Input::FormatWithDevice {
+                    device: d.to_string(),
+                }
+                .into());
             }
             (_, Some(f)) => {
                 std::fs::create_dir_all(&f.dir).map_err(|e| {
-                    EngineError::Invalid(format!(
-                        "cannot create FORMAT directory {}: {e}; hint: create it, writable by recman",
-                        f.dir.display()
-                    ))
+                    EngineError::from(crate::refusal::Input::FormatDir {
+                        dir: f.dir.display().to_string(),
+                        why: e.to_string(),
+                    })
                 })?;
                 (
                     crate::devices::media_for(&ctx.repo, &f.device())?,
@@ -822,11 +823,11 @@ impl Job<'_> {
         if partial {
             keep_whole_files(&the_plan.sets, &mut sets);
             if sets.iter().all(|s| s.files.is_empty()) {
-                return Err(EngineError::Invalid(format!(
-                    "backup {} finished no backup set within DURATION {}: nothing to keep as a partial backup; hint: give a longer window, or smaller sets with --filesperset",
-                    rec.id,
-                    self.opts.window.map(|w| w.text()).unwrap_or_default()
-                )));
+                return Err(crate::refusal::Backups::NothingInWindow {
+                    backup_id: rec.id.clone(),
+                    window: self.opts.window.map(|w| w.text()).unwrap_or_default(),
+                }
+                .into());
             }
             rec.backup_type = PARTIAL.into();
             let files: usize = sets.iter().map(|s| s.files.len()).sum();

@@ -133,10 +133,10 @@ fn channel_engine(sh: &ChannelShared) -> Result<(Box<dyn IoEngine>, Option<Strin
         (crate::io::open_remote_engine(REMOTE_READS), None)
     } else {
         crate::io::open_engine(sh.io, 64).map_err(|e| {
-            EngineError::Invalid(format!(
-                "cannot start i/o mode {}: {e}; hint: choose another with --io",
-                sh.io.mode
-            ))
+            EngineError::from(crate::refusal::Input::IoModeUnavailable {
+                mode: sh.io.mode.to_string(),
+                why: e.to_string(),
+            })
         })?
     })
 }
@@ -411,7 +411,12 @@ impl<'s, 'a> SetRun<'s, 'a> {
                     piece_no: unit.piece_no,
                     created_unix: header.created_unix,
                 })
-                .map_err(|e| EngineError::Invalid(format!("FORMAT '{}' {e}", f.name)))?,
+                .map_err(|e| {
+                    EngineError::from(crate::refusal::Input::FormatName {
+                        name: f.name.clone(),
+                        why: e.to_string(),
+                    })
+                })?,
             None => piece_path.clone(),
         };
         let writer = match &sh.output {

@@ -67,10 +67,11 @@ pub(crate) fn load_manifest(ctx: &Context, backup_id: &str) -> Result<BackupMani
         "restore from another backup with --from-tag",
     )?;
     if m.version > recman_format::manifest::MANIFEST_VERSION {
-        return Err(EngineError::Invalid(format!(
-            "backup manifest {path} has version {}, newer than this recman understands; hint: upgrade recman",
-            m.version
-        )));
+        return Err(crate::refusal::Backups::ManifestTooNew {
+            path: path.to_string(),
+            version: m.version,
+        }
+        .into());
     }
     Ok(m)
 }

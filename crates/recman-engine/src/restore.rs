@@ -150,10 +150,10 @@ pub fn restore_database_on(
         .expect("a chain has at least one backup");
     let foreign = manifest.origin.is_some();
     if foreign && *selection != Selection::Whole {
-        return Err(EngineError::Invalid(format!(
-            "backup {} was imported from another tool and is restored whole only; hint: leave out --include-db, or restore it whole and take what you need from it",
-            manifest.backup_id
-        )));
+        return Err(crate::refusal::Backups::PartialOfImported {
+            backup_id: manifest.backup_id.clone(),
+        }
+        .into());
     }
     let mut layout = open_layout(opts, manifest, through, progress)?;
     let created = layout.prepare()?;
@@ -252,15 +252,13 @@ fn refuse_unsupported(
     through: &Through,
 ) -> Result<(), EngineError> {
     if through.is_remote() && (opts.from_copy.is_some() || *selection != Selection::Whole) {
-        return Err(EngineError::Invalid(format!(
-            "a restore{} writes whole backups from backup sets only; hint: leave out --from-copy and --include-db, or restore on this host with --agent local (or on the database host itself)",
-            through.dest.place()
-        )));
+        return Err(crate::refusal::Backups::WholeSetsOnly {
+            place: through.dest.place().to_string(),
+        }
+        .into());
     }
     if opts.from_copy.is_some() && *selection != Selection::Whole {
-        return Err(EngineError::Invalid(
-            "a partial restore (--include-db, recover table) reads backup sets, not image copies; hint: leave out --from-copy".into(),
-        ));
+        return Err(crate::refusal::Backups::PartialFromCopy.into());
     }
     Ok(())
 }

@@ -79,17 +79,15 @@ pub fn recover_table(
     progress: &dyn Progress,
 ) -> Result<RecoverTableReport, EngineError> {
     if opts.restore.target == RecoveryTarget::Latest {
-        return Err(EngineError::Invalid(
-            "recover table needs a point in the past; hint: give --until-time, --until-lsn or --until-xid (RMAN's UNTIL)".into(),
-        ));
+        return Err(crate::refusal::Backups::RecoverTableNeedsTarget.into());
     }
     let aux_dir = &opts.auxiliary_dir;
     let made = if aux_dir.exists() {
         if !crate::restore::is_empty_dir(aux_dir) {
-            return Err(EngineError::Invalid(format!(
-                "auxiliary directory {} is not empty; hint: name an empty or new directory with --auxiliary-dir (another recover table may be using this one)",
-                aux_dir.display()
-            )));
+            return Err(crate::refusal::Backups::RecoverTableDirNotEmpty {
+                dir: aux_dir.display().to_string(),
+            }
+            .into());
         }
         false
     } else {
