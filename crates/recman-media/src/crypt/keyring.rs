@@ -11,7 +11,8 @@ use recman_wire::keyrecord::{
 pub(crate) use recman_wire::keyrecord::hex;
 
 use super::source::Secret;
-use crate::{Media, MediaError};
+use crate::error::MediaError;
+use crate::media::Media;
 
 pub const KEY_RECORD: &str = "recman.key";
 // Argon2id cost: OWASP's minimum (19 MiB, 2 passes). Every process that opens the

@@ -22,9 +22,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::{
-    Capabilities, ErrorClass, Media, MediaError, MediaReader, MediaWriter, ObjectInfo, check_name,
-};
+use crate::error::{ErrorClass, MediaError};
+use crate::media::{Capabilities, Media, MediaReader, MediaWriter, ObjectInfo, check_name};
 use stream::{PluginReader, PluginWriter};
 use wire::{HINT_STDERR, Hello, Launch, Plugin};
 

@@ -35,7 +35,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::disk::create_dir_all_durable;
-use crate::{Capabilities, Media, MediaError, MediaReader, MediaWriter, ObjectInfo, check_name};
+use crate::error::MediaError;
+use crate::media::{Capabilities, Media, MediaReader, MediaWriter, ObjectInfo, check_name};
 use drive::Drives;
 use library::Index;
 
