@@ -1,7 +1,7 @@
 //! Canonical form of CONFIGURE and the catalog-maintenance clauses.
 
 use super::objects::{file, names, quals};
-use super::{list, name, q};
+use super::words::{list, name, q};
 use crate::ast::*;
 use std::fmt::{self, Display, Formatter};
 
