@@ -308,3 +308,8 @@ fn read_record(media: &dyn Media, device: &str) -> Result<Option<Record>, MediaE
 fn parse(text: &[u8], device: &str) -> Result<Record, MediaError> {
     recman_wire::keyrecord::parse(text).map_err(|d| bad(device, &d))
 }
+
+/// Objects that stay readable without the key: the repository marker and the key record.
+pub fn is_clear_object(name: &str) -> bool {
+    name == "recman.repo" || name == KEY_RECORD || name.starts_with("recman.key.")
+}

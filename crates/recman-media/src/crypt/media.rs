@@ -3,8 +3,7 @@
 use std::sync::Arc;
 
 use super::envelope::{OpenReader, SealWriter, plain_len};
-use super::is_clear_object;
-use super::keyring::Keyring;
+use super::keyring::{Keyring, is_clear_object};
 use crate::error::MediaError;
 use crate::media::{Capabilities, Media, MediaReader, MediaWriter, ObjectInfo};
 

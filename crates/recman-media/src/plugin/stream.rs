@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use super::pool::{Shared, missing, retry};
 use super::wire::Plugin;
-use super::{Shared, missing, retry};
 use crate::error::{ErrorClass, MediaError};
 use crate::media::{MediaReader, MediaWriter};
 
