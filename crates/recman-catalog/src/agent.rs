@@ -2,8 +2,8 @@
 //! backups and `validate database` on the backup host read its data directory through it.
 
 use crate::catalog::Catalog;
-use crate::db::vals;
 use crate::error::CatalogError;
+use crate::value::vals;
 
 impl Catalog {
     /// Records (or replaces, or with None removes) the agent URL of database `db_id`.

@@ -1,9 +1,9 @@
 //! Backups, their pieces and the corrupt blocks they found.
 
-use crate::catalog::{Catalog, to_i64};
-use crate::db::{DbRow, Value, vals};
+use crate::catalog::Catalog;
 use crate::error::CatalogError;
 use crate::records::{BackupRecord, BackupStatus, CorruptBlock, PieceRecord};
+use crate::value::{DbRow, Value, to_i64, vals};
 
 const BACKUP_COLS: &str = "id, db_id, tag, backup_type, status, start_lsn, stop_lsn, timeline, \
     start_wal, stop_wal, start_time, stop_time, stop_next_xid, db_bytes, written_bytes, \

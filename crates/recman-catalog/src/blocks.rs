@@ -2,10 +2,10 @@
 //! (RMAN's V$DATABASE_BLOCK_CORRUPTION, what `recover corruption-list` repairs) and the
 //! repairs `recover block` made.
 
-use crate::catalog::{Catalog, now_micros, to_i64};
-use crate::db::vals;
+use crate::catalog::{Catalog, now_micros};
 use crate::error::CatalogError;
 use crate::records::CorruptBlock;
+use crate::value::{to_i64, vals};
 
 /// One block `recover block` wrote back into the cluster.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]

@@ -2,8 +2,8 @@
 //! reads before it advises (seed 000's "determine the rate of disks and backup media").
 
 use crate::catalog::Catalog;
-use crate::db::vals;
 use crate::error::CatalogError;
+use crate::value::vals;
 
 /// One calibration run; `body` is the engine's JSON document of the measurements.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]

@@ -2,9 +2,9 @@
 //! recovery-area` made, and pieces written straight to a device by `--device-type`. Restore
 //! reads them when the repository's own object is missing or damaged.
 
-use crate::catalog::{Catalog, to_i64};
-use crate::db::{DbRow, vals};
+use crate::catalog::Catalog;
 use crate::error::CatalogError;
+use crate::value::{DbRow, to_i64, vals};
 
 /// One copy of a repository object.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]

@@ -4,8 +4,8 @@
 use recman_media::meter::{Kind, KindUsage, Usage};
 
 use crate::catalog::Catalog;
-use crate::db::vals;
 use crate::error::CatalogError;
+use crate::value::vals;
 
 /// What a row of costs is summed over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

@@ -7,9 +7,9 @@
 //!   UPDATE / DO NOTHING` (never `INSERT OR REPLACE`), `RETURNING`, `COALESCE`, `CASE`, no
 //!   `LIKE` (case rules differ), no `?N IS NULL` (PostgreSQL cannot type it). A `?` never
 //!   appears inside a string literal.
-//! - **Values** are [`Value`]s: integers are `i64` (SQLite INTEGER, PostgreSQL BIGINT; a
+//! - **Values** are [`Value`]s (in [`crate::value`]): integers are `i64` (SQLite INTEGER, PostgreSQL BIGINT; a
 //!   parameter bound to an INT4 place, such as `substr`'s length, is narrowed), a `u64` goes
-//!   through [`crate::catalog::to_i64`] first, text is TEXT, bytes are BLOB / BYTEA.
+//!   through [`crate::value::to_i64`] first, text is TEXT, bytes are BLOB / BYTEA.
 //! - **Rows** come back as [`DbRow`]s with typed getters; a value of the wrong type or out of
 //!   range is [`CatalogError::Corrupt`], never a panic.
 //! - **Statements** outside [`Catalog::write_tx`] commit on their own, one by one, as
@@ -25,151 +25,10 @@
 //!   rows (see [`crate::pg`]).
 
 use std::cell::Cell;
-use std::path::Path;
 
 use crate::catalog::{Backend, Catalog};
 use crate::error::CatalogError;
-
-/// A parameter or column value.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Value {
-    Null,
-    I64(i64),
-    F64(f64),
-    Text(String),
-    Blob(Vec<u8>),
-}
-
-impl From<i64> for Value {
-    fn from(v: i64) -> Self {
-        Value::I64(v)
-    }
-}
-impl From<u32> for Value {
-    fn from(v: u32) -> Self {
-        Value::I64(v.into())
-    }
-}
-impl From<&u32> for Value {
-    fn from(v: &u32) -> Self {
-        Value::I64((*v).into())
-    }
-}
-impl From<bool> for Value {
-    fn from(v: bool) -> Self {
-        Value::I64(v.into())
-    }
-}
-impl From<f64> for Value {
-    fn from(v: f64) -> Self {
-        Value::F64(v)
-    }
-}
-impl From<&str> for Value {
-    fn from(v: &str) -> Self {
-        Value::Text(v.to_string())
-    }
-}
-impl From<String> for Value {
-    fn from(v: String) -> Self {
-        Value::Text(v)
-    }
-}
-impl From<&String> for Value {
-    fn from(v: &String) -> Self {
-        Value::Text(v.clone())
-    }
-}
-impl From<Vec<u8>> for Value {
-    fn from(v: Vec<u8>) -> Self {
-        Value::Blob(v)
-    }
-}
-impl<T: Into<Value>> From<Option<T>> for Value {
-    fn from(v: Option<T>) -> Self {
-        v.map_or(Value::Null, Into::into)
-    }
-}
-impl<T: Clone + Into<Value>> From<&Option<T>> for Value {
-    fn from(v: &Option<T>) -> Self {
-        v.clone().map_or(Value::Null, Into::into)
-    }
-}
-
-/// `vals![a, b]`: a parameter list, each converted with `Value::from`.
-macro_rules! vals {
-    ($($e:expr),* $(,)?) => { &[$($crate::db::Value::from($e)),*][..] };
-}
-pub(crate) use vals;
-
-/// One result row, read whole. Column indexes are 0-based, as in the SELECT list.
-pub(crate) struct DbRow<'a> {
-    pub(crate) values: Vec<Value>,
-    pub(crate) catalog: &'a Path,
-}
-
-impl DbRow<'_> {
-    fn bad(&self, i: usize, want: &str) -> CatalogError {
-        CatalogError::Corrupt {
-            path: self.catalog.to_path_buf(),
-            detail: format!("column {i} holds {:?}, not {want}", self.values.get(i)),
-        }
-    }
-
-    pub(crate) fn get_opt_i64(&self, i: usize) -> Result<Option<i64>, CatalogError> {
-        match self.values.get(i) {
-            Some(Value::Null) => Ok(None),
-            Some(Value::I64(v)) => Ok(Some(*v)),
-            _ => Err(self.bad(i, "an integer")),
-        }
-    }
-
-    pub(crate) fn get_i64(&self, i: usize) -> Result<i64, CatalogError> {
-        self.get_opt_i64(i)?
-            .ok_or_else(|| self.bad(i, "an integer"))
-    }
-
-    pub(crate) fn get_opt_u64(&self, i: usize) -> Result<Option<u64>, CatalogError> {
-        self.get_opt_i64(i)?
-            .map(|v| u64::try_from(v).map_err(|_| self.bad(i, "a non-negative integer")))
-            .transpose()
-    }
-
-    pub(crate) fn get_u64(&self, i: usize) -> Result<u64, CatalogError> {
-        self.get_opt_u64(i)?
-            .ok_or_else(|| self.bad(i, "an integer"))
-    }
-
-    pub(crate) fn get_opt_u32(&self, i: usize) -> Result<Option<u32>, CatalogError> {
-        self.get_opt_i64(i)?
-            .map(|v| u32::try_from(v).map_err(|_| self.bad(i, "a 32-bit unsigned integer")))
-            .transpose()
-    }
-
-    pub(crate) fn get_u32(&self, i: usize) -> Result<u32, CatalogError> {
-        self.get_opt_u32(i)?
-            .ok_or_else(|| self.bad(i, "an integer"))
-    }
-
-    pub(crate) fn get_opt_text(&self, i: usize) -> Result<Option<String>, CatalogError> {
-        match self.values.get(i) {
-            Some(Value::Null) => Ok(None),
-            Some(Value::Text(s)) => Ok(Some(s.clone())),
-            _ => Err(self.bad(i, "text")),
-        }
-    }
-
-    pub(crate) fn get_text(&self, i: usize) -> Result<String, CatalogError> {
-        self.get_opt_text(i)?.ok_or_else(|| self.bad(i, "text"))
-    }
-
-    /// A text column parsed with `FromStr` (statuses).
-    pub(crate) fn get_parsed<T: std::str::FromStr>(&self, i: usize) -> Result<T, CatalogError> {
-        let s = self.get_text(i)?;
-        s.parse()
-            .map_err(|_| self.bad(i, std::any::type_name::<T>()))
-    }
-}
+use crate::value::{DbRow, Value};
 
 /// Resets the transaction flag however the closure ends.
 struct TxFlag<'a>(&'a Cell<bool>);

@@ -3,8 +3,8 @@
 //! successful one.
 
 use crate::catalog::Catalog;
-use crate::db::vals;
 use crate::error::CatalogError;
+use crate::value::vals;
 
 /// One drill. Times are unix microseconds (`started_at`) and milliseconds (durations);
 /// `checks` is a JSON list of `{name, passed, detail}`.

@@ -4,8 +4,8 @@
 //! no longer does. Found again later, it is a new failure with a new id.
 
 use crate::catalog::Catalog;
-use crate::db::{DbRow, vals};
 use crate::error::CatalogError;
+use crate::value::{DbRow, vals};
 
 /// One failure as recorded. Times are unix microseconds.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]

@@ -4,10 +4,10 @@
 //! the restore plan find each segment there. Nothing here ever names a file for deletion:
 //! recman did not write them.
 
-use crate::catalog::{Catalog, to_i64};
-use crate::db::{DbRow, vals};
+use crate::catalog::Catalog;
 use crate::error::CatalogError;
 use crate::records::BackupRecord;
+use crate::value::{DbRow, to_i64, vals};
 
 /// Where a foreign backup lies.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]

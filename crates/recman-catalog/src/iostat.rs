@@ -1,8 +1,8 @@
 //! I/O statistics rows (RMAN's V$BACKUP_ASYNC_IO / V$BACKUP_SYNC_IO), one set per job.
 
-use crate::catalog::{Catalog, to_i64};
-use crate::db::{DbRow, vals};
+use crate::catalog::Catalog;
 use crate::error::CatalogError;
+use crate::value::{DbRow, to_i64, vals};
 
 /// One row: a file read (INPUT), a piece written (OUTPUT) or a channel's total (AGGREGATE).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]

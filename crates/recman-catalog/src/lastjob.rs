@@ -1,8 +1,8 @@
 //! The newest job with I/O statistics, for `recman metrics`.
 
 use crate::catalog::Catalog;
-use crate::db::vals;
 use crate::error::CatalogError;
+use crate::value::vals;
 
 impl Catalog {
     /// The id and type ("backup", "restore", "validate", ...) of the job that recorded I/O

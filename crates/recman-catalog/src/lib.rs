@@ -18,8 +18,11 @@ mod backup;
 mod blocks;
 mod calibration;
 mod catalog;
+mod columns;
+mod config;
 mod copies;
 mod costs;
+mod database;
 mod db;
 mod drill;
 mod error;
@@ -42,6 +45,7 @@ mod snapshot;
 pub mod tables;
 #[cfg(feature = "testkit")]
 pub mod testkit;
+mod value;
 mod wal;
 mod walbackup;
 

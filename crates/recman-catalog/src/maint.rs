@@ -10,12 +10,12 @@
 use std::collections::HashMap;
 
 use crate::catalog::{Catalog, now_micros};
-use crate::db::{DbRow, vals};
 use crate::error::CatalogError;
 use crate::records::{
     BackupRecord, BackupStatus, CorruptBlock, DeleteKind, MediaStatus, PendingDelete, PieceRecord,
     WalRecord,
 };
+use crate::value::{DbRow, vals};
 
 fn media_status(r: &DbRow<'_>, i: usize) -> Result<MediaStatus, CatalogError> {
     match r.get_text(i)?.as_str() {

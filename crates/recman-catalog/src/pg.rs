@@ -16,8 +16,8 @@ use std::collections::HashMap;
 use postgres::types::{ToSql, Type};
 use postgres::{Client, Statement};
 
-use crate::db::Value;
 use crate::pgschema::MIGRATIONS;
+use crate::value::Value;
 
 /// First key of every advisory lock recman takes ('recm').
 const LOCK_SPACE: i32 = 0x7265_636d;

@@ -1,9 +1,9 @@
 //! What each backup read from the cluster: all bytes, and the part read through change
 //! tracking (its own table, so the backup record keeps its shape).
 
-use crate::catalog::{Catalog, to_i64};
-use crate::db::vals;
+use crate::catalog::Catalog;
 use crate::error::CatalogError;
+use crate::value::{to_i64, vals};
 
 /// Bytes a backup read from the cluster.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]

@@ -3,8 +3,8 @@
 //! report and the metrics read it; nothing else depends on it.
 
 use crate::catalog::Catalog;
-use crate::db::vals;
 use crate::error::CatalogError;
+use crate::value::vals;
 
 /// One database's receiver position. LSNs are byte positions in the WAL stream.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -350,7 +350,7 @@ impl Repository {
     }
 
     /// Who holds the repository lock now (None: nobody), read without taking it.
-    pub fn lock_holder(&self) -> Result<Option<crate::LockHolder>, CatalogError> {
+    pub fn lock_holder(&self) -> Result<Option<crate::error::LockHolder>, CatalogError> {
         let path = self.root.join(LOCK_FILE);
         crate::lock::current_holder(&path)
             .map_err(|e| CatalogError::io("read the holder of", path, e))

@@ -2,9 +2,9 @@
 //! `report io --plot`, seed 004's throughput graphs), and the settings it changed while it
 //! ran with the reason for each (DURATION's pacing, `--tune auto`).
 
-use crate::catalog::{Catalog, to_i64};
-use crate::db::vals;
+use crate::catalog::Catalog;
 use crate::error::CatalogError;
+use crate::value::{to_i64, vals};
 
 /// Bytes one channel moved in one second of a job.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]

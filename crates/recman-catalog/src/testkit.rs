@@ -1,6 +1,6 @@
 //! Catalog records for unit tests of the crates above the catalog (feature `testkit`).
 
-use crate::{BackupRecord, BackupStatus};
+use crate::records::{BackupRecord, BackupStatus};
 
 /// An available backup `id` of `kind` (FULL, LEVEL1, ...) of database 1, uncompressed, that
 /// started at 0 and stopped at 1 (Unix microseconds); tests change what they look at.

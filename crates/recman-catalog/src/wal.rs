@@ -1,9 +1,9 @@
 //! The archived WAL of each database.
 
-use crate::catalog::{Catalog, to_i64};
-use crate::db::{DbRow, vals};
+use crate::catalog::Catalog;
 use crate::error::CatalogError;
 use crate::records::WalRecord;
+use crate::value::{DbRow, to_i64, vals};
 
 const WAL_COLS: &str = "db_id, name, timeline, path, size, stored_size, crc32c, archived_at";
 

@@ -4,9 +4,9 @@
 
 use crate::backup::{UPDATE_BACKUP, insert_backup_row, insert_pieces, write_backup};
 use crate::catalog::Catalog;
-use crate::db::vals;
 use crate::error::CatalogError;
 use crate::records::{BackupRecord, PieceRecord};
+use crate::value::vals;
 
 impl Catalog {
     /// Completes an ARCHIVELOG backup: its final row, its pieces and the WAL each of its sets

@@ -1,6 +1,9 @@
 //! Byte-level encoding shared by the writer, the streaming reader and random access.
 
-use crate::*;
+use crate::crc::{crc32c, crc32c_append, crc32c_combine};
+use crate::error::{FormatError, Result};
+use crate::layout::*;
+use crate::types::*;
 use std::collections::HashMap;
 
 #[inline]

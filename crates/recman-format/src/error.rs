@@ -1,7 +1,9 @@
 //! Errors of the piece writer and reader.
 
-use crate::*;
+use crate::layout::{FORMAT_VERSION, MAX_CHUNK};
 use std::io;
+
+pub(crate) type Result<T> = std::result::Result<T, FormatError>;
 
 /// Errors of the piece writer and reader. Offsets are byte offsets within
 /// the piece; the caller adds the piece's path.

@@ -1,7 +1,11 @@
 //! Random access through the index: one file of a piece without reading the rest.
 
 use crate::codec::*;
-use crate::*;
+use crate::crc::{crc32c, crc32c_append};
+use crate::error::{FormatError, Result};
+use crate::layout::*;
+use crate::reader::{read_full, read_header_fixed, read_vec};
+use crate::types::*;
 use std::io::{Read, Seek, SeekFrom};
 
 /// Reads the header, the footer and the index of a seekable piece (not the

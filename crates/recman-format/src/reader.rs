@@ -1,7 +1,10 @@
 //! The streaming piece reader: verifies every record before handing it out.
 
 use crate::codec::*;
-use crate::*;
+use crate::crc::{crc32c, crc32c_append, crc32c_combine};
+use crate::error::{FormatError, Result};
+use crate::layout::*;
+use crate::types::*;
 use std::collections::HashMap;
 use std::io::{self, Read};
 
@@ -169,7 +172,7 @@ impl<R: Read> PieceReader<R> {
 
     /// Reads the next record; the chunk data (if any) is left in `rbuf`
     /// (`into_vec == None`) or in the given vector.
-    fn advance(&mut self, mut into_vec: Option<&mut Vec<u8>>) -> Result<Next> {
+    fn advance(&mut self, into_vec: Option<&mut Vec<u8>>) -> Result<Next> {
         if let ReadState::AtIndex { .. } = self.state {
             return Ok(Next::End);
         }
@@ -178,143 +181,156 @@ impl<R: Read> PieceReader<R> {
         self.read_exact_tracked(&mut hdr)?;
         let magic: [u8; 4] = hdr[..4].try_into().unwrap();
         match magic {
-            CHUNK_MAGIC => {
-                let h = parse_chunk_header(&hdr, rec_offset)?;
-                match self.slots.get(&h.file_index) {
-                    None => {
-                        return Err(FormatError::BadRecord {
-                            piece_offset: rec_offset,
-                            reason: format!(
-                                "chunk of file index {} not listed in the header",
-                                h.file_index
-                            ),
-                        });
-                    }
-                    Some(&slot) if self.ended[slot] => {
-                        return Err(FormatError::BadRecord {
-                            piece_offset: rec_offset,
-                            reason: format!(
-                                "chunk of file index {} after its file-end record",
-                                h.file_index
-                            ),
-                        });
-                    }
-                    Some(_) => {}
-                }
-                self.chunk_file = Some(h.file_index);
-                let chunk_no = self.chunks;
-                let stored_len = h.stored_len as usize;
-                let raw_len = h.raw_len as usize;
-                let payload_offset = self.offset;
-                // Read the stored payload: straight into the output when raw.
-                let raw_direct = h.codec == CODEC_NONE;
-                let payload: &mut [u8] = if raw_direct {
-                    let out = match into_vec.as_deref_mut() {
-                        Some(v) => v,
-                        None => &mut self.rbuf,
-                    };
-                    // No zeroing of reused bytes: they are all overwritten.
-                    out.resize(raw_len, 0);
-                    read_full(&mut self.r, out, payload_offset)?;
-                    out
-                } else {
-                    self.sbuf.resize(stored_len, 0);
-                    read_full(&mut self.r, &mut self.sbuf, payload_offset)?;
-                    &mut self.sbuf
-                };
-                self.offset += stored_len as u64;
-                let payload_crc = crc32c(payload);
-                if record_crc(&hdr, payload_crc, stored_len) != h.crc {
-                    return Err(FormatError::ChunkChecksum {
-                        chunk_no,
-                        piece_offset: rec_offset,
-                    });
-                }
-                self.piece_crc = crc32c_combine(
-                    crc32c_append(self.piece_crc, &hdr),
-                    payload_crc,
-                    stored_len as u64,
-                );
-                if !raw_direct {
-                    let out = match into_vec {
-                        Some(v) => v,
-                        None => &mut self.rbuf,
-                    };
-                    // No zeroing of reused bytes: they are all overwritten.
-                    out.resize(raw_len, 0);
-                    self.decoder
-                        .decode(h.codec, &self.sbuf, out, chunk_no, rec_offset)?;
-                }
-                self.chunks += 1;
-                self.raw_bytes += raw_len as u64;
-                Ok(Next::Chunk {
-                    file_index: h.file_index,
-                    file_offset: h.file_offset,
-                    raw_len,
-                })
-            }
-            FILE_END_MAGIC => {
-                if crc32c(&hdr[..28]) != get_u32(&hdr, 28) {
-                    return Err(FormatError::RecordChecksum {
-                        piece_offset: rec_offset,
-                    });
-                }
-                let file_index = get_u32(&hdr, 8);
-                let Some(&slot) = self.slots.get(&file_index) else {
-                    return Err(FormatError::BadRecord {
-                        piece_offset: rec_offset,
-                        reason: format!(
-                            "file end of file index {file_index} not listed in the header"
-                        ),
-                    });
-                };
-                if self.ended[slot] {
-                    return Err(FormatError::BadRecord {
-                        piece_offset: rec_offset,
-                        reason: format!("second file-end record of file index {file_index}"),
-                    });
-                }
-                self.ended[slot] = true;
-                self.piece_crc = crc32c_append(self.piece_crc, &hdr);
-                Ok(Next::FileEnd {
-                    file_index,
-                    size: get_u64(&hdr, 16),
-                    crc32c: get_u32(&hdr, 12),
-                })
-            }
-            INDEX_MAGIC => {
-                let body_len = get_u64(&hdr, 16);
-                let body = read_vec(&mut self.r, body_len, self.offset)?;
-                self.offset += body_len;
-                if crc32c_append(crc32c(&hdr[..28]), &body) != get_u32(&hdr, 28) {
-                    return Err(FormatError::IndexChecksum {
-                        piece_offset: rec_offset,
-                    });
-                }
-                let index = parse_index(&self.header, &hdr, &body, rec_offset)?;
-                if get_u64(&hdr, 8) != self.chunks {
-                    return Err(FormatError::BadIndex {
-                        piece_offset: rec_offset,
-                        reason: format!(
-                            "index lists {} chunks, the piece holds {}",
-                            get_u64(&hdr, 8),
-                            self.chunks
-                        ),
-                    });
-                }
-                self.piece_crc = crc32c_append(crc32c_append(self.piece_crc, &hdr), &body);
-                self.index = Some(index);
-                self.state = ReadState::AtIndex {
-                    index_offset: rec_offset,
-                    index_len: self.offset - rec_offset,
-                };
-                Ok(Next::End)
-            }
+            CHUNK_MAGIC => self.chunk(hdr, rec_offset, into_vec),
+            FILE_END_MAGIC => self.file_end(hdr, rec_offset),
+            INDEX_MAGIC => self.index_record(hdr, rec_offset),
             other => Err(FormatError::BadRecord {
                 piece_offset: rec_offset,
                 reason: format!("unknown record magic '{}'", magic_name(&other)),
             }),
         }
+    }
+
+    /// A chunk record whose header is `hdr`: its payload read and checked, then decompressed
+    /// into `into_vec` or `rbuf`.
+    fn chunk(
+        &mut self,
+        hdr: [u8; RECORD_HEADER_LEN],
+        rec_offset: u64,
+        mut into_vec: Option<&mut Vec<u8>>,
+    ) -> Result<Next> {
+        let h = parse_chunk_header(&hdr, rec_offset)?;
+        match self.slots.get(&h.file_index) {
+            None => {
+                return Err(FormatError::BadRecord {
+                    piece_offset: rec_offset,
+                    reason: format!(
+                        "chunk of file index {} not listed in the header",
+                        h.file_index
+                    ),
+                });
+            }
+            Some(&slot) if self.ended[slot] => {
+                return Err(FormatError::BadRecord {
+                    piece_offset: rec_offset,
+                    reason: format!(
+                        "chunk of file index {} after its file-end record",
+                        h.file_index
+                    ),
+                });
+            }
+            Some(_) => {}
+        }
+        self.chunk_file = Some(h.file_index);
+        let chunk_no = self.chunks;
+        let stored_len = h.stored_len as usize;
+        let raw_len = h.raw_len as usize;
+        let payload_offset = self.offset;
+        // Read the stored payload: straight into the output when raw.
+        let raw_direct = h.codec == CODEC_NONE;
+        let payload: &mut [u8] = if raw_direct {
+            let out = match into_vec.as_deref_mut() {
+                Some(v) => v,
+                None => &mut self.rbuf,
+            };
+            // No zeroing of reused bytes: they are all overwritten.
+            out.resize(raw_len, 0);
+            read_full(&mut self.r, out, payload_offset)?;
+            out
+        } else {
+            self.sbuf.resize(stored_len, 0);
+            read_full(&mut self.r, &mut self.sbuf, payload_offset)?;
+            &mut self.sbuf
+        };
+        self.offset += stored_len as u64;
+        let payload_crc = crc32c(payload);
+        if record_crc(&hdr, payload_crc, stored_len) != h.crc {
+            return Err(FormatError::ChunkChecksum {
+                chunk_no,
+                piece_offset: rec_offset,
+            });
+        }
+        self.piece_crc = crc32c_combine(
+            crc32c_append(self.piece_crc, &hdr),
+            payload_crc,
+            stored_len as u64,
+        );
+        if !raw_direct {
+            let out = match into_vec {
+                Some(v) => v,
+                None => &mut self.rbuf,
+            };
+            // No zeroing of reused bytes: they are all overwritten.
+            out.resize(raw_len, 0);
+            self.decoder
+                .decode(h.codec, &self.sbuf, out, chunk_no, rec_offset)?;
+        }
+        self.chunks += 1;
+        self.raw_bytes += raw_len as u64;
+        Ok(Next::Chunk {
+            file_index: h.file_index,
+            file_offset: h.file_offset,
+            raw_len,
+        })
+    }
+
+    /// A file-end record: the file's size and CRC-32C, once per file.
+    fn file_end(&mut self, hdr: [u8; RECORD_HEADER_LEN], rec_offset: u64) -> Result<Next> {
+        if crc32c(&hdr[..28]) != get_u32(&hdr, 28) {
+            return Err(FormatError::RecordChecksum {
+                piece_offset: rec_offset,
+            });
+        }
+        let file_index = get_u32(&hdr, 8);
+        let Some(&slot) = self.slots.get(&file_index) else {
+            return Err(FormatError::BadRecord {
+                piece_offset: rec_offset,
+                reason: format!("file end of file index {file_index} not listed in the header"),
+            });
+        };
+        if self.ended[slot] {
+            return Err(FormatError::BadRecord {
+                piece_offset: rec_offset,
+                reason: format!("second file-end record of file index {file_index}"),
+            });
+        }
+        self.ended[slot] = true;
+        self.piece_crc = crc32c_append(self.piece_crc, &hdr);
+        Ok(Next::FileEnd {
+            file_index,
+            size: get_u64(&hdr, 16),
+            crc32c: get_u32(&hdr, 12),
+        })
+    }
+
+    /// The index record: its body read, checked against what was read, and kept.
+    fn index_record(&mut self, hdr: [u8; RECORD_HEADER_LEN], rec_offset: u64) -> Result<Next> {
+        let body_len = get_u64(&hdr, 16);
+        let body = read_vec(&mut self.r, body_len, self.offset)?;
+        self.offset += body_len;
+        if crc32c_append(crc32c(&hdr[..28]), &body) != get_u32(&hdr, 28) {
+            return Err(FormatError::IndexChecksum {
+                piece_offset: rec_offset,
+            });
+        }
+        let index = parse_index(&self.header, &hdr, &body, rec_offset)?;
+        if get_u64(&hdr, 8) != self.chunks {
+            return Err(FormatError::BadIndex {
+                piece_offset: rec_offset,
+                reason: format!(
+                    "index lists {} chunks, the piece holds {}",
+                    get_u64(&hdr, 8),
+                    self.chunks
+                ),
+            });
+        }
+        self.piece_crc = crc32c_append(crc32c_append(self.piece_crc, &hdr), &body);
+        self.index = Some(index);
+        self.state = ReadState::AtIndex {
+            index_offset: rec_offset,
+            index_len: self.offset - rec_offset,
+        };
+        Ok(Next::End)
     }
 
     /// The next record, every chunk verified (CRC-32C) and decompressed;

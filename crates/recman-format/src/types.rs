@@ -1,6 +1,11 @@
 //! The values a piece carries: compression, header, records, index.
 
-use crate::*;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{FormatError, Result};
 
 /// Compression of a piece's chunks. Serialized as `"none"`, `"lz4"` or
 /// `{"zstd":{"level":N}}`.

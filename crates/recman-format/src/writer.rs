@@ -1,7 +1,10 @@
 //! The streaming piece writer: never seeks, so tape and object storage can take its output.
 
 use crate::codec::*;
-use crate::*;
+use crate::crc::{crc32c, crc32c_append, crc32c_combine};
+use crate::error::{FormatError, Result};
+use crate::layout::*;
+use crate::types::*;
 use std::collections::HashMap;
 use std::io::Write;
 

@@ -1,7 +1,7 @@
 //! The AST of the data-moving statements: BACKUP, RESTORE, RECOVER, VALIDATE, SET and the
 //! catalog-maintenance statements.
 
-use crate::ast::{DateExpr, Device, Lsn, Size, Until};
+use crate::ast_terms::{DateExpr, Device, Lsn, Size, Until};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Backup {

@@ -2,7 +2,7 @@
 //! Oracle evaluates them on the target; recman evaluates them on the client when a statement
 //! runs (`SYSDATE` is the time the statement starts).
 
-use crate::ast::DateExpr;
+use crate::ast_terms::DateExpr;
 
 /// Parses the text of a date string. The error is a message without position.
 pub fn parse_date(s: &str) -> Result<DateExpr, String> {

@@ -6,6 +6,7 @@
 
 pub mod ast;
 mod ast_objects;
+mod ast_terms;
 pub mod date;
 mod error;
 pub mod format;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use object_store::azure::MicrosoftAzureBuilder;
 
-use crate::MediaError;
+use crate::error::MediaError;
 use crate::s3::{Cloud, S3Config, S3Media, client_settings};
 
 /// The account and key of the storage emulator (Azurite), published by Microsoft.

@@ -3,7 +3,8 @@
 
 use std::io::{Read, Seek, SeekFrom, Write};
 
-use crate::{ErrorClass, Media};
+use crate::error::ErrorClass;
+use crate::media::Media;
 
 /// Every file below `dir`, for tests that check a driver left no debris.
 pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
@@ -39,7 +40,16 @@ pub fn pattern(len: usize, seed: u64) -> Vec<u8> {
 pub fn run(m: &dyn Media, prefix: &str, big: usize) {
     let d = m.describe();
     let name = |n: &str| format!("{prefix}/{n}");
+    missing_objects(m, &d, &name);
+    invalid_names(m, &d);
+    small_objects(m, &d, &name);
+    let data = pattern(big, 7);
+    big_object(m, &d, &name, &data);
+    abort_and_drop(m, &d, &name, &data);
+    list_and_remove(m, &d, prefix, &name);
+}
 
+fn missing_objects(m: &dyn Media, d: &str, name: &dyn Fn(&str) -> String) {
     // Missing objects.
     let missing = name("missing.obj");
     match m.open(&missing) {
@@ -51,7 +61,9 @@ pub fn run(m: &dyn Media, prefix: &str, big: usize) {
         !m.remove(&missing).unwrap(),
         "{d}: remove missing reports a removal"
     );
+}
 
+fn invalid_names(m: &dyn Media, d: &str) {
     // Invalid names are refused, permanently.
     for bad in ["", "/abs", "a/../b", "a//b", "./a"] {
         let e = m
@@ -60,7 +72,9 @@ pub fn run(m: &dyn Media, prefix: &str, big: usize) {
             .unwrap_or_else(|| panic!("{d}: accepted name {bad:?}"));
         assert_eq!(e.class, ErrorClass::Permanent, "{d}: name {bad:?}: {e}");
     }
+}
 
+fn small_objects(m: &dyn Media, d: &str, name: &dyn Fn(&str) -> String) {
     // Small put/get, empty object.
     m.put(&name("small/a"), b"hello").unwrap();
     assert_eq!(m.get(&name("small/a")).unwrap(), b"hello", "{d}: get small");
@@ -79,9 +93,12 @@ pub fn run(m: &dyn Media, prefix: &str, big: usize) {
         b"replaced",
         "{d}: overwrite"
     );
+}
 
+/// `data` written in odd-sized pieces, then read back whole and at seeks.
+fn big_object(m: &dyn Media, d: &str, name: &dyn Fn(&str) -> String, data: &[u8]) {
+    let big = data.len();
     // Streaming write of a large object in odd-sized writes, invisible until commit.
-    let data = pattern(big, 7);
     let mut w = m.create(&name("big/obj")).unwrap();
     for part in data.chunks(100_003) {
         w.write_all(part).unwrap();
@@ -137,7 +154,9 @@ pub fn run(m: &dyn Media, prefix: &str, big: usize) {
     let mut tail = Vec::new();
     r.read_to_end(&mut tail).unwrap();
     assert_eq!(tail, data[big - 5..], "{d}: tail");
+}
 
+fn abort_and_drop(m: &dyn Media, d: &str, name: &dyn Fn(&str) -> String, data: &[u8]) {
     // Abort and drop leave nothing.
     let mut w = m.create(&name("gone/aborted")).unwrap();
     w.write_all(&data[..1000]).unwrap();
@@ -159,7 +178,10 @@ pub fn run(m: &dyn Media, prefix: &str, big: usize) {
         m.list(&name("gone/")).unwrap().is_empty(),
         "{d}: list shows aborted writes"
     );
+}
 
+/// Lists what the checks before left, then removes it all.
+fn list_and_remove(m: &dyn Media, d: &str, prefix: &str, name: &dyn Fn(&str) -> String) {
     // List: sorted, by plain prefix, with sizes.
     let all = m.list(&format!("{prefix}/")).unwrap();
     let names: Vec<&str> = all.iter().map(|o| o.name.as_str()).collect();

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::direct::DirectWriter;
-use crate::{Capabilities, Media, MediaError, MediaReader, MediaWriter, ObjectInfo, check_name};
+use crate::error::MediaError;
+use crate::media::{Capabilities, Media, MediaReader, MediaWriter, ObjectInfo, check_name};
 
 const BUF_SIZE: usize = 256 * 1024;
 /// Temporary names end in ".tmp-<pid>-<n>"; list hides them and crosscheck may remove them.

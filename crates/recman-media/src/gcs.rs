@@ -18,7 +18,7 @@ use std::sync::Arc;
 use object_store::StaticCredentialProvider;
 use object_store::gcp::{GcpCredential, GoogleCloudStorageBuilder};
 
-use crate::MediaError;
+use crate::error::MediaError;
 use crate::s3::{Cloud, S3Config, S3Media, client_settings};
 
 /// The service's address, object_store's default too.

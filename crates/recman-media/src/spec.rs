@@ -12,7 +12,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::{Media, MediaError};
+use crate::error::MediaError;
+use crate::media::Media;
+use crate::size::parse_size;
 
 /// Opens the device a specification names. `s3_settings` are keys of the config file's `[s3]`
 /// section, applied over the AWS variables; `env` is a plugin's environment (RMAN's
@@ -152,7 +154,7 @@ fn open_vtape(spec: &str, dir: &Path, opts: &[&str]) -> Result<Arc<dyn Media>, M
         let (k, v) = kv
             .split_once('=')
             .ok_or_else(|| bad(format!("vtape option {kv:?} is not KEY=VALUE")))?;
-        let size = || crate::parse_size(v).ok_or_else(|| bad(format!("{k}={v} is not a size")));
+        let size = || parse_size(v).ok_or_else(|| bad(format!("{k}={v} is not a size")));
         let count = || {
             v.parse::<usize>()
                 .map_err(|_| bad(format!("{k}={v} is not a number")))
@@ -170,16 +172,4 @@ fn open_vtape(spec: &str, dir: &Path, opts: &[&str]) -> Result<Arc<dyn Media>, M
     Ok(Arc::new(crate::vtape::VtapeMedia::create_library(
         dir, &cfg,
     )?))
-}
-
-/// "256K", "16M", "1G" or plain bytes.
-pub fn parse_size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, mul) = match s.char_indices().last()? {
-        (i, 'k' | 'K') => (&s[..i], 1u64 << 10),
-        (i, 'm' | 'M') => (&s[..i], 1 << 20),
-        (i, 'g' | 'G') => (&s[..i], 1 << 30),
-        _ => (s, 1),
-    };
-    num.trim().parse::<u64>().ok()?.checked_mul(mul)
 }

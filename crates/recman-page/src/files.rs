@@ -1,6 +1,6 @@
 //! Data-directory paths: which files are relation segments, and what a backup leaves out.
 
-use crate::*;
+use crate::layout::*;
 use std::fmt;
 
 /// A relation fork.
@@ -260,6 +260,7 @@ impl fmt::Display for Fork {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::page::{PageHeader, page_checksum_field, page_lsn};
 
     #[test]
     fn header_parse_offsets() {

@@ -11,7 +11,7 @@
 //! space ending in a cycle id, which hash and GiST pages mark with their page ids instead).
 //! Other access methods' pages keep the header check.
 
-use crate::{BLCKSZ, MAXALIGN, SIZE_OF_PAGE_HEADER};
+use crate::layout::{BLCKSZ, MAXALIGN, SIZE_OF_PAGE_HEADER};
 
 /// Line pointer flags (`lp_flags`).
 const LP_UNUSED: u8 = 0;

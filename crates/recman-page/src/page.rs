@@ -1,6 +1,6 @@
 //! One page: PostgreSQL's data checksum and the header sanity rules of PageIsVerified.
 
-use crate::*;
+use crate::layout::*;
 
 /// Number of checksum lanes computed in parallel (`N_SUMS`).
 pub(crate) const N_SUMS: usize = 32;
@@ -294,7 +294,8 @@ pub fn verify_page_ext(
 ) -> Result<(), PageFault> {
     verify_page(page, blkno, checksums_enabled)?;
     if logical {
-        crate::check_logical(page).map_err(|(item, reason)| PageFault::Logical { item, reason })?;
+        crate::logical::check_logical(page)
+            .map_err(|(item, reason)| PageFault::Logical { item, reason })?;
     }
     Ok(())
 }

@@ -3,8 +3,8 @@
 //! password file when none was given. sslmode and its companions decide TLS (see tls.rs); a
 //! setting recman cannot honour (GSSAPI encryption) is refused rather than quietly ignored.
 
-use crate::PgError;
 use crate::conninfo::{self, quote, redact};
+use crate::error::PgError;
 use crate::pgfiles;
 use crate::tls::{Connector, Roots, TlsSettings, Verify, default_dir};
 use postgres::config::Host;
@@ -31,7 +31,7 @@ impl ConnTarget {
             checked: self.tls.described.clone(),
         };
         config.connect(connector).map_err(|e| {
-            let mut reason = crate::session::error_text(&e);
+            let mut reason = crate::error::error_text(&e);
             // libpq says the same: a stale password file line is a common cause.
             if let Some(f) = &self.password_file {
                 reason.push_str(&format!(" (the password came from {})", f.display()));
@@ -121,6 +121,44 @@ pub(crate) fn resolve_with(
         conninfo: redact(text),
         reason,
     };
+    let s = settings(text, env, &bad)?;
+    let built = libpq_text(&s, env, &bad)?;
+    let mut config: postgres::Config = built
+        .parse()
+        .map_err(|e: postgres::Error| bad(crate::error::error_text(&e)))?;
+    let display = describe(&config);
+    // As in libpq, TLS and GSSAPI encryption concern TCP only: traffic through a Unix socket
+    // never leaves the host, and sslmode does not apply to it.
+    let tcp = config.get_hosts().iter().any(|h| matches!(h, Host::Tcp(_)))
+        || !config.get_hostaddrs().is_empty();
+    let (mode, tls) = tls_settings(&s, &display, tcp)?;
+    config.ssl_mode(mode);
+
+    let mut password_file = None;
+    if config.get_password().is_none() {
+        let file = match s.get("passfile") {
+            Some(f) => Some(PathBuf::from(&f.value)),
+            None => env("HOME").map(|h| Path::new(&h).join(".pgpass")),
+        };
+        if let Some(file) = file {
+            password_file = password_from_file(&mut config, &file);
+        }
+    }
+    Ok(ConnTarget {
+        config,
+        display,
+        password_file,
+        tls,
+    })
+}
+
+/// Every setting with where it came from: the connection string first, then the service it
+/// names (or PGSERVICE), then the PG* environment; empty values count as unset.
+fn settings(
+    text: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    bad: &dyn Fn(String) -> PgError,
+) -> Result<BTreeMap<String, Setting>, PgError> {
     let mut s: BTreeMap<String, Setting> = BTreeMap::new();
     for (k, v) in conninfo::parse(text).map_err(|e| bad(e.reason))? {
         s.insert(
@@ -159,7 +197,6 @@ pub(crate) fn resolve_with(
         }
     }
     s.retain(|_, v| !v.value.is_empty());
-    let get = |k: &str| s.get(k).map(|v| v.value.as_str());
     // Named with where it came from: a bad PGPORT is not the connection string's fault.
     if let Some(p) = s.get("port")
         && p.value.split(',').any(|x| x.trim().parse::<u16>().is_err())
@@ -169,7 +206,17 @@ pub(crate) fn resolve_with(
             p.value, p.origin
         )));
     }
+    Ok(s)
+}
 
+/// The connection string handed to the driver: the settings it understands, with recman's
+/// defaults for what none of the sources gave.
+fn libpq_text(
+    s: &BTreeMap<String, Setting>,
+    env: &dyn Fn(&str) -> Option<String>,
+    bad: &dyn Fn(String) -> PgError,
+) -> Result<String, PgError> {
+    let get = |k: &str| s.get(k).map(|v| v.value.as_str());
     let mut text_out = vec![];
     for (ours, theirs) in PASSED_ON {
         if let Some(v) = get(ours) {
@@ -190,67 +237,44 @@ pub(crate) fn resolve_with(
         let name = get("fallback_application_name").unwrap_or("recman");
         text_out.push(("application_name".into(), name.to_string()));
     }
-    if let Some(secs) = connect_timeout(s.get("connect_timeout")).map_err(&bad)? {
+    if let Some(secs) = connect_timeout(s.get("connect_timeout")).map_err(bad)? {
         text_out.push(("connect_timeout".into(), secs.to_string()));
     }
-    let built = text_out
+    Ok(text_out
         .iter()
         .map(|(k, v)| format!("{k}={}", quote(v)))
         .collect::<Vec<_>>()
-        .join(" ");
-    let mut config: postgres::Config = built
-        .parse()
-        .map_err(|e: postgres::Error| bad(crate::session::error_text(&e)))?;
-    let display = describe(&config);
-    // As in libpq, TLS and GSSAPI encryption concern TCP only: traffic through a Unix socket
-    // never leaves the host, and sslmode does not apply to it.
-    let tcp = config.get_hosts().iter().any(|h| matches!(h, Host::Tcp(_)))
-        || !config.get_hostaddrs().is_empty();
-    let (mode, tls) = tls_settings(&s, &display, tcp)?;
-    config.ssl_mode(mode);
+        .join(" "))
+}
 
-    let mut password_file = None;
-    if config.get_password().is_none() {
-        let file = match get("passfile") {
-            Some(f) => Some(PathBuf::from(f)),
-            None => env("HOME").map(|h| Path::new(&h).join(".pgpass")),
-        };
-        if let Some(file) = file {
-            let host = match config.get_hosts().first() {
-                Some(Host::Tcp(h)) => h.clone(),
-                Some(Host::Unix(p)) if is_default_socket_dir(p) => "localhost".into(),
-                Some(Host::Unix(p)) => p.display().to_string(),
-                None => config
-                    .get_hostaddrs()
-                    .first()
-                    .map(|a| a.to_string())
-                    .unwrap_or_else(|| "localhost".into()),
-            };
-            let port = config
-                .get_ports()
-                .first()
-                .copied()
-                .unwrap_or(5432)
-                .to_string();
-            let hit = pgfiles::pgpass_lookup(
-                &file,
-                &host,
-                &port,
-                config.get_dbname().unwrap_or(""),
-                config.get_user().unwrap_or(""),
-            );
-            if let Some(hit) = hit {
-                config.password(hit.password.as_bytes());
-                password_file = Some(hit.file);
-            }
-        }
-    }
-    Ok(ConnTarget {
-        config,
-        display,
-        password_file,
-        tls,
-    })
+/// Sets the password from libpq's password file when a line matches the first host, port,
+/// database and user, as libpq does; returns the file that held it.
+fn password_from_file(config: &mut postgres::Config, file: &Path) -> Option<PathBuf> {
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(h)) => h.clone(),
+        Some(Host::Unix(p)) if is_default_socket_dir(p) => "localhost".into(),
+        Some(Host::Unix(p)) => p.display().to_string(),
+        None => config
+            .get_hostaddrs()
+            .first()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|| "localhost".into()),
+    };
+    let port = config
+        .get_ports()
+        .first()
+        .copied()
+        .unwrap_or(5432)
+        .to_string();
+    let hit = pgfiles::pgpass_lookup(
+        file,
+        &host,
+        &port,
+        config.get_dbname().unwrap_or(""),
+        config.get_user().unwrap_or(""),
+    )?;
+    config.password(hit.password.as_bytes());
+    Some(hit.file)
 }
 
 /// libpq's connect_timeout: seconds, 0 or less waits forever, 1 counts as 2.

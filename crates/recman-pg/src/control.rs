@@ -1,4 +1,4 @@
-use crate::PgError;
+use crate::error::PgError;
 use crate::version;
 use std::path::{Path, PathBuf};
 
@@ -17,7 +17,7 @@ pub struct DataDirFacts {
     pub state: Option<String>,
     /// Redo point of the latest checkpoint: a page changed after it has a full-page image in
     /// WAL, so crash recovery repairs it even if a reader saw it torn.
-    pub checkpoint_redo: Option<crate::Lsn>,
+    pub checkpoint_redo: Option<crate::lsn::Lsn>,
 }
 
 /// Reads PG_VERSION and pg_control of `pgdata`, the fields where the version table says this
@@ -86,7 +86,7 @@ pub fn read_data_dir_facts(pgdata: &Path) -> Result<DataDirFacts, PgError> {
         facts.checksums_enabled = u32_at(&control, layout.data_checksum_version).map(|v| v != 0);
         facts.wal_segment_size = u32_at(&control, layout.wal_segment_size).map(u64::from);
         facts.state = u32_at(&control, layout.state).map(|s| state_name(s).to_string());
-        facts.checkpoint_redo = u64_at(&control, layout.checkpoint_redo).map(crate::Lsn);
+        facts.checkpoint_redo = u64_at(&control, layout.checkpoint_redo).map(crate::lsn::Lsn);
     }
     Ok(facts)
 }
@@ -157,7 +157,7 @@ mod tests {
             assert_eq!(got.checksums_enabled, Some(true), "{}", f.major);
             assert_eq!(got.wal_segment_size, Some(16 << 20));
             assert_eq!(got.state.as_deref(), Some("in production"));
-            assert_eq!(got.checkpoint_redo, Some(crate::Lsn(0x1_7414F8)));
+            assert_eq!(got.checkpoint_redo, Some(crate::lsn::Lsn(0x1_7414F8)));
         }
     }
 

@@ -115,7 +115,7 @@ impl PgError {
         PgError::Query {
             target: target.to_string(),
             what: what.to_string(),
-            reason: crate::session::error_text(e),
+            reason: error_text(e),
             sqlstate: sqlstate(e),
         }
     }
@@ -127,6 +127,22 @@ impl PgError {
                 sqlstate.as_deref()
             }
             _ => None,
+        }
+    }
+}
+
+/// The server's own message when there is one: postgres::Error's Display hides it.
+pub(crate) fn error_text(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => db.message().to_string(),
+        None => {
+            let mut s = e.to_string();
+            let mut src = std::error::Error::source(e);
+            while let Some(inner) = src {
+                s = format!("{s}: {inner}");
+                src = inner.source();
+            }
+            s
         }
     }
 }

@@ -1,4 +1,4 @@
-use crate::PgError;
+use crate::error::PgError;
 use std::fmt;
 use std::str::FromStr;
 

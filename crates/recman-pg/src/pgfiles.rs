@@ -1,8 +1,8 @@
 //! libpq's two side files: the connection service file (`pg_service.conf`) and the password
 //! file (`.pgpass`), read with libpq's rules so that a DBA's existing files work unchanged.
 
-use crate::PgError;
 use crate::conninfo::KEYWORDS;
+use crate::error::PgError;
 use std::path::{Path, PathBuf};
 
 /// The settings of service `name`: from PGSERVICEFILE (else ~/.pg_service.conf) first, then

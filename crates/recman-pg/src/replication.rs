@@ -8,8 +8,8 @@
 //! the socket since the last one. The connection is resolved exactly as every other recman
 //! connection ([`ConnTarget`]: conninfo, service, environment, password file, sslmode).
 
-use crate::PgError;
 use crate::conn::ConnTarget;
+use crate::error::PgError;
 use postgres::config::{ChannelBinding as CbMode, Host, SslMode};
 use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
 use std::io::{ErrorKind, Read, Write};
@@ -375,7 +375,7 @@ impl ReplicationConn {
                 .map_err(|_| self.proto("system identifier"))?,
             timeline: text(1).parse().map_err(|_| self.proto("timeline"))?,
             position: text(2)
-                .parse::<crate::Lsn>()
+                .parse::<crate::lsn::Lsn>()
                 .map_err(|_| self.proto("xlogpos"))?
                 .0,
         })
@@ -418,7 +418,7 @@ impl ReplicationConn {
         Ok(rows
             .first()
             .and_then(|r| r.get(1).cloned().flatten())
-            .and_then(|b| String::from_utf8_lossy(&b).parse::<crate::Lsn>().ok())
+            .and_then(|b| String::from_utf8_lossy(&b).parse::<crate::lsn::Lsn>().ok())
             .map(|l| l.0))
     }
 
@@ -442,7 +442,7 @@ impl ReplicationConn {
         let sql = format!(
             "START_REPLICATION SLOT {} PHYSICAL {} TIMELINE {tli}",
             quote_ident(slot),
-            crate::Lsn(start)
+            crate::lsn::Lsn(start)
         );
         let mut q = Vec::new();
         put_cstr(&mut q, &sql);
@@ -534,7 +534,7 @@ impl ReplicationConn {
                     if let (Some(t), Some(l)) = (text(0), text(1)) {
                         let tli = t.parse().map_err(|_| self.proto("next timeline"))?;
                         let lsn = l
-                            .parse::<crate::Lsn>()
+                            .parse::<crate::lsn::Lsn>()
                             .map_err(|_| self.proto("next timeline start"))?;
                         next = Some((tli, lsn.0));
                     }
@@ -740,8 +740,9 @@ mod tests {
 
     #[test]
     fn segment_names_follow_the_server() {
-        let name =
-            |tli, lsn, seg| crate::WalName::containing(tli, crate::Lsn(lsn), seg).to_string();
+        let name = |tli, lsn, seg| {
+            crate::lsn::WalName::containing(tli, crate::lsn::Lsn(lsn), seg).to_string()
+        };
         assert_eq!(
             name(1, 0x0000_0001_0200_0000, 16 << 20),
             "000000010000000100000002"

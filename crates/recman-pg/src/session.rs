@@ -1,6 +1,7 @@
 use crate::conn::ConnTarget;
+use crate::error::PgError;
+use crate::lsn::Lsn;
 use crate::version::{self, VersionFacts};
-use crate::{Lsn, PgError};
 use postgres::Client;
 
 /// One connection to the target cluster. A non-exclusive backup belongs to the session that
@@ -380,22 +381,6 @@ fn text_rows(msgs: Vec<postgres::SimpleQueryMessage>) -> Vec<Vec<Option<String>>
             _ => None,
         })
         .collect()
-}
-
-/// The server's own message when there is one: postgres::Error's Display hides it.
-pub(crate) fn error_text(e: &postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => db.message().to_string(),
-        None => {
-            let mut s = e.to_string();
-            let mut src = std::error::Error::source(e);
-            while let Some(inner) = src {
-                s = format!("{s}: {inner}");
-                src = inner.source();
-            }
-            s
-        }
-    }
 }
 
 /// Parses PostgreSQL's unit-suffixed sizes such as "16MB".

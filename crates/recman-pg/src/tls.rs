@@ -19,7 +19,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::PgError;
+use crate::error::PgError;
 
 /// What the server's certificate must prove.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -435,6 +435,40 @@ fn decode_record(
     let info = rec[16];
     let rmid = rec[17];
     let unknown = Change::Unknown { lsn, rmid, info };
+    let Some(Headers { blocks, main_len }) = read_headers(rec, tot_len, fmt)? else {
+        out(unknown);
+        return Ok(());
+    };
+    let special = info & XLR_SPECIAL_REL_UPDATE != 0 && rmid != RM_XACT && rmid != RM_TBLSPC;
+    let main_at = tot_len - main_len;
+    if special && main_at + main_len > rec.len() {
+        return Err(Incomplete);
+    }
+    for b in blocks {
+        out(Change::Block(b));
+    }
+    if !special {
+        // Drops (commit/abort records) only remove files; tablespace records make and
+        // remove directories.
+        return Ok(());
+    }
+    let main = &rec[main_at..main_at + main_len];
+    match special_changes(rmid, info & 0xF0, main, fmt) {
+        Some(changes) => changes.into_iter().for_each(&mut *out),
+        None => out(unknown),
+    }
+    Ok(())
+}
+
+/// What a record's headers say: the blocks it touches and the length of its main data.
+struct Headers {
+    blocks: Vec<BlockRef>,
+    main_len: usize,
+}
+
+/// Reads the block and data headers that follow the record header; None when they make no
+/// sense (the record is then reported as Unknown), Incomplete when they lie past `rec`.
+fn read_headers(rec: &[u8], tot_len: usize, fmt: Format) -> Result<Option<Headers>, Incomplete> {
     let mut p = RECORD_HEADER;
     let mut remaining = tot_len - RECORD_HEADER;
     let mut datatotal = 0usize;
@@ -445,8 +479,7 @@ fn decode_record(
         ($n:expr) => {{
             let n = $n;
             if n > remaining {
-                out(unknown);
-                return Ok(());
+                return Ok(None);
             }
             if p + n > rec.len() {
                 return Err(Incomplete);
@@ -497,8 +530,7 @@ fn decode_record(
                     match last_rel {
                         Some(r) => r,
                         None => {
-                            out(unknown);
-                            return Ok(());
+                            return Ok(None);
                         }
                     }
                 } else {
@@ -518,35 +550,15 @@ fn decode_record(
                 });
             }
             _ => {
-                out(unknown);
-                return Ok(());
+                return Ok(None);
             }
         }
     }
     // Block data and main data follow the headers, in that order.
     if remaining != datatotal || p > tot_len {
-        out(unknown);
-        return Ok(());
+        return Ok(None);
     }
-    let special = info & XLR_SPECIAL_REL_UPDATE != 0 && rmid != RM_XACT && rmid != RM_TBLSPC;
-    let main_at = tot_len - main_len;
-    if special && main_at + main_len > rec.len() {
-        return Err(Incomplete);
-    }
-    for b in blocks {
-        out(Change::Block(b));
-    }
-    if !special {
-        // Drops (commit/abort records) only remove files; tablespace records make and
-        // remove directories.
-        return Ok(());
-    }
-    let main = &rec[main_at..main_at + main_len];
-    match special_changes(rmid, info & 0xF0, main, fmt) {
-        Some(changes) => changes.into_iter().for_each(&mut *out),
-        None => out(unknown),
-    }
-    Ok(())
+    Ok(Some(Headers { blocks, main_len }))
 }
 
 fn rel_at(m: &[u8], at: usize) -> RelId {

@@ -15,10 +15,12 @@ use rustls::pki_types::ServerName;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
+use crate::error::RemoteError;
 use crate::reader::{FrameReader, chain};
+use crate::runtime::runtime;
+use crate::tls::TlsFiles;
 use crate::watch::{TlsFailure, Watched};
 use crate::wire::{self, ChanBody, ERROR_MESSAGE, PATH_PREFIX};
-use crate::{RemoteError, TlsFiles, runtime};
 
 /// How a client connects and retries.
 #[derive(Clone, Debug)]

@@ -147,6 +147,12 @@ pub(crate) fn decode_header(s: &[u8]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// The transport error inside an `io::Error` from a [`crate::Response`] or
+/// [`crate::Call::body`] read.
+pub fn from_io(e: &std::io::Error) -> Option<&RemoteError> {
+    e.get_ref()?.downcast_ref::<RemoteError>()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -58,35 +58,16 @@ mod client;
 mod error;
 mod page;
 mod reader;
+mod runtime;
 mod server;
 mod tls;
 mod watch;
 mod wire;
 
-use std::sync::OnceLock;
-
 pub use client::{Body, CallOptions, Client, ClientOptions, Response, parse_url};
-pub use error::{RemoteError, ServiceError};
+pub use error::{RemoteError, ServiceError, from_io};
 pub use page::{CONTENT_SECURITY_POLICY, PageAccess, Render, serve_page};
 pub use server::{
     Allow, Call, Log, Peer, ResponseWriter, ServerHandle, Service, serve, stderr_log,
 };
 pub use tls::{TlsFiles, common_name};
-
-/// The transport's runtime, shared by every client and server of the process.
-pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("recman-remote")
-            .enable_all()
-            .build()
-            .expect("the transport's runtime starts")
-    })
-}
-
-/// The transport error inside an `io::Error` from a [`Response`] or [`Call::body`] read.
-pub fn from_io(e: &std::io::Error) -> Option<&RemoteError> {
-    e.get_ref()?.downcast_ref::<RemoteError>()
-}

@@ -14,9 +14,11 @@ use bytes::Bytes;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 
+use crate::error::RemoteError;
+use crate::server::{Allow, Log, ServerHandle};
 use crate::server::{accept_until_dropped, handshake, listen};
+use crate::tls::TlsFiles;
 use crate::wire::ChanBody;
-use crate::{Allow, Log, RemoteError, ServerHandle, TlsFiles};
 
 /// Makes the page afresh for each request (it runs on a blocking thread: it may read a
 /// catalog); Err is a message for the 500 response and the log.

@@ -10,7 +10,7 @@ use hyper::body::Incoming;
 use tokio::runtime::Handle;
 use tokio::time::Instant;
 
-use crate::RemoteError;
+use crate::error::RemoteError;
 use crate::wire::{MAX_META, status_of};
 
 pub(crate) struct FrameReader {

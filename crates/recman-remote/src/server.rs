@@ -15,10 +15,12 @@ use recman_error::ErrorKind;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
+use crate::error::{RemoteError, ServiceError};
 use crate::reader::FrameReader;
+use crate::runtime::runtime;
+use crate::tls::TlsFiles;
 use crate::tls::{common_name, take_refusal};
 use crate::wire::{self, ChanBody, PATH_PREFIX};
-use crate::{RemoteError, ServiceError, TlsFiles, runtime};
 
 /// Who is calling: the connection's address and its certificate's CN (already allowed).
 #[derive(Clone, Debug)]

@@ -14,7 +14,7 @@ use rustls::server::WebPkiClientVerifier;
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::{ClientConfig, DigitallySignedStruct, DistinguishedName, RootCertStore, ServerConfig};
 
-use crate::RemoteError;
+use crate::error::RemoteError;
 
 /// The three PEM files of one side: its certificate (chain), its private key, and the CA
 /// that signs the peers it accepts.

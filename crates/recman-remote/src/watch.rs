@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 use rustls::AlertDescription;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::RemoteError;
+use crate::error::RemoteError;
 
 #[derive(Clone, Debug)]
 pub(crate) enum TlsFailure {

@@ -12,7 +12,7 @@ use http_body::{Body, Frame, SizeHint};
 use recman_error::ErrorKind;
 use tokio::sync::mpsc;
 
-use crate::RemoteError;
+use crate::error::RemoteError;
 use crate::error::{decode_header, encode_header, kind_from_str};
 
 pub(crate) const STATUS: &str = "recman-status";

@@ -2,7 +2,8 @@
 //! agent or server, for localhost and 127.0.0.1) and calls other hosts with the same
 //! identity, as docs/fleet.md tells operators to make them.
 
-use crate::{TestPki, chown_tree_to_cluster_user};
+use crate::host::chown_tree_to_cluster_user;
+use crate::pki::TestPki;
 use std::path::PathBuf;
 
 /// Makes `<name>.crt` and `<name>.key` in the PKI's directory, CN `cn`, signed by its CA,

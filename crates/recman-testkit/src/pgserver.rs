@@ -27,7 +27,7 @@ impl PgServer {
         let pgdata = dir.path().join("pgdata");
         let sock = dir.path().join("sock");
         std::fs::create_dir(&sock).expect("create socket dir");
-        crate::chown_to_cluster_user(&sock);
+        crate::host::chown_to_cluster_user(&sock);
         let port = free_port();
         let s = |p: &Path| path_str(p).to_string();
         run(

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::chown_tree_to_cluster_user;
+use crate::host::chown_tree_to_cluster_user;
 
 /// PEM files in one directory, owned by the cluster user (PostgreSQL reads the server's,
 /// recman the client's), keys mode 0600.
@@ -214,7 +214,7 @@ impl TestPki {
     }
 }
 
-impl crate::Cluster {
+impl crate::cluster::Cluster {
     /// Sets the server's TLS files to `pki`'s (a certificate for localhost and 127.0.0.1 from
     /// its CA) and `ssl = on`; a reload or a restart then applies them.
     pub fn set_tls(&self, pki: &TestPki) {
@@ -226,7 +226,7 @@ impl crate::Cluster {
         ] {
             self.psql(&format!(
                 "alter system set {name} = {}",
-                crate::sql_literal(&file.display().to_string())
+                crate::cluster::sql_literal(&file.display().to_string())
             ));
         }
         self.psql("alter system set ssl = on");

@@ -2,7 +2,7 @@
 //! directory, so a test can fill it (a disk full, a repository short of space) without
 //! touching the host's disk.
 
-use crate::{cluster_user, path_str};
+use crate::host::{cluster_user, path_str};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -170,40 +170,13 @@ impl Parser<'_> {
             let copy = self.one_of(&["BACKUPSET", "COPY"])? == "COPY";
             BackupOpt::As { compressed, copy }
         } else if self.eat_kws(&["FOR", "RECOVER"]) {
-            self.expect_kws(&["OF", "COPY"])?;
-            let tag = if self.eat_kws(&["WITH", "TAG"]) || self.eat_kw("TAG") {
-                self.eat_eq();
-                Some(self.name()?)
-            } else {
-                None
-            };
-            BackupOpt::ForRecoverOfCopy { tag }
+            self.for_recover_of_copy()?
         } else if self.eat_kw("SECTION") {
             self.expect_kw("SIZE")?;
             self.eat_eq();
             BackupOpt::SectionSize(self.size()?)
         } else if self.eat_kw("DURATION") {
-            let hours = self.int()?;
-            self.expect_punct(':')?;
-            let minutes = self.int()?;
-            let seconds = if self.eat_punct(':') {
-                Some(self.int()?)
-            } else {
-                None
-            };
-            let partial = self.eat_kw("PARTIAL");
-            let minimize = if self.eat_kw("MINIMIZE") {
-                Some(self.one_of(&["TIME", "LOAD"])?.to_string())
-            } else {
-                None
-            };
-            BackupOpt::Duration {
-                hours,
-                minutes,
-                seconds,
-                partial,
-                minimize,
-            }
+            self.duration()?
         } else if self.eat_kw("VALIDATE") {
             BackupOpt::Validate
         } else if self.eat_kws(&["CHECK", "LOGICAL"]) {
@@ -237,36 +210,11 @@ impl Parser<'_> {
             self.eat_eq();
             BackupOpt::MaxSetSize(self.size()?)
         } else if self.eat_kw("KEEP") {
-            let until = if self.eat_kw("FOREVER") {
-                None
-            } else {
-                self.expect_kws(&["UNTIL", "TIME"])?;
-                self.eat_eq();
-                Some(self.date()?)
-            };
-            let restore_point = if self.eat_kws(&["RESTORE", "POINT"]) {
-                Some(self.name()?)
-            } else {
-                None
-            };
-            BackupOpt::Keep {
-                until,
-                restore_point,
-            }
+            self.keep()?
         } else if self.eat_kw("NOKEEP") {
             BackupOpt::NoKeep
         } else if self.eat_kws(&["NOT", "BACKED"]) {
-            self.expect_kw("UP")?;
-            BackupOpt::NotBackedUp(if self.is_int() {
-                let n = self.int()?;
-                self.expect_kw("TIMES")?;
-                NotBackedUp::Times(n)
-            } else if self.eat_kws(&["SINCE", "TIME"]) {
-                self.eat_eq();
-                NotBackedUp::Since(self.date()?)
-            } else {
-                NotBackedUp::Plain
-            })
+            self.not_backed_up()?
         } else if self.eat_kw("DELETE") {
             let all = self.eat_kw("ALL");
             self.expect_kw("INPUT")?;
@@ -275,6 +223,78 @@ impl Parser<'_> {
             return Ok(None);
         };
         Ok(Some(o))
+    }
+
+    /// `FOR RECOVER OF COPY [[WITH] TAG [=] t]`, after FOR RECOVER.
+    fn for_recover_of_copy(&mut self) -> R<BackupOpt> {
+        self.expect_kws(&["OF", "COPY"])?;
+        let tag = if self.eat_kws(&["WITH", "TAG"]) || self.eat_kw("TAG") {
+            self.eat_eq();
+            Some(self.name()?)
+        } else {
+            None
+        };
+        Ok(BackupOpt::ForRecoverOfCopy { tag })
+    }
+
+    /// `DURATION hh:mm[:ss] [PARTIAL] [MINIMIZE TIME | LOAD]`, after DURATION.
+    fn duration(&mut self) -> R<BackupOpt> {
+        let hours = self.int()?;
+        self.expect_punct(':')?;
+        let minutes = self.int()?;
+        let seconds = if self.eat_punct(':') {
+            Some(self.int()?)
+        } else {
+            None
+        };
+        let partial = self.eat_kw("PARTIAL");
+        let minimize = if self.eat_kw("MINIMIZE") {
+            Some(self.one_of(&["TIME", "LOAD"])?.to_string())
+        } else {
+            None
+        };
+        Ok(BackupOpt::Duration {
+            hours,
+            minutes,
+            seconds,
+            partial,
+            minimize,
+        })
+    }
+
+    /// `KEEP (FOREVER | UNTIL TIME [=] date) [RESTORE POINT name]`, after KEEP.
+    fn keep(&mut self) -> R<BackupOpt> {
+        let until = if self.eat_kw("FOREVER") {
+            None
+        } else {
+            self.expect_kws(&["UNTIL", "TIME"])?;
+            self.eat_eq();
+            Some(self.date()?)
+        };
+        let restore_point = if self.eat_kws(&["RESTORE", "POINT"]) {
+            Some(self.name()?)
+        } else {
+            None
+        };
+        Ok(BackupOpt::Keep {
+            until,
+            restore_point,
+        })
+    }
+
+    /// `NOT BACKED UP [n TIMES | SINCE TIME [=] date]`, after NOT BACKED.
+    fn not_backed_up(&mut self) -> R<BackupOpt> {
+        self.expect_kw("UP")?;
+        Ok(BackupOpt::NotBackedUp(if self.is_int() {
+            let n = self.int()?;
+            self.expect_kw("TIMES")?;
+            NotBackedUp::Times(n)
+        } else if self.eat_kws(&["SINCE", "TIME"]) {
+            self.eat_eq();
+            NotBackedUp::Since(self.date()?)
+        } else {
+            NotBackedUp::Plain
+        }))
     }
 
     /// After ARCHIVELOG: ALL | LIKE 'x' | FROM/UNTIL … | TIME/SCN/SEQUENCE BETWEEN … AND …,

@@ -72,29 +72,7 @@ impl Parser<'_> {
             "CERTIFICATE",
         ])?;
         Ok(match k {
-            "RETENTION" => {
-                self.expect_kw("POLICY")?;
-                if self.eat_kw("CLEAR") {
-                    Configure::Retention(None)
-                } else {
-                    self.expect_kw("TO")?;
-                    Configure::Retention(Some(
-                        match self.one_of(&["REDUNDANCY", "RECOVERY", "NONE"])? {
-                            "REDUNDANCY" => {
-                                self.eat_eq();
-                                Retention::Redundancy(self.int()?)
-                            }
-                            "RECOVERY" => {
-                                self.expect_kws(&["WINDOW", "OF"])?;
-                                let n = self.int()?;
-                                self.expect_kw("DAYS")?;
-                                Retention::WindowDays(n)
-                            }
-                            _ => Retention::None,
-                        },
-                    ))
-                }
-            }
+            "RETENTION" => self.retention_policy()?,
             "DEFAULT" => {
                 self.expect_kws(&["DEVICE", "TYPE"])?;
                 if self.eat_kw("CLEAR") {
@@ -104,174 +82,18 @@ impl Parser<'_> {
                     Configure::DefaultDevice(Some(self.device()?))
                 }
             }
-            "DEVICE" => {
-                self.expect_kw("TYPE")?;
-                let device = self.device()?;
-                if self.eat_kw("CLEAR") {
-                    return Ok(Configure::DeviceType {
-                        device,
-                        settings: None,
-                    });
-                }
-                let mut s = DeviceSettings::default();
-                loop {
-                    if self.eat_kw("PARALLELISM") {
-                        s.parallelism = Some(self.int()?);
-                    } else if self.eat_kw("BACKUP") {
-                        self.expect_kws(&["TYPE", "TO"])?;
-                        let compressed = self.eat_kw("COMPRESSED");
-                        let copy = self.one_of(&["BACKUPSET", "COPY"])? == "COPY";
-                        s.backup_type = Some((compressed, copy));
-                    } else {
-                        break;
-                    }
-                }
-                if s == DeviceSettings::default() {
-                    self.expect_note("\"CLEAR\"");
-                    return Err(self.unexpected());
-                }
-                Configure::DeviceType {
-                    device,
-                    settings: Some(s),
-                }
-            }
-            "CHANNEL" | "AUXILIARY" => {
-                let auxiliary = k == "AUXILIARY";
-                if auxiliary {
-                    self.expect_kw("CHANNEL")?;
-                }
-                let number = if self.is_int() {
-                    Some(self.int()?)
-                } else {
-                    None
-                };
-                self.expect_kws(&["DEVICE", "TYPE"])?;
-                let device = self.device()?;
-                let operands = if self.eat_kw("CLEAR") {
-                    None
-                } else {
-                    let ops = self.channel_ops()?;
-                    if ops.is_empty() {
-                        self.expect_note("\"CLEAR\"");
-                        return Err(self.unexpected());
-                    }
-                    Some(ops)
-                };
-                Configure::Channel {
-                    auxiliary,
-                    number,
-                    device,
-                    operands,
-                }
-            }
-            "CONTROLFILE" => {
-                self.expect_kw("AUTOBACKUP")?;
-                if self.eat_kw("FORMAT") {
-                    self.expect_kw("FOR")?;
-                    let device = self.device_type()?;
-                    let format = if self.eat_kw("CLEAR") {
-                        None
-                    } else {
-                        self.expect_kw("TO")?;
-                        Some(self.quoted()?)
-                    };
-                    Configure::ControlfileAutobackup(AutobackupSetting::Format { device, format })
-                } else {
-                    Configure::ControlfileAutobackup(AutobackupSetting::Switch(self.on_off()?))
-                }
-            }
+            "DEVICE" => self.device_type_settings()?,
+            "CHANNEL" | "AUXILIARY" => self.configure_channel(k == "AUXILIARY")?,
+            "CONTROLFILE" => self.controlfile_autobackup()?,
             "BACKUP" if self.is_kw("WINDOW") => self.measure(k)?,
             "BACKUP" => {
                 self.expect_kw("OPTIMIZATION")?;
                 Configure::Optimization(self.on_off()?)
             }
-            "COMPRESSION" => {
-                self.expect_kw("ALGORITHM")?;
-                if self.eat_kw("CLEAR") {
-                    Configure::Compression(None)
-                } else {
-                    let algorithm = self.quoted()?;
-                    let release = if self.eat_kws(&["AS", "OF"]) {
-                        self.expect_kw("RELEASE")?;
-                        Some(self.quoted()?)
-                    } else {
-                        None
-                    };
-                    let optimize_for_load = if self.eat_kw("OPTIMIZE") {
-                        self.expect_kws(&["FOR", "LOAD"])?;
-                        Some(self.one_of(&["TRUE", "FALSE"])? == "TRUE")
-                    } else {
-                        None
-                    };
-                    Configure::Compression(Some(CompressionSetting {
-                        algorithm,
-                        release,
-                        optimize_for_load,
-                    }))
-                }
-            }
-            "ENCRYPTION" => {
-                if self.eat_kw("ALGORITHM") {
-                    if self.eat_kw("CLEAR") {
-                        Configure::EncryptionAlgorithm(None)
-                    } else {
-                        Configure::EncryptionAlgorithm(Some(self.quoted()?))
-                    }
-                } else {
-                    self.expect_kws(&["FOR", "DATABASE"])?;
-                    Configure::EncryptionForDatabase(self.on_off()?)
-                }
-            }
-            "ARCHIVELOG" => {
-                if self.eat_kw("BACKUP") {
-                    return self.copies(true);
-                }
-                self.expect_kws(&["DELETION", "POLICY"])?;
-                if self.eat_kw("CLEAR") {
-                    return Ok(Configure::ArchivelogDeletionPolicy(None));
-                }
-                self.expect_kw("TO")?;
-                if self.eat_kw("NONE") {
-                    return Ok(Configure::ArchivelogDeletionPolicy(Some(Vec::new())));
-                }
-                let mut rules = Vec::new();
-                loop {
-                    let r = if self.eat_kws(&["BACKED", "UP"]) {
-                        let times = self.int()?;
-                        self.expect_kws(&["TIMES", "TO"])?;
-                        DeletionRule::BackedUp {
-                            times,
-                            device: self.device_type()?,
-                        }
-                    } else if self.eat_kws(&["APPLIED", "ON"]) {
-                        let all = self.eat_kw("ALL");
-                        self.expect_kw("STANDBY")?;
-                        DeletionRule::AppliedOnStandby { all }
-                    } else if self.eat_kws(&["SHIPPED", "TO"]) {
-                        let all = self.eat_kw("ALL");
-                        self.expect_kw("STANDBY")?;
-                        DeletionRule::ShippedToStandby { all }
-                    } else if rules.is_empty() {
-                        return Err(self.unexpected());
-                    } else {
-                        break;
-                    };
-                    rules.push(r);
-                }
-                Configure::ArchivelogDeletionPolicy(Some(rules))
-            }
-            "MAXSETSIZE" => {
-                if self.eat_kw("CLEAR") {
-                    Configure::Maxsetsize(None)
-                } else {
-                    self.expect_kw("TO")?;
-                    if self.eat_kw("UNLIMITED") {
-                        Configure::Maxsetsize(Some(None))
-                    } else {
-                        Configure::Maxsetsize(Some(Some(self.size()?)))
-                    }
-                }
-            }
+            "COMPRESSION" => self.compression_algorithm()?,
+            "ENCRYPTION" => self.encryption()?,
+            "ARCHIVELOG" => self.archivelog_setting()?,
+            "MAXSETSIZE" => self.maxsetsize()?,
             "DATAFILE" => {
                 self.expect_kw("BACKUP")?;
                 self.copies(false)?
@@ -298,6 +120,207 @@ impl Parser<'_> {
                     Configure::SnapshotControlfile(Some(self.quoted()?))
                 }
             }
+        })
+    }
+
+    /// `RETENTION POLICY (TO REDUNDANCY n | TO RECOVERY WINDOW OF n DAYS | TO NONE | CLEAR)`.
+    fn retention_policy(&mut self) -> R<Configure> {
+        self.expect_kw("POLICY")?;
+        if self.eat_kw("CLEAR") {
+            return Ok(Configure::Retention(None));
+        }
+        self.expect_kw("TO")?;
+        Ok(Configure::Retention(Some(
+            match self.one_of(&["REDUNDANCY", "RECOVERY", "NONE"])? {
+                "REDUNDANCY" => {
+                    self.eat_eq();
+                    Retention::Redundancy(self.int()?)
+                }
+                "RECOVERY" => {
+                    self.expect_kws(&["WINDOW", "OF"])?;
+                    let n = self.int()?;
+                    self.expect_kw("DAYS")?;
+                    Retention::WindowDays(n)
+                }
+                _ => Retention::None,
+            },
+        )))
+    }
+
+    /// `DEVICE TYPE d (CLEAR | PARALLELISM n | BACKUP TYPE TO ...)`: at least one setting.
+    fn device_type_settings(&mut self) -> R<Configure> {
+        self.expect_kw("TYPE")?;
+        let device = self.device()?;
+        if self.eat_kw("CLEAR") {
+            return Ok(Configure::DeviceType {
+                device,
+                settings: None,
+            });
+        }
+        let mut s = DeviceSettings::default();
+        loop {
+            if self.eat_kw("PARALLELISM") {
+                s.parallelism = Some(self.int()?);
+            } else if self.eat_kw("BACKUP") {
+                self.expect_kws(&["TYPE", "TO"])?;
+                let compressed = self.eat_kw("COMPRESSED");
+                let copy = self.one_of(&["BACKUPSET", "COPY"])? == "COPY";
+                s.backup_type = Some((compressed, copy));
+            } else {
+                break;
+            }
+        }
+        if s == DeviceSettings::default() {
+            self.expect_note("\"CLEAR\"");
+            return Err(self.unexpected());
+        }
+        Ok(Configure::DeviceType {
+            device,
+            settings: Some(s),
+        })
+    }
+
+    /// `[AUXILIARY] CHANNEL [n] DEVICE TYPE d (CLEAR | operands)`.
+    fn configure_channel(&mut self, auxiliary: bool) -> R<Configure> {
+        if auxiliary {
+            self.expect_kw("CHANNEL")?;
+        }
+        let number = if self.is_int() {
+            Some(self.int()?)
+        } else {
+            None
+        };
+        self.expect_kws(&["DEVICE", "TYPE"])?;
+        let device = self.device()?;
+        let operands = if self.eat_kw("CLEAR") {
+            None
+        } else {
+            let ops = self.channel_ops()?;
+            if ops.is_empty() {
+                self.expect_note("\"CLEAR\"");
+                return Err(self.unexpected());
+            }
+            Some(ops)
+        };
+        Ok(Configure::Channel {
+            auxiliary,
+            number,
+            device,
+            operands,
+        })
+    }
+
+    /// `CONTROLFILE AUTOBACKUP (ON | OFF | CLEAR | FORMAT FOR DEVICE TYPE d (TO 'f' | CLEAR))`.
+    fn controlfile_autobackup(&mut self) -> R<Configure> {
+        self.expect_kw("AUTOBACKUP")?;
+        if !self.eat_kw("FORMAT") {
+            return Ok(Configure::ControlfileAutobackup(AutobackupSetting::Switch(
+                self.on_off()?,
+            )));
+        }
+        self.expect_kw("FOR")?;
+        let device = self.device_type()?;
+        let format = if self.eat_kw("CLEAR") {
+            None
+        } else {
+            self.expect_kw("TO")?;
+            Some(self.quoted()?)
+        };
+        Ok(Configure::ControlfileAutobackup(
+            AutobackupSetting::Format { device, format },
+        ))
+    }
+
+    /// `COMPRESSION ALGORITHM (CLEAR | 'name' [AS OF RELEASE 'r'] [OPTIMIZE FOR LOAD b])`.
+    fn compression_algorithm(&mut self) -> R<Configure> {
+        self.expect_kw("ALGORITHM")?;
+        if self.eat_kw("CLEAR") {
+            return Ok(Configure::Compression(None));
+        }
+        let algorithm = self.quoted()?;
+        let release = if self.eat_kws(&["AS", "OF"]) {
+            self.expect_kw("RELEASE")?;
+            Some(self.quoted()?)
+        } else {
+            None
+        };
+        let optimize_for_load = if self.eat_kw("OPTIMIZE") {
+            self.expect_kws(&["FOR", "LOAD"])?;
+            Some(self.one_of(&["TRUE", "FALSE"])? == "TRUE")
+        } else {
+            None
+        };
+        Ok(Configure::Compression(Some(CompressionSetting {
+            algorithm,
+            release,
+            optimize_for_load,
+        })))
+    }
+
+    /// `ENCRYPTION ALGORITHM ('name' | CLEAR)` or `ENCRYPTION FOR DATABASE (ON | OFF | CLEAR)`.
+    fn encryption(&mut self) -> R<Configure> {
+        if !self.eat_kw("ALGORITHM") {
+            self.expect_kws(&["FOR", "DATABASE"])?;
+            return Ok(Configure::EncryptionForDatabase(self.on_off()?));
+        }
+        Ok(if self.eat_kw("CLEAR") {
+            Configure::EncryptionAlgorithm(None)
+        } else {
+            Configure::EncryptionAlgorithm(Some(self.quoted()?))
+        })
+    }
+
+    /// `ARCHIVELOG BACKUP COPIES ...` or `ARCHIVELOG DELETION POLICY (CLEAR | TO NONE | TO
+    /// rule ...)`.
+    fn archivelog_setting(&mut self) -> R<Configure> {
+        if self.eat_kw("BACKUP") {
+            return self.copies(true);
+        }
+        self.expect_kws(&["DELETION", "POLICY"])?;
+        if self.eat_kw("CLEAR") {
+            return Ok(Configure::ArchivelogDeletionPolicy(None));
+        }
+        self.expect_kw("TO")?;
+        if self.eat_kw("NONE") {
+            return Ok(Configure::ArchivelogDeletionPolicy(Some(Vec::new())));
+        }
+        let mut rules = Vec::new();
+        loop {
+            let r = if self.eat_kws(&["BACKED", "UP"]) {
+                let times = self.int()?;
+                self.expect_kws(&["TIMES", "TO"])?;
+                DeletionRule::BackedUp {
+                    times,
+                    device: self.device_type()?,
+                }
+            } else if self.eat_kws(&["APPLIED", "ON"]) {
+                let all = self.eat_kw("ALL");
+                self.expect_kw("STANDBY")?;
+                DeletionRule::AppliedOnStandby { all }
+            } else if self.eat_kws(&["SHIPPED", "TO"]) {
+                let all = self.eat_kw("ALL");
+                self.expect_kw("STANDBY")?;
+                DeletionRule::ShippedToStandby { all }
+            } else if rules.is_empty() {
+                return Err(self.unexpected());
+            } else {
+                break;
+            };
+            rules.push(r);
+        }
+        Ok(Configure::ArchivelogDeletionPolicy(Some(rules)))
+    }
+
+    /// `MAXSETSIZE (CLEAR | TO UNLIMITED | TO size)`.
+    fn maxsetsize(&mut self) -> R<Configure> {
+        if self.eat_kw("CLEAR") {
+            return Ok(Configure::Maxsetsize(None));
+        }
+        self.expect_kw("TO")?;
+        Ok(if self.eat_kw("UNLIMITED") {
+            Configure::Maxsetsize(Some(None))
+        } else {
+            Configure::Maxsetsize(Some(Some(self.size()?)))
         })
     }
 

@@ -95,17 +95,31 @@ impl Parser<'_> {
         if let Some(v) = FOREIGN.iter().find(|v| **v == verb) {
             return self.foreign(v, in_block);
         }
-        let s = match verb.as_str() {
-            "RUN" => {
-                self.bump();
-                if in_block {
-                    return Err(self.invalid_at(
-                        &self.toks[self.pos - 1].clone(),
-                        "RUN blocks cannot be nested; hint: close the outer block first".into(),
-                    ));
-                }
-                return self.run_body(in_block);
+        if verb == "RUN" {
+            self.bump();
+            if in_block {
+                return Err(self.invalid_at(
+                    &self.toks[self.pos - 1].clone(),
+                    "RUN blocks cannot be nested; hint: close the outer block first".into(),
+                ));
             }
+            return self.run_body(in_block);
+        }
+        let s = if let Some(s) = self.session_statement(&verb)? {
+            s
+        } else if let Some(s) = self.job_statement(&verb)? {
+            s
+        } else {
+            return Err(self.unexpected());
+        };
+        self.end_statement(in_block)?;
+        Ok(s)
+    }
+
+    /// The statements that set up, inspect or leave the session; None (nothing read) for any
+    /// other verb.
+    fn session_statement(&mut self, verb: &str) -> R<Option<Statement>> {
+        let s = match verb {
             "CONNECT" => {
                 self.bump();
                 let to = match self.one_of(&["TARGET", "CATALOG", "AUXILIARY"])? {
@@ -172,6 +186,15 @@ impl Parser<'_> {
                 self.expect_kw("DATABASE")?;
                 Statement::RegisterDatabase
             }
+            _ => return Ok(None),
+        };
+        Ok(Some(s))
+    }
+
+    /// The statements that act on the database, the repository or its catalog; None (nothing
+    /// read) for any other verb.
+    fn job_statement(&mut self, verb: &str) -> R<Option<Statement>> {
+        let s = match verb {
             "CONFIGURE" => {
                 self.bump();
                 Statement::Configure(self.configure()?)
@@ -218,10 +241,9 @@ impl Parser<'_> {
                 self.bump();
                 Statement::Catalog(self.catalog()?)
             }
-            _ => return Err(self.unexpected()),
+            _ => return Ok(None),
         };
-        self.end_statement(in_block)?;
-        Ok(s)
+        Ok(Some(s))
     }
 
     fn run_body(&mut self, in_block: bool) -> R<Statement> {

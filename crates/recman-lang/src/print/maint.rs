@@ -1,7 +1,7 @@
 //! Canonical form of CONFIGURE and the catalog-maintenance clauses.
 
 use super::objects::{file, names, quals};
-use super::{list, name, q};
+use super::words::{list, name, q};
 use crate::ast::*;
 use std::fmt::{self, Display, Formatter};
 
@@ -26,50 +26,13 @@ impl Display for Configure {
             },
             Configure::DefaultDevice(None) => f.write_str("DEFAULT DEVICE TYPE CLEAR"),
             Configure::DefaultDevice(Some(d)) => write!(f, "DEFAULT DEVICE TYPE TO {d}"),
-            Configure::DeviceType { device, settings } => {
-                write!(f, "DEVICE TYPE {device}")?;
-                match settings {
-                    None => f.write_str(" CLEAR"),
-                    Some(s) => {
-                        if let Some(p) = s.parallelism {
-                            write!(f, " PARALLELISM {p}")?;
-                        }
-                        if let Some((c, copy)) = s.backup_type {
-                            write!(
-                                f,
-                                " BACKUP TYPE TO {}{}",
-                                if c { "COMPRESSED " } else { "" },
-                                if copy { "COPY" } else { "BACKUPSET" }
-                            )?;
-                        }
-                        Ok(())
-                    }
-                }
-            }
+            Configure::DeviceType { device, settings } => device_type(f, device, settings),
             Configure::Channel {
                 auxiliary,
                 number,
                 device,
                 operands,
-            } => {
-                if *auxiliary {
-                    f.write_str("AUXILIARY ")?;
-                }
-                f.write_str("CHANNEL ")?;
-                if let Some(n) = number {
-                    write!(f, "{n} ")?;
-                }
-                write!(f, "DEVICE TYPE {device}")?;
-                match operands {
-                    None => f.write_str(" CLEAR"),
-                    Some(v) => {
-                        for o in v {
-                            write!(f, " {o}")?;
-                        }
-                        Ok(())
-                    }
-                }
-            }
+            } => channel(f, *auxiliary, number, device, operands),
             Configure::ControlfileAutobackup(AutobackupSetting::Switch(o)) => {
                 write!(f, "CONTROLFILE AUTOBACKUP {}", on_off(o))
             }
@@ -82,16 +45,7 @@ impl Display for Configure {
             }
             Configure::Optimization(o) => write!(f, "BACKUP OPTIMIZATION {}", on_off(o)),
             Configure::Compression(None) => f.write_str("COMPRESSION ALGORITHM CLEAR"),
-            Configure::Compression(Some(c)) => {
-                write!(f, "COMPRESSION ALGORITHM {}", q(&c.algorithm))?;
-                if let Some(r) = &c.release {
-                    write!(f, " AS OF RELEASE {}", q(r))?;
-                }
-                if let Some(l) = c.optimize_for_load {
-                    write!(f, " OPTIMIZE FOR LOAD {}", if l { "TRUE" } else { "FALSE" })?;
-                }
-                Ok(())
-            }
+            Configure::Compression(Some(c)) => compression(f, c),
             Configure::EncryptionForDatabase(o) => {
                 write!(f, "ENCRYPTION FOR DATABASE {}", on_off(o))
             }
@@ -103,23 +57,7 @@ impl Display for Configure {
             Configure::ArchivelogDeletionPolicy(Some(rules)) if rules.is_empty() => {
                 f.write_str("ARCHIVELOG DELETION POLICY TO NONE")
             }
-            Configure::ArchivelogDeletionPolicy(Some(rules)) => {
-                f.write_str("ARCHIVELOG DELETION POLICY TO")?;
-                for r in rules {
-                    match r {
-                        DeletionRule::BackedUp { times, device } => {
-                            write!(f, " BACKED UP {times} TIMES TO DEVICE TYPE {device}")?
-                        }
-                        DeletionRule::AppliedOnStandby { all } => {
-                            write!(f, " APPLIED ON {}STANDBY", if *all { "ALL " } else { "" })?
-                        }
-                        DeletionRule::ShippedToStandby { all } => {
-                            write!(f, " SHIPPED TO {}STANDBY", if *all { "ALL " } else { "" })?
-                        }
-                    }
-                }
-                Ok(())
-            }
+            Configure::ArchivelogDeletionPolicy(Some(rules)) => deletion_policy(f, rules),
             Configure::Maxsetsize(None) => f.write_str("MAXSETSIZE CLEAR"),
             Configure::Maxsetsize(Some(None)) => f.write_str("MAXSETSIZE TO UNLIMITED"),
             Configure::Maxsetsize(Some(Some(s))) => write!(f, "MAXSETSIZE TO {s}"),
@@ -127,21 +65,7 @@ impl Display for Configure {
                 archivelog,
                 device,
                 count,
-            } => {
-                write!(
-                    f,
-                    "{} BACKUP COPIES FOR DEVICE TYPE {device}",
-                    if *archivelog {
-                        "ARCHIVELOG"
-                    } else {
-                        "DATAFILE"
-                    }
-                )?;
-                match count {
-                    None => f.write_str(" CLEAR"),
-                    Some(n) => write!(f, " TO {n}"),
-                }
-            }
+            } => copies(f, *archivelog, device, count),
             Configure::Exclude { tablespace, clear } => write!(
                 f,
                 "EXCLUDE FOR TABLESPACE {}{}",
@@ -162,6 +86,102 @@ impl Display for Configure {
                 }
             }
         }
+    }
+}
+
+fn device_type(
+    f: &mut Formatter<'_>,
+    device: &Device,
+    settings: &Option<DeviceSettings>,
+) -> fmt::Result {
+    write!(f, "DEVICE TYPE {device}")?;
+    let Some(s) = settings else {
+        return f.write_str(" CLEAR");
+    };
+    if let Some(p) = s.parallelism {
+        write!(f, " PARALLELISM {p}")?;
+    }
+    if let Some((c, copy)) = s.backup_type {
+        write!(
+            f,
+            " BACKUP TYPE TO {}{}",
+            if c { "COMPRESSED " } else { "" },
+            if copy { "COPY" } else { "BACKUPSET" }
+        )?;
+    }
+    Ok(())
+}
+
+fn channel(
+    f: &mut Formatter<'_>,
+    auxiliary: bool,
+    number: &Option<u64>,
+    device: &Device,
+    operands: &Option<Vec<ChannelOp>>,
+) -> fmt::Result {
+    if auxiliary {
+        f.write_str("AUXILIARY ")?;
+    }
+    f.write_str("CHANNEL ")?;
+    if let Some(n) = number {
+        write!(f, "{n} ")?;
+    }
+    write!(f, "DEVICE TYPE {device}")?;
+    match operands {
+        None => f.write_str(" CLEAR"),
+        Some(v) => {
+            for o in v {
+                write!(f, " {o}")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn compression(f: &mut Formatter<'_>, c: &CompressionSetting) -> fmt::Result {
+    write!(f, "COMPRESSION ALGORITHM {}", q(&c.algorithm))?;
+    if let Some(r) = &c.release {
+        write!(f, " AS OF RELEASE {}", q(r))?;
+    }
+    if let Some(l) = c.optimize_for_load {
+        write!(f, " OPTIMIZE FOR LOAD {}", if l { "TRUE" } else { "FALSE" })?;
+    }
+    Ok(())
+}
+
+/// A policy with at least one rule (none prints as `TO NONE`).
+fn deletion_policy(f: &mut Formatter<'_>, rules: &[DeletionRule]) -> fmt::Result {
+    f.write_str("ARCHIVELOG DELETION POLICY TO")?;
+    for r in rules {
+        match r {
+            DeletionRule::BackedUp { times, device } => {
+                write!(f, " BACKED UP {times} TIMES TO DEVICE TYPE {device}")?
+            }
+            DeletionRule::AppliedOnStandby { all } => {
+                write!(f, " APPLIED ON {}STANDBY", if *all { "ALL " } else { "" })?
+            }
+            DeletionRule::ShippedToStandby { all } => {
+                write!(f, " SHIPPED TO {}STANDBY", if *all { "ALL " } else { "" })?
+            }
+        }
+    }
+    Ok(())
+}
+
+fn copies(
+    f: &mut Formatter<'_>,
+    archivelog: bool,
+    device: &Device,
+    count: &Option<u64>,
+) -> fmt::Result {
+    write!(
+        f,
+        "{} BACKUP COPIES FOR DEVICE TYPE {device}",
+        if archivelog { "ARCHIVELOG" } else { "DATAFILE" }
+    )?;
+    match count {
+        None => f.write_str(" CLEAR"),
+        Some(n) => write!(f, " TO {n}"),
     }
 }
 

@@ -1,6 +1,6 @@
 //! Canonical form of the clauses (without the leading verb and the final `;`).
 
-use super::{list, name, q};
+use super::words::{list, name, q};
 use crate::ast::*;
 use std::fmt::{self, Display, Formatter};
 

@@ -25,7 +25,8 @@ use aes_gcm::aead::{Aead, Payload};
 use ring::aead::{AES_256_GCM, Aad, LessSafeKey, UnboundKey};
 
 use super::keyring::{Keyring, hex, random};
-use crate::{MediaError, MediaReader, MediaWriter};
+use crate::error::MediaError;
+use crate::media::{MediaReader, MediaWriter};
 
 pub const SEGMENT: usize = 64 * 1024;
 pub const HEADER_LEN: usize = 92;

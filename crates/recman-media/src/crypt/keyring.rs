@@ -11,7 +11,8 @@ use recman_wire::keyrecord::{
 pub(crate) use recman_wire::keyrecord::hex;
 
 use super::source::Secret;
-use crate::{Media, MediaError};
+use crate::error::MediaError;
+use crate::media::Media;
 
 pub const KEY_RECORD: &str = "recman.key";
 // Argon2id cost: OWASP's minimum (19 MiB, 2 passes). Every process that opens the
@@ -306,4 +307,9 @@ fn read_record(media: &dyn Media, device: &str) -> Result<Option<Record>, MediaE
 
 fn parse(text: &[u8], device: &str) -> Result<Record, MediaError> {
     recman_wire::keyrecord::parse(text).map_err(|d| bad(device, &d))
+}
+
+/// Objects that stay readable without the key: the repository marker and the key record.
+pub fn is_clear_object(name: &str) -> bool {
+    name == "recman.repo" || name == KEY_RECORD || name.starts_with("recman.key.")
 }

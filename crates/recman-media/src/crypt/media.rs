@@ -3,9 +3,9 @@
 use std::sync::Arc;
 
 use super::envelope::{OpenReader, SealWriter, plain_len};
-use super::is_clear_object;
-use super::keyring::Keyring;
-use crate::{Capabilities, Media, MediaError, MediaReader, MediaWriter, ObjectInfo};
+use super::keyring::{Keyring, is_clear_object};
+use crate::error::MediaError;
+use crate::media::{Capabilities, Media, MediaReader, MediaWriter, ObjectInfo};
 
 /// Wraps a driver: every object but the marker and the key record is sealed. Sizes are the
 /// plaintext's, so recorded piece sizes and crosschecks mean the same as in a plain
@@ -86,7 +86,7 @@ impl Media for EncryptedMedia {
         self.inner.remove(name)
     }
 
-    fn object_lock(&self) -> Option<&dyn crate::ObjectLock> {
+    fn object_lock(&self) -> Option<&dyn crate::media::ObjectLock> {
         self.inner.object_lock()
     }
 }

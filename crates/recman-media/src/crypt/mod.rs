@@ -20,11 +20,6 @@ mod source;
 mod tests;
 
 pub use envelope::{HEADER_LEN, SEGMENT, plain_len};
-pub use keyring::{KEY_RECORD, KeyInfo, Keyring, try_random};
+pub use keyring::{KEY_RECORD, KeyInfo, Keyring, is_clear_object, try_random};
 pub use media::EncryptedMedia;
 pub use source::{KeySource, Secret, set_key_source, set_mac_key_source};
-
-/// Objects that stay readable without the key: the repository marker and the key record.
-pub fn is_clear_object(name: &str) -> bool {
-    name == "recman.repo" || name == KEY_RECORD || name.starts_with("recman.key.")
-}

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use crate::MediaError;
+use crate::error::MediaError;
 
 /// The secret as given: a passphrase, or a key as 64 hex digits.
 pub struct Secret(Vec<u8>);

@@ -5,8 +5,8 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::sync::Arc;
 
 use super::{EncryptedMedia, Keyring, SEGMENT, Secret};
-use crate::Media;
 use crate::disk::DiskMedia;
+use crate::media::Media;
 
 fn setup() -> (tempfile::TempDir, Arc<dyn Media>, EncryptedMedia) {
     let d = tempfile::tempdir().unwrap();

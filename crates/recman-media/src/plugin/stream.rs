@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use super::pool::{Shared, missing, retry};
 use super::wire::Plugin;
-use super::{Shared, missing, retry};
-use crate::{ErrorClass, MediaError, MediaReader, MediaWriter};
+use crate::error::{ErrorClass, MediaError};
+use crate::media::{MediaReader, MediaWriter};
 
 /// The first read after a seek fetches this much; sequential reads double it up to
 /// max_frame, so scattered small reads stay cheap and streaming uses full frames.

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use recman_wire::frame::{FrameError, read_frame, reply_header, write_frame};
 use serde_json::{Map, Value, json};
 
-use crate::{Capabilities, ErrorClass, MediaError};
+use crate::error::{ErrorClass, MediaError};
+use crate::media::Capabilities;
 
 /// The protocol this driver speaks; a plugin announcing anything else is refused.
 pub const PROTOCOL: &str = "recman-media-plugin/1";

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::signed::Signed;
 use super::{Retention, S3Config, S3Media, Version, immutable::signed_error};
-use crate::MediaError;
+use crate::error::MediaError;
 
 /// Blocking calls on one bucket, with the settings of a repository URL.
 pub struct S3Admin {

@@ -9,7 +9,7 @@ use std::error::Error as StdError;
 use object_store::Error as OsError;
 use object_store::client::{HttpError, HttpErrorKind};
 
-use crate::{ErrorClass, MediaError};
+use crate::error::{ErrorClass, MediaError};
 
 const CREDENTIALS_HINT: &str = "check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or access-key-id and secret-access-key in the [s3] section of the config file), AWS_SESSION_TOKEN for temporary keys, and that the key may use this bucket";
 const AZURE_CREDENTIALS_HINT: &str = "check AZURE_STORAGE_ACCOUNT_NAME and AZURE_STORAGE_ACCOUNT_KEY (or account and access-key in the [azure] section of the config file), and that the key may use this container";

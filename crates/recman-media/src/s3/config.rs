@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::MediaError;
+use crate::error::MediaError;
 
 /// S3 refuses smaller parts (except the last one), so a smaller setting could never work.
 pub const MIN_PART_SIZE: usize = 5 << 20;
@@ -197,7 +197,7 @@ impl S3Config {
             _ => Err(bad("expected a number of seconds above 0")),
         };
         let size = || {
-            crate::parse_size(v)
+            crate::size::parse_size(v)
                 .and_then(|n| usize::try_from(n).ok())
                 .ok_or_else(|| bad("expected a size such as 16M, 512K or 1G"))
         };

@@ -8,7 +8,9 @@ use chrono::{DateTime, Utc};
 
 use super::signed::{Signed, SignedError};
 use super::{AsOfView, S3Media, versions};
-use crate::{ErrorClass, MediaError, ObjectInfo, ObjectLock, Retention};
+use crate::error::{ErrorClass, MediaError};
+use crate::media::{ObjectInfo, ObjectLock};
+use crate::retention::Retention;
 
 /// A signed call's failure as a media error naming the object.
 pub(crate) fn signed_error(device: &str, name: &str, op: &str, e: &SignedError) -> MediaError {

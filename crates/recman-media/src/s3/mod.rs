@@ -18,9 +18,9 @@ mod signed;
 mod versions;
 mod writer;
 
+pub use crate::retention::{LockMode, Retention};
 pub use admin::S3Admin;
 pub use config::{MAX_PART_SIZE, MAX_PARTS, MIN_PART_SIZE, S3Config};
-pub use lock::{LockMode, Retention};
 pub use resumable::GcsUploader;
 pub use versions::Version;
 
@@ -37,7 +37,8 @@ use object_store::path::Path;
 use object_store::{BackoffConfig, ClientOptions, ObjectStore, ObjectStoreExt, RetryConfig};
 use tokio::runtime::Runtime;
 
-use crate::{Capabilities, ErrorClass, Media, MediaError, MediaReader, MediaWriter, ObjectInfo};
+use crate::error::{ErrorClass, MediaError};
+use crate::media::{Capabilities, Media, MediaReader, MediaWriter, ObjectInfo};
 use classify::{Failure, media_error};
 
 /// The standard AWS variables for web identity (EKS), ECS task and EKS pod credentials.
@@ -178,7 +179,7 @@ impl Ctx {
     }
 
     fn key(&self, name: &str) -> Result<Path, MediaError> {
-        crate::check_name(&self.device, name)?;
+        crate::media::check_name(&self.device, name)?;
         Path::parse(self.full_key(name))
             .map_err(|_| MediaError::permanent(&self.device, name, "the name cannot be an s3 key"))
     }
@@ -410,11 +411,11 @@ impl Media for S3Media {
         Capabilities::RANDOM_ACCESS
     }
 
-    fn object_lock(&self) -> Option<&dyn crate::ObjectLock> {
+    fn object_lock(&self) -> Option<&dyn crate::media::ObjectLock> {
         self.ctx
             .signed
             .as_ref()
-            .map(|_| self as &dyn crate::ObjectLock)
+            .map(|_| self as &dyn crate::media::ObjectLock)
     }
 
     fn create(&self, name: &str) -> Result<Box<dyn MediaWriter>, MediaError> {

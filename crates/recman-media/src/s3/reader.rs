@@ -14,7 +14,8 @@ use tokio::task::JoinHandle;
 
 use super::classify::{Failure, media_error};
 use super::{Ctx, RetryPolicy, wait};
-use crate::{ErrorClass, MediaError, MediaReader};
+use crate::error::{ErrorClass, MediaError};
+use crate::media::MediaReader;
 
 /// What every GET of one reader is pinned to, so it never mixes two versions of an object.
 #[derive(Clone, Debug)]

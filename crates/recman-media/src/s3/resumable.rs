@@ -25,7 +25,8 @@ use object_store::gcp::GcpCredentialProvider;
 use tokio::task::JoinHandle;
 
 use super::{Ctx, S3Config, wait};
-use crate::{ErrorClass, MediaError, MediaWriter};
+use crate::error::{ErrorClass, MediaError};
+use crate::media::MediaWriter;
 
 const CREDENTIALS_HINT: &str = "check GOOGLE_APPLICATION_CREDENTIALS (or credentials-file in the [gcs] section of the config file) and that the account may write objects in this bucket";
 const ENDPOINT_HINT: &str = "check the endpoint (RECMAN_GCS_ENDPOINT, STORAGE_EMULATOR_HOST, or endpoint in the [gcs] section of the config file) and that the service is reachable";

@@ -15,7 +15,8 @@ use object_store::{
 use tokio::task::JoinHandle;
 
 use super::{Ctx, MAX_PARTS, wait};
-use crate::{MediaError, MediaWriter};
+use crate::error::MediaError;
+use crate::media::MediaWriter;
 
 /// User metadata naming the upload that wrote an object. A completion whose response was
 /// lost is retried by object_store and then refused (the upload is gone); the object's tag

@@ -27,7 +27,7 @@ impl Azurite {
     /// Where azurite-blob is: $RECMAN_AZURITE, then the tools cache scripts/setup.sh fills
     /// ($RECMAN_TOOLS_DIR or /var/cache/recman-tools), then the PATH.
     pub fn binary() -> Option<PathBuf> {
-        super::find_tool(
+        super::prereq::find_tool(
             "RECMAN_AZURITE",
             "azurite/node_modules/.bin/azurite-blob",
             "azurite-blob",
@@ -42,7 +42,7 @@ impl Azurite {
                 format!("azurite-blob not found; {INSTALL_HINT}"),
             )
         })?;
-        let dir = super::private_dir()?;
+        let dir = super::prereq::private_dir()?;
         let mut last = None;
         for _ in 0..5 {
             match spawn(&bin, &dir) {
@@ -136,7 +136,10 @@ impl Drop for Azurite {
 /// and then None (the test returns, counted as skipped).
 pub fn azurite_or_skip() -> Option<Azurite> {
     if Azurite::binary().is_none() {
-        super::missing_prerequisite("azure", &format!("azurite-blob not found; {INSTALL_HINT}"));
+        super::prereq::missing_prerequisite(
+            "azure",
+            &format!("azurite-blob not found; {INSTALL_HINT}"),
+        );
         return None;
     }
     match Azurite::start() {

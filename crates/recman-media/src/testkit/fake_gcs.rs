@@ -29,7 +29,7 @@ impl FakeGcs {
     /// Where fake-gcs-server is: $RECMAN_FAKE_GCS, then the tools cache scripts/setup.sh
     /// fills ($RECMAN_TOOLS_DIR or /var/cache/recman-tools), then the PATH.
     pub fn binary() -> Option<PathBuf> {
-        super::find_tool(
+        super::prereq::find_tool(
             "RECMAN_FAKE_GCS",
             "fake-gcs/bin/fake-gcs-server",
             "fake-gcs-server",
@@ -44,7 +44,7 @@ impl FakeGcs {
                 format!("fake-gcs-server not found; {INSTALL_HINT}"),
             )
         })?;
-        let dir = super::private_dir()?;
+        let dir = super::prereq::private_dir()?;
         // The free port is only free until the server binds it: a server that exits at once
         // gets another.
         let mut last = None;
@@ -134,7 +134,10 @@ impl Drop for FakeGcs {
 /// `gcs`, and then None (the test returns, counted as skipped).
 pub fn fake_gcs_or_skip() -> Option<FakeGcs> {
     if FakeGcs::binary().is_none() {
-        super::missing_prerequisite("gcs", &format!("fake-gcs-server not found; {INSTALL_HINT}"));
+        super::prereq::missing_prerequisite(
+            "gcs",
+            &format!("fake-gcs-server not found; {INSTALL_HINT}"),
+        );
         return None;
     }
     match FakeGcs::start() {

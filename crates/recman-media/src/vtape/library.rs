@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Inner;
 use crate::disk::AtomicFile;
-use crate::{ErrorClass, MediaError};
+use crate::error::{ErrorClass, MediaError};
 
 pub(super) const INDEX_FILE: &str = "index.json";
 

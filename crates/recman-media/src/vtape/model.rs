@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use super::VtapeConfig;
+use super::config::VtapeConfig;
 
 /// Hardware compression never gains more than this, as real drives' dictionaries and
 /// buffers cap what even all-zero data gives.

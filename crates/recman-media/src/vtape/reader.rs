@@ -9,7 +9,8 @@ use std::sync::Arc;
 use super::Inner;
 use super::drive::DriveLease;
 use super::library::{ObjectEntry, cartridge_path};
-use crate::{MediaError, MediaReader};
+use crate::error::MediaError;
+use crate::media::MediaReader;
 
 pub(super) struct VtapeReader {
     inner: Arc<Inner>,

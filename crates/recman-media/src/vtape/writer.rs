@@ -9,7 +9,8 @@ use super::Inner;
 use super::drive::DriveLease;
 use super::library::{self, Extent, Index, ObjectEntry, Reserved};
 use super::model;
-use crate::{MediaError, MediaWriter};
+use crate::error::MediaError;
+use crate::media::MediaWriter;
 
 pub(super) struct VtapeWriter {
     inner: Arc<Inner>,
