@@ -349,6 +349,12 @@ fn password_file_and_service_file_are_honoured() {
     let h = path_str(&dir);
     let (ok, err) = run(&["--target", &app, "report", "schema"], &[("HOME", h)]);
     assert!(!ok && err.contains("password"), "{err}");
+    // No password to send is the user's to fix, and says where a password goes: the driver's
+    // refusal is typed where it happens, with no SQLSTATE to read.
+    assert!(
+        err.contains("hint: give the password in ~/.pgpass"),
+        "{err}"
+    );
     drop(home);
 
     // ~/.pgpass with mode 0600 supplies it.

@@ -4,6 +4,7 @@
 //! setting recman cannot honour (GSSAPI encryption) is refused rather than quietly ignored.
 
 use crate::conninfo::{self, quote, redact};
+use crate::error::ConnectCause;
 use crate::error::PgError;
 use crate::pgfiles;
 use crate::tls::{Connector, Roots, TlsSettings, Verify, default_dir};
@@ -40,8 +41,29 @@ impl ConnTarget {
                 target: self.display.clone(),
                 reason,
                 sqlstate: crate::error::sqlstate(&e),
+                cause: connect_cause(&e, config),
             }
         })
+    }
+}
+
+/// What the client saw of a failed connect. A handshake's failure is typed in the error's
+/// chain. The driver refuses a server's request for a password that the settings do not hold
+/// before any SQLSTATE or I/O error exists, which no other failure of a connect does.
+fn connect_cause(e: &postgres::Error, config: &postgres::Config) -> ConnectCause {
+    if let Some(c) = crate::tls::cause_in(e) {
+        return c;
+    }
+    let mut io = false;
+    let mut at = std::error::Error::source(e);
+    while let Some(err) = at {
+        io |= err.is::<std::io::Error>();
+        at = err.source();
+    }
+    if config.get_password().is_none() && e.code().is_none() && !io && !e.is_closed() {
+        ConnectCause::NoPassword
+    } else {
+        ConnectCause::Server
     }
 }
 

@@ -10,7 +10,7 @@ pub enum PgError {
     BadConninfo { conninfo: String, reason: String },
     #[error(
         "cannot connect to PostgreSQL at {target}: {reason}; hint: {}",
-        connect_hint(sqlstate.as_deref(), reason)
+        connect_hint(sqlstate.as_deref(), *cause)
     )]
     Connect {
         target: String,
@@ -18,6 +18,8 @@ pub enum PgError {
         /// The server's SQLSTATE when it answered and refused (None: no answer, or the client
         /// gave up before asking).
         sqlstate: Option<String>,
+        /// What the client itself saw, where the server gave no SQLSTATE to say it.
+        cause: ConnectCause,
     },
     #[error(
         "refusing to connect to PostgreSQL at {target}: {setting} (from {origin}) asks for GSSAPI encryption, which recman does not have; hint: recman never falls back to plaintext when encryption is asked for: use TLS instead (sslmode=verify-full with sslrootcert), or connect through the local socket (host=/var/run/postgresql)"
@@ -80,15 +82,29 @@ pub enum PgError {
     },
 }
 
-/// A refused password needs another fix than a server that is not there. The server's
-/// SQLSTATE decides where it gave one; the client's own refusals (no password to send, a
-/// certificate that does not verify) have none and are told apart by their words.
-fn connect_hint(sqlstate: Option<&str>, reason: &str) -> &'static str {
-    if reason.contains("TLS certificate") {
+/// Why a connection failed, as far as the client can tell apart: the server's own refusals
+/// carry a SQLSTATE; the client's refusals (no password to send, a certificate that does not
+/// verify) are named where they happen, so that neither the kind nor the hint is ever read
+/// back out of a message's words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectCause {
+    /// The server refused (its SQLSTATE says why) or did not answer.
+    Server,
+    /// The server's certificate was refused by the checks sslmode asks for.
+    TlsCertificate,
+    /// TLS could not be set up or its handshake failed for another reason.
+    Tls,
+    /// The server asked for a password and none was given.
+    NoPassword,
+}
+
+/// A refused password needs another fix than a server that is not there.
+fn connect_hint(sqlstate: Option<&str>, cause: ConnectCause) -> &'static str {
+    if cause == ConnectCause::TlsCertificate {
         "sslrootcert must hold the CA that signed the server's certificate (ssl_cert_file on the server), and with sslmode=verify-full the certificate must name the host in --target; sslmode=verify-ca skips the name check"
-    } else if reason.contains("TLS") || reason.contains("tls") {
+    } else if cause == ConnectCause::Tls {
         "check the server's ssl settings (ssl=on, ssl_cert_file, ssl_key_file), pg_hba.conf's hostssl lines, and sslcert/sslkey when the server asks for a client certificate"
-    } else if refused_login(sqlstate, reason) {
+    } else if refused_login(sqlstate, cause) {
         "give the password in ~/.pgpass (or the file PGPASSFILE names, mode 0600) or PGPASSWORD, and check the pg_hba.conf line that applies"
     } else if sqlstate == Some(INVALID_CATALOG_NAME) {
         "the database in --target (dbname=) does not exist on that server: name one that does"
@@ -102,11 +118,8 @@ const INVALID_CATALOG_NAME: &str = "3D000";
 
 /// The server refused the login itself (SQLSTATE class 28: a wrong password, a pg_hba.conf
 /// reject), or the client had no password to send when the server asked for one.
-fn refused_login(sqlstate: Option<&str>, reason: &str) -> bool {
-    match sqlstate {
-        Some(code) => code.starts_with("28"),
-        None => reason.contains("password missing"),
-    }
+fn refused_login(sqlstate: Option<&str>, cause: ConnectCause) -> bool {
+    cause == ConnectCause::NoPassword || sqlstate.is_some_and(|code| code.starts_with("28"))
 }
 
 impl PgError {
@@ -184,10 +197,10 @@ impl PgError {
             // A refused login or a database that is not there stays so; a server that is
             // down, starting or full may come back.
             PgError::Connect {
-                reason, sqlstate, ..
-            } if refused_login(sqlstate.as_deref(), reason)
+                sqlstate, cause, ..
+            } if refused_login(sqlstate.as_deref(), *cause)
                 || sqlstate.as_deref() == Some(INVALID_CATALOG_NAME)
-                || reason.contains("TLS certificate") =>
+                || *cause == ConnectCause::TlsCertificate =>
             {
                 K::InvalidInput
             }
@@ -212,6 +225,7 @@ mod kind_tests {
             target: "/tmp:5432".into(),
             reason: reason.into(),
             sqlstate: sqlstate.map(str::to_string),
+            cause: ConnectCause::Server,
         };
         let down = connect("connection refused", None);
         assert_eq!(down.kind(), ErrorKind::Transient);
@@ -236,9 +250,37 @@ mod kind_tests {
         assert!(no_db.to_string().contains("does not exist on that server"));
         let starting = connect("the database system is starting up", Some("57P03"));
         assert_eq!(starting.kind(), ErrorKind::Transient);
+        let no_password = PgError::Connect {
+            target: "/tmp:5432".into(),
+            reason: "password missing".into(),
+            sqlstate: None,
+            cause: ConnectCause::NoPassword,
+        };
+        assert_eq!(no_password.kind(), ErrorKind::InvalidInput);
+        assert!(
+            no_password.to_string().contains("~/.pgpass"),
+            "{no_password}"
+        );
+        // A certificate the checks refused is the user's to fix; the words do not decide it.
+        let cert = |cause| PgError::Connect {
+            target: "db:5432".into(),
+            reason: "handshake failed".into(),
+            sqlstate: None,
+            cause,
+        };
         assert_eq!(
-            connect("password missing", None).kind(),
+            cert(ConnectCause::TlsCertificate).kind(),
             ErrorKind::InvalidInput
+        );
+        assert!(
+            cert(ConnectCause::TlsCertificate)
+                .to_string()
+                .contains("sslrootcert must hold")
+        );
+        assert_eq!(cert(ConnectCause::Tls).kind(), ErrorKind::Transient);
+        assert_eq!(
+            connect("the server's TLS certificate for x was refused", None).kind(),
+            ErrorKind::Transient
         );
     }
 

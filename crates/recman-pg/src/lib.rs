@@ -20,7 +20,7 @@ pub mod walsummary;
 pub use conn::{ConnTarget, resolve_conninfo};
 pub use conninfo::{has_password as conninfo_has_password, redact as redact_conninfo};
 pub use control::{DataDirFacts, read_data_dir_facts};
-pub use error::PgError;
+pub use error::{ConnectCause, PgError};
 pub use lsn::{Lsn, WalName, wal_segments_between};
 pub use replication::{CopyMessage, ReplicationConn, SystemIdentity};
 pub use session::{

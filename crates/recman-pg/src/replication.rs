@@ -9,6 +9,7 @@
 //! connection ([`ConnTarget`]: conninfo, service, environment, password file, sslmode).
 
 use crate::conn::ConnTarget;
+use crate::error::ConnectCause;
 use crate::error::PgError;
 use postgres::config::{ChannelBinding as CbMode, Host, SslMode};
 use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
@@ -127,6 +128,7 @@ impl ReplicationConn {
             target: target.display.clone(),
             reason,
             sqlstate: None,
+            cause: ConnectCause::Server,
         };
         let timeout = cfg
             .get_connect_timeout()
@@ -198,6 +200,12 @@ impl ReplicationConn {
         name: &str,
         fail: &dyn Fn(String) -> PgError,
     ) -> Result<Transport, PgError> {
+        let tls_fail = |reason: String, cause: ConnectCause| PgError::Connect {
+            target: target.display.clone(),
+            reason,
+            sqlstate: None,
+            cause,
+        };
         let mode = target.config.get_ssl_mode();
         if mode == SslMode::Disable {
             return Ok(Transport::Tcp(sock));
@@ -213,23 +221,30 @@ impl ReplicationConn {
         if answer[0] != b'S' {
             return match mode {
                 SslMode::Prefer => Ok(Transport::Tcp(sock)),
-                _ => Err(fail(format!(
-                    "the server does not accept tls connections, and {} asks for tls",
-                    target.tls.described
-                ))),
+                _ => Err(tls_fail(
+                    format!(
+                        "the server does not accept tls connections, and {} asks for tls",
+                        target.tls.described
+                    ),
+                    ConnectCause::Tls,
+                )),
             };
         }
         let config = target.tls.client_config(&target.display)?;
-        let server = rustls::pki_types::ServerName::try_from(name.to_string())
-            .map_err(|e| fail(format!("{name:?} is no tls server name: {e}")))?;
+        let server = rustls::pki_types::ServerName::try_from(name.to_string()).map_err(|e| {
+            tls_fail(
+                format!("{name:?} is no tls server name: {e}"),
+                ConnectCause::Tls,
+            )
+        })?;
         let tls = rustls::ClientConnection::new(config, server)
-            .map_err(|e| fail(format!("tls setup: {e}")))?;
+            .map_err(|e| tls_fail(format!("tls setup: {e}"), ConnectCause::Tls))?;
         let mut stream = rustls::StreamOwned::new(tls, sock);
         while stream.conn.is_handshaking() {
-            stream
-                .conn
-                .complete_io(&mut stream.sock)
-                .map_err(|e| fail(format!("tls handshake: {e}")))?;
+            stream.conn.complete_io(&mut stream.sock).map_err(|e| {
+                let cause = crate::tls::cause_in(&e).unwrap_or(ConnectCause::Tls);
+                tls_fail(format!("tls handshake: {e}"), cause)
+            })?;
         }
         Ok(Transport::Tls(Box::new(stream)))
     }
@@ -256,7 +271,8 @@ impl ReplicationConn {
             cfg.get_password().ok_or_else(|| PgError::Connect {
                 target: display.clone(),
                 reason: format!("the server asks a password of user {user:?} and none was given"),
-                sqlstate: Some("28P01".into()),
+                sqlstate: None,
+                cause: ConnectCause::NoPassword,
             })
         };
         let mut scram: Option<ScramSha256> = None;
@@ -645,6 +661,7 @@ impl ReplicationConn {
                 target: self.display.clone(),
                 reason: message,
                 sqlstate: code,
+                cause: ConnectCause::Server,
             }
         } else {
             PgError::Query {
@@ -661,6 +678,7 @@ impl ReplicationConn {
             target: self.display.clone(),
             reason: reason.to_string(),
             sqlstate: None,
+            cause: ConnectCause::Server,
         }
     }
 

@@ -335,11 +335,15 @@ impl Session {
         config.dbname(dbname);
         let mut c = target.client(&config).map_err(|e| match e {
             PgError::Connect {
-                reason, sqlstate, ..
+                reason,
+                sqlstate,
+                cause,
+                ..
             } => PgError::Connect {
                 target: format!("{} (database {dbname})", target.display),
                 reason,
                 sqlstate,
+                cause,
             },
             e => e,
         })?;

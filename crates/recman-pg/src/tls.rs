@@ -337,18 +337,18 @@ where
                 .connect(name, stream)
                 .await
                 .map(|s| Stream(Box::new(s)))
-                .map_err(|e| handshake_error(&host, &self.checked, e).into())
+                .map_err(|e| Box::new(handshake_error(&host, &self.checked, e)) as BoxError)
         })
     }
 }
 
 /// Says which certificate failed and why, in words a DBA can act on.
-fn handshake_error(host: &str, checked: &str, e: io::Error) -> String {
+fn handshake_error(host: &str, checked: &str, e: io::Error) -> HandshakeError {
     let inner = e
         .get_ref()
         .and_then(|i| i.downcast_ref::<rustls::Error>())
         .cloned();
-    match inner {
+    let message = match inner {
         Some(rustls::Error::InvalidCertificate(c)) => {
             let why = match &c {
                 CertificateError::UnknownIssuer => {
@@ -366,16 +366,65 @@ fn handshake_error(host: &str, checked: &str, e: io::Error) -> String {
                 }
                 other => format!("{other:?}"),
             };
-            format!(
-                "the server's TLS certificate for {host} was refused: {why}; checked with {checked}"
-            )
+            return HandshakeError {
+                certificate: true,
+                message: format!(
+                    "the server's TLS certificate for {host} was refused: {why}; checked with {checked}"
+                ),
+            };
         }
         Some(rustls::Error::AlertReceived(a)) => format!(
             "the server ended the TLS handshake with alert {a:?} (it may have refused recman's client certificate, or want one: sslcert/sslkey)"
         ),
         Some(other) => format!("TLS handshake with {host} failed: {other}"),
         None => format!("TLS handshake with {host} failed: {e}"),
+    };
+    HandshakeError {
+        certificate: false,
+        message,
     }
+}
+
+/// A failed handshake, with whether the server's certificate was what the checks refused: the
+/// connection's error takes its cause from this type, not from the words.
+#[derive(Debug)]
+pub(crate) struct HandshakeError {
+    pub certificate: bool,
+    message: String,
+}
+
+impl std::fmt::Display for HandshakeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for HandshakeError {}
+
+/// The cause of a failed connection whose error chain holds a handshake's failure.
+pub(crate) fn cause_in(
+    e: &(dyn std::error::Error + 'static),
+) -> Option<crate::error::ConnectCause> {
+    let mut at: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = at {
+        if let Some(h) = err.downcast_ref::<HandshakeError>() {
+            return Some(if h.certificate {
+                crate::error::ConnectCause::TlsCertificate
+            } else {
+                crate::error::ConnectCause::Tls
+            });
+        }
+        if let Some(io) = err.downcast_ref::<io::Error>()
+            && let Some(r) = io.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>())
+        {
+            return Some(match r {
+                rustls::Error::InvalidCertificate(_) => crate::error::ConnectCause::TlsCertificate,
+                _ => crate::error::ConnectCause::Tls,
+            });
+        }
+        at = err.source();
+    }
+    None
 }
 
 /// An encrypted connection. Boxed: rustls's session state is large.
