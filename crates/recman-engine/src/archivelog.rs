@@ -352,21 +352,14 @@ impl WalSets<'_> {
         let rel = recman_catalog::layout::piece(self.dir, set_no, 1);
         let header = self.header(set_no, group);
         let written_as = match &opts.format {
-            Some(f) => f
-                .expand(&crate::piece_format::PieceVars {
-                    backup_id: &rec.id,
-                    db_name: &db.name,
-                    system_identifier: db.system_identifier,
-                    set_no,
-                    piece_no: 1,
-                    created_unix: header.created_unix,
-                })
-                .map_err(|e| {
-                    EngineError::from(crate::refusal::Input::FormatName {
-                        name: f.name.clone(),
-                        why: e.to_string(),
-                    })
-                })?,
+            Some(f) => f.expand(&crate::piece_format::PieceVars {
+                backup_id: &rec.id,
+                db_name: &db.name,
+                system_identifier: db.system_identifier,
+                set_no,
+                piece_no: 1,
+                created_unix: header.created_unix,
+            })?,
             None => rel.clone(),
         };
         let media = match &self.output {

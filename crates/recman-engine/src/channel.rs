@@ -402,21 +402,14 @@ impl<'s, 'a> SetRun<'s, 'a> {
         let process_cpu_before = crate::tuning::process_cpu_time();
         let header = piece_header(sh, unit, compression);
         let written_as = match sh.format {
-            Some(f) => f
-                .expand(&crate::piece_format::PieceVars {
-                    backup_id: &header.backup_id,
-                    db_name: &header.db_name,
-                    system_identifier: header.system_identifier,
-                    set_no: set.set_no,
-                    piece_no: unit.piece_no,
-                    created_unix: header.created_unix,
-                })
-                .map_err(|e| {
-                    EngineError::from(crate::refusal::Input::FormatName {
-                        name: f.name.clone(),
-                        why: e.to_string(),
-                    })
-                })?,
+            Some(f) => f.expand(&crate::piece_format::PieceVars {
+                backup_id: &header.backup_id,
+                db_name: &header.db_name,
+                system_identifier: header.system_identifier,
+                set_no: set.set_no,
+                piece_no: unit.piece_no,
+                created_unix: header.created_unix,
+            })?,
             None => piece_path.clone(),
         };
         let writer = match &sh.output {

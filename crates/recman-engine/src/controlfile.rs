@@ -75,21 +75,14 @@ pub fn backup_controlfile(
         Some(f) => {
             std::fs::create_dir_all(&f.dir)
                 .map_err(|e| io_err("create FORMAT directory", &f.dir, e))?;
-            let name = f
-                .expand(&PieceVars {
-                    backup_id: &id,
-                    db_name,
-                    system_identifier,
-                    set_no: 1,
-                    piece_no: 1,
-                    created_unix: started / 1_000_000,
-                })
-                .map_err(|e| {
-                    EngineError::from(crate::refusal::Input::FormatName {
-                        name: f.name.clone(),
-                        why: e.to_string(),
-                    })
-                })?;
+            let name = f.expand(&PieceVars {
+                backup_id: &id,
+                db_name,
+                system_identifier,
+                set_no: 1,
+                piece_no: 1,
+                created_unix: started / 1_000_000,
+            })?;
             let shown = f.dir.join(&name).display().to_string();
             (crate::devices::media_for(repo, &f.device())?, name, shown)
         }

@@ -84,12 +84,7 @@ pub fn duplex_backup(
                 piece_no: p.piece_no,
                 created_unix: rec.start_time / 1_000_000,
             };
-            let name = t.expand_copy(&vars, copy).map_err(|e| {
-                EngineError::from(crate::refusal::Input::FormatName {
-                    name: t.name.clone(),
-                    why: e.to_string(),
-                })
-            })?;
+            let name = t.expand_copy(&vars, copy)?;
             let n = copy_piece(ctx, &p.path, (p.size, p.crc32c), media.as_ref(), &name)?;
             cat.add_copy(&CopyRecord {
                 object: p.path.clone(),

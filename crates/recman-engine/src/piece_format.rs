@@ -54,14 +54,17 @@ impl PieceFormat {
             name: name.to_string(),
         };
         // Each variable known, and the name unique per piece.
-        f.expand(&PieceVars {
-            backup_id: "x",
-            db_name: "x",
-            system_identifier: 0,
-            set_no: 1,
-            piece_no: 1,
-            created_unix: 0,
-        })
+        f.expand_name(
+            &PieceVars {
+                backup_id: "x",
+                db_name: "x",
+                system_identifier: 0,
+                set_no: 1,
+                piece_no: 1,
+                created_unix: 0,
+            },
+            1,
+        )
         .map_err(|e| bad(&e))?;
         let unique = name.contains("%U")
             || ((name.contains("%u") || name.contains("%s")) && name.contains("%p"));
@@ -79,13 +82,24 @@ impl PieceFormat {
     }
 
     /// The name of one piece, RMAN's variables substituted.
-    pub fn expand(&self, v: &PieceVars) -> Result<String, String> {
+    pub fn expand(&self, v: &PieceVars) -> Result<String, EngineError> {
         self.expand_copy(v, 1)
     }
 
     /// As [`PieceFormat::expand`] for copy `copy` of a duplexed piece (COPIES n): `%c` and the
     /// last part of `%U` are the copy number.
-    pub fn expand_copy(&self, v: &PieceVars, copy: u32) -> Result<String, String> {
+    pub fn expand_copy(&self, v: &PieceVars, copy: u32) -> Result<String, EngineError> {
+        self.expand_name(v, copy).map_err(|why| {
+            EngineError::from(crate::refusal::Input::FormatName {
+                name: self.name.clone(),
+                why,
+            })
+        })
+    }
+
+    /// The substitution itself; `Err` says what is wrong with the template, in words that
+    /// both the parse's refusal and the expansion's complete.
+    fn expand_name(&self, v: &PieceVars, copy: u32) -> Result<String, String> {
         let date = chrono::DateTime::from_timestamp(v.created_unix, 0)
             .unwrap_or_default()
             .with_timezone(&chrono::Local);
