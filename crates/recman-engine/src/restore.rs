@@ -17,6 +17,7 @@ mod partial;
 mod plan;
 mod plan_wal;
 mod recovery;
+mod sink;
 mod timeline;
 mod verify;
 mod writer;
@@ -364,7 +365,7 @@ fn undo_failed(
 pub(crate) fn restore_more(
     ctx: &Context,
     opts: &RestoreOptions,
-    keep: chain::Keep,
+    keep: sink::Keep,
     progress: &dyn Progress,
 ) -> Result<u64, EngineError> {
     let plan = plan::plan_restore(ctx, opts)?;
