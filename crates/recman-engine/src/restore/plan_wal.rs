@@ -200,7 +200,7 @@ pub(crate) fn plan_wal(
     let mut known = known(ctx, seg)?;
     known.in_backup = own_wal(m, seg);
     let mut notes = Vec::new();
-    let spans = ancestry(ctx, m, &known, timeline, &mut notes)?;
+    let spans = ancestry(ctx, m, &known.histories, timeline, &mut notes)?;
     let lines = Lines {
         spans: &spans,
         seg,
