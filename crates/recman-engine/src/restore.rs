@@ -2,6 +2,7 @@
 //! brings it to the requested target when PostgreSQL starts there.
 
 mod adapt;
+mod caller;
 mod chain;
 mod confine;
 mod copy_restore;
