@@ -13,6 +13,7 @@
 pub mod basebackup;
 mod copy;
 pub mod decode;
+mod entry;
 mod error;
 pub mod pgbackrest;
 mod record;
@@ -22,9 +23,10 @@ mod wal;
 
 pub use crate::backup_types::FOREIGN;
 pub use copy::{CopiedBackup, copy_imported};
+pub use entry::import;
 pub use error::ImportError;
 pub use recman_format::manifest::EntryKind;
-pub use record::{ImportOptions, ImportReport, ImportedBackup, import};
+pub use record::{ImportOptions, ImportReport, ImportedBackup};
 pub(crate) use restore::restore_foreign;
 pub(crate) use validate::validate_foreign;
 pub(crate) use wal::{ForeignKnown, read_foreign_wal};
