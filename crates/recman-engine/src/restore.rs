@@ -3,7 +3,7 @@
 
 mod adapt;
 mod caller;
-mod chain;
+pub(crate) mod chain;
 mod confine;
 mod copy_restore;
 pub(crate) mod databases;
@@ -11,7 +11,7 @@ pub mod dest;
 mod dest_pipe;
 pub mod dest_remote;
 pub mod dest_serve;
-mod files;
+pub(crate) mod files;
 mod indexed;
 mod outfile;
 mod partial;
@@ -26,7 +26,6 @@ mod writes;
 
 pub(crate) use crate::manifest_io::load_manifest;
 pub use crate::recovery_target::RecoveryTarget;
-pub(crate) use chain::restore_chain;
 pub(crate) use confine::check_rel;
 pub(crate) use files::{Layout, apply_metadata, make_entries};
 pub use partial::{FIRST_NORMAL_OBJECT_ID, Partial, SYSTEM_DATABASES, Selection, filenode_of};
