@@ -12,6 +12,7 @@ mod dest_pipe;
 pub mod dest_remote;
 pub mod dest_serve;
 pub(crate) mod files;
+mod foreign;
 mod indexed;
 mod outfile;
 mod partial;
@@ -26,8 +27,7 @@ mod writes;
 
 pub(crate) use crate::manifest_io::load_manifest;
 pub use crate::recovery_target::RecoveryTarget;
-pub(crate) use confine::check_rel;
-pub(crate) use files::{Layout, apply_metadata, make_entries};
+pub(crate) use files::{Layout, apply_metadata};
 pub use partial::{FIRST_NORMAL_OBJECT_ID, Partial, SYSTEM_DATABASES, Selection, filenode_of};
 pub use plan::{Estimate, PlannedBackup, PlannedCopy, PlannedPiece, RestorePlan, plan_restore};
 pub use plan_wal::{PlannedSegment, TimelineSpan, WalPlan, WalSource};
@@ -164,7 +164,7 @@ pub fn restore_database_on(
         .and_then(|()| {
             if foreign {
                 // Read through the origin (catalog import), checked against its checksums.
-                return crate::import::restore_foreign(
+                return foreign::restore_foreign(
                     backups_chain,
                     &layout,
                     opts.channels.max(1),

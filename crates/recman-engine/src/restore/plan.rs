@@ -183,7 +183,7 @@ pub fn plan_restore(ctx: &Context, opts: &RestoreOptions) -> Result<RestorePlan,
             stop_time: m.stop_time.clone(),
             bytes: pieces.iter().map(|p| p.size).sum(),
             pieces,
-            origin: m.origin.as_ref().map(crate::import::describe_origin),
+            origin: m.origin.as_ref().map(crate::foreign::describe_origin),
         });
     }
     let piece_bytes: u64 = backups.iter().map(|b| b.bytes).sum();

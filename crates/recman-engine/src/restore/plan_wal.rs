@@ -177,7 +177,7 @@ pub(super) struct Known {
     pub(super) histories: BTreeSet<u32>,
     /// Segments of the imported archives (catalog import).
     foreign: HashMap<(u32, u64), Vec<recman_catalog::ForeignWalRecord>>,
-    foreign_known: crate::import::ForeignKnown,
+    foreign_known: crate::foreign::ForeignKnown,
     /// Segments the imported backup being restored holds in its pg_wal, and its id.
     in_backup: (String, BTreeSet<String>),
 }
@@ -427,7 +427,7 @@ fn known(ctx: &Context, seg: u64) -> Result<Known, EngineError> {
         copies: HashMap::new(),
         histories: BTreeSet::new(),
         foreign: HashMap::new(),
-        foreign_known: crate::import::ForeignKnown::load(&ctx.repo, &ctx.db)?,
+        foreign_known: crate::foreign::ForeignKnown::load(&ctx.repo, &ctx.db)?,
         in_backup: Default::default(),
     };
     for w in &k.foreign_known.files {

@@ -279,7 +279,7 @@ fn segment(
             WalSource::InBackup { .. } => Ok(()),
             WalSource::Imported { .. } => {
                 let mut failures = Vec::new();
-                match crate::import::read_foreign_wal(&ctx.repo, &ctx.db, &s.name, &mut failures) {
+                match crate::foreign::read_foreign_wal(&ctx.repo, &ctx.db, &s.name, &mut failures) {
                     Ok(Some(_)) => Ok(()),
                     Ok(None) if failures.is_empty() => {
                         Err(EngineError::Corrupt("the segment is not in it".into()))
