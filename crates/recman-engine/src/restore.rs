@@ -6,6 +6,7 @@ mod caller;
 pub(crate) mod chain;
 mod confine;
 mod copy_restore;
+pub(crate) mod copy_state;
 pub(crate) mod databases;
 pub mod dest;
 mod dest_pipe;
