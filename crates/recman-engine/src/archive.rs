@@ -19,6 +19,7 @@ mod read;
 pub mod receive;
 mod seen;
 pub mod summary;
+pub use crate::util::is_segment_name;
 pub use ahead::{Ahead, PUSH_DIR_NAME, PushAheadReport, PushLock, PushSpool, push_ahead};
 pub use batch::{DEFAULT_PUSH_BATCH, PushOptions, default_parallel};
 pub use push::{PushBatchReport, archive_push, archive_push_batch};
@@ -58,16 +59,6 @@ fn timeline_of(name: &str) -> u32 {
     name.get(..8)
         .and_then(|t| u32::from_str_radix(t, 16).ok())
         .unwrap_or(0)
-}
-
-/// Whether `name` is a WAL segment file name: 24 upper-case hex digits (timeline, log,
-/// segment), which sort in WAL order within a timeline. History, backup history and
-/// `.partial` files are not segments.
-pub fn is_segment_name(name: &str) -> bool {
-    name.len() == 24
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(&b))
 }
 
 fn wal_file_name(path: &Path) -> Result<String, EngineError> {

@@ -886,7 +886,7 @@ impl Job<'_> {
         if !over_limit.is_empty() {
             let list: Vec<String> = corrupt.iter().map(describe_corrupt).collect();
             return Err(EngineError::remedy(
-                crate::ErrorKind::Corrupt,
+                crate::error::ErrorKind::Corrupt,
                 format!(
                     "backup {} failed: exceeded the limit of {} corrupt block(s) per file in {}; corrupt blocks: {}",
                     rec.id,
@@ -894,9 +894,9 @@ impl Job<'_> {
                     crate::util::cut_list(&over_limit, ", "),
                     crate::util::cut_list(&list, "; ")
                 ),
-                crate::Hint::new()
+                crate::action::Hint::new()
                     .text("repair the relation, or ")
-                    .act(crate::Action::AcceptCorruptBlocks),
+                    .act(crate::action::Action::AcceptCorruptBlocks),
             ));
         }
         Ok(corrupt)

@@ -322,7 +322,7 @@ fn backup_set(
                 None => format!("validate {}: {e}", sh.source.describe()),
             };
             EngineError::Failed {
-                kind: crate::ErrorKind::of_io(&e),
+                kind: crate::error::ErrorKind::of_io(&e),
                 message,
             }
         })?;

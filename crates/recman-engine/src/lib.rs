@@ -25,6 +25,7 @@ pub mod duplex;
 pub mod duplicate;
 mod error;
 pub mod fault;
+mod foreign;
 pub mod forever;
 pub mod immutable;
 pub mod import;

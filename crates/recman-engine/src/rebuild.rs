@@ -155,7 +155,8 @@ fn record_of(m: &BackupManifest, db_id: i64) -> Result<BackupRecord, String> {
         // A WAL backup set of history files only has no LSN range; its manifest writes the
         // start there.
         stop_lsn: Some(lsn(&m.stop_lsn)?).filter(|_| {
-            !m.backup_type.eq_ignore_ascii_case(crate::ARCHIVELOG)
+            !m.backup_type
+                .eq_ignore_ascii_case(crate::backup_types::ARCHIVELOG)
                 || files().any(|e| e.path.len() == 24)
         }),
         timeline: m.timeline,
@@ -257,7 +258,10 @@ fn store(
                 origin_type: o.origin_type.clone(),
             },
         )
-    } else if m.backup_type.eq_ignore_ascii_case(crate::ARCHIVELOG) {
+    } else if m
+        .backup_type
+        .eq_ignore_ascii_case(crate::backup_types::ARCHIVELOG)
+    {
         let held: Vec<(String, u32)> = files()
             .filter_map(|e| Some((e.path.clone(), e.set_no?)))
             .collect();

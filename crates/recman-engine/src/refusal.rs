@@ -1,5 +1,5 @@
 //! Typed refusals: requests the engine turns down because they are wrong or do not fit the
-//! state they meet. Every refusal is [`crate::ErrorKind::InvalidInput`], reaches the caller as
+//! state they meet. Every refusal is [`crate::error::ErrorKind::InvalidInput`], reaches the caller as
 //! [`crate::EngineError::Refused`], and prints exactly the words the user has always seen.
 //!
 //! # Why a type of its own
@@ -40,7 +40,7 @@ pub use import::Import;
 pub use input::Input;
 pub use wal::{SegmentUse, Wal};
 
-/// A request the engine refused ([`crate::ErrorKind::InvalidInput`]), by family.
+/// A request the engine refused ([`crate::error::ErrorKind::InvalidInput`]), by family.
 #[derive(Debug, thiserror::Error)]
 pub enum Refusal {
     #[error(transparent)]
@@ -89,10 +89,10 @@ mod tests {
             r.to_string(),
             "recover block needs the cluster's data directory; hint: give --pgdata DIR"
         );
-        let e = crate::EngineError::from(Input::AtLeastOne {
+        let e = crate::error::EngineError::from(Input::AtLeastOne {
             options: "--channels",
         });
-        assert_eq!(e.kind(), crate::ErrorKind::InvalidInput);
+        assert_eq!(e.kind(), crate::error::ErrorKind::InvalidInput);
         assert_eq!(e.to_string(), "--channels must be at least 1");
     }
 }

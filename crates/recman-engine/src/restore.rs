@@ -2,21 +2,25 @@
 //! brings it to the requested target when PostgreSQL starts there.
 
 mod adapt;
-mod chain;
+mod caller;
+pub(crate) mod chain;
 mod confine;
 mod copy_restore;
+pub(crate) mod copy_state;
 pub(crate) mod databases;
 pub mod dest;
 mod dest_pipe;
 pub mod dest_remote;
 pub mod dest_serve;
-mod files;
+pub(crate) mod files;
+mod foreign;
 mod indexed;
 mod outfile;
 mod partial;
 mod plan;
 mod plan_wal;
 mod recovery;
+mod sink;
 mod timeline;
 mod verify;
 mod writer;
@@ -24,9 +28,7 @@ mod writes;
 
 pub(crate) use crate::manifest_io::load_manifest;
 pub use crate::recovery_target::RecoveryTarget;
-pub(crate) use chain::restore_chain;
-pub(crate) use confine::check_rel;
-pub(crate) use files::{Layout, apply_metadata, make_entries};
+pub(crate) use files::{Layout, apply_metadata};
 pub use partial::{FIRST_NORMAL_OBJECT_ID, Partial, SYSTEM_DATABASES, Selection, filenode_of};
 pub use plan::{Estimate, PlannedBackup, PlannedCopy, PlannedPiece, RestorePlan, plan_restore};
 pub use plan_wal::{PlannedSegment, TimelineSpan, WalPlan, WalSource};
@@ -163,7 +165,7 @@ pub fn restore_database_on(
         .and_then(|()| {
             if foreign {
                 // Read through the origin (catalog import), checked against its checksums.
-                return crate::import::restore_foreign(
+                return foreign::restore_foreign(
                     backups_chain,
                     &layout,
                     opts.channels.max(1),
@@ -364,7 +366,7 @@ fn undo_failed(
 pub(crate) fn restore_more(
     ctx: &Context,
     opts: &RestoreOptions,
-    keep: chain::Keep,
+    keep: sink::Keep,
     progress: &dyn Progress,
 ) -> Result<u64, EngineError> {
     let plan = plan::plan_restore(ctx, opts)?;

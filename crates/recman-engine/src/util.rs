@@ -152,6 +152,16 @@ pub(crate) fn cut(names: &[String]) -> String {
     s
 }
 
+/// Whether `name` is a WAL segment file name: 24 upper-case hex digits (timeline, log,
+/// segment), which sort in WAL order within a timeline. History, backup history and
+/// `.partial` files are not segments.
+pub fn is_segment_name(name: &str) -> bool {
+    name.len() == 24
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(&b))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -33,7 +33,7 @@ impl Window {
     /// Parses `H:MM[:SS]` (RMAN's hh:mm[:ss]).
     pub fn parse_length(text: &str) -> Result<Duration, crate::error::EngineError> {
         let bad = || {
-            crate::EngineError::from(crate::refusal::Input::Duration {
+            crate::error::EngineError::from(crate::refusal::Input::Duration {
                 text: text.to_string(),
             })
         };

@@ -65,7 +65,7 @@ pub(crate) fn read_wal_into(
         return Ok(Some(crc));
     }
     // Before the switch to recman: the WAL archive of the tool the backups were imported from.
-    if let Some(data) = crate::import::read_foreign_wal(repo, db, name, &mut failures)? {
+    if let Some(data) = crate::foreign::read_foreign_wal(repo, db, name, &mut failures)? {
         *out = data;
         return Ok(Some(crc32c::crc32c(out)));
     }

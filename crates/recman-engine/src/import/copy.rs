@@ -6,9 +6,11 @@
 //! backup of recman's own, with the same start and stop LSN, timeline and backup label. The
 //! origin's files are only read: they may be moved or removed afterwards.
 
-use super::{ForeignEntry, ImportError, Opened, open_origin};
 use crate::context::Context;
 use crate::error::EngineError;
+use crate::foreign::{
+    ForeignEntry, ImportError, Opened, file_failure, open_origin, read_foreign_wal,
+};
 use crate::manifest_io::load_manifest;
 use crate::pipeline::{OutputShape, SetWriter};
 use crate::progress::Progress;
@@ -164,7 +166,7 @@ fn archive_wal(
             Some(e) => read_whole(o, e)?,
             None => {
                 let mut failures = Vec::new();
-                super::read_foreign_wal(&ctx.repo, &ctx.db, &name, &mut failures)?.ok_or_else(
+                read_foreign_wal(&ctx.repo, &ctx.db, &name, &mut failures)?.ok_or_else(
                     || {
                         EngineError::NotFound(format!(
                             "wal segment {name}, which backup {} needs to become consistent, is in neither its pg_wal nor an imported archive{}; hint: import the archive it is in, or keep this backup read in place",
@@ -192,7 +194,7 @@ fn read_whole(o: &dyn Opened, e: &ForeignEntry) -> Result<Vec<u8>, EngineError> 
 fn copy_failed(o: &dyn Opened, e: &ForeignEntry, why: &str) -> EngineError {
     EngineError::Corrupt(format!(
         "{}; hint: nothing of the copy was kept: the backup stays imported, read in place; validate it (`recman validate backup`)",
-        super::validate::file_failure(o, e, why)
+        file_failure(o, e, why)
     ))
 }
 

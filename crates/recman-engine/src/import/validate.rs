@@ -5,9 +5,9 @@
 //! origin itself recorded as failing their checksum (pgBackRest's page-checksum results) are
 //! reported with the rest. Nothing is written.
 
-use super::{ForeignEntry, Opened, open_origin};
 use crate::context::Context;
 use crate::error::EngineError;
+use crate::foreign::{ForeignEntry, file_failure, open_origin};
 use crate::pagecheck::{PageRules, PageVerdicts, check_stored};
 use crate::progress::Progress;
 use crate::validate::ValidateBackupReport;
@@ -15,17 +15,6 @@ use recman_catalog::{BackupRecord, CorruptBlock};
 use recman_format::manifest::BackupManifest;
 use std::io::Read;
 use std::sync::Mutex;
-
-/// The words for a file of an imported backup that failed: its path, what failed and the
-/// checksum the origin recorded for it.
-pub(crate) fn file_failure(o: &dyn Opened, f: &ForeignEntry, why: &str) -> String {
-    let recorded = f
-        .checksum
-        .as_ref()
-        .map(|c| format!("; the origin recorded {c} for it"))
-        .unwrap_or_default();
-    format!("file {} of {}: {why}{recorded}", f.path, o.describe())
-}
 
 #[derive(Default)]
 struct Tally {
@@ -49,7 +38,7 @@ pub(crate) fn validate_foreign(
     let files: Vec<&ForeignEntry> = opened
         .entries()
         .iter()
-        .filter(|e| e.kind == super::EntryKind::File)
+        .filter(|e| e.kind == crate::foreign::EntryKind::File)
         .collect();
     progress.start("validate", files.iter().map(|f| f.size).sum());
     let tally = Mutex::new(Tally::default());

@@ -179,7 +179,7 @@ fn run(
     ));
     let wanted = |p: &str| {
         crate::restore::databases::db_of(p) == Some(db_oid)
-            && crate::filenode_of(p).is_some_and(|n| filenodes.contains(&n))
+            && crate::restore::filenode_of(p).is_some_and(|n| filenodes.contains(&n))
     };
     read_bytes += crate::restore::restore_more(ctx, &r2, &wanted, progress)?;
     restored_bytes += dir_bytes(&data).saturating_sub(rep1.bytes);
@@ -238,7 +238,7 @@ fn table_files(
     Ok(rows
         .iter()
         .filter_map(|r| r.first().and_then(|v| v.parse::<u32>().ok()))
-        .filter(|n| *n >= crate::FIRST_NORMAL_OBJECT_ID)
+        .filter(|n| *n >= crate::restore::FIRST_NORMAL_OBJECT_ID)
         .collect::<std::collections::HashSet<u32>>())
 }
 

@@ -2,11 +2,11 @@
 //! directory, or moved there with --switch-to-copy; then the same recovery settings as any
 //! restore, from the backup state the copy holds.
 
+use super::copy_state::{copy_layout, copy_rel, load_copy};
 use super::{
     Layout, RecoveryTarget, RestoreOptions, RestoreReport, apply_metadata, write_recovery,
 };
 use crate::context::Context;
-use crate::copy::{copy_layout, copy_rel, load_copy};
 use crate::error::EngineError;
 use crate::progress::Progress;
 use recman_format::manifest::{BackupManifest, EntryKind};

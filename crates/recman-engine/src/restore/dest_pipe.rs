@@ -12,7 +12,7 @@
 //! A file dropped before the flush (a failing restore) still waits for its writes, so none
 //! lands after the restore has cleaned up and reported.
 
-use super::dest_remote::Caller;
+use super::caller::Caller;
 use crate::error::EngineError;
 use bytes::Bytes;
 use recman_error::ErrorKind;

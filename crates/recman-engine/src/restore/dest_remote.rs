@@ -3,31 +3,14 @@
 //! many in flight at once (`dest_pipe.rs`). The transport is behind [`Caller`], so the engine
 //! does not depend on it; the binary plugs in its client.
 
+pub use super::caller::Caller;
 use super::dest::{DestFile, Destination, DirState, MetaChange};
 use super::dest_pipe::{FileWrites, Pipe};
 use crate::aligned::AlignedBuf;
 use crate::error::EngineError;
-use bytes::Bytes;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// One request and its reply, as the agent's transport carries them.
-pub trait Caller: Send + Sync {
-    /// The agent's address, for messages.
-    fn name(&self) -> String;
-    fn call(&self, method: &str, meta: Value, body: &[u8])
-    -> Result<(Value, Vec<u8>), EngineError>;
-    /// [`Caller::call`] with a body the transport may keep without copying it.
-    fn call_bytes(
-        &self,
-        method: &str,
-        meta: Value,
-        body: Bytes,
-    ) -> Result<(Value, Vec<u8>), EngineError> {
-        self.call(method, meta, &body)
-    }
-}
 
 /// Operations per batched call (`*-all` methods): small enough for the call's meta.
 const BATCH: usize = 512;

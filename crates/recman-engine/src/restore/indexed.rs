@@ -7,7 +7,7 @@
 //! that ends in the piece by the CRC-32C of its chunks against the index and against what the
 //! manifest recorded. Only the whole piece's checksum is left out: it needs every byte.
 
-use super::chain::{Pass, RestoreSink};
+use super::sink::{Pass, RestoreSink};
 use crate::error::EngineError;
 use crate::io::{IoCounters, TimedReader};
 use crate::pieces::Source;

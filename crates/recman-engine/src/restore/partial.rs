@@ -5,9 +5,10 @@
 //! databases' oids read from it, the directories wanted. Only the sets holding a wanted file
 //! are read (see `chain`).
 
-use super::chain::{Keep, restore_chain_with};
+use super::chain::restore_chain_with;
 use super::databases::{DbTuple, db_of, oid_of, read_databases};
 use super::files::Layout;
+use super::sink::Keep;
 use crate::context::Context;
 use crate::error::EngineError;
 use crate::pieces::Source;

@@ -128,7 +128,7 @@ pub fn plan_restore(ctx: &Context, opts: &RestoreOptions) -> Result<RestorePlan,
     let mut notes = Vec::new();
     let (chain, image_copy, tag) = match &opts.from_copy {
         Some(t) => {
-            let state = crate::copy::load_copy(ctx, t)?.ok_or_else(|| {
+            let state = super::copy_state::load_copy(ctx, t)?.ok_or_else(|| {
                 EngineError::NotFound(format!("there is no image copy with tag {t}; hint: make one with `recman backup database --as-copy --tag {t}`"))
             })?;
             super::copy_restore::check_target(t, &state, &opts.target)?;
@@ -183,7 +183,7 @@ pub fn plan_restore(ctx: &Context, opts: &RestoreOptions) -> Result<RestorePlan,
             stop_time: m.stop_time.clone(),
             bytes: pieces.iter().map(|p| p.size).sum(),
             pieces,
-            origin: m.origin.as_ref().map(crate::import::describe_origin),
+            origin: m.origin.as_ref().map(crate::foreign::describe_origin),
         });
     }
     let piece_bytes: u64 = backups.iter().map(|b| b.bytes).sum();

@@ -177,7 +177,7 @@ pub(super) struct Known {
     pub(super) histories: BTreeSet<u32>,
     /// Segments of the imported archives (catalog import).
     foreign: HashMap<(u32, u64), Vec<recman_catalog::ForeignWalRecord>>,
-    foreign_known: crate::import::ForeignKnown,
+    foreign_known: crate::foreign::ForeignKnown,
     /// Segments the imported backup being restored holds in its pg_wal, and its id.
     in_backup: (String, BTreeSet<String>),
 }
@@ -200,7 +200,7 @@ pub(crate) fn plan_wal(
     let mut known = known(ctx, seg)?;
     known.in_backup = own_wal(m, seg);
     let mut notes = Vec::new();
-    let spans = ancestry(ctx, m, &known, timeline, &mut notes)?;
+    let spans = ancestry(ctx, m, &known.histories, timeline, &mut notes)?;
     let lines = Lines {
         spans: &spans,
         seg,
@@ -427,7 +427,7 @@ fn known(ctx: &Context, seg: u64) -> Result<Known, EngineError> {
         copies: HashMap::new(),
         histories: BTreeSet::new(),
         foreign: HashMap::new(),
-        foreign_known: crate::import::ForeignKnown::load(&ctx.repo, &ctx.db)?,
+        foreign_known: crate::foreign::ForeignKnown::load(&ctx.repo, &ctx.db)?,
         in_backup: Default::default(),
     };
     for w in &k.foreign_known.files {

@@ -2,11 +2,11 @@
 //! and its parents, from the target's history file) and the segment numbers of names, in the
 //! cluster's segment size.
 
-use super::plan_wal::Known;
 use crate::context::Context;
 use crate::error::EngineError;
 use recman_format::manifest::BackupManifest;
 use recman_pg::{Lsn, WalName};
+use std::collections::BTreeSet;
 
 pub(super) fn parse_segment(name: &str, seg_size: u64) -> Option<(u32, u64)> {
     if !crate::archive::is_segment_name(name) {
@@ -32,10 +32,11 @@ pub(super) use crate::tracking_path::Span;
 
 /// The timelines recovery walks, oldest first: recovery_target_timeline 'latest' follows the
 /// run of history files after the backup's timeline, as PostgreSQL probes for them.
+/// `histories`: the timelines whose history file the archive holds.
 pub(super) fn ancestry(
     ctx: &Context,
     m: &BackupManifest,
-    known: &Known,
+    histories: &BTreeSet<u32>,
     timeline: Option<&str>,
     notes: &mut Vec<String>,
 ) -> Result<Vec<Span>, EngineError> {
@@ -47,7 +48,7 @@ pub(super) fn ancestry(
     let target = match timeline.map(str::trim) {
         None | Some("latest") => {
             let mut t = m.timeline;
-            while known.histories.contains(&(t + 1)) {
+            while histories.contains(&(t + 1)) {
                 t += 1;
             }
             t

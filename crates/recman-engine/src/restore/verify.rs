@@ -279,7 +279,7 @@ fn segment(
             WalSource::InBackup { .. } => Ok(()),
             WalSource::Imported { .. } => {
                 let mut failures = Vec::new();
-                match crate::import::read_foreign_wal(&ctx.repo, &ctx.db, &s.name, &mut failures) {
+                match crate::foreign::read_foreign_wal(&ctx.repo, &ctx.db, &s.name, &mut failures) {
                     Ok(Some(_)) => Ok(()),
                     Ok(None) if failures.is_empty() => {
                         Err(EngineError::Corrupt("the segment is not in it".into()))
@@ -373,11 +373,11 @@ fn copy_files(
     progress: &dyn Progress,
     failures: &mut Vec<String>,
 ) -> Result<Vec<Verified>, EngineError> {
-    let layout: Layout = crate::copy::copy_layout(ctx, tag, state)?;
+    let layout: Layout = super::copy_state::copy_layout(ctx, tag, state)?;
     let mut out = Vec::new();
     for e in state.entries.iter().filter(|e| e.kind == EntryKind::File) {
         let p = layout.real(&e.path);
-        match crate::copy::file_crc(&p) {
+        match super::copy_state::file_crc(&p) {
             Ok(crc) if e.crc32c.is_none_or(|c| c == crc) => out.push(Verified {
                 name: e.path.clone(),
                 from: format!("image copy {}", tag.to_uppercase()),

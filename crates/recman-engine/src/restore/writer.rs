@@ -12,6 +12,7 @@
 //! before the restore reports done ([`super::dest::Destination::flush`]), many at once.
 
 use super::dest::DestFile;
+use super::writes::WriteShape;
 use crate::aligned::AlignedBuf;
 use crate::error::EngineError;
 use crate::io::IoCounters;
@@ -19,24 +20,6 @@ use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-/// How a restore channel writes: how many writes it keeps in flight and how large they are.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WriteShape {
-    /// Writer threads, each with one write in flight at most.
-    pub writers: usize,
-    /// Bytes one write gathers at most.
-    pub request: usize,
-}
-
-impl Default for WriteShape {
-    fn default() -> Self {
-        WriteShape {
-            writers: 4,
-            request: 1 << 20,
-        }
-    }
-}
 
 /// Files whose gathered bytes wait for more at once; the oldest is handed over when another
 /// file starts gathering.

@@ -8,12 +8,29 @@
 
 use super::adapt::Adaptive;
 use super::outfile::WriteMode;
-use super::writer::WriteShape;
 use crate::error::EngineError;
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::Arc;
+
+/// How a restore channel writes: how many writes it keeps in flight and how large they are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteShape {
+    /// Writer threads, each with one write in flight at most.
+    pub writers: usize,
+    /// Bytes one write gathers at most.
+    pub request: usize,
+}
+
+impl Default for WriteShape {
+    fn default() -> Self {
+        WriteShape {
+            writers: 4,
+            request: 1 << 20,
+        }
+    }
+}
 
 /// From this many bytes to write, a restore chooses its way while it writes; below, the
 /// exploration would be most of the restore, and it writes directly.

@@ -3,10 +3,9 @@
 //! writes it); the only writes are probe objects on each output device, removed at once
 //! ([`super::media_probe`]).
 
-use crate::aligned::AlignedBuf;
+pub use super::probes::{CalibrateOptions, InputDevice, OutputDevice, ReadProbe, WriteProbe};
+use super::read_probe::{Span, rate, read_probe};
 use crate::error::EngineError;
-use crate::io::{IoMode, IoSettings, ReadReq, open_engine};
-use crate::read_mode::ReadMode;
 use recman_media::Media;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -15,100 +14,6 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// One read measurement: `request_size` bytes per read, `queue_depth` in flight.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ReadProbe {
-    pub request_size: u64,
-    pub queue_depth: u32,
-    pub direct: bool,
-    pub bytes: u64,
-    pub bytes_per_second: u64,
-}
-
-/// A device holding part of the cluster (the data directory, a tablespace).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct InputDevice {
-    /// "MAJ:MIN" of the file system's device.
-    pub device: String,
-    /// Bytes of the cluster on it.
-    pub bytes: u64,
-    pub files: u64,
-    pub largest_file: u64,
-    pub probes: Vec<ReadProbe>,
-    /// The best direct read rate and the shape that reached it.
-    pub best_bytes_per_second: u64,
-    pub best_request_size: u64,
-    pub best_queue_depth: u32,
-    /// Reads at the best shape with every page checked on the reading thread, as a channel
-    /// does; absent from calibrations taken before it was measured.
-    #[serde(default)]
-    pub read_and_check: Option<super::read_check::ReadAndCheck>,
-}
-
-/// One output device's write rate with `streams` writers at once.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct WriteProbe {
-    pub streams: u32,
-    pub bytes: u64,
-    /// All streams together, streaming: the per-object cost ([`OutputDevice::commit_seconds`])
-    /// is taken out of the time, once, as the streams commit at once. Calibrations taken
-    /// before 2026-11-26 counted it in.
-    pub bytes_per_second: u64,
-    /// Bytes written per second of the process's CPU time while the streams wrote: what the
-    /// writes cost a core (the copies into aligned blocks and their submission, an upload's
-    /// requests). Where cores are scarce (a container's CPU limit) this adds to what reading,
-    /// checking and compressing cost. 0 in calibrations taken before it was measured.
-    #[serde(default)]
-    pub cpu_bytes_per_second: u64,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct OutputDevice {
-    /// disk, s3, vtape, plugin, ... (from the driver's description).
-    pub kind: String,
-    pub describe: String,
-    /// The device type a backup names it by (disk, s3, sbt); empty in calibrations taken
-    /// before device types were probed.
-    #[serde(default)]
-    pub device_type: String,
-    /// Pieces written as a backup writes them, by 1 and by N streams at once.
-    pub probes: Vec<WriteProbe>,
-    /// Objects of a few sizes written, read back and removed (see [`super::media_probe`]).
-    #[serde(default)]
-    pub objects: Vec<super::media_probe::ObjectProbe>,
-    /// Seconds to write and commit the smallest probe object, the first written: a request's
-    /// latency, with what only a first object pays (a tape's load); [`Self::commit_seconds`]
-    /// is what every piece pays.
-    #[serde(default)]
-    pub write_latency_seconds: f64,
-    /// What each piece costs besides its bytes, from the 1 MiB and 4 MiB objects' times (see
-    /// `media_probe::commit_seconds`); 0 in calibrations taken before it was measured.
-    #[serde(default)]
-    pub commit_seconds: f64,
-    /// Seconds to open and read the smallest probe object.
-    #[serde(default)]
-    pub read_latency_seconds: f64,
-    /// The best read rate of the probe objects: what a restore meets.
-    #[serde(default)]
-    pub read_bytes_per_second: u64,
-    /// "MAJ:MIN" of a disk output's file system; empty for other media. An output on a device
-    /// that also holds the cluster shares that device's time with the reads.
-    #[serde(default)]
-    pub device: String,
-    /// On such a device, a read and a write at once: how far the two share its time; absent
-    /// for other outputs and from calibrations taken before 2026-11-26 (read as fully shared).
-    #[serde(default)]
-    pub mixed: Option<super::shared_probe::MixedProbe>,
-}
-
-impl OutputDevice {
-    /// The probe of one stream writing alone: the write limit, and what the writes cost the
-    /// CPU.
-    pub fn one_stream(&self) -> Option<&WriteProbe> {
-        self.probes.iter().find(|p| p.streams == 1)
-    }
-}
 
 /// Per-core rates on a sample of the cluster's pages (bytes of input per second of one core).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -183,38 +88,8 @@ pub struct Calibration {
     pub io_uring: bool,
 }
 
-/// How long calibrate may take: each read probe stops after `probe_bytes` or `probe_time`.
-#[derive(Clone, Debug)]
-pub struct CalibrateOptions {
-    pub probe_bytes: u64,
-    pub probe_time: Duration,
-    /// Bytes of pages sampled for the CPU rates.
-    pub sample_bytes: usize,
-    /// Bytes each stream writes to an output device.
-    pub write_bytes: u64,
-    /// Streams of the multi-stream write probe.
-    pub streams: u32,
-}
-
-impl Default for CalibrateOptions {
-    fn default() -> Self {
-        CalibrateOptions {
-            probe_bytes: 256 << 20,
-            probe_time: Duration::from_millis(1500),
-            sample_bytes: 16 << 20,
-            write_bytes: 32 << 20,
-            streams: 4,
-        }
-    }
-}
-
 /// Request sizes and queue depths probed for direct reads.
 const SHAPES: &[(u64, u32)] = &[(128 << 10, 1), (1 << 20, 1), (1 << 20, 4), (1 << 20, 16)];
-
-/// Bytes per second of `bytes` in `d`.
-pub(super) fn rate(bytes: u64, d: Duration) -> u64 {
-    (bytes as f64 / d.as_secs_f64().max(1e-6)) as u64
-}
 
 /// Measures the cluster at `pgdata` and the output devices `outputs` (device type, media).
 pub fn calibrate(
@@ -438,17 +313,10 @@ fn split_spans(files: &[(PathBuf, u64)], total: u64, parts: u32) -> Vec<Vec<Span
     shares
 }
 
-/// A part of a file: its path and the byte range [start, end).
-pub(super) type Span = (PathBuf, u64, u64);
-
 /// Whole files as spans.
 fn whole(files: &[(PathBuf, u64)]) -> Vec<Span> {
     files.iter().map(|(p, len)| (p.clone(), 0, *len)).collect()
 }
-
-/// What a read probe does with each buffer it completes; false ends the probe (the reads in
-/// flight complete, none is submitted).
-pub(super) type OnRead<'a> = dyn FnMut(&[u8]) -> bool + 'a;
 
 /// What a channel does to every chunk it reads: page checks and the chunk's CRC.
 fn check_chunk(c: &[u8]) {
@@ -458,109 +326,6 @@ fn check_chunk(c: &[u8]) {
     for p in pages.chunks_exact(recman_page::BLCKSZ) {
         std::hint::black_box(recman_page::checksum_page(p, 0));
     }
-}
-
-/// Reads the spans `files` in order, each from its start (every probe meets the files as a
-/// backup does; after the last span it wraps around once while the budget lasts), with the I/O
-/// engine, `qd` requests of `size` in flight; `on_read` sees each buffer's bytes as it
-/// completes, on this thread, before the next read of that buffer is submitted, and may end
-/// the probe there.
-pub(super) fn read_probe(
-    files: &[Span],
-    size: u64,
-    qd: u32,
-    direct: bool,
-    opt: &CalibrateOptions,
-    io_uring: bool,
-    mut on_read: Option<&mut OnRead>,
-) -> Result<ReadProbe, EngineError> {
-    let settings = IoSettings {
-        mode: if io_uring {
-            IoMode::Uring
-        } else {
-            IoMode::Threads
-        },
-        slaves: qd as usize,
-        ..IoSettings::default()
-    };
-    let (mut engine, _) = open_engine(&settings, qd as usize).map_err(|e| {
-        EngineError::from(crate::refusal::Input::CalibrateIoEngine { why: e.to_string() })
-    })?;
-    let mut free: Vec<AlignedBuf> = (0..qd).map(|_| AlignedBuf::new(size as usize)).collect();
-    let mut open: Option<(usize, Arc<File>)> = None;
-    let (mut bytes, mut tag, mut wrapped, mut ended) = (0u64, 0u64, false, false);
-    // The file being read and the offset in it.
-    let mut cursor = (0usize, files.first().map_or(0, |f| f.1));
-    let t0 = Instant::now();
-    let budget = |bytes: u64, ended: bool| {
-        ended || bytes >= opt.probe_bytes || t0.elapsed() >= opt.probe_time
-    };
-    loop {
-        while !budget(bytes, ended) && !free.is_empty() {
-            if cursor.0 >= files.len() {
-                if wrapped || files.is_empty() {
-                    break;
-                }
-                cursor = (0, files[0].1);
-                wrapped = true;
-            }
-            let (path, _, end) = &files[cursor.0];
-            if cursor.1 >= *end {
-                cursor = (cursor.0 + 1, files.get(cursor.0 + 1).map_or(0, |f| f.1));
-                continue;
-            }
-            let file = match &open {
-                Some((i, f)) if *i == cursor.0 => Arc::clone(f),
-                _ => {
-                    let reads = if direct {
-                        ReadMode::Direct
-                    } else {
-                        ReadMode::Buffered
-                    };
-                    let f = Arc::new(
-                        crate::source::open_local(path, reads, crate::source::WHOLE)
-                            .map_err(|e| EngineError::io("open for calibration", path, e))?
-                            .0,
-                    );
-                    open = Some((cursor.0, Arc::clone(&f)));
-                    f
-                }
-            };
-            let len = size
-                .min(end - cursor.1)
-                .next_multiple_of(crate::aligned::ALIGN as u64);
-            engine
-                .submit(ReadReq {
-                    tag,
-                    file: crate::source::SourceFile::Local(file),
-                    offset: cursor.1,
-                    len: len as usize,
-                    buf: free.pop().expect("a free buffer"),
-                })
-                .map_err(|e| EngineError::io("read for calibration", path, e))?;
-            tag += 1;
-            cursor.1 += size;
-        }
-        if engine.outstanding() == 0 {
-            break;
-        }
-        let done = engine
-            .wait_complete()
-            .map_err(|e| EngineError::io("read for calibration", &files[0].0, e))?;
-        let got = *done.result.as_ref().unwrap_or(&0);
-        bytes += got as u64;
-        if let Some(f) = on_read.as_mut() {
-            ended |= !f(&done.buf.as_slice()[..got.min(done.buf.as_slice().len())]);
-        }
-        free.push(done.buf);
-    }
-    Ok(ReadProbe {
-        request_size: size,
-        queue_depth: qd,
-        direct,
-        bytes,
-        bytes_per_second: rate(bytes, t0.elapsed()),
-    })
 }
 
 /// Up to `want` bytes of whole pages, taken as `SAMPLE_SLICES` slices spread evenly over all

@@ -4,24 +4,13 @@
 //! measured alike. Probe objects go under `calibrate/` and are removed before this returns,
 //! whether or not a probe failed.
 
-use super::calibrate::{CalibrateOptions, OutputDevice, WriteProbe, rate};
+pub use super::probes::ObjectProbe;
+use super::probes::{CalibrateOptions, OutputDevice, WriteProbe};
+use super::read_probe::rate;
 use crate::error::EngineError;
 use recman_media::{Media, MediaError};
-use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
-
-/// One object of `size` bytes written and committed, then read back whole.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ObjectProbe {
-    pub size: u64,
-    /// Create, write and commit.
-    pub write_seconds: f64,
-    /// Open and read to the end.
-    pub read_seconds: f64,
-    pub write_bytes_per_second: u64,
-    pub read_bytes_per_second: u64,
-}
 
 /// Sizes of the probe objects: a small one shows the cost of an object (a request to S3, a
 /// tape file mark and repositioning), the larger ones the streaming rate.

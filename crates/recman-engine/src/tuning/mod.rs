@@ -6,7 +6,9 @@ pub mod calibrate;
 pub mod diagnose;
 pub mod media_probe;
 pub mod overhead;
+mod probes;
 pub mod read_check;
+mod read_probe;
 pub mod shared_probe;
 
 pub use crate::cpu::{allowed_cores, process_cpu_time, thread_cpu_time, thread_cpu_wait};

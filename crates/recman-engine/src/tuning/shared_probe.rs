@@ -4,40 +4,14 @@
 //! reads alone, a device with room for both) decides whether a backup's read and write times
 //! add or overlap, and advise cannot tell which from the rates alone.
 
-use super::calibrate::{CalibrateOptions, InputDevice, Span, rate, read_probe};
 use super::media_probe::{PROBE_PREFIX, noise, write_object};
+pub use super::probes::MixedProbe;
+use super::probes::{CalibrateOptions, InputDevice};
+use super::read_probe::{Span, rate, read_probe};
 use crate::error::EngineError;
 use recman_media::Media;
-use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-/// A reader and a writer on one device at the same time, each rate over the time both ran.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MixedProbe {
-    /// Direct reads of the cluster's largest files at the device's best request size and
-    /// queue depth.
-    pub read_bytes_per_second: u64,
-    /// One stream written and committed as a backup piece is.
-    pub write_bytes_per_second: u64,
-    /// How long the two ran together.
-    pub seconds: f64,
-}
-
-impl MixedProbe {
-    /// How far reads and writes overlap on the device, from the rates each reached alone:
-    /// 0 when each direction lost what the other took (the shares of the rates alone sum to
-    /// one: the device's time is shared), 1 when both ran as fast as alone.
-    pub fn overlap(&self, read_alone: f64, write_alone: f64) -> f64 {
-        if read_alone <= 0.0 || write_alone <= 0.0 {
-            return 0.0;
-        }
-        (self.read_bytes_per_second as f64 / read_alone
-            + self.write_bytes_per_second as f64 / write_alone
-            - 1.0)
-            .clamp(0.0, 1.0)
-    }
-}
 
 /// Time per input byte on a device that reads `read_seconds` and writes `write_seconds` per
 /// input byte, as far as the two overlap (`overlap`, see [`MixedProbe::overlap`]): between

@@ -3,8 +3,8 @@
 //! and keys rendered as one JSON object in file order (`{"section":{"key":value,...},...}`,
 //! each value as written). Each file has a `.copy` beside it, read when the first fails.
 
-use crate::import::ImportError;
-use crate::import::decode::sha1_hex;
+use crate::foreign::ImportError;
+use crate::foreign::decode::sha1_hex;
 use std::collections::HashMap;
 
 const BACKREST: &str = "backrest";

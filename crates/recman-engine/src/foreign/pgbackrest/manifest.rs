@@ -4,8 +4,8 @@
 //! page-checksum result pgBackRest recorded.
 
 use super::ini::Info;
-use crate::import::decode::{Checksum, Codec};
-use crate::import::{EntryKind, ForeignEntry, ImportError};
+use crate::foreign::decode::{Checksum, Codec};
+use crate::foreign::{EntryKind, ForeignEntry, ImportError};
 use serde_json::Value;
 
 /// Where a file's bytes are in the repository.

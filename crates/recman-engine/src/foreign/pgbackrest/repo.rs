@@ -6,8 +6,8 @@
 use super::cipher::{Decrypting, decrypt_all};
 use super::ini::Info;
 use super::manifest::Manifest;
-use crate::import::decode::{Checked, Codec};
-use crate::import::{ForeignEntry, ImportError};
+use crate::foreign::decode::{Checked, Codec};
+use crate::foreign::{ForeignEntry, ImportError};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};

@@ -56,7 +56,7 @@ pub struct ImportReport {
 }
 
 /// A pgBackRest stanza to import: its repository, and where its passphrase comes from.
-struct PgbrLocation {
+pub(super) struct PgbrLocation {
     root: PathBuf,
     stanza: String,
     config: Option<PathBuf>,
@@ -91,7 +91,9 @@ fn only_stanza(dir: &Path, root: &Path) -> Result<String, ImportError> {
 }
 
 /// What `opts` points at, when it is pgBackRest's; None for a pg_basebackup backup.
-fn pgbackrest_location(opts: &ImportOptions) -> Result<Option<PgbrLocation>, ImportError> {
+pub(super) fn pgbackrest_location(
+    opts: &ImportOptions,
+) -> Result<Option<PgbrLocation>, ImportError> {
     let loc = &opts.location;
     let config_file = opts
         .pgbackrest_config
@@ -158,14 +160,6 @@ fn pgbackrest_location(opts: &ImportOptions) -> Result<Option<PgbrLocation>, Imp
         location: loc.display().to_string(),
     }
     .into())
-}
-
-/// Imports everything at `opts.location` not imported yet. Call under the repository lock.
-pub fn import(repo: &Repository, opts: &ImportOptions) -> Result<ImportReport, EngineError> {
-    match pgbackrest_location(opts)? {
-        Some(l) => import_pgbackrest(repo, opts, &l),
-        None => super::basebackup::import(repo, opts),
-    }
 }
 
 /// The registered database with `sysid`, or a new registration.
@@ -386,7 +380,7 @@ impl Opened for PgbrOpened {
     }
 }
 
-fn import_pgbackrest(
+pub(super) fn import_pgbackrest(
     repo: &Repository,
     opts: &ImportOptions,
     l: &PgbrLocation,

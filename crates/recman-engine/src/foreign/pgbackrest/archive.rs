@@ -6,8 +6,8 @@
 
 use super::cipher::Decrypting;
 use super::repo::Repo;
-use crate::import::decode::{Checksum, Codec, sha1_hex};
-use crate::import::{ForeignWal, ImportError};
+use crate::foreign::decode::{Checksum, Codec, sha1_hex};
+use crate::foreign::{ForeignWal, ImportError};
 use std::io::Read;
 use std::path::Path;
 
@@ -103,7 +103,7 @@ pub fn list_one(repo: &Repo, id: &str, name: &str) -> Result<Option<ForeignWal>,
 /// segments recovery asks for.
 fn segment(path: &Path, file: &str, rel: &str) -> Option<ForeignWal> {
     let (name, rest) = file.split_at_checked(24)?;
-    if !crate::archive::is_segment_name(name) {
+    if !crate::util::is_segment_name(name) {
         return None;
     }
     let rest = rest.strip_prefix('-')?;

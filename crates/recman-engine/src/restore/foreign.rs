@@ -4,10 +4,10 @@
 //! it, as for recman's own backups. A file that fails its check stops the restore, which
 //! then removes what it wrote: the restored directory is never left to be started.
 
-use super::{ForeignEntry, ImportError, Opened, open_origin};
+use super::files::{Layout, apply_metadata, make_entries};
 use crate::error::EngineError;
+use crate::foreign::{ForeignEntry, ImportError, Opened, file_failure, open_origin};
 use crate::progress::Progress;
-use crate::restore::{Layout, apply_metadata, make_entries};
 use recman_catalog::IoStatRow;
 use recman_format::manifest::{BackupManifest, EntryKind};
 use std::collections::{HashMap, HashSet};
@@ -132,7 +132,7 @@ fn copy_streams(
 fn failed(o: &dyn Opened, f: &ForeignEntry, why: &str) -> EngineError {
     EngineError::Corrupt(format!(
         "{}; hint: the restore stops here and removes what it wrote; restore another backup (`--from-tag`), or validate this one (`recman validate backup`)",
-        super::validate::file_failure(o, f, why)
+        file_failure(o, f, why)
     ))
 }
 
@@ -144,7 +144,7 @@ fn copy_file(
     layout: &Layout,
     progress: &dyn Progress,
 ) -> Result<(), EngineError> {
-    crate::restore::check_rel("an imported backup being restored", &f.path)?;
+    super::confine::check_rel("an imported backup being restored", &f.path)?;
     let path = layout.real(&f.path);
     let failed = |why: String| failed(o, f, &why);
     let out = layout.dest.open(&path)?;

@@ -2,7 +2,7 @@
 //! repository is and its encryption passphrase. Options are `key=value` lines in `[global]`
 //! and `[STANZA]` sections (a stanza's own value wins); repository 1 is the one read.
 
-use crate::import::ImportError;
+use crate::foreign::ImportError;
 use std::path::{Path, PathBuf};
 
 /// The environment variable pgBackRest itself reads the repository passphrase from.

@@ -6,8 +6,8 @@ use super::manifest::Manifest;
 use super::store::Store;
 use crate::backup_types::FOREIGN;
 use crate::error::EngineError;
-use crate::import::record;
-use crate::import::{ImportError, ImportOptions, ImportReport, ImportedBackup, PG_BASEBACKUP};
+use crate::foreign::record;
+use crate::foreign::{ImportError, ImportOptions, ImportReport, ImportedBackup, PG_BASEBACKUP};
 use recman_catalog::Repository;
 use recman_format::manifest::{BackupManifest, MANIFEST_FORMAT, MANIFEST_VERSION, ManifestOrigin};
 
@@ -107,7 +107,7 @@ fn manifest_of(
     bm: &Manifest,
     facts: Facts,
     store: &Store,
-    list: &[crate::import::ForeignEntry],
+    list: &[crate::foreign::ForeignEntry],
     dir: &std::path::Path,
 ) -> BackupManifest {
     use std::os::unix::fs::MetadataExt;
