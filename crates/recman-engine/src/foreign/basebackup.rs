@@ -18,10 +18,3 @@ mod tar;
 
 pub(crate) use import::import;
 pub(crate) use opened::Opened;
-
-use std::path::Path;
-
-/// Whether `dir` is a backup pg_basebackup wrote (it holds its `backup_manifest`).
-pub fn is_backup_dir(dir: &Path) -> bool {
-    dir.join("backup_manifest").is_file()
-}

@@ -122,7 +122,7 @@ pub(super) fn pgbackrest_location(
             loc.display()
         )));
     }
-    if super::basebackup::is_backup_dir(loc) {
+    if is_basebackup_dir(loc) {
         return Ok(None);
     }
     let pass = std::env::var(config::CIPHER_PASS_ENV).ok();
@@ -569,4 +569,10 @@ fn manifest_of(
         sets: Vec::new(),
         corrupt_blocks: Vec::new(),
     })
+}
+
+/// Whether `dir` is a backup pg_basebackup wrote (it holds its `backup_manifest`). Here, not
+/// with the pg_basebackup reader, because that reader records its backups through this file.
+fn is_basebackup_dir(dir: &Path) -> bool {
+    dir.join("backup_manifest").is_file()
 }
