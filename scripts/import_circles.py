@@ -10,7 +10,9 @@ parent counts as an import of the parent: that is the file a reader opens. Test 
 reach anywhere.
 
 Prints every circle (the files, and the names that tie each step) and exits 1 if there is one,
-so CI keeps the count at zero. Run from the workspace root:
+so CI keeps the count at zero. It also holds the engine to ARCHITECTURE.md's table of its
+layers: every top-level file or folder of the engine stands in one row, and no arrow runs from
+a row to a later one. Run from the workspace root:
 
     python3 scripts/import_circles.py [crates/NAME ...]
 """
@@ -196,6 +198,33 @@ def rooms(graph, mods):
     return levels
 
 
+def engine_layers(doc="ARCHITECTURE.md", crate="crates/recman-engine"):
+    """Faults against the layer table of ARCHITECTURE.md ("## The engine's layers")."""
+    text = open(doc, encoding="utf-8").read()
+    part = text.split("## The engine's layers", 1)[1].split("\n## ", 1)[0]
+    rows = [l for l in part.splitlines() if l.startswith("| ") and "`" in l]
+    row_of = {}
+    for i, line in enumerate(rows):
+        for name in re.findall(r"`([a-z_]+)(?:\.rs|/)`", line.split("|")[2]):
+            row_of[name] = i
+    mods = without_tests(modules(os.path.join(crate, "src")))
+    graph = {path: edges_of(key, path, mods) if key else {} for key, path in mods.items()}
+    key_of = {path: key for key, path in mods.items()}
+    faults = sorted(
+        f"{k[0]} is in no row of the layer table"
+        for k in {k[:1] for k in mods if k} if k[0] not in row_of
+    )
+    for src, targets in graph.items():
+        a = key_of[src]
+        for dst, names in targets.items():
+            b = key_of[dst]
+            if a and b and a[0] != b[0] and row_of.get(b[0], -1) > row_of.get(a[0], 99):
+                faults.append(
+                    f"{src} -> {dst} ({', '.join(sorted(names))}) runs from a lower layer to a higher one"
+                )
+    return faults
+
+
 def main():
     crates = sys.argv[1:] or sorted(
         os.path.join("crates", c)
@@ -218,13 +247,18 @@ def main():
                     for t, names in sorted(level.get(r, {}).items()):
                         if t in members:
                             print(f"  {'/'.join(r)} -> {'/'.join(t)}: {', '.join(sorted(names))}")
+    if not sys.argv[1:]:
+        for fault in engine_layers():
+            total += 1
+            print(f"layers: {fault}")
     if total:
         print(
-            f"{total} import circle(s); hint: move what both sides use into a module below "
+            f"{total} import circle(s) or layer fault(s); hint: move what both sides use into a module below "
             "them (ARCHITECTURE.md, \"Keeping the layers\")"
         )
         return 1
-    print(f"no import circle in {len(crates)} crate(s)")
+    layers = "" if sys.argv[1:] else ", and the engine keeps its layers"
+    print(f"no import circle in {len(crates)} crate(s){layers}")
     return 0
 
 
