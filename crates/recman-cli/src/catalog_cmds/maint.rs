@@ -70,18 +70,23 @@ fn print_obsolete(f: &ObsoleteReport, heading: &str) {
             );
         }
     }
-    for w in &f.wal {
+    wal_rows(&f.wal);
+    if imported {
+        println!(
+            "imported backups are only forgotten: recman's record and manifest go, the old tool's files are never deleted"
+        );
+    }
+}
+
+/// The WAL segments a report lists, one row each, in the columns of its backup rows.
+fn wal_rows(wal: &[WalItem]) {
+    for w in wal {
         println!(
             "{:<20} {:<26} {:<19} {}",
             "Archive Log",
             w.name,
             time(Some(w.archived_at)),
             w.path
-        );
-    }
-    if imported {
-        println!(
-            "imported backups are only forgotten: recman's record and manifest go, the old tool's files are never deleted"
         );
     }
 }
@@ -256,15 +261,7 @@ fn unneeded_wal(wal: Vec<WalItem>) {
     if wal.is_empty() {
         println!("no archived logs found that no available backup needs");
     }
-    for w in &wal {
-        println!(
-            "{:<20} {:<26} {:<19} {}",
-            "Archive Log",
-            w.name,
-            time(Some(w.archived_at)),
-            w.path
-        );
-    }
+    wal_rows(&wal);
 }
 
 fn kept_for_standbys(replayed: Replayed, kept: Vec<String>) {
