@@ -69,7 +69,7 @@ mutant() {
 
 # Backup: a failed backup removes the pieces it wrote.
 mutant failed-backup-leaves-pieces crates/recman-engine/src/backup.rs \
-    'let _ = ctx.repo.remove_prefix(&dir);' 'let _ = &dir;' \
+    'let _ = ctx.repo.remove_prefix(dir);' 'let _ = dir;' \
     a_flaky_server_does_not_fail_the_backup_and_a_permanent_error_is_clean \
     --workspace --test s3_repo
 # The I/O engine: RATE paces reads (the schedule itself, not a measured speed).
