@@ -19,6 +19,8 @@ use std::collections::HashSet;
 use std::fs::OpenOptions;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 
+// The copy's location and state live below the restore, which reads them; kept here too
+// because the command crate names them as `copy::…`.
 pub use crate::restore::copy_state::{copy_rel, load_copy};
 
 /// Materializes backup `backup_id` (and its chain) as the copy `tag`.
