@@ -157,3 +157,17 @@ pub(crate) fn file_failure(o: &dyn Opened, f: &ForeignEntry, why: &str) -> Strin
         .unwrap_or_default();
     format!("file {} of {}: {why}{recorded}", f.path, o.describe())
 }
+
+/// Fills `buf` as far as a foreign file's checked stream goes: short only at its end, 0 once
+/// the stream is done (its check passed). Restore, copy and validate of imported backups read
+/// through it.
+pub(crate) fn read_full(r: &mut dyn std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}

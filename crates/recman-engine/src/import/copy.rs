@@ -336,7 +336,8 @@ fn copy_file(
     let mut r = o.open(e)?;
     let (mut at, mut crc) = (0u64, 0u32);
     loop {
-        let n = fill(&mut r, buf).map_err(|err| copy_failed(o, e, &err.to_string()))?;
+        let n = crate::foreign::read_full(&mut r, buf)
+            .map_err(|err| copy_failed(o, e, &err.to_string()))?;
         if n == 0 {
             return Ok((at, crc));
         }
@@ -345,16 +346,4 @@ fn copy_file(
         at += n as u64;
         progress.advance(n as u64);
     }
-}
-
-/// Fills `buf` as far as the stream goes; 0 at its end (after its check passed).
-fn fill(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
 }

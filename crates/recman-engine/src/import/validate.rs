@@ -152,7 +152,7 @@ fn check_reader(
     let mut verdicts = PageVerdicts::default();
     let mut pages = 0;
     loop {
-        let n = read_full(r, &mut buf).map_err(|e| e.to_string())?;
+        let n = crate::foreign::read_full(r, &mut buf).map_err(|e| e.to_string())?;
         if n == 0 {
             break;
         }
@@ -186,15 +186,4 @@ fn check_reader(
         }
     }
     Ok((pages, corrupt))
-}
-
-fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
 }

@@ -152,7 +152,7 @@ fn copy_file(
     let mut bounce = None;
     let mut at = 0u64;
     loop {
-        let n = read_full(r, &mut buf).map_err(|e| failed(e.to_string()))?;
+        let n = crate::foreign::read_full(r, &mut buf).map_err(|e| failed(e.to_string()))?;
         if n == 0 {
             break;
         }
@@ -161,16 +161,4 @@ fn copy_file(
         progress.advance(n as u64);
     }
     out.sync()
-}
-
-/// Fills `buf` as far as the stream goes; 0 at its end (after its check passed).
-fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
 }
