@@ -26,6 +26,7 @@ pub mod fleet_page;
 pub mod listing;
 pub mod maint;
 pub mod metrics;
+pub mod model;
 pub mod options;
 mod outcome;
 pub mod plot;
