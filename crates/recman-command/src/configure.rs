@@ -279,3 +279,15 @@ pub fn show(
     });
     Ok(())
 }
+
+/// What CONFIGURE stored under the catalog setting `key` (None: not configured), for a front
+/// end that checks its own words against it (the language's ALLOCATE CHANNEL ... PARMS).
+pub fn stored(repo: &recman_catalog::Repository, key: &str) -> Result<Option<String>, ExecError> {
+    Ok(repo.catalog().config(key).map_err(EngineError::from)?)
+}
+
+/// The device type that is the repository itself (`disk` or `s3`), which a second-tier copy
+/// must not go to.
+pub fn own_device(repo: &recman_catalog::Repository) -> &'static str {
+    recman_engine::devices::repository_device(repo)
+}

@@ -20,3 +20,9 @@ pub fn drill_need(recs: &[recman_catalog::DrillRecord], days: f64, now: i64) -> 
         )),
     }
 }
+
+/// The data directory of a drill's or duplicate's instance inside its working directory `dir`:
+/// where `pg_ctl -D` finds the instance a drill kept running.
+pub fn pgdata_in(dir: &std::path::Path) -> std::path::PathBuf {
+    recman_engine::auxiliary::pgdata_in(dir)
+}

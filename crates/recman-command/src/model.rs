@@ -8,3 +8,29 @@
 
 pub use recman_catalog::{BackupRecord, DbRecord, IoStatRow, Repository};
 pub use recman_engine::{Context, EngineError};
+
+// What the CLI's printers name: the records, reports and plans of the outcomes they lay out.
+pub use recman_catalog::crypt::{KeyInfo, KeySource};
+pub use recman_catalog::repo::Immutable;
+pub use recman_catalog::{
+    BackupStatus, CalibrationRecord, CostScope, DrillRecord, FailureRecord, IoSample, LockMode,
+    MediaStatus, TuningEvent, WalRecord,
+};
+pub use recman_engine::blockrecover::BlockRecoverReport;
+pub use recman_engine::controlfile::ControlfileReport;
+pub use recman_engine::drill::{DrillCheck, DrillReport};
+pub use recman_engine::duplicate::DuplicateReport;
+pub use recman_engine::immutable::HeldObject;
+pub use recman_engine::import::{CopiedBackup, ImportReport};
+pub use recman_engine::recover_table::RecoverTableReport;
+pub use recman_engine::tuning::advise::Advice;
+pub use recman_engine::tuning::calibrate::Calibration;
+pub use recman_engine::{
+    ArchivelogReport, BackupCheck, BackupReport, CopyReport, DeleteReport, Incarnation,
+    ObjectCheck, PlannedCopy, RebuildReport, RestorePlan, RestoreReport, RestoreValidateReport,
+    Resync, ValidateBackupReport, ValidateDatabaseReport,
+};
+// The engine's progress trait a front end implements, and the hints' remedies it spells.
+/// The backup type of what CATALOG IMPORT recorded: another tool's backup, read where it lies.
+pub use recman_engine::import::FOREIGN;
+pub use recman_engine::{Action, ErrorKind, Hint, Progress, Spell};

@@ -6,7 +6,7 @@ use crate::command::KeyWhat;
 use crate::env::Env;
 use crate::error::{ExecError, env};
 use crate::say::Say;
-use recman_catalog::crypt::KeyInfo;
+use recman_catalog::crypt::{KeyInfo, KeySource};
 use recman_engine::EngineError;
 
 /// What CREATE CATALOG and KEY report.
@@ -25,6 +25,14 @@ pub enum RepoOutcome {
     Key { location: String, key: KeyInfo },
     /// KEY ROTATE: the new master key.
     Rotated(KeyInfo),
+}
+
+/// Where opening a repository gets its secrets: the current master key, the new one of KEY
+/// ROTATE, and the manifests' MAC key. Taken once per process (a second call changes
+/// nothing), so a front end sets them before it opens any repository.
+pub fn set_key_sources(current: KeySource, new: KeySource, mac: KeySource) {
+    recman_catalog::crypt::set_key_source(current, new);
+    recman_catalog::crypt::set_mac_key_source(mac);
 }
 
 pub fn create_catalog(

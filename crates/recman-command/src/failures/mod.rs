@@ -128,6 +128,13 @@ fn open_failures(ctx: &Context) -> Result<Vec<FailureRecord>, ExecError> {
         .map_err(EngineError::from)?)
 }
 
+/// Whether failure `id` is closed now, as the catalog says: a repair's own commands may have
+/// closed it (a drill records its result) whatever a later check found.
+pub fn is_closed(ctx: &Context, id: i64) -> Result<bool, ExecError> {
+    let now = ctx.repo.catalog().failure(id).map_err(EngineError::from)?;
+    Ok(now.is_some_and(|f| f.status == "CLOSED"))
+}
+
 /// `recman check`: fails when a CRITICAL or HIGH failure is open, so that a scheduler sees it.
 pub fn check(
     json: bool,
