@@ -3,9 +3,7 @@
 
 use crate::cli::Global;
 use crate::display::size;
-use recman_catalog::DrillRecord;
-use recman_engine::drill::{DrillCheck, DrillReport};
-use recman_engine::duplicate::DuplicateReport;
+use recman_command::model::{DrillCheck, DrillRecord, DrillReport, DuplicateReport};
 
 fn when(micros: i64) -> String {
     chrono::DateTime::from_timestamp_micros(micros)
@@ -46,7 +44,7 @@ pub(crate) fn print_drill(g: &Global, r: &DrillReport) {
         Some(port) => println!(
             "kept: the instance runs in {} on port {port}; stop it with pg_ctl -D {} stop, then remove the directory",
             r.dir.display(),
-            recman_engine::auxiliary::pgdata_in(&r.dir).display()
+            recman_command::pgdata_in(&r.dir).display()
         ),
         None if !r.passed() && r.dir.exists() => {
             println!("kept: {} (as --keep asks)", r.dir.display())

@@ -2,9 +2,9 @@
 //! `report slo`: how their outcomes are printed.
 
 use crate::display::time;
-use recman_catalog::FailureRecord;
 use recman_command::failures::FailureOutcome;
 use recman_command::failures::advice::Advice;
+use recman_command::model::FailureRecord;
 use recman_command::slo::SloRow;
 
 fn header() {

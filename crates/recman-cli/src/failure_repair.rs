@@ -56,8 +56,7 @@ pub fn repair(g: &Global, preview: bool, script: Option<PathBuf>, execute: Execu
         let id = a.failure.id;
         // The script's own commands may have closed it already (a drill records its
         // result), so the catalog says, not this check's changes.
-        let now = ctx.repo.catalog().failure(id)?;
-        if now.is_some_and(|f| f.status == "CLOSED") {
+        if recman_command::failures::is_closed(&ctx, id)? {
             println!("failure {id} closed: repaired");
         } else if a.automatic.is_ok() {
             println!(

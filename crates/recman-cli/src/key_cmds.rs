@@ -1,14 +1,14 @@
 //! The key options of an encrypted repository, and how `create catalog`, `key show` and `key
 //! rotate` are reported (the command model runs them).
 
-use recman_catalog::crypt::{KeyInfo, KeySource, set_key_source, set_mac_key_source};
+use recman_command::model::{KeyInfo, KeySource};
 use recman_command::repo_cmds::RepoOutcome;
 
 use crate::cli::Global;
 
 /// Hands the key options (flags, environment, config file) to the repository opener, once.
 pub fn set_sources(g: &Global) {
-    set_key_source(
+    recman_command::repo_cmds::set_key_sources(
         KeySource {
             file: g.key_file.clone(),
             command: g.key_command.clone(),
@@ -17,11 +17,11 @@ pub fn set_sources(g: &Global) {
             file: g.new_key_file.clone(),
             command: g.new_key_command.clone(),
         },
+        KeySource {
+            file: g.mac_key_file.clone(),
+            command: g.mac_key_command.clone(),
+        },
     );
-    set_mac_key_source(KeySource {
-        file: g.mac_key_file.clone(),
-        command: g.mac_key_command.clone(),
-    });
 }
 
 fn print(g: &Global, what: &str, k: &KeyInfo) {
@@ -63,7 +63,7 @@ pub fn say(g: &Global, o: RepoOutcome) {
             if let Some(spec) = immutable {
                 println!(
                     "immutable: every object is written under an Object Lock in {} mode, for at least {} (longer under a longer recovery window or KEEP)",
-                    recman_catalog::LockMode::to_string(&spec.mode),
+                    spec.mode,
                     crate::catalog_cmds::immutable::span(spec.min_retention_secs)
                 );
             }

@@ -1,8 +1,8 @@
 //! LIST output: a table for people, stable JSON for programs (documented in docs/commands.md).
 
 use crate::display::rfc3339;
-use recman_catalog::DbRecord;
 use recman_command::listing::{BackupForm, ListOutcome, ListedBackup, ListedCopy};
+use recman_command::model::DbRecord;
 use recman_pg::Lsn;
 
 /// One backup as `list backup --json` prints it (documented in docs/commands.md). Facts the

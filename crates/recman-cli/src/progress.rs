@@ -1,5 +1,5 @@
 use indicatif::{ProgressBar, ProgressStyle};
-use recman_engine::Progress;
+use recman_command::model::Progress;
 use std::io::IsTerminal;
 use std::sync::Mutex;
 

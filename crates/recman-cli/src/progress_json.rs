@@ -1,7 +1,7 @@
 //! `--progress json`: one JSON object per line on stderr, for wrappers and operators' UIs.
 //! A `start` event when an operation begins, a `progress` event every second while it runs,
 //! a `done` event when it ends. Bytes are counted per channel from the engine's channel
-//! workers (`recman_engine::current_channel`); channel 0 is work outside the channels.
+//! workers (`recman_command::progress::current_channel`); channel 0 is work outside the channels.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -69,7 +69,7 @@ impl JsonEvents {
     }
 
     pub fn advance(&self, bytes: u64) {
-        let slot = (recman_engine::current_channel() as usize).min(SLOTS - 1);
+        let slot = (recman_command::progress::current_channel() as usize).min(SLOTS - 1);
         self.counts.channels[slot].fetch_add(bytes, Ordering::Relaxed);
     }
 

@@ -1,8 +1,8 @@
 //! REPORT COSTS: a row per backup and per day of archiving, with the requests of each kind and
 //! the bytes each way, the numbers a store's price list multiplies.
 
-use recman_catalog::CostScope;
 use recman_command::costs::CostRow;
+use recman_command::model::CostScope;
 
 pub fn print(rows: &[CostRow], as_json: bool) {
     if as_json {

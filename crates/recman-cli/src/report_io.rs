@@ -4,9 +4,8 @@
 
 use anyhow::Result;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
-use recman_catalog::IoStatRow;
+use recman_command::model::{Context, IoStatRow};
 use recman_command::report_io::{IoJob, IoReport};
-use recman_engine::Context;
 
 fn rate(r: &IoStatRow) -> String {
     r.effective_bytes_per_second()
@@ -179,7 +178,7 @@ fn shown_inputs(rows: &[IoStatRow], jobs: &[IoJob], inputs: usize, all_inputs: b
 
 /// How a job's files were read: how many, and how many bytes, directly and through the page
 /// cache (the default reads each file the cheaper way; see docs/io-engine.md).
-fn read_modes(rows: &[recman_catalog::IoStatRow], job: &str) -> Option<String> {
+fn read_modes(rows: &[IoStatRow], job: &str) -> Option<String> {
     let mut by = [(0u64, 0u64); 2];
     for r in rows.iter().filter(|r| r.kind == "INPUT" && r.job_id == job) {
         let k = match r.read_mode.as_deref() {

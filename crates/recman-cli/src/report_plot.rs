@@ -4,7 +4,7 @@
 //! statistics tables.
 
 use anyhow::{Context as _, Result};
-use recman_catalog::{BackupRecord, IoSample, IoStatRow, TuningEvent};
+use recman_command::model::{BackupRecord, IoSample, IoStatRow, TuningEvent};
 use recman_command::plot::{escape as esc, svg};
 use std::fmt::Write as _;
 use std::path::Path;

@@ -3,7 +3,7 @@
 
 use crate::cli::Global;
 use crate::display::size;
-use recman_engine::{PlannedCopy, RestorePlan, RestoreValidateReport};
+use recman_command::model::{PlannedCopy, RestorePlan, RestoreValidateReport};
 
 fn presence(c: &PlannedCopy) -> &'static str {
     match c.present {

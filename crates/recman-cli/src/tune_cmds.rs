@@ -1,11 +1,9 @@
 //! How `calibrate`, `advise` and `list calibration` are printed: the seeds' tuning method as
-//! commands. The measurements and the method are the engine's (recman_engine::tuning), run
+//! commands. The measurements and the method are the engine's (its tuning module), run
 //! and kept in the catalog by the command model (recman_command::tuning).
 
-use recman_catalog::CalibrationRecord;
+use recman_command::model::{Advice, Calibration, CalibrationRecord};
 use recman_command::tuning::TuningOutcome;
-use recman_engine::tuning::advise::Advice;
-use recman_engine::tuning::calibrate::Calibration;
 
 fn mb(b: u64) -> String {
     format!("{:.1} MB/s", b as f64 / 1e6)

@@ -2,7 +2,7 @@
 //! DATABASE PLUS ARCHIVELOG, run by the shared executor).
 
 use clap::Args;
-use recman_engine::ArchivelogReport;
+use recman_command::model::ArchivelogReport;
 
 use crate::display::size;
 

@@ -5,9 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
-use recman_catalog::LockMode;
-use recman_catalog::repo::Immutable;
 use recman_command::Command;
+use recman_command::model::{Immutable, LockMode};
 
 const DEFAULT_LOCK_DAYS: f64 = 7.0;
 
@@ -38,9 +37,7 @@ pub fn span(secs: u64) -> String {
 
 /// The instant `--repo-as-of` names.
 pub fn as_of_time(text: &str) -> Result<DateTime<Utc>> {
-    let recman_engine::RecoveryTarget::Time { micros, .. } =
-        recman_engine::RecoveryTarget::parse_time(text)?
-    else {
+    let Some(micros) = recman_command::options::until_micros(Some(text))? else {
         bail!("--repo-as-of {text:?} is not a time; hint: write it as 2026-11-21T14:30:00Z");
     };
     let Some(t) = DateTime::from_timestamp_micros(micros) else {

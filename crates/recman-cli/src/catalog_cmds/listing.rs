@@ -3,9 +3,10 @@
 //! the facts come from the command model (`recman_command::listing`).
 
 use crate::display::{size, time};
-use recman_catalog::{BackupRecord, BackupStatus, DbRecord, MediaStatus, WalRecord};
 use recman_command::listing::{FileRow, ListedBackup, ListedPiece};
-use recman_engine::Incarnation;
+use recman_command::model::{
+    BackupRecord, BackupStatus, DbRecord, Incarnation, MediaStatus, WalRecord,
+};
 use recman_pg::Lsn;
 
 fn status_letter(s: BackupStatus) -> &'static str {

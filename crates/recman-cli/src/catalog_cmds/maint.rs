@@ -3,11 +3,11 @@
 
 use crate::display::time;
 use anyhow::{Result, bail};
-use recman_catalog::BackupRecord;
 use recman_command::maint::{MaintOutcome, NeedRow, ObsoleteFor, ObsoleteReport, WalItem};
+use recman_command::model::{
+    BackupCheck, BackupRecord, ImportReport, ObjectCheck, RebuildReport, Resync,
+};
 use recman_command::standby_hold::Replayed;
-use recman_engine::import::ImportReport;
-use recman_engine::{BackupCheck, ObjectCheck, RebuildReport, Resync};
 use std::io::{BufRead, IsTerminal, Write};
 
 /// Asks before deleting; refuses without a terminal to ask on.
@@ -48,7 +48,7 @@ fn print_obsolete(f: &ObsoleteReport, heading: &str) {
     );
     let mut imported = false;
     for (b, pieces) in &f.backups {
-        let foreign = b.backup_type == recman_engine::import::FOREIGN;
+        let foreign = b.backup_type == recman_command::model::FOREIGN;
         imported |= foreign;
         println!(
             "{:<20} {:<26} {:<19}",
@@ -100,7 +100,7 @@ fn obsolete_json(f: &ObsoleteReport) -> serde_json::Value {
     })
 }
 
-fn say_deleted(r: &recman_engine::DeleteReport) {
+fn say_deleted(r: &recman_command::model::DeleteReport) {
     if r.resumed > 0 {
         println!(
             "finished {} deletion(s) an interrupted command had begun",
@@ -123,7 +123,7 @@ fn say_deleted(r: &recman_engine::DeleteReport) {
     say_held(&r.held);
 }
 
-fn say_copied(id: &str, c: Option<&recman_engine::import::CopiedBackup>) {
+fn say_copied(id: &str, c: Option<&recman_command::model::CopiedBackup>) {
     match c {
         None => println!("backup {id} is in recman's format already (copied before)"),
         Some(c) => println!(
@@ -136,7 +136,7 @@ fn say_copied(id: &str, c: Option<&recman_engine::import::CopiedBackup>) {
 }
 
 /// What an Object Lock kept, object by object: nothing failed, the next run deletes them.
-fn say_held(held: &[recman_engine::immutable::HeldObject]) {
+fn say_held(held: &[recman_command::model::HeldObject]) {
     if held.is_empty() {
         return;
     }
@@ -379,7 +379,7 @@ fn imported(r: ImportReport) {
     );
 }
 
-fn say_checked(s: &str, st: recman_catalog::MediaStatus, path: &str, why: &Option<String>) {
+fn say_checked(s: &str, st: recman_command::model::MediaStatus, path: &str, why: &Option<String>) {
     println!("crosschecked {s}: found to be '{st}'");
     match why {
         Some(w) => println!("{s} handle={path} ({w})"),

@@ -3,14 +3,11 @@
 
 use crate::cli::Global;
 use crate::display::size;
-use recman_catalog::BackupRecord;
 use recman_command::Outcome;
-use recman_engine::blockrecover::BlockRecoverReport;
-use recman_engine::controlfile::ControlfileReport;
-use recman_engine::recover_table::RecoverTableReport;
-use recman_engine::{
-    BackupReport, CopyReport, RestorePlan, RestoreReport, RestoreValidateReport,
-    ValidateBackupReport, ValidateDatabaseReport,
+use recman_command::model::{
+    BackupRecord, BackupReport, BlockRecoverReport, ControlfileReport, CopyReport,
+    RecoverTableReport, RestorePlan, RestoreReport, RestoreValidateReport, ValidateBackupReport,
+    ValidateDatabaseReport,
 };
 use std::path::PathBuf;
 

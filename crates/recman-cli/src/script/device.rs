@@ -4,7 +4,8 @@
 use crate::cli::Global;
 use crate::device_cmds::{blksize_key, env_key, parse_blksize, parse_env};
 use anyhow::{Result, bail};
-use recman_engine::devices::{parms_key, repository_device};
+use recman_command::configure::{own_device, stored};
+use recman_command::precedence::device_key;
 use recman_lang::*;
 
 /// recman's name of a device type (`recman … --device-type NAME`).
@@ -129,11 +130,10 @@ pub(crate) fn check_channel_parms(
     let t = device_word(device)?;
     let parsed = parse_parms(parms)?;
     let repo = crate::open::open_repo(g)?;
-    let cat = repo.catalog();
     let configure = format!("CONFIGURE CHANNEL DEVICE TYPE {device} PARMS '{parms}'");
     let mut wanted: Vec<(String, String, String)> = Vec::new();
     match &parsed {
-        Parms::Spec(s) => wanted.push((parms_key(t), s.clone(), "the device".into())),
+        Parms::Spec(s) => wanted.push((device_key(t, "parms"), s.clone(), "the device".into())),
         Parms::Settings { blksize, env } => {
             if let Some(b) = blksize {
                 wanted.push((blksize_key(t), b.to_string(), "BLKSIZE".into()));
@@ -144,7 +144,7 @@ pub(crate) fn check_channel_parms(
         }
     }
     for (key, value, what) in wanted {
-        match cat.config(&key)? {
+        match stored(&repo, &key)? {
             Some(c) if c == value => {}
             Some(c) => bail!(
                 "channel {channel}: PARMS '{parms}' differs from {what} configured for DEVICE TYPE {device} ({c}); a channel uses its device type's configuration; hint: {configure} to change it, then ALLOCATE CHANNEL {channel} DEVICE TYPE {device} without PARMS"
@@ -162,8 +162,8 @@ pub(crate) fn check_channel_parms(
 /// repository's own.
 pub(crate) fn default_for_copy(g: &Global, what: &str) -> Result<String> {
     let repo = crate::open::open_repo(g)?;
-    let own = repository_device(&repo);
-    let detail = match repo.catalog().config("default-device-type")? {
+    let own = own_device(&repo);
+    let detail = match stored(&repo, "default-device-type")? {
         Some(d) if d != own => return Ok(d),
         Some(d) => format!(
             " (the default device type, {}, is the repository itself)",

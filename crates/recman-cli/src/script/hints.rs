@@ -1,7 +1,7 @@
 //! The RMAN language's names for the remedies the engine's hints speak of: a statement that
 //! fails is told `FROM TAG 'TAG'`, not the command line's `--from-tag TAG`.
 
-use recman_engine::{Action, Spell};
+use recman_command::model::{Action, Spell};
 use std::borrow::Cow;
 
 /// The language's clause for each action; one it has no clause for says where it is.
@@ -33,7 +33,7 @@ pub(crate) fn in_language(e: anyhow::Error) -> anyhow::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use recman_engine::{EngineError, ErrorKind, Hint};
+    use recman_command::model::{EngineError, ErrorKind, Hint};
 
     #[test]
     fn a_statement_is_told_the_clause_not_the_flag() {
