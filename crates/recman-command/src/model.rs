@@ -7,4 +7,6 @@
 //! Only names are re-exported here; what may be done with them is this crate's functions.
 
 pub use recman_catalog::{BackupRecord, DbRecord, IoStatRow, Repository};
+pub use recman_engine::ArchivePushOutcome;
+pub use recman_engine::receive::RpoRow;
 pub use recman_engine::{Context, EngineError};
