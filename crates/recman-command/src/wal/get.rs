@@ -197,3 +197,41 @@ impl Prefetch {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_helper() -> std::io::Result<std::process::Command> {
+        Err(std::io::Error::other("no recman here"))
+    }
+
+    #[test]
+    fn read_ahead_off_serves_nothing_and_says_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let ra = ReadAhead::new(0, Some(dir.path().join("spool")), dir.path()).unwrap();
+        let mut said = Vec::new();
+        let name = "000000010000000000000003";
+        let served = ra.serve(name, &dir.path().join(name), &no_helper, &mut |l: &str| {
+            said.push(l.to_string())
+        });
+        assert!(!served);
+        assert!(said.is_empty(), "{said:?}");
+    }
+
+    #[test]
+    fn a_prefetcher_that_cannot_start_is_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let ra = ReadAhead::new(4, Some(dir.path().join("spool")), dir.path()).unwrap();
+        let mut said = Vec::new();
+        let name = "000000010000000000000003";
+        let served = ra.serve(name, &dir.path().join(name), &no_helper, &mut |l: &str| {
+            said.push(l.to_string())
+        });
+        assert!(!served);
+        assert_eq!(
+            said,
+            ["warning: wal read-ahead: cannot start the prefetcher: no recman here"]
+        );
+    }
+}
