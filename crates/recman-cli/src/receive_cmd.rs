@@ -3,17 +3,14 @@
 use crate::cli::Global;
 use crate::open::open_repo;
 use anyhow::Result;
+use recman_command::wal::{self, Which};
 
-struct StderrLog {
-    quiet: bool,
-    /// What each line starts with: which receiver speaks.
-    who: String,
-}
-
-impl recman_engine::receive::ReceiveLog for StderrLog {
-    fn note(&mut self, line: &str) {
-        if !self.quiet {
-            eprintln!("{}: {line}", self.who);
+/// The receiver's log on stderr, each line after `who` (which receiver speaks); nothing when
+/// quiet.
+fn stderr_log(quiet: bool, who: String) -> impl FnMut(&str) {
+    move |line| {
+        if !quiet {
+            eprintln!("{who}: {line}");
         }
     }
 }
@@ -59,7 +56,6 @@ pub fn spawn_for_server(g: &Global, specs: &[String]) -> Result<()> {
 
 fn receive_once(g: &Global) -> Result<()> {
     let repo = open_repo(g)?;
-    let db = recman_engine::resolve_database(&repo, g.db.as_deref(), None)?;
     let defaults = recman_command::Receive {
         mode: "async".into(),
         slot: "recman".into(),
@@ -68,50 +64,32 @@ fn receive_once(g: &Global) -> Result<()> {
         application_name: None,
         compress: "lz4".into(),
     };
-    let opts = defaults.options(&db.name, g.target.clone())?;
-    let mut log = StderrLog {
-        quiet: g.quiet,
-        who: format!("recman server: receive {}", db.name),
+    // The database is named (--receive DB=...): the one resolved is the one named.
+    let db = g.db.as_deref().unwrap_or_default();
+    let mut log = stderr_log(g.quiet, format!("recman server: receive {db}"));
+    let which = Which {
+        db: g.db.as_deref(),
+        pgdata: None,
     };
-    log_start(&mut log, &db.name, &repo, &opts);
-    recman_engine::receive::receive(&repo, &db, &opts, &mut log)?;
+    wal::receive(&repo, which, &defaults, g.target.clone(), &mut log)?;
     Ok(())
-}
-
-fn log_start(
-    log: &mut StderrLog,
-    db: &str,
-    repo: &recman_catalog::Repository,
-    opts: &recman_engine::receive::ReceiveOptions,
-) {
-    use recman_engine::receive::ReceiveLog;
-    log.note(&format!(
-        "streaming wal of database {db:?} into repository {} ({} mode, slot {}, application_name {})",
-        repo.location(),
-        opts.mode.as_str(),
-        opts.slot,
-        opts.application_name
-    ));
 }
 
 /// Runs the receiver until SIGINT or SIGTERM; a stop is its normal end.
 pub fn receive(g: &Global, r: recman_command::Receive) -> Result<()> {
     let repo = open_repo(g)?;
-    let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
-    let opts = r.options(&db.name, g.target.clone())?;
-    let mut log = StderrLog {
-        quiet: g.quiet,
-        who: "recman receive".into(),
+    let which = Which {
+        db: g.db.as_deref(),
+        pgdata: g.pgdata.as_deref(),
     };
-    log_start(&mut log, &db.name, &repo, &opts);
-    recman_engine::receive::receive(&repo, &db, &opts, &mut log)?;
+    let mut log = stderr_log(g.quiet, "recman receive".into());
+    wal::receive(&repo, which, &r, g.target.clone(), &mut log)?;
     Ok(())
 }
 
 pub fn report_rpo(g: &Global, json: bool) -> Result<()> {
     let repo = open_repo(g)?;
-    let now = recman_command::metrics::now_micros();
-    let rows = recman_engine::receive::rpo(&repo, g.db.as_deref(), g.target.as_deref(), now)?;
+    let rows = wal::rpo(&repo, g.db.as_deref(), g.target.as_deref())?;
     let lsn = |v: u64| format!("{:X}/{:X}", v >> 32, v as u32);
     if json {
         let out: Vec<serde_json::Value> = rows

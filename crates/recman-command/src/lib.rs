@@ -46,6 +46,7 @@ pub mod standby_hold;
 pub mod tuning;
 mod tuning_start;
 mod validate;
+pub mod wal;
 
 pub use catalog::*;
 pub use check::{CheckError, Range, check_count, check_name, check_size, human, ranges};

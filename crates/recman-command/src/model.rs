@@ -7,6 +7,8 @@
 //! Only names are re-exported here; what may be done with them is this crate's functions.
 
 pub use recman_catalog::{BackupRecord, DbRecord, IoStatRow, Repository};
+pub use recman_engine::ArchivePushOutcome;
+pub use recman_engine::receive::RpoRow;
 pub use recman_engine::{Context, EngineError};
 
 // What the CLI's printers name: the records, reports and plans of the outcomes they lay out.

@@ -1,10 +1,12 @@
 //! archive-push into every repository of the list (docs/repositories.md): one that fails
 //! does not stop the others and is owed the file, which it is given when it answers again.
 
+use super::push::{warn, which};
 use crate::cli::Global;
 use crate::repo_ledger::{BACKUP_DEBT, Ledger};
 use crate::repo_list::{each, spec};
 use anyhow::Result;
+use recman_command::wal::{self, Mark, Which};
 use std::path::PathBuf;
 
 /// archive-push into every repository of the list: `--repo` as usual (with its batch and
@@ -57,15 +59,9 @@ pub fn push_everywhere(g: &Global, p: recman_command::ArchivePush) -> Result<()>
 
 /// archive-push of the file alone into the repository `gi` names.
 fn push_alone(gi: &Global, p: &recman_command::ArchivePush) -> Result<String> {
-    let before = recman_catalog::meter::snapshot();
+    let mark = Mark::now();
     let repo = crate::open::open_one(gi)?;
-    let pgdata = gi.pgdata.clone().or_else(|| std::env::current_dir().ok());
-    let db = recman_engine::resolve_database(&repo, gi.db.as_deref(), pgdata.as_deref())?;
-    let opts = p.options()?;
-    let pushed = recman_engine::archive_push(&repo, &db, &p.path, &opts, None);
-    super::push::record_costs(&repo, &db, &before);
-    pushed?;
-    Ok(db.name)
+    Ok(wal::push_alone(&repo, which(gi), p, mark, &mut warn)?)
 }
 
 /// Gives the repository `gi`, which just took a file, what it is owed: each file from pg_wal
@@ -117,12 +113,14 @@ fn pay_one(
         let Ok(repo) = crate::open::open_one(other) else {
             continue;
         };
-        let Ok(rec) = recman_engine::resolve_database(&repo, Some(db), None) else {
+        let named = Which {
+            db: Some(db),
+            pgdata: None,
+        };
+        let Ok(rec) = wal::database(&repo, named) else {
             continue;
         };
-        if let Ok(recman_engine::ArchiveGetOutcome::Restored { .. }) =
-            recman_engine::archive_get(&repo, &rec, name, &dest)
-        {
+        if let Ok(true) = wal::fetch(&repo, &rec, name, &dest) {
             return push(dest);
         }
     }

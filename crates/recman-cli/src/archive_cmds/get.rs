@@ -1,14 +1,13 @@
 //! archive-get (restore_command) along the repository list, with its read-ahead spool, and
 //! the background archive-prefetch that fills the spool.
 
-use super::push::{background, record_costs};
+use super::push::{background, warn, which};
 use crate::cli::Global;
 use anyhow::Result;
-use recman_catalog::Repository;
-use recman_catalog::meter;
+use recman_command::model::{DbRecord, Repository};
+use recman_command::wal::{self, Mark};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 pub fn get(g: &Global, a: recman_command::ArchiveGet) -> Result<ExitCode> {
     let got = archive_get(g, &a.name, &a.dest, a.prefetch as usize, a.spool);
@@ -27,42 +26,11 @@ pub fn get(g: &Global, a: recman_command::ArchiveGet) -> Result<ExitCode> {
 
 /// archive-prefetch: fills the spool unless another prefetcher holds its lock.
 pub fn prefetch(g: &Global, p: recman_command::ArchivePrefetch) -> Result<ExitCode> {
-    let recman_command::ArchivePrefetch {
-        spool,
-        after,
-        count,
-        parallel,
-        spawned_at,
-    } = p;
-    let started = spawned_at
-        .map(|n| std::time::UNIX_EPOCH + Duration::from_nanos(n))
-        .unwrap_or_else(std::time::SystemTime::now);
-    let spool = recman_engine::Spool::new(spool);
-    // archive-get's probe of the lock may hold it for an instant: try a few times.
-    let mut lock = None;
-    for _ in 0..5 {
-        lock = spool.try_lock()?;
-        if lock.is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    let Some(lock) = lock else {
+    let Some(prefetch) = wal::Prefetch::lock(p)? else {
         return Ok(ExitCode::SUCCESS); // another prefetcher is at work
     };
-    let before = meter::snapshot();
     let repo = crate::open::open_repo(g)?;
-    let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
-    let parallel = parallel.unwrap_or_else(recman_engine::default_prefetch_parallel);
-    let r = recman_engine::prefetch_into_spool(&repo, &db, &lock, &after, count, parallel, started);
-    record_costs(&repo, &db, &before);
-    let r = r?;
-    for (name, e) in &r.failed {
-        eprintln!(
-            "recman: prefetch of wal segment {name} into {} failed: {e}; archive-get fetches it from the repository when PostgreSQL asks for it",
-            spool.dir().display()
-        );
-    }
+    prefetch.run(&repo, which(g), &mut warn)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -75,41 +43,17 @@ fn archive_get(
     prefetch: usize,
     spool: Option<PathBuf>,
 ) -> Result<ExitCode> {
-    use recman_engine::{Spool, Take};
-    let spool = match (prefetch, spool) {
-        (0, _) => None,
-        (_, Some(dir)) => Some(Spool::new(recman_command::options::absolute(
+    let spool = match spool {
+        Some(dir) if prefetch > 0 => Some(recman_command::options::absolute(
             &std::env::current_dir()?,
             &dir,
-        ))),
-        (_, None) => Some(Spool::default_for(dest)?),
+        )),
+        spool => spool,
     };
-    // Read-ahead is a help, never a reason to fail: its errors are warnings.
-    let warn = |e: &dyn std::fmt::Display| eprintln!("recman: warning: wal read-ahead: {e}");
-    let segment = recman_engine::is_segment_name(name);
-    if let Some(sp) = &spool {
-        if segment {
-            if let Err(e) = sp.prune_before(name) {
-                warn(&e);
-            }
-            match sp.take(name, dest) {
-                Ok(Take::Served(_)) => {
-                    start_prefetcher(g, sp, name, prefetch);
-                    return Ok(ExitCode::SUCCESS);
-                }
-                Ok(Take::Missing) => {}
-                Ok(Take::Rejected(why)) => warn(&format!(
-                    "{why}; removed it, fetching {name} from the repository"
-                )),
-                Err(e) => warn(&e),
-            }
-            start_prefetcher(g, sp, name, prefetch);
-        } else if name.ends_with(".history") {
-            // The start or the end of recovery: nothing in the spool is needed any more.
-            if let Err(e) = sp.clear() {
-                warn(&e);
-            }
-        }
+    let read_ahead = wal::ReadAhead::new(prefetch, spool, dest)?;
+    let helper = || background(g);
+    if read_ahead.serve(name, dest, &helper, &mut warn) {
+        return Ok(ExitCode::SUCCESS);
     }
     let (repo, db) = match get_along_list(g, name, dest)? {
         Got::Restored => return Ok(ExitCode::SUCCESS),
@@ -117,7 +61,7 @@ fn archive_get(
     };
     // Not archived yet, but the WAL receiver may hold it: a completed file not stored yet, or
     // the open segment, which ends recovery at the last WAL received.
-    if let Some(size) = recman_engine::receive::serve_from_spool(&repo, &db, name, dest)? {
+    if let Some(size) = wal::from_receiver(&repo, &db, name, dest)? {
         if g.verbose {
             println!(
                 "restored {name} ({size} bytes) from the wal receiver's spool in repository {}",
@@ -133,7 +77,7 @@ fn archive_get(
 enum Got {
     Restored,
     /// No repository holds the file: the first one that opened, for the receiver's spool.
-    NotFound(Box<Repository>, recman_catalog::DbRecord),
+    NotFound(Box<Repository>, DbRecord),
 }
 
 /// archive-get along the repository list (just `--repo` without `--also-repo`): the first
@@ -145,9 +89,9 @@ fn get_along_list(g: &Global, name: &str, dest: &Path) -> Result<Got> {
     let mut first = None;
     let mut failed: Vec<String> = Vec::new();
     for gi in crate::repo_list::each(g) {
-        let before = meter::snapshot();
+        let mark = Mark::now();
         let opened = crate::open::open_one(&gi).and_then(|repo| {
-            let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
+            let db = wal::database(&repo, which(g))?;
             Ok((repo, db))
         });
         let (repo, db) = match opened {
@@ -160,11 +104,9 @@ fn get_along_list(g: &Global, name: &str, dest: &Path) -> Result<Got> {
             }
             Err(e) => return Err(e),
         };
-        let got = recman_engine::archive_get(&repo, &db, name, dest);
-        record_costs(&repo, &db, &before);
-        match got {
-            Ok(recman_engine::ArchiveGetOutcome::Restored { .. }) => return Ok(Got::Restored),
-            Ok(recman_engine::ArchiveGetOutcome::NotFound { .. }) => {}
+        match wal::get_one(&repo, &db, name, dest, mark, &mut warn) {
+            Ok(true) => return Ok(Got::Restored),
+            Ok(false) => {}
             Err(e) if several => {
                 let why = format!("repository {}: {e}", repo.location());
                 eprintln!("recman: warning: {why}; trying the next repository for {name}");
@@ -183,28 +125,5 @@ fn get_along_list(g: &Global, name: &str, dest: &Path) -> Result<Got> {
             failed.len(),
             failed.join("; ")
         ),
-    }
-}
-
-/// Starts `recman archive-prefetch` in the background for the `count` segments after
-/// `segment`, unless one is running or enough of them are in the spool already. It gets this
-/// call's repository, catalog and database settings.
-fn start_prefetcher(g: &Global, spool: &recman_engine::Spool, segment: &str, count: usize) {
-    let start = || -> Result<()> {
-        if !spool.wants_prefetcher(segment, count)? {
-            return Ok(());
-        }
-        let mut cmd = background(g)?;
-        cmd.arg("archive-prefetch")
-            .arg("--spool")
-            .arg(spool.dir())
-            .args(["--after", segment, "--count", &count.to_string()])
-            .arg("--spawned-at")
-            .arg(recman_engine::unix_nanos(std::time::SystemTime::now()).to_string());
-        spool.start_prefetcher(cmd)?;
-        Ok(())
-    };
-    if let Err(e) = start() {
-        eprintln!("recman: warning: wal read-ahead: cannot start the prefetcher: {e}");
     }
 }

@@ -1,71 +1,49 @@
 //! archive-push into one repository (with its batch and background pusher), the background
 //! pusher itself, and CATALOG ARCHIVELOG's single file; what they share with archive-get:
-//! the costs record and the command line of a background helper.
+//! the warnings' sink, the database a call means and the command line of a background helper.
 
 use crate::cli::Global;
 use anyhow::Result;
-use recman_catalog::meter;
+use recman_command::model::ArchivePushOutcome;
+use recman_command::wal::{self, Mark, Which};
 
-/// Adds this process's object-store requests since `before` to today's archiving costs of
-/// `db`. WAL is archived or served whatever the bookkeeping does, so a failure is a warning.
-pub(super) fn record_costs(
-    repo: &recman_catalog::Repository,
-    db: &recman_catalog::DbRecord,
-    before: &meter::Usage,
-) {
-    if let Some(w) = recman_command::costs::record_archiving(repo, db.id, before) {
-        eprintln!("recman: warning: {w}");
+/// Prints a warning line of the WAL commands, after the program's name.
+pub(super) fn warn(line: &str) {
+    eprintln!("recman: {line}");
+}
+
+/// The database `g`'s --db and --pgdata name.
+pub(super) fn which(g: &Global) -> Which<'_> {
+    Which {
+        db: g.db.as_deref(),
+        pgdata: g.pgdata.as_deref(),
     }
 }
 
 /// archive-push into the one repository `g` names; returns the database's name.
 pub fn push_into(g: &Global, p: recman_command::ArchivePush) -> Result<String> {
-    let before = meter::snapshot();
+    let mark = Mark::now();
     let repo = crate::open::open_one(g)?;
-    let pgdata = g.pgdata.clone().or_else(|| std::env::current_dir().ok());
-    let db = recman_engine::resolve_database(&repo, g.db.as_deref(), pgdata.as_deref())?;
-    let opts = p.options()?;
-    let spool = recman_engine::PushSpool::default_for(&p.path)?;
-    let command = |after: &str| {
-        let mut cmd = background(g)?;
-        cmd.arg("archive-push-ahead")
-            .arg("--wal-dir")
-            .arg(spool.wal_dir())
-            .args(["--after", after, "--compress", &p.compress])
-            .args(["--parallel", &opts.parallel.to_string()]);
-        Ok(cmd)
-    };
-    let ahead = recman_engine::Ahead {
-        spool: &spool,
-        command: &command,
-    };
-    let r = recman_engine::archive_push(&repo, &db, &p.path, &opts, Some(&ahead));
-    record_costs(&repo, &db, &before);
-    let r = r?;
-    for (name, e) in &r.failed {
-        eprintln!(
-            "recman: warning: could not archive {name} along with {}: {e}; PostgreSQL's own archive-push call for it will try again",
-            p.path.display()
-        );
-    }
+    let helper = || background(g);
+    let pushed = wal::push(&repo, which(g), &p, mark, &helper, &mut warn)?;
     if g.verbose {
-        for o in std::iter::once(&r.outcome).chain(&r.extra) {
+        for o in &pushed.stored {
             match o {
-                recman_engine::ArchivePushOutcome::Archived { name, stored_size } => {
+                ArchivePushOutcome::Archived { name, stored_size } => {
                     println!(
                         "archived wal file {name} into repository {} ({} stored)",
                         repo.location(),
                         crate::display::size(*stored_size)
                     )
                 }
-                recman_engine::ArchivePushOutcome::AlreadyArchived { name } => println!(
+                ArchivePushOutcome::AlreadyArchived { name } => println!(
                     "wal file {name} is already archived in repository {} with the same content",
                     repo.location()
                 ),
             }
         }
     }
-    Ok(db.name)
+    Ok(pushed.db)
 }
 
 /// CATALOG ARCHIVELOG 'FILE': one WAL file put into the repository as archive-push does, with
@@ -73,26 +51,16 @@ pub fn push_into(g: &Global, p: recman_command::ArchivePush) -> Result<String> {
 /// no batch and no background pusher. ADVISE FAILURE writes it to re-archive a gap's
 /// segments from pg_wal.
 pub fn catalog_archivelog(g: &Global, path: &std::path::Path) -> Result<()> {
-    let before = meter::snapshot();
+    let mark = Mark::now();
     let repo = crate::open::open_repo(g)?;
-    let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
-    let p = recman_command::ArchivePush {
-        path: path.to_path_buf(),
-        compress: recman_command::DEFAULT_WAL_COMPRESSION.into(),
-        batch: 1,
-        parallel: None,
-        repo_host: None,
-    };
-    let r = recman_engine::archive_push(&repo, &db, path, &p.options()?, None);
-    record_costs(&repo, &db, &before);
-    let r = r?;
-    let said = match r.outcome {
-        recman_engine::ArchivePushOutcome::Archived { name, stored_size } => format!(
+    let outcome = wal::catalog_archivelog(&repo, which(g), path, mark, &mut warn)?;
+    let said = match outcome {
+        ArchivePushOutcome::Archived { name, stored_size } => format!(
             "cataloged archived log {name} into repository {} ({} stored)",
             repo.location(),
             crate::display::size(stored_size)
         ),
-        recman_engine::ArchivePushOutcome::AlreadyArchived { name } => format!(
+        ArchivePushOutcome::AlreadyArchived { name } => format!(
             "archived log {name} is already in repository {} with the same content",
             repo.location()
         ),
@@ -109,26 +77,13 @@ pub fn push_ahead(
     g: &Global,
     p: recman_command::ArchivePushAhead,
 ) -> Result<std::process::ExitCode> {
-    let opts = p.options()?;
-    let spool = recman_engine::PushSpool::default_for(&p.wal_dir.join(&p.after))?;
-    let Some(lock) = spool.try_lock(&p.after)? else {
+    let Some(ahead) = wal::PushAhead::lock(&p)? else {
         return Ok(std::process::ExitCode::SUCCESS); // another pusher is at work
     };
-    let before = meter::snapshot();
     let repo = crate::open::open_repo(g)?;
-    let pgdata = g.pgdata.clone().or_else(|| std::env::current_dir().ok());
-    let db = recman_engine::resolve_database(&repo, g.db.as_deref(), pgdata.as_deref())?;
-    let r = recman_engine::push_ahead(&repo, &db, &lock, &opts);
-    record_costs(&repo, &db, &before);
-    let r = r?;
-    for (name, e) in &r.failed {
-        eprintln!(
-            "recman: background push of wal segment {name} failed: {e}; PostgreSQL's own archive-push call for it pushes it"
-        );
-    }
+    ahead.run(&repo, which(g), &mut warn)?;
     Ok(std::process::ExitCode::SUCCESS)
 }
-
 /// A `recman` command for a background helper (prefetcher, pusher): this call's repository,
 /// catalog and database settings, quiet.
 pub(super) fn background(g: &Global) -> std::io::Result<std::process::Command> {
