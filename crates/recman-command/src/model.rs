@@ -8,3 +8,9 @@
 
 pub use recman_catalog::{BackupRecord, DbRecord, IoStatRow, Repository};
 pub use recman_engine::{Context, EngineError};
+// Opening the repository, the CLI's flag defaults, the fleet's restore through an agent.
+pub use recman_catalog::LockMode;
+pub use recman_catalog::repo::Immutable;
+pub use recman_engine::{DEFAULT_PREFETCH, DEFAULT_PUSH_BATCH};
+pub use recman_engine::{Progress, Through};
+pub use recman_remote::TlsFiles;
