@@ -1,17 +1,14 @@
 //! The repository host's server (`recman --repo R server`): archive-push and archive-get for
 //! the database hosts it knows. The repository and its catalog stay on this host; a database
 //! host sends only WAL, under its client certificate, for the databases `--allow` gives it.
-//! The service is the command crate's (`recman_command::fleet::RepoHost`); here it is given
+//! The service is the command crate's (`recman_command::fleet`); here it is given
 //! the command line's repository and listens.
 
 use crate::cli::Global;
 use crate::fleet_args::TlsArgs;
 use anyhow::Result;
-use recman_command::fleet::{RepoHost, transport_allow};
-use recman_command::model::EngineError;
+use recman_command::model::{EngineError, ServiceError};
 use recman_error::ErrorKind;
-use recman_remote::ServiceError;
-use std::sync::Arc;
 
 fn any(e: anyhow::Error) -> ServiceError {
     let kind = e
@@ -31,15 +28,8 @@ pub fn serve(g: &Global, listen: &str, allow: &[String], metrics: Option<&str>) 
     drop(repo);
     let gi = g.clone();
     let open = Box::new(move || crate::open::open_repo(&gi).map_err(any));
-    let service = Arc::new(RepoHost::new(open, allow, spool));
     let tls = TlsArgs::of(g).files("recman server")?;
-    let h = recman_remote::serve(
-        listen,
-        &tls,
-        transport_allow(allow),
-        service,
-        recman_remote::stderr_log(),
-    )?;
+    let h = recman_command::fleet::serve_repo_host(listen, &tls, allow, open, spool)?;
     eprintln!(
         "recman server: repository host for {} listening on {}",
         g.repo

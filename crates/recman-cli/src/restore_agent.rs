@@ -14,16 +14,11 @@ pub fn serve(
     restore: RestoreAgent,
 ) -> anyhow::Result<()> {
     let tls = TlsArgs::of(g).files("recman server")?;
-    let h = recman_remote::serve(
-        listen,
-        &tls,
-        recman_remote::Allow::from_list(allow),
-        std::sync::Arc::new(WithRestore {
-            backup: None,
-            restore,
-        }),
-        recman_remote::stderr_log(),
-    )?;
+    let agent = WithRestore {
+        backup: None,
+        restore,
+    };
+    let h = recman_command::fleet::serve_agent(listen, &tls, allow, agent)?;
     eprintln!(
         "recman server: database host agent (restores only) listening on {}",
         h.local_addr

@@ -3,9 +3,7 @@
 
 use crate::cli::Global;
 use anyhow::{Result, bail};
-use recman_command::fleet::{RestoreAgent, WithRestore, agent_service};
-use recman_remote::Allow;
-use std::sync::Arc;
+use recman_command::fleet::{RestoreAgent, WithRestore, agent_service, serve_agent};
 
 /// Serves the data directory at --pgdata until the process is stopped.
 pub fn serve(g: &Global, listen: &str, allow: &[String]) -> Result<()> {
@@ -32,13 +30,7 @@ pub fn serve_with(g: &Global, listen: &str, allow: &[String], restore: RestoreAg
         backup: Some(agent_service(pgdata, g.target.clone())?),
         restore,
     };
-    let handle = recman_remote::serve(
-        listen,
-        &tls,
-        Allow::from_list(allow),
-        Arc::new(service),
-        recman_remote::stderr_log(),
-    )?;
+    let handle = serve_agent(listen, &tls, allow, service)?;
     let who = if allow.is_empty() {
         "any certificate the CA signed".to_string()
     } else {

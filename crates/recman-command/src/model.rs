@@ -13,4 +13,4 @@ pub use recman_catalog::LockMode;
 pub use recman_catalog::repo::Immutable;
 pub use recman_engine::{DEFAULT_PREFETCH, DEFAULT_PUSH_BATCH};
 pub use recman_engine::{Progress, Through};
-pub use recman_remote::TlsFiles;
+pub use recman_remote::{ServiceError, TlsFiles};

@@ -70,7 +70,7 @@ impl Caller for AgentCaller {
 
 /// A restore written through the agent `client` is connected to; `restore_command`: the one
 /// the agent gives (archive-get through the repository host), else None for the usual one.
-pub fn through_agent(client: Client, restore_command: Option<String>) -> Through {
+pub(crate) fn through_agent(client: Client, restore_command: Option<String>) -> Through {
     Through {
         dest: Arc::new(RemoteDest::new(Arc::new(AgentCaller {
             client,
