@@ -185,7 +185,7 @@ pub enum Command {
         /// Segments archived per call, %p included: the oldest further segments with a
         /// `.ready` file in archive_status go along, so a backlog drains in batches and
         /// PostgreSQL's later calls for them return at once. 1: %p alone. Range: 1 to 1024.
-        #[arg(long, default_value_t = recman_engine::DEFAULT_PUSH_BATCH as u32,
+        #[arg(long, default_value_t = recman_command::model::DEFAULT_PUSH_BATCH as u32,
               value_parser = crate::input::count::<u32>(recman_command::ranges::PUSH_BATCH))]
         batch: u32,
         /// Segments read, compressed and written at once (default: one per CPU core, at least
@@ -203,7 +203,7 @@ pub enum Command {
         dest: PathBuf,
         /// Segments kept fetched ahead of PostgreSQL in the spool by one background process;
         /// 0 turns read-ahead off. Range: 0 to 1024.
-        #[arg(long, default_value_t = recman_engine::DEFAULT_PREFETCH as u32,
+        #[arg(long, default_value_t = recman_command::model::DEFAULT_PREFETCH as u32,
               value_parser = crate::input::count::<u32>(recman_command::ranges::PREFETCH))]
         prefetch: u32,
         /// The read-ahead directory (default: recman-prefetch next to DEST, i.e. in pg_wal).
@@ -432,7 +432,7 @@ pub enum CreateWhat {
         /// The Object Lock mode of an immutable repository: compliance (default; nobody can
         /// shorten it) or governance (a user with s3:BypassGovernanceRetention can).
         #[arg(long, requires = "immutable", value_parser = crate::catalog_cmds::immutable::lock_mode)]
-        lock_mode: Option<recman_catalog::LockMode>,
+        lock_mode: Option<recman_command::model::LockMode>,
         /// The shortest retention of an object of an immutable repository, in days (fractions
         /// allowed; default 7; above 0); a longer recovery window lengthens it.
         /// Range: 0 to 36500.

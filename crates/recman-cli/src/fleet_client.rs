@@ -5,19 +5,14 @@
 use crate::cli::Global;
 use crate::fleet_args::TlsArgs;
 use anyhow::{Result, anyhow};
-use bytes::Bytes;
-use recman_engine::EngineError;
-use recman_engine::restore_dest_remote::{Caller, RemoteDest};
-use recman_remote::{CallOptions, Client, RemoteError};
-use serde_json::{Value, json};
+use recman_command::model::Through;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 /// The database named by --db; without it the repository host picks the one this host's
 /// certificate may archive for, and refuses (naming them) when there are several.
-fn db_name(g: &Global) -> Value {
-    g.db.clone().map_or(Value::Null, Value::String)
+fn db_name(g: &Global) -> Option<&str> {
+    g.db.as_deref()
 }
 
 /// archive-push %p through the repository host: the segment is durably archived there when
@@ -35,16 +30,10 @@ pub fn push(g: &Global, path: &Path, url: &str, tls: &TlsArgs) -> Result<()> {
         })?;
     let data =
         std::fs::read(path).map_err(|e| anyhow!("cannot read WAL file {}: {e}", path.display()))?;
-    let client = Client::connect(url, &tls.files("archive-push --repo-host")?)?;
-    // Pushing the same content again is answered "already archived": safe to retry.
-    let (meta, _) = client.call_whole(
-        "archive-push",
-        &json!({"db": db, "name": name}),
-        Bytes::from(data),
-        CallOptions::idempotent(),
-    )?;
+    let tls = tls.files("archive-push --repo-host")?;
+    let already = recman_command::fleet::push_wal(url, &tls, db, &name, data)?;
     if g.verbose {
-        let how = if meta["already"].as_bool() == Some(true) {
+        let how = if already {
             "was already archived"
         } else {
             "archived"
@@ -57,19 +46,13 @@ pub fn push(g: &Global, path: &Path, url: &str, tls: &TlsArgs) -> Result<()> {
 /// archive-get %f %p through the repository host; exit 1 when it is not archived.
 pub fn get(g: &Global, name: &str, dest: &Path, url: &str, tls: &TlsArgs) -> Result<ExitCode> {
     let db = db_name(g);
-    let client = Client::connect(url, &tls.files("archive-get --repo-host")?)?;
-    let (meta, data) = client.call_whole(
-        "archive-get",
-        &json!({"db": db, "name": name}),
-        Bytes::new(),
-        CallOptions::idempotent(),
-    )?;
-    if meta["found"].as_bool() != Some(true) {
+    let tls = tls.files("archive-get --repo-host")?;
+    let Some(data) = recman_command::fleet::get_wal(url, &tls, db, name)? else {
         if g.verbose {
             eprintln!("recman: wal file {name} is not archived on the repository host {url}");
         }
         return Ok(ExitCode::from(1));
-    }
+    };
     // PostgreSQL may read the file as soon as it exists: write aside, then rename.
     let tmp = dest.with_extension("recman-tmp");
     let r = std::fs::write(&tmp, &data).and_then(|()| std::fs::rename(&tmp, dest));
@@ -80,92 +63,22 @@ pub fn get(g: &Global, name: &str, dest: &Path, url: &str, tls: &TlsArgs) -> Res
     Ok(ExitCode::SUCCESS)
 }
 
-/// The agent's transport for the engine's remote restore destination.
-struct AgentCaller {
-    client: Client,
-    /// The first failure that outlasted the transport's retries: the agent is gone, and each
-    /// later call (the other channels', the clean-up's) fails at once with it instead of
-    /// retrying again.
-    gone: std::sync::Mutex<Option<String>>,
-}
-
-fn to_engine(e: RemoteError) -> EngineError {
-    EngineError::Failed {
-        kind: e.kind(),
-        message: e.to_string(),
-    }
-}
-
-impl Caller for AgentCaller {
-    fn name(&self) -> String {
-        self.client.url().to_string()
-    }
-
-    fn call(
-        &self,
-        method: &str,
-        meta: Value,
-        body: &[u8],
-    ) -> Result<(Value, Vec<u8>), EngineError> {
-        self.call_bytes(method, meta, Bytes::copy_from_slice(body))
-    }
-
-    fn call_bytes(
-        &self,
-        method: &str,
-        meta: Value,
-        body: Bytes,
-    ) -> Result<(Value, Vec<u8>), EngineError> {
-        // Every restore operation but these lands the same when sent twice.
-        let opts = if matches!(method, "restore-symlink" | "restore-remove-file") {
-            CallOptions::default()
-        } else {
-            CallOptions::idempotent()
-        };
-        if let Some(why) = self.gone.lock().expect("not poisoned").clone() {
-            return Err(EngineError::Failed {
-                kind: recman_error::ErrorKind::Transient,
-                message: why,
-            });
-        }
-        self.client
-            .call_whole(method, &meta, body, opts)
-            .map_err(|e| {
-                if matches!(e, RemoteError::Network(_) | RemoteError::Deadline(_)) {
-                    *self.gone.lock().expect("not poisoned") = Some(e.to_string());
-                }
-                to_engine(e)
-            })
-    }
-}
-
 /// `--agent local`: restore on this host, also for a database registered with an agent.
 pub const LOCAL_AGENT: &str = "local";
 
 /// A restore of `db` written through the agent at `url`; its restore_command is the one the
 /// agent gives (archive-get through the repository host), else the usual one.
-pub fn through_agent(url: &str, tls: &TlsArgs, db: &str) -> Result<recman_engine::Through> {
-    let client = Client::connect(url, &tls.files("a restore through an agent")?)?;
-    let meta = client.call_meta(
-        "restore-command",
-        &json!({"db": db}),
-        CallOptions::idempotent(),
-    )?;
-    let restore_command = meta["command"].as_str().map(str::to_string);
-    if restore_command.is_none() {
+pub fn through_agent(url: &str, tls: &TlsArgs, db: &str) -> Result<Through> {
+    let tls = tls.files("a restore through an agent")?;
+    let through = recman_command::fleet::restore_through_agent(url, &tls, db)?;
+    if through.restore_command.is_none() {
         // Warned, not refused: a repository on storage both hosts mount is reachable from
         // the database host by the same path.
         eprintln!(
             "recman: warning: the agent at {url} was started without --repo-host, so the restored cluster's restore_command runs archive-get on the database host against this host's repository path; unless the database host reaches that path, recovery fails there (permission denied, or no such file); hint: restart the agent with `recman server --restore-dir DIR --repo-host URL`"
         );
     }
-    Ok(recman_engine::Through {
-        dest: Arc::new(RemoteDest::new(Arc::new(AgentCaller {
-            client,
-            gone: std::sync::Mutex::new(None),
-        }))),
-        restore_command,
-    })
+    Ok(through)
 }
 
 /// Runs the fleet's forms of commands: `server`, and archive-push / archive-get with
@@ -203,10 +116,10 @@ pub fn intercept(g: &Global, command: &recman_command::Command) -> Result<Option
                     "--page-listen {p}: the fleet page comes from the catalog, which the repository host's server holds, not a database host's agent; hint: give it to `recman --repo R server` on the repository host"
                 );
             } else {
-                let restore = crate::restore_agent::RestoreAgent::new(
+                let restore = recman_command::fleet::RestoreAgent::new(
                     restore_dir,
                     repo_host.as_deref(),
-                    TlsArgs::of(g),
+                    TlsArgs::of(g).args(),
                 );
                 crate::server_cmd::serve_with(g, listen, allow, restore)?;
             }

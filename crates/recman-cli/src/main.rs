@@ -54,7 +54,7 @@ const ARCHIVE_GET_FATAL: u8 = 255;
 
 fn main() -> ExitCode {
     input::unset_empty_env();
-    if recman_engine::fault::test_build()
+    if recman_command::signals::test_build()
         && std::env::var_os("RECMAN_LIST_NUMERIC_OPTIONS").is_some()
     {
         input::list_numeric_options(&cli::Cli::command(), &mut Vec::new());
@@ -149,7 +149,7 @@ fn is_archive_get_call() -> bool {
 fn install_stop_handlers() {
     use std::sync::Arc;
     use std::sync::atomic::AtomicBool;
-    let stop = recman_engine::stop::flag();
+    let stop = recman_command::signals::stop_flag();
     let second = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         // Registered in this order: the exit looks at `second` before the first signal sets it.
@@ -167,21 +167,10 @@ fn install_stop_handlers() {
 
 /// The signal that stopped the command, if a stop ended it.
 fn stopped_by(e: &anyhow::Error) -> Option<i32> {
-    e.chain().find_map(|c| {
-        // The shared executor wraps engine errors (transparently, so the chain shows the
-        // wrapper, not the engine error itself).
-        let engine = c.downcast_ref::<recman_engine::EngineError>().or_else(|| {
-            match c.downcast_ref::<recman_command::ExecError>() {
-                Some(recman_command::ExecError::Engine(e)) => Some(e.as_ref()),
-                _ => None,
-            }
-        });
-        match engine {
-            Some(recman_engine::EngineError::Stopped { signal, .. }) => Some(match *signal {
-                "SIGINT" => signal_hook::consts::SIGINT,
-                _ => signal_hook::consts::SIGTERM,
-            }),
-            _ => None,
-        }
-    })
+    e.chain()
+        .find_map(recman_command::signals::stop_signal)
+        .map(|signal| match signal {
+            "SIGINT" => signal_hook::consts::SIGINT,
+            _ => signal_hook::consts::SIGTERM,
+        })
 }

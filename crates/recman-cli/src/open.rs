@@ -1,134 +1,67 @@
 //! Opening the repository the command line names (a directory, or s3://, azure://, gs://
 //! with a local catalog cache or a shared catalog), creating one, and the command context
 //! built on it. Every command that reads or writes a repository starts here, so this sits
-//! below all of them: it imports only the command line's options, the repository list and
-//! the `--repo-as-of` helpers of immutable repositories.
+//! below all of them: it imports only the command line's options and the repository list.
+//! The opening itself is the command crate's (`recman_command::open`); here the options
+//! become a `RepoLocation` and the opener's notes go to stderr.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use anyhow::{Result, anyhow, bail};
-use recman_catalog::Repository;
-use recman_engine::Context;
+use anyhow::Result;
+use recman_command::model::{Context, Immutable, Repository};
+use recman_command::open::{OpenError, RepoLocation};
 
 use crate::cli::Global;
 
-/// A repository as --repo names it.
-pub enum RepoSpec {
-    Disk(PathBuf),
-    Remote(String),
+pub use recman_command::open::{RepoSpec, is_object_store};
+
+/// The repository the global options name, as the command crate opens it.
+pub fn location(g: &Global) -> RepoLocation {
+    RepoLocation {
+        repo: g.repo.clone(),
+        repo_cache: g.repo_cache.clone(),
+        catalog: g.catalog.clone(),
+        as_of: g.repo_as_of.clone(),
+        db: g.db.clone(),
+        pgdata: g.pgdata.clone(),
+        target: g.target.clone(),
+        quiet: g.quiet,
+    }
 }
 
-/// Whether a repository URL names an object store (S3, Azure or GCS), whose device type is S3.
-pub fn is_object_store(url: &str) -> bool {
-    url.starts_with("s3://") || url.starts_with("azure://") || url.starts_with("gs://")
+/// An opener's error as this binary's: the catalog's and the engine's errors as themselves,
+/// so that the hints are spelled for the command line and the exit status finds a stop.
+fn any(e: OpenError) -> anyhow::Error {
+    match e {
+        OpenError::Catalog(e) => e.into(),
+        OpenError::Engine(e) => (*e).into(),
+        OpenError::Io(e) => e.into(),
+        e => e.into(),
+    }
+}
+
+/// The opener's notes, on stderr.
+fn say(note: &str) {
+    eprintln!("recman: {note}");
 }
 
 pub fn repo_spec(g: &Global) -> Result<RepoSpec> {
-    let p = g.repo.clone().ok_or_else(|| anyhow!("no repository given; hint: pass --repo PATH, --repo s3://BUCKET/PREFIX, --repo azure://CONTAINER/PREFIX or --repo gs://BUCKET/PREFIX, set RECMAN_REPO, or name it in the --config file"))?;
-    let s = p.to_string_lossy();
-    if is_object_store(&s) {
-        return Ok(RepoSpec::Remote(s.trim_end_matches('/').to_string()));
-    }
-    if let Some((scheme, _)) = s.split_once("://") {
-        bail!(
-            "repository {s}: unknown scheme {scheme}://; hint: use a directory, s3://BUCKET/PREFIX, azure://CONTAINER/PREFIX or gs://BUCKET/PREFIX"
-        );
-    }
-    Ok(RepoSpec::Disk(if p.is_absolute() {
-        p
-    } else {
-        std::env::current_dir()?.join(p)
-    }))
+    location(g).spec().map_err(any)
 }
 
 /// Where a remote repository's catalog is cached: --repo-cache, else under the user's cache
 /// directory, one directory per repository URL.
 pub(crate) fn cache_dir(g: &Global, url: &str) -> Result<PathBuf> {
-    if let Some(c) = &g.repo_cache {
-        return Ok(c.clone());
-    }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .ok_or_else(|| {
-            anyhow!("no cache directory for repository {url}; hint: pass --repo-cache DIR")
-        })?;
-    // S3's caches keep the name they always had; other schemes are named with theirs.
-    let bare = url
-        .strip_prefix("s3://")
-        .map_or_else(|| url.replacen("://", "_", 1), str::to_string);
-    let name: String = bare
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    Ok(base.join("recman").join(name))
-}
-
-fn remote_media(url: &str) -> Result<Arc<dyn recman_catalog::Media>> {
-    Ok(recman_engine::devices::open_spec(url)?)
-}
-
-/// The shared catalog --catalog names, checked for its scheme.
-fn shared_catalog(g: &Global) -> Result<Option<&str>> {
-    match g.catalog.as_deref() {
-        None => Ok(None),
-        Some(u) if u.starts_with("postgresql://") || u.starts_with("postgres://") => Ok(Some(u)),
-        Some(u) => bail!(
-            "catalog {u}: not a PostgreSQL URL; hint: pass --catalog postgresql://USER@HOST:PORT/DATABASE, or leave it out for the repository's own catalog"
-        ),
-    }
+    location(g).cache_dir(url).map_err(any)
 }
 
 /// `create catalog --immutable`: a repository in a bucket with Object Lock.
-pub fn create_immutable_repo(
-    g: &Global,
-    spec: recman_catalog::repo::Immutable,
-) -> Result<Repository> {
-    let shared = shared_catalog(g)?;
-    let RepoSpec::Remote(url) = repo_spec(g)? else {
-        bail!(
-            "an immutable repository needs an s3 bucket with Object Lock; hint: pass --repo s3://BUCKET/PREFIX, the bucket created with Object Lock enabled"
-        );
-    };
-    if !url.starts_with("s3://") {
-        bail!(
-            "repository {url}: an immutable repository needs an s3 bucket with Object Lock; hint: pass --repo s3://BUCKET/PREFIX"
-        );
-    }
-    let cache = cache_dir(g, &url)?;
-    let repo =
-        Repository::create_remote_immutable(remote_media(&url)?, &url, &cache, shared, spec)?;
-    if let Some(note) = repo.cache_note()
-        && !g.quiet
-    {
-        eprintln!("recman: {note}");
-    }
-    Ok(repo)
+pub fn create_immutable_repo(g: &Global, spec: Immutable) -> Result<Repository> {
+    recman_command::open::create_immutable_repo(&location(g), spec, &mut say).map_err(any)
 }
 
 pub fn create_repo(g: &Global) -> Result<Repository> {
-    let shared = shared_catalog(g)?;
-    match repo_spec(g)? {
-        RepoSpec::Disk(p) => Ok(Repository::create_with_catalog(&p, shared)?),
-        RepoSpec::Remote(url) => {
-            let cache = cache_dir(g, &url)?;
-            let repo =
-                Repository::create_remote_with_catalog(remote_media(&url)?, &url, &cache, shared)?;
-            if let Some(note) = repo.cache_note()
-                && !g.quiet
-            {
-                eprintln!("recman: {note}");
-            }
-            Ok(repo)
-        }
-    }
+    recman_command::open::create_repo(&location(g), &mut say).map_err(any)
 }
 
 /// Opens the repository. A catalog that does not know the repository yet (a remote
@@ -143,66 +76,13 @@ pub fn open_repo(g: &Global) -> Result<Repository> {
 
 /// Opens the repository `--repo` names, without falling back along the list.
 pub fn open_one(g: &Global) -> Result<Repository> {
-    let shared = shared_catalog(g)?;
-    let as_of = g
-        .repo_as_of
-        .as_deref()
-        .map(crate::catalog_cmds::immutable::as_of_time)
-        .transpose()?;
-    let (repo, fresh) = match (repo_spec(g)?, as_of) {
-        (RepoSpec::Disk(p), None) => Repository::open_with_catalog(&p, shared)?,
-        (RepoSpec::Disk(p), Some(_)) => bail!(
-            "repository {}: --repo-as-of reads a versioned s3 bucket; a directory keeps no older versions; hint: leave out --repo-as-of",
-            p.display()
-        ),
-        (RepoSpec::Remote(url), None) => {
-            let cache = cache_dir(g, &url)?;
-            match Repository::open_remote_with_catalog(remote_media(&url)?, &url, &cache, shared) {
-                Err(recman_catalog::CatalogError::NotARepository { .. })
-                    if url.starts_with("s3://") =>
-                {
-                    bail!(
-                        "{url} is not a recman repository: it holds no marker recman.repo; hint: create it with `recman create catalog`, or, if it was a repository whose objects were deleted, read it as it was with --repo-as-of TIME (docs/immutable.md)"
-                    )
-                }
-                r => r?,
-            }
-        }
-        // The usual cache (or shared catalog) may describe what an attacker left: a cache of
-        // its own, rebuilt from the versions of that time.
-        (RepoSpec::Remote(url), Some(at)) => {
-            let cache = crate::catalog_cmds::immutable::as_of_cache(&cache_dir(g, &url)?, at);
-            let media = recman_engine::devices::open_spec_as_of(&url, at)?;
-            Repository::open_remote_with_catalog(media, &url, &cache, None)?
-        }
-    };
-    if as_of.is_none() {
-        recman_engine::immutable::arm(&repo)?;
-    }
-    if let Some(note) = repo.cache_note()
-        && !g.quiet
-    {
-        eprintln!("recman: {note}");
-    }
-    if fresh {
-        let _lock = repo.lock("catalog rebuild")?;
-        let r = recman_engine::rebuild_catalog(&repo, "")?;
-        if !g.quiet {
-            let what = if shared.is_some() {
-                "shared catalog"
-            } else {
-                "catalog cache"
-            };
-            eprintln!(
-                "recman: {what} {} was empty: cataloged {} backup(s) and {} archived log(s) from {}",
-                repo.catalog().path().display(),
-                r.backups_added.len(),
-                r.wal_added,
-                repo.location()
-            );
-        }
-    }
-    Ok(repo)
+    recman_command::open::open_one(&location(g), &mut say).map_err(any)
+}
+
+/// A disk repository for CATALOG START WITH, with a new catalog when its own is missing or
+/// damaged (true: it was made now).
+pub fn open_recreating_catalog(root: &std::path::Path) -> Result<(Repository, bool)> {
+    recman_command::open::open_recreating_catalog(root).map_err(any)
 }
 
 /// The global options a restored cluster's restore_command needs to reach this repository
@@ -266,12 +146,8 @@ pub fn passed_on_args(g: &Global, repo: &Repository) -> Result<Vec<String>> {
 /// server, as the global options give them.
 pub(crate) fn context(g: &Global) -> Result<Context> {
     let repo = open_repo(g)?;
-    let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
-    Ok(Context {
-        repo,
-        db,
-        pgdata: g.pgdata.clone(),
-        conninfo: g.target.clone(),
-        tls: crate::fleet_args::tls_files(g)?,
-    })
+    let loc = location(g);
+    let db = recman_command::open::database(&repo, &loc)?;
+    let tls = crate::fleet_args::tls_files(g)?;
+    Ok(recman_command::open::context(repo, db, &loc, tls))
 }

@@ -7,7 +7,7 @@
 
 use crate::cli::Global;
 use anyhow::{Result, anyhow};
-use recman_catalog::Repository;
+use recman_command::model::Repository;
 use std::path::Path;
 
 /// This command's options aimed at each repository of the list, in order. `--repo-cache`

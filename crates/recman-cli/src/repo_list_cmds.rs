@@ -7,8 +7,8 @@ use crate::dispatch::Execute;
 use crate::repo_ledger::{BACKUP_DEBT, Ledger};
 use crate::repo_list::{each, open_first, spec};
 use anyhow::{Result, anyhow};
-use recman_catalog::Repository;
 use recman_command::Command;
+use recman_command::repo_list::{available_backups, copy_backup, newest};
 use std::process::ExitCode;
 
 /// Commands that act on every repository of the list: `create catalog` and `register
@@ -30,21 +30,12 @@ pub fn execute_listed(g: &Global, command: &Command, execute: Execute) -> Option
 
 fn backup_and_copy(g: &Global, command: &Command, execute: Execute) -> Result<ExitCode> {
     let (repo, gi) = open_first(g, crate::open::open_one)?;
-    let db = recman_engine::resolve_database(&repo, g.db.as_deref(), g.pgdata.as_deref())?;
-    let ids = |repo: &Repository| -> Result<Vec<String>> {
-        Ok(repo
-            .catalog()
-            .backups(db.id)?
-            .into_iter()
-            .filter(|b| b.status == recman_catalog::BackupStatus::Available)
-            .map(|b| b.id)
-            .collect())
-    };
-    let before = ids(&repo)?;
+    let db = recman_command::open::database(&repo, &crate::open::location(g))?;
+    let before = available_backups(&repo, db.id)?;
     drop(repo);
     let code = execute(&gi, command.clone())?;
     let repo = crate::open::open_one(&gi)?;
-    let made: Vec<String> = ids(&repo)?
+    let made: Vec<String> = available_backups(&repo, db.id)?
         .into_iter()
         .filter(|id| !before.contains(id))
         .collect();
@@ -60,8 +51,7 @@ fn backup_and_copy(g: &Global, command: &Command, execute: Execute) -> Result<Ex
         let target = crate::open::open_one(other);
         for id in todo {
             let copied = match &target {
-                Ok(to) => recman_engine::copy_backup_between(&repo, to, &db.name, &id)
-                    .map_err(anyhow::Error::from),
+                Ok(to) => copy_backup(&repo, to, &db.name, &id).map_err(anyhow::Error::from),
                 Err(e) => Err(anyhow!("{e:#}")),
             };
             match copied {
@@ -127,11 +117,10 @@ pub fn report(g: &Global, json: bool) -> Result<()> {
         };
         match crate::open::open_one(gi) {
             Ok(repo) => {
-                let cat = repo.catalog();
-                for db in cat.databases()? {
-                    let mut r = row("ok".into(), Some(db.name.clone()));
-                    r.newest_wal = cat.wal_list(db.id)?.into_iter().map(|w| w.name).max();
-                    r.newest_backup = cat.backups(db.id)?.into_iter().map(|b| b.id).max();
+                for n in newest(&repo)? {
+                    let mut r = row("ok".into(), Some(n.database));
+                    r.newest_wal = n.wal;
+                    r.newest_backup = n.backup;
                     rows.push(r);
                 }
             }

@@ -3,22 +3,16 @@
 
 use crate::cli::Global;
 use anyhow::{Result, bail};
-use recman_remote::Allow;
-use std::sync::Arc;
+use recman_command::fleet::{RestoreAgent, WithRestore, agent_service, serve_agent};
 
 /// Serves the data directory at --pgdata until the process is stopped.
 pub fn serve(g: &Global, listen: &str, allow: &[String]) -> Result<()> {
-    let none = crate::restore_agent::RestoreAgent::new(&[], None, Default::default());
+    let none = RestoreAgent::new(&[], None, Vec::new());
     serve_with(g, listen, allow, none)
 }
 
 /// [`serve`], also writing restores as `restore` allows (restores only, without --pgdata).
-pub fn serve_with(
-    g: &Global,
-    listen: &str,
-    allow: &[String],
-    restore: crate::restore_agent::RestoreAgent,
-) -> Result<()> {
+pub fn serve_with(g: &Global, listen: &str, allow: &[String], restore: RestoreAgent) -> Result<()> {
     if g.pgdata.is_none() && restore.takes_restores() {
         return crate::restore_agent::serve(g, listen, allow, restore);
     }
@@ -32,18 +26,11 @@ pub fn serve_with(
             "recman server needs its certificate, key and the fleet's CA; hint: give --tls-cert, --tls-key and --tls-ca (or the config file's [tls] section)"
         );
     };
-    let service = recman_engine::source::agent::AgentService::new(pgdata, g.target.clone())?;
-    let service = crate::restore_agent::WithRestore {
-        backup: Some(Box::new(service)),
+    let service = WithRestore {
+        backup: Some(agent_service(pgdata, g.target.clone())?),
         restore,
     };
-    let handle = recman_remote::serve(
-        listen,
-        &tls,
-        Allow::from_list(allow),
-        Arc::new(service),
-        recman_remote::stderr_log(),
-    )?;
+    let handle = serve_agent(listen, &tls, allow, service)?;
     let who = if allow.is_empty() {
         "any certificate the CA signed".to_string()
     } else {

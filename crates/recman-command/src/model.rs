@@ -36,3 +36,8 @@ pub use recman_engine::{
 /// The backup type of what CATALOG IMPORT recorded: another tool's backup, read where it lies.
 pub use recman_engine::import::FOREIGN;
 pub use recman_engine::{Action, ErrorKind, Hint, Progress, Spell};
+
+// Opening the repository, the CLI's flag defaults, the fleet's restore through an agent.
+pub use recman_engine::{DEFAULT_PREFETCH, DEFAULT_PUSH_BATCH};
+pub use recman_engine::Through;
+pub use recman_remote::{ServiceError, TlsFiles};

@@ -4,9 +4,8 @@
 
 use crate::cli::Global;
 use crate::progress::Bar;
-use recman_catalog::Repository;
 use recman_command::EnvError;
-use recman_engine::{Context, Progress};
+use recman_command::model::{Context, Immutable, Progress, Repository, Through, TlsFiles};
 use std::path::PathBuf;
 
 pub struct CliEnv<'a> {
@@ -37,7 +36,7 @@ impl recman_command::Env for CliEnv<'_> {
         self.g.target.clone()
     }
 
-    fn tls(&self) -> Option<recman_remote::TlsFiles> {
+    fn tls(&self) -> Option<TlsFiles> {
         crate::fleet_args::tls_files(self.g).ok().flatten()
     }
 
@@ -49,10 +48,7 @@ impl recman_command::Env for CliEnv<'_> {
         Ok(crate::open::create_repo(self.g)?)
     }
 
-    fn create_immutable_repository(
-        &self,
-        spec: recman_catalog::repo::Immutable,
-    ) -> Result<Repository, EnvError> {
+    fn create_immutable_repository(&self, spec: Immutable) -> Result<Repository, EnvError> {
         Ok(crate::open::create_immutable_repo(self.g, spec)?)
     }
 
@@ -71,7 +67,7 @@ impl recman_command::Env for CliEnv<'_> {
             RepoSpec::Disk(_) if self.g.catalog.is_some() => {
                 (crate::open::open_repo(self.g)?, false)
             }
-            RepoSpec::Disk(root) => Repository::open_recreating_catalog(&root)?,
+            RepoSpec::Disk(root) => crate::open::open_recreating_catalog(&root)?,
             // A remote repository's catalog is a cache: opening rebuilds a missing one.
             RepoSpec::Remote(_) => (crate::open::open_repo(self.g)?, false),
         })
@@ -91,13 +87,13 @@ impl recman_command::Env for CliEnv<'_> {
     fn progress(&self) -> &dyn Progress {
         self.bar
     }
-    fn restore_through(&self, ctx: &Context) -> Result<Option<recman_engine::Through>, EnvError> {
+    fn restore_through(&self, ctx: &Context) -> Result<Option<Through>, EnvError> {
         // A database registered with --agent is restored on its host by default: that is
         // where it lives. `--agent local` restores on this host anyway.
         let url = match self.g.agent.as_deref() {
             Some(crate::fleet_client::LOCAL_AGENT) => return Ok(None),
             Some(url) => url.to_string(),
-            None => match ctx.repo.catalog().db_agent(ctx.db.id)? {
+            None => match recman_command::fleet::db_agent(ctx)? {
                 Some(url) => url,
                 None => return Ok(None),
             },
