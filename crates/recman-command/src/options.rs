@@ -267,8 +267,7 @@ pub fn absolute(cwd: &Path, p: &Path) -> PathBuf {
     }
 }
 
-/// A time option (RECOVER COPY's --until-time, the CLI's --repo-as-of) as microseconds since
-/// the epoch.
+/// RECOVER COPY's --until-time as microseconds since the epoch.
 pub fn until_micros(until_time: Option<&str>) -> Result<Option<i64>, OptionError> {
     Ok(match until_time {
         Some(t) => match RecoveryTarget::parse_time(t)? {
