@@ -20,9 +20,9 @@ impl TlsArgs {
         }
     }
 
-    pub fn files(&self, what: &str) -> anyhow::Result<recman_remote::TlsFiles> {
+    pub fn files(&self, what: &str) -> anyhow::Result<recman_command::model::TlsFiles> {
         match (&self.tls_cert, &self.tls_key, &self.tls_ca) {
-            (Some(cert), Some(key), Some(ca)) => Ok(recman_remote::TlsFiles {
+            (Some(cert), Some(key), Some(ca)) => Ok(recman_command::model::TlsFiles {
                 cert: cert.clone(),
                 key: key.clone(),
                 ca: ca.clone(),
@@ -47,10 +47,10 @@ impl TlsArgs {
 }
 
 /// The fleet's TLS files when all three are given; an error when only some are.
-pub fn tls_files(g: &Global) -> anyhow::Result<Option<recman_remote::TlsFiles>> {
+pub fn tls_files(g: &Global) -> anyhow::Result<Option<recman_command::model::TlsFiles>> {
     match (&g.tls_cert, &g.tls_key, &g.tls_ca) {
         (None, None, None) => Ok(None),
-        (Some(cert), Some(key), Some(ca)) => Ok(Some(recman_remote::TlsFiles {
+        (Some(cert), Some(key), Some(ca)) => Ok(Some(recman_command::model::TlsFiles {
             cert: cert.clone(),
             key: key.clone(),
             ca: ca.clone(),

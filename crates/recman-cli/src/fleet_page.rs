@@ -90,15 +90,12 @@ fn read_token(path: &Path) -> Result<String> {
 /// certificate the CA signed); returns once it listens.
 pub fn spawn(g: &Global, addr: &str, allow: &[String], token: Option<&Path>) -> Result<()> {
     let tls = crate::fleet_args::TlsArgs::of(g).files("recman server --page-listen")?;
-    let access = recman_remote::PageAccess {
-        allow: recman_remote::Allow::from_list(allow),
-        token: token.map(read_token).transpose()?,
-    };
+    let token = token.map(read_token).transpose()?;
     let g2 = g.clone();
-    let render: recman_remote::Render = Arc::new(move || page(&g2).map_err(|e| format!("{e:#}")));
+    let render: recman_command::model::Render =
+        Arc::new(move || page(&g2).map_err(|e| format!("{e:#}")));
     let addr = page_addr(addr);
-    let handle =
-        recman_remote::serve_page(&addr, &tls, access, render, recman_remote::stderr_log())?;
+    let handle = recman_command::fleet::serve_page(&addr, &tls, allow, token, render)?;
     eprintln!(
         "recman server: fleet page on https://{}/",
         handle.local_addr

@@ -3,7 +3,7 @@
 use crate::display::rfc3339;
 use recman_command::listing::{BackupForm, ListOutcome, ListedBackup, ListedCopy};
 use recman_command::model::DbRecord;
-use recman_pg::Lsn;
+use recman_command::model::Lsn;
 
 /// One backup as `list backup --json` prints it (documented in docs/commands.md). Facts the
 /// manifest also holds, so a catalog rebuilt from the repository prints the same, except the

@@ -12,6 +12,6 @@ mod through;
 
 pub use agent::{RestoreAgent, WithRestore, agent_service};
 pub use client::{get_wal, push_wal, restore_through_agent};
-pub use listen::{serve_agent, serve_repo_host};
+pub use listen::{serve_agent, serve_page, serve_repo_host};
 pub use repo_host::Opener;
 pub use through::db_agent;

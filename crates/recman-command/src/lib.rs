@@ -47,6 +47,7 @@ pub mod signals;
 pub mod slo;
 pub mod spelling;
 pub mod standby_hold;
+pub mod target_sql;
 pub mod tuning;
 mod tuning_start;
 mod validate;

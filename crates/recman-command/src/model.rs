@@ -23,6 +23,8 @@ pub use recman_engine::controlfile::ControlfileReport;
 pub use recman_engine::drill::{DrillCheck, DrillReport};
 pub use recman_engine::duplicate::DuplicateReport;
 pub use recman_engine::immutable::HeldObject;
+/// The backup type of what CATALOG IMPORT recorded: another tool's backup, read where it lies.
+pub use recman_engine::import::FOREIGN;
 pub use recman_engine::import::{CopiedBackup, ImportReport};
 pub use recman_engine::recover_table::RecoverTableReport;
 pub use recman_engine::tuning::advise::Advice;
@@ -33,11 +35,13 @@ pub use recman_engine::{
     Resync, ValidateBackupReport, ValidateDatabaseReport,
 };
 // The engine's progress trait a front end implements, and the hints' remedies it spells.
-/// The backup type of what CATALOG IMPORT recorded: another tool's backup, read where it lies.
-pub use recman_engine::import::FOREIGN;
 pub use recman_engine::{Action, ErrorKind, Hint, Progress, Spell};
 
 // Opening the repository, the CLI's flag defaults, the fleet's restore through an agent.
-pub use recman_engine::{DEFAULT_PREFETCH, DEFAULT_PUSH_BATCH};
 pub use recman_engine::Through;
-pub use recman_remote::{ServiceError, TlsFiles};
+pub use recman_engine::{DEFAULT_PREFETCH, DEFAULT_PUSH_BATCH};
+pub use recman_remote::{Render, ServiceError, TlsFiles};
+
+// What a front end prints of PostgreSQL's values: positions in the WAL, connection strings
+// without their passwords.
+pub use recman_pg::{Lsn, conninfo_has_password, redact_conninfo};

@@ -4,10 +4,10 @@
 
 use crate::display::{size, time};
 use recman_command::listing::{FileRow, ListedBackup, ListedPiece};
+use recman_command::model::Lsn;
 use recman_command::model::{
     BackupRecord, BackupStatus, DbRecord, Incarnation, MediaStatus, WalRecord,
 };
-use recman_pg::Lsn;
 
 fn status_letter(s: BackupStatus) -> &'static str {
     match s {

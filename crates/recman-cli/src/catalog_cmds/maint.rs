@@ -274,7 +274,7 @@ fn kept_for_standbys(replayed: Replayed, kept: Vec<String>) {
                 "archivelog deletion policy applied-on-all-standby: {} standby(s) connected, {} physical slot(s); every one has replayed (or holds) up to {}",
                 replayed.standbys,
                 replayed.slots,
-                recman_pg::Lsn(at)
+                recman_command::model::Lsn(at)
             );
             for name in &kept {
                 println!(

@@ -76,7 +76,7 @@ impl CliPrinter<'_> {
                 .and_then(chrono::DateTime::from_timestamp_micros)
                 .map(|t| t.to_rfc3339())
                 .unwrap_or_default(),
-            recman_pg::Lsn(b.stop_lsn.unwrap_or(0))
+            recman_command::model::Lsn(b.stop_lsn.unwrap_or(0))
         ));
     }
 
@@ -110,8 +110,8 @@ impl CliPrinter<'_> {
                 b.path,
                 b.block,
                 b.backup_id,
-                recman_pg::Lsn(b.page_lsn),
-                recman_pg::Lsn(b.recovered_to_lsn)
+                recman_command::model::Lsn(b.page_lsn),
+                recman_command::model::Lsn(b.recovered_to_lsn)
             ));
         }
         self.say(&format!(

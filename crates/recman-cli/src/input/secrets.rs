@@ -3,7 +3,7 @@
 /// A password inside a connection string typed on the command line is visible to every user
 /// of the host (`ps`) and stays in shell history: say so once, and where it belongs instead.
 pub fn warn_password(what: &str, conninfo: &str) {
-    if recman_pg::conninfo_has_password(conninfo) {
+    if recman_command::model::conninfo_has_password(conninfo) {
         eprintln!(
             "recman: warning: the password in {what} is visible to other users of this host and kept in shell history; hint: put it in ~/.pgpass (mode 0600) or PGPASSWORD instead"
         );

@@ -24,7 +24,7 @@ pub(crate) fn connect(s: &mut Session, to: ConnectTo, string: Option<&str>) -> R
                     &s.g,
                     &format!(
                         "CONNECT TARGET {}: the net service name is the service '{}' of pg_service.conf",
-                        recman_pg::redact_conninfo(c),
+                        recman_command::model::redact_conninfo(c),
                         conninfo.trim_start_matches("service=")
                     ),
                 );
@@ -68,14 +68,9 @@ pub(crate) fn sql(s: &Session, text: &str) -> Result<()> {
     } else {
         text
     };
-    let target = recman_pg::resolve_conninfo(s.g.target.as_deref())?;
-    let mut session = recman_pg::Session::connect(&target)?;
-    let rows = session
-        .simple_query(text)
-        .map_err(|e| anyhow!("SQL '{text}' failed on the target: {e}"))?;
+    let rows = recman_command::target_sql::run(s.g.target.as_deref(), text)?;
     if !s.g.quiet {
-        for r in rows {
-            let cols: Vec<String> = r.into_iter().map(|c| c.unwrap_or_default()).collect();
+        for cols in rows {
             println!("{}", cols.join("|"));
         }
     }

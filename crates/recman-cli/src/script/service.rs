@@ -2,7 +2,7 @@
 //! PostgreSQL counterpart of a TNS alias is a service of pg_service.conf, resolved as libpq
 //! does (PGSERVICEFILE, ~/.pg_service.conf, PGSYSCONFDIR).
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 /// `/@name` and `user/password@name` become `service=name` (a password there is dropped:
 /// the service and ~/.pgpass carry the credentials); anything else is a conninfo as written.
@@ -20,20 +20,7 @@ pub(crate) fn alias(s: &str) -> String {
 
 /// Whether conninfo `other` reaches the same server (hosts and ports) as the target `target`.
 pub(crate) fn same_server(target: Option<&str>, other: &str) -> Result<bool> {
-    let key = |c: Option<&str>| -> Result<String> {
-        let t = recman_pg::resolve_conninfo(c).with_context(|| {
-            format!(
-                "cannot resolve CONNECT '{}'",
-                recman_pg::redact_conninfo(c.unwrap_or(""))
-            )
-        })?;
-        Ok(format!(
-            "{:?} {:?}",
-            t.config.get_hosts(),
-            t.config.get_ports()
-        ))
-    };
-    Ok(key(target)? == key(Some(other))?)
+    Ok(recman_command::target_sql::same_server(target, other)?)
 }
 
 #[cfg(test)]

@@ -41,3 +41,19 @@ pub fn serve_agent(
         recman_remote::stderr_log(),
     )
 }
+
+/// The fleet page on `addr` for the certificate CNs `allow` names (none: any the CA signed),
+/// and to a browser holding `token`; `render` draws the page for each request.
+pub fn serve_page(
+    addr: &str,
+    tls: &TlsFiles,
+    allow: &[String],
+    token: Option<String>,
+    render: recman_remote::Render,
+) -> Result<ServerHandle, RemoteError> {
+    let access = recman_remote::PageAccess {
+        allow: Allow::from_list(allow),
+        token,
+    };
+    recman_remote::serve_page(addr, tls, access, render, recman_remote::stderr_log())
+}
