@@ -27,6 +27,7 @@ pub mod listing;
 pub mod maint;
 pub mod metrics;
 pub mod model;
+pub mod option_table;
 pub mod options;
 mod outcome;
 pub mod plot;
