@@ -42,7 +42,8 @@ pub struct OptionDef {
     pub catalog_key: Option<&'static str>,
     /// RMAN's keyword for it, where RMAN has one.
     pub rman: Option<&'static str>,
-    /// The flag's help as `--help` prints it (it states the range of a number or a size).
+    /// The flag's help as `--help` prints it (it states the range of a number or a size; no
+    /// final period, as clap prints a one-paragraph doc comment).
     pub help: &'static str,
 }
 
@@ -92,7 +93,7 @@ pub const RETENTION_POLICY: OptionDef = OptionDef {
     ..row(
         "retention-policy",
         Kind::Text,
-        "Which backups retention keeps: redundancy N, recovery window of N days, or none.",
+        "Which backups retention keeps: redundancy N, recovery window of N days, or none",
     )
 };
 /// Parallel streams: each channel is a thread with tens of MiB of buffers, so beyond a few
@@ -106,7 +107,7 @@ pub const CHANNELS: OptionDef = OptionDef {
     ..row(
         "channels",
         Kind::Count((1, 256)),
-        "Parallel streams, each writing its own backup sets. Default: `configure channels` in the catalog, else built in. Range: 1 to 256.",
+        "Parallel streams, each writing its own backup sets. Default: `configure channels` in the catalog, else built in. Range: 1 to 256",
     )
 };
 pub const COMPRESSION: OptionDef = OptionDef {
@@ -117,7 +118,7 @@ pub const COMPRESSION: OptionDef = OptionDef {
     ..row(
         "compression",
         Kind::Text,
-        "none, lz4, zstd or zstd:LEVEL. Default: `configure compression` in the catalog, else none.",
+        "none, lz4, zstd or zstd:LEVEL. Default: `configure compression` in the catalog, else none",
     )
 };
 pub const FILESPERSET: OptionDef = OptionDef {
@@ -129,7 +130,7 @@ pub const FILESPERSET: OptionDef = OptionDef {
     ..row(
         "filesperset",
         Kind::Count((1, 1_000_000)),
-        "Most files in one backup set. Default: `configure filesperset` in the catalog, else built in. Range: 1 to 1000000.",
+        "Most files in one backup set. Default: `configure filesperset` in the catalog, else built in. Range: 1 to 1000000",
     )
 };
 pub const MAXOPENFILES: OptionDef = OptionDef {
@@ -141,7 +142,7 @@ pub const MAXOPENFILES: OptionDef = OptionDef {
     ..row(
         "maxopenfiles",
         Kind::Count((1, 1024)),
-        "Files read at once and interleaved into one piece. Default: `configure maxopenfiles` in the catalog, else built in. Range: 1 to 1024.",
+        "Files read at once and interleaved into one piece. Default: `configure maxopenfiles` in the catalog, else built in. Range: 1 to 1024",
     )
 };
 pub const BACKUP_OPTIMIZATION: OptionDef = OptionDef {
@@ -152,7 +153,7 @@ pub const BACKUP_OPTIMIZATION: OptionDef = OptionDef {
     ..row(
         "backup-optimization",
         Kind::Choice(ON_OFF),
-        "Skip files whose identical copy is already backed up.",
+        "Skip files whose identical copy is already backed up",
     )
 };
 /// At most 256 sections a file, so small sections only help small files.
@@ -164,7 +165,7 @@ pub const SECTION_SIZE: OptionDef = OptionDef {
     ..row(
         "section-size",
         Kind::Size((MIB, 1 << 40)),
-        "Split files larger than this into sections backed up in parallel as pieces of one set, e.g. 256M (RMAN's SECTION SIZE; at most 256 sections a file). Range: 1M to 1T.",
+        "Split files larger than this into sections backed up in parallel as pieces of one set, e.g. 256M (RMAN's SECTION SIZE; at most 256 sections a file). Range: 1M to 1T",
     )
 };
 pub const ARCHIVELOG_DELETION_POLICY: OptionDef = OptionDef {
@@ -174,7 +175,7 @@ pub const ARCHIVELOG_DELETION_POLICY: OptionDef = OptionDef {
     ..row(
         "archivelog-deletion-policy",
         Kind::Text,
-        "What must hold before DELETE ARCHIVELOG removes a segment: none, backed-up N times, applied-on-all-standby.",
+        "What must hold before DELETE ARCHIVELOG removes a segment: none, backed-up N times, applied-on-all-standby",
     )
 };
 /// Copies of each piece (RMAN's COPIES), the engine's limit.
@@ -187,7 +188,7 @@ pub const BACKUP_COPIES: OptionDef = OptionDef {
     ..row(
         "backup-copies",
         Kind::Count((1, recman_engine::duplex::MAX_COPIES as u64)),
-        "Write every piece N times (RMAN's COPIES, duplexed backup sets): the first copy as usual, each further one at its --copy-format location. Range: 1 to 4.",
+        "Write every piece N times (RMAN's COPIES, duplexed backup sets): the first copy as usual, each further one at its --copy-format location. Range: 1 to 4",
     )
 };
 pub const TUNING: OptionDef = OptionDef {
@@ -197,7 +198,7 @@ pub const TUNING: OptionDef = OptionDef {
     ..row(
         "tuning",
         Kind::Choice(&["auto", "off"]),
-        "auto: backups tune channels, multiplexing and buffers as they run.",
+        "auto: backups tune channels, multiplexing and buffers as they run",
     )
 };
 /// The config file may not set it: it decides what the whole repository keeps, so one host's
@@ -208,7 +209,7 @@ pub const INCREMENTAL_FOREVER: OptionDef = OptionDef {
     ..row(
         "incremental-forever",
         Kind::Text,
-        "The incremental-forever schedule: synthetic-full-every N days, or off.",
+        "The incremental-forever schedule: synthetic-full-every N days, or off",
     )
 };
 /// Whether retention counts imported backups (`catalog import`); catalog only, as above.
@@ -218,7 +219,7 @@ pub const IMPORTED_RETENTION: OptionDef = OptionDef {
     ..row(
         "imported-retention",
         Kind::Choice(ON_OFF),
-        "on: retention counts imported backups.",
+        "on: retention counts imported backups",
     )
 };
 /// The age past which the newest backup is a failure (`recman check`).
@@ -227,7 +228,7 @@ pub const RPO_TARGET: OptionDef = duration_setting(
     "rpo_target",
     "RPO TARGET",
     None,
-    "The age past which the newest backup is a failure.",
+    "The age past which the newest backup is a failure",
 );
 /// The restore time past which a drill or the predicted restore is a failure.
 pub const RTO_TARGET: OptionDef = duration_setting(
@@ -235,7 +236,7 @@ pub const RTO_TARGET: OptionDef = duration_setting(
     "rto_target",
     "RTO TARGET",
     None,
-    "The restore time past which a drill or the predicted restore is a failure.",
+    "The restore time past which a drill or the predicted restore is a failure",
 );
 /// How old the newest drill may grow before `recman check` asks for another.
 pub const DRILL_INTERVAL: OptionDef = duration_setting(
@@ -243,7 +244,7 @@ pub const DRILL_INTERVAL: OptionDef = duration_setting(
     "drill_interval",
     "DRILL INTERVAL",
     None,
-    "How old the newest drill may grow before `recman check` asks for another.",
+    "How old the newest drill may grow before `recman check` asks for another",
 );
 /// Thresholds of retained WAL and repository free space: 1M to 1P.
 const THRESHOLD: Kind = Kind::Size((MIB, 1 << 50));
@@ -258,7 +259,7 @@ pub const SLOT_RETENTION_LIMIT: OptionDef = OptionDef {
     ..row(
         "slot-retention-limit",
         THRESHOLD,
-        "A replication slot holding more WAL than this is a failure.",
+        "A replication slot holding more WAL than this is a failure",
     )
 };
 /// none: only room for one more full backup.
@@ -270,7 +271,7 @@ pub const REPOSITORY_MIN_FREE: OptionDef = OptionDef {
     ..row(
         "repository-min-free",
         THRESHOLD,
-        "Free space the repository's file system must keep, besides room for one more full backup.",
+        "Free space the repository's file system must keep, besides room for one more full backup",
     )
 };
 /// A day is longer than any backup window, so a healthy backup never trips it.
@@ -279,7 +280,7 @@ pub const REPOSITORY_LOCK_LIMIT: OptionDef = duration_setting(
     "repository_lock_limit",
     "REPOSITORY LOCK LIMIT",
     Some("24h"),
-    "A command holding the repository lock this long is stuck or far slower than planned.",
+    "A command holding the repository lock this long is stuck or far slower than planned",
 );
 /// A month leaves time to issue and roll out a new certificate.
 pub const CERTIFICATE_EXPIRY_WARNING: OptionDef = duration_setting(
@@ -287,14 +288,14 @@ pub const CERTIFICATE_EXPIRY_WARNING: OptionDef = duration_setting(
     "certificate_expiry_warning",
     "CERTIFICATE EXPIRY WARNING",
     Some("30d"),
-    "A fleet certificate ending within this is a failure.",
+    "A fleet certificate ending within this is a failure",
 );
 pub const BACKUP_WINDOW: OptionDef = duration_setting(
     "backup-window",
     "backup_window",
     "BACKUP WINDOW",
     None,
-    "The time a full backup must fit in; none: no prediction is checked.",
+    "The time a full backup must fit in; none: no prediction is checked",
 );
 
 /// A duration setting: the same key in the catalog and the config file.
@@ -323,7 +324,7 @@ pub const MAXSETSIZE: OptionDef = OptionDef {
     ..row(
         "maxsetsize",
         Kind::Size((MIB, 1 << 40)),
-        "The most bytes in one backup set (RMAN's MAXSETSIZE), e.g. 1G: larger sets are split; a file larger than this is refused unless --section-size cuts it. Range: 1M to 1T.",
+        "The most bytes in one backup set (RMAN's MAXSETSIZE), e.g. 1G: larger sets are split; a file larger than this is refused unless --section-size cuts it. Range: 1M to 1T",
     )
 };
 pub const MAXCORRUPT: OptionDef = OptionDef {
@@ -333,7 +334,7 @@ pub const MAXCORRUPT: OptionDef = OptionDef {
     ..row(
         "maxcorrupt",
         Kind::Count((0, u32::MAX as u64)),
-        "Corrupt blocks tolerated per file. Range: 0 to 4294967295.",
+        "Corrupt blocks tolerated per file. Range: 0 to 4294967295",
     )
 };
 pub const ARCHIVE_TIMEOUT: OptionDef = OptionDef {
@@ -342,7 +343,7 @@ pub const ARCHIVE_TIMEOUT: OptionDef = OptionDef {
     ..row(
         "archive-timeout",
         Kind::Count((1, 86_400)),
-        "Seconds to wait for the backup's WAL to be archived. Range: 1 to 86400.",
+        "Seconds to wait for the backup's WAL to be archived. Range: 1 to 86400",
     )
 };
 pub const INCREMENTAL_LEVEL: OptionDef = OptionDef {
@@ -350,7 +351,7 @@ pub const INCREMENTAL_LEVEL: OptionDef = OptionDef {
     ..row(
         "incremental-level",
         Kind::Count((0, 1)),
-        "RMAN's INCREMENTAL LEVEL: 0 (a base for level 1s) or 1 (blocks changed since the last level 0 or 1). Without it the backup is a plain full backup. Range: 0 to 1.",
+        "RMAN's INCREMENTAL LEVEL: 0 (a base for level 1s) or 1 (blocks changed since the last level 0 or 1). Without it the backup is a plain full backup. Range: 0 to 1",
     )
 };
 pub const IO_SLAVES: OptionDef = OptionDef {
@@ -359,7 +360,7 @@ pub const IO_SLAVES: OptionDef = OptionDef {
     ..row(
         "io-slaves",
         Kind::Count((1, 64)),
-        "Helper i/o threads per channel in threads mode (RMAN's I/O slaves). Range: 1 to 64.",
+        "Helper i/o threads per channel in threads mode (RMAN's I/O slaves). Range: 1 to 64",
     )
 };
 pub const INPUT_BUFFERS: OptionDef = OptionDef {
@@ -367,7 +368,7 @@ pub const INPUT_BUFFERS: OptionDef = OptionDef {
     ..row(
         "input-buffers",
         Kind::Count((1, 256)),
-        "Input buffers per open file (default: RMAN's rule by multiplexing level). Range: 1 to 256.",
+        "Input buffers per open file (default: RMAN's rule by multiplexing level). Range: 1 to 256",
     )
 };
 pub const INPUT_BUFFER_SIZE: OptionDef = OptionDef {
@@ -375,7 +376,7 @@ pub const INPUT_BUFFER_SIZE: OptionDef = OptionDef {
     ..row(
         "input-buffer-size",
         Kind::Size((8 << 10, 4 << 20)),
-        "Size of each input buffer, e.g. 1M (a multiple of 8K). Range: 8K to 4M.",
+        "Size of each input buffer, e.g. 1M (a multiple of 8K). Range: 8K to 4M",
     )
 };
 pub const OUTPUT_BUFFERS: OptionDef = OptionDef {
@@ -384,7 +385,7 @@ pub const OUTPUT_BUFFERS: OptionDef = OptionDef {
     ..row(
         "output-buffers",
         Kind::Count((1, 256)),
-        "Output buffers per channel. Range: 1 to 256.",
+        "Output buffers per channel. Range: 1 to 256",
     )
 };
 pub const BLKSIZE: OptionDef = OptionDef {
@@ -393,7 +394,7 @@ pub const BLKSIZE: OptionDef = OptionDef {
     ..row(
         "blksize",
         Kind::Size((4 << 10, 64 << 20)),
-        "Output block size: the size of each write to the media (RMAN's BLKSIZE). Default: the device type's configured blksize, else 1M. Range: 4K to 64M.",
+        "Output block size: the size of each write to the media (RMAN's BLKSIZE). Default: the device type's configured blksize, else 1M. Range: 4K to 64M",
     )
 };
 pub const RATE: OptionDef = OptionDef {
@@ -402,7 +403,7 @@ pub const RATE: OptionDef = OptionDef {
     ..row(
         "rate",
         Kind::Size((1 << 10, 1 << 40)),
-        "Most bytes per second each channel reads, e.g. 50M (RMAN's RATE). Range: 1K to 1T.",
+        "Most bytes per second each channel reads, e.g. 50M (RMAN's RATE). Range: 1K to 1T",
     )
 };
 
@@ -468,8 +469,8 @@ mod tests {
             // The help states the range as users write it, so --help never drifts from it:
             // every flag's help does; a setting without a flag may leave it to its docs.
             let range = match d.kind {
-                Kind::Count((lo, hi)) => Some(format!("Range: {lo} to {hi}.")),
-                Kind::Size((lo, hi)) => Some(format!("Range: {} to {}.", human(lo), human(hi))),
+                Kind::Count((lo, hi)) => Some(format!("Range: {lo} to {hi}")),
+                Kind::Size((lo, hi)) => Some(format!("Range: {} to {}", human(lo), human(hi))),
                 _ => None,
             };
             if let Some(r) = range
