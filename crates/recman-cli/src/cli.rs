@@ -601,6 +601,8 @@ pub struct BackupArgs {
     pub format: Option<String>,
     #[arg(long, help = T::MAXSETSIZE.help, value_name = "SIZE", value_parser = crate::input::size_of(&T::MAXSETSIZE))]
     pub maxsetsize: Option<String>,
+    #[command(flatten)]
+    pub table: crate::table_args::TableArgs,
     #[arg(long, help = T::BACKUP_COPIES.help, value_parser = crate::input::count_of::<u32>(&T::BACKUP_COPIES))]
     pub copies: Option<u32>,
     /// Where a further copy of each piece goes (a --format template in a directory of its

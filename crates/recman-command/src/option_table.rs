@@ -42,6 +42,10 @@ pub struct OptionDef {
     pub catalog_key: Option<&'static str>,
     /// RMAN's keyword for it, where RMAN has one.
     pub rman: Option<&'static str>,
+    /// The backup command's `--NAME` is made from this row (the CLI's `table_args`) and its
+    /// value carried by name in `BackupDatabase::table`, so the option needs no field of its
+    /// own anywhere between the flag and the code that uses it.
+    pub flag_from_table: bool,
     /// The flag's help as `--help` prints it (it states the range of a number or a size; no
     /// final period, as clap prints a one-paragraph doc comment).
     pub help: &'static str,
@@ -78,6 +82,7 @@ const fn row(name: &'static str, kind: Kind, help: &'static str) -> OptionDef {
         config_key: None,
         catalog_key: None,
         rman: None,
+        flag_from_table: false,
         help,
     }
 }
@@ -440,6 +445,11 @@ pub const TABLE: &[OptionDef] = &[
     BLKSIZE,
     RATE,
 ];
+
+/// The rows whose backup flag is made from the table.
+pub fn backup_flags() -> impl Iterator<Item = &'static OptionDef> {
+    TABLE.iter().filter(|d| d.flag_from_table)
+}
 
 /// The row of option `name`.
 pub fn get(name: &str) -> Option<&'static OptionDef> {

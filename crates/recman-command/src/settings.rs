@@ -286,6 +286,8 @@ pub struct BackupDefaults {
     pub optimization: bool,
     /// `configure tuning auto`.
     pub tuning: bool,
+    /// The settings of the options whose flag the table makes, by name.
+    pub table: std::collections::BTreeMap<&'static str, String>,
 }
 
 /// The flags of a backup that have a setting, each None when not given.
@@ -336,6 +338,10 @@ pub fn backup_defaults(
         section_size: setting(&all, "section-size").parse().ok(),
         optimization: setting(&all, "backup-optimization") == "on",
         tuning: setting(&all, "tuning") == "auto",
+        table: crate::option_table::backup_flags()
+            .filter(|d| d.configurable())
+            .map(|d| (d.name, setting(&all, d.name)))
+            .collect(),
     })
 }
 
@@ -417,6 +423,8 @@ pub fn resolve_backup(
         optimization: d.optimization,
         tuning: d.tuning,
         device,
+        // A flag beats the setting.
+        table: d.table.into_iter().chain(a.table.clone()).collect(),
     })
 }
 

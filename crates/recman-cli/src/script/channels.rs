@@ -33,6 +33,9 @@ pub(crate) struct ChannelOpts {
     pub standby_agent: Option<String>,
     /// A FORMAT template with a location that every channel gives.
     pub format: Option<String>,
+    /// The option-table settings every channel gives (MAXPIECESIZE), by row name; BACKUP
+    /// DATABASE takes them, the other commands have no pieces to cut.
+    pub table: std::collections::BTreeMap<&'static str, String>,
 }
 
 /// RMAN's compression algorithm names mapped to recman's codecs.
