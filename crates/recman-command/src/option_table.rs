@@ -320,6 +320,21 @@ const fn duration_setting(
     }
 }
 
+/// RMAN's MAXPIECESIZE, as MAXSETSIZE's range.
+pub const MAXPIECESIZE: OptionDef = OptionDef {
+    unit: Some("bytes"),
+    env: Some("RECMAN_MAXPIECESIZE"),
+    config_key: Some("maxpiecesize"),
+    catalog_key: Some("maxpiecesize"),
+    rman: Some("MAXPIECESIZE"),
+    flag_from_table: true,
+    ..row(
+        "maxpiecesize",
+        Kind::Size((MIB, 1 << 40)),
+        "The most bytes of files in one backup piece (RMAN's MAXPIECESIZE), e.g. 2G: larger sets are split, a larger file is backed up in sections of at most this size (at most 256 a file). Default: `configure maxpiecesize`, else none. Range: 1M to 1T",
+    )
+};
+
 // The backup tunables that are flags only.
 
 /// RMAN's MAXSETSIZE.
@@ -434,6 +449,7 @@ pub const TABLE: &[OptionDef] = &[
     REPOSITORY_LOCK_LIMIT,
     CERTIFICATE_EXPIRY_WARNING,
     BACKUP_WINDOW,
+    MAXPIECESIZE,
     MAXSETSIZE,
     MAXCORRUPT,
     ARCHIVE_TIMEOUT,

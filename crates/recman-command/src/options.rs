@@ -189,6 +189,7 @@ impl BackupDatabase {
                 .as_deref()
                 .map(|v| size("maxsetsize", v))
                 .transpose()?,
+            max_piece_size: r.size("maxpiecesize")?,
         })
     }
 
