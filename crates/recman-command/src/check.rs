@@ -24,8 +24,7 @@ pub enum CheckError {
     },
 }
 
-/// An inclusive range of a whole-number option.
-pub type Range = (u64, u64);
+pub use crate::option_table::Range;
 
 /// The ranges the options share; docs/commands.md lists them. A range of an option in
 /// [`crate::option_table`] is named here from its row, so it is written once.
@@ -129,6 +128,7 @@ pub fn span(s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::option_table::{Kind, TABLE};
 
     #[test]
     fn ranges_and_names() {
@@ -160,5 +160,47 @@ mod tests {
         assert!(check_name("a\u{1b}[31mb").is_err());
         assert!(check_name("a\nb").is_err());
         assert!(check_name("").is_err());
+    }
+
+    #[test]
+    fn the_option_table_is_consistent() {
+        for d in TABLE {
+            assert_eq!(TABLE.iter().filter(|o| o.name == d.name).count(), 1);
+            // A config key names a setting of the catalog, spelled as its name with `_`.
+            if let Some(k) = d.config_key {
+                assert!(d.configurable(), "{}", d.name);
+                assert_eq!(k, d.name.replace('-', "_"), "{}", d.name);
+            }
+            if let Some(e) = d.env {
+                assert_eq!(
+                    e,
+                    format!("RECMAN_{}", d.name.replace('-', "_").to_uppercase())
+                );
+            }
+            // The help states the range as users write it, so --help never drifts from it:
+            // every flag's help does; a setting without a flag may leave it to its docs.
+            let range = match d.kind {
+                Kind::Count((lo, hi)) => Some(format!("Range: {lo} to {hi}")),
+                Kind::Size((lo, hi)) => Some(format!("Range: {} to {}", human(lo), human(hi))),
+                _ => None,
+            };
+            if let Some(r) = range
+                && (!d.configurable() || d.help.contains("Range:"))
+            {
+                assert!(d.help.contains(&r), "{}: {} lacks {r}", d.name, d.help);
+            }
+            if let Some(v) = d.default {
+                match d.kind {
+                    Kind::Count((lo, hi)) => {
+                        check_count(v, lo, hi).unwrap();
+                    }
+                    Kind::Choice(words) => assert!(words.contains(&v), "{}", d.name),
+                    _ => {}
+                }
+            }
+        }
+        // The settings come first, so `show all` prints them in the table's order.
+        let first_flag_only = TABLE.iter().position(|d| !d.configurable()).unwrap();
+        assert!(TABLE[first_flag_only..].iter().all(|d| !d.configurable()));
     }
 }
