@@ -90,6 +90,9 @@ pub enum ConfigureWhat {
     },
     /// The device type backups go to without --device-type, or `clear`.
     DefaultDeviceType { value: String },
+    /// The settings the option table gives a `configure` subcommand of their own.
+    #[command(flatten)]
+    Table(crate::table_args::TableSetting),
 }
 
 #[derive(Subcommand, Debug, Clone)]

@@ -2,6 +2,7 @@
 //! `list backup`); later the RMAN-style language produces the same option values.
 
 use clap::{Args, Parser, Subcommand};
+use recman_command::option_table as T;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -538,27 +539,18 @@ pub enum BackupWhat {
 
 #[derive(Args, Debug)]
 pub struct BackupArgs {
-    /// Parallel streams, each writing its own backup sets.
-    /// Default: `configure channels` in the catalog, else built in. Range: 1 to 256.
-    #[arg(long, value_parser = crate::input::count::<u32>(crate::input::CHANNELS))]
+    #[arg(long, help = T::CHANNELS.help, value_parser = crate::input::count_of::<u32>(&T::CHANNELS))]
     pub channels: Option<u32>,
-    /// Most files in one backup set.
-    /// Default: `configure filesperset` in the catalog, else built in. Range: 1 to 1000000.
-    #[arg(long, value_parser = crate::input::count::<u32>(crate::input::FILESPERSET))]
+    #[arg(long, help = T::FILESPERSET.help, value_parser = crate::input::count_of::<u32>(&T::FILESPERSET))]
     pub filesperset: Option<u32>,
-    /// Files read at once and interleaved into one piece.
-    /// Default: `configure maxopenfiles` in the catalog, else built in. Range: 1 to 1024.
-    #[arg(long, value_parser = crate::input::count::<u32>(crate::input::MAXOPENFILES))]
+    #[arg(long, help = T::MAXOPENFILES.help, value_parser = crate::input::count_of::<u32>(&T::MAXOPENFILES))]
     pub maxopenfiles: Option<u32>,
-    /// none, lz4, zstd or zstd:LEVEL.
-    /// Default: `configure compression` in the catalog, else none.
-    #[arg(long)]
+    #[arg(long, help = T::COMPRESSION.help)]
     pub compress: Option<String>,
     #[arg(long, value_parser = crate::input::Name)]
     pub tag: Option<String>,
-    /// Corrupt blocks tolerated per file. Range: 0 to 4294967295.
-    #[arg(long, default_value_t = 0,
-          value_parser = crate::input::count::<u32>(recman_command::ranges::MAXCORRUPT))]
+    #[arg(long, help = T::MAXCORRUPT.help, default_value_t = 0,
+          value_parser = crate::input::count_of::<u32>(&T::MAXCORRUPT))]
     pub maxcorrupt: u32,
     /// Also check the structure inside heap and B-tree pages (line pointers, items), beyond
     /// checksum and header (RMAN's CHECK LOGICAL); a failing page counts against --maxcorrupt.
@@ -581,20 +573,15 @@ pub struct BackupArgs {
     /// device stream. Default: `configure default-device-type`, else the repository.
     #[arg(long)]
     pub device_type: Option<String>,
-    /// Seconds to wait for the backup's WAL to be archived. Range: 1 to 86400.
-    #[arg(long, default_value_t = 120, value_parser = crate::input::count::<u64>(recman_command::ranges::ARCHIVE_TIMEOUT))]
+    #[arg(long, help = T::ARCHIVE_TIMEOUT.help, default_value_t = 120, value_parser = crate::input::count_of::<u64>(&T::ARCHIVE_TIMEOUT))]
     pub archive_timeout: u64,
     /// Also back up archived WAL: the WAL not yet backed up before the database, the WAL
     /// generated during it after (RMAN's PLUS ARCHIVELOG).
     #[arg(long)]
     pub plus_archivelog: bool,
-    /// Split files larger than this into sections backed up in parallel as pieces of one set,
-    /// e.g. 256M (RMAN's SECTION SIZE; at most 256 sections a file). Range: 1M to 1T.
-    #[arg(long, value_name = "SIZE", value_parser = crate::input::size(crate::input::SECTION_SIZE.0, crate::input::SECTION_SIZE.1))]
+    #[arg(long, help = T::SECTION_SIZE.help, value_name = "SIZE", value_parser = crate::input::size_of(&T::SECTION_SIZE))]
     pub section_size: Option<String>,
-    /// RMAN's INCREMENTAL LEVEL: 0 (a base for level 1s) or 1 (blocks changed since the last
-    /// level 0 or 1). Without it the backup is a plain full backup. Range: 0 to 1.
-    #[arg(long, value_parser = crate::input::count::<u8>(recman_command::ranges::INCREMENTAL_LEVEL))]
+    #[arg(long, help = T::INCREMENTAL_LEVEL.help, value_parser = crate::input::count_of::<u8>(&T::INCREMENTAL_LEVEL))]
     pub incremental_level: Option<u8>,
     /// With --incremental-level 1: changes since the last level 0 rather than the last backup.
     #[arg(long, requires = "incremental_level")]
@@ -612,13 +599,11 @@ pub struct BackupArgs {
     /// catalog records where each piece is.
     #[arg(long, value_name = "TEMPLATE")]
     pub format: Option<String>,
-    /// The most bytes in one backup set (RMAN's MAXSETSIZE), e.g. 1G: larger sets are split;
-    /// a file larger than this is refused unless --section-size cuts it. Range: 1M to 1T.
-    #[arg(long, value_name = "SIZE", value_parser = crate::input::size(crate::input::SECTION_SIZE.0, crate::input::SECTION_SIZE.1))]
+    #[arg(long, help = T::MAXSETSIZE.help, value_name = "SIZE", value_parser = crate::input::size_of(&T::MAXSETSIZE))]
     pub maxsetsize: Option<String>,
-    /// Write every piece N times (RMAN's COPIES, duplexed backup sets): the first copy as
-    /// usual, each further one at its --copy-format location. Range: 1 to 4.
-    #[arg(long, value_parser = crate::input::count::<u32>(recman_command::ranges::BACKUP_COPIES))]
+    #[command(flatten)]
+    pub table: crate::table_args::TableArgs,
+    #[arg(long, help = T::BACKUP_COPIES.help, value_parser = crate::input::count_of::<u32>(&T::BACKUP_COPIES))]
     pub copies: Option<u32>,
     /// Where a further copy of each piece goes (a --format template in a directory of its
     /// own); once per copy after the first.

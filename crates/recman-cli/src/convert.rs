@@ -390,6 +390,7 @@ impl From<cli::BackupArgs> for m::BackupDatabase {
             tune: a.window.tune,
             check_logical: a.check_logical,
             maxsetsize: a.maxsetsize,
+            table: a.table.0,
             copies: a.copies,
             copy_format: a.copy_format,
         }
@@ -485,6 +486,10 @@ impl From<cc::ConfigureWhat> for m::ConfigureWhat {
             C::IncrementalForever { value } => m::ConfigureWhat::IncrementalForever { value },
             C::DeviceType { device, value } => m::ConfigureWhat::DeviceType { device, value },
             C::DefaultDeviceType { value } => m::ConfigureWhat::DefaultDeviceType { value },
+            C::Table(t) => m::ConfigureWhat::Named {
+                name: t.name,
+                value: t.value,
+            },
         }
     }
 }

@@ -16,7 +16,7 @@ pub use secrets::{redact_secrets, warn_password};
 
 // The ranges and checks are the command model's: a script's statement gets the same ones.
 pub use recman_command::check_count;
-pub use recman_command::ranges::{CHANNELS, COPIES, DAYS, FILESPERSET, MAXOPENFILES, SECTION_SIZE};
+pub use recman_command::ranges::{CHANNELS, COPIES, DAYS, FILESPERSET, MAXOPENFILES};
 
 /// A whole number within `lo..=hi`, as type `T`; the message of a refusal gives the range.
 #[derive(Clone)]
@@ -51,6 +51,17 @@ where
         let n = check_count(&text, self.lo, self.hi).map_err(bad)?;
         T::try_from(n).map_err(|_| bad(format!("{n} does not fit")))
     }
+}
+
+/// The parser of a count row of the option table: its range, as type `T`.
+pub fn count_of<T>(d: &recman_command::option_table::OptionDef) -> Count<T> {
+    count(d.range())
+}
+
+/// The parser of a size row of the option table: its range.
+pub fn size_of(d: &recman_command::option_table::OptionDef) -> Size {
+    let (lo, hi) = d.range();
+    size(lo, hi)
 }
 
 /// A size such as 512K, 1M or 2G (bytes without a suffix) within `lo..=hi` bytes. The text is

@@ -40,6 +40,7 @@ mod restore_cmd;
 mod script;
 mod server_cmd;
 mod shell_docs;
+mod table_args;
 mod tune_cmds;
 mod window_args;
 

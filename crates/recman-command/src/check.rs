@@ -24,52 +24,45 @@ pub enum CheckError {
     },
 }
 
-/// An inclusive range of a whole-number option.
-pub type Range = (u64, u64);
+pub use crate::option_table::Range;
 
-/// The ranges the options share; docs/commands.md lists them.
+/// The ranges the options share; docs/commands.md lists them. A range of an option in
+/// [`crate::option_table`] is named here from its row, so it is written once.
 pub mod ranges {
     use super::Range;
-    /// Parallel streams: each channel is a thread with tens of MiB of buffers, so beyond a
-    /// few hundred the machine runs out before the storage does.
-    pub const CHANNELS: Range = (1, 256);
+    use crate::option_table as t;
+    pub const CHANNELS: Range = t::CHANNELS.range();
     /// A TCP port for a new cluster (`duplicate database --port`).
     pub const PORT: Range = (1, 65_535);
-    pub const FILESPERSET: Range = (1, 1_000_000);
-    pub const MAXOPENFILES: Range = (1, 1024);
+    pub const FILESPERSET: Range = t::FILESPERSET.range();
+    pub const MAXOPENFILES: Range = t::MAXOPENFILES.range();
     /// Kept-backup counts of retention (REDUNDANCY, BACKED UP N TIMES).
     pub const COPIES: Range = (1, 10_000);
-    /// At most 256 sections a file, so small sections only help small files.
-    pub const SECTION_SIZE: Range = (1 << 20, 1 << 40);
-    /// Thresholds of retained WAL and repository free space: 1M to 1P.
-    pub const THRESHOLD_SIZE: Range = (1 << 20, 1 << 50);
+    pub const SECTION_SIZE: Range = t::SECTION_SIZE.range();
+    pub const THRESHOLD_SIZE: Range = t::SLOT_RETENTION_LIMIT.range();
     pub const DAYS: (f64, f64) = (0.0, 36_500.0);
-    pub const ARCHIVE_TIMEOUT: Range = (1, 86_400);
-    pub const INCREMENTAL_LEVEL: Range = (0, 1);
-    pub const IO_SLAVES: Range = (1, 64);
-    pub const BUFFERS: Range = (1, 256);
-    pub const INPUT_BUFFER_SIZE: Range = (8 << 10, 4 << 20);
-    pub const BLKSIZE: Range = (4 << 10, 64 << 20);
-    pub const RATE: Range = (1 << 10, 1 << 40);
+    pub const ARCHIVE_TIMEOUT: Range = t::ARCHIVE_TIMEOUT.range();
+    pub const INCREMENTAL_LEVEL: Range = t::INCREMENTAL_LEVEL.range();
+    pub const IO_SLAVES: Range = t::IO_SLAVES.range();
+    pub const BUFFERS: Range = t::INPUT_BUFFERS.range();
+    pub const INPUT_BUFFER_SIZE: Range = t::INPUT_BUFFER_SIZE.range();
+    pub const BLKSIZE: Range = t::BLKSIZE.range();
+    pub const RATE: Range = t::RATE.range();
     pub const PUSH_BATCH: Range = (1, 1024);
     /// Segments archive-push reads, compresses and writes at once.
     pub const PUSH_PARALLEL: Range = (1, 256);
-    /// Corrupt blocks a backup tolerates per file (RMAN's MAXCORRUPT).
-    pub const MAXCORRUPT: Range = (0, u32::MAX as u64);
-    /// Copies of each piece (RMAN's COPIES), the engine's limit.
-    pub const BACKUP_COPIES: Range = (1, recman_engine::duplex::MAX_COPIES as u64);
+    pub const MAXCORRUPT: Range = t::MAXCORRUPT.range();
+    pub const BACKUP_COPIES: Range = t::BACKUP_COPIES.range();
     pub const PREFETCH: Range = (0, 1024);
     pub const PREFETCH_PARALLEL: Range = (1, 64);
     /// `receive --flush-interval`, in milliseconds: up to an hour.
     pub const FLUSH_INTERVAL_MS: Range = (1, 3_600_000);
 
-    /// The range of a backup setting that `configure`, the config file and the catalog share
-    /// with the flag of the same name.
+    /// The range of a counted setting that `configure`, the config file and the catalog
+    /// share with the flag of the same name: its row's.
     pub fn of_setting(setting: &str) -> Range {
-        match setting {
-            "channels" => CHANNELS,
-            "filesperset" => FILESPERSET,
-            "maxopenfiles" => MAXOPENFILES,
+        match t::get(setting).map(|d| d.kind) {
+            Some(t::Kind::Count(r)) => r,
             _ => (1, u32::MAX as u64),
         }
     }
@@ -135,6 +128,7 @@ pub fn span(s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::option_table::{Kind, TABLE};
 
     #[test]
     fn ranges_and_names() {
@@ -166,5 +160,47 @@ mod tests {
         assert!(check_name("a\u{1b}[31mb").is_err());
         assert!(check_name("a\nb").is_err());
         assert!(check_name("").is_err());
+    }
+
+    #[test]
+    fn the_option_table_is_consistent() {
+        for d in TABLE {
+            assert_eq!(TABLE.iter().filter(|o| o.name == d.name).count(), 1);
+            // A config key names a setting of the catalog, spelled as its name with `_`.
+            if let Some(k) = d.config_key {
+                assert!(d.configurable(), "{}", d.name);
+                assert_eq!(k, d.name.replace('-', "_"), "{}", d.name);
+            }
+            if let Some(e) = d.env {
+                assert_eq!(
+                    e,
+                    format!("RECMAN_{}", d.name.replace('-', "_").to_uppercase())
+                );
+            }
+            // The help states the range as users write it, so --help never drifts from it:
+            // every flag's help does; a setting without a flag may leave it to its docs.
+            let range = match d.kind {
+                Kind::Count((lo, hi)) => Some(format!("Range: {lo} to {hi}")),
+                Kind::Size((lo, hi)) => Some(format!("Range: {} to {}", human(lo), human(hi))),
+                _ => None,
+            };
+            if let Some(r) = range
+                && (!d.configurable() || d.help.contains("Range:"))
+            {
+                assert!(d.help.contains(&r), "{}: {} lacks {r}", d.name, d.help);
+            }
+            if let Some(v) = d.default {
+                match d.kind {
+                    Kind::Count((lo, hi)) => {
+                        check_count(v, lo, hi).unwrap();
+                    }
+                    Kind::Choice(words) => assert!(words.contains(&v), "{}", d.name),
+                    _ => {}
+                }
+            }
+        }
+        // The settings come first, so `show all` prints them in the table's order.
+        let first_flag_only = TABLE.iter().position(|d| !d.configurable()).unwrap();
+        assert!(TABLE[first_flag_only..].iter().all(|d| !d.configurable()));
     }
 }

@@ -360,6 +360,9 @@ pub struct BackupDatabase {
     pub check_logical: bool,
     /// RMAN's MAXSETSIZE (a size such as `1G`): the most bytes in one backup set.
     pub maxsetsize: Option<String>,
+    /// The values of the options whose flag the option table makes (`OptionDef::
+    /// flag_from_table`), by their row's name, as typed; absent when not given.
+    pub table: std::collections::BTreeMap<&'static str, String>,
     /// RMAN's COPIES n: every piece written n times; None or 1: once.
     pub copies: Option<u32>,
     /// Where copies 2, 3, … go (FORMAT templates with a location, one per further copy).
@@ -397,6 +400,7 @@ impl Default for BackupDatabase {
             tune: None,
             check_logical: false,
             maxsetsize: None,
+            table: Default::default(),
             copies: None,
             copy_format: Vec::new(),
         }

@@ -29,6 +29,7 @@ pub mod maint;
 pub mod metrics;
 pub mod model;
 pub mod open;
+pub mod option_table;
 pub mod options;
 mod outcome;
 pub mod plot;

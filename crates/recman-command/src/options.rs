@@ -95,6 +95,19 @@ pub struct ResolvedBackup {
     /// `configure tuning auto`.
     pub tuning: bool,
     pub device: crate::precedence::DeviceChoice,
+    /// The options whose flag the table makes, by name: the flag's value, else the setting's
+    /// (stored form; `none` when unset).
+    pub table: std::collections::BTreeMap<&'static str, String>,
+}
+
+impl ResolvedBackup {
+    /// Size option `name` of the table in bytes; None when unset.
+    pub fn size(&self, name: &'static str) -> Result<Option<u64>, OptionError> {
+        match self.table.get(name).map(|v| v.trim()) {
+            None | Some("" | "none") => Ok(None),
+            Some(v) => size(name, v).map(Some),
+        }
+    }
 }
 
 /// A `--format` template (RMAN's FORMAT with a location).
@@ -176,6 +189,7 @@ impl BackupDatabase {
                 .as_deref()
                 .map(|v| size("maxsetsize", v))
                 .transpose()?,
+            max_piece_size: r.size("maxpiecesize")?,
         })
     }
 
@@ -367,6 +381,7 @@ mod tests {
                 channels: 4,
                 blksize: device_blksize.map(String::from),
             },
+            table: Default::default(),
         }
     }
 

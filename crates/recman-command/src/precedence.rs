@@ -86,145 +86,44 @@ impl<T> Layers<T> {
     }
 }
 
-/// One repository-wide setting: its name (CLI and `show all`), catalog key and default.
+/// One repository-wide setting: its name (CLI and `show all`), catalog key and default; a
+/// view of its row in [`crate::option_table`].
 #[derive(Debug, Clone, Copy)]
 pub struct Spec {
     pub name: &'static str,
     pub key: &'static str,
     pub default: &'static str,
+    /// Its key in the --config file; None when the file may not set it.
+    pub file_key: Option<&'static str>,
 }
 
-/// The settings `configure` stores and `show all` prints, in that order.
-pub const SPECS: &[Spec] = &[
-    Spec {
-        name: "retention-policy",
-        key: "retention_policy",
-        default: "redundancy 1",
-    },
-    Spec {
-        name: "channels",
-        key: "channels",
-        default: "1",
-    },
-    Spec {
-        name: "compression",
-        key: "compression",
-        default: "none",
-    },
-    Spec {
-        name: "filesperset",
-        key: "filesperset",
-        default: "64",
-    },
-    Spec {
-        name: "maxopenfiles",
-        key: "maxopenfiles",
-        default: "8",
-    },
-    Spec {
-        name: "backup-optimization",
-        key: "backup_optimization",
-        default: "off",
-    },
-    Spec {
-        name: "section-size",
-        key: "section_size",
-        default: "none",
-    },
-    Spec {
-        name: "archivelog-deletion-policy",
-        key: "archivelog_deletion_policy",
-        default: "none",
-    },
-    Spec {
-        name: "backup-copies",
-        key: "backup_copies",
-        default: "1",
-    },
-    Spec {
-        name: "tuning",
-        key: "tuning",
-        default: "off",
-    },
-    Spec {
-        name: "incremental-forever",
-        key: recman_engine::forever::KEY,
-        default: "off",
-    },
-    // Whether retention counts imported backups (`catalog import`, issue 44).
-    Spec {
-        name: "imported-retention",
-        key: "imported_retention",
-        default: "off",
-    },
-    // The age past which the newest backup is a failure (`recman check`, issue 43).
-    Spec {
-        name: "rpo-target",
-        key: "rpo_target",
-        default: "none",
-    },
-    // The restore time past which a drill or the predicted restore is a failure.
-    Spec {
-        name: "rto-target",
-        key: "rto_target",
-        default: "none",
-    },
-    // How old the newest drill may grow before `recman check` asks for another.
-    Spec {
-        name: "drill-interval",
-        key: "drill_interval",
-        default: "none",
-    },
-    // A replication slot holding more WAL than this is a failure: 1G is enough for a
-    // standby that is a few minutes behind, and small beside the disks a primary runs on.
-    Spec {
-        name: "slot-retention-limit",
-        key: "slot_retention_limit",
-        default: "1G",
-    },
-    // Free space the repository's file system must keep, besides room for one more full
-    // backup; none: only that room.
-    Spec {
-        name: "repository-min-free",
-        key: "repository_min_free",
-        default: "none",
-    },
-    // A command holding the repository lock this long is stuck or far slower than planned:
-    // a day is longer than any backup window, so a healthy backup never trips it.
-    Spec {
-        name: "repository-lock-limit",
-        key: "repository_lock_limit",
-        default: "24h",
-    },
-    // A fleet certificate ending within this is a failure: a month leaves time to issue and
-    // roll out a new one.
-    Spec {
-        name: "certificate-expiry-warning",
-        key: "certificate_expiry_warning",
-        default: "30d",
-    },
-    // The time a full backup must fit in; none: no prediction is checked.
-    Spec {
-        name: "backup-window",
-        key: "backup_window",
-        default: "none",
-    },
-];
+/// The settings `configure` stores and `show all` prints, in that order: the rows of the
+/// option table that have a catalog key.
+pub static SPECS: std::sync::LazyLock<Vec<Spec>> = std::sync::LazyLock::new(|| {
+    crate::option_table::TABLE
+        .iter()
+        .filter_map(|d| {
+            Some(Spec {
+                name: d.name,
+                key: d.catalog_key?,
+                default: d.default_text(),
+                file_key: d.config_key,
+            })
+        })
+        .collect()
+});
 
-/// Settings the --config file may not set: they decide what the whole repository keeps
-/// (imported backups counted by retention, the incremental-forever schedule), so one host's
-/// file must not change them for every other host; CONFIGURE sets them in the catalog.
-const CATALOG_ONLY: &[&str] = &["imported-retention", "incremental-forever"];
-
-/// The key of setting `spec` in the --config file (its name with `_`), None when the file
-/// may not set it.
+/// The key of setting `spec` in the --config file, None when the file may not set it: the
+/// settings that decide what the whole repository keeps (imported backups counted by
+/// retention, the incremental-forever schedule) are the catalog's only, so one host's file
+/// does not change them for every other host.
 pub fn file_key(spec: &Spec) -> Option<String> {
-    (!CATALOG_ONLY.contains(&spec.name)).then(|| spec.name.replace('-', "_"))
+    spec.file_key.map(String::from)
 }
 
 /// The setting the --config file's `key` sets, if any.
 pub fn spec_of_file_key(key: &str) -> Option<&'static Spec> {
-    SPECS.iter().find(|s| file_key(s).as_deref() == Some(key))
+    SPECS.iter().find(|s| s.file_key == Some(key))
 }
 
 /// The spec of setting `name`.
@@ -343,7 +242,7 @@ mod tests {
 
     #[test]
     fn every_setting_has_one_spec() {
-        for s in SPECS {
+        for s in SPECS.iter() {
             assert_eq!(
                 SPECS.iter().filter(|o| o.name == s.name).count(),
                 1,
@@ -352,6 +251,59 @@ mod tests {
             );
         }
         assert_eq!(spec("channels").unwrap().default, "1");
+    }
+
+    /// The table gives the settings, their order, defaults and file keys that `show all` and
+    /// the config file have always had.
+    #[test]
+    fn the_specs_are_the_table_s_settings() {
+        let names: Vec<&str> = SPECS.iter().map(|s| s.name).collect();
+        assert_eq!(
+            names[..20],
+            [
+                "retention-policy",
+                "channels",
+                "compression",
+                "filesperset",
+                "maxopenfiles",
+                "backup-optimization",
+                "section-size",
+                "archivelog-deletion-policy",
+                "backup-copies",
+                "tuning",
+                "incremental-forever",
+                "imported-retention",
+                "rpo-target",
+                "rto-target",
+                "drill-interval",
+                "slot-retention-limit",
+                "repository-min-free",
+                "repository-lock-limit",
+                "certificate-expiry-warning",
+                "backup-window",
+            ]
+        );
+        for s in SPECS.iter() {
+            let catalog_only = ["imported-retention", "incremental-forever"].contains(&s.name);
+            assert_eq!(
+                file_key(s),
+                (!catalog_only).then(|| s.name.replace('-', "_")),
+                "{}",
+                s.name
+            );
+            if s.name != "incremental-forever" {
+                assert_eq!(s.key, s.name.replace('-', "_"));
+            }
+            let row = crate::option_table::get(s.name).unwrap();
+            assert_eq!(row.catalog_key, Some(s.key));
+            if let Some(k) = &file_key(s) {
+                assert_eq!(spec_of_file_key(k).unwrap().name, s.name);
+            }
+        }
+        assert_eq!(spec("slot-retention-limit").unwrap().default, "1G");
+        assert_eq!(spec("section-size").unwrap().default, "none");
+        assert_eq!(spec("retention-policy").unwrap().default, "redundancy 1");
+        assert!(spec("maxsetsize").is_none(), "a flag only");
     }
 
     fn stored(p: Option<&str>, b: Option<&str>) -> impl FnOnce(&str) -> DeviceSettings {

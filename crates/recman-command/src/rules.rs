@@ -38,6 +38,22 @@ impl Checker {
         }
     }
 
+    /// A value of an option the table describes, by its row's kind.
+    fn table_value(&self, option: &'static str, v: &str) -> Checked {
+        use crate::option_table::{Kind, get};
+        match get(option).map(|d| d.kind) {
+            Some(Kind::Size(r)) => self.size(option, Some(v), r),
+            Some(Kind::Count((lo, hi))) => crate::check::check_count(v, lo, hi)
+                .map(|_| ())
+                .map_err(|why| CheckError::Value {
+                    option,
+                    value: v.to_string(),
+                    why,
+                }),
+            _ => Ok(()),
+        }
+    }
+
     fn name(&self, option: &'static str, v: Option<&str>) -> Checked {
         match v {
             Some(t) => check_name(t).map_err(|why| CheckError::Value {
@@ -281,6 +297,9 @@ impl Checker {
             true,
         )?;
         self.pair("as-copy", b.as_copy, "tag", b.tag.is_some(), true)?;
+        for (name, v) in &b.table {
+            self.table_value(name, v)?;
+        }
         check_format(b.format.as_deref())?;
         self.pair(
             "as-copy",

@@ -4,6 +4,7 @@
 //! (`Env::config_file_settings`).
 
 use crate::check::{check_count, check_size, ranges};
+use crate::option_table::Kind;
 use crate::precedence::{Layers, SPECS};
 use recman_catalog::Repository;
 use recman_engine::{EngineError, RetentionPolicy};
@@ -42,7 +43,6 @@ pub fn validate(name: &str, words: &[String]) -> Result<String, EngineError> {
                 .map_err(|e| invalid(format!("compression {v:?}: {e}")))?;
             Ok(c.to_string())
         }
-        "channels" | "filesperset" | "maxopenfiles" => int(name),
         "backup-optimization" => match v.as_str() {
             "on" | "off" => Ok(v),
             _ => Err(invalid(format!(
@@ -68,14 +68,6 @@ pub fn validate(name: &str, words: &[String]) -> Result<String, EngineError> {
                 "tuning {v:?} is not valid; hint: use `auto` or `off`"
             ))),
         },
-        "section-size" if v == "none" => Ok(v),
-        "section-size" => {
-            let (lo, hi) = ranges::SECTION_SIZE;
-            let n = check_size(&v, lo, hi).map_err(|e| {
-                invalid(format!("section size {v:?}: {e}; hint: e.g. `recman configure section-size 1G`, or `none`"))
-            })?;
-            Ok(n.to_string())
-        }
         "archivelog-deletion-policy" => DeletionPolicy::parse(&v)
             .map(|p| p.to_setting())
             .ok_or_else(|| {
@@ -90,13 +82,6 @@ pub fn validate(name: &str, words: &[String]) -> Result<String, EngineError> {
                 "incremental forever: {why}; hint: e.g. `recman configure incremental-forever synthetic-full-every 7 days`, or `off`"
             ))),
         },
-        "rpo-target" | "rto-target" | "drill-interval" | "backup-window" if v == "none" => Ok(v),
-        "rpo-target"
-        | "rto-target"
-        | "drill-interval"
-        | "backup-window"
-        | "repository-lock-limit"
-        | "certificate-expiry-warning" => duration_micros(name, &v).map(|_| v.replace(' ', "")),
         "repository-min-free" if v == "none" => Ok(v),
         "slot-retention-limit" | "repository-min-free" => {
             let (lo, hi) = ranges::THRESHOLD_SIZE;
@@ -107,7 +92,22 @@ pub fn validate(name: &str, words: &[String]) -> Result<String, EngineError> {
             })?;
             Ok(crate::check::human(n))
         }
-        _ => unreachable!("every setting has a spec"),
+        // The rest by their row's kind.
+        _ => match crate::option_table::get(name).map(|d| d.kind) {
+            Some(Kind::Count(_)) => int(name),
+            Some(Kind::Duration) => duration_micros(name, &v).map(|_| v.replace(' ', "")),
+            Some(Kind::Size(_)) if v == "none" => Ok(v),
+            Some(Kind::Size((lo, hi))) => {
+                let n = check_size(&v, lo, hi).map_err(|e| {
+                    invalid(format!(
+                        "{} {v:?}: {e}; hint: e.g. `recman configure {name} 1G`, or `none`",
+                        name.replace('-', " ")
+                    ))
+                })?;
+                Ok(n.to_string())
+            }
+            _ => unreachable!("every setting has a spec"),
+        },
     }
 }
 
@@ -221,7 +221,7 @@ pub fn resolve_all(
     let stored: std::collections::HashMap<String, String> =
         repo.catalog().config_all()?.into_iter().collect();
     let mut out = Vec::new();
-    for s in SPECS {
+    for s in SPECS.iter() {
         let from_file = file
             .iter()
             .find(|(n, _)| *n == s.name)
@@ -286,6 +286,8 @@ pub struct BackupDefaults {
     pub optimization: bool,
     /// `configure tuning auto`.
     pub tuning: bool,
+    /// The settings of the options whose flag the table makes, by name.
+    pub table: std::collections::BTreeMap<&'static str, String>,
 }
 
 /// The flags of a backup that have a setting, each None when not given.
@@ -336,6 +338,10 @@ pub fn backup_defaults(
         section_size: setting(&all, "section-size").parse().ok(),
         optimization: setting(&all, "backup-optimization") == "on",
         tuning: setting(&all, "tuning") == "auto",
+        table: crate::option_table::backup_flags()
+            .filter(|d| d.configurable())
+            .map(|d| (d.name, setting(&all, d.name)))
+            .collect(),
     })
 }
 
@@ -417,6 +423,8 @@ pub fn resolve_backup(
         optimization: d.optimization,
         tuning: d.tuning,
         device,
+        // A flag beats the setting.
+        table: d.table.into_iter().chain(a.table.clone()).collect(),
     })
 }
 

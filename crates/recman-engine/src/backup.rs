@@ -85,6 +85,9 @@ pub struct BackupOptions {
     pub check_logical: bool,
     /// RMAN's MAXSETSIZE: no backup set holds more bytes than this.
     pub maxsetsize: Option<u64>,
+    /// RMAN's MAXPIECESIZE: no piece holds more bytes of files than this; a larger file is
+    /// backed up in sections.
+    pub max_piece_size: Option<u64>,
 }
 
 impl Default for BackupOptions {
@@ -115,6 +118,7 @@ impl Default for BackupOptions {
             tune_expected_rate: None,
             check_logical: false,
             maxsetsize: None,
+            max_piece_size: None,
         }
     }
 }
@@ -608,6 +612,15 @@ impl Job<'_> {
         if let Some(max) = opts.maxsetsize {
             crate::plan_cap::cap_sets(&mut the_plan, &sizes, max).map_err(|(f, size)| {
                 EngineError::from(crate::refusal::Backups::FileOverMaxSetSize {
+                    file: scan.files[f].rel.to_string(),
+                    size,
+                    max,
+                })
+            })?;
+        }
+        if let Some(max) = opts.max_piece_size {
+            crate::plan_cap::cap_pieces(&mut the_plan, &sizes, max).map_err(|(f, size)| {
+                EngineError::from(crate::refusal::Backups::FileOverMaxPieceSize {
                     file: scan.files[f].rel.to_string(),
                     size,
                     max,

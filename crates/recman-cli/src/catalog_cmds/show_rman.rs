@@ -64,6 +64,9 @@ fn statement(name: &str, value: &str) -> Option<String> {
         }
         ("channels", [n]) => format!("CONFIGURE DEVICE TYPE DISK PARALLELISM {n}"),
         ("maxopenfiles", [n]) => format!("CONFIGURE CHANNEL DEVICE TYPE DISK MAXOPENFILES {n}"),
+        ("maxpiecesize", [n]) if *n != "none" => {
+            format!("CONFIGURE CHANNEL DEVICE TYPE DISK MAXPIECESIZE {n}")
+        }
         ("backup-optimization", [v]) => {
             format!("CONFIGURE BACKUP OPTIMIZATION {}", v.to_uppercase())
         }

@@ -33,6 +33,9 @@ pub(crate) struct ChannelOpts {
     pub standby_agent: Option<String>,
     /// A FORMAT template with a location that every channel gives.
     pub format: Option<String>,
+    /// The option-table settings every channel gives (MAXPIECESIZE), by row name; BACKUP
+    /// DATABASE takes them, the other commands have no pieces to cut.
+    pub table: std::collections::BTreeMap<&'static str, String>,
 }
 
 /// RMAN's compression algorithm names mapped to recman's codecs.
@@ -61,6 +64,7 @@ pub(crate) fn channel_args(b: &Block, g: &Global, takes: Takes) -> Result<Channe
     let mut standby: Option<String> = None;
     let mut standby_agent: Option<String> = None;
     let mut format: Option<String> = None;
+    let mut maxpiece = None;
     for c in &b.channels {
         for op in &c.ops {
             if let ChannelOp::Connect(url) = op
@@ -131,13 +135,9 @@ pub(crate) fn channel_args(b: &Block, g: &Global, takes: Takes) -> Result<Channe
                     f,
                     "pieces are named by the repository",
                 )?,
-                ChannelOp::MaxPieceSize(_) => bail!(
-                    "{}",
-                    unsupported(
-                        "channel MAXPIECESIZE",
-                        "leave piece sizes to the repository"
-                    )
-                ),
+                ChannelOp::MaxPieceSize(s) => {
+                    agree(&mut maxpiece, s.bytes(), &c.name, "MAXPIECESIZE")?
+                }
                 ChannelOp::Parms(_) => {}
                 ChannelOp::Send(_) => bail!("channel {}: {}", c.name, super::refuse::SEND),
             }
@@ -146,6 +146,8 @@ pub(crate) fn channel_args(b: &Block, g: &Global, takes: Takes) -> Result<Channe
     out.standby = standby;
     out.standby_agent = standby_agent;
     out.format = format;
+    let piece = recman_command::option_table::MAXPIECESIZE.name;
+    out.table.extend(maxpiece.map(|n| (piece, n.to_string())));
     if takes.maxopenfiles {
         out.maxopenfiles = maxopen.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
     }

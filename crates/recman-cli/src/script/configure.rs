@@ -256,6 +256,11 @@ fn channel(
                             value: n.to_string(),
                         }))
                     }
+                    // Like MAXOPENFILES, one value for backups on every device type.
+                    ChannelOp::MaxPieceSize(size) => out.extend(cfg(ConfigureWhat::Named {
+                        name: recman_command::option_table::MAXPIECESIZE.name,
+                        value: size.bytes().to_string(),
+                    })),
                     ChannelOp::Parms(p) => words.extend(parse_parms(p)?.words()),
                     ChannelOp::Format(f) => format_without_flag(
                         &s.g,

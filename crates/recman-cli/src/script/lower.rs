@@ -110,6 +110,7 @@ fn backup_database(
     c.standby = ch.standby;
     c.standby_agent = ch.standby_agent;
     c.io.rate = ch.rate;
+    c.table.extend(ch.table);
     if let Some(n) = b.maxcorrupt {
         c.maxcorrupt = fit(n, "maxcorrupt")?;
     }

@@ -28,6 +28,10 @@ pub enum Backups {
         "file {file} is {size} bytes, more than MAXSETSIZE {max}: no backup set can hold it; hint: raise --maxsetsize, or give --section-size to back it up in sections"
     )]
     FileOverMaxSetSize { file: String, size: u64, max: u64 },
+    #[error(
+        "file {file} is {size} bytes, more than 256 pieces of MAXPIECESIZE {max}; hint: raise MAXPIECESIZE"
+    )]
+    FileOverMaxPieceSize { file: String, size: u64, max: u64 },
     /// A PARTIAL backup whose window ended before any set was finished.
     #[error(
         "backup {backup_id} finished no backup set within DURATION {window}: nothing to keep as a partial backup; hint: give a longer window, or smaller sets with --filesperset"
