@@ -114,15 +114,11 @@ pub fn merge(mut g: Global) -> Result<Global> {
             })
             .collect()
     };
-    if let Some(s3) = &fc.s3 {
-        recman_engine::devices::set_s3_settings(pairs(s3));
-    }
-    if let Some(az) = &fc.azure {
-        recman_engine::devices::set_azure_settings(pairs(az));
-    }
-    if let Some(gcs) = &fc.gcs {
-        recman_engine::devices::set_gcs_settings(pairs(gcs));
-    }
+    recman_command::open::set_store_settings(
+        fc.s3.as_ref().map(pairs),
+        fc.azure.as_ref().map(pairs),
+        fc.gcs.as_ref().map(pairs),
+    );
     g.repo = g.repo.or(fc.repo);
     if g.also_repo.is_empty() {
         g.also_repo = fc.also_repo.unwrap_or_default();

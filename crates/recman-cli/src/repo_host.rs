@@ -7,8 +7,8 @@
 use crate::cli::Global;
 use crate::fleet_args::TlsArgs;
 use anyhow::Result;
+use recman_command::model::ErrorKind;
 use recman_command::model::{EngineError, ServiceError};
-use recman_error::ErrorKind;
 
 fn any(e: anyhow::Error) -> ServiceError {
     let kind = e

@@ -19,6 +19,25 @@ use recman_engine::{Context, EngineError};
 use std::path::Path;
 use std::sync::Arc;
 
+/// The config file's `[s3]`, `[azure]` and `[gcs]` tables, as key and value pairs: every
+/// repository and device the process opens on those stores gets them. Set once, before the
+/// first opening; a second call changes nothing.
+pub fn set_store_settings(
+    s3: Option<Vec<(String, String)>>,
+    azure: Option<Vec<(String, String)>>,
+    gcs: Option<Vec<(String, String)>>,
+) {
+    if let Some(s) = s3 {
+        recman_engine::devices::set_s3_settings(s);
+    }
+    if let Some(a) = azure {
+        recman_engine::devices::set_azure_settings(a);
+    }
+    if let Some(g) = gcs {
+        recman_engine::devices::set_gcs_settings(g);
+    }
+}
+
 /// Where the opener's notes for the user go (without the front end's prefix).
 pub type Say<'a> = &'a mut dyn FnMut(&str);
 

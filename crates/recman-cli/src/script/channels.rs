@@ -105,8 +105,8 @@ pub(crate) fn channel_args(b: &Block, g: &Global, takes: Takes) -> Result<Channe
                         bail!(
                             "channel {}: CONNECT '{}' (the standby it reads) differs from another channel's '{}'; recman applies one value to all channels of a command; hint: give every channel the same CONNECT",
                             c.name,
-                            recman_pg::redact_conninfo(cs),
-                            recman_pg::redact_conninfo(old)
+                            recman_command::model::redact_conninfo(cs),
+                            recman_command::model::redact_conninfo(old)
                         );
                     }
                     standby = Some(cs.clone());
@@ -119,7 +119,7 @@ pub(crate) fn channel_args(b: &Block, g: &Global, takes: Takes) -> Result<Channe
                                 &format!(
                                     "channel {} CONNECT '{}' (a channel reading from another server)",
                                     c.name,
-                                    recman_pg::redact_conninfo(cs)
+                                    recman_command::model::redact_conninfo(cs)
                                 ),
                                 "drop CONNECT: every channel reads the target's data directory"
                             )
