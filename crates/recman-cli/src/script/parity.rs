@@ -201,6 +201,10 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
         "CONFIGURE CHANNEL DEVICE TYPE DISK MAXOPENFILES 4;",
     ),
     (
+        "configure maxpiecesize 1073741824",
+        "CONFIGURE CHANNEL DEVICE TYPE DISK MAXPIECESIZE 1G;",
+    ),
+    (
         "configure backup-optimization on",
         "CONFIGURE BACKUP OPTIMIZATION ON;",
     ),
@@ -459,6 +463,10 @@ pub(crate) const CLI_ONLY: &[(&str, &str)] = &[
     (
         "backup database --maxopenfiles",
         "ALLOCATE CHANNEL … MAXOPENFILES gives it",
+    ),
+    (
+        "backup database --maxpiecesize",
+        "ALLOCATE CHANNEL … MAXPIECESIZE gives it",
     ),
     (
         "backup database --standby",
