@@ -1,6 +1,7 @@
 //! Issue 3 acceptance 7: a backup's memory stays flat in the number of files: under a fixed
 //! cap (not the budget recman prints, which it could grow itself) for a cluster of 100,000
 //! relation files. The peak is the kernel's account, which load on the machine does not change.
+//! The restore of those files runs within a login's usual limit of open files.
 
 mod common;
 mod flows;
@@ -8,6 +9,7 @@ mod flows;
 use common::*;
 use flows::*;
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 
 /// Runs recman and returns (stderr, peak resident set in bytes) from the kernel's accounting.
 // The child is reaped by wait4 below, which also yields its rusage.
@@ -78,7 +80,45 @@ fn peak_memory_with_100000_files_stays_under_a_fixed_cap() {
     let list = setup.backups();
     assert_eq!(list.last().unwrap()["status"], "AVAILABLE");
     assert!(list.last().unwrap()["files"].as_u64().unwrap() >= 100_000);
+
+    // The restore of those files, within a login's usual limit of open files: each file is
+    // made durable before the restore reports, without holding all of them open.
+    let (_tmp, dir) = new_scratch_dir();
+    let to = dir.join("restored");
+    let mut restore = recman_cmd(setup.args(&["restore", "database", "--to", path_str(&to)]));
+    restore.stdout(std::process::Stdio::null());
+    // SAFETY: between fork and exec the closure calls only getrlimit and setrlimit, which are
+    // async-signal-safe, on a local rlimit value.
+    unsafe {
+        restore.pre_exec(|| {
+            let mut lim: libc::rlimit = std::mem::zeroed();
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            lim.rlim_cur = LOGIN_OPEN_FILES.min(lim.rlim_max);
+            match libc::setrlimit(libc::RLIMIT_NOFILE, &lim) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let out = restore.output().unwrap();
+    assert!(
+        out.status.success(),
+        "restore of {files} files with at most {LOGIN_OPEN_FILES} open: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A backup leaves out the relation cache's init files, which PostgreSQL rebuilds.
+    let relcache = walk_named(&c.pgdata.join("base"), "pg_internal.init");
+    assert_eq!(
+        walk_count(&to.join("base")),
+        files - relcache,
+        "files restored under base/"
+    );
 }
+
+/// The soft limit of open files a login usually gets.
+const LOGIN_OPEN_FILES: libc::rlim_t = 1024;
 
 fn walk_count(dir: &std::path::Path) -> usize {
     std::fs::read_dir(dir)
@@ -86,6 +126,19 @@ fn walk_count(dir: &std::path::Path) -> usize {
         .map(|e| {
             let p = e.unwrap().path();
             if p.is_dir() { walk_count(&p) } else { 1 }
+        })
+        .sum()
+}
+
+fn walk_named(dir: &std::path::Path, name: &str) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            match p.is_dir() {
+                true => walk_named(&p, name),
+                false => usize::from(p.file_name().is_some_and(|n| n == name)),
+            }
         })
         .sum()
 }

@@ -140,6 +140,16 @@ struct SyncList {
     synced: Mutex<HashSet<PathBuf>>,
 }
 
+impl SyncList {
+    /// Syncs `files` together and counts them as synced, as the flush does.
+    fn sync_now(&self, files: Vec<(PathBuf, File)>) -> Result<(), EngineError> {
+        let paths: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
+        sync_many(files)?;
+        self.synced.lock().expect("not poisoned").extend(paths);
+        Ok(())
+    }
+}
+
 impl LocalDest {
     pub fn immediate() -> LocalDest {
         LocalDest {
@@ -163,6 +173,12 @@ pub fn local(mode: WriteMode) -> Arc<dyn Destination> {
 
 /// Files fsynced at once at most: enough for the file system to commit many together.
 const SYNCS_AT_ONCE: usize = 16;
+
+/// Files that wait for their sync, each holding its descriptor, before they are synced
+/// together there and then. A cluster may hold a hundred thousand relation files, and a
+/// process's descriptors are often limited to 1,024 (the usual soft limit of a login), so
+/// waiting for the flush at the end with every one open runs out of them.
+const WAITING_AT_MOST: usize = 256;
 
 /// Syncs every file of `files`, several at once; the first failure, naming its file.
 fn sync_many(files: Vec<(PathBuf, File)>) -> Result<(), EngineError> {
@@ -226,11 +242,15 @@ impl DestFile for LocalFile {
             None => self.out.sync(),
             Some(l) => {
                 let h = self.out.handle()?;
-                l.waiting
-                    .lock()
-                    .expect("not poisoned")
-                    .push((self.out.path.clone(), h));
-                Ok(())
+                let full = {
+                    let mut waiting = l.waiting.lock().expect("not poisoned");
+                    waiting.push((self.out.path.clone(), h));
+                    match waiting.len() >= WAITING_AT_MOST {
+                        true => std::mem::take(&mut *waiting),
+                        false => Vec::new(),
+                    }
+                };
+                l.sync_now(full)
             }
         }
     }
@@ -370,10 +390,7 @@ impl Destination for LocalDest {
             return Ok(());
         };
         let files = std::mem::take(&mut *l.waiting.lock().expect("not poisoned"));
-        let paths: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
-        sync_many(files)?;
-        l.synced.lock().expect("not poisoned").extend(paths);
-        Ok(())
+        l.sync_now(files)
     }
 
     fn set_len_all(&self, files: &[(PathBuf, u64)]) -> Result<(), EngineError> {
@@ -398,6 +415,9 @@ impl Destination for LocalDest {
                     continue;
                 }
                 to_sync.push((p.clone(), f));
+                if to_sync.len() >= WAITING_AT_MOST {
+                    sync_many(std::mem::take(&mut to_sync))?;
+                }
             }
         }
         sync_many(to_sync)
