@@ -72,10 +72,7 @@ pub fn push_alone(
     warn: Warn<'_>,
 ) -> Result<String, ExecError> {
     let db = database_here(repo, which)?;
-    let opts = p.options()?;
-    let pushed = recman_engine::archive_push(repo, &db, &p.path, &opts, None);
-    record_costs(repo, &db, &mark, warn);
-    pushed?;
+    one_file(repo, &db, p, mark, warn)?;
     Ok(db.name)
 }
 
@@ -96,8 +93,20 @@ pub fn catalog_archivelog(
         parallel: None,
         repo_host: None,
     };
-    let r = recman_engine::archive_push(repo, &db, path, &p.options()?, None);
-    record_costs(repo, &db, &mark, warn);
+    one_file(repo, &db, &p, mark, warn)
+}
+
+/// `p`'s file alone into `repo` for `db` (no batch, no background pusher), its requests added
+/// to the archiving costs whatever the push did.
+fn one_file(
+    repo: &Repository,
+    db: &recman_catalog::DbRecord,
+    p: &ArchivePush,
+    mark: Mark,
+    warn: Warn<'_>,
+) -> Result<ArchivePushOutcome, ExecError> {
+    let r = recman_engine::archive_push(repo, db, &p.path, &p.options()?, None);
+    record_costs(repo, db, &mark, warn);
     Ok(r?.outcome)
 }
 
