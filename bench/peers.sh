@@ -5,7 +5,7 @@
 #
 #   sudo bench/peers.sh [--scale N] [--random-mb N] [--small-scale N] [--wal-segments N]
 #                       [--repeat N] [--channels N] [--smoke] [--out-dir DIR] [--keep]
-#                       [--throttle READ_BPS:WRITE_BPS]
+#                       [--throttle READ_BPS:WRITE_BPS] [--backlog N]
 #
 # --scale         pgbench scale of the main data set (default 20; 300 is the issue's full figure)
 # --random-mb     size of the incompressible data set, a second cluster (default: scale x 10 MB)
@@ -21,6 +21,10 @@
 # --throttle      a slower device profile, e.g. 300M:250M: every read and write of the work
 #                 dir's disk held at these rates for the whole run (limits, every tool,
 #                 PostgreSQL), through the root blkio group (bench/common.sh says why the root)
+# --backlog       after the report, the WAL backlog drain of N segments (bench/wal-backlog.sh:
+#                 segments left .ready by a failing archive_command, drained by PostgreSQL's own
+#                 archiver, recman against pgBackRest async), --repeat runs, the same profile;
+#                 its table is appended to latest.md (default 0: not run; the issue's figure 160)
 #
 # Each round: full backups with each compression (recman, pgBackRest, pg_basebackup), restore
 # and validate/verify of the lz4 ones, then a fixed pgbench workload on the main cluster and
@@ -45,6 +49,7 @@ SMOKE=0
 OUT_DIR=
 KEEP=0
 THROTTLE=
+BACKLOG=0
 usage() { sed -n '6,7p' "${BASH_SOURCE[0]}" | sed 's/^# //' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
     case $1 in
@@ -58,6 +63,7 @@ while [[ $# -gt 0 ]]; do
         --out-dir) OUT_DIR=$2; shift 2 ;;
         --keep) KEEP=1; shift ;;
         --throttle) THROTTLE=$2; shift 2 ;;
+        --backlog) BACKLOG=$2; shift 2 ;;
         -h|--help) usage ;;
         *) echo "unknown option $1" >&2; usage ;;
     esac
@@ -494,13 +500,15 @@ for ((REP = 1; REP <= REPEAT; REP++)); do
     fi
     recman_delete pgbench "R${REP}WARM"
     log "  backup lz4 with the database cached done"
-    # restore the lz4 backups (pgBackRest's latest is its lz4 one)
+    # restore the lz4 backups (pgBackRest's latest is its lz4 one). Each restore is timed with
+    # a `sync` after it: what a tool leaves to the kernel's flusher counts, and is written at
+    # the profile's rate too (the root blkio group holds the flusher threads).
     rm -rf "$WORK/restore"
-    measure pgbench restore lz4 recman -- runuser -u postgres -- "$R" --repo "$WORK/pgbench/repo" restore database \
-        --to "$WORK/restore" --from-tag "R${REP}LZ4" --channels "$CHANNELS" || true
+    measure pgbench restore lz4 recman -- "$ROOT/bench/then-sync" runuser -u postgres -- "$R" --repo "$WORK/pgbench/repo" \
+        restore database --to "$WORK/restore" --from-tag "R${REP}LZ4" --channels "$CHANNELS" || true
     rm -rf "$WORK/restore"; install -d -o postgres -g postgres "$WORK/restore"
-    measure pgbench restore lz4 pgbackrest -- runuser -u postgres -- pgbackrest --config="$PGBR_CONF" --stanza=pgbench \
-        --process-max="$CHANNELS" --pg1-path="$WORK/restore" restore || true
+    measure pgbench restore lz4 pgbackrest -- "$ROOT/bench/then-sync" runuser -u postgres -- pgbackrest --config="$PGBR_CONF" \
+        --stanza=pgbench --process-max="$CHANNELS" --pg1-path="$WORK/restore" restore || true
     rm -rf "$WORK/restore"
     log "  restore done"
     # validate / verify
@@ -560,7 +568,7 @@ python3 - "$WORK/meta.json" <<EOF
 import json, sys
 meta = {
     "date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
-    "command": "bench/peers.sh --scale $SCALE --random-mb $RANDOM_MB --small-scale $SMALL_SCALE --wal-segments $WAL_SEGS --repeat $REPEAT --channels $CHANNELS$( ((SMOKE)) && echo ' --smoke')",
+    "command": "bench/peers.sh --scale $SCALE --random-mb $RANDOM_MB --small-scale $SMALL_SCALE --wal-segments $WAL_SEGS --repeat $REPEAT --channels $CHANNELS$( ((SMOKE)) && echo ' --smoke')$([[ -n $THROTTLE ]] && echo " --throttle $THROTTLE")$( ((BACKLOG)) && echo " --backlog $BACKLOG")",
     "cores": $(nproc),
     "cpu": "$MODEL",
     "memory_gib": $(free -g | awk '/Mem:/{print $2}'),
@@ -604,4 +612,25 @@ $PY report --runs "$RUNS" --limits "$WORK/limits.json" --meta "$WORK/meta.json" 
     --json "$OUT_DIR/latest.json" --md "$OUT_DIR/latest.md"
 cp "$RUNS" "$OUT_DIR/latest-runs.jsonl"
 log "written: $OUT_DIR/latest.md, $OUT_DIR/latest.json ($(($(date +%s) - T0)) s in all)"
+if ((BACKLOG > 0)); then
+    # The drain needs its own cluster and about 16 GB plus 2 x RUNS x N segments of disk: this
+    # run's clusters and repositories go first (the binary stays), and the drain sets the same
+    # throttle on its own work dir.
+    log "WAL backlog drain of $BACKLOG segments, $REPEAT run(s) (bench/wal-backlog.sh)"
+    for d in "${PIDS_TO_STOP[@]}"; do
+        runuser -u postgres -- "$BIN/pg_ctl" -D "$d" -m fast stop >/dev/null 2>&1 || true
+    done
+    PIDS_TO_STOP=()
+    find "$WORK" -mindepth 1 -maxdepth 1 ! -name recman -exec rm -rf {} +
+    bench_throttle_off
+    backlog_out=$(THROTTLE=$THROTTLE SEGMENTS=$BACKLOG RUNS=$REPEAT PGBIN=$BIN bash "$ROOT/bench/wal-backlog.sh" "$R") ||
+        die "the WAL backlog drain failed (its messages above)"
+    printf '%s\n' "$backlog_out" >&2
+    {
+        printf '\n### WAL backlog drain (bench/wal-backlog.sh, the same run and profile)\n\n```\n'
+        printf '%s\n' "$backlog_out"
+        printf '```\n'
+    } >>"$OUT_DIR/latest.md"
+    log "appended the drain to $OUT_DIR/latest.md ($(($(date +%s) - T0)) s in all)"
+fi
 ((FAILS == 0)) || die "$FAILS tool run(s) failed (logs above)"

@@ -93,7 +93,9 @@ secs() {
     t1=$(date +%s.%N)
     echo "$t1 - $t0" | bc
 }
-recman_restore() { as_pg "$BIN" --repo "$WORK/rrepo" restore database --to "$WORK/to" --channels "$CHANNELS" -q "$@"; }
+# -v: each run's own account of how it wrote (the writers, what the adaptive chooser saw) is
+# printed under its time.
+recman_restore() { as_pg "$BIN" --repo "$WORK/rrepo" restore database --to "$WORK/to" --channels "$CHANNELS" -v "$@"; }
 pgbr_restore() { mkdir -p "$WORK/to" && chown postgres: "$WORK/to" && chmod 700 "$WORK/to" && as_pg pgbackrest --config "$WORK/pgbackrest.conf" --stanza main --pg1-path="$WORK/to" restore; }
 TOOLS=(auto direct buffered pgbackrest)
 declare -A T
@@ -110,6 +112,7 @@ for ((run = 1; run <= RUNS; run++)); do
         esac
         T[$tool]+="$s "
         echo "  run $run $tool: ${s}s, $(echo "$DB / 1000000 / $s" | bc) MB/s"
+        [[ $tool == pgbackrest ]] || grep -E 'adaptive|writer' "$WORK/last.log" | sed 's/^/      /' || true
     done
     echo "  run $run write limit: ${LIMITS[-1]} MB/s"
 done

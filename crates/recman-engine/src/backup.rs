@@ -461,6 +461,7 @@ fn run(
     let (output, device) = job.open_output()?;
     let standby_source = job.standby(rec)?;
     let tracking = job.tracking(session, rec)?;
+    let read_way = crate::adapt::Adaptive::default();
     let shared = ChannelShared {
         repo: Some(ctx.repo.handle()),
         output: Some(output),
@@ -479,9 +480,13 @@ fn run(
         queue: &queue,
         format: opts.format.as_ref(),
         live: Some(&live),
+        read_way: &read_way,
     };
     let outcomes = run_channels(&shared, &live, opts.channels);
     progress.finish();
+    if read_way.used() {
+        progress.message(&read_way.read_summary());
+    }
     let (sets, stats) = job.gather(outcomes?, &layout.plan, &live, rec)?;
     let sustained_rate = sustained_rate(&stats);
     let read = crate::backup_reads::record(ctx, &rec.id, &stats, tracking.as_ref(), progress)?;

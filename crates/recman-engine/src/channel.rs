@@ -310,6 +310,7 @@ fn backup_set(
         .collect();
     let mut mux = InputMux::new(engine, run.plan, run.files_at_once, inputs, throttle)
         .reads(sh.io.reads)
+        .adaptive(sh.read_way)
         .sources(sh.source, sh.relation_source);
     loop {
         w.check()?;

@@ -42,6 +42,9 @@ pub struct ChannelShared<'a> {
     pub format: Option<&'a crate::piece_format::PieceFormat>,
     /// A backup's meters, shared pacing and DURATION window; None for validation.
     pub live: Option<&'a crate::window::Live>,
+    /// The chooser of direct or buffered reads for the files the page cache does not hold
+    /// ([`crate::read_mode::ReadMode::Auto`]), shared by the channels.
+    pub read_way: &'a crate::adapt::Adaptive,
 }
 
 impl<'a> ChannelShared<'a> {

@@ -3,6 +3,7 @@
 //! here with plain option values; nothing in this crate prints.
 
 mod action;
+mod adapt;
 mod agent_sql;
 mod aligned;
 mod archive;

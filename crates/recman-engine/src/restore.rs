@@ -1,7 +1,6 @@
 //! RESTORE DATABASE: writes a backup into a new data directory and sets up the recovery that
 //! brings it to the requested target when PostgreSQL starts there.
 
-mod adapt;
 mod caller;
 pub(crate) mod chain;
 mod confine;

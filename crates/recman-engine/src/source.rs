@@ -127,19 +127,25 @@ pub(crate) fn open_local(
         ReadMode::Direct => true,
         ReadMode::Auto => !crate::residency::mostly_cached(&f, start, end),
     };
-    let direct = direct && set_direct(&f)?;
+    let direct = direct && set_direct(&f, true)?;
     Ok((f, direct))
 }
 
-/// Adds O_DIRECT to an open file's status flags; false where its file system refuses it.
-fn set_direct(f: &File) -> io::Result<bool> {
+/// Adds O_DIRECT to an open file's status flags (`on`), or takes it away; false where its file
+/// system refuses it. Requests already submitted keep the way they were submitted with; the
+/// reader of a backup switches a file between direct and buffered reads while it reads it.
+pub(crate) fn set_direct(f: &File, on: bool) -> io::Result<bool> {
     use std::os::fd::AsRawFd;
     let fd = f.as_raw_fd();
     // SAFETY: F_GETFL and F_SETFL on a descriptor `f` owns and keeps open for both calls;
     // they read and set its status flags and touch no memory of ours.
     let set = unsafe {
         let flags = libc::fcntl(fd, libc::F_GETFL);
-        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_DIRECT) == 0
+        let want = match on {
+            true => flags | libc::O_DIRECT,
+            false => flags & !libc::O_DIRECT,
+        };
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, want) == 0
     };
     if set {
         return Ok(true);

@@ -109,6 +109,7 @@ pub fn validate_source(
     )
     .sets;
     let queue = Mutex::new(Unit::all(&sets).into_iter().collect::<VecDeque<_>>());
+    let read_way = crate::adapt::Adaptive::default();
     let shared = ChannelShared {
         format: None,
         repo: None,
@@ -137,6 +138,7 @@ pub fn validate_source(
         tracking: None,
         queue: &queue,
         live: None,
+        read_way: &read_way,
     };
     let outcomes =
         crate::pipeline::pool::each(channels as usize, "validate", |w| run_channel(&shared, w))?;
@@ -146,6 +148,9 @@ pub fn validate_source(
     count(&outcomes, &scan, session.as_mut(), &mut report);
     report.io = aggregate(outcomes, &sets, io);
     progress.finish();
+    if read_way.used() {
+        progress.message(&read_way.read_summary());
+    }
     Ok(report)
 }
 

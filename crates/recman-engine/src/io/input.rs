@@ -4,6 +4,7 @@
 //! READY, a SHORT wait or a LONG wait against its file.
 
 use super::{BufferPlan, IoCounters, IoEngine, ReadDone, ReadReq, Throttle};
+use crate::adapt::{Adaptive, IoWay};
 use crate::aligned::{ALIGN, AlignedBuf};
 use crate::read_mode::ReadMode;
 use crate::source::{DataSource, SourceFile};
@@ -64,6 +65,9 @@ struct Open {
     counters: IoCounters,
     opened: i64,
     finished: bool,
+    /// Read the way the chooser says (a local file Auto would have read directly): switched
+    /// whenever the chooser's phase changes.
+    adaptive: bool,
 }
 
 pub struct InputMux<'e> {
@@ -84,6 +88,8 @@ pub struct InputMux<'e> {
     /// Where files are opened (the second for files marked `alt`): the local file system
     /// when None.
     sources: [Option<&'e dyn DataSource>; 2],
+    /// The backup's chooser of direct or buffered reads for uncached files.
+    adapt: Option<&'e Adaptive>,
 }
 
 fn now_micros() -> i64 {
@@ -117,6 +123,7 @@ impl<'e> InputMux<'e> {
             slow: crate::fault::slow_read(),
             reads: ReadMode::Buffered,
             sources: [None, None],
+            adapt: None,
         }
     }
 
@@ -132,6 +139,66 @@ impl<'e> InputMux<'e> {
     pub fn reads(mut self, mode: ReadMode) -> Self {
         self.reads = mode;
         self
+    }
+
+    /// Files that [`ReadMode::Auto`] would read directly are read the way `adapt` finds
+    /// cheaper while the backup runs (see `crate::adapt`).
+    pub fn adaptive(mut self, adapt: &'e Adaptive) -> Self {
+        self.adapt = Some(adapt);
+        self
+    }
+
+    /// For a file opened as `reads` says (`direct`: with O_DIRECT): whether it is read
+    /// directly, and whether the chooser decides that.
+    fn choose_way(
+        &self,
+        file: &SourceFile,
+        reads: ReadMode,
+        direct: bool,
+    ) -> std::io::Result<(bool, bool)> {
+        let (Some(a), Some(f), ReadMode::Auto, true) = (self.adapt, file.local(), reads, direct)
+        else {
+            return Ok((direct, false));
+        };
+        match a.phase() {
+            IoWay::Direct => Ok((true, true)),
+            // Taking O_DIRECT away is refused by no file system; were it, reads stay direct.
+            IoWay::Buffered => Ok((!crate::source::set_direct(f, false)?, true)),
+        }
+    }
+
+    /// Records what chunk `k`'s read cost the channel (`waited`), and moves the file to the
+    /// way every file takes now.
+    fn adapt_after(
+        &mut self,
+        k: usize,
+        bytes: u64,
+        waited: std::time::Duration,
+    ) -> std::io::Result<()> {
+        let (Some(a), o) = (self.adapt, &mut self.open[k]) else {
+            return Ok(());
+        };
+        if !o.adaptive {
+            return Ok(());
+        }
+        let way = if o.direct {
+            IoWay::Direct
+        } else {
+            IoWay::Buffered
+        };
+        a.record(way, bytes, waited);
+        let lead = a.phase();
+        // A direct read needs an aligned offset: a file switches there (every request but a
+        // file's last is whole buffers from an aligned start).
+        if lead != way
+            && o.next_submit.is_multiple_of(ALIGN as u64)
+            && let Some(f) = o.file.local()
+        {
+            let switched = crate::source::set_direct(f, lead == IoWay::Direct)?;
+            o.direct = (lead == IoWay::Direct) == switched;
+            o.adaptive = switched;
+        }
+        Ok(())
     }
 
     pub fn plan(&self) -> BufferPlan {
@@ -226,6 +293,7 @@ impl<'e> InputMux<'e> {
             };
             match opened {
                 Ok((file, direct)) => {
+                    let (direct, adaptive) = self.choose_way(&file, reads, direct)?;
                     self.open.push(Open {
                         file,
                         direct,
@@ -238,6 +306,7 @@ impl<'e> InputMux<'e> {
                         counters: IoCounters::default(),
                         opened: now_micros(),
                         finished: false,
+                        adaptive,
                         f,
                     });
                 }
@@ -282,6 +351,7 @@ impl<'e> InputMux<'e> {
         let avail = |o: &Open| {
             o.done.contains_key(&want) && o.held.get(&want).is_none_or(|at| Instant::now() >= *at)
         };
+        let mut waited = std::time::Duration::ZERO;
         if avail(&self.open[k]) {
             self.open[k].counters.record_ready();
         } else {
@@ -290,6 +360,7 @@ impl<'e> InputMux<'e> {
             }
             if avail(&self.open[k]) {
                 self.open[k].counters.record_short(t);
+                waited = t.elapsed();
             } else {
                 while !avail(&self.open[k]) {
                     if let Some(at) = self.open[k].held.get(&want) {
@@ -300,6 +371,7 @@ impl<'e> InputMux<'e> {
                     self.route(d);
                 }
                 self.open[k].counters.record_long(t);
+                waited = t.elapsed();
             }
         }
         self.open[k].held.remove(&want);
@@ -318,6 +390,7 @@ impl<'e> InputMux<'e> {
             }
         };
         self.throttle.add(n as u64);
+        self.adapt_after(k, n as u64, waited)?;
         let o = &mut self.open[k];
         o.counters.io_count += 1;
         o.counters.bytes += n as u64;

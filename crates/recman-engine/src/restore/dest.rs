@@ -10,9 +10,9 @@
 //! `set_len` make what they wrote durable, file writes become durable at the file's `sync`
 //! once `flush` has returned (a remote destination pipelines writes and syncs until then).
 
-use super::adapt::Adaptive;
 pub use super::outfile::WriteMode;
 pub use super::writes::WritePlan;
+use crate::adapt::Adaptive;
 use crate::aligned::AlignedBuf;
 use crate::error::EngineError;
 use std::collections::HashSet;

@@ -32,22 +32,8 @@ use std::path::{Path, PathBuf};
 /// Bytes the bounce buffer holds: one write.
 const BOUNCE: usize = 1 << 20;
 
-/// How a restore writes its files' data.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum WriteMode {
-    Direct,
-    Buffered,
-}
-
-impl WriteMode {
-    pub fn name(self) -> &'static str {
-        match self {
-            WriteMode::Direct => "direct",
-            WriteMode::Buffered => "buffered",
-        }
-    }
-}
+/// How a restore writes its files' data: the way the chooser of `crate::adapt` names.
+pub use crate::adapt::IoWay as WriteMode;
 
 pub(super) struct OutFile {
     buffered: File,

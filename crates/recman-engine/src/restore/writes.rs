@@ -4,10 +4,10 @@
 //! writes made durable by fsync, on another at 1.4 times, and some virtual and network disks
 //! are faster buffered; on one host the faster way changed from one day to the next. So a
 //! restore large enough for it to matter measures both ways on its own writes and keeps the
-//! faster ([`super::adapt`]).
+//! faster ([`crate::adapt`]).
 
-use super::adapt::Adaptive;
 use super::outfile::WriteMode;
+use crate::adapt::Adaptive;
 use crate::error::EngineError;
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
