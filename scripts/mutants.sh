@@ -78,9 +78,14 @@ mutant throttle-does-nothing crates/recman-engine/src/io/throttle.rs \
     io::throttle::tests::the_schedule_is_bytes_over_rate \
     --workspace --lib
 # Restore: the write-mode choice keeps direct writes unless buffered ones win clearly.
-mutant restore-never-changes-way crates/recman-engine/src/restore/adapt.rs \
+mutant restore-never-changes-way crates/recman-engine/src/adapt.rs \
     '&& c < l * HYSTERESIS' '&& c < l * HYSTERESIS && false' \
-    restore::adapt::tests::the_cheaper_way_takes_nearly_every_write_after_the_exploration \
+    adapt::tests::the_cheaper_way_takes_nearly_every_write_after_the_exploration \
+    --workspace --lib
+# Backup: uncached files are read both ways in turns, never both at once.
+mutant reads-never-try-buffered crates/recman-engine/src/adapt.rs \
+    'return IoWay::Buffered;' 'return IoWay::Direct;' \
+    adapt::tests::reads_take_turns_explore_each_way_whole_then_follow_the_leader \
     --workspace --lib
 # WAL: archive-push refuses a segment of another cluster.
 mutant wal-of-another-cluster crates/recman-engine/src/archive/check.rs \

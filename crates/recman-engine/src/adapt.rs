@@ -270,9 +270,20 @@ mod tests {
     /// Feeds the chooser writes of 1 MiB whose cost per way `cost` gives (nanoseconds per
     /// byte), `n` writes; the bytes each way wrote.
     fn run(a: &Adaptive, n: u64, cost: impl Fn(IoWay) -> f64) -> (u64, u64) {
+        feed(a, n, Adaptive::pick, cost)
+    }
+
+    /// `n` requests of 1 MiB, each the way `way` asks of `a` and of the cost `cost` gives;
+    /// the bytes each way took.
+    fn feed(
+        a: &Adaptive,
+        n: u64,
+        way: impl Fn(&Adaptive) -> IoWay,
+        cost: impl Fn(IoWay) -> f64,
+    ) -> (u64, u64) {
         let (mut d, mut b) = (0, 0);
         for _ in 0..n {
-            let m = a.pick();
+            let m = way(a);
             let bytes = 1u64 << 20;
             a.record(
                 m,
@@ -356,20 +367,7 @@ mod tests {
     /// Feeds the chooser reads of 1 MiB the way [`Adaptive::phase`] says, whose cost per way
     /// `cost` gives; the bytes each way read.
     fn phases(a: &Adaptive, n: u64, cost: impl Fn(IoWay) -> f64) -> (u64, u64) {
-        let (mut d, mut b) = (0, 0);
-        for _ in 0..n {
-            let m = a.phase();
-            a.record(
-                m,
-                1 << 20,
-                Duration::from_nanos((cost(m) * (1u64 << 20) as f64) as u64),
-            );
-            match m {
-                IoWay::Direct => d += 1 << 20,
-                IoWay::Buffered => b += 1 << 20,
-            }
-        }
-        (d, b)
+        feed(a, n, Adaptive::phase, cost)
     }
 
     #[test]
