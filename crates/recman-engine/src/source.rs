@@ -132,8 +132,10 @@ pub(crate) fn open_local(
 }
 
 /// Adds O_DIRECT to an open file's status flags (`on`), or takes it away; false where its file
-/// system refuses it. Requests already submitted keep the way they were submitted with; the
-/// reader of a backup switches a file between direct and buffered reads while it reads it.
+/// system refuses it. The reader of a backup switches a file between direct and buffered reads
+/// while it reads it: a request in flight at the switch may go either way, which is safe
+/// because both read the same bytes and every request the reader makes is already aligned as a
+/// direct read needs (whole buffers from an aligned start, into aligned memory).
 pub(crate) fn set_direct(f: &File, on: bool) -> io::Result<bool> {
     use std::os::fd::AsRawFd;
     let fd = f.as_raw_fd();
