@@ -1,7 +1,7 @@
 //! Choosing direct or buffered I/O while an operation runs, request by request (a restore's
-//! writes) or, for a backup's reads, all files in turns. A probe before the work could not choose: on
-//! one host of this machine class a 64 MiB probe saw buffered writes 2.4 times faster than
-//! direct ones and the buffered restore then ran at 0.38 of the direct rate; on the same host
+//! writes) or, for a backup's reads, all files in turns. A probe before the work could not
+//! choose: on one host of this machine class a 64 MiB probe saw buffered writes 2.4 times
+//! faster than direct ones and the buffered restore then ran at 0.38 of the direct rate; on the same host
 //! a day later buffered restores ran at 1.3 times the direct rate. Reads differ the same way:
 //! on one host direct reads of a cold cluster ran at 1.6 GB/s and buffered ones cost a copy the
 //! two cores needed for compression; on another, direct reads held at 420-550 MB/s while
@@ -224,39 +224,34 @@ impl Adaptive {
 
     /// What each way read and how long the channels waited for it, for `-v`.
     pub fn read_summary(&self) -> String {
-        let s = self.state.lock().expect("not poisoned");
-        let way = |name: &str, w: &Way| {
+        self.describe("adaptive reads of uncached files", |w| {
             format!(
-                "{name} {} MiB, waited {:.0} ms a GiB",
+                "{} MiB, waited {:.0} ms a GiB",
                 w.bytes >> 20,
                 w.busy.as_secs_f64() * 1e3 / (w.bytes.max(1) as f64 / (1u64 << 30) as f64)
             )
-        };
-        format!(
-            "adaptive reads of uncached files, {} leads ({}; {}; the lead changed {} time(s) after the first {} MiB each way)",
-            s.leader.name(),
-            way("direct", &s.direct),
-            way("buffered", &s.buffered),
-            s.switches,
-            EXPLORE >> 20
-        )
+        })
     }
 
     /// What each way wrote and at what rate per writer, for `-v` and the OUTPUT rows.
     pub fn summary(&self) -> String {
-        let s = self.state.lock().expect("not poisoned");
-        let way = |name: &str, w: &Way| {
+        self.describe("adaptive", |w| {
             format!(
-                "{name} {} MiB at {:.0} MB/s per writer",
+                "{} MiB at {:.0} MB/s per writer",
                 w.bytes >> 20,
                 w.rate() / 1e6
             )
-        };
+        })
+    }
+
+    /// `what`, the leader, each way as `way` words it, and the changes of lead.
+    fn describe(&self, what: &str, way: impl Fn(&Way) -> String) -> String {
+        let s = self.state.lock().expect("not poisoned");
         format!(
-            "adaptive, {} leads ({}; {}; the lead changed {} time(s) after the first {} MiB each way)",
+            "{what}, {} leads (direct {}; buffered {}; the lead changed {} time(s) after the first {} MiB each way)",
             s.leader.name(),
-            way("direct", &s.direct),
-            way("buffered", &s.buffered),
+            way(&s.direct),
+            way(&s.buffered),
             s.switches,
             EXPLORE >> 20
         )
