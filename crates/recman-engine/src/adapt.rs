@@ -1,25 +1,25 @@
-//! Choosing direct or buffered I/O while an operation runs, request by request (a restore's
-//! writes) or, for a backup's reads, all files in turns. A probe before the work could not
+//! Choosing direct or buffered I/O while an operation runs: a backup's reads and a restore's
+//! writes take turns, all files one way and then the other. A probe before the work could not
 //! choose: on one host of this machine class a 64 MiB probe saw buffered writes 2.4 times
-//! faster than direct ones and the buffered restore then ran at 0.38 of the direct rate; on the same host
-//! a day later buffered restores ran at 1.3 times the direct rate. Reads differ the same way:
-//! on one host direct reads of a cold cluster ran at 1.6 GB/s and buffered ones cost a copy the
-//! two cores needed for compression; on another, direct reads held at 420-550 MB/s while
-//! buffered reads of the same cold files, with the kernel's read-ahead, ran at 700 MB/s. What a
-//! disk gives is seen only while the work runs, so the work measures both ways on its own data
-//! and keeps the cheaper.
+//! faster than direct ones and the buffered restore then ran at 0.38 of the direct rate; on
+//! the same host a day later buffered restores ran at 1.3 times the direct rate. Reads differ
+//! the same way: on one host direct reads of a cold cluster ran at 1.6 GB/s and buffered ones
+//! cost a copy the two cores needed for compression; on another, direct reads held at 420-550
+//! MB/s while buffered reads of the same cold files, with the kernel's read-ahead, ran at 700
+//! MB/s. What a disk gives is seen only while the work runs, so the work measures both ways on
+//! its own data and keeps the cheaper.
 //!
-//! The caller says what a request cost: for a write, its writer thread's time in it; for a
-//! read, the time the channel waited for it (a read that was ready when wanted cost nothing).
-//! The chooser first gives each way [`EXPLORE`] bytes, then sends requests the cheaper way,
-//! and keeps one pick in [`RESAMPLE`] on the other so that a disk whose behaviour changes
-//! midway is followed. The leader changes only when the other way is cheaper by
-//! [`HYSTERESIS`] and by more than [`FLOOR`], so noise does not make it swing, and two ways
-//! that both cost next to nothing (a CPU-bound backup waits for no read) keep direct I/O, the
-//! way that costs the CPU no copy.
+//! A read's cost is the time its channel waited for it (a read that was ready when wanted cost
+//! nothing). A write's is its turn's wall-clock time over the bytes the disk wrote in it
+//! ([`Adaptive::by_turns`]). The chooser first gives each way a turn, then the cheaper way
+//! leads and the other gets a window whenever it falls behind one [`RESAMPLE`]th of the
+//! bytes, so that a disk whose behaviour changes midway is followed. The leader changes only
+//! when the other way is cheaper by [`HYSTERESIS`] and by more than [`FLOOR`], so noise does
+//! not make it swing, and two ways that both cost next to nothing (a CPU-bound backup waits
+//! for no read) keep direct I/O, the way that costs the CPU no copy.
 
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Direct I/O (O_DIRECT: no copy through the page cache) or buffered I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -42,11 +42,17 @@ impl IoWay {
 /// several files' reads.
 const EXPLORE: u64 = 48 << 20;
 
-/// One pick in this many goes the way that does not lead.
+/// The way that does not lead keeps at least one byte in this many.
 const RESAMPLE: u64 = 12;
 
 /// The bytes of one window the way that does not lead takes in [`Adaptive::phase`].
 const RESAMPLE_WINDOW: u64 = 16 << 20;
+
+/// [`EXPLORE`] and [`RESAMPLE_WINDOW`] where turns are timed ([`Adaptive::by_turns`]): a
+/// turn's first and last moments mix with its neighbours' (a buffered turn's writeback goes
+/// on in the turn after it), which a turn must be long enough to outweigh.
+const TURN_EXPLORE: u64 = 128 << 20;
+const TURN_WINDOW: u64 = 64 << 20;
 
 /// The way that does not lead takes over when its cost is below this share of the leader's.
 const HYSTERESIS: f64 = 0.9;
@@ -59,9 +65,22 @@ const FLOOR: f64 = 0.1;
 /// follow a disk that slows down, long enough to smooth single writes.
 const WINDOW: f64 = (64 << 20) as f64;
 
+/// How a way's cost is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Measure {
+    /// Each request's own time, as its caller reports it.
+    Request,
+    /// The wall-clock time of each turn of [`Adaptive::phase`] over the bytes of all the
+    /// requests that went that way in it.
+    Turn,
+}
+
 #[derive(Debug, Default, Clone, Copy)]
 struct Way {
     bytes: u64,
+    /// Bytes whose time is counted in `busy`: all of `bytes` when each request is timed, those
+    /// of closed turns when turns are.
+    charged: u64,
     busy: Duration,
     /// Nanoseconds per byte, averaged over about [`WINDOW`] bytes; None before the first write.
     cost: Option<f64>,
@@ -70,6 +89,12 @@ struct Way {
 impl Way {
     fn record(&mut self, bytes: u64, took: Duration) {
         self.bytes += bytes;
+        self.charge(bytes, took);
+    }
+
+    /// Counts `took` for `bytes` this way moved.
+    fn charge(&mut self, bytes: u64, took: Duration) {
+        self.charged += bytes;
         self.busy += took;
         if bytes == 0 {
             return;
@@ -77,8 +102,8 @@ impl Way {
         // Until a window's worth is written, the cost is the plain ratio of time to bytes: an
         // average started from the first write alone would carry that write's error (a small
         // file's latency over its few bytes) far into the restore.
-        if self.bytes as f64 <= WINDOW {
-            self.cost = Some(self.busy.as_nanos() as f64 / self.bytes as f64);
+        if self.charged as f64 <= WINDOW {
+            self.cost = Some(self.busy.as_nanos() as f64 / self.charged as f64);
             return;
         }
         let sample = took.as_nanos() as f64 / bytes as f64;
@@ -90,41 +115,59 @@ impl Way {
     }
 
     fn rate(&self) -> f64 {
-        self.bytes as f64 / self.busy.as_secs_f64().max(1e-9)
+        self.charged as f64 / self.busy.as_secs_f64().max(1e-9)
     }
 }
+
+/// The turn under way when turns are timed: its way, when it began, the bytes it moved, and
+/// the device's count of bytes written when it began.
+#[derive(Debug, Clone, Copy)]
+struct Turn {
+    way: IoWay,
+    began: Instant,
+    bytes: u64,
+    device_at: Option<u64>,
+}
+
+/// The bytes a device has written since it started, as the kernel counts them; None when it
+/// cannot be read. Contract: the count never goes down while the device stays.
+pub type DeviceMeter = Box<dyn Fn() -> Option<u64> + Send + Sync>;
 
 #[derive(Debug)]
 struct State {
     direct: Way,
     buffered: Way,
     leader: IoWay,
-    picks: u64,
     /// In [`Adaptive::phase`]: a window of the way that does not lead is under way.
     resampling: bool,
     /// Times the leader changed after the exploration.
     switches: u32,
+    measure: Measure,
+    turn: Option<Turn>,
 }
 
 /// The chooser one restore shares between its channels' writers, or one backup between its
 /// channels' reads.
-#[derive(Debug)]
 pub struct Adaptive {
     state: Mutex<State>,
+    /// Where turns are timed, the device the requests go to: a turn's bytes are then what
+    /// the device wrote in it.
+    device: Option<DeviceMeter>,
+}
+
+impl std::fmt::Debug for Adaptive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Adaptive")
+            .field("state", &self.state)
+            .field("device", &self.device.is_some())
+            .finish()
+    }
 }
 
 impl Default for Adaptive {
+    /// A chooser that takes each request's time as its caller reports it.
     fn default() -> Self {
-        Adaptive {
-            state: Mutex::new(State {
-                direct: Way::default(),
-                buffered: Way::default(),
-                leader: IoWay::Direct,
-                picks: 0,
-                resampling: false,
-                switches: 0,
-            }),
-        }
+        Adaptive::measured(Measure::Request, None)
     }
 }
 
@@ -143,12 +186,121 @@ impl State {
         }
     }
 
+    /// The bytes each way is given first, and those of a window of the way that does not lead.
+    fn turn_sizes(&self) -> (u64, u64) {
+        match self.measure {
+            Measure::Request => (EXPLORE, RESAMPLE_WINDOW),
+            Measure::Turn => (TURN_EXPLORE, TURN_WINDOW),
+        }
+    }
+
     fn exploring(&self) -> bool {
-        self.direct.bytes < EXPLORE || self.buffered.bytes < EXPLORE
+        let explore = self.turn_sizes().0;
+        self.direct.bytes < explore || self.buffered.bytes < explore
+    }
+
+    /// What `way` costs now: its recent average per request, or where turns are timed, the
+    /// average of all its turns. A turn's figure is rough (its first and last moments mix with
+    /// its neighbours'). Restores of scale 200 on one host, with a recent average and turns a
+    /// quarter as long, handed the lead back and forth and ended with the slower way in two
+    /// runs of three; with the average of all turns and these turns, none of three changed
+    /// the lead after the first turns, and all kept the faster way.
+    fn cost(&self, way: IoWay) -> Option<f64> {
+        let w = match way {
+            IoWay::Direct => &self.direct,
+            IoWay::Buffered => &self.buffered,
+        };
+        match self.measure {
+            Measure::Request => w.cost,
+            Measure::Turn => (w.charged > 0).then(|| w.busy.as_nanos() as f64 / w.charged as f64),
+        }
+    }
+
+    /// Hands the lead to the other way when it is cheaper by both margins.
+    fn reconsider(&mut self) {
+        if self.exploring() {
+            return;
+        }
+        let leader = self.leader;
+        let (lead, challenger) = (self.cost(leader), self.cost(other(leader)));
+        if let (Some(l), Some(c)) = (lead, challenger)
+            && c < l * HYSTERESIS
+            && l - c > FLOOR
+        {
+            self.leader = other(leader);
+            self.switches += 1;
+        }
+    }
+
+    /// The way of the turn now: see [`Adaptive::phase`].
+    fn turn_now(&mut self) -> IoWay {
+        let (explore, window) = self.turn_sizes();
+        if self.direct.bytes < explore {
+            return IoWay::Direct;
+        }
+        if self.buffered.bytes < explore {
+            return IoWay::Buffered;
+        }
+        let total = self.direct.bytes + self.buffered.bytes;
+        let lead = self.leader;
+        let behind = self.way(other(lead)).bytes * RESAMPLE;
+        if self.resampling && behind >= total {
+            self.resampling = false;
+        } else if !self.resampling && behind + window * RESAMPLE <= total {
+            self.resampling = true;
+        }
+        if self.resampling { other(lead) } else { lead }
+    }
+
+    /// Begins a turn of `way` at `now`, closing the turn of the other way: that turn's wall-clock time is charged to the bytes the device wrote in
+    /// it (`device`, the device's count now), or where the device is not known, to the bytes
+    /// that went its way.
+    fn enter(&mut self, way: IoWay, now: Instant, device: Option<u64>) {
+        if let Some(t) = self.turn {
+            let took = now.saturating_duration_since(t.began);
+            let moved = match (t.device_at, device) {
+                (Some(a), Some(b)) => b.saturating_sub(a),
+                _ => t.bytes,
+            };
+            self.way(t.way).charge(moved, took);
+            self.reconsider();
+        }
+        self.turn = Some(Turn {
+            way,
+            began: now,
+            bytes: 0,
+            device_at: device,
+        });
     }
 }
 
 impl Adaptive {
+    fn measured(measure: Measure, device: Option<DeviceMeter>) -> Adaptive {
+        Adaptive {
+            device,
+            state: Mutex::new(State {
+                direct: Way::default(),
+                buffered: Way::default(),
+                leader: IoWay::Direct,
+                resampling: false,
+                switches: 0,
+                measure,
+                turn: None,
+            }),
+        }
+    }
+
+    /// A chooser for writes that many workers make side by side, each waiting for its own
+    /// (a restore's writer threads): the ways take turns ([`Adaptive::phase`]) and a way's
+    /// cost is the wall-clock time of its turns over the bytes `device` says the disk wrote in
+    /// them (or, without a meter, the bytes all the workers wrote in them). One write's own
+    /// time says little there: while the ways mix, each way's writes wait behind the other's.
+    /// Nor do the bytes handed to the kernel: a buffered write may return at once, its pages
+    /// dirty, and leave its writeback to the turns after it.
+    pub fn by_turns(device: Option<DeviceMeter>) -> Adaptive {
+        Adaptive::measured(Measure::Turn, device)
+    }
+
     /// The way every request goes now, for work whose requests run side by side and would
     /// disturb each other's measure if they went both ways at once (a backup's channels
     /// reading many files, each with reads in flight): the ways take turns. First
@@ -156,58 +308,34 @@ impl Adaptive {
     /// [`RESAMPLE_WINDOW`] bytes the other way whenever that way has fallen that far behind
     /// one [`RESAMPLE`]th of the bytes.
     pub fn phase(&self) -> IoWay {
-        let mut s = self.state.lock().expect("not poisoned");
-        if s.direct.bytes < EXPLORE {
-            return IoWay::Direct;
-        }
-        if s.buffered.bytes < EXPLORE {
-            return IoWay::Buffered;
-        }
-        let total = s.direct.bytes + s.buffered.bytes;
-        let lead = s.leader;
-        let behind = s.way(other(lead)).bytes * RESAMPLE;
-        if s.resampling && behind >= total {
-            s.resampling = false;
-        } else if !s.resampling && behind + RESAMPLE_WINDOW * RESAMPLE <= total {
-            s.resampling = true;
-        }
-        if s.resampling { other(lead) } else { lead }
+        self.phase_at(Instant::now())
     }
 
-    /// The way the next write goes.
-    pub fn pick(&self) -> IoWay {
+    /// [`Adaptive::phase`] at `now`.
+    fn phase_at(&self, now: Instant) -> IoWay {
         let mut s = self.state.lock().expect("not poisoned");
-        s.picks += 1;
-        if s.exploring() {
-            return if s.direct.bytes <= s.buffered.bytes {
-                IoWay::Direct
-            } else {
-                IoWay::Buffered
-            };
+        let way = s.turn_now();
+        if s.measure == Measure::Turn && s.turn.map(|t| t.way) != Some(way) {
+            let device = self.device.as_ref().and_then(|m| m());
+            s.enter(way, now, device);
         }
-        if s.picks.is_multiple_of(RESAMPLE) {
-            other(s.leader)
-        } else {
-            s.leader
-        }
+        way
     }
 
     /// A request of `bytes` that went `mode`'s way cost `took`: a write its writer's time, a
     /// read the time the channel waited for it.
     pub fn record(&self, mode: IoWay, bytes: u64, took: Duration) {
         let mut s = self.state.lock().expect("not poisoned");
-        s.way(mode).record(bytes, took);
-        if s.exploring() {
+        if s.measure == Measure::Request {
+            s.way(mode).record(bytes, took);
+            s.reconsider();
             return;
         }
-        let leader = s.leader;
-        let (lead, challenger) = (s.way(leader).cost, s.way(other(leader)).cost);
-        if let (Some(l), Some(c)) = (lead, challenger)
-            && c < l * HYSTERESIS
-            && l - c > FLOOR
-        {
-            s.leader = other(leader);
-            s.switches += 1;
+        // Timed by turns: the bytes count for the turn under way when they went its way; a
+        // request of the turn before that ends in this one adds to its way's bytes only.
+        s.way(mode).bytes += bytes;
+        if let Some(t) = s.turn.as_mut().filter(|t| t.way == mode) {
+            t.bytes += bytes;
         }
     }
 
@@ -235,12 +363,12 @@ impl Adaptive {
 
     /// What each way wrote and at what rate per writer, for `-v` and the OUTPUT rows.
     pub fn summary(&self) -> String {
+        let unit = match self.state.lock().expect("not poisoned").measure {
+            Measure::Request => "per writer",
+            Measure::Turn => "in its turns",
+        };
         self.describe("adaptive", |w| {
-            format!(
-                "{} MiB at {:.0} MB/s per writer",
-                w.bytes >> 20,
-                w.rate() / 1e6
-            )
+            format!("{} MiB at {:.0} MB/s {unit}", w.bytes >> 20, w.rate() / 1e6)
         })
     }
 
@@ -253,7 +381,7 @@ impl Adaptive {
             way(&s.direct),
             way(&s.buffered),
             s.switches,
-            EXPLORE >> 20
+            s.turn_sizes().0 >> 20
         )
     }
 }
@@ -261,24 +389,15 @@ impl Adaptive {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
 
-    /// Feeds the chooser writes of 1 MiB whose cost per way `cost` gives (nanoseconds per
-    /// byte), `n` writes; the bytes each way wrote.
-    fn run(a: &Adaptive, n: u64, cost: impl Fn(IoWay) -> f64) -> (u64, u64) {
-        feed(a, n, Adaptive::pick, cost)
-    }
-
-    /// `n` requests of 1 MiB, each the way `way` asks of `a` and of the cost `cost` gives;
-    /// the bytes each way took.
-    fn feed(
-        a: &Adaptive,
-        n: u64,
-        way: impl Fn(&Adaptive) -> IoWay,
-        cost: impl Fn(IoWay) -> f64,
-    ) -> (u64, u64) {
+    /// `n` requests of 1 MiB, each the way [`Adaptive::phase`] says and of the cost (the
+    /// time the request reports, nanoseconds a byte) `cost` gives; the bytes each way took.
+    fn phases(a: &Adaptive, n: u64, cost: impl Fn(IoWay) -> f64) -> (u64, u64) {
         let (mut d, mut b) = (0, 0);
         for _ in 0..n {
-            let m = way(a);
+            let m = a.phase();
             let bytes = 1u64 << 20;
             a.record(
                 m,
@@ -294,29 +413,29 @@ mod tests {
     }
 
     #[test]
-    fn the_cheaper_way_takes_nearly_every_write_after_the_exploration() {
-        // Buffered writes at a third of direct writes' speed, as on the host where a probe
-        // chose them wrongly: after 48 MiB each way, direct writes take 11 writes in 12.
+    fn the_cheaper_way_takes_nearly_every_request_after_the_exploration() {
+        // Buffered requests at a third of direct ones' speed: after 48 MiB each way, direct
+        // requests take 11 bytes in 12.
         let a = Adaptive::default();
-        let (d, b) = run(&a, 3000, |m| match m {
+        let (d, b) = phases(&a, 3000, |m| match m {
             IoWay::Direct => 1.0,
             IoWay::Buffered => 3.0,
         });
         assert_eq!(a.leader(), IoWay::Direct);
         assert!(
-            b <= EXPLORE + (3000u64 << 20) / RESAMPLE + (1 << 20),
+            b <= EXPLORE + (3000u64 << 20) / RESAMPLE + RESAMPLE_WINDOW,
             "buffered {b}"
         );
         assert!(d > 10 * b / 2, "direct {d}, buffered {b}");
         // And the other way round: a disk that takes buffered writes faster.
         let a = Adaptive::default();
-        let (d, b) = run(&a, 3000, |m| match m {
+        let (d, b) = phases(&a, 3000, |m| match m {
             IoWay::Direct => 2.0,
             IoWay::Buffered => 1.0,
         });
         assert_eq!(a.leader(), IoWay::Buffered);
         assert!(
-            d <= EXPLORE + (3000u64 << 20) / RESAMPLE + (1 << 20),
+            d <= EXPLORE + (3000u64 << 20) / RESAMPLE + RESAMPLE_WINDOW,
             "direct {d}"
         );
         assert!(b > d, "direct {d}, buffered {b}");
@@ -325,19 +444,19 @@ mod tests {
     #[test]
     fn a_disk_that_changes_midway_is_followed_and_noise_does_not_swing_the_lead() {
         let a = Adaptive::default();
-        run(&a, 500, |m| match m {
+        phases(&a, 500, |m| match m {
             IoWay::Direct => 1.0,
             IoWay::Buffered => 2.0,
         });
         assert_eq!(a.leader(), IoWay::Direct);
         // Within the hysteresis: the lead stays.
-        run(&a, 500, |m| match m {
+        phases(&a, 500, |m| match m {
             IoWay::Direct => 1.0,
             IoWay::Buffered => 0.95,
         });
         assert_eq!(a.leader(), IoWay::Direct);
         // Direct writes slow down for good: the resampled buffered writes take the lead.
-        run(&a, 1000, |m| match m {
+        phases(&a, 1000, |m| match m {
             IoWay::Direct => 4.0,
             IoWay::Buffered => 1.0,
         });
@@ -350,19 +469,13 @@ mod tests {
         // A small file's write first: 8 KiB in a millisecond, a hundred times the direct rate
         // of the large writes after it. Direct writes are still the cheaper way.
         let a = Adaptive::default();
-        assert_eq!(a.pick(), IoWay::Direct);
+        assert_eq!(a.phase(), IoWay::Direct);
         a.record(IoWay::Direct, 8 << 10, Duration::from_millis(1));
-        run(&a, 400, |m| match m {
+        phases(&a, 400, |m| match m {
             IoWay::Direct => 1.0,
             IoWay::Buffered => 1.5,
         });
         assert_eq!(a.leader(), IoWay::Direct, "{}", a.summary());
-    }
-
-    /// Feeds the chooser reads of 1 MiB the way [`Adaptive::phase`] says, whose cost per way
-    /// `cost` gives; the bytes each way read.
-    fn phases(a: &Adaptive, n: u64, cost: impl Fn(IoWay) -> f64) -> (u64, u64) {
-        feed(a, n, Adaptive::phase, cost)
     }
 
     #[test]
@@ -399,5 +512,107 @@ mod tests {
         });
         assert_eq!(a.leader(), IoWay::Buffered, "{}", a.read_summary());
         assert!(a.read_summary().contains("buffered leads"));
+    }
+
+    /// A disk and a clock for turns: the bytes the disk has written, which the chooser's meter
+    /// reads, and the time now.
+    struct Disk {
+        written: Arc<AtomicU64>,
+        now: Instant,
+    }
+
+    impl Disk {
+        /// A chooser whose turns are timed on a disk of its own.
+        fn with_chooser() -> (Disk, Adaptive) {
+            let written = Arc::new(AtomicU64::new(0));
+            let w = written.clone();
+            let a = Adaptive::by_turns(Some(Box::new(move || Some(w.load(Ordering::Relaxed)))));
+            let now = Instant::now();
+            (Disk { written, now }, a)
+        }
+
+        /// `n` requests of 1 MiB made the way `a`'s turns say; each moves the clock on by what
+        /// its way takes of all the workers' time (`handed`, seconds a byte) while the disk
+        /// writes at what it writes that way (`disk`, bytes a second). The bytes each way was
+        /// handed.
+        fn turns(
+            &mut self,
+            a: &Adaptive,
+            n: u64,
+            handed: impl Fn(IoWay) -> f64,
+            disk: impl Fn(IoWay) -> f64,
+        ) -> (u64, u64) {
+            let (mut d, mut b) = (0, 0);
+            for _ in 0..n {
+                let m = a.phase_at(self.now);
+                let bytes = 1u64 << 20;
+                // What the request itself reports is not what turns measure.
+                a.record(m, bytes, Duration::ZERO);
+                let took = handed(m) * bytes as f64;
+                self.now += Duration::from_secs_f64(took);
+                self.written
+                    .fetch_add((disk(m) * took) as u64, Ordering::Relaxed);
+                match m {
+                    IoWay::Direct => d += bytes,
+                    IoWay::Buffered => b += bytes,
+                }
+            }
+            (d, b)
+        }
+    }
+
+    /// Seconds a byte at `mb_s` MB/s.
+    fn at(mb_s: f64) -> f64 {
+        1.0 / (mb_s * 1e6)
+    }
+
+    #[test]
+    fn turns_keep_the_way_the_disk_writes_faster() {
+        // Buffered turns write 440 MB/s, direct ones 280 (a restore on this host class's
+        // slower disk): buffered leads, direct keeps its windows.
+        let (mut disk, a) = Disk::with_chooser();
+        let speed = |m| match m {
+            IoWay::Direct => 280e6,
+            IoWay::Buffered => 440e6,
+        };
+        let (d, b) = disk.turns(&a, 2000, |m| 1.0 / speed(m), speed);
+        assert_eq!(a.leader(), IoWay::Buffered, "{}", a.summary());
+        assert!(d > TURN_EXPLORE && d * 6 < b, "direct {d}, buffered {b}");
+        assert!(a.summary().contains("MB/s in its turns"), "{}", a.summary());
+        // A disk whose direct writes are the faster: direct keeps the lead.
+        let (mut disk, a) = Disk::with_chooser();
+        let speed = |m| match m {
+            IoWay::Direct => 1500e6,
+            IoWay::Buffered => 600e6,
+        };
+        disk.turns(&a, 2000, |m| 1.0 / speed(m), speed);
+        assert_eq!(a.leader(), IoWay::Direct, "{}", a.summary());
+        // Both ways held by one limit (a restore waiting on its decompression): a tie, and
+        // direct writes stay.
+        let (mut disk, a) = Disk::with_chooser();
+        disk.turns(&a, 2000, |_| at(400.0), |_| 400e6);
+        assert_eq!(a.leader(), IoWay::Direct, "{}", a.summary());
+    }
+
+    #[test]
+    fn turns_count_what_the_disk_wrote_not_what_the_page_cache_took() {
+        // Buffered writes handed to the page cache at 800 MB/s while the disk writes them at
+        // 400; direct writes at 450. Direct writes are the faster way to the disk and keep
+        // the lead: a turn's bytes are what the disk wrote in it.
+        let handed = |m| match m {
+            IoWay::Direct => at(450.0),
+            IoWay::Buffered => at(800.0),
+        };
+        let written = |m| match m {
+            IoWay::Direct => 450e6,
+            IoWay::Buffered => 400e6,
+        };
+        let (mut disk, a) = Disk::with_chooser();
+        disk.turns(&a, 2000, handed, written);
+        assert_eq!(a.leader(), IoWay::Direct, "{}", a.summary());
+        // Without a meter the page cache's pace is all there is to see, and it misleads.
+        let a = Adaptive::by_turns(None);
+        disk.turns(&a, 2000, handed, written);
+        assert_eq!(a.leader(), IoWay::Buffered, "{}", a.summary());
     }
 }

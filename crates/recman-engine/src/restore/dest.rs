@@ -227,7 +227,7 @@ impl DestFile for LocalFile {
         let Some(a) = &self.adapt else {
             return self.out.write_at(data, offset, bounce);
         };
-        let way = a.pick();
+        let way = a.phase();
         let t = std::time::Instant::now();
         let went = self.out.write_way(data, offset, bounce, way)?;
         // A write that could not go the way asked (a file's odd tail) says nothing of it.

@@ -7,11 +7,11 @@
 //! faster ([`crate::adapt`]).
 
 use super::outfile::WriteMode;
-use crate::adapt::Adaptive;
+use crate::adapt::{Adaptive, DeviceMeter};
 use crate::error::EngineError;
 use std::fs::OpenOptions;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// How a restore channel writes: how many writes it keeps in flight and how large they are.
@@ -103,12 +103,38 @@ pub fn choose(dir: &Path, bytes: u64) -> Result<WritePlan, EngineError> {
             why: "a small restore: not measured".into(),
         });
     }
+    let (meter, at) = match device_meter(dir) {
+        Some((m, stat)) => (Some(m), format!("at the disk ({})", stat.display())),
+        None => (None, "by the bytes written".to_string()),
+    };
     Ok(WritePlan {
         mode: WriteMode::Direct,
         shape,
-        adapt: Some(Arc::default()),
-        why: "both ways measured while writing, the faster kept".into(),
+        adapt: Some(Arc::new(Adaptive::by_turns(meter))),
+        why: format!("both ways in turns, measured {at}, the faster kept"),
     })
+}
+
+/// The meter of the block device that holds `dir`: the bytes it has written, from the
+/// kernel's count of sectors (/sys/dev/block/MAJ:MIN/stat, whose seventh field counts
+/// 512-byte sectors whatever the device's own sector size); with the stat file's path. None
+/// where `dir` is on no block device (tmpfs, a network file system) or the count cannot be
+/// read: turns are then measured by the bytes the restore wrote.
+fn device_meter(dir: &Path) -> Option<(DeviceMeter, PathBuf)> {
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    let stat = PathBuf::from(format!(
+        "/sys/dev/block/{}:{}/stat",
+        libc::major(dev),
+        libc::minor(dev)
+    ));
+    let path = stat.clone();
+    let read = move || -> Option<u64> {
+        let text = std::fs::read_to_string(&path).ok()?;
+        let sectors: u64 = text.split_whitespace().nth(6)?.parse().ok()?;
+        Some(sectors * 512)
+    };
+    read()?;
+    Some((Box::new(read), stat))
 }
 
 /// Whether the file system under `dir` takes O_DIRECT (tmpfs does not); a scratch file is
@@ -171,13 +197,14 @@ mod tests {
             assert_eq!(plan.mode, WriteMode::Buffered);
             return;
         }
-        // Past the exploration (48 MiB each way), in two files written side by side.
+        // Past the first turn (128 MiB directly), in two files written side by side.
         let chunk = 1usize << 20;
+        let per_file = 96;
         let files: Vec<_> = (0..2)
             .map(|i| dest.open(&dir.path().join(format!("f{i}"))).unwrap())
             .collect();
         let mut bounce = None;
-        for n in 0..64 {
+        for n in 0..per_file {
             for (i, f) in files.iter().enumerate() {
                 let data = vec![(n * 2 + i) as u8; chunk];
                 f.write_at(&data, (n * chunk) as u64, &mut bounce).unwrap();
@@ -190,7 +217,7 @@ mod tests {
         assert!(!outcome.contains("buffered 0 MiB"), "{outcome}");
         for i in 0..2 {
             let back = std::fs::read(dir.path().join(format!("f{i}"))).unwrap();
-            assert_eq!(back.len(), 64 * chunk);
+            assert_eq!(back.len(), per_file * chunk);
             for (n, c) in back.chunks(chunk).enumerate() {
                 assert!(
                     c.iter().all(|&b| b == (n * 2 + i) as u8),
