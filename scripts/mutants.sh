@@ -80,12 +80,17 @@ mutant throttle-does-nothing crates/recman-engine/src/io/throttle.rs \
 # Restore: the write-mode choice keeps direct writes unless buffered ones win clearly.
 mutant restore-never-changes-way crates/recman-engine/src/adapt.rs \
     '&& c < l * HYSTERESIS' '&& c < l * HYSTERESIS && false' \
-    adapt::tests::the_cheaper_way_takes_nearly_every_write_after_the_exploration \
+    adapt::tests::the_cheaper_way_takes_nearly_every_request_after_the_exploration \
     --workspace --lib
 # Backup: uncached files are read both ways in turns, never both at once.
 mutant reads-never-try-buffered crates/recman-engine/src/adapt.rs \
     'return IoWay::Buffered;' 'return IoWay::Direct;' \
     adapt::tests::reads_take_turns_explore_each_way_whole_then_follow_the_leader \
+    --workspace --lib
+# Restore: a write turn counts the bytes the disk wrote in it, not those the page cache took.
+mutant turns-count-handed-bytes crates/recman-engine/src/adapt.rs \
+    '(Some(a), Some(b)) => b.saturating_sub(a),' '(Some(_), Some(_)) => t.bytes,' \
+    adapt::tests::turns_count_what_the_disk_wrote_not_what_the_page_cache_took \
     --workspace --lib
 # WAL: archive-push refuses a segment of another cluster.
 mutant wal-of-another-cluster crates/recman-engine/src/archive/check.rs \

@@ -127,7 +127,7 @@ pub trait Destination: Send + Sync {
 #[derive(Debug)]
 pub struct LocalDest {
     /// Set once by [`Destination::plan_writes`], before the first file is opened: the way
-    /// every write goes, and the chooser when the way is chosen write by write.
+    /// every write goes, and the chooser when the way is chosen while the restore writes.
     mode: Mutex<(WriteMode, Option<Arc<Adaptive>>)>,
     /// None: syncs are immediate.
     later: Option<Arc<SyncList>>,

@@ -14,7 +14,7 @@
 //!   faster way.
 //!
 //! A file opened for direct writes may take each write either way ([`OutFile::write_way`]):
-//! an adaptive restore chooses write by write (`adapt.rs`).
+//! an adaptive restore chooses turn by turn (`adapt.rs`).
 //!
 //! The two kinds of write never cover the same bytes of a file (each byte is written once, see
 //! `chain.rs`), and an fsync, on either descriptor, makes both durable: it flushes the inode's

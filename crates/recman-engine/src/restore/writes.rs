@@ -1,4 +1,4 @@
-//! How a restore writes: the way (direct, buffered, or chosen write by write while it runs)
+//! How a restore writes: the way (direct, buffered, or chosen turn by turn while it runs)
 //! and the shape (writer threads, request size). No way of writing is right on every disk:
 //! on one host of this machine class direct writes ran at five times the rate of buffered
 //! writes made durable by fsync, on another at 1.4 times, and some virtual and network disks
@@ -59,7 +59,7 @@ impl WritePlan {
         }
     }
 
-    /// The way's name for the OUTPUT rows: `adaptive` when chosen write by write.
+    /// The way's name for the OUTPUT rows: `adaptive` when chosen while it writes.
     pub fn way(&self) -> &'static str {
         match self.adapt {
             Some(_) => "adaptive",
