@@ -252,9 +252,9 @@ impl State {
         if self.resampling { other(lead) } else { lead }
     }
 
-    /// Begins a turn of `way` at `now`, closing the turn of the other way: that turn's wall-clock time is charged to the bytes the device wrote in
-    /// it (`device`, the device's count now), or where the device is not known, to the bytes
-    /// that went its way.
+    /// Begins a turn of `way` at `now`, closing the turn of the other way: that turn's
+    /// wall-clock time is charged to the bytes the device wrote in it (`device`, the device's
+    /// count now), or where the device is not known, to the bytes that went its way.
     fn enter(&mut self, way: IoWay, now: Instant, device: Option<u64>) {
         if let Some(t) = self.turn {
             let took = now.saturating_duration_since(t.began);
