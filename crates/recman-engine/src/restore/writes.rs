@@ -160,6 +160,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_meter_counts_what_the_disk_under_the_directory_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let dev = std::fs::metadata(dir.path()).unwrap().dev();
+        let stat = format!(
+            "/sys/dev/block/{}:{}/stat",
+            libc::major(dev),
+            libc::minor(dev)
+        );
+        let Some((meter, named)) = device_meter(dir.path()) else {
+            // tmpfs and network file systems have no block device: turns count bytes written.
+            assert!(
+                !Path::new(&stat).exists(),
+                "{stat} exists but gave no meter"
+            );
+            return;
+        };
+        assert_eq!(named, PathBuf::from(&stat));
+        let before = meter().unwrap();
+        let f = dir.path().join("eight");
+        std::fs::write(&f, vec![7u8; 8 << 20]).unwrap();
+        std::fs::File::open(&f).unwrap().sync_all().unwrap();
+        // Other writers of the disk can only add to the count.
+        let after = meter().unwrap();
+        assert!(after >= before + (8 << 20), "{before} -> {after} ({stat})");
+    }
+
+    #[test]
     fn a_large_restore_chooses_while_it_writes_and_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let plan = choose(dir.path(), ADAPT_FROM).unwrap();
