@@ -306,7 +306,8 @@ impl Adaptive {
     /// reading many files, each with reads in flight): the ways take turns. First
     /// [`EXPLORE`] bytes directly, then as many buffered, then the leader, with a window of
     /// [`RESAMPLE_WINDOW`] bytes the other way whenever that way has fallen that far behind
-    /// one [`RESAMPLE`]th of the bytes.
+    /// one [`RESAMPLE`]th of the bytes ([`TURN_EXPLORE`] and [`TURN_WINDOW`] where turns are
+    /// timed).
     pub fn phase(&self) -> IoWay {
         self.phase_at(Instant::now())
     }
@@ -322,8 +323,9 @@ impl Adaptive {
         way
     }
 
-    /// A request of `bytes` that went `mode`'s way cost `took`: a write its writer's time, a
-    /// read the time the channel waited for it.
+    /// A request of `bytes` went `mode`'s way and cost `took` (a read: the time its channel
+    /// waited for it). Where turns are timed, only the bytes count: the turn's clock and the
+    /// disk say what it cost.
     pub fn record(&self, mode: IoWay, bytes: u64, took: Duration) {
         let mut s = self.state.lock().expect("not poisoned");
         if s.measure == Measure::Request {
