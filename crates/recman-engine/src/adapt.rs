@@ -252,6 +252,15 @@ impl State {
         if self.resampling { other(lead) } else { lead }
     }
 
+    /// `bytes` went `mode`'s way: they count for the turn under way when they went its way; a
+    /// request of the turn before that, ending in this one, adds to its way's bytes only.
+    fn count(&mut self, mode: IoWay, bytes: u64) {
+        self.way(mode).bytes += bytes;
+        if let Some(t) = self.turn.as_mut().filter(|t| t.way == mode) {
+            t.bytes += bytes;
+        }
+    }
+
     /// Begins a turn of `way` at `now`, closing the turn of the other way: that turn's
     /// wall-clock time is charged to the bytes the device wrote in it (`device`, the device's
     /// count now), or where the device is not known, to the bytes that went its way.
@@ -324,21 +333,23 @@ impl Adaptive {
     }
 
     /// A request of `bytes` went `mode`'s way and cost `took` (a read: the time its channel
-    /// waited for it). Where turns are timed, only the bytes count: the turn's clock and the
-    /// disk say what it cost.
+    /// waited for it). Where turns are timed, `took` is not asked: see [`Adaptive::count`].
     pub fn record(&self, mode: IoWay, bytes: u64, took: Duration) {
         let mut s = self.state.lock().expect("not poisoned");
-        if s.measure == Measure::Request {
-            s.way(mode).record(bytes, took);
-            s.reconsider();
-            return;
+        match s.measure {
+            Measure::Request => {
+                s.way(mode).record(bytes, took);
+                s.reconsider();
+            }
+            Measure::Turn => s.count(mode, bytes),
         }
-        // Timed by turns: the bytes count for the turn under way when they went its way; a
-        // request of the turn before that ends in this one adds to its way's bytes only.
-        s.way(mode).bytes += bytes;
-        if let Some(t) = s.turn.as_mut().filter(|t| t.way == mode) {
-            t.bytes += bytes;
-        }
+    }
+
+    /// A request of `bytes` went `mode`'s way, for a chooser that times its turns
+    /// ([`Adaptive::by_turns`]): the turn's clock and the disk say what it cost, so the
+    /// request itself need not be timed.
+    pub fn count(&self, mode: IoWay, bytes: u64) {
+        self.state.lock().expect("not poisoned").count(mode, bytes);
     }
 
     /// The way that leads now.
@@ -363,14 +374,15 @@ impl Adaptive {
         })
     }
 
-    /// What each way wrote and at what rate per writer, for `-v` and the OUTPUT rows.
+    /// What each way of a restore's turns wrote and at what rate, for `-v` and the OUTPUT
+    /// rows.
     pub fn summary(&self) -> String {
-        let unit = match self.state.lock().expect("not poisoned").measure {
-            Measure::Request => "per writer",
-            Measure::Turn => "in its turns",
-        };
         self.describe("adaptive", |w| {
-            format!("{} MiB at {:.0} MB/s {unit}", w.bytes >> 20, w.rate() / 1e6)
+            format!(
+                "{} MiB at {:.0} MB/s in its turns",
+                w.bytes >> 20,
+                w.rate() / 1e6
+            )
         })
     }
 
@@ -463,7 +475,11 @@ mod tests {
             IoWay::Buffered => 1.0,
         });
         assert_eq!(a.leader(), IoWay::Buffered);
-        assert!(a.summary().contains("buffered leads"), "{}", a.summary());
+        assert!(
+            a.read_summary().contains("buffered leads"),
+            "{}",
+            a.read_summary()
+        );
     }
 
     #[test]
@@ -477,7 +493,7 @@ mod tests {
             IoWay::Direct => 1.0,
             IoWay::Buffered => 1.5,
         });
-        assert_eq!(a.leader(), IoWay::Direct, "{}", a.summary());
+        assert_eq!(a.leader(), IoWay::Direct, "{}", a.read_summary());
     }
 
     #[test]
@@ -548,8 +564,7 @@ mod tests {
             for _ in 0..n {
                 let m = a.phase_at(self.now);
                 let bytes = 1u64 << 20;
-                // What the request itself reports is not what turns measure.
-                a.record(m, bytes, Duration::ZERO);
+                a.count(m, bytes);
                 let took = handed(m) * bytes as f64;
                 self.now += Duration::from_secs_f64(took);
                 self.written

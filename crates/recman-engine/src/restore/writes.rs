@@ -121,12 +121,7 @@ pub fn choose(dir: &Path, bytes: u64) -> Result<WritePlan, EngineError> {
 /// where `dir` is on no block device (tmpfs, a network file system) or the count cannot be
 /// read: turns are then measured by the bytes the restore wrote.
 fn device_meter(dir: &Path) -> Option<(DeviceMeter, PathBuf)> {
-    let dev = std::fs::metadata(dir).ok()?.dev();
-    let stat = PathBuf::from(format!(
-        "/sys/dev/block/{}:{}/stat",
-        libc::major(dev),
-        libc::minor(dev)
-    ));
+    let stat = device_stat(dir)?;
     let path = stat.clone();
     let read = move || -> Option<u64> {
         let text = std::fs::read_to_string(&path).ok()?;
@@ -135,6 +130,17 @@ fn device_meter(dir: &Path) -> Option<(DeviceMeter, PathBuf)> {
     };
     read()?;
     Some((Box::new(read), stat))
+}
+
+/// The kernel's statistics file of the device that holds `dir` (which may not exist: tmpfs
+/// and network file systems have no block device).
+fn device_stat(dir: &Path) -> Option<PathBuf> {
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    Some(PathBuf::from(format!(
+        "/sys/dev/block/{}:{}/stat",
+        libc::major(dev),
+        libc::minor(dev)
+    )))
 }
 
 /// Whether the file system under `dir` takes O_DIRECT (tmpfs does not); a scratch file is
@@ -162,28 +168,28 @@ mod tests {
     #[test]
     fn the_meter_counts_what_the_disk_under_the_directory_wrote() {
         let dir = tempfile::tempdir().unwrap();
-        let dev = std::fs::metadata(dir.path()).unwrap().dev();
-        let stat = format!(
-            "/sys/dev/block/{}:{}/stat",
-            libc::major(dev),
-            libc::minor(dev)
-        );
+        let stat = device_stat(dir.path()).unwrap();
         let Some((meter, named)) = device_meter(dir.path()) else {
             // tmpfs and network file systems have no block device: turns count bytes written.
             assert!(
-                !Path::new(&stat).exists(),
-                "{stat} exists but gave no meter"
+                !stat.exists(),
+                "{} exists but gave no meter",
+                stat.display()
             );
             return;
         };
-        assert_eq!(named, PathBuf::from(&stat));
+        assert_eq!(named, stat);
         let before = meter().unwrap();
         let f = dir.path().join("eight");
         std::fs::write(&f, vec![7u8; 8 << 20]).unwrap();
         std::fs::File::open(&f).unwrap().sync_all().unwrap();
         // Other writers of the disk can only add to the count.
         let after = meter().unwrap();
-        assert!(after >= before + (8 << 20), "{before} -> {after} ({stat})");
+        assert!(
+            after >= before + (8 << 20),
+            "{before} -> {after} ({})",
+            stat.display()
+        );
     }
 
     #[test]
