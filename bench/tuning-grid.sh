@@ -10,6 +10,7 @@
 #
 #   bench/tuning-grid.sh [RECMAN_BINARY]
 #   env: SCALE=20 SCENARIOS="free read write" READ_BPS=40M WRITE_BPS=15M CPU_CORES=0.5
+#        SLOW_READ_BPS=300M SLOW_WRITE_BPS=250M (scenario slow: both at once, the peers' profile)
 #        CHANNELS="1 2 4" COMPRESS="none lz4 zstd:1 zstd" REPEAT=1 REPO_LIMIT=12G PGBIN WORK
 #        CALIBRATE_FIRST=0 OUT=bench/results/tuning-grid.jsonl
 #   REPEAT=N runs every backup N times and takes the median: at scale 20 on a shared machine
@@ -21,6 +22,8 @@ BIN=$(realpath "${1:-$ROOT/target/release/recman}")
 SCALE=${SCALE:-20}
 SCENARIOS=${SCENARIOS:-free read write}
 READ_BPS=${READ_BPS:-40M}
+SLOW_READ_BPS=${SLOW_READ_BPS:-300M}
+SLOW_WRITE_BPS=${SLOW_WRITE_BPS:-250M}
 WRITE_BPS=${WRITE_BPS:-15M}
 CPU_CORES=${CPU_CORES:-0.5}
 CHANNELS=${CHANNELS:-1 2 4}
@@ -65,7 +68,12 @@ throttle() {
     cpu) echo "$CPU_CORES * 100000 / 1" | bc >"$CPU_GROUP/cpu.cfs_quota_us" ;;
     read) echo "$DISK $(bytes "$READ_BPS")" >"$GROUP/blkio.throttle.read_bps_device" ;;
     write) echo "$DISK $(bytes "$WRITE_BPS")" >"$GROUP/blkio.throttle.write_bps_device" ;;
-    *) echo "tuning-grid: unknown scenario $1 (free, read, write, cpu)" >&2; exit 1 ;;
+    # The slower disk of bench/peers.sh --throttle: reads and writes held at once.
+    slow)
+        echo "$DISK $(bytes "$SLOW_READ_BPS")" >"$GROUP/blkio.throttle.read_bps_device"
+        echo "$DISK $(bytes "$SLOW_WRITE_BPS")" >"$GROUP/blkio.throttle.write_bps_device"
+        ;;
+    *) echo "tuning-grid: unknown scenario $1 (free, read, write, slow, cpu)" >&2; exit 1 ;;
     esac
     chmod 666 "$GROUP/cgroup.procs" "$CPU_GROUP/cgroup.procs"
 }
