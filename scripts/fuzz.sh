@@ -3,7 +3,8 @@
 # the script parser (parse_script), the piece reader (piece_reader), the manifest parser
 # (manifest), the plugin wire decoder (plugin_frame) and the key record (key_record); the
 # targets are in fuzz/fuzz_targets/. One sanitized build, then SECONDS split evenly across
-# the targets; each is seeded (the golden scripts, fuzz/seeds/<target>/) and prints its
+# the targets, as many running at once as there are cores (FUZZ_JOBS); each is seeded
+# (the golden scripts, fuzz/seeds/<target>/) and prints its
 # executions. Fails, printing the reproducer's path, if an input panics a target or breaks
 # its round trip.
 #
@@ -52,10 +53,12 @@ echo "[fuzz] building ${targets[*]} (AddressSanitizer, once)"
 RUSTC_BOOTSTRAP=1 cargo fuzz build --fuzz-dir fuzz --target-dir fuzz/target --sanitizer address
 
 marker=$(mktemp /tmp/recman-fuzz.XXXXXX)
-trap 'rm -f "$marker"' EXIT
-failed=0
-summary=()
-for target in "${targets[@]}"; do
+state=$(mktemp -d /tmp/recman-fuzz-state.XXXXXX)
+trap 'rm -f "$marker"; rm -rf "$state"' EXIT
+# fuzz_one TARGET: one target's run; its summary line goes to $state/TARGET.
+fuzz_one() {
+    local target=$1 corpus artifacts log status execs found
+    local -a dict
     corpus=fuzz/corpus/$target
     artifacts=fuzz/artifacts/$target
     mkdir -p "$corpus" "$artifacts"
@@ -82,14 +85,14 @@ for target in "${targets[@]}"; do
         -- -max_total_time="$per" -timeout=10 -seed="${FUZZ_SEED:-1}" "${dict[@]}" \
         -print_final_stats=1 2>&1 |
         tee "$log" |
-        grep --line-buffered -E '^stat::(number_of_executed_units|new_units_added)|ERROR|panicked|SUMMARY|^==|Test unit written'
+        grep --line-buffered -E '^stat::(number_of_executed_units|new_units_added)|ERROR|panicked|SUMMARY|^==|Test unit written' |
+        sed -u "s/^/[fuzz] $target: /"
     status=${PIPESTATUS[0]}
     set -e
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     found=$(find "$artifacts" -type f -newer "$marker" 2>/dev/null | sort)
     if [[ $status -ne 0 || -n $found ]]; then
-        failed=1
-        summary+=("$target: FAILED after ${execs:-?} executions")
+        echo "$target: FAILED after ${execs:-?} executions" >"$state/$target"
         if [[ -n $found ]]; then
             echo "[fuzz] $target FAILED: inputs that break it; reproducers:" >&2
             while read -r f; do echo "  $ROOT/$f" >&2; done <<<"$found"
@@ -99,9 +102,31 @@ for target in "${targets[@]}"; do
         fi
         echo "[fuzz] full log: $log" >&2
     else
-        summary+=("$target: ${execs:-?} executions in ${per}s, no crash")
+        echo "$target: ${execs:-?} executions in ${per}s, no crash" >"$state/$target"
         rm -f "$log"
     fi
+}
+# Each target is one single-threaded libFuzzer process: as many at once as there are cores
+# (FUZZ_JOBS), each still given its share of SECONDS, so that the search is the same and
+# the wall time is a fraction of it.
+jobs=${FUZZ_JOBS:-$(nproc)}
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "FUZZ_JOBS=$jobs; hint: a number of targets to run at once, 1 or more" >&2; exit 2; }
+running=0
+for target in "${targets[@]}"; do
+    if ((running >= jobs)); then
+        wait -n || true
+        running=$((running - 1))
+    fi
+    fuzz_one "$target" &
+    running=$((running + 1))
+done
+wait
+failed=0
+summary=()
+for target in "${targets[@]}"; do
+    line=$(cat "$state/$target" 2>/dev/null || echo "$target: FAILED (no result; the run died)")
+    [[ $line == *FAILED* ]] && failed=1
+    summary+=("$line")
 done
 printf '[fuzz] %s\n' "${summary[@]}"
 exit "$failed"
