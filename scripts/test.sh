@@ -60,9 +60,14 @@ done
 # so two binaries at once keep two cores busy where one leaves them idle half the time.
 jobs=${RECMAN_TEST_JOBS:-1}
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || setup_die "RECMAN_TEST_JOBS=$jobs; hint: a number of test binaries to run at once, 1 or more"
+alone_jobs=${RECMAN_ALONE_JOBS:-1}
+[[ $alone_jobs =~ ^[1-9][0-9]*$ ]] || setup_die "RECMAN_ALONE_JOBS=$alone_jobs; hint: a number of the throttled test binaries to run at once, 1 or more"
 
-# Binaries that must not share the machine with another binary, with the reason; they run
-# alone once the others are done.
+# Binaries that must not share the machine with the pool, with the reason; they run once the
+# others are done, RECMAN_ALONE_JOBS at a time (default 1). Each holds its own backups to a few
+# MiB/s with the block-I/O throttle or a slow link, far below the disk's rate, so they can share
+# the machine with each other where they could not with the pool's CPU-bound binaries
+# (docs/testing.md, "CI's wall time").
 declare -A RUN_ALONE=(
     # Each asserts which stage (disk, cpu, network) limited a backup under a throttle; another
     # binary's load on the two cores or the disk could make a different stage the slowest.
@@ -164,7 +169,7 @@ run_parallel() {
         echo "[test] the build produced no test binary; hint: check the cargo arguments" >&2
         return 101
     fi
-    echo "[test] ${#order[@]} test binaries, $jobs at a time$([[ $doc -eq 1 ]] && echo ', then the doc-tests'); ${#alone[@]} alone afterwards"
+    echo "[test] ${#order[@]} test binaries, $jobs at a time$([[ $doc -eq 1 ]] && echo ', then the doc-tests'); ${#alone[@]} alone afterwards, $alone_jobs at a time"
 
     # run_one KEY DISPLAY-NAME COMMAND...: runs in the background with its own log, then prints
     # the log whole under a lock (never interleaved with another) and appends it to the log
@@ -208,11 +213,18 @@ run_parallel() {
             -- "${bin_args[@]}" &
     fi
     wait
+    running=0
     for exe in "${alone[@]}"; do
+        if [[ $running -ge $alone_jobs ]]; then
+            wait -n || true
+            running=$((running - 1))
+        fi
         key=$(basename "$exe")
         echo "[test] start ${name_of[$exe]} alone: ${RUN_ALONE[${name_of[$exe]}]} ($exe)"
-        run_one "$key" "${name_of[$exe]}" run_bin "$exe"
+        run_one "$key" "${name_of[$exe]}" run_bin "$exe" &
+        running=$((running + 1))
     done
+    wait
 
     local failed=() f
     for f in "$dir"/*.status; do

@@ -81,7 +81,13 @@ fn archived_segment(c: &Cluster) -> String {
 
 #[test]
 fn no_backup_archiving_rpo_and_wal_gaps_open_and_close() {
-    let setup = Setup::new();
+    // The gap below needs a segment still in pg_wal after it was archived and another was
+    // written; with the harness's small max_wal_size, a checkpoint the switches request may end
+    // in between and remove it. Kept segments make that part wait on nothing.
+    let setup = Setup::with(ClusterOpts {
+        extra_conf: vec!["wal_keep_size = '1GB'".into()],
+        ..Default::default()
+    });
     let c = &setup.cluster;
     let (_t, scratch) = new_scratch_dir();
     c.psql("create table t(x int)");
