@@ -107,8 +107,8 @@ fuzz_one() {
     fi
 }
 # Each target is one single-threaded libFuzzer process: as many at once as there are cores
-# (FUZZ_JOBS), each still given its share of SECONDS, so that the search is the same and
-# the wall time is a fraction of it.
+# (FUZZ_JOBS), each still given its share of SECONDS and its seed, as when they ran one after
+# another, and the wall time a fraction of it.
 jobs=${FUZZ_JOBS:-$(nproc)}
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "FUZZ_JOBS=$jobs; hint: a number of targets to run at once, 1 or more" >&2; exit 2; }
 running=0
