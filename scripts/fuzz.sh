@@ -111,14 +111,9 @@ fuzz_one() {
 # another, and the wall time a fraction of it.
 jobs=${FUZZ_JOBS:-$(nproc)}
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "FUZZ_JOBS=$jobs; hint: a number of targets to run at once, 1 or more" >&2; exit 2; }
-running=0
 for target in "${targets[@]}"; do
-    if ((running >= jobs)); then
-        wait -n || true
-        running=$((running - 1))
-    fi
+    setup_wait_slot "$jobs"
     fuzz_one "$target" &
-    running=$((running + 1))
 done
 wait
 failed=0

@@ -14,6 +14,13 @@
 set -euo pipefail
 
 setup_log() { printf '[setup] %s\n' "$*" >&2; }
+# setup_wait_slot N: returns once fewer than N of the calling shell's background jobs run, so
+# that a loop starting `job &` after it keeps N at a time (the test pool, majors, fuzzing).
+setup_wait_slot() {
+    while (($(jobs -rp | wc -l) >= $1)); do
+        wait -n || true
+    done
+}
 setup_die() {
     printf '[setup] ERROR: %s\n' "$*" >&2
     exit 1

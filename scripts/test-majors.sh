@@ -135,12 +135,8 @@ run_major() {
 }
 
 echo "[majors] ${#majors[@]} majors, $jobs at a time"
-running=0
 for major in "${majors[@]}"; do
-    if [[ $running -ge $jobs ]]; then
-        wait -n || true
-        running=$((running - 1))
-    fi
+    setup_wait_slot "$jobs"
     # The whole major's output at once, under a lock, so that two majors' lines never mix.
     (
         run_major "$major" >"$dir/$major.out" 2>&1
@@ -149,7 +145,6 @@ for major in "${majors[@]}"; do
             cat "$dir/$major.out"
         } 9>"$dir/lock"
     ) &
-    running=$((running + 1))
 done
 wait
 

@@ -193,36 +193,25 @@ run_parallel() {
         local exe=$1
         (cd "${dir_of[$exe]}" && CARGO_MANIFEST_DIR=${dir_of[$exe]} exec "$exe" "${bin_args[@]}")
     }
-    local running=0 key
+    local key
     for exe in "${order[@]}"; do
-        if [[ $running -ge $jobs ]]; then
-            wait -n || true
-            running=$((running - 1))
-        fi
+        setup_wait_slot "$jobs"
         key=$(basename "$exe")
         echo "[test] start ${name_of[$exe]} ($exe)"
         run_one "$key" "${name_of[$exe]}" run_bin "$exe" &
-        running=$((running + 1))
     done
     if [[ $doc -eq 1 ]]; then
-        if [[ $running -ge $jobs ]]; then
-            wait -n || true
-        fi
+        setup_wait_slot "$jobs"
         echo "[test] start doc-tests"
         run_one doc-tests doc-tests cargo test "${scope[@]}" --doc --no-fail-fast "${cargo_args[@]}" \
             -- "${bin_args[@]}" &
     fi
     wait
-    running=0
     for exe in "${alone[@]}"; do
-        if [[ $running -ge $alone_jobs ]]; then
-            wait -n || true
-            running=$((running - 1))
-        fi
+        setup_wait_slot "$alone_jobs"
         key=$(basename "$exe")
         echo "[test] start ${name_of[$exe]} alone: ${RUN_ALONE[${name_of[$exe]}]} ($exe)"
         run_one "$key" "${name_of[$exe]}" run_bin "$exe" &
-        running=$((running + 1))
     done
     wait
 
