@@ -78,6 +78,11 @@ declare -A RUN_ALONE=(
     # cores made the channel wait for a cpu longer than for its input (seen under builds).
     [io_balance]="names the slow input of a backup from its waits"
 )
+# Of those, the ones that measure rates to a tolerance (a probe of about a second against the
+# throttle): they run by themselves, after the others. Beside the other throttled binaries a
+# probe's rate was off by more than its tolerance in about one run of twelve (the overlap of
+# reads and writes below 0.3 where it is about 1.1 alone).
+BY_ITSELF=" tuning_advise "
 # The longest binaries first (40-77 s each, serially), so that the run does not end with one
 # long binary on one core; the others follow in cargo's order.
 LONGEST=(many_files immutable_s3 backup_restore import_pgbackrest wal_prefetch change_tracking
@@ -131,7 +136,7 @@ run_parallel() {
     # One line per test executable: executable, package dir (the test's working directory and
     # CARGO_MANIFEST_DIR, as under cargo test), target name. No jq: CI's machine may lack it.
     local exe manifest name
-    local -a order=() alone=()
+    local -a order=() alone=() by_itself=()
     local -A dir_of=() name_of=()
     while IFS= read -r line; do
         # A target's own "test" says whether cargo tests it by default; the profile's, whether
@@ -144,7 +149,9 @@ run_parallel() {
         name=${name%-*}
         dir_of[$exe]=$(dirname "$manifest")
         name_of[$exe]=$name
-        if [[ -n ${RUN_ALONE[$name]:-} ]]; then
+        if [[ $BY_ITSELF == *" $name "* ]]; then
+            by_itself+=("$exe")
+        elif [[ -n ${RUN_ALONE[$name]:-} ]]; then
             alone+=("$exe")
         else
             order+=("$exe")
@@ -165,11 +172,11 @@ run_parallel() {
     # option selects targets. They are one more job of the pool.
     local doc=0
     [[ $selects_targets -eq 0 ]] && doc=1
-    if [[ ${#order[@]} -eq 0 && ${#alone[@]} -eq 0 ]]; then
+    if [[ ${#order[@]} -eq 0 && ${#alone[@]} -eq 0 && ${#by_itself[@]} -eq 0 ]]; then
         echo "[test] the build produced no test binary; hint: check the cargo arguments" >&2
         return 101
     fi
-    echo "[test] ${#order[@]} test binaries, $jobs at a time$([[ $doc -eq 1 ]] && echo ', then the doc-tests'); ${#alone[@]} alone afterwards, $alone_jobs at a time"
+    echo "[test] ${#order[@]} test binaries, $jobs at a time$([[ $doc -eq 1 ]] && echo ', then the doc-tests'); $((${#alone[@]} + ${#by_itself[@]})) alone afterwards, $alone_jobs at a time, then ${#by_itself[@]} by itself"
 
     # run_one KEY DISPLAY-NAME COMMAND...: runs in the background with its own log, then prints
     # the log whole under a lock (never interleaved with another) and appends it to the log
@@ -214,6 +221,11 @@ run_parallel() {
         run_one "$key" "${name_of[$exe]}" run_bin "$exe" &
     done
     wait
+    for exe in "${by_itself[@]}"; do
+        key=$(basename "$exe")
+        echo "[test] start ${name_of[$exe]} by itself: ${RUN_ALONE[${name_of[$exe]}]} ($exe)"
+        run_one "$key" "${name_of[$exe]}" run_bin "$exe"
+    done
 
     local failed=() f
     for f in "$dir"/*.status; do

@@ -54,11 +54,11 @@ fn calibrate_meets_the_throttle_and_advise_compresses_for_a_slow_output() {
     // waits, so the device's rate is the stream's bytes over its time with the cost put back.
     let stream = &cal["outputs"][0]["probes"][0];
     let bytes = stream["bytes"].as_f64().unwrap();
-    let streaming = stream["bytes_per_second"].as_f64().unwrap();
+    let write = stream["bytes_per_second"].as_f64().unwrap();
     let commit = cal["outputs"][0]["commit_seconds"].as_f64().unwrap();
-    let took = bytes / streaming + commit.min(bytes / streaming);
-    let write = bytes / took;
-    for (what, v) in [("read", read), ("write", write)] {
+    let took = bytes / write + commit.min(bytes / write);
+    let device_write = bytes / took;
+    for (what, v) in [("read", read), ("write", device_write)] {
         assert!(
             v <= limit as f64 * 1.25 && v >= limit as f64 * 0.5,
             "{what} {v} against a throttle of {limit}: {cal}"
@@ -139,7 +139,7 @@ fn calibrate_meets_the_throttle_and_advise_compresses_for_a_slow_output() {
             + mixed["write_bytes_per_second"].as_f64().unwrap() / write
             - 1.0)
             .clamp(0.0, 1.0);
-        assert!(o >= 0.3, "{cal}");
+        assert!(o >= 0.3, "overlap {o}: {cal}");
         assert_eq!(
             step(&a, "shared device")["choice"],
             format!("overlap {o:.2}").as_str(),
