@@ -78,6 +78,8 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
     std::thread::scope(|scope| -> Result<(), EngineError> {
         // The set whose piece is committing: joined once the next set is read, or at the end.
         let mut committing: Option<Committing> = None;
+        // The input buffers of the last set, for the next (InputMux::new says why).
+        let mut spare = Vec::new();
         loop {
             // A stop (another channel failed, or a signal) must fail the backup, never end it
             // short with sets missing.
@@ -98,6 +100,7 @@ pub(crate) fn run_channel(sh: &ChannelShared, w: &Worker) -> Result<ChannelOutco
                 set,
                 &mut rows,
                 &mut total,
+                &mut spare,
             )?
             else {
                 // The window ended inside this set: its piece was never committed.
@@ -289,6 +292,7 @@ fn backup_set(
     unit: Unit,
     stats: &mut Vec<IoStatRow>,
     total: &mut IoCounters,
+    spare: &mut Vec<crate::io::AlignedBuf>,
 ) -> Result<Option<(SetOutcome, Option<Uncommitted>)>, EngineError> {
     let set = unit.set;
     let channel = w.no;
@@ -308,7 +312,7 @@ fn backup_set(
             alt: sh.relation_source.is_some() && sh.files[i].relfile.is_some(),
         })
         .collect();
-    let mut mux = InputMux::new(engine, run.plan, run.files_at_once, inputs, throttle)
+    let mut mux = InputMux::new(engine, run.plan, run.files_at_once, inputs, throttle, spare)
         .reads(sh.io.reads)
         .adaptive(sh.read_way)
         .sources(sh.source, sh.relation_source);
@@ -332,6 +336,7 @@ fn backup_set(
             Some(ev) => run.take(ev)?,
         }
     }
+    mux.recycle(spare);
     run.finish()
 }
 
@@ -605,7 +610,7 @@ impl<'s, 'a> SetRun<'s, 'a> {
             }
             None => {
                 let c = crc32c::crc32c(data);
-                *crc = crc32c::crc32c_combine(*crc, c, data.len());
+                *crc = recman_format::crc32c_combine(*crc, c, data.len() as u64);
                 writer.chunk_with_crc(slot, offset, data, c)?;
             }
         }

@@ -113,7 +113,7 @@ impl SetWriter {
         let mut crc = 0u32;
         for (i, part) in data.chunks(chunk).enumerate() {
             let c = crc32c::crc32c(part);
-            crc = crc32c::crc32c_combine(crc, c, part.len());
+            crc = recman_format::crc32c_combine(crc, c, part.len() as u64);
             self.chunk_with_crc(slot, (i * chunk) as u64, part, c)?;
         }
         self.end_file(slot, data.len() as u64, crc)?;
