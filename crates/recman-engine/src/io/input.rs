@@ -98,9 +98,9 @@ fn now_micros() -> i64 {
 
 impl<'e> InputMux<'e> {
     /// Takes its buffers from `spare` where it holds them at the plan's size (see
-    /// [`InputMux::recycle`]) and makes only the rest: a fresh buffer is zeroed, and a
-    /// channel that made its buffers anew for every set spent as much time zeroing them as
-    /// the page checks took (a scale-20 backup zeroed 223 MiB to read 321).
+    /// [`InputMux::recycle`]) and makes only the rest: a fresh buffer is zeroed, and a channel
+    /// that made its buffers anew for every set spent nearly as much time zeroing them as the
+    /// page checks took (a scale-20 backup zeroed 223 MiB to read 321).
     pub fn new(
         engine: &'e mut dyn IoEngine,
         plan: BufferPlan,
