@@ -80,7 +80,7 @@ declare -A RUN_ALONE=(
 )
 # Of those, the ones that measure rates to a tolerance (a probe of about a second against the
 # throttle): they run by themselves, after the others. Beside the other throttled binaries a
-# probe's rate was off by more than its tolerance in about one run of twelve (the overlap of
+# probe's rate was off by more than its tolerance in one run of ten (the overlap of
 # reads and writes below 0.3 where it is about 1.1 alone).
 BY_ITSELF=" tuning_advise "
 # The longest binaries first (40-77 s each, serially), so that the run does not end with one
