@@ -333,7 +333,6 @@ impl<'e> InputMux<'e> {
         Ok(None)
     }
 
-    /// The next chunk or end of a file, in round-robin order over the open files.
     /// Gives the buffers back to `spare` for the channel's next set, once every file has
     /// been read (a buffer a read still fills stays with the engine and is dropped there).
     pub fn recycle(mut self, spare: &mut Vec<AlignedBuf>) {
@@ -341,6 +340,7 @@ impl<'e> InputMux<'e> {
         spare.extend(self.lent.take().map(|(_, b)| b));
     }
 
+    /// The next chunk or end of a file, in round-robin order over the open files.
     pub fn next_event(&mut self) -> std::io::Result<Option<Event<'_>>> {
         if let Some((_, buf)) = self.lent.take() {
             self.free.push(buf);
