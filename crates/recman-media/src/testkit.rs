@@ -16,7 +16,7 @@ pub use prereq::{missing_prerequisite, skip_requested, skipped_part};
 pub use tls_front::TlsFront;
 
 use std::io;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -168,7 +168,7 @@ pub fn s3_server_or_skip() -> Option<S3Server> {
 }
 
 fn spawn(bin: &Path, dir: &Path, data: &Path) -> io::Result<(Child, SocketAddr)> {
-    let addr = TcpListener::bind("127.0.0.1:0")?.local_addr()?;
+    let addr = SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, prereq::pick_port()?));
     let log = std::fs::File::create(dir.join("s3s-fs.log"))?;
     let mut child = Command::new(bin)
         .args(["--host", "127.0.0.1", "--port", &addr.port().to_string()])
@@ -186,7 +186,7 @@ fn spawn(bin: &Path, dir: &Path, data: &Path) -> io::Result<(Child, SocketAddr)>
                 "s3s-fs exited with {status}: {log}"
             )));
         }
-        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+        if prereq::listens(&child, addr.port()) {
             return Ok((child, addr));
         }
         if Instant::now() > deadline {

@@ -2,7 +2,7 @@
 //! as a real blob service for the tests of the Azure driver.
 
 use std::io::{self, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -149,7 +149,7 @@ pub fn azurite_or_skip() -> Option<Azurite> {
 }
 
 fn spawn(bin: &std::path::Path, dir: &std::path::Path) -> io::Result<(Child, u16)> {
-    let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let port = super::prereq::pick_port()?;
     let log = std::fs::File::create(dir.join("azurite.log"))?;
     let mut child = Command::new(bin)
         .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
@@ -169,12 +169,7 @@ fn spawn(bin: &std::path::Path, dir: &std::path::Path) -> io::Result<(Child, u16
                 "azurite exited with {status}: {log}"
             )));
         }
-        if TcpStream::connect_timeout(
-            &(std::net::Ipv4Addr::LOCALHOST, port).into(),
-            Duration::from_millis(200),
-        )
-        .is_ok()
-        {
+        if super::prereq::listens(&child, port) {
             return Ok((child, port));
         }
         if Instant::now() > deadline {

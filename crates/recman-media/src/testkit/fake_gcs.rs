@@ -8,7 +8,7 @@
 //! `Content-Range: bytes */*` as the end of the upload).
 
 use std::io::{self, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -45,16 +45,19 @@ impl FakeGcs {
             )
         })?;
         let dir = super::prereq::private_dir()?;
-        // The free port is only free until the server binds it: a server that exits at once
-        // gets another.
+        // The free port is only free until the server binds it: a server that exits at once,
+        // or that cannot make the bucket, gets another.
         let mut last = None;
         for _ in 0..5 {
             match spawn(&bin, &dir) {
-                Ok((child, port)) => {
-                    let s = FakeGcs { child, dir, port };
-                    s.create_bucket(BUCKET)?;
-                    return Ok(s);
-                }
+                Ok((mut child, port)) => match create_bucket_at(port, BUCKET) {
+                    Ok(()) => return Ok(FakeGcs { child, dir, port }),
+                    Err(e) => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        last = Some(e);
+                    }
+                },
                 Err(e) => last = Some(e),
             }
         }
@@ -101,24 +104,7 @@ impl FakeGcs {
 
     /// Creates a bucket through the JSON API (object_store has no call for it).
     pub fn create_bucket(&self, name: &str) -> io::Result<()> {
-        let body = serde_json::json!({ "name": name }).to_string();
-        let req = format!(
-            "POST /storage/v1/b HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            self.port,
-            body.len()
-        );
-        let mut s = TcpStream::connect(("127.0.0.1", self.port))?;
-        s.set_read_timeout(Some(Duration::from_secs(10)))?;
-        s.write_all(req.as_bytes())?;
-        let mut resp = String::new();
-        s.read_to_string(&mut resp)?;
-        match resp.split_whitespace().nth(1) {
-            Some("200") => Ok(()),
-            _ => Err(io::Error::other(format!(
-                "fake-gcs-server refused to create bucket {name}: {}",
-                resp.lines().next().unwrap_or("")
-            ))),
-        }
+        create_bucket_at(self.port, name)
     }
 }
 
@@ -147,7 +133,7 @@ pub fn fake_gcs_or_skip() -> Option<FakeGcs> {
 }
 
 fn spawn(bin: &Path, dir: &Path) -> io::Result<(Child, u16)> {
-    let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let port = super::prereq::pick_port()?;
     let url = format!("http://127.0.0.1:{port}");
     let log = std::fs::File::create(dir.join("fake-gcs.log"))?;
     // The XML API (reads, listings, removals) answers only requests whose Host is the
@@ -170,12 +156,7 @@ fn spawn(bin: &Path, dir: &Path) -> io::Result<(Child, u16)> {
                 "fake-gcs-server exited with {status}: {log}"
             )));
         }
-        if TcpStream::connect_timeout(
-            &(std::net::Ipv4Addr::LOCALHOST, port).into(),
-            Duration::from_millis(200),
-        )
-        .is_ok()
-        {
+        if super::prereq::listens(&child, port) {
             return Ok((child, port));
         }
         if Instant::now() > deadline {
@@ -187,5 +168,27 @@ fn spawn(bin: &Path, dir: &Path) -> io::Result<(Child, u16)> {
             ));
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Creates bucket `name` on the server at `port` through the JSON API.
+fn create_bucket_at(port: u16, name: &str) -> io::Result<()> {
+    let body = serde_json::json!({ "name": name }).to_string();
+    let req = format!(
+        "POST /storage/v1/b HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        port,
+        body.len()
+    );
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    s.write_all(req.as_bytes())?;
+    let mut resp = String::new();
+    s.read_to_string(&mut resp)?;
+    match resp.split_whitespace().nth(1) {
+        Some("200") => Ok(()),
+        _ => Err(io::Error::other(format!(
+            "fake-gcs-server refused to create bucket {name}: {}",
+            resp.lines().next().unwrap_or("")
+        ))),
     }
 }

@@ -2,7 +2,6 @@
 //! Unlike the other servers here it is never skipped: a test that needs Object Lock has no
 //! other store to run against, so a missing `moto_server` fails it, naming the package.
 
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -21,10 +20,21 @@ pub struct Moto {
 impl Moto {
     /// Starts moto_server, its output in `log`; panics with a hint when it cannot.
     pub fn start(log: &Path) -> Moto {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("a free loopback port");
+        // A port picked free can be taken by another test's server first: then this one
+        // exits and another port is tried.
+        let mut exits = Vec::new();
+        for _ in 0..5 {
+            match Moto::try_start(log) {
+                Some(m) => return m,
+                None => exits.push(std::fs::read_to_string(log).unwrap_or_default()),
+            }
+        }
+        panic!("moto_server exited before it listened, five times: {exits:?}");
+    }
+
+    /// One start on a new port; None when the server exits before it listens there.
+    fn try_start(log: &Path) -> Option<Moto> {
+        let port = super::prereq::pick_port().expect("a free loopback port");
         let out = std::fs::File::create(log).expect("moto log file");
         // scripts/setup.sh's setup_moto installs it into the tools cache and names it here.
         let program =
@@ -41,12 +51,9 @@ impl Moto {
             });
         let mut m = Moto { child, port };
         let deadline = Instant::now() + Duration::from_secs(60);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Ok(Some(status)) = m.child.try_wait() {
-                panic!(
-                    "moto_server exited ({status}) before it listened: {}",
-                    std::fs::read_to_string(log).unwrap_or_default()
-                );
+        while !super::prereq::listens(&m.child, port) {
+            if let Ok(Some(_)) = m.child.try_wait() {
+                return None;
             }
             assert!(
                 Instant::now() < deadline,
@@ -54,7 +61,7 @@ impl Moto {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
-        m
+        Some(m)
     }
 
     pub fn endpoint(&self) -> String {

@@ -1,9 +1,14 @@
 //! What the tests need from the machine: a test server program found, a directory of their
 //! own, and a missing one reported as a failure unless RECMAN_TEST_SKIP names it.
 
+use std::collections::BTreeSet;
 use std::io;
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::PathBuf;
+use std::process::Child;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 /// Whether `RECMAN_TEST_SKIP` (names separated by commas, e.g. `s3,io_uring`) names `what`.
 pub fn skip_requested(what: &str) -> bool {
@@ -69,4 +74,97 @@ pub(crate) fn private_dir() -> io::Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("recman-s3s-{}-{n}-{nanos}", std::process::id()));
     std::fs::create_dir(&dir)?;
     Ok(dir)
+}
+
+/// A loopback port for a test server to listen on: free when picked, and never handed out
+/// twice in this process. The port is free only until someone binds it, so another process
+/// may still take it first: callers wait with [`listens`], which sees whose socket answers.
+pub(crate) fn pick_port() -> io::Result<u16> {
+    static GIVEN: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        if GIVEN.lock().unwrap_or_else(|e| e.into_inner()).insert(port) {
+            return Ok(port);
+        }
+    }
+}
+
+/// Whether `child` (or a process it started) holds the listening socket on `port`. A connect
+/// that succeeds proves only that *someone* listens there: on a CI machine running many
+/// servers at once, a port picked free can be taken by another test's server before this one
+/// binds it, and this one then exits while the connect reaches the other. Where /proc cannot
+/// be read the connect is taken as the answer.
+pub(crate) fn listens(child: &Child, port: u16) -> bool {
+    let addr = (Ipv4Addr::LOCALHOST, port).into();
+    if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+        return false;
+    }
+    let Some(inodes) = listening_inodes(port) else {
+        return true;
+    };
+    let mut pids = vec![child.id()];
+    if let Ok(kids) = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", child.id())) {
+        pids.extend(
+            kids.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+    }
+    pids.iter().any(|pid| {
+        std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+            fds.flatten().any(|fd| {
+                std::fs::read_link(fd.path()).is_ok_and(|l| {
+                    let l = l.to_string_lossy();
+                    inodes.iter().any(|i| l == format!("socket:[{i}]"))
+                })
+            })
+        })
+    })
+}
+
+/// The inodes of the sockets listening on `port` (state 0A in /proc/net/tcp and tcp6), or
+/// None when neither table can be read.
+fn listening_inodes(port: u16) -> Option<Vec<u64>> {
+    let mut read_any = false;
+    let mut inodes = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        read_any = true;
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let (Some(local), Some(state), Some(inode)) = (f.get(1), f.get(3), f.get(9)) else {
+                continue;
+            };
+            let p = local
+                .rsplit(':')
+                .next()
+                .and_then(|h| u16::from_str_radix(h, 16).ok());
+            if *state == "0A" && p == Some(port) {
+                inodes.extend(inode.parse::<u64>().ok());
+            }
+        }
+    }
+    read_any.then_some(inodes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_port_another_process_listens_on_is_not_the_childs() {
+        let held = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = held.local_addr().unwrap().port();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let seen = listens(&child, port);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(!seen, "port {port} is this test's, not the child's");
+        drop(held);
+        assert!(pick_port().unwrap() > 0);
+    }
 }
