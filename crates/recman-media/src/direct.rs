@@ -21,6 +21,14 @@ pub(crate) const BLOCK: usize = 1 << 20;
 /// Writes in flight at most per file.
 pub(crate) const DEPTH: usize = 4;
 
+/// Blocks kept for the next writer when one finishes, at most this many.
+const KEPT_BLOCKS: usize = 2 * (DEPTH + 1);
+
+/// Blocks of finished writers. A new mapping is pages the kernel zeroes and maps one fault at
+/// a time on first write, a cost every piece paid again (for a backlog of WAL segments, about
+/// as much CPU as their checksums); a kept block is written at once.
+static KEPT: std::sync::Mutex<Vec<Block>> = std::sync::Mutex::new(Vec::new());
+
 /// BLOCK bytes mapped straight from the kernel: page-aligned, as O_DIRECT asks, and given back
 /// to the system when dropped (a heap allocation this large would stay in the allocator's arena
 /// of the short-lived writer thread and grow the process with the number of pieces).
@@ -29,6 +37,25 @@ struct Block {
 }
 
 impl Block {
+    /// A kept block, or a new mapping.
+    fn take() -> io::Result<Block> {
+        match KEPT.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+            Some(b) => Ok(b),
+            None => Block::new(),
+        }
+    }
+
+    /// Keeps blocks no write uses any more for the next writer, up to [`KEPT_BLOCKS`]; the
+    /// rest are unmapped.
+    fn keep(blocks: impl IntoIterator<Item = Block>) {
+        let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+        for b in blocks {
+            if kept.len() < KEPT_BLOCKS {
+                kept.push(b);
+            }
+        }
+    }
+
     fn new() -> io::Result<Block> {
         // SAFETY: an anonymous private mapping with no address hint has no preconditions; the
         // result is checked before use.
@@ -138,7 +165,7 @@ impl DirectWriter {
             return Ok(b);
         }
         if self.blocks <= DEPTH {
-            let b = Block::new()?;
+            let b = Block::take()?;
             self.blocks += 1;
             return Ok(b);
         }
@@ -267,7 +294,9 @@ impl Drop for DirectWriter {
                 break;
             };
             if let Some(cqe) = ring.completion().next() {
-                self.inflight.remove(&cqe.user_data());
+                if let Some(done) = self.inflight.remove(&cqe.user_data()) {
+                    self.spare.push(done.block);
+                }
                 continue;
             }
             if let Err(e) = ring.submit_and_wait(1)
@@ -278,6 +307,8 @@ impl Drop for DirectWriter {
                 break;
             }
         }
+        // Only blocks no write holds: the spare ones and the one being filled.
+        Block::keep(std::mem::take(&mut self.spare).into_iter().chain(self.cur.take()));
     }
 }
 
