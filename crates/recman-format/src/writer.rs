@@ -29,7 +29,9 @@ pub struct PieceWriter<W: Write> {
     piece_crc: u32,
     compression: Compression,
     zstd: Option<zstd::bulk::Compressor<'static>>,
-    /// Record header + compressed payload; allocated once.
+    /// Record header + compressed payload; grown to what the largest chunk needs on the first
+    /// chunk that is compressed, then kept. Zeroing it for the largest possible chunk up front
+    /// cost a small piece (a WAL segment's summary) more than writing it.
     cbuf: Vec<u8>,
     files: Vec<WriterFile>,
     slots: HashMap<u32, usize>,
@@ -48,13 +50,6 @@ impl<W: Write> PieceWriter<W> {
             ),
             _ => None,
         };
-        let cbuf_len = match header.compression {
-            Compression::None => 0,
-            Compression::Lz4 => {
-                RECORD_HEADER_LEN + lz4_flex::block::get_maximum_output_size(MAX_CHUNK)
-            }
-            Compression::Zstd { .. } => RECORD_HEADER_LEN + MAX_CHUNK,
-        };
         let bytes = encode_header(header)?;
         w.write_all(&bytes)?;
         let files = header
@@ -72,7 +67,7 @@ impl<W: Write> PieceWriter<W> {
             piece_crc: crc32c(&bytes),
             compression: header.compression,
             zstd,
-            cbuf: vec![0u8; cbuf_len],
+            cbuf: Vec::new(),
             files,
             slots,
             chunks: 0,
@@ -97,6 +92,13 @@ impl<W: Write> PieceWriter<W> {
     fn compress(&mut self, data: &[u8]) -> Option<(u8, usize)> {
         if data.len() < MIN_COMPRESS || self.compression == Compression::None {
             return None;
+        }
+        let room = match self.compression {
+            Compression::Lz4 => lz4_flex::block::get_maximum_output_size(data.len()),
+            _ => data.len(),
+        };
+        if self.cbuf.len() < RECORD_HEADER_LEN + room {
+            self.cbuf.resize(RECORD_HEADER_LEN + room, 0);
         }
         let out = &mut self.cbuf[RECORD_HEADER_LEN..];
         let (codec, n) = match self.compression {

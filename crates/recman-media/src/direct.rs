@@ -308,7 +308,11 @@ impl Drop for DirectWriter {
             }
         }
         // Only blocks no write holds: the spare ones and the one being filled.
-        Block::keep(std::mem::take(&mut self.spare).into_iter().chain(self.cur.take()));
+        Block::keep(
+            std::mem::take(&mut self.spare)
+                .into_iter()
+                .chain(self.cur.take()),
+        );
     }
 }
 
@@ -344,5 +348,22 @@ mod tests {
         File::open(&path).unwrap().read_to_end(&mut back).unwrap();
         assert_eq!(back.len(), data.len());
         assert!(back == data);
+    }
+
+    #[test]
+    fn a_kept_block_brings_nothing_of_its_last_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, data: &[u8]| {
+            let path = dir.path().join(name);
+            let mut w = DirectWriter::new(File::create(&path).unwrap());
+            w.write_all(data).unwrap();
+            w.finish(data.len() as u64).unwrap();
+            std::fs::read(&path).unwrap()
+        };
+        let first = vec![0xAAu8; 3 * BLOCK + BLOCK / 2];
+        assert!(write("first", &first) == first);
+        let second: Vec<u8> = (0..5000).map(|i| (i % 7) as u8).collect();
+        assert!(write("second", &second) == second);
+        assert!(KEPT.lock().unwrap().len() <= KEPT_BLOCKS);
     }
 }

@@ -282,3 +282,61 @@ fn a_record_whose_headers_a_segment_cuts_is_completed_by_the_next() {
         &mut |_| {}
     ));
 }
+
+/// A record referencing block `block` of fork `fork` of relation `rel` of database 5, then
+/// block `block + 1` of the same fork, with three bytes of main data.
+fn ref_record(rel: u32, fork: u8, block: u32) -> Vec<u8> {
+    let mut b = block_header(0, fork, 0);
+    b.extend(rel_bytes(RelId { rel, ..REL }));
+    b.extend_from_slice(&block.to_le_bytes());
+    b.extend(block_header(1, BKPBLOCK_SAME_REL | fork, 0));
+    b.extend_from_slice(&(block + 1).to_le_bytes());
+    b.extend([XLR_BLOCK_ID_DATA_SHORT, 3]);
+    b.extend([0xCD; 3]);
+    b
+}
+
+#[test]
+fn a_summary_holds_each_reference_once_whatever_their_order() {
+    // Forks in and out of order, repeats next to each other and far apart, blocks above
+    // 2^31 and a relation number that would collide with a block if the two were mixed.
+    let mut b = Builder::new();
+    let mut x = 7u32;
+    for i in 0..300u32 {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        // Past 200 records, 40 relations more: the fork numbers go from a scan to a map.
+        let rel = if i < 200 {
+            [16384, 16390, 3, 16384][(x >> 7) as usize % 4]
+        } else {
+            20_000 + (x >> 7) % 40
+        };
+        let fork = [0, 0, 1, 2][(x >> 11) as usize % 4];
+        let block = if i % 50 == 0 {
+            u32::MAX - 1 - i
+        } else {
+            (x >> 16) % 40
+        };
+        b.record(10, 0, &ref_record(rel, fork, block));
+        if i % 3 == 0 {
+            b.record(10, 0, &ref_record(rel, fork, block));
+        }
+    }
+    let (seg, _) = b.pages(0xD110, 64 * WAL_PAGE);
+    let (changes, _) = {
+        let mut v = Vec::new();
+        let cov = decode_segment(&seg, SEG_LSN, &mut |c| v.push(c)).unwrap();
+        (v, cov)
+    };
+    assert_eq!(changes.len(), 800, "two references in each of 400 records");
+    let mut expected = crate::walsummary::SegmentSummary::default();
+    for c in changes {
+        expected.add(c);
+    }
+    let built = crate::walsummary::SegmentSummary::build(&seg, SEG_LSN).unwrap();
+    assert_eq!(built.blocks, expected.blocks);
+    assert!(
+        built.blocks.len() > 40,
+        "{} forks, more than a scan takes",
+        built.blocks.len()
+    );
+}
