@@ -29,9 +29,9 @@ pub struct PieceWriter<W: Write> {
     piece_crc: u32,
     compression: Compression,
     zstd: Option<zstd::bulk::Compressor<'static>>,
-    /// Record header + compressed payload; grown to what the largest chunk needs on the first
-    /// chunk that is compressed, then kept. Zeroing it for the largest possible chunk up front
-    /// cost a small piece (a WAL segment's summary) more than writing it.
+    /// Record header + compressed payload; grows to what the largest chunk compressed so far
+    /// needs. Zeroing it for the largest possible chunk up front cost a small piece (a WAL
+    /// segment's summary) more than writing it.
     cbuf: Vec<u8>,
     files: Vec<WriterFile>,
     slots: HashMap<u32, usize>,
