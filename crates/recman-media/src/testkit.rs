@@ -12,14 +12,14 @@ pub use azurite::{Azurite, azurite_or_skip};
 pub use fake_gcs::{FakeGcs, fake_gcs_or_skip};
 pub use fault_proxy::{FaultProxy, Faults};
 pub use moto::Moto;
-pub use prereq::{missing_prerequisite, skip_requested, skipped_part};
+pub use prereq::{missing_prerequisite, pick_port, skip_requested, skipped_part};
 pub use tls_front::TlsFront;
 
 use std::io;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::s3::S3Config;
 use prereq::private_dir;
@@ -170,7 +170,7 @@ pub fn s3_server_or_skip() -> Option<S3Server> {
 fn spawn(bin: &Path, dir: &Path, data: &Path) -> io::Result<(Child, SocketAddr)> {
     let addr = SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, prereq::pick_port()?));
     let log = std::fs::File::create(dir.join("s3s-fs.log"))?;
-    let mut child = Command::new(bin)
+    let child = Command::new(bin)
         .args(["--host", "127.0.0.1", "--port", &addr.port().to_string()])
         .args(["--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY])
         .arg(data)
@@ -178,27 +178,14 @@ fn spawn(bin: &Path, dir: &Path, data: &Path) -> io::Result<(Child, SocketAddr)>
         .stdout(log.try_clone()?)
         .stderr(log)
         .spawn()?;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(status) = child.try_wait()? {
-            let log = std::fs::read_to_string(dir.join("s3s-fs.log")).unwrap_or_default();
-            return Err(io::Error::other(format!(
-                "s3s-fs exited with {status}: {log}"
-            )));
-        }
-        if prereq::listens(&child, addr.port()) {
-            return Ok((child, addr));
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "s3s-fs not ready after 10 s",
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let child = prereq::await_listening(
+        child,
+        addr.port(),
+        "s3s-fs",
+        &dir.join("s3s-fs.log"),
+        Duration::from_secs(10),
+    )?;
+    Ok((child, addr))
 }
 
 /// The nearest directory at or above `start` whose Cargo.toml declares a workspace.

@@ -1,32 +1,20 @@
 //! Throwaway PostgreSQL clusters: creating, starting and stopping them.
 
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::fs;
 use std::io::Write as _;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 
 use tempfile::TempDir;
 
 use crate::binary::*;
 use crate::host::*;
 
-/// A port no other cluster of this process uses, and free on 127.0.0.1 at
+/// A port no other cluster or test server of this process uses, and free on 127.0.0.1 at
 /// the time (clusters do not listen on TCP; the port names the socket file).
 pub fn free_port() -> u16 {
-    static USED: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
-    loop {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("bind 127.0.0.1:0 to pick a port");
-        if port >= 1024 && USED.lock().unwrap().insert(port) {
-            return port;
-        }
-    }
+    recman_media::testkit::pick_port().expect("bind 127.0.0.1:0 to pick a port")
 }
 
 /// Options for [`Cluster::init_with`]. `Default` is a cluster with data

@@ -5,7 +5,7 @@ use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -151,7 +151,7 @@ pub fn azurite_or_skip() -> Option<Azurite> {
 fn spawn(bin: &std::path::Path, dir: &std::path::Path) -> io::Result<(Child, u16)> {
     let port = super::prereq::pick_port()?;
     let log = std::fs::File::create(dir.join("azurite.log"))?;
-    let mut child = Command::new(bin)
+    let child = Command::new(bin)
         .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
         .current_dir(dir)
         .args(["--silent", "--skipApiVersionCheck", "--disableTelemetry"])
@@ -161,25 +161,12 @@ fn spawn(bin: &std::path::Path, dir: &std::path::Path) -> io::Result<(Child, u16
         .stderr(log)
         .spawn()?;
     // Node takes a moment to load Azurite.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(status) = child.try_wait()? {
-            let log = std::fs::read_to_string(dir.join("azurite.log")).unwrap_or_default();
-            return Err(io::Error::other(format!(
-                "azurite exited with {status}: {log}"
-            )));
-        }
-        if super::prereq::listens(&child, port) {
-            return Ok((child, port));
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "azurite not ready after 30 s",
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let child = super::prereq::await_listening(
+        child,
+        port,
+        "azurite",
+        &dir.join("azurite.log"),
+        Duration::from_secs(30),
+    )?;
+    Ok((child, port))
 }

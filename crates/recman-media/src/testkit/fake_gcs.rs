@@ -11,7 +11,7 @@ use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::gcs::GcsConfig;
 
@@ -138,7 +138,7 @@ fn spawn(bin: &Path, dir: &Path) -> io::Result<(Child, u16)> {
     let log = std::fs::File::create(dir.join("fake-gcs.log"))?;
     // The XML API (reads, listings, removals) answers only requests whose Host is the
     // public host; the upload session URLs it hands out are built on the external URL.
-    let mut child = Command::new(bin)
+    let child = Command::new(bin)
         .args(["-scheme", "http", "-host", "127.0.0.1"])
         .args(["-port", &port.to_string(), "-backend", "memory"])
         .args(["-public-host", &format!("127.0.0.1:{port}")])
@@ -148,27 +148,14 @@ fn spawn(bin: &Path, dir: &Path) -> io::Result<(Child, u16)> {
         .stdout(log.try_clone()?)
         .stderr(log)
         .spawn()?;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(status) = child.try_wait()? {
-            let log = std::fs::read_to_string(dir.join("fake-gcs.log")).unwrap_or_default();
-            return Err(io::Error::other(format!(
-                "fake-gcs-server exited with {status}: {log}"
-            )));
-        }
-        if super::prereq::listens(&child, port) {
-            return Ok((child, port));
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "fake-gcs-server not ready after 30 s",
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let child = super::prereq::await_listening(
+        child,
+        port,
+        "fake-gcs-server",
+        &dir.join("fake-gcs.log"),
+        Duration::from_secs(30),
+    )?;
+    Ok((child, port))
 }
 
 /// Creates bucket `name` on the server at `port` through the JSON API.

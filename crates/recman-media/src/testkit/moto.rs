@@ -4,7 +4,7 @@
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::s3::{S3Admin, S3Config};
 
@@ -49,19 +49,17 @@ impl Moto {
                     "cannot start {}: {e}; hint: Object Lock tests need moto's S3 server: scripts/setup.sh's setup_moto installs it (or `pip install 'moto[server]'` puts moto_server on PATH)", program.to_string_lossy()
                 )
             });
-        let mut m = Moto { child, port };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !super::prereq::listens(&m.child, port) {
-            if let Ok(Some(_)) = m.child.try_wait() {
-                return None;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "moto_server did not listen within 60 s"
-            );
-            std::thread::sleep(Duration::from_millis(100));
+        match super::prereq::await_listening(
+            child,
+            port,
+            "moto_server",
+            log,
+            Duration::from_secs(60),
+        ) {
+            Ok(child) => Some(Moto { child, port }),
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => panic!("{e}"),
+            Err(_) => None,
         }
-        Some(m)
     }
 
     pub fn endpoint(&self) -> String {

@@ -4,11 +4,11 @@
 use std::collections::BTreeSet;
 use std::io;
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Whether `RECMAN_TEST_SKIP` (names separated by commas, e.g. `s3,io_uring`) names `what`.
 pub fn skip_requested(what: &str) -> bool {
@@ -76,10 +76,11 @@ pub(crate) fn private_dir() -> io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// A loopback port for a test server to listen on: free when picked, and never handed out
-/// twice in this process. The port is free only until someone binds it, so another process
-/// may still take it first: callers wait with [`listens`], which sees whose socket answers.
-pub(crate) fn pick_port() -> io::Result<u16> {
+/// A loopback port for a test server or cluster to listen on: free when picked, and never
+/// handed out twice in this process. The port is free only until someone binds it, so another
+/// process may still take it first: servers are waited for with [`await_listening`], which
+/// sees whose socket listens.
+pub fn pick_port() -> io::Result<u16> {
     static GIVEN: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
     loop {
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
@@ -89,19 +90,53 @@ pub(crate) fn pick_port() -> io::Result<u16> {
     }
 }
 
+/// Waits up to `limit` for test server `name` (`child`, writing to `log`) to listen on
+/// `port`, and hands it back. A server that exits first is an error carrying its log (kind
+/// Other: the caller may try another port); one still not listening at the limit is killed
+/// (kind TimedOut).
+pub(crate) fn await_listening(
+    mut child: Child,
+    port: u16,
+    name: &str,
+    log: &Path,
+    limit: Duration,
+) -> io::Result<Child> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            let log = std::fs::read_to_string(log).unwrap_or_default();
+            return Err(io::Error::other(format!(
+                "{name} exited with {status}: {log}"
+            )));
+        }
+        if listens(&child, port) {
+            return Ok(child);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("{name} not ready after {} s", limit.as_secs()),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Whether `child` (or a process it started) holds the listening socket on `port`. A connect
 /// that succeeds proves only that *someone* listens there: on a CI machine running many
 /// servers at once, a port picked free can be taken by another test's server before this one
-/// binds it, and this one then exits while the connect reaches the other. Where /proc cannot
-/// be read the connect is taken as the answer.
-pub(crate) fn listens(child: &Child, port: u16) -> bool {
-    let addr = (Ipv4Addr::LOCALHOST, port).into();
-    if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+/// binds it, and this one then exits while a connect reaches the other. Where /proc cannot be
+/// read, a connect is the answer.
+fn listens(child: &Child, port: u16) -> bool {
+    let Some(inodes) = listening_inodes(port) else {
+        let addr = (Ipv4Addr::LOCALHOST, port).into();
+        return TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok();
+    };
+    if inodes.is_empty() {
         return false;
     }
-    let Some(inodes) = listening_inodes(port) else {
-        return true;
-    };
     let mut pids = vec![child.id()];
     if let Ok(kids) = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", child.id())) {
         pids.extend(
