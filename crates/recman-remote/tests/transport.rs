@@ -9,7 +9,8 @@ use recman_remote::{
     Allow, Body, Call, CallOptions, Client, RemoteError, ResponseWriter, Service, ServiceError,
     TlsFiles, serve,
 };
-use recman_testkit::{STRANGER_CN, TestPki};
+use recman_testkit::{STRANGER_CN, TestPki, wait_until};
+use std::time::Duration;
 
 struct Echo;
 
@@ -196,12 +197,18 @@ fn transport_streams_refuses_and_reports() {
                 && m.contains("; hint:"),
             "{m}"
         );
-        let log = f.log.lock().unwrap().join("\n");
-        assert!(
-            log.lines()
-                .any(|l| l.contains("refused a connection from 127.0.0.1:")
-                    && l.contains(server_says)),
-            "server log lacks {server_says}:\n{log}"
+        // The server writes its line after sending the refusal, so the client can hold the
+        // refusal before the line exists (seen in a CI run): wait for it.
+        let logged = || {
+            f.log.lock().unwrap().iter().any(|l| {
+                l.contains("refused a connection from 127.0.0.1:") && l.contains(server_says)
+            })
+        };
+        wait_until(
+            &format!("the server's log line naming {server_says}"),
+            Duration::from_secs(60),
+            logged,
+            || f.log.lock().unwrap().join("\n"),
         );
     }
     assert!(
