@@ -18,7 +18,7 @@ pub use tls_front::TlsFront;
 use std::io;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::Duration;
 
 use crate::s3::S3Config;
@@ -169,20 +169,16 @@ pub fn s3_server_or_skip() -> Option<S3Server> {
 
 fn spawn(bin: &Path, dir: &Path, data: &Path) -> io::Result<(Child, SocketAddr)> {
     let addr = SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, prereq::pick_port()?));
-    let log = std::fs::File::create(dir.join("s3s-fs.log"))?;
-    let child = Command::new(bin)
-        .args(["--host", "127.0.0.1", "--port", &addr.port().to_string()])
+    let mut cmd = Command::new(bin);
+    cmd.args(["--host", "127.0.0.1", "--port", &addr.port().to_string()])
         .args(["--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY])
-        .arg(data)
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
-        .spawn()?;
-    let child = prereq::await_listening(
-        child,
-        addr.port(),
+        .arg(data);
+    let log = dir.join("s3s-fs.log");
+    let child = prereq::launch(
+        &mut cmd,
         "s3s-fs",
-        &dir.join("s3s-fs.log"),
+        addr.port(),
+        &log,
         Duration::from_secs(10),
     )?;
     Ok((child, addr))

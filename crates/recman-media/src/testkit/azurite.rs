@@ -4,7 +4,7 @@
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::Duration;
 
 use base64::Engine;
@@ -150,23 +150,13 @@ pub fn azurite_or_skip() -> Option<Azurite> {
 
 fn spawn(bin: &std::path::Path, dir: &std::path::Path) -> io::Result<(Child, u16)> {
     let port = super::prereq::pick_port()?;
-    let log = std::fs::File::create(dir.join("azurite.log"))?;
-    let child = Command::new(bin)
-        .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
+    let mut cmd = Command::new(bin);
+    cmd.args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
         .current_dir(dir)
         .args(["--silent", "--skipApiVersionCheck", "--disableTelemetry"])
-        .arg("--inMemoryPersistence")
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
-        .spawn()?;
+        .arg("--inMemoryPersistence");
     // Node takes a moment to load Azurite.
-    let child = super::prereq::await_listening(
-        child,
-        port,
-        "azurite",
-        &dir.join("azurite.log"),
-        Duration::from_secs(30),
-    )?;
+    let log = dir.join("azurite.log");
+    let child = super::prereq::launch(&mut cmd, "azurite", port, &log, Duration::from_secs(30))?;
     Ok((child, port))
 }

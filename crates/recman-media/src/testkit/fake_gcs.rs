@@ -10,7 +10,7 @@
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::Duration;
 
 use crate::gcs::GcsConfig;
@@ -135,24 +135,20 @@ pub fn fake_gcs_or_skip() -> Option<FakeGcs> {
 fn spawn(bin: &Path, dir: &Path) -> io::Result<(Child, u16)> {
     let port = super::prereq::pick_port()?;
     let url = format!("http://127.0.0.1:{port}");
-    let log = std::fs::File::create(dir.join("fake-gcs.log"))?;
     // The XML API (reads, listings, removals) answers only requests whose Host is the
     // public host; the upload session URLs it hands out are built on the external URL.
-    let child = Command::new(bin)
-        .args(["-scheme", "http", "-host", "127.0.0.1"])
+    let mut cmd = Command::new(bin);
+    cmd.args(["-scheme", "http", "-host", "127.0.0.1"])
         .args(["-port", &port.to_string(), "-backend", "memory"])
         .args(["-public-host", &format!("127.0.0.1:{port}")])
         .args(["-external-url", &url, "-log-level", "warn"])
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
-        .spawn()?;
-    let child = super::prereq::await_listening(
-        child,
-        port,
+        .current_dir(dir);
+    let log = dir.join("fake-gcs.log");
+    let child = super::prereq::launch(
+        &mut cmd,
         "fake-gcs-server",
-        &dir.join("fake-gcs.log"),
+        port,
+        &log,
         Duration::from_secs(30),
     )?;
     Ok((child, port))

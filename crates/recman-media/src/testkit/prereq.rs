@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::io;
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::Child;
+use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -88,6 +88,24 @@ pub fn pick_port() -> io::Result<u16> {
             return Ok(port);
         }
     }
+}
+
+/// Starts test server `name` from `cmd` with its output in a new file `log`, and waits for it
+/// to listen on `port` ([`await_listening`]).
+pub(crate) fn launch(
+    cmd: &mut Command,
+    name: &str,
+    port: u16,
+    log: &Path,
+    limit: Duration,
+) -> io::Result<Child> {
+    let out = std::fs::File::create(log)?;
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out)
+        .spawn()?;
+    await_listening(child, port, name, log, limit)
 }
 
 /// Waits up to `limit` for test server `name` (`child`, writing to `log`) to listen on
