@@ -3,7 +3,7 @@
 //! other store to run against, so a missing `moto_server` fails it, naming the package.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::Duration;
 
 use crate::s3::{S3Admin, S3Config};
@@ -35,30 +35,22 @@ impl Moto {
     /// One start on a new port; None when the server exits before it listens there.
     fn try_start(log: &Path) -> Option<Moto> {
         let port = super::prereq::pick_port().expect("a free loopback port");
-        let out = std::fs::File::create(log).expect("moto log file");
         // scripts/setup.sh's setup_moto installs it into the tools cache and names it here.
         let program =
             std::env::var_os("RECMAN_MOTO_SERVER").unwrap_or_else(|| "moto_server".into());
-        let child = Command::new(&program)
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(Stdio::from(out.try_clone().expect("log handle")))
-            .stderr(Stdio::from(out))
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "cannot start {}: {e}; hint: Object Lock tests need moto's S3 server: scripts/setup.sh's setup_moto installs it (or `pip install 'moto[server]'` puts moto_server on PATH)", program.to_string_lossy()
-                )
-            });
-        match super::prereq::await_listening(
-            child,
-            port,
-            "moto_server",
-            log,
-            Duration::from_secs(60),
-        ) {
+        let mut cmd = Command::new(&program);
+        cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()]);
+        let started =
+            super::prereq::launch(&mut cmd, "moto_server", port, log, Duration::from_secs(60));
+        match started {
             Ok(child) => Some(Moto { child, port }),
+            // Exited before it listened (kind Other): another port may do.
+            Err(e) if e.kind() == std::io::ErrorKind::Other => None,
             Err(e) if e.kind() == std::io::ErrorKind::TimedOut => panic!("{e}"),
-            Err(_) => None,
+            Err(e) => panic!(
+                "cannot start {}: {e}; hint: Object Lock tests need moto's S3 server: scripts/setup.sh's setup_moto installs it (or `pip install 'moto[server]'` puts moto_server on PATH)",
+                program.to_string_lossy()
+            ),
         }
     }
 
