@@ -424,6 +424,17 @@ fn batched_archive_command_drains_a_backlog() {
     }
     let failed = c.psql("select failed_count from pg_stat_archiver");
     assert_eq!(failed, "0", "{}", c.log_tail());
+    // The pusher stores the WAL first and the segments' change-tracking summaries once the
+    // backlog is in, before it ends: every archived segment has its summary.
+    wait_pusher(&setup, lock.parent().unwrap(), |_| true);
+    let missing: Vec<&String> = backlog
+        .iter()
+        .filter(|seg| {
+            let rel = format!("main/wal/{}/{seg}.rmb", &seg[..16]);
+            !setup.repo.join(rel).exists()
+        })
+        .collect();
+    assert!(missing.is_empty(), "no summary for {missing:?}");
 }
 
 /// A cluster with a backup and a dozen archived segments after it.

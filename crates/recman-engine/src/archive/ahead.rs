@@ -1,9 +1,11 @@
 //! archive-push ahead of PostgreSQL on a backlog, like pgBackRest's asynchronous push: when the
 //! call for %p finds two batches of further segments marked ready, it starts one background
 //! `recman archive-push-ahead`, which pushes every ready segment after %p, several at a time,
-//! recording each in the catalog soon after its piece is durable. PostgreSQL's calls for those
-//! segments wait for the pusher's record instead of pushing, so the archiver's one-call-at-a-
-//! time loop overlaps the pushes instead of waiting for each batch in turn.
+//! recording each in the catalog soon after its piece is durable, and makes their change-tracking
+//! summaries once the backlog is in (`summarize`), so the WAL itself reaches the repository
+//! first. PostgreSQL's calls for those segments wait for the pusher's record instead of
+//! pushing, so the archiver's one-call-at-a-time loop overlaps the pushes instead of waiting
+//! for each batch in turn.
 //!
 //! The pusher's directory (`recman-push` in pg_wal, where PostgreSQL ignores what is not a WAL
 //! file name) holds:
@@ -20,16 +22,18 @@
 //! reported archived on the pusher's word alone. A call stops waiting and pushes itself when the
 //! pusher ends, marks the segment failed, or has not recorded it within [`STALL_LIMIT`].
 
-use super::batch::{push_segments, ready_segments};
-use super::seen;
+use super::batch::{Summaries, push_segments, ready_segments};
 use super::{ArchivePushOutcome, PushOptions, check_archived, is_segment_name};
+use super::{seen, summary};
 use crate::error::EngineError;
-use recman_catalog::{DbRecord, Repository};
+use recman_catalog::{DbRecord, Repository, WalRecord};
+use recman_format::seal::MacKey;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// The pusher's directory name next to %p (in pg_wal).
@@ -310,7 +314,8 @@ pub fn push_ahead(
     let mut report = PushAheadReport::default();
     let mut skip = HashSet::new();
     let mac = repo.mac_key()?;
-    loop {
+    let mut pushed = Vec::new();
+    let ended = loop {
         let mut failed = Vec::new();
         let work = ready_segments(
             repo,
@@ -323,13 +328,13 @@ pub fn push_ahead(
         );
         if let Some((what, e)) = failed.into_iter().next() {
             // The ready list or the catalog cannot be read: each call pushes its own.
-            return Err(EngineError::Failed {
+            break Err(EngineError::Failed {
                 kind: e.kind(),
                 message: format!("the background pusher stopped at {what}: {e}"),
             });
         }
         if work.is_empty() {
-            return Ok(report);
+            break Ok(());
         }
         for (i, r) in push_segments(
             repo,
@@ -339,18 +344,73 @@ pub fn push_ahead(
             COMMIT_EVERY,
             mac.as_deref(),
             Some((lock.spool.dir(), 0)),
+            Summaries::Later,
         ) {
             let name = work[i].0.clone();
             skip.insert(name.clone());
             match r {
-                Ok(_) => report.pushed.push(name),
+                Ok(rec) => {
+                    report.pushed.push(name);
+                    pushed.push((rec, work[i].1.clone()));
+                }
                 Err(e) => {
                     lock.spool.mark_failed(&name, &e);
                     report.failed.push((name, e));
                 }
             }
         }
-    }
+    };
+    summarize(repo, db, opts, mac.as_deref(), &pushed);
+    ended.map(|()| report)
+}
+
+/// Builds and stores the change-tracking summaries of the segments the pusher recorded, after
+/// the backlog: the WAL reaches the repository first, and the summaries follow within the same
+/// run, `opts.parallel` at a time. Each is built from what was archived: the local file while
+/// it still has the record's size and checksum (most often from the page cache), else the
+/// stored piece (PostgreSQL may have recycled the file at a checkpoint meanwhile). A summary
+/// that cannot be built or stored leaves a gap a level 1 scans around, as an unreadable one does.
+fn summarize(
+    repo: &Repository,
+    db: &DbRecord,
+    opts: &PushOptions,
+    mac: Option<&MacKey>,
+    pushed: &[(WalRecord, PathBuf)],
+) {
+    let segments: Vec<_> = pushed
+        .iter()
+        .filter(|(r, _)| is_segment_name(&r.name))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let (media, location) = (repo.media().as_ref(), repo.location());
+    std::thread::scope(|s| {
+        for _ in 0..opts.parallel.clamp(1, segments.len().max(1)) {
+            s.spawn(|| {
+                let mut buf = Vec::new();
+                while let Some((rec, path)) = segments.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let local = seen::read_file(path, &mut buf).is_ok()
+                        && buf.len() as u64 == rec.size
+                        && recman_format::crc32c(&buf) == rec.crc32c;
+                    let mut stored = || {
+                        buf.clear();
+                        let f = media.open(&rec.path).ok()?;
+                        let recorded = Some((rec.size, rec.crc32c));
+                        super::read::read_wal_object(&rec.path, f, recorded, mac, &mut buf).ok()
+                    };
+                    if local || stored().is_some() {
+                        let _ = summary::store_summary(
+                            media,
+                            location,
+                            db,
+                            &rec.name,
+                            &buf,
+                            opts.compression,
+                        );
+                    }
+                }
+            });
+        }
+    });
 }
 
 /// Removes `name`'s failure mark once its own call archived it.

@@ -28,6 +28,16 @@ pub const DEFAULT_PUSH_BATCH: usize = 16;
 /// already pushed costs a bounded number of lookups.
 const LOOKUPS_PER_SLOT: usize = 4;
 
+/// When a push builds each segment's change-tracking summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Summaries {
+    /// Before the segment is stored, from the bytes in hand.
+    First,
+    /// Not at all: the caller builds them once the segments are recorded (the background
+    /// pusher, after a backlog, so the WAL reaches the repository first).
+    Later,
+}
+
 #[derive(Debug, Clone)]
 pub struct PushOptions {
     pub compression: Compression,
@@ -62,7 +72,9 @@ pub fn default_parallel() -> usize {
 /// caller waiting for one segment sees it soon after its piece is durable. Returns each
 /// item's outcome by its index in `work`, in the order they were recorded or failed.
 /// `marks`: the directory where the items from the given index on leave their mark for their
-/// own archive-push call (module `seen`).
+/// own archive-push call (module `seen`). `summaries`: whether each segment's change-tracking
+/// summary is made before it is stored, or left to the caller.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn push_segments(
     repo: &Repository,
     db: &DbRecord,
@@ -71,6 +83,7 @@ pub(super) fn push_segments(
     commit_every: usize,
     mac: Option<&MacKey>,
     marks: Option<(&Path, usize)>,
+    summaries: Summaries,
 ) -> Vec<(usize, Result<WalRecord, EngineError>)> {
     let next = AtomicUsize::new(0);
     let media = repo.media().as_ref();
@@ -92,7 +105,9 @@ pub(super) fn push_segments(
                         break;
                     };
                     let mark = marks.filter(|(_, from)| i >= *from).map(|(dir, _)| dir);
-                    let r = push_one(media, location, db, name, path, opts, mac, mark, &mut buf);
+                    let r = push_one(
+                        media, location, db, name, path, opts, mac, mark, summaries, &mut buf,
+                    );
                     if tx.send((i, r)).is_err() {
                         break;
                     }
@@ -125,14 +140,15 @@ fn push_one(
     opts: &PushOptions,
     mac: Option<&MacKey>,
     marks: Option<&Path>,
+    summaries: Summaries,
     buf: &mut Vec<u8>,
 ) -> Result<WalRecord, EngineError> {
     let seen = seen::read_file(path, buf)?;
     check_wal_file(db, name, buf)?;
-    // The summary first, from the bytes in hand: a segment is never recorded without the
-    // summary a push could make of it. A summary that cannot be made leaves a gap a level 1
-    // scans around.
-    if is_segment_name(name) {
+    // The summary first, from the bytes in hand: a call never records a segment without the
+    // summary it could make of it (the background pusher makes them right after, see
+    // `ahead::summarize`). A summary that cannot be made leaves a gap a level 1 scans around.
+    if summaries == Summaries::First && is_segment_name(name) {
         let _ = super::summary::store_summary(media, location, db, name, buf, opts.compression);
     }
     let rec = store_wal(media, location, db, name, buf, opts.compression, mac)?;

@@ -3,7 +3,7 @@
 //! so that the pusher and the batch share the push of ready segments without importing each other.
 
 use crate::archive::ahead::{Ahead, forget_failure, leave_to_pusher};
-use crate::archive::batch::{PushOptions, push_segments, ready_segments};
+use crate::archive::batch::{PushOptions, Summaries, push_segments, ready_segments};
 use crate::archive::seen;
 use crate::archive::{ArchivePushOutcome, check_archived, wal_file_name};
 use crate::error::EngineError;
@@ -91,7 +91,16 @@ pub fn archive_push(
     let marks = ahead
         .filter(|a| work.len() > 1 && a.spool.create_dir().is_ok())
         .map(|a| (a.spool.dir(), 1));
-    for (i, r) in push_segments(repo, db, &work, opts, work.len(), mac.as_deref(), marks) {
+    for (i, r) in push_segments(
+        repo,
+        db,
+        &work,
+        opts,
+        work.len(),
+        mac.as_deref(),
+        marks,
+        Summaries::First,
+    ) {
         match r {
             Ok(rec) if i == 0 => {
                 outcome = Some(Ok(ArchivePushOutcome::Archived {

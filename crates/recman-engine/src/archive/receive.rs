@@ -22,7 +22,7 @@
 mod parts;
 mod stream;
 
-use super::batch::push_segments;
+use super::batch::{Summaries, push_segments};
 use super::check::check_wal_file;
 use super::{ArchivePushOutcome, PushOptions, check_archived, file_crc, is_segment_name};
 use crate::error::EngineError;
@@ -139,7 +139,16 @@ fn store_completed(
         // Segments stored from the spool carry their MAC like archive-push's when the
         // repository requires them.
         let mac = repo.mac_key()?;
-        for (i, r) in push_segments(repo, db, &work, push, work.len(), mac.as_deref(), None) {
+        for (i, r) in push_segments(
+            repo,
+            db,
+            &work,
+            push,
+            work.len(),
+            mac.as_deref(),
+            None,
+            Summaries::First,
+        ) {
             match r {
                 Ok(rec) => {
                     done.insert(rec.name.clone());
