@@ -2,10 +2,10 @@
 //! call for %p finds two batches of further segments marked ready, it starts one background
 //! `recman archive-push-ahead`, which pushes every ready segment after %p, several at a time,
 //! recording each in the catalog soon after its piece is durable, and makes their change-tracking
-//! summaries once the backlog is in (`summarize`), so the WAL itself reaches the repository
-//! first. PostgreSQL's calls for those segments wait for the pusher's record instead of
-//! pushing, so the archiver's one-call-at-a-time loop overlaps the pushes instead of waiting
-//! for each batch in turn.
+//! summaries after them (`summarize`), so the WAL itself reaches the repository first.
+//! PostgreSQL's calls for those segments wait for the pusher's record instead of pushing, so
+//! the archiver's one-call-at-a-time loop overlaps the pushes instead of waiting for each batch
+//! in turn.
 //!
 //! The pusher's directory (`recman-push` in pg_wal, where PostgreSQL ignores what is not a WAL
 //! file name) holds:
@@ -47,6 +47,11 @@ pub const STALL_LIMIT: Duration = Duration::from_secs(60);
 const POLL: Duration = Duration::from_millis(5);
 /// Segments the pusher takes from the ready list at once; it looks again when they are done.
 const ROUND: usize = 64;
+/// Segments the pusher records before it makes their change-tracking summaries: a backlog of up
+/// to 4 GiB of 16 MiB segments reaches the repository without waiting for them, and a longer one
+/// is summarized while PostgreSQL most likely still holds the segments (a checkpoint may recycle
+/// one once it is archived; its summary then comes from the stored piece).
+const SUMMARIES_EVERY: usize = 256;
 /// Stored pieces the pusher records per catalog transaction: small, so a waiting call sees its
 /// segment soon, large enough that the catalog's commits stay a small share of the work.
 const COMMIT_EVERY: usize = 4;
@@ -359,14 +364,17 @@ pub fn push_ahead(
                 }
             }
         }
+        if pushed.len() >= SUMMARIES_EVERY {
+            summarize(repo, db, opts, mac.as_deref(), &std::mem::take(&mut pushed));
+        }
     };
     summarize(repo, db, opts, mac.as_deref(), &pushed);
     ended.map(|()| report)
 }
 
-/// Builds and stores the change-tracking summaries of the segments the pusher recorded, after
-/// the backlog: the WAL reaches the repository first, and the summaries follow within the same
-/// run, `opts.parallel` at a time. Each is built from what was archived: the local file while
+/// Builds and stores the change-tracking summaries of segments the pusher recorded (every
+/// [`SUMMARIES_EVERY`], and the rest once the backlog is in): the WAL reaches the repository
+/// first, and the summaries follow within the same run, `opts.parallel` at a time. Each is built from what was archived: the local file while
 /// it still has the record's size and checksum (most often from the page cache), else the
 /// stored piece (PostgreSQL may have recycled the file at a checkpoint meanwhile). A summary
 /// that cannot be built or stored leaves a gap a level 1 scans around, as an unreadable one does.
