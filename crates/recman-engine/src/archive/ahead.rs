@@ -374,10 +374,11 @@ pub fn push_ahead(
 
 /// Builds and stores the change-tracking summaries of segments the pusher recorded (every
 /// [`SUMMARIES_EVERY`], and the rest once the backlog is in): the WAL reaches the repository
-/// first, and the summaries follow within the same run, `opts.parallel` at a time. Each is built from what was archived: the local file while
-/// it still has the record's size and checksum (most often from the page cache), else the
-/// stored piece (PostgreSQL may have recycled the file at a checkpoint meanwhile). A summary
-/// that cannot be built or stored leaves a gap a level 1 scans around, as an unreadable one does.
+/// first, and the summaries follow within the same run, `opts.parallel` at a time. Each is
+/// built from what was archived: the local file while it still has the record's size and
+/// checksum (most often from the page cache), else the stored piece on the repository's own
+/// media (PostgreSQL may have recycled the file at a checkpoint meanwhile). A summary that
+/// cannot be built or stored leaves a gap a level 1 scans around, as an unreadable one does.
 fn summarize(
     repo: &Repository,
     db: &DbRecord,
