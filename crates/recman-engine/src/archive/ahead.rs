@@ -27,7 +27,6 @@ use super::{ArchivePushOutcome, PushOptions, check_archived, is_segment_name};
 use super::{seen, summary};
 use crate::error::EngineError;
 use recman_catalog::{DbRecord, Repository, WalRecord};
-use recman_format::seal::MacKey;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
@@ -365,61 +364,68 @@ pub fn push_ahead(
             }
         }
         if pushed.len() >= SUMMARIES_EVERY {
-            summarize(repo, db, opts, mac.as_deref(), &std::mem::take(&mut pushed));
+            summarize(repo, db, opts, &std::mem::take(&mut pushed));
         }
     };
-    summarize(repo, db, opts, mac.as_deref(), &pushed);
+    summarize(repo, db, opts, &pushed);
     ended.map(|()| report)
 }
 
 /// Builds and stores the change-tracking summaries of segments the pusher recorded (every
 /// [`SUMMARIES_EVERY`], and the rest once the backlog is in): the WAL reaches the repository
-/// first, and the summaries follow within the same run, `opts.parallel` at a time. Each is
-/// built from what was archived: the local file while it still has the record's size and
-/// checksum (most often from the page cache), else the stored piece on the repository's own
-/// media (PostgreSQL may have recycled the file at a checkpoint meanwhile). A summary that
-/// cannot be built or stored leaves a gap a level 1 scans around, as an unreadable one does.
+/// first, and the summaries follow within the same run. Each is built from what was archived:
+/// the local file while it still has the record's size and checksum (most often from the page
+/// cache), `opts.parallel` at a time, else the archived copies as archive-get reads them
+/// (PostgreSQL may have recycled the file at a checkpoint meanwhile). A summary that cannot be
+/// built or stored leaves a gap a level 1 scans around, as an unreadable one does.
 fn summarize(
     repo: &Repository,
     db: &DbRecord,
     opts: &PushOptions,
-    mac: Option<&MacKey>,
     pushed: &[(WalRecord, PathBuf)],
 ) {
     let segments: Vec<_> = pushed
         .iter()
         .filter(|(r, _)| is_segment_name(&r.name))
         .collect();
-    let next = AtomicUsize::new(0);
     let (media, location) = (repo.media().as_ref(), repo.location());
-    std::thread::scope(|s| {
-        for _ in 0..opts.parallel.clamp(1, segments.len().max(1)) {
-            s.spawn(|| {
-                let mut buf = Vec::new();
-                while let Some((rec, path)) = segments.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    let local = seen::read_file(path, &mut buf).is_ok()
-                        && buf.len() as u64 == rec.size
-                        && recman_format::crc32c(&buf) == rec.crc32c;
-                    let mut stored = || {
-                        buf.clear();
-                        let f = media.open(&rec.path).ok()?;
-                        let recorded = Some((rec.size, rec.crc32c));
-                        super::read::read_wal_object(&rec.path, f, recorded, mac, &mut buf).ok()
-                    };
-                    if local || stored().is_some() {
-                        let _ = summary::store_summary(
-                            media,
-                            location,
-                            db,
-                            &rec.name,
-                            &buf,
-                            opts.compression,
-                        );
+    let store = |name: &str, bytes: &[u8]| {
+        let _ = summary::store_summary(media, location, db, name, bytes, opts.compression);
+    };
+    let next = AtomicUsize::new(0);
+    let gone: Vec<&WalRecord> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..opts.parallel.clamp(1, segments.len().max(1)))
+            .map(|_| {
+                s.spawn(|| {
+                    let (mut buf, mut gone) = (Vec::new(), Vec::new());
+                    while let Some((rec, path)) = segments.get(next.fetch_add(1, Ordering::Relaxed))
+                    {
+                        let same = seen::read_file(path, &mut buf).is_ok()
+                            && buf.len() as u64 == rec.size
+                            && recman_format::crc32c(&buf) == rec.crc32c;
+                        if same {
+                            store(&rec.name, &buf);
+                        } else {
+                            gone.push(rec);
+                        }
                     }
-                }
-            });
-        }
+                    gone
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
     });
+    // On this thread: reading the archived copies looks up the catalog, whose connection is
+    // not shared between threads.
+    let mut buf = Vec::new();
+    for rec in gone {
+        if let Ok(Some(_)) = super::read::read_wal_into(repo, db, &rec.name, &mut buf) {
+            store(&rec.name, &buf);
+        }
+    }
 }
 
 /// Removes `name`'s failure mark once its own call archived it.

@@ -147,7 +147,8 @@ fn push_one(
     check_wal_file(db, name, buf)?;
     // The summary first, from the bytes in hand: a call never records a segment without the
     // summary it could make of it (the background pusher makes them after a backlog's
-    // segments, see `ahead::summarize`). A summary that cannot be made leaves a gap a level 1 scans around.
+    // segments, see `ahead::summarize`). A summary that cannot be made leaves a gap a level 1
+    // scans around.
     if summaries == Summaries::First && is_segment_name(name) {
         let _ = super::summary::store_summary(media, location, db, name, buf, opts.compression);
     }
