@@ -437,6 +437,85 @@ fn batched_archive_command_drains_a_backlog() {
     assert!(missing.is_empty(), "no summary for {missing:?}");
 }
 
+/// A backlog's summaries when PostgreSQL changed the local segments before the pusher made
+/// them (a checkpoint recycles a segment once it is archived): the test build's
+/// RECMAN_FAULT_WAL_RECYCLED makes every local segment look changed then, so each summary comes
+/// from the archived copies. A level 1 after the backlog reads only the blocks they name and
+/// restores data equal to the source, which a wrong or missing summary would not.
+#[test]
+fn a_backlogs_summaries_come_from_the_archive_when_the_segments_changed() {
+    let setup = Setup::new();
+    let c = &setup.cluster;
+    c.pgbench_init(5);
+    c.psql("checkpoint");
+    setup.backup(&["--incremental-level", "0", "--tag", "L0"]);
+    // The archiver stops; the updates leave a backlog of ready segments.
+    c.psql("alter system set archive_command = ''");
+    c.psql("select pg_reload_conf()");
+    let switch = recman_pg::version::for_major(server_major())
+        .unwrap()
+        .switch_wal_sql;
+    let mut last = String::new();
+    for i in 0..12 {
+        let first = i * 10_000 + 1;
+        c.psql(&format!(
+            "update pgbench_accounts set abalance = abalance + 1 where aid between {first} and {}",
+            first + 99
+        ));
+        last = c.psql(switch);
+    }
+    let cmd = format!(
+        "RECMAN_FAULT_WAL_RECYCLED=1 {} --batch 4 --parallel 2",
+        archive_command(&setup.repo)
+    );
+    c.psql(&format!(
+        "alter system set archive_command = {}",
+        sql_literal(&cmd)
+    ));
+    c.psql("select pg_reload_conf()");
+    c.wait_archived(&last);
+    let push_dir = c.pgdata.join("pg_wal/recman-push");
+    let after = fs::read_to_string(push_dir.join(".lock")).unwrap_or_default();
+    assert!(is_segment(&after), "no background pusher ran: {after:?}");
+    wait_pusher(&setup, &push_dir, |_| true);
+    let missing: Vec<String> = segment_names(&setup)
+        .into_iter()
+        .filter(|seg| seg.as_str() > after.as_str() && seg.as_str() <= last.as_str())
+        .filter(|seg| {
+            let rel = format!("main/wal/{}/{seg}.rmb", &seg[..16]);
+            !setup.repo.join(rel).exists()
+        })
+        .collect();
+    assert!(missing.is_empty(), "no summary for {missing:?}");
+
+    let level1 = [
+        "-v",
+        "backup",
+        "database",
+        "--incremental-level",
+        "1",
+        "--tag",
+        "T1",
+    ];
+    let out = recman_env(setup.args(&level1), &[]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "level 1 failed:\n{err}");
+    let t1 = setup.backups().last().unwrap().clone();
+    assert!(!err.contains("has no summary"), "{err}");
+    let (read, db) = (
+        t1["read_bytes"].as_u64().unwrap(),
+        t1["database_bytes"].as_u64().unwrap(),
+    );
+    assert!(
+        t1["tracked_bytes"].as_u64().unwrap_or(0) > 0 && read * 10 <= db,
+        "a level 1 on the summaries reads the blocks they name: read {read} of {db}\n{t1}\n{err}"
+    );
+    c.switch_wal_and_wait_archived();
+    let expected = c.all_table_checksums();
+    let (_k, to) = setup.restore(&["--from-tag", "T1"]);
+    drop(start_and_compare(&to, &expected));
+}
+
 /// A cluster with a backup and a dozen archived segments after it.
 fn setup_with_wal() -> (Setup, Vec<String>) {
     let setup = Setup::new();

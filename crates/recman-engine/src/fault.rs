@@ -60,6 +60,20 @@ pub(crate) fn uring_refused() -> Option<std::io::Error> {
     None
 }
 
+/// `RECMAN_FAULT_WAL_RECYCLED=1` makes the background pusher find every local segment changed
+/// when it makes their change-tracking summaries, as after PostgreSQL recycled them at a
+/// checkpoint once archived: the window between a push and its summary, which a test cannot
+/// reach from outside the pusher.
+#[cfg(feature = "fault-injection")]
+pub(crate) fn wal_recycled() -> bool {
+    std::env::var_os("RECMAN_FAULT_WAL_RECYCLED").is_some_and(|v| v == "1")
+}
+
+#[cfg(not(feature = "fault-injection"))]
+pub(crate) fn wal_recycled() -> bool {
+    false
+}
+
 /// Whether this build has the test-only switches (the `fault-injection` feature): the CLI's
 /// own test hooks (listing its numeric options for the range test) follow it.
 pub fn test_build() -> bool {
