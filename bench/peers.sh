@@ -477,6 +477,28 @@ own_read() {
     $PY fio "$LIM/dbb.json" | cut -d' ' -f1 >>"$LIM/dbb.txt"
     log "  read of the cluster's own files: largest $(tail -1 "$LIM/own.txt") MB/s, all of base/ $(tail -1 "$LIM/db.txt") MB/s direct, $(tail -1 "$LIM/dbb.txt") MB/s buffered"
 }
+# The write limit a restore is held to, measured in every round before the restores (as
+# bench/restore.sh does): fio writing the cluster's size (without pg_wal) where the restores
+# write, direct or buffered, queue depth 1 or 16, 1 MiB, an fsync at the end; the best of the
+# four. The short fio writes above may end inside a virtual disk's host cache, which a
+# cluster's worth of writes outlasts, so they overstate what a restore can reach.
+db_write() {
+    local best=0 r direct depth size
+    size=$(db_bytes "$WORK/pgbench/pgdata")
+    for direct in 1 0; do
+        for depth in 1 16; do
+            drop_cache
+            fio --name=dbw --filename="$WORK/dbw.dat" --size="$size" --rw=write --bs=1m --direct=$direct \
+                --iodepth=$depth --ioengine=io_uring --end_fsync=1 --output-format=json \
+                --output="$LIM/dbw.json" >/dev/null 2>&1 || { rm -f "$WORK/dbw.dat"; log "fio write of the cluster's size failed"; return 0; }
+            rm -f "$WORK/dbw.dat"
+            r=$($PY fio "$LIM/dbw.json" | cut -d' ' -f2)
+            best=$(awk -v a="$best" -v b="$r" 'BEGIN{print (b > a ? b : a)}')
+        done
+    done
+    echo "$best" >>"$LIM/dbw.txt"
+    log "  write of the cluster's size: best $best MB/s (direct or buffered, depth 1 or 16, fsync at the end)"
+}
 for ((REP = 1; REP <= REPEAT; REP++)); do
     log "round $REP of $REPEAT"
     own_read
@@ -507,6 +529,7 @@ for ((REP = 1; REP <= REPEAT; REP++)); do
     fi
     recman_delete pgbench "R${REP}WARM"
     log "  backup lz4 with the database cached done"
+    db_write
     # restore the lz4 backups (pgBackRest's latest is its lz4 one). Each restore is timed with
     # a `sync` after it: what a tool leaves to the kernel's flusher counts, and is written at
     # the profile's rate too (the root blkio group holds the flusher threads).
@@ -603,7 +626,7 @@ json.dump(meta, open(sys.argv[1], "w"), indent=1)
 EOF
 mkdir -p "$OUT_DIR"
 if [[ -s $LIM/own.txt ]]; then
-    python3 - "$WORK/limits.json" "$LIM/own.txt" "$LIM/db.txt" "$LIM/dbb.txt" <<'EOF'
+    python3 - "$WORK/limits.json" "$LIM/own.txt" "$LIM/db.txt" "$LIM/dbb.txt" "$LIM/dbw.txt" <<'EOF'
 import json, os, statistics, sys
 path = sys.argv[1]
 lim = json.load(open(path))
@@ -612,6 +635,10 @@ for key, f in (("direct_own", sys.argv[2]), ("direct_db", sys.argv[3]), ("buffer
     if runs:
         lim[f"read_{key}_1m_qd16"] = statistics.median(runs)
         lim[f"read_{key}_runs"] = runs
+runs = [float(x) for x in open(sys.argv[5]).read().split()] if os.path.exists(sys.argv[5]) else []
+if runs:
+    lim["write_db_best_1m"] = statistics.median(runs)
+    lim["write_db_runs"] = runs
 json.dump(lim, open(path, "w"), indent=1)
 EOF
 fi
