@@ -42,6 +42,26 @@ bench_cold() {
     echo 3 >/proc/sys/vm/drop_caches
 }
 
+# bench_best_write FILE BYTES: the best MB/s of fio writing BYTES to FILE four ways (direct or
+# buffered, queue depth 1 or 16, 1 MiB, an fsync at the end), each from a cold cache: the write
+# limit a restore of BYTES is held to. Prints nothing when fio fails; FILE is removed.
+bench_best_write() {
+    local file=$1 bytes=$2 best=0 r direct depth
+    for direct in 1 0; do
+        for depth in 1 16; do
+            bench_cold
+            fio --name=w --filename="$file" --size="$bytes" --rw=write --bs=1m --direct=$direct \
+                --iodepth=$depth --ioengine=io_uring --end_fsync=1 --output-format=json \
+                --output="$file.json" >/dev/null 2>&1 || { rm -f "$file" "$file.json"; return 0; }
+            rm -f "$file"
+            r=$(python3 -c "import json,sys; t=open(sys.argv[1]).read(); d=json.loads(t[t.index('{'):]); print(int(d['jobs'][0]['write']['bw_bytes']/1e6))" "$file.json")
+            ((r > best)) && best=$r
+        done
+    done
+    rm -f "$file.json"
+    echo "$best"
+}
+
 # bench_median N...: the median of the numbers.
 bench_median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 

@@ -483,19 +483,9 @@ own_read() {
 # four. The short fio writes above may end inside a virtual disk's host cache, which a
 # cluster's worth of writes outlasts, so they overstate what a restore can reach.
 db_write() {
-    local best=0 r direct depth size
-    size=$(db_bytes "$WORK/pgbench/pgdata")
-    for direct in 1 0; do
-        for depth in 1 16; do
-            drop_cache
-            fio --name=dbw --filename="$WORK/dbw.dat" --size="$size" --rw=write --bs=1m --direct=$direct \
-                --iodepth=$depth --ioengine=io_uring --end_fsync=1 --output-format=json \
-                --output="$LIM/dbw.json" >/dev/null 2>&1 || { rm -f "$WORK/dbw.dat"; log "fio write of the cluster's size failed"; return 0; }
-            rm -f "$WORK/dbw.dat"
-            r=$($PY fio "$LIM/dbw.json" | cut -d' ' -f2)
-            best=$(awk -v a="$best" -v b="$r" 'BEGIN{print (b > a ? b : a)}')
-        done
-    done
+    local best
+    best=$(bench_best_write "$WORK/dbw.dat" "$(db_bytes "$WORK/pgbench/pgdata")")
+    [[ -n $best ]] || { log "fio write of the cluster's size failed"; return 0; }
     echo "$best" >>"$LIM/dbw.txt"
     log "  write of the cluster's size: best $best MB/s (direct or buffered, depth 1 or 16, fsync at the end)"
 }

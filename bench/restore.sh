@@ -68,18 +68,9 @@ DB=$(du -sb --exclude=pg_wal "$PG" | cut -f1)
 
 # The write limit: fio writing DB bytes four ways; the best MB/s.
 limit() {
-    local best=0 r direct depth
-    for direct in 1 0; do
-        for depth in 1 16; do
-            cold
-            fio --name=w --filename="$WORK/fio.dat" --size="$DB" --rw=write --bs=1m --direct=$direct \
-                --iodepth=$depth --ioengine=io_uring --end_fsync=1 --output-format=json \
-                --output="$WORK/fio.json" >/dev/null 2>&1 || fail "fio failed"
-            rm -f "$WORK/fio.dat"
-            r=$(python3 -c "import json,sys; t=open('$WORK/fio.json').read(); d=json.loads(t[t.index('{'):]); print(int(d['jobs'][0]['write']['bw_bytes']/1e6))")
-            ((r > best)) && best=$r
-        done
-    done
+    local best
+    best=$(bench_best_write "$WORK/fio.dat" "$DB")
+    [[ -n $best ]] || fail "fio failed"
     echo "$best"
 }
 # secs CMD...: wall seconds of CMD from a cold cache, then a sync that counts with it.
