@@ -10,6 +10,7 @@ use flows::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::fs;
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -84,6 +85,16 @@ fn segment_names(setup: &Setup) -> BTreeSet<String> {
         .into_iter()
         .filter(|w| w["kind"] == "segment")
         .map(|w| w["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The segments of `names` whose change-tracking summary is not in the repository.
+fn without_summary<'a>(setup: &Setup, names: impl Iterator<Item = &'a String>) -> Vec<&'a String> {
+    names
+        .filter(|seg| {
+            let rel = format!("main/wal/{}/{seg}.rmb", &seg[..16]);
+            !setup.repo.join(rel).exists()
+        })
         .collect()
 }
 
@@ -427,13 +438,7 @@ fn batched_archive_command_drains_a_backlog() {
     // The pusher stores the WAL first and the segments' change-tracking summaries once the
     // backlog is in, before it ends: every archived segment has its summary.
     wait_pusher(&setup, lock.parent().unwrap(), |_| true);
-    let missing: Vec<&String> = backlog
-        .iter()
-        .filter(|seg| {
-            let rel = format!("main/wal/{}/{seg}.rmb", &seg[..16]);
-            !setup.repo.join(rel).exists()
-        })
-        .collect();
+    let missing = without_summary(&setup, backlog.iter());
     assert!(missing.is_empty(), "no summary for {missing:?}");
 }
 
@@ -478,14 +483,9 @@ fn a_backlogs_summaries_come_from_the_archive_when_the_segments_changed() {
     let after = fs::read_to_string(push_dir.join(".lock")).unwrap_or_default();
     assert!(is_segment(&after), "no background pusher ran: {after:?}");
     wait_pusher(&setup, &push_dir, |_| true);
-    let missing: Vec<String> = segment_names(&setup)
-        .into_iter()
-        .filter(|seg| seg.as_str() > after.as_str() && seg.as_str() <= last.as_str())
-        .filter(|seg| {
-            let rel = format!("main/wal/{}/{seg}.rmb", &seg[..16]);
-            !setup.repo.join(rel).exists()
-        })
-        .collect();
+    let pushed = segment_names(&setup);
+    let pushed = pushed.range::<String, _>((Bound::Excluded(&after), Bound::Included(&last)));
+    let missing = without_summary(&setup, pushed);
     assert!(missing.is_empty(), "no summary for {missing:?}");
 
     let level1 = [
@@ -497,7 +497,7 @@ fn a_backlogs_summaries_come_from_the_archive_when_the_segments_changed() {
         "--tag",
         "T1",
     ];
-    let out = recman_env(setup.args(&level1), &[]);
+    let out = recman(setup.args(&level1));
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "level 1 failed:\n{err}");
     let t1 = setup.backups().last().unwrap().clone();

@@ -392,6 +392,7 @@ fn summarize(
     let store = |name: &str, bytes: &[u8]| {
         let _ = summary::store_summary(media, location, db, name, bytes, opts.compression);
     };
+    let recycled = crate::fault::wal_recycled();
     let next = AtomicUsize::new(0);
     let gone: Vec<&WalRecord> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..opts.parallel.clamp(1, segments.len().max(1)))
@@ -400,7 +401,7 @@ fn summarize(
                     let (mut buf, mut gone) = (Vec::new(), Vec::new());
                     while let Some((rec, path)) = segments.get(next.fetch_add(1, Ordering::Relaxed))
                     {
-                        let same = !crate::fault::wal_recycled()
+                        let same = !recycled
                             && seen::read_file(path, &mut buf).is_ok()
                             && buf.len() as u64 == rec.size
                             && recman_format::crc32c(&buf) == rec.crc32c;
