@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Two or more recman builds against each other on one pgbench cluster, in one run: the same
-# backup and restore by each build, interleaved in an order that rotates from run to run, so
-# that the machine's drift falls on all alike. Prints each run, the medians and each build's
-# ratio to the first. Not a test: it prints figures (docs/performance.md, "between commits").
+# backup, restore and `validate database` (this one from a cold page cache) by each build,
+# interleaved in an order that rotates from run to run, so that the machine's drift falls on
+# all alike. Prints each run, the medians and each build's ratio to the first. Not a test: it
+# prints figures (docs/performance.md, "between commits").
 #
 #   SCALE=20 RUNS=7 bench/ab.sh BIN_A BIN_B [BIN_C ...] [-- more `backup database` options]
 #
@@ -70,13 +71,16 @@ wall() {
     }
     echo "$out"
 }
-one() { # build -> "backup restore"
-    local t=$1 b r
+one() { # build -> "backup restore validate"
+    local t=$1 b r v
     b=$(wall "$WORK/$t" --repo "$WORK/r$t" --pgdata "$WORK/pg" --target "$CONN" backup database "${MORE[@]}")
     sync
     r=$(wall "$WORK/$t" --repo "$WORK/r$t" restore database --to "$WORK/restored")
     rm -rf "$WORK/restored"
-    echo "$b $r"
+    sync
+    echo 3 >/proc/sys/vm/drop_caches
+    v=$(wall "$WORK/$t" --pgdata "$WORK/pg" --target "$CONN" validate database)
+    echo "$b $r $v"
 }
 for t in "${NAMES[@]}"; do one "$t" >/dev/null; : >"$WORK/r$t.txt"; done
 echo "scale $SCALE ($MB MB without pg_wal), backup database ${MORE[*]}, $RUNS runs each, load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -84,16 +88,19 @@ for ((i = 0; i < RUNS; i++)); do
     k=${#NAMES[@]}
     order=()
     for ((j = 0; j < k; j++)); do order+=("${NAMES[$(((i + j) % k))]}"); done
-    ((i % 2 == 1)) && order=($(printf '%s\n' "${order[@]}" | tac))
+    # every other run reversed too, so that builds follow different neighbours; with two
+    # builds the rotation alone alternates them, and reversing it as well would undo that
+    ((k > 2 && i % 2 == 1)) && order=($(printf '%s\n' "${order[@]}" | tac))
     for t in "${order[@]}"; do
         res=$(one "$t")
         echo "$res" >>"$WORK/r$t.txt"
-        echo "run $i $t: backup ${res% *} s, restore ${res#* } s"
+        read -r b r v <<<"$res"
+        echo "run $i $t: backup $b s, restore $r s, validate $v s"
     done
 done
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-for col in 1 2; do
-    name=$([[ $col == 1 ]] && echo backup || echo restore)
+for col in 1 2 3; do
+    name=$(echo backup restore validate | cut -d' ' -f$col)
     ma=$(cut -d' ' -f$col "$WORK/ra.txt" | median)
     for t in "${NAMES[@]}"; do
         m=$(cut -d' ' -f$col "$WORK/r$t.txt" | median)
