@@ -12,6 +12,8 @@
 # so no build's backup waits for another build's push: run one after the other, the second
 # build's backups waited for the first's push too, about 40 ms more a backup at scale 1.
 set -euo pipefail
+# shellcheck source=bench/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 SCALE=${SCALE:-20}
 RUNS=${RUNS:-7}
 BINS=()
@@ -77,8 +79,7 @@ one() { # build -> "backup restore validate"
     sync
     r=$(wall "$WORK/$t" --repo "$WORK/r$t" restore database --to "$WORK/restored")
     rm -rf "$WORK/restored"
-    sync
-    echo 3 >/proc/sys/vm/drop_caches
+    bench_cold
     v=$(wall "$WORK/$t" --pgdata "$WORK/pg" --target "$CONN" validate database)
     echo "$b $r $v"
 }
@@ -98,12 +99,13 @@ for ((i = 0; i < RUNS; i++)); do
         echo "run $i $t: backup $b s, restore $r s, validate $v s"
     done
 done
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for col in 1 2 3; do
     name=$(echo backup restore validate | cut -d' ' -f$col)
-    ma=$(cut -d' ' -f$col "$WORK/ra.txt" | median)
+    # shellcheck disable=SC2046 # one number a line
+    ma=$(bench_median $(cut -d' ' -f$col "$WORK/ra.txt"))
     for t in "${NAMES[@]}"; do
-        m=$(cut -d' ' -f$col "$WORK/r$t.txt" | median)
+        # shellcheck disable=SC2046
+        m=$(bench_median $(cut -d' ' -f$col "$WORK/r$t.txt"))
         echo "$name $t: median $m s ($(echo "$MB / $m" | bc) MB/s), time / a's $(echo "scale=3; $m / $ma" | bc)"
     done
 done

@@ -54,7 +54,8 @@ bench_best_write() {
                 --iodepth=$depth --ioengine=io_uring --end_fsync=1 --output-format=json \
                 --output="$file.json" >/dev/null 2>&1 || { rm -f "$file" "$file.json"; return 0; }
             rm -f "$file"
-            r=$(python3 -c "import json,sys; t=open(sys.argv[1]).read(); d=json.loads(t[t.index('{'):]); print(int(d['jobs'][0]['write']['bw_bytes']/1e6))" "$file.json")
+            r=$(python3 "$(dirname "${BASH_SOURCE[0]}")/peers.py" fio "$file.json" | cut -d' ' -f2)
+            r=${r%.*}
             ((r > best)) && best=$r
         done
     done

@@ -620,15 +620,17 @@ if [[ -s $LIM/own.txt ]]; then
 import json, os, statistics, sys
 path = sys.argv[1]
 lim = json.load(open(path))
-for key, f in (("direct_own", sys.argv[2]), ("direct_db", sys.argv[3]), ("buffered_db", sys.argv[4])):
+# each limit measured in every round: the rounds' median, and the rounds themselves
+for key, runs_key, f in (
+    ("read_direct_own_1m_qd16", "read_direct_own_runs", sys.argv[2]),
+    ("read_direct_db_1m_qd16", "read_direct_db_runs", sys.argv[3]),
+    ("read_buffered_db_1m_qd16", "read_buffered_db_runs", sys.argv[4]),
+    ("write_db_best_1m", "write_db_runs", sys.argv[5]),
+):
     runs = [float(x) for x in open(f).read().split()] if os.path.exists(f) else []
     if runs:
-        lim[f"read_{key}_1m_qd16"] = statistics.median(runs)
-        lim[f"read_{key}_runs"] = runs
-runs = [float(x) for x in open(sys.argv[5]).read().split()] if os.path.exists(sys.argv[5]) else []
-if runs:
-    lim["write_db_best_1m"] = statistics.median(runs)
-    lim["write_db_runs"] = runs
+        lim[key] = statistics.median(runs)
+        lim[runs_key] = runs
 json.dump(lim, open(path, "w"), indent=1)
 EOF
 fi
