@@ -114,8 +114,7 @@ fn no_backup_archiving_rpo_and_wal_gaps_open_and_close() {
 
     // archive_command broken: HIGH, not repaired automatically; fixed, the next check
     // closes it.
-    c.psql("alter system set archive_command = 'false'");
-    c.psql("select pg_reload_conf()");
+    c.set_archive_command("false");
     c.psql("insert into t values (1)");
     c.psql("select pg_switch_wal()");
     let d = Deadline::after(Duration::from_secs(60));
@@ -202,8 +201,7 @@ fn no_backup_archiving_rpo_and_wal_gaps_open_and_close() {
     // Archiving behind without failing (an empty archive_command archives nothing and fails
     // nothing): a segment waiting in pg_wal longer than the RPO target is a failure of its own,
     // closed once the archiver has caught up.
-    c.psql("alter system set archive_command = ''");
-    c.psql("select pg_reload_conf()");
+    c.set_archive_command("");
     c.psql("insert into t values (2)");
     c.psql("select pg_switch_wal()");
     setup.ok(&["configure", "rpo-target", "1s"]);

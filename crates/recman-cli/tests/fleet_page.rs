@@ -111,8 +111,7 @@ fn browse(url: &str, pki: &TestPki) -> Value {
 
 /// Breaks archive_command and waits until the archiver has failed.
 fn break_archiving(c: &Cluster) {
-    c.psql("alter system set archive_command = 'false'");
-    c.psql("select pg_reload_conf()");
+    c.set_archive_command("false");
     c.psql("create table t(x int); insert into t values (1)");
     c.psql("select pg_switch_wal()");
     let d = Deadline::after(Duration::from_secs(60));

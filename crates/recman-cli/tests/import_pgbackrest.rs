@@ -170,11 +170,7 @@ fn pgbackrest_backups_restore_and_recover_across_the_switch() {
     // The day of the switch: recman takes over archive_command.
     let g = |args: &[&str]| cluster_args(&repo, &c, args);
     recman_ok(g(&["register", "database", "--name", "main"]));
-    c.psql(&format!(
-        "alter system set archive_command = {}",
-        sql_literal(&archive_command(&repo))
-    ));
-    c.psql("select pg_reload_conf()");
+    c.set_archive_command(&archive_command(&repo));
     writes(&c, 200);
     c.switch_wal_and_wait_archived();
     c.psql("checkpoint");

@@ -260,11 +260,7 @@ fn report_costs_matches_the_requests_the_server_saw() {
     let spool = dir.join("spool");
     std::fs::create_dir(&spool).unwrap();
     chown_to_cluster_user(&spool);
-    c.psql(&format!(
-        "alter system set archive_command = 'cp %p {}/%f'",
-        path_str(&spool)
-    ));
-    c.psql("select pg_reload_conf()");
+    c.set_archive_command(&format!("cp %p {}/%f", path_str(&spool)));
     let mut segments = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(60);
     while segments.len() < 3 {

@@ -400,11 +400,7 @@ fn batched_archive_command_drains_a_backlog() {
         c.psql(&format!(
             "insert into t select generate_series(1, 20000) + {i}"
         ));
-        last = c.psql(
-            recman_pg::version::for_major(server_major())
-                .unwrap()
-                .switch_wal_sql,
-        );
+        last = c.switch_wal();
     }
     let status = c.pgdata.join("pg_wal/archive_status");
     let backlog: BTreeSet<String> = names_in(&status)
@@ -416,12 +412,10 @@ fn batched_archive_command_drains_a_backlog() {
     assert!(backlog.contains(&last));
     assert!(segment_names(&setup).is_empty());
 
-    let cmd = format!("{} --batch 4 --parallel 2", archive_command(&setup.repo));
-    c.psql(&format!(
-        "alter system set archive_command = {}",
-        sql_literal(&cmd)
+    c.set_archive_command(&format!(
+        "{} --batch 4 --parallel 2",
+        archive_command(&setup.repo)
     ));
-    c.psql("select pg_reload_conf()");
     c.wait_archived(&last);
     assert_eq!(segment_names(&setup), backlog);
     // A backlog of two batches and more went to the background pusher, which says which
@@ -455,11 +449,7 @@ fn a_backlogs_summaries_come_from_the_archive_when_the_segments_changed() {
     c.psql("checkpoint");
     setup.backup(&["--incremental-level", "0", "--tag", "L0"]);
     // The archiver stops; the updates leave a backlog of ready segments.
-    c.psql("alter system set archive_command = ''");
-    c.psql("select pg_reload_conf()");
-    let switch = recman_pg::version::for_major(server_major())
-        .unwrap()
-        .switch_wal_sql;
+    c.set_archive_command("");
     let mut last = String::new();
     for i in 0..12 {
         let first = i * 10_000 + 1;
@@ -467,17 +457,12 @@ fn a_backlogs_summaries_come_from_the_archive_when_the_segments_changed() {
             "update pgbench_accounts set abalance = abalance + 1 where aid between {first} and {}",
             first + 99
         ));
-        last = c.psql(switch);
+        last = c.switch_wal();
     }
-    let cmd = format!(
+    c.set_archive_command(&format!(
         "RECMAN_FAULT_WAL_RECYCLED=1 {} --batch 4 --parallel 2",
         archive_command(&setup.repo)
-    );
-    c.psql(&format!(
-        "alter system set archive_command = {}",
-        sql_literal(&cmd)
     ));
-    c.psql("select pg_reload_conf()");
     c.wait_archived(&last);
     let push_dir = c.pgdata.join("pg_wal/recman-push");
     let after = fs::read_to_string(push_dir.join(".lock")).unwrap_or_default();

@@ -18,17 +18,32 @@ impl Cluster {
             .expect("system identifier")
     }
 
-    /// Switches to a new WAL segment and waits until the archiver reports
-    /// the finished one as archived; returns that segment's file name.
-    /// Panics with pg_stat_archiver and the log tail on timeout.
-    pub fn switch_wal_and_wait_archived(&self) -> String {
+    /// Switches to a new WAL segment; returns the finished segment's file name.
+    pub fn switch_wal(&self) -> String {
         // The SQL differs by major: see switch_wal_sql in recman-pg's version table.
         let sql = recman_pg::version::for_major(server_major())
             .expect("a supported major")
             .switch_wal_sql;
-        let seg = self.psql(sql);
+        self.psql(sql)
+    }
+
+    /// Switches to a new WAL segment and waits until the archiver reports
+    /// the finished one as archived; returns that segment's file name.
+    /// Panics with pg_stat_archiver and the log tail on timeout.
+    pub fn switch_wal_and_wait_archived(&self) -> String {
+        let seg = self.switch_wal();
         self.wait_archived(&seg);
         seg
+    }
+
+    /// Sets `archive_command` (ALTER SYSTEM) and reloads the configuration, so the archiver
+    /// uses `cmd` from its next call; `""` stops archiving and leaves segments `.ready`.
+    pub fn set_archive_command(&self, cmd: &str) {
+        self.psql(&format!(
+            "alter system set archive_command = {}",
+            sql_literal(cmd)
+        ));
+        self.psql("select pg_reload_conf()");
     }
 
     /// Waits until pg_stat_archiver's last archived WAL is at or past `seg`.
